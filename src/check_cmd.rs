@@ -1,0 +1,3 @@
+//! check stub
+/// run
+pub fn run(_a: &crate::commands::CheckArgs) -> i32 { 0 }

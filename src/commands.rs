@@ -1,0 +1,140 @@
+//! The subcommands (spec §7): argument structs and the entry points `main.rs` calls.
+//!
+//! Each entry point returns the process exit status (see [`crate::exit`]).
+
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+
+/// `loopc check PLAN… [--format human|json] [--deny-warnings]`
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// Plan files to check.
+    #[arg(required = true, value_name = "PLAN")]
+    pub plans: Vec<PathBuf>,
+    /// Output format of diagnostics.
+    #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
+    pub format: DiagnosticFormat,
+    /// Treat warnings as errors (exit 1 when any warning is reported).
+    #[arg(long)]
+    pub deny_warnings: bool,
+}
+
+/// How diagnostics are printed.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiagnosticFormat {
+    /// codespan-reporting's text on stderr, colored on a terminal.
+    Human,
+    /// One JSON object per diagnostic per line on stdout (spec §4).
+    Json,
+}
+
+/// `loopc graph PLAN [--format …] [--state]`
+#[derive(Args, Debug, Clone)]
+pub struct GraphArgs {
+    /// The plan file.
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
+    pub format: GraphFormat,
+    /// Show each task's last status from `.loopc/state.json`.
+    #[arg(long)]
+    pub state: bool,
+}
+
+/// Graph output formats (spec §7).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphFormat {
+    /// Tasks in layers, for a terminal.
+    Text,
+    /// Graphviz input.
+    Dot,
+    /// A Mermaid `flowchart`.
+    Mermaid,
+    /// The compiled plan as one JSON document.
+    Json,
+    /// An SVG drawing, laid out in-process.
+    Svg,
+}
+
+/// `loopc run [PLAN] [-j N] [--dry-run] [--force T…] [--no-cache]`
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The plan file; default `plan.loop` or the only `*.loop` in the directory.
+    #[arg(value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
+    /// Tasks at once; overrides `loop.parallel`.
+    #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
+    /// Say what would run or be replayed from the cache, and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not read the cache for these tasks (their results are still written).
+    #[arg(long, value_name = "TASK", num_args = 1..)]
+    pub force: Vec<String>,
+    /// Neither read nor write the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+/// `loopc status [--json]`
+#[derive(Args, Debug, Clone)]
+pub struct StatusArgs {
+    /// Print state.json's task list as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `loopc clean [--integration]`
+#[derive(Args, Debug, Clone)]
+pub struct CleanArgs {
+    /// Also delete the integration branch(es) loopc created.
+    #[arg(long)]
+    pub integration: bool,
+}
+
+/// `loopc fmt [--check] PLAN…`
+#[derive(Args, Debug, Clone)]
+pub struct FmtArgs {
+    /// Do not write; exit 1 and name the files that would change.
+    #[arg(long)]
+    pub check: bool,
+    /// Plan files to format.
+    #[arg(required = true, value_name = "PLAN")]
+    pub plans: Vec<PathBuf>,
+}
+
+/// `loopc check`.
+pub fn check(args: &CheckArgs) -> i32 {
+    crate::check_cmd::run(args)
+}
+
+/// `loopc graph`.
+pub fn graph(args: &GraphArgs) -> i32 {
+    crate::render::run(args)
+}
+
+/// `loopc run`.
+pub fn run(args: &RunArgs) -> i32 {
+    crate::run::run(args)
+}
+
+/// `loopc status`.
+pub fn status(args: &StatusArgs) -> i32 {
+    crate::run::status(args)
+}
+
+/// `loopc clean`.
+pub fn clean(args: &CleanArgs) -> i32 {
+    crate::run::clean(args)
+}
+
+/// `loopc fmt`.
+pub fn fmt(args: &FmtArgs) -> i32 {
+    crate::fmt::run(args)
+}
+
+/// `loopc lsp`.
+pub fn lsp() -> i32 {
+    crate::lsp::serve()
+}

@@ -1,0 +1,375 @@
+//! Diagnostics: codes, labels, and their two renderings (spec §4).
+//!
+//! Human output is codespan-reporting's; machine output is one JSON object per
+//! diagnostic with LSP ranges (0-based lines, UTF-16 code-unit columns).
+
+use crate::span::Span;
+use codespan_reporting::diagnostic as cs;
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term;
+use codespan_reporting::term::termcolor::WriteColor;
+use serde::Serialize;
+use std::fmt;
+
+/// How serious a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The plan cannot be compiled.
+    Error,
+    /// The plan compiles; something looks wrong.
+    Warning,
+}
+
+/// Every diagnostic code of spec §4.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Code {
+    /// Syntax error: what was expected, what was found.
+    E0001,
+    /// Unknown field.
+    E0002,
+    /// Duplicate field in one block.
+    E0003,
+    /// Duplicate definition.
+    E0004,
+    /// Unknown reference to a task, agent or gate.
+    E0005,
+    /// Dependency cycle.
+    E0006,
+    /// Wrong value type.
+    E0007,
+    /// Missing required field.
+    E0008,
+    /// Value out of range.
+    E0009,
+    /// Conflicting fields.
+    E0010,
+    /// Invalid task name.
+    E0011,
+    /// Invalid literal.
+    E0012,
+    /// Agent task with no agent.
+    E0013,
+    /// Invalid glob in `inputs`.
+    E0014,
+    /// Agent or gate defined but never used.
+    W0001,
+    /// Redundant dependency.
+    W0002,
+    /// Agent tasks but no budget bounds iterations, time or cost.
+    W0003,
+    /// Plan has no tasks.
+    W0004,
+}
+
+impl Code {
+    /// The code as printed, e.g. `"E0001"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::E0001 => "E0001",
+            Code::E0002 => "E0002",
+            Code::E0003 => "E0003",
+            Code::E0004 => "E0004",
+            Code::E0005 => "E0005",
+            Code::E0006 => "E0006",
+            Code::E0007 => "E0007",
+            Code::E0008 => "E0008",
+            Code::E0009 => "E0009",
+            Code::E0010 => "E0010",
+            Code::E0011 => "E0011",
+            Code::E0012 => "E0012",
+            Code::E0013 => "E0013",
+            Code::E0014 => "E0014",
+            Code::W0001 => "W0001",
+            Code::W0002 => "W0002",
+            Code::W0003 => "W0003",
+            Code::W0004 => "W0004",
+        }
+    }
+
+    /// Warnings are the `W` codes; everything else is an error.
+    pub fn severity(self) -> Severity {
+        if self.as_str().starts_with('W') {
+            Severity::Warning
+        } else {
+            Severity::Error
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A message attached to a span.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    /// Byte span in the file.
+    pub span: Span,
+    /// What to say there (may be empty).
+    pub message: String,
+}
+
+/// One diagnostic: a code, a message, a primary label, secondary labels, notes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Error or warning (follows from the code unless `--deny-warnings` promotes it).
+    pub severity: Severity,
+    /// The spec §4 code.
+    pub code: Code,
+    /// The headline.
+    pub message: String,
+    /// The offending text.
+    pub primary: Label,
+    /// Other places involved (the first definition, each edge of a cycle, …).
+    pub secondary: Vec<Label>,
+    /// Notes and hints printed under the snippet.
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with `code`'s severity and a primary label at `span`.
+    pub fn new(code: Code, message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: code.severity(),
+            code,
+            message: message.into(),
+            primary: Label {
+                span,
+                message: label.into(),
+            },
+            secondary: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Adds a secondary label.
+    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Self {
+        self.secondary.push(Label {
+            span,
+            message: message.into(),
+        });
+        self
+    }
+
+    /// Adds a note.
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// Whether this is an error.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Sorts diagnostics by position, then code, so output is deterministic.
+pub fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| {
+        (a.primary.span.start, a.code, a.primary.span.end).cmp(&(
+            b.primary.span.start,
+            b.code,
+            b.primary.span.end,
+        ))
+    });
+}
+
+/// Writes `diagnostics` for the file `name` with contents `source` in
+/// codespan-reporting's human format. Colors follow `out`.
+pub fn emit_human(
+    out: &mut dyn WriteColor,
+    name: &str,
+    source: &str,
+    diagnostics: &[Diagnostic],
+) -> std::io::Result<()> {
+    let file = SimpleFile::new(name, source);
+    let config = term::Config::default();
+    for d in diagnostics {
+        let cs_diag = to_codespan(d, source.len());
+        if let Err(e) = term::emit_to_write_style(out, &config, &file, &cs_diag) {
+            return Err(std::io::Error::other(e.to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// Renders diagnostics to a plain (uncolored) string; used by tests and the LSP.
+pub fn render_plain(name: &str, source: &str, diagnostics: &[Diagnostic]) -> String {
+    let mut buf = codespan_reporting::term::termcolor::NoColor::new(Vec::new());
+    // Writing to a Vec cannot fail.
+    let _ = emit_human(&mut buf, name, source, diagnostics);
+    String::from_utf8_lossy(&buf.into_inner()).into_owned()
+}
+
+fn clamp(span: Span, len: usize) -> std::ops::Range<usize> {
+    let start = span.start.min(len);
+    let end = span.end.min(len).max(start);
+    start..end
+}
+
+fn to_codespan(d: &Diagnostic, len: usize) -> cs::Diagnostic<()> {
+    let severity = match d.severity {
+        Severity::Error => cs::Severity::Error,
+        Severity::Warning => cs::Severity::Warning,
+    };
+    let mut labels = vec![
+        cs::Label::primary((), clamp(d.primary.span, len)).with_message(d.primary.message.clone()),
+    ];
+    for l in &d.secondary {
+        labels.push(cs::Label::secondary((), clamp(l.span, len)).with_message(l.message.clone()));
+    }
+    cs::Diagnostic::new(severity)
+        .with_code(d.code.as_str())
+        .with_message(d.message.clone())
+        .with_labels(labels)
+        .with_notes(d.notes.clone())
+}
+
+/// Maps byte offsets to LSP positions (0-based line, UTF-16 column).
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    line_starts: Vec<usize>,
+}
+
+/// An LSP position: 0-based line and UTF-16 code-unit column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Position {
+    /// 0-based line.
+    pub line: u32,
+    /// 0-based column in UTF-16 code units.
+    pub character: u32,
+}
+
+/// An LSP range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Range {
+    /// Inclusive start.
+    pub start: Position,
+    /// Exclusive end.
+    pub end: Position,
+}
+
+impl LineIndex {
+    /// Indexes the line starts of `source` (lines end at `\n`; a `\r` before it
+    /// belongs to the line's text, as in LSP).
+    pub fn new(source: &str) -> Self {
+        let mut line_starts = vec![0];
+        for (i, b) in source.bytes().enumerate() {
+            if b == b'\n' {
+                line_starts.push(i + 1);
+            }
+        }
+        LineIndex { line_starts }
+    }
+
+    /// The position of byte `offset` in `source` (clamped to the text; an
+    /// offset inside a multi-byte character counts from its start).
+    pub fn position(&self, source: &str, offset: usize) -> Position {
+        let mut offset = offset.min(source.len());
+        while !source.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.line_starts[line];
+        let character: usize = source[start..offset].chars().map(char::len_utf16).sum();
+        Position {
+            line: line as u32,
+            character: character as u32,
+        }
+    }
+
+    /// The byte offset of an LSP position (clamped to the line's end).
+    pub fn offset(&self, source: &str, position: Position) -> usize {
+        let Some(&start) = self.line_starts.get(position.line as usize) else {
+            return source.len();
+        };
+        let end = self
+            .line_starts
+            .get(position.line as usize + 1)
+            .copied()
+            .unwrap_or(source.len());
+        let mut units = 0u32;
+        for (i, c) in source[start..end].char_indices() {
+            if units >= position.character || c == '\n' {
+                return start + i;
+            }
+            units += c.len_utf16() as u32;
+        }
+        end
+    }
+
+    /// The LSP range of a byte span.
+    pub fn range(&self, source: &str, span: Span) -> Range {
+        Range {
+            start: self.position(source, span.start),
+            end: self.position(source, span.end),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonLabel {
+    range: Range,
+    message: String,
+    primary: bool,
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    file: &'a str,
+    severity: Severity,
+    code: &'static str,
+    message: &'a str,
+    range: Range,
+    labels: Vec<JsonLabel>,
+    notes: &'a [String],
+}
+
+/// One diagnostic as the single-line JSON object of spec §4 (no newline).
+///
+/// Fields: `file`, `severity` (`"error"`/`"warning"`), `code`, `message`,
+/// `range` (the primary span), `labels` (every label, each
+/// `{"range","message","primary"}`), `notes` (strings).
+pub fn to_json_line(file: &str, source: &str, index: &LineIndex, d: &Diagnostic) -> String {
+    let mut labels = vec![JsonLabel {
+        range: index.range(source, d.primary.span),
+        message: d.primary.message.clone(),
+        primary: true,
+    }];
+    for l in &d.secondary {
+        labels.push(JsonLabel {
+            range: index.range(source, l.span),
+            message: l.message.clone(),
+            primary: false,
+        });
+    }
+    let json = JsonDiagnostic {
+        file,
+        severity: d.severity,
+        code: d.code.as_str(),
+        message: &d.message,
+        range: index.range(source, d.primary.span),
+        labels,
+        notes: &d.notes,
+    };
+    serde_json::to_string(&json).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_columns_count_surrogate_pairs() {
+        let src = "a = \"😀é\" x\nb";
+        let idx = LineIndex::new(src);
+        let x = src.find(" x").unwrap() + 1;
+        assert_eq!(idx.position(src, x), Position { line: 0, character: 9 });
+        assert_eq!(idx.offset(src, Position { line: 0, character: 9 }), x);
+        let b = src.len() - 1;
+        assert_eq!(idx.position(src, b), Position { line: 1, character: 0 });
+    }
+}

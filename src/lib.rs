@@ -1,0 +1,131 @@
+//! loopc: declarative, checked and cached loops of coding agents.
+//!
+//! The crate is shaped like a compiler; data flows one way:
+//!
+//! source → [`syntax`] (pest → [`ast`] with spans, never fails) →
+//! [`check`] (names, fields, types → a resolved model and diagnostics) →
+//! [`plan`] (petgraph DAG, defaults resolved, cache keys) →
+//! [`render`] (`loopc graph`) or [`run`] (`loopc run`).
+//!
+//! [`compile`] runs the front-end and the plan phase in one call.
+
+pub mod ast;
+pub mod check;
+pub mod check_cmd;
+pub mod commands;
+pub mod diagnostic;
+pub mod exit;
+pub mod fmt;
+pub mod key;
+pub mod lsp;
+pub mod plan;
+pub mod render;
+pub mod run;
+pub mod span;
+pub mod syntax;
+
+use diagnostic::{Code, Diagnostic};
+use span::Span;
+use std::path::Path;
+
+/// The result of compiling one plan file: its tree, every diagnostic, and the
+/// plan when there were no errors.
+#[derive(Debug)]
+pub struct Compilation {
+    /// The file name as given (used in diagnostics).
+    pub name: String,
+    /// The source text (lossily decoded if the file was not UTF-8).
+    pub source: String,
+    /// The syntax tree (always present; unreadable items are error nodes).
+    pub ast: ast::File,
+    /// Every diagnostic, errors and warnings, sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The compiled plan; `None` when any error was reported.
+    pub plan: Option<plan::Plan>,
+}
+
+impl Compilation {
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Compiles `source`, the text of the plan file called `name` (its file stem
+/// is the loop's default name).
+pub fn compile(name: &str, source: &str) -> Compilation {
+    let stem = Path::new(name)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("plan")
+        .to_string();
+    let (ast, mut diagnostics) = syntax::parse(source);
+    let (model, more) = check::check(&ast);
+    diagnostics.extend(more);
+    let (plan, more) = plan::build(&model, &stem);
+    diagnostics.extend(more);
+    diagnostic::sort(&mut diagnostics);
+    let plan = if diagnostics.iter().any(Diagnostic::is_error) {
+        None
+    } else {
+        plan
+    };
+    Compilation {
+        name: name.to_string(),
+        source: source.to_string(),
+        ast,
+        diagnostics,
+        plan,
+    }
+}
+
+/// Compiles raw file bytes. Bytes that are not UTF-8 are decoded lossily and
+/// reported as E0001 at the first invalid byte (spec §2: source is UTF-8).
+pub fn compile_bytes(name: &str, bytes: &[u8]) -> Compilation {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => compile(name, text),
+        Err(e) => {
+            let text = String::from_utf8_lossy(bytes);
+            let mut c = compile(name, &text);
+            let at = e.valid_up_to();
+            c.diagnostics.insert(
+                0,
+                Diagnostic::new(
+                    Code::E0001,
+                    "file is not valid UTF-8",
+                    Span::new(at, at + 1),
+                    "invalid byte here",
+                )
+                .with_note("plan files must be UTF-8 encoded"),
+            );
+            c.plan = None;
+            c
+        }
+    }
+}
+
+/// Why a plan file could not be read.
+#[derive(Debug)]
+pub struct LoadError {
+    /// The path as given.
+    pub path: String,
+    /// The I/O error.
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot read `{}`: {}", self.path, self.error)
+    }
+}
+
+/// Reads and compiles the plan file at `path`.
+///
+/// Errors: the file cannot be read (missing, a directory, no permission).
+pub fn compile_file(path: &Path) -> Result<Compilation, LoadError> {
+    let name = path.display().to_string();
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(compile_bytes(&name, &bytes)),
+        Err(error) => Err(LoadError { path: name, error }),
+    }
+}
