@@ -1,0 +1,112 @@
+//! `loopc graph --format dot`: Graphviz input (spec §7).
+//!
+//! Nodes are the tasks, with quoted IDs (the task name) and a label of
+//! three lines: name, title, and what does the work (agent or `command`);
+//! with `--state`, a fourth line with the status and a fill color. An edge
+//! runs from each dependency to its dependent, so `dot` draws dependencies
+//! above their dependents. Nodes are written in topological order, and each
+//! node's incoming edges in dependency order, so the output is deterministic.
+//!
+//! Escaping ([`quote`]): every ID and label is a double-quoted DOT string, in
+//! which `"` and `\` are backslash-escaped and a line break in a title is
+//! written as `\n` (a centered line break in a label). Angle brackets and
+//! non-ASCII characters need no escaping in a quoted (non-HTML) string; the
+//! output is UTF-8 and says so (`charset="UTF-8"`).
+
+use super::state::{StateMap, Status};
+use super::{kind_label, status_of, visible};
+use crate::plan::Plan;
+use std::io::{self, Write};
+
+/// Writes `plan` as a Graphviz `digraph` to `out`.
+///
+/// Errors: only those of `out`.
+pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "digraph {} {{", quote(&plan.name))?;
+    writeln!(
+        out,
+        "  graph [charset=\"UTF-8\", rankdir=TB, label={}, labelloc=t, fontname=\"Helvetica\"];",
+        quote(&plan.name)
+    )?;
+    writeln!(
+        out,
+        "  node [shape=box, style=\"rounded,filled\", fillcolor=\"#ffffff\", fontname=\"Helvetica\"];"
+    )?;
+    writeln!(out, "  edge [color=\"#555555\"];")?;
+    let mut label = String::new();
+    for (i, task) in plan.tasks.iter().enumerate() {
+        label.clear();
+        label.push_str(&task.name);
+        if let Some(title) = &task.title {
+            label.push('\n');
+            label.push_str(title);
+        }
+        label.push('\n');
+        label.push_str(kind_label(task));
+        let status = status_of(statuses, plan, i);
+        if let Some(s) = status {
+            label.push_str("\n[");
+            label.push_str(s.as_str());
+            label.push(']');
+        }
+        write!(out, "  {} [label={}", quote(&task.name), quote(&label))?;
+        if let Some(s) = status {
+            write_status_attrs(out, s)?;
+        }
+        writeln!(out, "];")?;
+    }
+    for task in &plan.tasks {
+        for &d in &task.dependencies {
+            writeln!(
+                out,
+                "  {} -> {};",
+                quote(&plan.tasks[d].name),
+                quote(&task.name)
+            )?;
+        }
+    }
+    writeln!(out, "}}")
+}
+
+fn write_status_attrs(out: &mut dyn Write, s: Status) -> io::Result<()> {
+    write!(
+        out,
+        ", fillcolor=\"{}\", color=\"{}\"",
+        s.fill(),
+        s.stroke()
+    )?;
+    if s == Status::Skipped {
+        write!(out, ", style=\"rounded,filled,dashed\"")?;
+    }
+    Ok(())
+}
+
+/// `s` as a double-quoted DOT string: `"` → `\"`, `\` → `\\`, line break →
+/// `\n`, other control characters as visible escapes (see
+/// [`super::visible`]).
+pub fn quote(s: &str) -> String {
+    let s = visible(s);
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quote;
+
+    #[test]
+    fn quotes_and_escapes() {
+        assert_eq!(quote("a\"b\\c\nd<e>é"), "\"a\\\"b\\\\c\\nd<e>é\"");
+        assert_eq!(quote("tab\there"), "\"tab\\\\there\"");
+    }
+}

@@ -1,0 +1,224 @@
+//! `loopc graph --format json`: the compiled plan as one JSON document
+//! (spec §7). The schema, version 1, is documented in `docs/plan-json.md`.
+//!
+//! Every field is always present (absent values are `null`, empty lists and
+//! maps are `[]` and `{}`), objects keep a fixed field order, maps are sorted
+//! by key, durations are integer milliseconds (`…_ms`) and money is integer
+//! micro-dollars (`…_micro_usd`), so the document is byte-identical for the
+//! same plan everywhere. Tasks are in the plan's topological order.
+
+use super::state::StateMap;
+use crate::key::Key;
+use crate::plan::{Agent, Gate, GateKind, Plan, Task, TaskKind};
+use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::time::Duration;
+
+/// The schema version of this document (`"version"`); bumped on any change
+/// that is not a pure addition.
+pub const PLAN_JSON_VERSION: u32 = 1;
+
+/// Writes `plan` (and, with `--state`, each task's `"status"`) as pretty
+/// JSON followed by a line break.
+///
+/// Errors: only those of `out`.
+pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> io::Result<()> {
+    let doc = PlanJson {
+        version: PLAN_JSON_VERSION,
+        name: &plan.name,
+        settings: SettingsJson {
+            base: plan.settings.base.as_deref(),
+            branch: &plan.settings.branch,
+            parallel: plan.settings.parallel,
+            setup: plan.settings.setup.as_deref(),
+        },
+        budget: BudgetJson {
+            iterations: plan.budget.iterations,
+            time_ms: plan.budget.time.map(ms),
+            cost_micro_usd: plan.budget.cost,
+            failures: plan.budget.failures,
+        },
+        tasks: TasksJson { plan, statuses },
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// A duration in whole milliseconds (saturating; durations in plans are far
+/// below the limit).
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[derive(Serialize)]
+struct PlanJson<'a> {
+    version: u32,
+    name: &'a str,
+    settings: SettingsJson<'a>,
+    budget: BudgetJson,
+    tasks: TasksJson<'a>,
+}
+
+#[derive(Serialize)]
+struct SettingsJson<'a> {
+    base: Option<&'a str>,
+    branch: &'a str,
+    parallel: u32,
+    setup: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct BudgetJson {
+    iterations: Option<u32>,
+    time_ms: Option<u64>,
+    cost_micro_usd: Option<u64>,
+    failures: u32,
+}
+
+/// The task list, serialized one task at a time (no intermediate copy of
+/// the plan).
+struct TasksJson<'a> {
+    plan: &'a Plan,
+    statuses: Option<&'a StateMap>,
+}
+
+impl Serialize for TasksJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.plan.tasks.len()))?;
+        for task in &self.plan.tasks {
+            seq.serialize_element(&task_json(self.plan, task, self.statuses))?;
+        }
+        seq.end()
+    }
+}
+
+#[derive(Serialize)]
+struct TaskJson<'a> {
+    name: &'a str,
+    title: Option<&'a str>,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'static str>,
+    dependencies: Vec<&'a str>,
+    layer: usize,
+    key: String,
+    key_parts: KeyPartsJson,
+    prompt: Option<&'a str>,
+    run: Option<&'a str>,
+    agent: Option<AgentJson<'a>>,
+    accept: Option<&'a str>,
+    gates: Vec<GateJson<'a>>,
+    attempts: u32,
+    timeout_ms: u64,
+    inputs: &'a [String],
+    env: &'a BTreeMap<String, String>,
+}
+
+#[derive(Serialize)]
+struct KeyPartsJson {
+    work: String,
+    agent: String,
+    gates: String,
+    env: String,
+    dependencies: String,
+}
+
+#[derive(Serialize)]
+struct AgentJson<'a> {
+    name: &'a str,
+    run: &'a str,
+    output: &'static str,
+    timeout_ms: Option<u64>,
+    cost_micro_usd: Option<u64>,
+    env: &'a BTreeMap<String, String>,
+}
+
+#[derive(Serialize)]
+struct GateJson<'a> {
+    name: &'a str,
+    kind: &'static str,
+    run: Option<&'a str>,
+    agent: Option<AgentJson<'a>>,
+    prompt: Option<&'a str>,
+    timeout_ms: u64,
+    on_fail: &'static str,
+}
+
+fn hex(k: &Key) -> String {
+    k.to_hex()
+}
+
+fn agent_json(a: &Agent) -> AgentJson<'_> {
+    AgentJson {
+        name: &a.name,
+        run: &a.run,
+        output: a.output.as_str(),
+        timeout_ms: a.timeout.map(ms),
+        cost_micro_usd: a.cost,
+        env: &a.env,
+    }
+}
+
+fn gate_json(g: &Gate) -> GateJson<'_> {
+    let (kind, run, agent, prompt) = match &g.kind {
+        GateKind::Command { run } => ("command", Some(run.as_str()), None, None),
+        GateKind::Agent { agent, prompt } => (
+            "agent",
+            None,
+            Some(agent_json(agent)),
+            Some(prompt.as_str()),
+        ),
+    };
+    GateJson {
+        name: &g.name,
+        kind,
+        run,
+        agent,
+        prompt,
+        timeout_ms: ms(g.timeout),
+        on_fail: g.on_fail.as_str(),
+    }
+}
+
+fn task_json<'a>(plan: &'a Plan, task: &'a Task, statuses: Option<&StateMap>) -> TaskJson<'a> {
+    let (kind, prompt, run, agent) = match &task.kind {
+        TaskKind::Agent { prompt, agent } => (
+            "agent",
+            Some(prompt.as_str()),
+            None,
+            Some(agent_json(agent)),
+        ),
+        TaskKind::Command { run } => ("command", None, Some(run.as_str()), None),
+    };
+    TaskJson {
+        name: &task.name,
+        title: task.title.as_deref(),
+        kind,
+        status: statuses.map(|s| s.status(&task.name).as_str()),
+        dependencies: task
+            .dependencies
+            .iter()
+            .map(|&d| plan.tasks[d].name.as_str())
+            .collect(),
+        layer: task.layer,
+        key: hex(&task.key),
+        key_parts: KeyPartsJson {
+            work: hex(&task.key_parts.work),
+            agent: hex(&task.key_parts.agent),
+            gates: hex(&task.key_parts.gates),
+            env: hex(&task.key_parts.env),
+            dependencies: hex(&task.key_parts.dependencies),
+        },
+        prompt,
+        run,
+        agent,
+        accept: task.accept.as_deref(),
+        gates: task.gates.iter().map(gate_json).collect(),
+        attempts: task.attempts,
+        timeout_ms: ms(task.timeout),
+        inputs: &task.inputs,
+        env: &task.env,
+    }
+}

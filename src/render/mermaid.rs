@@ -1,0 +1,111 @@
+//! `loopc graph --format mermaid`: a Mermaid `flowchart TD` (spec §7), for
+//! Markdown renderers that draw Mermaid code blocks.
+//!
+//! Node IDs are `t0`, `t1`, … (the task's position in topological order), so
+//! no task name can collide with Mermaid's syntax or keywords (`end`,
+//! `graph`, …). A node's label is a quoted string of the task's name, title
+//! and what does its work, separated by `<br/>`; with `--state`, a fourth
+//! line with the status, and a `class` per status colors the node.
+//!
+//! Escaping ([`label`]): inside the quoted label Mermaid decodes entity codes,
+//! so `"` → `#quot;`, `<` → `#lt;`, `>` → `#gt;`, `&` → `#amp;`, and `#`
+//! itself → `#35;` (otherwise `#word;` in a title would be decoded); a
+//! backtick → `#96;` (a leading one would start a Markdown string). A line
+//! break in a title is `<br/>`; other control characters are shown as
+//! visible escapes (see [`super::visible`]).
+
+use super::state::{StateMap, Status};
+use super::{kind_label, status_of, visible};
+use crate::plan::Plan;
+use std::io::{self, Write};
+
+/// Writes `plan` as a Mermaid flowchart to `out`.
+///
+/// Errors: only those of `out`.
+pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "flowchart TD")?;
+    let mut text = String::new();
+    for (i, task) in plan.tasks.iter().enumerate() {
+        text.clear();
+        label(&mut text, &task.name);
+        if let Some(title) = &task.title {
+            text.push_str("<br/>");
+            label(&mut text, title);
+        }
+        text.push_str("<br/>");
+        label(&mut text, kind_label(task));
+        if let Some(s) = status_of(statuses, plan, i) {
+            text.push_str("<br/>[");
+            text.push_str(s.as_str());
+            text.push(']');
+        }
+        writeln!(out, "  t{i}[\"{text}\"]")?;
+    }
+    for (i, task) in plan.tasks.iter().enumerate() {
+        for &d in &task.dependencies {
+            writeln!(out, "  t{d} --> t{i}")?;
+        }
+    }
+    if let Some(statuses) = statuses {
+        // One `class` line per status that occurs, in a fixed order.
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); Status::ALL.len()];
+        for (i, task) in plan.tasks.iter().enumerate() {
+            let s = statuses.status(&task.name);
+            if let Some(k) = Status::ALL.iter().position(|&x| x == s) {
+                members[k].push(i);
+            }
+        }
+        for (k, s) in Status::ALL.iter().enumerate() {
+            if members[k].is_empty() {
+                continue;
+            }
+            let dash = if *s == Status::Skipped {
+                ",stroke-dasharray:4 3"
+            } else {
+                ""
+            };
+            writeln!(
+                out,
+                "  classDef {} fill:{},stroke:{}{dash}",
+                s.as_str(),
+                s.fill(),
+                s.stroke()
+            )?;
+            write!(out, "  class ")?;
+            for (j, i) in members[k].iter().enumerate() {
+                if j > 0 {
+                    write!(out, ",")?;
+                }
+                write!(out, "t{i}")?;
+            }
+            writeln!(out, " {}", s.as_str())?;
+        }
+    }
+    Ok(())
+}
+
+/// Appends `s` escaped for a quoted Mermaid label to `out`.
+pub fn label(out: &mut String, s: &str) {
+    for c in visible(s).chars() {
+        match c {
+            '"' => out.push_str("#quot;"),
+            '<' => out.push_str("#lt;"),
+            '>' => out.push_str("#gt;"),
+            '&' => out.push_str("#amp;"),
+            '#' => out.push_str("#35;"),
+            '`' => out.push_str("#96;"),
+            '\n' => out.push_str("<br/>"),
+            c => out.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn escapes_labels() {
+        let mut s = String::new();
+        super::label(&mut s, "a\"b<c>&#x;`\né");
+        assert_eq!(s, "a#quot;b#lt;c#gt;#amp;#35;x;#96;<br/>é");
+    }
+}

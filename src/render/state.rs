@@ -1,0 +1,293 @@
+//! `loopc graph --state`: each task's last status from `.loopc/state.json`
+//! (spec §5 "State lives in `.loopc/`", §7).
+//!
+//! The state file lives at the repository root (`git rev-parse
+//! --show-toplevel` run in the current directory; outside a repository, the
+//! current directory). It is read leniently, since `graph` is a read-only
+//! view that must work while a run rewrites the file and across state format
+//! revisions: a JSON object whose `tasks` is either a map from task name to
+//! an object with a `status` string (or to the status string itself), or a
+//! list of objects with `name` and `status`. Every other field is ignored.
+//! A missing file, or one that cannot be read or understood, is a warning and
+//! the graph is drawn without status; it is never an error.
+
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A task's last status (spec §5 "Task states").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// Not started (also: a task the state file does not mention).
+    Pending,
+    /// An attempt is running.
+    Running,
+    /// Its work is on the integration branch.
+    Passed,
+    /// Replayed from the cache.
+    Cached,
+    /// Out of attempts.
+    Failed,
+    /// Blocked by a handoff or a gate.
+    Blocked,
+    /// A dependency failed, was blocked or skipped.
+    Skipped,
+    /// Killed by an interrupt or the time budget.
+    Interrupted,
+}
+
+impl Status {
+    /// Every status, in the order legends list them.
+    pub const ALL: [Status; 8] = [
+        Status::Pending,
+        Status::Running,
+        Status::Passed,
+        Status::Cached,
+        Status::Failed,
+        Status::Blocked,
+        Status::Skipped,
+        Status::Interrupted,
+    ];
+
+    /// The word used in state files and in every output format.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Running => "running",
+            Status::Passed => "passed",
+            Status::Cached => "cached",
+            Status::Failed => "failed",
+            Status::Blocked => "blocked",
+            Status::Skipped => "skipped",
+            Status::Interrupted => "interrupted",
+        }
+    }
+
+    /// Parses a status word (ASCII case-insensitive).
+    pub fn parse(word: &str) -> Option<Status> {
+        Status::ALL
+            .into_iter()
+            .find(|s| s.as_str().eq_ignore_ascii_case(word))
+    }
+
+    /// Fill color (`#rrggbb`) for drawn formats (dot, mermaid, svg).
+    pub fn fill(self) -> &'static str {
+        match self {
+            Status::Pending => "#eeeeee",
+            Status::Running => "#90caf9",
+            Status::Passed => "#a5d6a7",
+            Status::Cached => "#c8e6c9",
+            Status::Failed => "#ef9a9a",
+            Status::Blocked => "#ffcc80",
+            Status::Skipped => "#fafafa",
+            Status::Interrupted => "#ce93d8",
+        }
+    }
+
+    /// Outline color (`#rrggbb`) for drawn formats.
+    pub fn stroke(self) -> &'static str {
+        match self {
+            Status::Pending => "#9e9e9e",
+            Status::Running => "#1565c0",
+            Status::Passed => "#2e7d32",
+            Status::Cached => "#558b2f",
+            Status::Failed => "#c62828",
+            Status::Blocked => "#ef6c00",
+            Status::Skipped => "#bdbdbd",
+            Status::Interrupted => "#6a1b9a",
+        }
+    }
+
+    /// ANSI SGR color code for the text format on a terminal.
+    pub fn ansi(self) -> &'static str {
+        match self {
+            Status::Pending => "2",
+            Status::Running => "34",
+            Status::Passed => "32",
+            Status::Cached => "36",
+            Status::Failed => "31",
+            Status::Blocked => "33",
+            Status::Skipped => "2",
+            Status::Interrupted => "35",
+        }
+    }
+}
+
+/// Last statuses by task name, read from a state file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StateMap {
+    statuses: HashMap<String, Status>,
+}
+
+impl StateMap {
+    /// A map from `(name, status)` pairs (later pairs win).
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, Status)>) -> Self {
+        StateMap {
+            statuses: pairs.into_iter().map(|(n, s)| (n.to_string(), s)).collect(),
+        }
+    }
+
+    /// The status of the task called `name`; `pending` when the state file
+    /// does not mention it (it has not been started).
+    pub fn status(&self, name: &str) -> Status {
+        self.statuses.get(name).copied().unwrap_or(Status::Pending)
+    }
+}
+
+/// Where the state file is for a process whose current directory is `cwd`:
+/// `<repository root>/.loopc/state.json`, or `cwd/.loopc/state.json` outside
+/// a git repository (or when git cannot be run).
+pub fn state_path(cwd: &Path) -> PathBuf {
+    let root = Command::new("git")
+        .args(["rev-parse", "--show-toplevel"])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cwd.to_path_buf());
+    root.join(".loopc").join("state.json")
+}
+
+/// Reads the statuses for the current directory's repository
+/// ([`state_path`]). State entries of tasks the plan does not have are
+/// ignored by the renderers.
+///
+/// Errors: warning text for the user (no state file; unreadable; not
+/// understood), after which the graph is drawn without status.
+pub fn load_for_cwd() -> Result<StateMap, String> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| format!("cannot find the current directory ({e}); drawing without status"))?;
+    load(&state_path(&cwd))
+}
+
+/// Reads the state file at `path`.
+///
+/// Errors (as warning text ending in "drawing without status"): the file is
+/// missing, cannot be read, is not JSON, or has no understandable `tasks`.
+pub fn load(path: &Path) -> Result<StateMap, String> {
+    let shown = path.display();
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "no run state at `{shown}` (no `loopc run` here yet); drawing without status"
+            ));
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot read run state `{shown}`: {e}; drawing without status"
+            ));
+        }
+    };
+    parse(&bytes).map_err(|why| {
+        format!("cannot understand run state `{shown}`: {why}; drawing without status")
+    })
+}
+
+/// Parses state file bytes (see the module documentation for the forms).
+///
+/// Errors: the reason, for a warning.
+pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
+    let doc: Value = serde_json::from_slice(bytes).map_err(|e| format!("not valid JSON ({e})"))?;
+    let Some(obj) = doc.as_object() else {
+        return Err("expected a JSON object".to_string());
+    };
+    if let Some(v) = obj.get("version") {
+        match v.as_u64() {
+            Some(1) => {}
+            _ => return Err(format!("unsupported state format version {v}")),
+        }
+    }
+    let mut statuses = HashMap::new();
+    let entry_status = |v: &Value| -> Result<Status, String> {
+        let word = match v {
+            Value::String(s) => s.as_str(),
+            Value::Object(o) => o
+                .get("status")
+                .and_then(Value::as_str)
+                .ok_or_else(|| "a task without a `status` string".to_string())?,
+            _ => return Err("a task entry that is neither an object nor a string".to_string()),
+        };
+        Status::parse(word).ok_or_else(|| format!("unknown task status `{word}`"))
+    };
+    match obj.get("tasks") {
+        Some(Value::Object(map)) => {
+            for (name, v) in map {
+                statuses.insert(name.clone(), entry_status(v)?);
+            }
+        }
+        Some(Value::Array(list)) => {
+            for v in list {
+                let name = v
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| "a task without a `name` string".to_string())?;
+                statuses.insert(name.to_string(), entry_status(v)?);
+            }
+        }
+        Some(_) => return Err("`tasks` is neither an object nor a list".to_string()),
+        None => return Err("no `tasks` field".to_string()),
+    }
+    Ok(StateMap { statuses })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_map_form() {
+        let s = parse(
+            br#"{"version":1,"tasks":{"a":{"status":"passed","x":1},"b":"FAILED"},"extra":[]}"#,
+        )
+        .unwrap();
+        assert_eq!(s.status("a"), Status::Passed);
+        assert_eq!(s.status("b"), Status::Failed);
+        assert_eq!(s.status("c"), Status::Pending);
+    }
+
+    #[test]
+    fn parses_the_list_form() {
+        let s = parse(br#"{"tasks":[{"name":"a","status":"cached","attempts":2},{"name":"b","status":"interrupted"}]}"#)
+            .unwrap();
+        assert_eq!(s.status("a"), Status::Cached);
+        assert_eq!(s.status("b"), Status::Interrupted);
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_understand() {
+        assert!(
+            parse(b"{not json")
+                .unwrap_err()
+                .starts_with("not valid JSON")
+        );
+        assert_eq!(parse(b"[]").unwrap_err(), "expected a JSON object");
+        assert_eq!(parse(b"{}").unwrap_err(), "no `tasks` field");
+        assert_eq!(
+            parse(br#"{"version":2,"tasks":[]}"#).unwrap_err(),
+            "unsupported state format version 2"
+        );
+        assert_eq!(
+            parse(br#"{"tasks":{"a":{"status":"weird"}}}"#).unwrap_err(),
+            "unknown task status `weird`"
+        );
+        assert_eq!(
+            parse(br#"{"tasks":[{"status":"passed"}]}"#).unwrap_err(),
+            "a task without a `name` string"
+        );
+    }
+
+    #[test]
+    fn every_status_round_trips() {
+        for s in Status::ALL {
+            assert_eq!(Status::parse(s.as_str()), Some(s));
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! `loopc graph --format text`: the tasks in layers, for a terminal.
+//!
+//! ```text
+//! api-v2: 4 tasks in 3 layers
+//!
+//! layer 0
+//!   schema    command  Regenerate the API schema
+//! layer 1
+//!   0f3a9b2c  codex    Implement the v2 endpoints  ← schema
+//! ```
+//!
+//! One line per task: (with `--state`, its status,) its name, what does its
+//! work (the agent's name or `command`), its title and `← ` its direct
+//! dependencies. Columns are aligned over the whole plan. Within a layer,
+//! tasks keep the plan's topological order. Control characters and line
+//! breaks in titles are shown as escapes (`\n`, `\u{1b}`), so a title can
+//! neither break the table nor drive the terminal.
+
+use super::state::{StateMap, Status};
+use super::{kind_label, status_of, visible};
+use crate::plan::Plan;
+use std::io::{self, Write};
+
+/// Writes the text rendering of `plan` to `out`; `color` adds ANSI colors
+/// to the status column.
+///
+/// Errors: only those of `out`.
+pub fn render(
+    plan: &Plan,
+    statuses: Option<&StateMap>,
+    color: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let n = plan.tasks.len();
+    let layers = plan.tasks.iter().map(|t| t.layer + 1).max().unwrap_or(0);
+    writeln!(
+        out,
+        "{}: {} task{} in {} layer{}",
+        one_line(&plan.name),
+        n,
+        if n == 1 { "" } else { "s" },
+        layers,
+        if layers == 1 { "" } else { "s" }
+    )?;
+    if n == 0 {
+        return Ok(());
+    }
+    // Stable bucket sort by layer: linear, and keeps topological order.
+    let mut by_layer: Vec<Vec<usize>> = vec![Vec::new(); layers];
+    for (i, t) in plan.tasks.iter().enumerate() {
+        by_layer[t.layer].push(i);
+    }
+    let name_width = plan
+        .tasks
+        .iter()
+        .map(|t| one_line(&t.name).chars().count())
+        .max()
+        .unwrap_or(0);
+    let kind_width = plan
+        .tasks
+        .iter()
+        .map(|t| kind_label(t).chars().count())
+        .max()
+        .unwrap_or(0);
+    let status_width = Status::ALL
+        .iter()
+        .map(|s| s.as_str().len())
+        .max()
+        .unwrap_or(0);
+    let mut line = String::new();
+    for (layer, members) in by_layer.iter().enumerate() {
+        writeln!(out, "\nlayer {layer}")?;
+        for &i in members {
+            let task = &plan.tasks[i];
+            line.clear();
+            line.push_str("  ");
+            if let Some(status) = status_of(statuses, plan, i) {
+                let word = status.as_str();
+                if color {
+                    line.push_str("\x1b[");
+                    line.push_str(status.ansi());
+                    line.push('m');
+                    line.push_str(word);
+                    line.push_str("\x1b[0m");
+                } else {
+                    line.push_str(word);
+                }
+                pad(&mut line, word.len(), status_width + 2);
+            }
+            let name = one_line(&task.name);
+            line.push_str(&name);
+            pad(&mut line, name.chars().count(), name_width + 2);
+            let kind = kind_label(task);
+            line.push_str(kind);
+            pad(&mut line, kind.chars().count(), kind_width + 2);
+            if let Some(title) = &task.title {
+                line.push_str(&one_line(title));
+                line.push_str("  ");
+            }
+            if !task.dependencies.is_empty() {
+                line.push_str("← ");
+                for (k, &d) in task.dependencies.iter().enumerate() {
+                    if k > 0 {
+                        line.push_str(", ");
+                    }
+                    line.push_str(&one_line(&plan.tasks[d].name));
+                }
+            }
+            writeln!(out, "{}", line.trim_end_matches(' '))?;
+        }
+    }
+    Ok(())
+}
+
+/// Pads `line` with spaces from a cell of `used` characters to `width`.
+fn pad(line: &mut String, used: usize, width: usize) {
+    for _ in used..width {
+        line.push(' ');
+    }
+}
+
+/// `s` on one line: control characters and line breaks as escapes.
+fn one_line(s: &str) -> String {
+    visible(s).replace('\n', "\\n")
+}
