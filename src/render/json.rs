@@ -42,7 +42,8 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
         },
         tasks: TasksJson { plan, statuses },
     };
-    serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
+    // `io::Error::from` keeps an I/O error's kind (a broken pipe stays one).
+    serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::from)?;
     writeln!(out)
 }
 

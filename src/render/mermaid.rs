@@ -10,7 +10,8 @@
 //! Escaping ([`label`]): inside the quoted label Mermaid decodes entity codes,
 //! so `"` → `#quot;`, `<` → `#lt;`, `>` → `#gt;`, `&` → `#amp;`, and `#`
 //! itself → `#35;` (otherwise `#word;` in a title would be decoded); a
-//! backtick → `#96;` (a leading one would start a Markdown string). A line
+//! backtick → `#96;` (a leading one would start a Markdown string), `%` →
+//! `#37;` (so no label can look like a `%%` comment or directive). A line
 //! break in a title is `<br/>`; other control characters are shown as
 //! visible escapes (see [`super::visible`]).
 
@@ -94,6 +95,7 @@ pub fn label(out: &mut String, s: &str) {
             '&' => out.push_str("#amp;"),
             '#' => out.push_str("#35;"),
             '`' => out.push_str("#96;"),
+            '%' => out.push_str("#37;"),
             '\n' => out.push_str("<br/>"),
             c => out.push(c),
         }
@@ -105,7 +107,7 @@ mod tests {
     #[test]
     fn escapes_labels() {
         let mut s = String::new();
-        super::label(&mut s, "a\"b<c>&#x;`\né");
-        assert_eq!(s, "a#quot;b#lt;c#gt;#amp;#35;x;#96;<br/>é");
+        super::label(&mut s, "a\"b<c>&#x;`%%\né");
+        assert_eq!(s, "a#quot;b#lt;c#gt;#amp;#35;x;#96;#37;#37;<br/>é");
     }
 }

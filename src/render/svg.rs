@@ -34,7 +34,7 @@ const PAD_X: i64 = 12;
 const PAD_Y: i64 = 8;
 /// Node width limits, px.
 const MIN_W: i64 = 96;
-const MAX_W: i64 = 320;
+const MAX_W: i64 = 360;
 /// Gaps between nodes in a row and between rows, px.
 const GAP_X: i64 = 24;
 const GAP_Y: i64 = 56;

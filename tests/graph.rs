@@ -1,0 +1,725 @@
+//! `loopc graph` (spec §7): every format of every example against reviewed
+//! snapshots, escaping of hostile names and titles in every format (dot
+//! through the real Graphviz, svg through a real XML parser), plans with
+//! errors, `--state`, and pipes. Every test runs the real binary.
+//!
+//! Needs `dot` (Debian package `graphviz`) and `python3` on PATH.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const FORMATS: [&str; 5] = ["text", "dot", "mermaid", "json", "svg"];
+
+/// A plan whose loop name and titles need escaping in every format.
+const ESCAPING_PLAN: &str = r#"# Names and titles that need escaping in every output format.
+loop "say \"hi\" <&> \\ naïve ✓\nsecond line" {
+  parallel = 1
+}
+
+budget {
+  iterations = 5
+}
+
+agent a_b {
+  run = "echo \"<&>\" \\"
+}
+
+defaults {
+  agent = a_b
+}
+
+task "x.1" "Quote \" back\\slash <tag> & amp; ünïcødé 🎉\nline two\tend\u{1b}[31m" {
+  prompt = "Write <b>bold</b> & \"quoted\" text."
+}
+
+task node "`tick` #quot; #35; {braces} [brackets] |pipe| 'apos' 100%": "x.1" {
+  run = "printf '%s\\n' \"\\\\\""
+}
+
+task end "]]> --> -- %% end": node {
+  prompt = """
+    Line one.
+    Line two with "quotes".
+    """
+}
+"#;
+
+/// The escaping plan's loop name and titles, as they are in the plan.
+const ESCAPING_NAME: &str = "say \"hi\" <&> \\ naïve ✓\nsecond line";
+const ESCAPING_TITLES: [(&str, &str); 3] = [
+    (
+        "x.1",
+        "Quote \" back\\slash <tag> & amp; ünïcødé 🎉\nline two\tend\u{1b}[31m",
+    ),
+    (
+        "node",
+        "`tick` #quot; #35; {braces} [brackets] |pipe| 'apos' 100%",
+    ),
+    ("end", "]]> --> -- %% end"),
+];
+
+fn loopc(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_loopc"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("NO_COLOR")
+        // Never let a test find a repository above its temporary directory.
+        .env("GIT_CEILING_DIRECTORIES", std::env::temp_dir())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run loopc")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
+}
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("read examples/")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "loop"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no examples found");
+    files
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .and_then(|s| s.to_str())
+        .expect("file stem")
+        .to_string()
+}
+
+/// A temporary directory holding the escaping plan as `escaping.loop`.
+fn escaping_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("escaping.loop"), ESCAPING_PLAN).expect("write plan");
+    dir
+}
+
+/// Runs `graph` and asserts a clean success; returns stdout.
+fn graph_ok(plan: &Path, format: &str, cwd: &Path) -> String {
+    let plan = plan.to_str().expect("UTF-8 path");
+    let o = loopc(&["graph", plan, "--format", format], cwd);
+    assert_eq!(stderr(&o), "", "stderr of graph {plan} --format {format}");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "exit of graph {plan} --format {format}"
+    );
+    stdout(&o)
+}
+
+/// Runs a program with `input` on stdin; returns (exit code, stdout, stderr).
+fn pipe(program: &str, args: &[&str], input: &str) -> (Option<i32>, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run `{program}` ({e}); install it (see .ci/run)"));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output().expect("wait");
+    writer.join().expect("join").expect("write stdin");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Parses `xml` with Python's XML parser (fails on any well-formedness
+/// error) and returns the text of every SVG element named in `tags`, in
+/// document order.
+fn svg_elements(xml: &str, tags: &str) -> Vec<String> {
+    let script = r#"
+import sys, json, xml.etree.ElementTree as ET
+root = ET.fromstring(sys.stdin.buffer.read())
+ns = "{http://www.w3.org/2000/svg}"
+tags = [ns + t for t in sys.argv[1].split(",")]
+out = [e.text or "" for e in root.iter() if e.tag in tags]
+sys.stdout.write(json.dumps(out))
+"#;
+    let (code, out, err) = pipe("python3", &["-c", script, tags], xml);
+    assert_eq!(code, Some(0), "not well-formed XML: {err}");
+    serde_json::from_str(&out).expect("python output")
+}
+
+/// [`svg_elements`] of every `<title>` and `<text>`.
+fn svg_texts(xml: &str) -> Vec<String> {
+    svg_elements(xml, "title,text")
+}
+
+/// Runs the real Graphviz `dot -Tsvg` on `dot`; returns the SVG.
+fn graphviz(dot: &str) -> String {
+    let (code, out, err) = pipe("dot", &["-Tsvg"], dot);
+    assert_eq!(code, Some(0), "dot rejected the input: {err}\n{dot}");
+    assert_eq!(err, "", "dot warned");
+    out
+}
+
+/// How every drawn format shows plan text: control characters other than
+/// line breaks as visible escapes (`\t`, `\u{1b}`).
+fn visible(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c != '\n' && c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// Snapshots and determinism
+
+#[test]
+fn every_format_of_every_example_matches_its_snapshot() {
+    let cwd = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for plan in examples() {
+        for format in FORMATS {
+            let first = graph_ok(&plan, format, cwd);
+            let second = graph_ok(&plan, format, cwd);
+            assert_eq!(first, second, "{} --format {format} varies", plan.display());
+            insta::assert_snapshot!(format!("{}_{format}", stem(&plan)), first);
+        }
+    }
+}
+
+#[test]
+fn every_format_of_the_escaping_plan_matches_its_snapshot() {
+    let dir = escaping_dir();
+    for format in FORMATS {
+        let out = graph_ok(Path::new("escaping.loop"), format, dir.path());
+        insta::assert_snapshot!(format!("escaping_{format}"), out);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Each format is accepted by a real consumer and escapes exactly
+
+#[test]
+fn dot_of_every_example_is_accepted_by_graphviz() {
+    let cwd = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for plan in examples() {
+        let svg = graphviz(&graph_ok(&plan, "dot", cwd));
+        let texts = svg_texts(&svg);
+        for line in graph_ok(&plan, "text", cwd)
+            .lines()
+            .filter(|l| l.starts_with("  "))
+        {
+            let name = line.split_whitespace().next().expect("task name");
+            assert!(texts.iter().any(|t| t == name), "{name} not drawn by dot");
+        }
+    }
+}
+
+#[test]
+fn dot_escaping_round_trips_through_graphviz() {
+    let dir = escaping_dir();
+    let dot = graph_ok(Path::new("escaping.loop"), "dot", dir.path());
+    let drawn = svg_elements(&graphviz(&dot), "text");
+    // Graphviz draws each label line as one <text>: the graph label first,
+    // then per node its name, title lines and kind.
+    let mut expected: Vec<String> = ESCAPING_NAME.split('\n').map(String::from).collect();
+    let kinds = ["a_b", "command", "a_b"];
+    for ((name, title), kind) in ESCAPING_TITLES.iter().zip(kinds) {
+        expected.push(name.to_string());
+        expected.extend(visible(title).split('\n').map(String::from));
+        expected.push(kind.to_string());
+    }
+    assert_eq!(drawn, expected);
+}
+
+#[test]
+fn svg_is_well_formed_xml_and_keeps_text_exactly() {
+    let dir = escaping_dir();
+    let svg = graph_ok(Path::new("escaping.loop"), "svg", dir.path());
+    let texts = svg_texts(&svg);
+    // Tooltips carry the full name and title (line breaks as spaces).
+    for (name, title) in ESCAPING_TITLES {
+        let tip = format!("{name}: {}", visible(title).replace('\n', " "));
+        assert!(texts.contains(&tip), "missing tooltip {tip:?} in {texts:?}");
+        assert!(
+            texts.contains(&name.to_string()),
+            "missing node name {name:?}"
+        );
+    }
+    assert_eq!(texts[0], ESCAPING_NAME.replace('\n', " "), "document title");
+    // Title lines that fit are drawn whole.
+    assert!(texts.contains(&"]]> --> -- %% end".to_string()));
+    assert!(texts.contains(&"line two\\tend\\u{1b}[31m".to_string()));
+    for plan in examples() {
+        let svg = graph_ok(&plan, "svg", Path::new(env!("CARGO_MANIFEST_DIR")));
+        assert!(!svg_texts(&svg).is_empty());
+    }
+}
+
+#[test]
+fn json_keeps_every_string_exactly() {
+    let dir = escaping_dir();
+    let json = graph_ok(Path::new("escaping.loop"), "json", dir.path());
+    let doc: serde_json::Value = serde_json::from_str(&json).expect("one JSON document");
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["name"], ESCAPING_NAME);
+    let tasks = doc["tasks"].as_array().expect("tasks");
+    let names: Vec<&str> = tasks
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["x.1", "node", "end"]);
+    for (task, (name, title)) in tasks.iter().zip(ESCAPING_TITLES) {
+        assert_eq!(task["name"], name);
+        assert_eq!(task["title"], title);
+    }
+    assert_eq!(tasks[0]["prompt"], "Write <b>bold</b> & \"quoted\" text.");
+    assert_eq!(tasks[1]["run"], "printf '%s\\n' \"\\\\\"");
+    assert_eq!(tasks[1]["dependencies"], serde_json::json!(["x.1"]));
+    assert_eq!(tasks[2]["prompt"], "Line one.\nLine two with \"quotes\".");
+    assert_eq!(tasks[0]["agent"]["run"], "echo \"<&>\" \\");
+}
+
+/// Decodes a quoted Mermaid label the way Mermaid does (`#name;` and
+/// `#123;` entity codes, `<br/>` line breaks).
+fn mermaid_decode(label: &str) -> String {
+    let mut out = String::new();
+    let mut rest = label;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("<br/>") {
+            out.push('\n');
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('#') {
+            let end = r.find(';').expect("entity ends in ;");
+            let code = &r[..end];
+            out.push(match code {
+                "quot" => '"',
+                "lt" => '<',
+                "gt" => '>',
+                "amp" => '&',
+                n => char::from_u32(n.parse().expect("numeric entity")).expect("char"),
+            });
+            rest = &r[end + 1..];
+        } else {
+            let c = rest.chars().next().expect("char");
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+#[test]
+fn mermaid_labels_have_no_raw_delimiters_and_decode_exactly() {
+    let dir = escaping_dir();
+    let mermaid = graph_ok(Path::new("escaping.loop"), "mermaid", dir.path());
+    let mut lines = mermaid.lines();
+    assert_eq!(lines.next(), Some("flowchart TD"));
+    let kinds = ["a_b", "command", "a_b"];
+    for (i, ((name, title), kind)) in ESCAPING_TITLES.iter().zip(kinds).enumerate() {
+        let line = lines.next().expect("node line");
+        let prefix = format!("  t{i}[\"");
+        let label = line
+            .strip_prefix(&prefix)
+            .and_then(|l| l.strip_suffix("\"]"))
+            .unwrap_or_else(|| panic!("not a node line: {line}"));
+        assert!(!label.contains('"'), "raw quote in {label}");
+        let bare = label.replace("<br/>", "");
+        for c in ['<', '>', '&', '`', '%'] {
+            assert!(!bare.contains(c), "raw {c:?} in {label}");
+        }
+        assert_eq!(
+            mermaid_decode(label),
+            format!("{name}\n{}\n{kind}", visible(title))
+        );
+    }
+    assert_eq!(lines.collect::<Vec<_>>(), ["  t0 --> t1", "  t1 --> t2"]);
+}
+
+#[test]
+fn text_shows_control_characters_and_line_breaks_as_escapes() {
+    let dir = escaping_dir();
+    let text = graph_ok(Path::new("escaping.loop"), "text", dir.path());
+    assert!(!text.chars().any(|c| c != '\n' && c.is_control()));
+    assert_eq!(
+        text,
+        "say \"hi\" <&> \\ naïve ✓\\nsecond line: 3 tasks in 3 layers\n\
+         \n\
+         layer 0\n  \
+         x.1   a_b      Quote \" back\\slash <tag> & amp; ünïcødé 🎉\\nline two\\tend\\u{1b}[31m\n\
+         \n\
+         layer 1\n  \
+         node  command  `tick` #quot; #35; {braces} [brackets] |pipe| 'apos' 100%  ← x.1\n\
+         \n\
+         layer 2\n  \
+         end   a_b      ]]> --> -- %% end  ← node\n"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Diagnostics and exit statuses
+
+const BAD_PLAN: &str = r#"agent claude {
+  run = "claude -p"
+  colour = "blue"
+}
+
+task a "A" {
+  prompt = "do a"
+  agent  = claud
+}
+
+task b: a c {
+  run = "make b"
+}
+"#;
+
+#[test]
+fn a_plan_with_errors_prints_checks_diagnostics_and_draws_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("bad.loop"), BAD_PLAN).expect("write");
+    let check = loopc(&["check", "bad.loop"], dir.path());
+    assert_eq!(check.status.code(), Some(1));
+    let check_err = stderr(&check);
+    let summary = "error: 1 file checked: 3 errors, 2 warnings\n";
+    let diagnostics = check_err
+        .strip_suffix(summary)
+        .unwrap_or_else(|| panic!("check's summary changed: {check_err}"));
+    assert!(diagnostics.contains("E0002"), "{diagnostics}");
+    assert!(diagnostics.contains("E0005"), "{diagnostics}");
+    for format in FORMATS {
+        let o = loopc(&["graph", "bad.loop", "--format", format], dir.path());
+        assert_eq!(o.status.code(), Some(1), "{format}");
+        assert_eq!(stdout(&o), "", "{format} drew something");
+        assert_eq!(
+            stderr(&o),
+            format!("{diagnostics}error: `bad.loop` has 3 errors; no graph drawn\n"),
+            "{format}"
+        );
+    }
+    let o = loopc(&["graph", "bad.loop", "--state"], dir.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn warnings_are_printed_like_check_and_the_graph_is_drawn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = "task a { run = \"a\" }\ntask b: a { run = \"b\" }\ntask c: a b { run = \"c\" }\n";
+    std::fs::write(dir.path().join("warn.loop"), plan).expect("write");
+    let check = loopc(&["check", "warn.loop"], dir.path());
+    assert_eq!(check.status.code(), Some(0));
+    let warnings = stderr(&check);
+    assert!(warnings.contains("W0002"), "{warnings}");
+    let o = loopc(&["graph", "warn.loop"], dir.path());
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stderr(&o), warnings);
+    assert_eq!(
+        stdout(&o),
+        "warn: 3 tasks in 3 layers\n\nlayer 0\n  a  command\n\nlayer 1\n  \
+         b  command  ← a\n\nlayer 2\n  c  command  ← a, b\n"
+    );
+}
+
+#[test]
+fn an_empty_plan_draws_an_empty_graph_in_every_format() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("empty.loop"), "# nothing yet\n").expect("write");
+    for format in FORMATS {
+        let o = loopc(&["graph", "empty.loop", "--format", format], dir.path());
+        assert_eq!(o.status.code(), Some(0), "{format}");
+        assert!(stderr(&o).contains("W0004"), "{format}: {}", stderr(&o));
+        let out = stdout(&o);
+        match format {
+            "text" => assert_eq!(out, "empty: 0 tasks in 0 layers\n"),
+            "dot" => {
+                graphviz(&out);
+            }
+            "mermaid" => assert_eq!(out, "flowchart TD\n"),
+            "json" => {
+                let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+                assert_eq!(doc["tasks"], serde_json::json!([]));
+            }
+            _ => assert_eq!(svg_texts(&out), ["empty", "empty"]),
+        }
+    }
+}
+
+#[test]
+fn an_unreadable_plan_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = loopc(&["graph", "missing.loop"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(
+        stderr(&o),
+        "error: cannot read `missing.loop`: No such file or directory (os error 2)\n"
+    );
+    let o = loopc(&["graph", "x.loop", "--format", "png"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+}
+
+// ---------------------------------------------------------------------------
+// --state
+
+fn git_init(dir: &Path) {
+    let o = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run git");
+    assert!(
+        o.status.success(),
+        "git init: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn pipeline() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pipeline.loop")
+}
+
+/// A state file of the pipeline example: schema passed, 0f3a9b2c failed,
+/// client cached, e2e skipped, plus a task the plan no longer has.
+const STATE_MAP_FORM: &str = r#"{
+  "version": 1,
+  "plan": "api-v2",
+  "tasks": {
+    "schema": {"status": "passed", "attempts": 1},
+    "0f3a9b2c": {"status": "failed", "reason": "out of attempts"},
+    "client": {"status": "cached"},
+    "e2e": {"status": "skipped"},
+    "gone": {"status": "running"}
+  },
+  "spent": {"iterations": 4}
+}"#;
+
+#[test]
+fn state_at_the_repository_root_colors_every_format() {
+    let repo = tempfile::tempdir().expect("tempdir");
+    git_init(repo.path());
+    std::fs::create_dir_all(repo.path().join(".loopc")).expect("mkdir");
+    std::fs::create_dir_all(repo.path().join("deep/er")).expect("mkdir");
+    std::fs::write(repo.path().join(".loopc/state.json"), STATE_MAP_FORM).expect("write");
+    let cwd = repo.path().join("deep/er");
+    let plan = pipeline();
+    let plan = plan.to_str().expect("path");
+    let run = |format: &str| {
+        let o = loopc(&["graph", plan, "--state", "--format", format], &cwd);
+        assert_eq!(stderr(&o), "", "{format}");
+        assert_eq!(o.status.code(), Some(0), "{format}");
+        stdout(&o)
+    };
+    assert_eq!(
+        run("text"),
+        "api-v2: 4 tasks in 3 layers\n\nlayer 0\n  \
+         passed       schema    command  Regenerate the API schema\n\nlayer 1\n  \
+         failed       0f3a9b2c  codex    Implement the v2 endpoints  ← schema\n  \
+         cached       client    codex    Update the typed client  ← schema\n\nlayer 2\n  \
+         skipped      e2e       command  End-to-end check  ← 0f3a9b2c, client\n"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&run("json")).expect("json");
+    let statuses: Vec<(&str, &str)> = doc["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().expect("n"),
+                t["status"].as_str().expect("s"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("schema", "passed"),
+            ("0f3a9b2c", "failed"),
+            ("client", "cached"),
+            ("e2e", "skipped")
+        ]
+    );
+    let dot = run("dot");
+    assert!(dot.contains(
+        "\"schema\" [label=\"schema\\nRegenerate the API schema\\ncommand\\n[passed]\", \
+         fillcolor=\"#a5d6a7\", color=\"#2e7d32\"];"
+    ));
+    graphviz(&dot);
+    let mermaid = run("mermaid");
+    assert!(mermaid.contains("  class t0 passed\n"), "{mermaid}");
+    assert!(mermaid.contains("  class t1 failed\n"), "{mermaid}");
+    assert!(mermaid.contains("  classDef failed fill:#ef9a9a,stroke:#c62828\n"));
+    let svg = run("svg");
+    assert!(svg.contains("fill=\"#ef9a9a\" stroke=\"#c62828\""), "{svg}");
+    assert!(svg_texts(&svg).contains(&"codex · failed".to_string()));
+    for format in FORMATS {
+        insta::assert_snapshot!(format!("state_pipeline_{format}"), run(format));
+    }
+    // Without --state the state file is not read.
+    let o = loopc(&["graph", plan], &cwd);
+    assert!(!stdout(&o).contains("passed"));
+}
+
+#[test]
+fn state_in_list_form_outside_a_repository_is_read_from_the_current_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join(".loopc")).expect("mkdir");
+    std::fs::write(
+        dir.path().join(".loopc/state.json"),
+        r#"{"version":1,"tasks":[{"name":"schema","status":"running","title":null},
+            {"name":"client","status":"interrupted"},{"name":"0f3a9b2c","status":"blocked"}]}"#,
+    )
+    .expect("write");
+    let plan = pipeline();
+    let o = loopc(
+        &["graph", plan.to_str().expect("path"), "--state"],
+        dir.path(),
+    );
+    assert_eq!(stderr(&o), "");
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        "api-v2: 4 tasks in 3 layers\n\nlayer 0\n  \
+         running      schema    command  Regenerate the API schema\n\nlayer 1\n  \
+         blocked      0f3a9b2c  codex    Implement the v2 endpoints  ← schema\n  \
+         interrupted  client    codex    Update the typed client  ← schema\n\nlayer 2\n  \
+         pending      e2e       command  End-to-end check  ← 0f3a9b2c, client\n"
+    );
+}
+
+#[test]
+fn a_corrupt_or_missing_state_file_is_a_warning_and_the_graph_is_drawn_plain() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().canonicalize().expect("canonical");
+    let plan = pipeline();
+    let plan = plan.to_str().expect("path");
+    let plain = stdout(&loopc(&["graph", plan, "--format", "json"], &root));
+    let path = root.join(".loopc/state.json");
+    let shown = path.display();
+
+    let o = loopc(&["graph", plan, "--format", "json", "--state"], &root);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), plain);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "warning: no run state at `{shown}` (no `loopc run` here yet); drawing without status\n"
+        )
+    );
+
+    std::fs::create_dir_all(root.join(".loopc")).expect("mkdir");
+    let cases = [
+        (
+            "{\"version\": 1, \"tasks\": ",
+            "not valid JSON (EOF while parsing a value at line 1 column 24)",
+        ),
+        (
+            "{\"version\": 9, \"tasks\": []}",
+            "unsupported state format version 9",
+        ),
+        (
+            "{\"tasks\": {\"schema\": {\"status\": \"exploded\"}}}",
+            "unknown task status `exploded`",
+        ),
+        ("[1, 2]", "expected a JSON object"),
+    ];
+    for (content, why) in cases {
+        std::fs::write(&path, content).expect("write");
+        let o = loopc(&["graph", plan, "--format", "json", "--state"], &root);
+        assert_eq!(o.status.code(), Some(0), "{content}");
+        assert_eq!(stdout(&o), plain, "{content}");
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "warning: cannot understand run state `{shown}`: {why}; drawing without status\n"
+            )
+        );
+    }
+
+    // A directory where the file should be: unreadable.
+    std::fs::remove_file(&path).expect("rm");
+    std::fs::create_dir(&path).expect("mkdir");
+    let o = loopc(&["graph", plan, "--state"], &root);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).starts_with(&format!("warning: cannot read run state `{shown}`: ")),
+        "{}",
+        stderr(&o)
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Pipes and size
+
+/// A plan of `n` command tasks: a chain with a fan of side tasks.
+fn big_plan(n: usize) -> String {
+    let mut s = String::with_capacity(n * 48);
+    s.push_str("task t0 \"Task 0\" { run = \"true\" }\n");
+    for i in 1..n {
+        let dep = if i % 3 == 0 { i - 3 } else { i - 1 };
+        s.push_str(&format!(
+            "task t{i} \"Task {i}\": t{dep} {{ run = \"true\" }}\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn a_closed_stdout_is_a_normal_exit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("big.loop"), big_plan(3000)).expect("write");
+    for format in FORMATS {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_loopc"))
+            .args(["graph", "big.loop", "--format", format])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut out = child.stdout.take().expect("stdout");
+        let mut head = [0u8; 16];
+        out.read_exact(&mut head).expect("read the head");
+        drop(out);
+        let o = child.wait_with_output().expect("wait");
+        assert_eq!(o.status.code(), Some(0), "{format}");
+        assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{format}");
+    }
+}
+
+#[test]
+fn a_large_plan_is_drawn_completely_in_every_format() {
+    let n = 3000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("big.loop"), big_plan(n)).expect("write");
+    let big = Path::new("big.loop");
+    let text = graph_ok(big, "text", dir.path());
+    assert_eq!(text.lines().filter(|l| l.starts_with("  t")).count(), n);
+    let dot = graph_ok(big, "dot", dir.path());
+    assert_eq!(dot.matches(" -> ").count(), n - 1);
+    let mermaid = graph_ok(big, "mermaid", dir.path());
+    assert_eq!(mermaid.matches(" --> ").count(), n - 1);
+    let json: serde_json::Value =
+        serde_json::from_str(&graph_ok(big, "json", dir.path())).expect("json");
+    assert_eq!(json["tasks"].as_array().map(Vec::len), Some(n));
+    let svg = graph_ok(big, "svg", dir.path());
+    let edges = svg
+        .lines()
+        .filter(|l| l.starts_with("<path d=\"M ") && l.contains(" C "));
+    assert_eq!(edges.count(), n - 1);
+    assert_eq!(svg_texts(&svg).len(), 2 + 4 * n);
+}
