@@ -650,6 +650,22 @@ fn a_corrupt_or_missing_state_file_is_a_warning_and_the_graph_is_drawn_plain() {
         );
     }
 
+    // The state of another plan in the same repository.
+    std::fs::write(
+        &path,
+        r#"{"version":1,"plan":"other","tasks":{"schema":"passed"}}"#,
+    )
+    .expect("write");
+    let o = loopc(&["graph", plan, "--format", "json", "--state"], &root);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), plain);
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "warning: the run state `{shown}` is for plan `other`, not `api-v2`; drawing without status\n"
+        )
+    );
+
     // A directory where the file should be: unreadable.
     std::fs::remove_file(&path).expect("rm");
     std::fs::create_dir(&path).expect("mkdir");
@@ -722,4 +738,57 @@ fn a_large_plan_is_drawn_completely_in_every_format() {
         .filter(|l| l.starts_with("<path d=\"M ") && l.contains(" C "));
     assert_eq!(edges.count(), n - 1);
     assert_eq!(svg_texts(&svg).len(), 2 + 4 * n);
+}
+
+#[test]
+fn text_on_a_terminal_colors_the_status_unless_no_color_is_set() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join(".loopc")).expect("mkdir");
+    std::fs::write(
+        dir.path().join(".loopc/state.json"),
+        r#"{"version":1,"tasks":{"schema":"passed","client":"failed"}}"#,
+    )
+    .expect("write");
+    let plan = pipeline();
+    // `script` (util-linux) gives loopc a terminal as stdout.
+    let command = format!(
+        "'{}' graph '{}' --state",
+        env!("CARGO_BIN_EXE_loopc"),
+        plan.display()
+    );
+    let on_terminal = |no_color: Option<&str>| {
+        let mut cmd = Command::new("script");
+        cmd.args(["-qec", &command, "/dev/null"])
+            .current_dir(dir.path())
+            .env("GIT_CEILING_DIRECTORIES", std::env::temp_dir())
+            .env_remove("NO_COLOR")
+            .stdin(Stdio::null());
+        if let Some(v) = no_color {
+            cmd.env("NO_COLOR", v);
+        }
+        let o = cmd.output().expect("run script (util-linux)");
+        assert_eq!(o.status.code(), Some(0));
+        String::from_utf8(o.stdout)
+            .expect("UTF-8")
+            .replace("\r\n", "\n")
+    };
+    let colored = on_terminal(None);
+    assert!(
+        colored.contains("  \x1b[32mpassed\x1b[0m       schema    command"),
+        "{colored:?}"
+    );
+    assert!(
+        colored.contains("  \x1b[31mfailed\x1b[0m       client"),
+        "{colored:?}"
+    );
+    assert!(
+        colored.contains("  \x1b[2mpending\x1b[0m      e2e"),
+        "{colored:?}"
+    );
+    let plain = on_terminal(Some("1"));
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    assert!(
+        plain.contains("  passed       schema    command"),
+        "{plain:?}"
+    );
 }

@@ -51,7 +51,7 @@ pub fn run(args: &GraphArgs) -> i32 {
         }
     };
     let statuses = if args.state {
-        match state::load_for_cwd() {
+        match state::load_for_cwd(&plan.name) {
             Ok(s) => Some(s),
             Err(warning) => {
                 eprintln!("warning: {warning}");

@@ -7,7 +7,9 @@
 //! view that must work while a run rewrites the file and across state format
 //! revisions: a JSON object whose `tasks` is either a map from task name to
 //! an object with a `status` string (or to the status string itself), or a
-//! list of objects with `name` and `status`. Every other field is ignored.
+//! list of objects with `name` and `status`. A top-level `plan` string, when
+//! present, must be the plan's name (the state of another plan in the same
+//! repository is not shown). Every other field is ignored.
 //! A missing file, or one that cannot be read or understood, is a warning and
 //! the graph is drawn without status; it is never an error.
 
@@ -118,6 +120,8 @@ impl Status {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StateMap {
     statuses: HashMap<String, Status>,
+    /// The name of the plan the state was recorded for (`"plan"`), if given.
+    pub plan: Option<String>,
 }
 
 impl StateMap {
@@ -125,6 +129,7 @@ impl StateMap {
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, Status)>) -> Self {
         StateMap {
             statuses: pairs.into_iter().map(|(n, s)| (n.to_string(), s)).collect(),
+            plan: None,
         }
     }
 
@@ -155,16 +160,25 @@ pub fn state_path(cwd: &Path) -> PathBuf {
     root.join(".loopc").join("state.json")
 }
 
-/// Reads the statuses for the current directory's repository
-/// ([`state_path`]). State entries of tasks the plan does not have are
-/// ignored by the renderers.
+/// Reads the statuses of the plan called `plan_name` for the current
+/// directory's repository ([`state_path`]). State entries of tasks the plan
+/// does not have are ignored by the renderers.
 ///
 /// Errors: warning text for the user (no state file; unreadable; not
-/// understood), after which the graph is drawn without status.
-pub fn load_for_cwd() -> Result<StateMap, String> {
+/// understood; recorded for another plan), after which the graph is drawn
+/// without status.
+pub fn load_for_cwd(plan_name: &str) -> Result<StateMap, String> {
     let cwd = std::env::current_dir()
         .map_err(|e| format!("cannot find the current directory ({e}); drawing without status"))?;
-    load(&state_path(&cwd))
+    let path = state_path(&cwd);
+    let state = load(&path)?;
+    match &state.plan {
+        Some(other) if other != plan_name => Err(format!(
+            "the run state `{}` is for plan `{other}`, not `{plan_name}`; drawing without status",
+            path.display()
+        )),
+        _ => Ok(state),
+    }
 }
 
 /// Reads the state file at `path`.
@@ -235,7 +249,8 @@ pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
         Some(_) => return Err("`tasks` is neither an object nor a list".to_string()),
         None => return Err("no `tasks` field".to_string()),
     }
-    Ok(StateMap { statuses })
+    let plan = obj.get("plan").and_then(Value::as_str).map(str::to_string);
+    Ok(StateMap { statuses, plan })
 }
 
 #[cfg(test)]
@@ -251,14 +266,16 @@ mod tests {
         assert_eq!(s.status("a"), Status::Passed);
         assert_eq!(s.status("b"), Status::Failed);
         assert_eq!(s.status("c"), Status::Pending);
+        assert_eq!(s.plan, None);
     }
 
     #[test]
     fn parses_the_list_form() {
-        let s = parse(br#"{"tasks":[{"name":"a","status":"cached","attempts":2},{"name":"b","status":"interrupted"}]}"#)
+        let s = parse(br#"{"plan":"p","tasks":[{"name":"a","status":"cached","attempts":2},{"name":"b","status":"interrupted"}]}"#)
             .unwrap();
         assert_eq!(s.status("a"), Status::Cached);
         assert_eq!(s.status("b"), Status::Interrupted);
+        assert_eq!(s.plan.as_deref(), Some("p"));
     }
 
     #[test]
