@@ -792,3 +792,79 @@ fn text_on_a_terminal_colors_the_status_unless_no_color_is_set() {
         "{plain:?}"
     );
 }
+
+/// The numbers in `s` after `key="`, e.g. `x="12"`.
+fn attr(line: &str, key: &str) -> i64 {
+    let pat = format!(" {key}=\"");
+    let start = line
+        .find(&pat)
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+        + pat.len();
+    let end = start + line[start..].find('"').expect("closing quote");
+    line[start..end].parse().expect("integer")
+}
+
+#[test]
+fn svg_routes_long_edges_between_the_nodes_of_the_rows_they_cross() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = r#"task a "Set up" { run = "a" }
+task b "Backend API": a { run = "b" }
+task c "Frontend shell": a { run = "c" }
+task d "Database schema": a { run = "d" }
+task e "Auth": b d { run = "e" }
+task f "Pages": c { run = "f" }
+task g "Integration tests": e f { run = "g" }
+task h "Docs" { run = "h" }
+task i "Release": g h { run = "i" }
+"#;
+    std::fs::write(dir.path().join("wide.loop"), plan).expect("write");
+    let svg = graph_ok(Path::new("wide.loop"), "svg", dir.path());
+    svg_texts(&svg);
+    let rects: Vec<(i64, i64, i64, i64)> = svg
+        .lines()
+        .filter(|l| l.starts_with("<rect") && l.contains(" rx=\"6\""))
+        .map(|l| {
+            (
+                attr(l, "x"),
+                attr(l, "y"),
+                attr(l, "width"),
+                attr(l, "height"),
+            )
+        })
+        .collect();
+    assert_eq!(rects.len(), 9);
+    let paths: Vec<&str> = svg
+        .lines()
+        .filter(|l| l.starts_with("<path d=\"M ") && l.contains(" C "))
+        .collect();
+    assert_eq!(paths.len(), 10);
+    // h → i spans four rows, so it passes three: three straight segments.
+    let through: Vec<&&str> = paths.iter().filter(|p| p.contains(" L ")).collect();
+    assert_eq!(through.len(), 1, "{paths:?}");
+    // Every point of the route lies outside every node's box.
+    let numbers: Vec<i64> = through[0]
+        .split(|c: char| !c.is_ascii_digit() && c != '-')
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    for pt in numbers.chunks(2).skip(1) {
+        let (px, py) = (pt[0], pt[1]);
+        for &(x, y, w, h) in &rects {
+            let inside = x < px && px < x + w && y < py && py < y + h;
+            assert!(!inside, "({px},{py}) is inside node at ({x},{y},{w},{h})");
+        }
+    }
+    // Without slots the route would cross rows in straight lines: the
+    // straight segments run vertically between nodes.
+    for seg in through[0].split(" L ").skip(1) {
+        let mut it = seg.split(' ');
+        let lx: i64 = it.next().expect("x").parse().expect("x");
+        let ly: i64 = it.next().expect("y").parse().expect("y");
+        for &(x, y, w, h) in &rects {
+            let crosses = x <= lx && lx <= x + w && y < ly && ly - 1 <= y + h;
+            assert!(
+                !crosses,
+                "segment at x={lx} crosses node at ({x},{y},{w},{h})"
+            );
+        }
+    }
+}

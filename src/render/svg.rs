@@ -2,12 +2,14 @@
 //!
 //! A simple layered layout, chosen over the `layout-rs` crate because its
 //! output must be byte-identical everywhere and linear in the plan's size:
-//! a task's row is its layer (dependencies above dependents); within a row,
-//! layer 0 keeps topological order and every later row is ordered by the
-//! mean x of each task's dependencies (ties by topological order), packed
-//! left to right and centered under those dependencies; rows never overlap.
-//! Edges are cubic Béziers from the bottom of a dependency to the top of its
-//! dependent, with an arrowhead. Every coordinate is an integer number of
+//! a task's row is its layer (dependencies above dependents); an edge that
+//! spans several rows takes a narrow slot in each row between, so it runs
+//! between that row's nodes rather than through them. Within a row, layer 0
+//! keeps topological order and every later row is ordered by the mean x of
+//! each item's predecessors (ties by topological order, then slots), packed
+//! left to right and centered under those predecessors; rows never overlap.
+//! Edges are cubic Béziers between rows (straight through a slot), from the
+//! bottom of a dependency to the top of its dependent, with an arrowhead. Every coordinate is an integer number of
 //! pixels computed with integer arithmetic, so no float formatting or
 //! platform rounding can change the bytes.
 //!
@@ -108,7 +110,8 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
             }
         })
         .collect();
-    let (width, height) = layout(plan, &mut nodes);
+    let placed = layout(plan, &mut nodes);
+    let (width, height) = (placed.width, placed.height);
 
     writeln!(
         out,
@@ -139,20 +142,11 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
         out,
         "<g fill=\"none\" stroke=\"#555555\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\">"
     )?;
-    for (i, task) in plan.tasks.iter().enumerate() {
-        let to = &nodes[i];
-        let (x2, y2) = (to.x + to.w / 2, to.y);
-        for &d in &task.dependencies {
-            let from = &nodes[d];
-            let (x1, y1) = (from.x + from.w / 2, from.y + from.h);
-            let bend = (y2 - y1) / 2;
-            writeln!(
-                out,
-                "<path d=\"M {x1} {y1} C {x1} {} {x2} {} {x2} {y2}\"/>",
-                y1 + bend,
-                y2 - bend
-            )?;
-        }
+    let mut d = String::new();
+    for route in &placed.routes {
+        d.clear();
+        path_data(&mut d, route);
+        writeln!(out, "<path d=\"{d}\"/>")?;
     }
     writeln!(out, "</g>")?;
     for (i, (task, node)) in plan.tasks.iter().zip(&nodes).enumerate() {
@@ -204,57 +198,143 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
     writeln!(out, "</svg>")
 }
 
-/// Places every node; returns the drawing's width and height.
-fn layout(plan: &Plan, nodes: &mut [Node]) -> (i64, i64) {
+/// Width of the slot a long edge takes in a row it passes through, px.
+const LANE_W: i64 = 12;
+
+/// The drawing's size and the route of every edge.
+struct Placed {
+    width: i64,
+    height: i64,
+    /// One route per edge, in the order of the tasks and then of their
+    /// dependencies: the dependency's bottom center, then for every row the
+    /// edge passes through the point where it enters and leaves that row,
+    /// then the dependent's top center.
+    routes: Vec<Vec<(i64, i64)>>,
+}
+
+/// Places every node and routes every edge.
+///
+/// An edge that spans more than one row gets a slot (a "virtual node",
+/// [`LANE_W`] wide) in each row it passes through, so it runs between the
+/// nodes of that row instead of through them. Slots take part in ordering
+/// like tasks. They are used only while their total stays linear in the
+/// plan's size (at most twice the number of tasks, plus 1024); past that,
+/// long edges are drawn straight across.
+fn layout(plan: &Plan, nodes: &mut [Node]) -> Placed {
+    let n = plan.tasks.len();
     let layers = plan.tasks.iter().map(|t| t.layer + 1).max().unwrap_or(0);
-    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); layers];
-    for (i, t) in plan.tasks.iter().enumerate() {
-        rows[t.layer].push(i);
+    // Items: tasks 0..n, then slots.
+    let mut layer: Vec<usize> = plan.tasks.iter().map(|t| t.layer).collect();
+    let mut width: Vec<i64> = nodes.iter().map(|x| x.w).collect();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    // chain[e] = (first slot, number of slots) of edge e in route order.
+    let mut chain: Vec<(usize, usize)> = Vec::new();
+    let needed: usize = plan
+        .tasks
+        .iter()
+        .map(|t| {
+            t.dependencies
+                .iter()
+                .map(|&d| t.layer - plan.tasks[d].layer - 1)
+                .sum::<usize>()
+        })
+        .sum();
+    let use_slots = needed <= 2 * n + 1024;
+    for (t, task) in plan.tasks.iter().enumerate() {
+        for &d in &task.dependencies {
+            let first = layer.len();
+            let mut prev = d;
+            if use_slots {
+                for l in plan.tasks[d].layer + 1..task.layer {
+                    let id = layer.len();
+                    layer.push(l);
+                    width.push(LANE_W);
+                    preds.push(vec![prev]);
+                    prev = id;
+                }
+            }
+            preds[t].push(prev);
+            chain.push((first, layer.len() - first));
+        }
     }
+    let items = layer.len();
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); layers];
+    for (i, &l) in layer.iter().enumerate() {
+        rows[l].push(i);
+    }
+    let mut x = vec![0i64; items];
+    let mut row_top = vec![0i64; layers];
+    let mut row_h = vec![0i64; layers];
     let mut y = MARGIN + HEADER;
-    let mut min_x = 0i64;
-    let mut max_x = 0i64;
-    for row in &mut rows {
-        // Desired center of each node: the mean center of its dependencies
+    let mut min_x = i64::MAX;
+    let mut max_x = i64::MIN;
+    for (l, row) in rows.iter().enumerate() {
+        // Desired center of each item: the mean center of its predecessors
         // (all in earlier rows, so already placed); row 0 has none.
         let mut desired: Vec<(i64, usize)> = row
             .iter()
             .map(|&i| {
-                let deps = &plan.tasks[i].dependencies;
-                if deps.is_empty() {
+                let p = &preds[i];
+                if p.is_empty() {
                     return (0, i);
                 }
-                let sum: i64 = deps.iter().map(|&d| nodes[d].x + nodes[d].w / 2).sum();
-                (sum / deps.len() as i64, i)
+                let sum: i64 = p.iter().map(|&j| x[j] + width[j] / 2).sum();
+                (sum / p.len() as i64, i)
             })
             .collect();
         desired.sort_unstable();
-        let row_w: i64 = desired.iter().map(|&(_, i)| nodes[i].w).sum::<i64>()
+        let row_w: i64 = desired.iter().map(|&(_, i)| width[i]).sum::<i64>()
             + GAP_X * (desired.len() as i64 - 1).max(0);
         let mean = if desired.is_empty() {
             0
         } else {
             desired.iter().map(|&(c, _)| c).sum::<i64>() / desired.len() as i64
         };
-        let mut x = mean - row_w / 2;
-        let mut row_h = 0;
+        let mut cursor = mean - row_w / 2;
+        let mut h = 0;
         for &(_, i) in &desired {
-            nodes[i].x = x;
-            nodes[i].y = y;
-            x += nodes[i].w + GAP_X;
-            row_h = row_h.max(nodes[i].h);
+            x[i] = cursor;
+            cursor += width[i] + GAP_X;
+            if i < n {
+                h = h.max(nodes[i].h);
+            }
         }
-        // Same order, recorded for the next row's barycenters.
-        *row = desired.into_iter().map(|(_, i)| i).collect();
-        if let (Some(&first), Some(&last)) = (row.first(), row.last()) {
-            min_x = min_x.min(nodes[first].x);
-            max_x = max_x.max(nodes[last].x + nodes[last].w);
+        if let (Some(&(_, first)), Some(&(_, last))) = (desired.first(), desired.last()) {
+            min_x = min_x.min(x[first]);
+            max_x = max_x.max(x[last] + width[last]);
         }
-        y += row_h + GAP_Y;
+        row_top[l] = y;
+        row_h[l] = h;
+        y += h + GAP_Y;
+    }
+    if items == 0 {
+        (min_x, max_x) = (0, 0);
     }
     let shift = MARGIN - min_x;
-    for n in nodes.iter_mut() {
-        n.x += shift;
+    for v in x.iter_mut() {
+        *v += shift;
+    }
+    for (i, node) in nodes.iter_mut().enumerate() {
+        node.x = x[i];
+        node.y = row_top[layer[i]];
+    }
+    let center = |i: usize| x[i] + width[i] / 2;
+    let mut routes = Vec::with_capacity(chain.len());
+    let mut e = 0;
+    for (t, task) in plan.tasks.iter().enumerate() {
+        for &d in &task.dependencies {
+            let (first, count) = chain[e];
+            e += 1;
+            let mut route = Vec::with_capacity(2 + 2 * count);
+            route.push((center(d), nodes[d].y + nodes[d].h));
+            for s in first..first + count {
+                let l = layer[s];
+                route.push((center(s), row_top[l]));
+                route.push((center(s), row_top[l] + row_h[l]));
+            }
+            route.push((center(t), nodes[t].y));
+            routes.push(route);
+        }
     }
     let width = (max_x - min_x + 2 * MARGIN).max(2 * MARGIN + 200);
     let height = if layers == 0 {
@@ -262,7 +342,30 @@ fn layout(plan: &Plan, nodes: &mut [Node]) -> (i64, i64) {
     } else {
         y - GAP_Y + MARGIN
     };
-    (width, height)
+    Placed {
+        width,
+        height,
+        routes,
+    }
+}
+
+/// SVG path data for `route`: a vertical-tangent cubic Bézier between rows,
+/// a straight line through a row.
+fn path_data(d: &mut String, route: &[(i64, i64)]) {
+    use std::fmt::Write as _;
+    let Some(&(x0, y0)) = route.first() else {
+        return;
+    };
+    let _ = write!(d, "M {x0} {y0}");
+    for (k, pair) in route.windows(2).enumerate() {
+        let ((x1, y1), (x2, y2)) = (pair[0], pair[1]);
+        if k % 2 == 0 {
+            let bend = (y2 - y1) / 2;
+            let _ = write!(d, " C {x1} {} {x2} {} {x2} {y2}", y1 + bend, y2 - bend);
+        } else {
+            let _ = write!(d, " L {x2} {y2}");
+        }
+    }
 }
 
 /// `s` cut to at most `max` characters, the last one `…` when cut.
