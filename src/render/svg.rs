@@ -327,8 +327,7 @@ fn layout(plan: &Plan, nodes: &mut [Node]) -> Placed {
             e += 1;
             let mut route = Vec::with_capacity(2 + 2 * count);
             route.push((center(d), nodes[d].y + nodes[d].h));
-            for s in first..first + count {
-                let l = layer[s];
+            for (s, &l) in layer.iter().enumerate().skip(first).take(count) {
                 route.push((center(s), row_top[l]));
                 route.push((center(s), row_top[l] + row_h[l]));
             }
