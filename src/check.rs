@@ -990,8 +990,10 @@ impl Checker {
             .iter()
             .flat_map(|t| t.dependencies.iter().cloned())
             .collect();
+        let known_tasks: std::collections::HashSet<&str> =
+            task_names.iter().map(String::as_str).collect();
         for d in deps {
-            if !task_names.contains(&d.text) {
+            if !known_tasks.contains(d.text.as_str()) {
                 self.unknown("task", &d.text, d.span, &task_names);
             }
         }
