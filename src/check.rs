@@ -4,4 +4,6 @@ use crate::{ast, diagnostic::Diagnostic};
 #[derive(Debug, Default)]
 pub struct Model;
 /// Checks.
-pub fn check(_f: &ast::File) -> (Model, Vec<Diagnostic>) { (Model, vec![]) }
+pub fn check(_f: &ast::File) -> (Model, Vec<Diagnostic>) {
+    (Model, vec![])
+}

@@ -1,3 +1,5 @@
 //! check stub
 /// run
-pub fn run(_a: &crate::commands::CheckArgs) -> i32 { 0 }
+pub fn run(_a: &crate::commands::CheckArgs) -> i32 {
+    0
+}

@@ -131,7 +131,12 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// A diagnostic with `code`'s severity and a primary label at `span`.
-    pub fn new(code: Code, message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
+    pub fn new(
+        code: Code,
+        message: impl Into<String>,
+        span: Span,
+        label: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             severity: code.severity(),
             code,
@@ -367,9 +372,30 @@ mod tests {
         let src = "a = \"😀é\" x\nb";
         let idx = LineIndex::new(src);
         let x = src.find(" x").unwrap() + 1;
-        assert_eq!(idx.position(src, x), Position { line: 0, character: 9 });
-        assert_eq!(idx.offset(src, Position { line: 0, character: 9 }), x);
+        assert_eq!(
+            idx.position(src, x),
+            Position {
+                line: 0,
+                character: 9
+            }
+        );
+        assert_eq!(
+            idx.offset(
+                src,
+                Position {
+                    line: 0,
+                    character: 9
+                }
+            ),
+            x
+        );
         let b = src.len() - 1;
-        assert_eq!(idx.position(src, b), Position { line: 1, character: 0 });
+        assert_eq!(
+            idx.position(src, b),
+            Position {
+                line: 1,
+                character: 0
+            }
+        );
     }
 }

@@ -34,7 +34,11 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { loopc::exit::USAGE } else { 0 };
+            let code = if e.use_stderr() {
+                loopc::exit::USAGE
+            } else {
+                0
+            };
             let _ = e.print();
             return ExitCode::from(code as u8);
         }

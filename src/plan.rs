@@ -210,4 +210,9 @@ pub enum GateKind {
 }
 
 /// Builds.
-pub fn build(_m: &crate::check::Model, _stem: &str) -> (Option<Plan>, Vec<crate::diagnostic::Diagnostic>) { (None, vec![]) }
+pub fn build(
+    _m: &crate::check::Model,
+    _stem: &str,
+) -> (Option<Plan>, Vec<crate::diagnostic::Diagnostic>) {
+    (None, vec![])
+}

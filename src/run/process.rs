@@ -1,0 +1,243 @@
+//! Subprocesses: every `run` string is `sh -c STRING` in a process group of
+//! its own, with stdout and stderr streamed to log files, stdin either the
+//! given bytes (then closed) or `/dev/null`, and a timeout that kills the
+//! whole group (SIGTERM, then SIGKILL after a grace period).
+//!
+//! [`Control`] is the run-wide kill switch: interrupts and the `time` budget
+//! set it, and every waiting subprocess then kills its group.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a process group gets between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How often a running subprocess is polled.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The run-wide stop switch and the registry of running process groups.
+#[derive(Debug, Default)]
+pub struct Control {
+    stop: AtomicBool,
+    deadline: Mutex<Option<Instant>>,
+    groups: Mutex<BTreeSet<i32>>,
+}
+
+impl Control {
+    /// Asks every running subprocess to be killed; no new work should start.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`Control::stop`] was called.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Sets a deadline (monotonic) after which running subprocesses are
+    /// killed as if [`Control::stop`] had been called (the `time` budget).
+    pub fn set_deadline(&self, at: Instant) {
+        if let Ok(mut d) = self.deadline.lock() {
+            *d = Some(at);
+        }
+    }
+
+    fn past_deadline(&self) -> bool {
+        self.deadline
+            .lock()
+            .ok()
+            .and_then(|d| *d)
+            .is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Sends SIGKILL to every registered process group (the last resort of
+    /// an interrupt).
+    pub fn kill_all(&self) {
+        if let Ok(groups) = self.groups.lock() {
+            for &g in groups.iter() {
+                signal_group(g, libc::SIGKILL);
+            }
+        }
+    }
+
+    fn register(&self, pgid: i32) {
+        if let Ok(mut g) = self.groups.lock() {
+            g.insert(pgid);
+        }
+    }
+
+    fn unregister(&self, pgid: i32) {
+        if let Ok(mut g) = self.groups.lock() {
+            g.remove(&pgid);
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug)]
+pub struct Spec<'a> {
+    /// The shell command, run as `sh -c COMMAND`.
+    pub command: &'a str,
+    /// Working directory.
+    pub dir: &'a Path,
+    /// Variables added to loopc's own environment.
+    pub env: &'a [(String, String)],
+    /// Variables removed from the environment.
+    pub env_remove: &'a [&'a str],
+    /// Bytes written to stdin before it is closed; `None`: `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
+    /// File that receives stdout.
+    pub stdout: &'a Path,
+    /// File that receives stderr; `None`: the stdout file.
+    pub stderr: Option<&'a Path>,
+    /// Per-run timeout (monotonic).
+    pub timeout: Duration,
+}
+
+/// How a subprocess ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this status.
+    Code(i32),
+    /// A signal that loopc did not send ended it.
+    Signal(i32),
+    /// loopc killed it at its timeout.
+    TimedOut,
+    /// loopc killed it because the run is stopping.
+    Stopped,
+}
+
+impl Exit {
+    /// Exit status 0.
+    pub fn success(self) -> bool {
+        self == Exit::Code(0)
+    }
+
+    /// A short description for people ("exit status 1", "timed out").
+    pub fn describe(self, timeout: Duration) -> String {
+        match self {
+            Exit::Code(c) => format!("exit status {c}"),
+            Exit::Signal(s) => format!("killed by signal {s}"),
+            Exit::TimedOut => format!("timed out after {}", super::time::human_duration(timeout)),
+            Exit::Stopped => "stopped (the run is stopping)".to_string(),
+        }
+    }
+}
+
+fn signal_group(pgid: i32, sig: i32) {
+    if pgid > 1 {
+        // SAFETY: killpg only sends a signal; an invalid group yields ESRCH.
+        unsafe {
+            libc::killpg(pgid, sig);
+        }
+    }
+}
+
+fn open_log(path: &Path) -> Result<File, String> {
+    File::create(path).map_err(|e| format!("cannot create log {}: {e}", path.display()))
+}
+
+/// Runs `spec` to completion, timeout or stop.
+///
+/// Errors: a log file cannot be created or `sh` cannot be started.
+pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
+    let out = open_log(spec.stdout)?;
+    let err = match spec.stderr {
+        Some(p) => open_log(p)?,
+        None => out
+            .try_clone()
+            .map_err(|e| format!("cannot open log {}: {e}", spec.stdout.display()))?,
+    };
+    let mut expr = duct::cmd("sh", ["-c", spec.command])
+        .dir(spec.dir)
+        .stdout_file(out)
+        .stderr_file(err)
+        .unchecked()
+        .before_spawn(|c| {
+            c.process_group(0);
+            Ok(())
+        });
+    expr = match &spec.stdin {
+        Some(bytes) => expr.stdin_bytes(bytes.clone()),
+        None => expr.stdin_null(),
+    };
+    for (k, v) in spec.env {
+        expr = expr.env(k, v);
+    }
+    for k in spec.env_remove {
+        expr = expr.env_remove(k);
+    }
+    let handle = expr
+        .start()
+        .map_err(|e| format!("cannot start `sh -c` in {}: {e}", spec.dir.display()))?;
+    let pgid = handle.pids().first().map(|&p| p as i32).unwrap_or(0);
+    control.register(pgid);
+    let started = Instant::now();
+    let result = wait(&handle, pgid, started + spec.timeout, control);
+    // Whatever the command left running in its group goes with it.
+    signal_group(pgid, libc::SIGKILL);
+    control.unregister(pgid);
+    result
+}
+
+fn status_of(out: &std::process::Output) -> Exit {
+    match (out.status.code(), out.status.signal()) {
+        (Some(c), _) => Exit::Code(c),
+        (None, Some(s)) => Exit::Signal(s),
+        (None, None) => Exit::Code(-1),
+    }
+}
+
+fn wait(
+    handle: &duct::Handle,
+    pgid: i32,
+    deadline: Instant,
+    control: &Control,
+) -> Result<Exit, String> {
+    let why = loop {
+        match handle.try_wait() {
+            Ok(Some(out)) => return Ok(status_of(out)),
+            Ok(None) => {}
+            Err(e) => return Err(format!("cannot wait for subprocess: {e}")),
+        }
+        if Instant::now() >= deadline {
+            break Exit::TimedOut;
+        }
+        if control.stopped() || control.past_deadline() {
+            break Exit::Stopped;
+        }
+        std::thread::sleep(POLL);
+    };
+    signal_group(pgid, libc::SIGTERM);
+    let grace = Instant::now() + KILL_GRACE;
+    while Instant::now() < grace {
+        if let Ok(Some(_)) = handle.try_wait() {
+            return Ok(why);
+        }
+        std::thread::sleep(POLL);
+    }
+    signal_group(pgid, libc::SIGKILL);
+    let _ = handle.kill();
+    let _ = handle.wait();
+    Ok(why)
+}
+
+/// The last `limit` bytes of the file at `path`, lossily decoded (empty when
+/// the file is missing). Never reads more than `limit` bytes.
+pub fn tail(path: &Path, limit: u64) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = File::open(path) else {
+        return String::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > limit && f.seek(SeekFrom::Start(len - limit)).is_err() {
+        return String::new();
+    }
+    let mut buf = Vec::new();
+    let _ = f.take(limit).read_to_end(&mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
