@@ -1,5 +1,86 @@
-//! check stub
-/// run
-pub fn run(_a: &crate::commands::CheckArgs) -> i32 {
-    0
+//! `loopc check PLAN…` (spec §4): prints every diagnostic of every file.
+//!
+//! Human diagnostics go to stderr (colored only when stderr is a terminal and
+//! `NO_COLOR` is unset); `--format json` prints one object per line on stdout.
+//! Exit status: 0 no errors, 1 errors (or warnings with `--deny-warnings`),
+//! 2 a file could not be read.
+
+use crate::commands::{CheckArgs, DiagnosticFormat};
+use crate::diagnostic::{self, Diagnostic, LineIndex, Severity};
+use crate::exit;
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use std::io::{IsTerminal, Write};
+
+/// Whether human output on stderr should be colored.
+pub fn stderr_color() -> ColorChoice {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    if !no_color && std::io::stderr().is_terminal() {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    }
+}
+
+/// Prints `diagnostics` of one file to stderr in the human format.
+pub fn print_human(name: &str, source: &str, diagnostics: &[Diagnostic]) {
+    let mut err = StandardStream::stderr(stderr_color());
+    // A closed stderr is not worth failing over.
+    let _ = diagnostic::emit_human(&mut err, name, source, diagnostics);
+}
+
+/// Runs `loopc check`.
+pub fn run(args: &CheckArgs) -> i32 {
+    let mut status = exit::OK;
+    let mut errors = 0usize;
+    let mut warnings = 0usize;
+    let stdout = std::io::stdout();
+    for path in &args.plans {
+        let compiled = match crate::compile_file(path) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: {e}");
+                status = exit::USAGE;
+                continue;
+            }
+        };
+        let mut diags = compiled.diagnostics;
+        if args.deny_warnings {
+            for d in &mut diags {
+                d.severity = Severity::Error;
+            }
+        }
+        errors += diags.iter().filter(|d| d.is_error()).count();
+        warnings += diags.iter().filter(|d| !d.is_error()).count();
+        match args.format {
+            DiagnosticFormat::Human => print_human(&compiled.name, &compiled.source, &diags),
+            DiagnosticFormat::Json => {
+                let index = LineIndex::new(&compiled.source);
+                let mut out = stdout.lock();
+                for d in &diags {
+                    let line =
+                        diagnostic::to_json_line(&compiled.name, &compiled.source, &index, d);
+                    if writeln!(out, "{line}").is_err() {
+                        // A closed pipe (`| head`) is a normal end.
+                        return status.max(if errors > 0 { exit::FAILURE } else { exit::OK });
+                    }
+                }
+            }
+        }
+    }
+    if status == exit::USAGE {
+        return status;
+    }
+    if args.format == DiagnosticFormat::Human {
+        let files = args.plans.len();
+        let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+        if errors > 0 {
+            eprintln!(
+                "error: {} checked: {}, {}",
+                plural(files, "file"),
+                plural(errors, "error"),
+                plural(warnings, "warning")
+            );
+        }
+    }
+    if errors > 0 { exit::FAILURE } else { exit::OK }
 }

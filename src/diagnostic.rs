@@ -376,7 +376,7 @@ mod tests {
             idx.position(src, x),
             Position {
                 line: 0,
-                character: 9
+                character: 10
             }
         );
         assert_eq!(
@@ -384,7 +384,7 @@ mod tests {
                 src,
                 Position {
                     line: 0,
-                    character: 9
+                    character: 10
                 }
             ),
             x

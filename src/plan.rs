@@ -4,9 +4,14 @@
 //! Everything after the checker (graph rendering, the interpreter, the cache)
 //! works from a [`Plan`] and never looks at the syntax tree again.
 
-use crate::key::Key;
+use crate::check::{AgentDef, GateDef, GateDefKind, Model, Work};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::key::{Encoder, Key};
+use crate::span::Span;
+use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 /// Default per-attempt timeout and gate timeout (spec §3): 30 minutes.
@@ -102,6 +107,27 @@ pub struct Task {
     pub dependencies: Vec<usize>,
     /// The definition key (spec §6 without the `inputs` part).
     pub key: Key,
+    /// Digests of the key's components, so a changed key can say what changed.
+    pub key_parts: KeyParts,
+    /// The task's layer: 0 without dependencies, else one more than its
+    /// deepest dependency.
+    pub layer: usize,
+}
+
+/// Digests of the components of a task's definition key (spec §6), kept so
+/// that `run --dry-run` can name the part that changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyParts {
+    /// The prompt (agent task) or command (command task).
+    pub work: Key,
+    /// The agent's `run` and `output`.
+    pub agent: Key,
+    /// `accept` and the gates' definitions.
+    pub gates: Key,
+    /// The merged environment.
+    pub env: Key,
+    /// The dependencies' keys.
+    pub dependencies: Key,
 }
 
 /// What does a task's work.
@@ -209,10 +235,481 @@ pub enum GateKind {
     },
 }
 
-/// Builds.
-pub fn build(
-    _m: &crate::check::Model,
-    _stem: &str,
-) -> (Option<Plan>, Vec<crate::diagnostic::Diagnostic>) {
-    (None, vec![])
+/// Builds the plan from a checked model: the DAG (E0006 for cycles, W0002 for
+/// redundant dependencies), resolved defaults, topological order and keys.
+///
+/// `stem` is the plan file's stem (the default loop name). Graph diagnostics
+/// are computed even when the model had errors; the plan is `None` when the
+/// model is incomplete (a task without valid work or agent) or cyclic.
+pub fn build(model: &Model, stem: &str) -> (Option<Plan>, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let n = model.tasks.len();
+    let index: HashMap<&str, usize> = model
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.text.as_str(), i))
+        .collect();
+    // deps[i]: (dependency index, span of the reference), in source order.
+    let deps: Vec<Vec<(usize, Span)>> = model
+        .tasks
+        .iter()
+        .map(|t| {
+            t.dependencies
+                .iter()
+                .filter_map(|d| index.get(d.text.as_str()).map(|&j| (j, d.span)))
+                .collect()
+        })
+        .collect();
+
+    let mut graph: DiGraph<usize, ()> = DiGraph::with_capacity(n, 0);
+    for i in 0..n {
+        graph.add_node(i);
+    }
+    for (i, ds) in deps.iter().enumerate() {
+        for &(j, _) in ds {
+            graph.update_edge(NodeIndex::new(j), NodeIndex::new(i), ());
+        }
+    }
+
+    let cyclic = cycles(model, &graph, &deps, &mut diagnostics);
+    if cyclic {
+        return (None, diagnostics);
+    }
+    let order = topological_order(&graph);
+    redundant(model, &deps, &order, &mut diagnostics);
+
+    (resolve(model, stem, &deps, &order), diagnostics)
+}
+
+/// Kahn's algorithm, ties broken by source order so the order is deterministic.
+fn topological_order(graph: &DiGraph<usize, ()>) -> Vec<usize> {
+    let n = graph.node_count();
+    let mut indegree: Vec<usize> = (0..n)
+        .map(|i| {
+            graph
+                .neighbors_directed(NodeIndex::new(i), Direction::Incoming)
+                .count()
+        })
+        .collect();
+    let mut ready: BinaryHeap<Reverse<usize>> =
+        (0..n).filter(|&i| indegree[i] == 0).map(Reverse).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(Reverse(i)) = ready.pop() {
+        order.push(i);
+        for m in graph.neighbors_directed(NodeIndex::new(i), Direction::Outgoing) {
+            indegree[m.index()] -= 1;
+            if indegree[m.index()] == 0 {
+                ready.push(Reverse(m.index()));
+            }
+        }
+    }
+    order
+}
+
+/// Reports every dependency cycle (E0006); true if there was one.
+fn cycles(
+    model: &Model,
+    graph: &DiGraph<usize, ()>,
+    deps: &[Vec<(usize, Span)>],
+    out: &mut Vec<Diagnostic>,
+) -> bool {
+    let mut any = false;
+    let mut sccs = petgraph::algo::tarjan_scc(graph);
+    for scc in &mut sccs {
+        scc.sort_unstable_by_key(|n| n.index());
+    }
+    sccs.sort_by_key(|scc| scc.first().map(|n| n.index()));
+    for scc in sccs {
+        let members: HashSet<usize> = scc.iter().map(|n| n.index()).collect();
+        let Some(&start) = scc.first().map(|n| n.index()).as_ref() else {
+            continue;
+        };
+        let self_loop = deps[start].iter().any(|&(j, _)| j == start);
+        if members.len() < 2 && !self_loop {
+            continue;
+        }
+        any = true;
+        // Shortest "depends on" path from start back to start within the SCC.
+        let path = if self_loop {
+            vec![start, start]
+        } else {
+            let mut prev: HashMap<usize, usize> = HashMap::new();
+            let mut queue = VecDeque::from([start]);
+            let mut found = false;
+            while let Some(u) = queue.pop_front() {
+                for &(v, _) in &deps[u] {
+                    if !members.contains(&v) {
+                        continue;
+                    }
+                    if v == start {
+                        prev.insert(usize::MAX, u);
+                        found = true;
+                        break;
+                    }
+                    if let std::collections::hash_map::Entry::Vacant(e) = prev.entry(v) {
+                        e.insert(u);
+                        queue.push_back(v);
+                    }
+                }
+                if found {
+                    break;
+                }
+            }
+            let mut rev = vec![start];
+            let mut cur = prev.get(&usize::MAX).copied().unwrap_or(start);
+            while cur != start {
+                rev.push(cur);
+                cur = prev.get(&cur).copied().unwrap_or(start);
+            }
+            rev.push(start);
+            rev.reverse();
+            rev
+        };
+        let names: Vec<&str> = path
+            .iter()
+            .map(|&i| model.tasks[i].name.text.as_str())
+            .collect();
+        let mut labels: Vec<(Span, String)> = Vec::new();
+        for w in path.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            let span = deps[a]
+                .iter()
+                .find(|&&(j, _)| j == b)
+                .map_or(model.tasks[a].name.span, |&(_, s)| s);
+            labels.push((
+                span,
+                format!(
+                    "`{}` depends on `{}`",
+                    model.tasks[a].name.text, model.tasks[b].name.text
+                ),
+            ));
+        }
+        let (first_span, first_msg) = labels[0].clone();
+        let mut d = Diagnostic::new(
+            Code::E0006,
+            format!("dependency cycle: {}", names.join(" → ")),
+            first_span,
+            first_msg,
+        );
+        for (span, msg) in labels.into_iter().skip(1) {
+            d = d.with_label(span, msg);
+        }
+        if members.len() > path.len() - 1 {
+            let mut others: Vec<&str> = members
+                .iter()
+                .filter(|i| !path.contains(i))
+                .map(|&i| model.tasks[i].name.text.as_str())
+                .collect();
+            others.sort_unstable();
+            d = d.with_note(format!("also in this cycle: {}", others.join(", ")));
+        }
+        d = d.with_note("a plan's dependencies must form a DAG: remove one of these dependencies");
+        out.push(d);
+    }
+    any
+}
+
+/// Reports dependencies already implied through another dependency (W0002).
+fn redundant(
+    model: &Model,
+    deps: &[Vec<(usize, Span)>],
+    order: &[usize],
+    out: &mut Vec<Diagnostic>,
+) {
+    let _ = order;
+    let mut stamp = vec![usize::MAX; deps.len()];
+    let mut via = vec![usize::MAX; deps.len()];
+    for (t, ds) in deps.iter().enumerate() {
+        if ds.len() < 2 {
+            // A dependency listed once cannot be implied by another one.
+            continue;
+        }
+        let direct: HashSet<usize> = ds.iter().map(|&(j, _)| j).collect();
+        let mut seen_twice: HashSet<usize> = HashSet::new();
+        let mut first_seen: HashSet<usize> = HashSet::new();
+        for &(j, span) in ds {
+            if !first_seen.insert(j) && seen_twice.insert(j) {
+                out.push(
+                    Diagnostic::new(
+                        Code::W0002,
+                        format!(
+                            "task `{}` lists dependency `{}` twice",
+                            model.tasks[t].name.text, model.tasks[j].name.text
+                        ),
+                        span,
+                        "listed again here",
+                    )
+                    .with_note("remove the repeated dependency"),
+                );
+            }
+        }
+        // Walk the ancestors of every direct dependency, remembering which
+        // direct dependency reached them first.
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        for &(j, _) in ds {
+            for &(k, _) in &deps[j] {
+                stack.push((k, j));
+            }
+        }
+        while let Some((u, from)) = stack.pop() {
+            if stamp[u] == t {
+                continue;
+            }
+            stamp[u] = t;
+            via[u] = from;
+            for &(k, _) in &deps[u] {
+                if stamp[k] != t {
+                    stack.push((k, from));
+                }
+            }
+        }
+        let mut reported: HashSet<usize> = HashSet::new();
+        for &(j, span) in ds {
+            if stamp[j] == t && direct.contains(&via[j]) && via[j] != j && reported.insert(j) {
+                out.push(
+                    Diagnostic::new(
+                        Code::W0002,
+                        format!(
+                            "dependency `{}` of task `{}` is redundant",
+                            model.tasks[j].name.text, model.tasks[t].name.text
+                        ),
+                        span,
+                        format!(
+                            "already implied through `{}`",
+                            model.tasks[via[j]].name.text
+                        ),
+                    )
+                    .with_note(format!(
+                        "`{}` depends on `{}` already; remove it from this list",
+                        model.tasks[via[j]].name.text, model.tasks[j].name.text
+                    )),
+                );
+            }
+        }
+    }
+}
+
+/// Resolves defaults and computes keys; `None` if the model is incomplete.
+fn resolve(
+    model: &Model,
+    stem: &str,
+    deps: &[Vec<(usize, Span)>],
+    order: &[usize],
+) -> Option<Plan> {
+    let agents: HashMap<&str, &AgentDef> = model
+        .agents
+        .iter()
+        .map(|a| (a.name.name.as_str(), a))
+        .collect();
+    let gates: HashMap<&str, &GateDef> = model
+        .gates
+        .iter()
+        .map(|g| (g.name.name.as_str(), g))
+        .collect();
+    let resolve_agent = |name: &str| -> Option<Agent> {
+        let a = agents.get(name)?;
+        Some(Agent {
+            name: a.name.name.clone(),
+            run: a.run.clone()?,
+            output: a.output,
+            timeout: a.timeout,
+            cost: a.cost,
+            env: a.env.clone(),
+        })
+    };
+    let resolve_gate = |name: &str| -> Option<Gate> {
+        let g = gates.get(name)?;
+        let kind = match &g.kind {
+            GateDefKind::Command(run) => GateKind::Command { run: run.clone() },
+            GateDefKind::Agent { agent, prompt } => GateKind::Agent {
+                agent: resolve_agent(&agent.name)?,
+                prompt: prompt.clone(),
+            },
+            GateDefKind::Invalid => return None,
+        };
+        Some(Gate {
+            name: g.name.name.clone(),
+            kind,
+            timeout: g.timeout.unwrap_or(DEFAULT_TIMEOUT),
+            on_fail: g.on_fail,
+        })
+    };
+
+    // position[i] = where source task i lands in topological order.
+    let mut position = vec![0usize; model.tasks.len()];
+    for (p, &i) in order.iter().enumerate() {
+        position[i] = p;
+    }
+    let mut tasks: Vec<Task> = Vec::with_capacity(order.len());
+    for &i in order {
+        let t = &model.tasks[i];
+        let agent = match &t.work {
+            Work::Prompt(_) => {
+                let r = t.agent.as_ref().or(model.defaults.agent.as_ref())?;
+                Some(resolve_agent(&r.name)?)
+            }
+            Work::Run(_) => None,
+            Work::Invalid => return None,
+        };
+        let gate_refs = t.gates.as_ref().or(model.defaults.gates.as_ref());
+        let mut task_gates = Vec::new();
+        for r in gate_refs.into_iter().flatten() {
+            task_gates.push(resolve_gate(&r.name)?);
+        }
+        let mut env = BTreeMap::new();
+        if let Some(a) = &agent {
+            env.extend(a.env.clone());
+        }
+        env.extend(model.defaults.env.clone());
+        env.extend(t.env.clone());
+        let timeout = t
+            .timeout
+            .or(model.defaults.timeout)
+            .or(agent.as_ref().and_then(|a| a.timeout))
+            .unwrap_or(DEFAULT_TIMEOUT);
+        let kind = match (&t.work, agent) {
+            (Work::Prompt(p), Some(agent)) => TaskKind::Agent {
+                prompt: p.clone(),
+                agent,
+            },
+            (Work::Run(r), _) => TaskKind::Command { run: r.clone() },
+            _ => return None,
+        };
+        let mut dependencies: Vec<usize> = deps[i].iter().map(|&(j, _)| position[j]).collect();
+        dependencies.sort_unstable();
+        dependencies.dedup();
+        let layer = dependencies
+            .iter()
+            .map(|&d| tasks[d].layer + 1)
+            .max()
+            .unwrap_or(0);
+        let dep_keys: Vec<Key> = dependencies.iter().map(|&d| tasks[d].key).collect();
+        let (key, key_parts) = task_key(
+            &t.name.text,
+            &kind,
+            t.accept.as_deref(),
+            &task_gates,
+            &env,
+            dep_keys,
+        );
+        tasks.push(Task {
+            name: t.name.text.clone(),
+            title: t.title.clone(),
+            kind,
+            accept: t.accept.clone(),
+            gates: task_gates,
+            attempts: t
+                .attempts
+                .or(model.defaults.attempts)
+                .unwrap_or(DEFAULT_ATTEMPTS),
+            timeout,
+            inputs: t.inputs.clone(),
+            env,
+            dependencies,
+            key,
+            key_parts,
+            layer,
+        });
+    }
+    let mut graph: DiGraph<usize, ()> = DiGraph::with_capacity(tasks.len(), 0);
+    for i in 0..tasks.len() {
+        graph.add_node(i);
+    }
+    for (i, t) in tasks.iter().enumerate() {
+        for &d in &t.dependencies {
+            graph.add_edge(NodeIndex::new(d), NodeIndex::new(i), ());
+        }
+    }
+    let name = model
+        .settings
+        .name
+        .clone()
+        .unwrap_or_else(|| stem.to_string());
+    Some(Plan {
+        settings: Settings {
+            base: model.settings.base.clone(),
+            branch: model
+                .settings
+                .branch
+                .clone()
+                .unwrap_or_else(|| format!("loop/{name}")),
+            parallel: model.settings.parallel.unwrap_or(1),
+            setup: model.settings.setup.clone(),
+        },
+        budget: Budget {
+            iterations: model.budget.iterations,
+            time: model.budget.time,
+            cost: model.budget.cost,
+            failures: model.budget.failures.unwrap_or(DEFAULT_FAILURES),
+        },
+        name,
+        tasks,
+        graph,
+    })
+}
+
+/// A task's definition key (spec §6 without `inputs`) and its components.
+///
+/// In the key: the format version, the task name, the prompt or command, the
+/// agent's `run` and `output`, `accept`, each gate's definition (command, or
+/// agent `run`/`output`/`env` and prompt), the merged environment, and the
+/// dependencies' keys (sorted). Not in it: titles, timeouts, attempts,
+/// budgets, `on_fail`, gate names, comments and layout.
+fn task_key(
+    name: &str,
+    kind: &TaskKind,
+    accept: Option<&str>,
+    gates: &[Gate],
+    env: &BTreeMap<String, String>,
+    mut dep_keys: Vec<Key>,
+) -> (Key, KeyParts) {
+    let work = match kind {
+        TaskKind::Agent { prompt, .. } => Encoder::new().str("prompt", prompt).finish(),
+        TaskKind::Command { run } => Encoder::new().str("run", run).finish(),
+    };
+    let agent = match kind {
+        TaskKind::Agent { agent, .. } => Encoder::new()
+            .str("run", &agent.run)
+            .str("output", agent.output.as_str())
+            .finish(),
+        TaskKind::Command { .. } => Encoder::new().str("agent", "").finish(),
+    };
+    let mut g = Encoder::new();
+    g.opt("accept", accept);
+    for gate in gates {
+        match &gate.kind {
+            GateKind::Command { run } => g.str("gate.run", run),
+            GateKind::Agent { agent, prompt } => g
+                .str("gate.agent.run", &agent.run)
+                .str("gate.agent.output", agent.output.as_str())
+                .map("gate.agent.env", agent.env.iter())
+                .str("gate.prompt", prompt),
+        };
+    }
+    let gates = g.finish();
+    let env = Encoder::new().map("env", env.iter()).finish();
+    dep_keys.sort_unstable();
+    let mut d = Encoder::new();
+    for k in &dep_keys {
+        d.key("dependency", k);
+    }
+    let dependencies = d.finish();
+    let parts = KeyParts {
+        work,
+        agent,
+        gates,
+        env,
+        dependencies,
+    };
+    let key = Encoder::new()
+        .str("version", crate::key::KEY_FORMAT_VERSION)
+        .str("task", name)
+        .key("work", &parts.work)
+        .key("agent", &parts.agent)
+        .key("gates", &parts.gates)
+        .key("env", &parts.env)
+        .key("dependencies", &parts.dependencies)
+        .finish();
+    (key, parts)
 }
