@@ -58,7 +58,11 @@ task c "Task C": a b { run = "cat a.txt b.txt > c.txt" }
     let c_start = repo.seq_of("attempt_started", "c");
     assert!(c_start > a_end && c_start > b_end);
     // Sequence numbers are 1, 2, 3, … in file order.
-    let seqs: Vec<u64> = repo.events().iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    let seqs: Vec<u64> = repo
+        .events()
+        .iter()
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
 
     // The work is on the integration branch; the user's branch is untouched.
@@ -66,7 +70,10 @@ task c "Task C": a b { run = "cat a.txt b.txt > c.txt" }
     for f in ["a.txt", "b.txt", "c.txt"] {
         assert!(files.contains(&f.to_string()), "{f} missing: {files:?}");
     }
-    assert_eq!(repo.show("loop/par", "c.txt").unwrap(), "made by a\nmade by b\n");
+    assert_eq!(
+        repo.show("loop/par", "c.txt").unwrap(),
+        "made by a\nmade by b\n"
+    );
     assert_eq!(repo.git(&["rev-parse", "main"]), main_before);
     assert_eq!(repo.git(&["symbolic-ref", "--short", "HEAD"]), "main");
     assert!(!repo.root.join("a.txt").exists());
@@ -82,8 +89,14 @@ task c "Task C": a b { run = "cat a.txt b.txt > c.txt" }
     assert_eq!(repo.task("a")["cost_micro_usd"], 250_000);
     assert_eq!(state["spent"]["iterations"], 2);
     let progress = std::fs::read_to_string(repo.root.join(".loopc/progress.md")).unwrap();
-    assert!(progress.contains("a: Task A — wrote a.txt; a.txt"), "{progress}");
-    assert!(r.stdout.contains("task") && r.stdout.contains("attempts"), "{r:?}");
+    assert!(
+        progress.contains("a: Task A — wrote a.txt; a.txt"),
+        "{progress}"
+    );
+    assert!(
+        r.stdout.contains("task") && r.stdout.contains("attempts"),
+        "{r:?}"
+    );
     // Passed attempts leave no worktree and no task branch behind.
     assert_eq!(repo.git(&["branch", "--list", "loopc/*"]), "");
     assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
@@ -117,7 +130,10 @@ task t "The title" { agent = bot  prompt = "PROMPT-TEXT"  env = { FROM_TASK = "2
     assert_eq!(r.code, 0, "{r:?}");
     let stdin = std::fs::read_to_string(format!("{}.stdin", out.display())).unwrap();
     assert!(stdin.starts_with("PROMPT-TEXT"), "{stdin}");
-    assert!(stdin.contains("LOOP_HANDOFF"), "handoff instructions appended");
+    assert!(
+        stdin.contains("LOOP_HANDOFF"),
+        "handoff instructions appended"
+    );
     let env = std::fs::read_to_string(format!("{}.env", out.display())).unwrap();
     for needle in [
         "LOOP_TASK=t\n",

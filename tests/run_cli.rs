@@ -48,7 +48,10 @@ fn missing_base_branch_exits_2() {
     repo.plan(&PLAN.replace("loop \"cli\" { }", "loop \"cli\" { base = \"nope\" }"));
     let r = repo.run();
     assert_eq!(r.code, 2, "{r:?}");
-    assert!(r.stderr.contains("base branch `nope` does not exist"), "{r:?}");
+    assert!(
+        r.stderr.contains("base branch `nope` does not exist"),
+        "{r:?}"
+    );
     no_work_started(&repo);
 }
 
@@ -89,7 +92,10 @@ fn status_and_clean() {
     let r = repo.loopc(&["status"]);
     assert_eq!(r.code, 2, "no state yet: {r:?}");
     repo.script("agent.sh", SIMPLE_AGENT);
-    repo.script("fail.sh", "#!/bin/sh\ncat >/dev/null\necho x > x.txt\nexit 3\n");
+    repo.script(
+        "fail.sh",
+        "#!/bin/sh\ncat >/dev/null\necho x > x.txt\nexit 3\n",
+    );
     repo.plan(
         r#"
 loop "cli" { parallel = 2 }
@@ -197,7 +203,10 @@ task a { agent = bad  prompt = "x"  attempts = 5 }
     let s = repo.state();
     assert_eq!(s["status"], "stopped");
     assert_eq!(s["spent"]["iterations"], 2);
-    assert!(s["stop_reason"].as_str().unwrap().contains("iterations"), "{s}");
+    assert!(
+        s["stop_reason"].as_str().unwrap().contains("iterations"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -214,6 +223,11 @@ task a { agent = bad  prompt = "x"  attempts = 5 }
     );
     let r = repo.run();
     assert_eq!(r.code, 3, "{r:?}");
-    assert!(repo.state()["stop_reason"].as_str().unwrap().contains("circuit breaker"));
+    assert!(
+        repo.state()["stop_reason"]
+            .as_str()
+            .unwrap()
+            .contains("circuit breaker")
+    );
     assert_eq!(repo.task("a")["attempts"], 2);
 }

@@ -43,7 +43,11 @@ task t { agent = writer  prompt = "write"  gates = [review] }
     let fb = std::fs::read_to_string(repo.root.join(".loopc/logs/t/2/feedback.md")).unwrap();
     assert!(fb.contains("t.txt must say good"), "{fb}");
     // The reviewer got its prompt and the verdict instructions on stdin.
-    let seen = std::fs::read_to_string(repo.root.join(".loopc/logs/t/1/gate-review.handoff.json.prompt")).unwrap();
+    let seen = std::fs::read_to_string(
+        repo.root
+            .join(".loopc/logs/t/1/gate-review.handoff.json.prompt"),
+    )
+    .unwrap();
     assert!(seen.starts_with("Review $LOOP_DIFF_FILE"), "{seen}");
     assert!(seen.contains("LOOP_HANDOFF"));
 }
@@ -67,7 +71,12 @@ task t { agent = bot  prompt = "x"  gates = [review] }
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(repo.status_of("t"), "blocked");
     assert_eq!(repo.task("t")["attempts"], 1);
-    assert!(repo.task("t")["reason"].as_str().unwrap().contains("no verdict"));
+    assert!(
+        repo.task("t")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no verdict")
+    );
 }
 
 #[test]
@@ -89,7 +98,12 @@ task second { agent = bot  prompt = "y" }
     assert_eq!(repo.status_of("first"), "failed");
     assert_eq!(repo.task("first")["attempts"], 1);
     assert_eq!(repo.status_of("second"), "pending");
-    assert!(repo.state()["stop_reason"].as_str().unwrap().contains("on_fail = fail"));
+    assert!(
+        repo.state()["stop_reason"]
+            .as_str()
+            .unwrap()
+            .contains("on_fail = fail")
+    );
 }
 
 #[test]
@@ -107,7 +121,12 @@ task t { agent = bot  prompt = "x"  gates = [sneaky]  attempts = 1 }
     );
     let r = repo.run();
     assert_eq!(r.code, 1, "{r:?}");
-    assert!(repo.task("t")["reason"].as_str().unwrap().contains("changed the worktree"));
+    assert!(
+        repo.task("t")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("changed the worktree")
+    );
 }
 
 #[test]
@@ -145,7 +164,11 @@ task t { agent = bot  prompt = "x" }
     let r = repo.run();
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(repo.status_of("t"), "blocked");
-    assert_eq!(repo.task("t")["attempts"], 0, "setup failures are not counted");
+    assert_eq!(
+        repo.task("t")["attempts"],
+        0,
+        "setup failures are not counted"
+    );
     let infra = repo
         .events()
         .iter()

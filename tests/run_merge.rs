@@ -61,12 +61,16 @@ task b { prompt = "edit" }
         .find(|e| e["event"] == "attempt_finished" && e["outcome"] == "failed")
         .expect("one attempt failed on the conflict");
     assert!(
-        conflict["reason"].as_str().unwrap().contains("merge conflict in shared.txt"),
+        conflict["reason"]
+            .as_str()
+            .unwrap()
+            .contains("merge conflict in shared.txt"),
         "{conflict}"
     );
     let loser = conflict["task"].as_str().unwrap();
     let winner = if loser == "a" { "b" } else { "a" };
-    let fb = std::fs::read_to_string(repo.root.join(format!(".loopc/logs/{loser}/2/feedback.md"))).unwrap();
+    let fb = std::fs::read_to_string(repo.root.join(format!(".loopc/logs/{loser}/2/feedback.md")))
+        .unwrap();
     assert!(fb.contains("shared.txt"), "{fb}");
     assert_eq!(repo.task(loser)["attempts"], 2);
     assert_eq!(
@@ -139,6 +143,9 @@ task b { prompt = "b" }
     let reflog = repo.git(&["reflog", "--format=%H", "refs/heads/loop/inv"]);
     let base = repo.git(&["rev-parse", "main"]);
     for line in reflog.lines() {
-        assert!(heads.contains(&line.to_string()) || line == base, "unexpected head {line}");
+        assert!(
+            heads.contains(&line.to_string()) || line == base,
+            "unexpected head {line}"
+        );
     }
 }

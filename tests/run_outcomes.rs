@@ -34,7 +34,10 @@ task free { agent = ok  prompt = "independent" }
     assert_eq!(repo.status_of("broken"), "failed");
     assert_eq!(repo.task("broken")["attempts"], 2);
     assert!(
-        repo.task("broken")["reason"].as_str().unwrap().contains("could not do it (attempt 2)"),
+        repo.task("broken")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("could not do it (attempt 2)"),
         "{:?}",
         repo.task("broken")
     );
@@ -74,7 +77,12 @@ task next: ask { run = "true" }
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(repo.status_of("ask"), "blocked");
     assert_eq!(repo.task("ask")["attempts"], 1);
-    assert!(repo.task("ask")["reason"].as_str().unwrap().contains("which database?"));
+    assert!(
+        repo.task("ask")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("which database?")
+    );
     assert_eq!(repo.status_of("next"), "skipped");
 }
 
@@ -102,7 +110,12 @@ task ok { agent = fine  prompt = "y" }
     let r = repo.run();
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(repo.status_of("lazy"), "failed");
-    assert!(repo.task("lazy")["reason"].as_str().unwrap().contains("no changes"));
+    assert!(
+        repo.task("lazy")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no changes")
+    );
     assert_eq!(repo.status_of("ok"), "passed");
 }
 
@@ -141,7 +154,10 @@ task solve { agent = bot  prompt = "answer"  gates = [answer] }
     assert_eq!(repo.task("solve")["attempts"], 2);
     assert_eq!(repo.show("loop/fb", "answer.txt").unwrap(), "42\n");
     let prompt = std::fs::read_to_string(repo.root.join(".loopc/logs/solve/2/prompt.md")).unwrap();
-    assert!(prompt.contains("wrong answer 41: expected 42"), "feedback in prompt: {prompt}");
+    assert!(
+        prompt.contains("wrong answer 41: expected 42"),
+        "feedback in prompt: {prompt}"
+    );
 }
 
 #[test]
@@ -171,13 +187,27 @@ task slow { agent = bot  prompt = "x"  attempts = 1  timeout = 300ms }
     let r = repo.run();
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(repo.status_of("slow"), "failed");
-    assert!(repo.task("slow")["reason"].as_str().unwrap().contains("timed out"));
-    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    assert!(
+        repo.task("slow")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("timed out")
+    );
+    let pid = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .to_string();
     // The background grandchild is gone too: no process, or a zombie
     // waiting for init to reap it (polled, bounded).
     let alive = || {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
             .unwrap_or(false)
     };
     let mut tries = 0;
@@ -229,5 +259,8 @@ task e { agent = broken  prompt = "x"  attempts = 1 }
     assert_eq!(e["cost_micro_usd"], 500_000);
     assert_eq!(repo.state()["spent"]["cost_micro_usd"], 542_500);
     let progress = std::fs::read_to_string(repo.root.join(".loopc/progress.md")).unwrap();
-    assert!(progress.contains("t: Do it — Implemented the thing; done.txt"), "{progress}");
+    assert!(
+        progress.contains("t: Do it — Implemented the thing; done.txt"),
+        "{progress}"
+    );
 }

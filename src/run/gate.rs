@@ -287,7 +287,7 @@ pub fn run_checks(
     Verdict::Pass
 }
 
-/// Reads `agent`-less wrappers: whether `kind` is an agent check.
+/// Whether `check` is agent-judged.
 pub fn is_agent(check: &Check) -> bool {
     matches!(check.kind, CheckKind::Agent { .. })
 }

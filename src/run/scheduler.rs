@@ -368,8 +368,11 @@ impl Scheduler {
                     self.ctx.events.ui().line(&format!("loopc: {e}"));
                 }
                 cache::record(&self.ctx, i, &self.head);
-                for c in gate::checks_of(&task) {
+                for mut c in gate::checks_of(&task) {
                     if !gate::is_agent(&c) && !self.merged_checks.iter().any(|k| k.kind == c.kind) {
+                        if c.label == "accept" {
+                            c.label = format!("accept of {}", task.name);
+                        }
                         self.merged_checks.push(c);
                     }
                 }

@@ -154,7 +154,8 @@ impl Repo {
 
     /// `.loopc/state.json`.
     pub fn state(&self) -> Value {
-        let text = std::fs::read_to_string(self.root.join(".loopc/state.json")).expect("state.json");
+        let text =
+            std::fs::read_to_string(self.root.join(".loopc/state.json")).expect("state.json");
         serde_json::from_str(&text).expect("state.json is JSON")
     }
 
