@@ -231,3 +231,103 @@ task a { agent = bad  prompt = "x"  attempts = 5 }
     );
     assert_eq!(repo.task("a")["attempts"], 2);
 }
+
+#[test]
+fn time_budget_stops_running_attempts_with_exit_3() {
+    let repo = Repo::new();
+    repo.script("sleepy.sh", "#!/bin/sh\ncat >/dev/null\nsleep 1000\n");
+    repo.plan(
+        r#"
+loop "cli" { }
+budget { time = 300ms }
+agent bot { run = "sh @BIN@/sleepy.sh" }
+task a { agent = bot  prompt = "x" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_eq!(repo.status_of("a"), "interrupted");
+    assert_eq!(
+        repo.task("a")["attempts"],
+        0,
+        "an interrupted attempt is not counted"
+    );
+    assert!(
+        repo.state()["stop_reason"]
+            .as_str()
+            .unwrap()
+            .contains("budget `time`")
+    );
+}
+
+#[test]
+fn sigterm_kills_running_work_and_exits_130() {
+    let repo = Repo::new();
+    let started = repo.bin.join("started");
+    let pidfile = repo.bin.join("agent.pid");
+    repo.script(
+        "sleepy.sh",
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\necho $$ > {p}\ntouch {s}\nsleep 1000\n",
+            p = pidfile.display(),
+            s = started.display()
+        ),
+    );
+    repo.plan(
+        r#"
+loop "cli" { }
+budget { iterations = 5 }
+agent bot { run = "sh @BIN@/sleepy.sh" }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = bot  prompt = "y" }
+"#,
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
+        .arg("run")
+        .current_dir(&repo.root)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut i = 0;
+    while !started.exists() && i < 500 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        i += 1;
+    }
+    assert!(started.exists(), "the agent never started");
+    let ok = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130));
+    let state = repo.state();
+    assert_eq!(state["status"], "interrupted");
+    assert_eq!(repo.status_of("a"), "interrupted");
+    assert_eq!(repo.status_of("b"), "pending");
+    // The agent's process is gone (or a zombie awaiting init).
+    let pid = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .to_string();
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(false)
+    };
+    let mut tries = 0;
+    while alive() && tries < 250 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        tries += 1;
+    }
+    assert!(!alive(), "agent {pid} survived the interrupt");
+}

@@ -108,6 +108,13 @@ impl Scheduler {
                 self.set_stop(StopKind::Interrupted, "interrupted".into());
                 self.ctx.control.stop();
             }
+            if self.meter.deadline().is_some_and(|d| Instant::now() >= d) {
+                // `time` also stops running attempts (their subprocesses see
+                // the same deadline through `Control`).
+                if let Some(reason) = self.meter.exhausted(false) {
+                    self.set_stop(StopKind::Budget, reason);
+                }
+            }
             if self.stop.is_none() {
                 self.start_ready(state, &pool, &tx);
             }
