@@ -249,6 +249,9 @@ struct Checker {
 /// The fields of one block after duplicate and unknown fields were reported.
 struct Fields<'a> {
     map: HashMap<&'a str, &'a Field>,
+    /// Whether the block had an unknown field: then a "missing" field may just
+    /// be misspelled, and E0008 would only repeat E0002.
+    had_unknown: bool,
 }
 
 impl<'a> Fields<'a> {
@@ -370,6 +373,7 @@ impl Checker {
     /// Reports duplicate (E0003) and unknown (E0002) fields of a block.
     fn fields<'a>(&mut self, block: &'a Block, what: &str, allowed: &[&str]) -> Fields<'a> {
         let mut map: HashMap<&str, &Field> = HashMap::new();
+        let mut had_unknown = false;
         for f in &block.fields {
             let name = f.name.text.as_str();
             if !allowed.contains(&name) {
@@ -384,6 +388,7 @@ impl Checker {
                 }
                 d = d.with_note(format!("{what} takes: {}", allowed.join(", ")));
                 self.push(d);
+                had_unknown = true;
                 continue;
             }
             if let Some(prev) = map.get(name) {
@@ -401,7 +406,7 @@ impl Checker {
             }
             map.insert(name, f);
         }
-        Fields { map }
+        Fields { map, had_unknown }
     }
 
     fn type_error(&mut self, f: &Field, expected: &str) {
@@ -671,7 +676,7 @@ impl Checker {
     fn agent(&mut self, a: &ast::AgentItem) {
         let f = self.fields(&a.block, &format!("agent `{}`", a.name.text), fields::AGENT);
         let run = self.string(&f, "run");
-        if f.get("run").is_none() {
+        if f.get("run").is_none() && !f.had_unknown {
             self.push(
                 Diagnostic::new(
                     Code::E0008,
@@ -798,6 +803,7 @@ impl Checker {
                         }
                         _ => GateDefKind::Invalid,
                     },
+                    (None, None) if f.had_unknown => GateDefKind::Invalid,
                     (None, None) => {
                         self.push(
                             Diagnostic::new(
@@ -869,6 +875,7 @@ impl Checker {
                 }
                 run.map_or(Work::Invalid, Work::Run)
             }
+            (None, None) if f.had_unknown => Work::Invalid,
             (None, None) => {
                 self.push(
                     Diagnostic::new(
@@ -1073,7 +1080,12 @@ impl Checker {
         }
 
         // W0004: no tasks.
-        if self.model.tasks.is_empty() && !file.items.iter().any(|i| matches!(i, Item::Task(_))) {
+        // A file whose items could not all be parsed may well declare tasks.
+        let unreadable = file.items.iter().any(|i| matches!(i, Item::Error(_)));
+        if self.model.tasks.is_empty()
+            && !unreadable
+            && !file.items.iter().any(|i| matches!(i, Item::Task(_)))
+        {
             let span = file
                 .items
                 .first()

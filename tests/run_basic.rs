@@ -3,7 +3,7 @@
 //! protocol, and the shell-injection case.
 
 mod common;
-use common::{Repo, SIMPLE_AGENT};
+use common::repo::{Repo, SIMPLE_AGENT};
 
 /// An agent that waits (bounded) until both `a` and `b` have started, so
 /// the test proves overlap structurally, then writes its file.

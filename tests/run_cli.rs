@@ -3,7 +3,7 @@
 //! repository lock, and the budget stop (exit 3).
 
 mod common;
-use common::{Repo, SIMPLE_AGENT};
+use common::repo::{Repo, SIMPLE_AGENT};
 
 const PLAN: &str = r#"
 loop "cli" { }

@@ -4,7 +4,7 @@
 //! agent-judged review gate.
 
 mod common;
-use common::Repo;
+use common::repo::Repo;
 use std::path::Path;
 
 fn copy_dir(from: &Path, to: &Path) {

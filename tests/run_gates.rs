@@ -3,7 +3,7 @@
 //! and `setup` failures as infrastructure failures.
 
 mod common;
-use common::{Repo, SIMPLE_AGENT};
+use common::repo::{Repo, SIMPLE_AGENT};
 
 /// A reviewer that approves `<task>.txt` only when it contains "good".
 const REVIEWER: &str = r#"#!/bin/sh

@@ -3,7 +3,7 @@
 //! break the tests together never leave a failing commit at the head.
 
 mod common;
-use common::Repo;
+use common::repo::Repo;
 
 /// Agents `a` and `b` wait (bounded) for each other, so both start from
 /// the same integration head and the second to finish must merge.

@@ -3,7 +3,7 @@
 //! kill the process group, and claude-json cost parsing.
 
 mod common;
-use common::{Repo, SIMPLE_AGENT};
+use common::repo::{Repo, SIMPLE_AGENT};
 
 #[test]
 fn failed_handoff_retries_then_fails_and_skips_dependents() {
