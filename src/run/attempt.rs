@@ -228,11 +228,14 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Err(e) => return Outcome::Infrastructure(e),
     };
     let output_tail = || {
-        let mut t = process::tail(&stdout, gate::FEEDBACK_LIMIT);
+        // At most 64 KiB in all: half for each stream of an agent.
         if agent_name.is_some() {
-            t.push_str(&process::tail(&stderr, gate::FEEDBACK_LIMIT));
+            let mut t = process::tail(&stdout, gate::FEEDBACK_LIMIT / 2);
+            t.push_str(&process::tail(&stderr, gate::FEEDBACK_LIMIT / 2));
+            t
+        } else {
+            process::tail(&stdout, gate::FEEDBACK_LIMIT)
         }
-        t
     };
     let what = if agent_name.is_some() {
         "the agent"

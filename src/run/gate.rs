@@ -195,12 +195,14 @@ pub fn run_checks(
             Err(e) => return Verdict::Error(format!("gate `{}`: {e}", check.label)),
         };
         let output = || {
-            let mut text = String::new();
+            // At most 64 KiB in all: half for each stream of an agent gate.
             if agent.is_some() {
-                text.push_str(&process::tail(&stdout_path, FEEDBACK_LIMIT / 2));
+                let mut text = process::tail(&stdout_path, FEEDBACK_LIMIT / 2);
+                text.push_str(&process::tail(&log, FEEDBACK_LIMIT / 2));
+                text
+            } else {
+                process::tail(&log, FEEDBACK_LIMIT)
             }
-            text.push_str(&process::tail(&log, FEEDBACK_LIMIT));
-            text
         };
         let reject = |reason: String, feedback: String| Verdict::Reject {
             feedback: format!("{reason}\n\n{feedback}"),

@@ -231,7 +231,26 @@ impl Scheduler {
             let ctx = Arc::clone(&self.ctx);
             let tx = tx.clone();
             pool.spawn(move || {
-                let result = attempt::run(&ctx, input);
+                // A bug in an attempt must not leave the coordinator waiting
+                // forever: a panic becomes an infrastructure failure.
+                let fallback = input.clone();
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    attempt::run(&ctx, input)
+                }))
+                .unwrap_or_else(|_| AttemptResult {
+                    outcome: Outcome::Infrastructure("internal error in the attempt".into()),
+                    cost: Cost::default(),
+                    worktree: ctx
+                        .layout
+                        .task_worktree(&ctx.plan.tasks[fallback.task].name, fallback.serial),
+                    branch: worktree::task_branch(
+                        &ctx.slug,
+                        &ctx.plan.tasks[fallback.task].name,
+                        fallback.serial,
+                    ),
+                    files: None,
+                    input: fallback,
+                });
                 let _ = tx.send(result);
             });
             self.save(state);
