@@ -55,6 +55,13 @@ fn demo_plan_runs_end_to_end() {
     let s_end = repo.seq_of("attempt_finished", "slugify");
     let t_end = repo.seq_of("attempt_finished", "titlecase");
     assert!(s_start < t_end && t_start < s_end);
+    // Later prompts carry the progress of passed tasks.
+    let prompt = std::fs::read_to_string(repo.root.join(".loopc/logs/cli/1/prompt.md")).unwrap();
+    assert!(
+        prompt.contains("- slugify: Add slugify() — added slugify() with tests"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("- titlecase: Add title_case()"), "{prompt}");
     // The review gate ran and approved.
     let review =
         std::fs::read_to_string(repo.root.join(".loopc/logs/cli/1/gate-review.handoff.json"))

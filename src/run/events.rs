@@ -97,6 +97,30 @@ pub enum Event {
     },
 }
 
+/// The number of lines in the file at `path` (0 if missing), read in
+/// chunks, and whether its last line is torn (no final newline).
+fn count_lines(path: &Path) -> (u64, bool) {
+    use std::io::Read;
+    let Ok(mut f) = File::open(path) else {
+        return (0, false);
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut lines, mut last) = (0u64, b'\n');
+    while let Ok(n) = f.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        last = buf[n - 1];
+    }
+    // A torn last line (loopc killed mid-write) still used a sequence number.
+    if last != b'\n' {
+        (lines + 1, true)
+    } else {
+        (lines, false)
+    }
+}
+
 /// Writes events to `events.jsonl` and the display, in one order.
 pub struct Recorder {
     inner: Mutex<Inner>,
@@ -115,14 +139,16 @@ impl Recorder {
     ///
     /// Errors: the file cannot be opened.
     pub fn open(path: &Path, ui: Ui) -> Result<Recorder, String> {
-        let existing = std::fs::read(path)
-            .map(|b| b.split(|&c| c == b'\n').filter(|l| !l.is_empty()).count() as u64)
-            .unwrap_or(0);
+        let (existing, torn) = count_lines(path);
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        if torn {
+            // End the torn line so that the next event starts a line of its own.
+            let _ = (&file).write_all(b"\n");
+        }
         Ok(Recorder {
             inner: Mutex::new(Inner {
                 file,
