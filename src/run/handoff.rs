@@ -108,8 +108,8 @@ fn parse_claude_value(text: &str) -> Option<StructuredResult> {
 /// output as one JSON document, else its last line that is a `result`
 /// object (stream-json). `None` when there is none.
 pub fn read_claude_json(stdout_log: &Path) -> Option<StructuredResult> {
-    let bytes = read_capped(stdout_log).ok()??;
-    let text = String::from_utf8_lossy(&bytes);
+    // The result is at the end; a huge output is read from its last 16 MiB.
+    let text = super::process::tail(stdout_log, MAX_JSON);
     if let Some(r) = parse_claude_value(&text) {
         return Some(r);
     }

@@ -181,7 +181,48 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
     // Whatever the command left running in its group goes with it.
     signal_group(pgid, libc::SIGKILL);
     control.unregister(pgid);
+    cap_log(spec.stdout, LOG_LIMIT);
+    if let Some(p) = spec.stderr {
+        cap_log(p, LOG_LIMIT);
+    }
     result
+}
+
+/// The most a log file keeps: over this, its head and tail (half each) are
+/// kept with a marker between them.
+pub const LOG_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// Shrinks the log at `path` to its first and last `limit / 2` bytes with a
+/// marker line between them, when it is larger than `limit`. Streams; never
+/// holds the log in memory. Errors leave the log as it was.
+pub fn cap_log(path: &Path, limit: u64) {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let Ok(len) = std::fs::metadata(path).map(|m| m.len()) else {
+        return;
+    };
+    if len <= limit {
+        return;
+    }
+    let half = limit / 2;
+    let tmp = path.with_extension("capped");
+    let copy = || -> std::io::Result<()> {
+        let mut src = File::open(path)?;
+        let mut dst = File::create(&tmp)?;
+        std::io::copy(&mut (&mut src).take(half), &mut dst)?;
+        writeln!(
+            dst,
+            "\n[loopc: {} bytes of output left out here; the log keeps its first and last {} bytes]",
+            len - 2 * half,
+            half
+        )?;
+        src.seek(SeekFrom::Start(len - half))?;
+        std::io::copy(&mut src.take(half), &mut dst)?;
+        dst.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    if copy().is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
 }
 
 fn status_of(out: &std::process::Output) -> Exit {
@@ -240,4 +281,55 @@ pub fn tail(path: &Path, limit: u64) -> String {
     let mut buf = Vec::new();
     let _ = f.take(limit).read_to_end(&mut buf);
     String::from_utf8_lossy(&buf).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cap_log_keeps_head_and_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("log");
+        let mut data = vec![b'h'; 100];
+        data.extend(vec![b'm'; 1000]);
+        data.extend(vec![b't'; 100]);
+        std::fs::write(&p, &data).unwrap();
+        cap_log(&p, 200);
+        let out = std::fs::read(&p).unwrap();
+        assert!(out.starts_with(&[b'h'; 100]));
+        assert!(out.ends_with(&[b't'; 100]));
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains("1000 bytes of output left out"), "{text}");
+        cap_log(&p, 1 << 20);
+        assert_eq!(std::fs::read(&p).unwrap(), out);
+    }
+
+    #[test]
+    fn tail_is_lossy_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("log");
+        std::fs::write(&p, b"abc\xffdef").unwrap();
+        assert_eq!(tail(&p, 4), "\u{fffd}def");
+        assert_eq!(tail(&dir.path().join("missing"), 4), "");
+    }
+
+    #[test]
+    fn exit_codes_and_stdin() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let control = Control::default();
+        let spec = Spec {
+            command: "cat; exit 3",
+            dir: dir.path(),
+            env: &[],
+            env_remove: &[],
+            stdin: Some(b"prompt".to_vec()),
+            stdout: &out,
+            stderr: None,
+            timeout: Duration::from_secs(30),
+        };
+        assert_eq!(run(&spec, &control).unwrap(), Exit::Code(3));
+        assert_eq!(std::fs::read(&out).unwrap(), b"prompt");
+    }
 }
