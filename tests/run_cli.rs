@@ -331,3 +331,46 @@ task b: a { agent = bot  prompt = "y" }
     }
     assert!(!alive(), "agent {pid} survived the interrupt");
 }
+
+#[test]
+fn missing_plan_file_exits_2() {
+    let repo = Repo::new();
+    let r = repo.loopc(&["run", "nope.loop"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("nope.loop"), "{r:?}");
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("no plan given"), "{r:?}");
+}
+
+#[test]
+fn jobs_flag_overrides_parallel() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(
+        r#"
+loop "cli" { parallel = 4 }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+task b { agent = bot  prompt = "y" }
+task c { agent = bot  prompt = "z" }
+"#,
+    );
+    let r = repo.loopc(&["run", "-j", "1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.events()[0]["parallel"], 1);
+    // One at a time: each attempt finishes before the next starts.
+    let a_end = repo.seq_of("attempt_finished", "a");
+    let b_start = repo.seq_of("attempt_started", "b");
+    let b_end = repo.seq_of("attempt_finished", "b");
+    let c_start = repo.seq_of("attempt_started", "c");
+    assert!(a_end < b_start && b_end < c_start);
+    // Every merge was a fast-forward: nothing ran concurrently.
+    assert!(
+        repo.events()
+            .iter()
+            .filter(|e| e["event"] == "merged")
+            .all(|e| e["how"] == "fast_forward")
+    );
+}
