@@ -115,6 +115,9 @@ impl Git {
             .stderr_capture()
             .unchecked()
             .env("GIT_TERMINAL_PROMPT", "0");
+        for k in super::process::GIT_LOCATION_VARS {
+            expr = expr.env_remove(k);
+        }
         for (k, v) in &self.env {
             expr = expr.env(k, v);
         }
@@ -323,6 +326,9 @@ impl Git {
             .stdout_file(file)
             .stderr_capture()
             .unchecked();
+        for k in super::process::GIT_LOCATION_VARS {
+            expr = expr.env_remove(k);
+        }
         for (k, v) in &self.env {
             expr = expr.env(k, v);
         }

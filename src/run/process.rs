@@ -14,6 +14,17 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// Variables that would point git at another repository than the worktree
+/// (set when loopc itself runs inside a git hook); never passed on.
+pub const GIT_LOCATION_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_OBJECT_DIRECTORY",
+];
+
 /// How long a process group gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How often a running subprocess is polled.
@@ -168,7 +179,7 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
     for (k, v) in spec.env {
         expr = expr.env(k, v);
     }
-    for k in spec.env_remove {
+    for k in spec.env_remove.iter().chain(GIT_LOCATION_VARS) {
         expr = expr.env_remove(k);
     }
     let handle = expr
