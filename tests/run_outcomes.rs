@@ -264,3 +264,40 @@ task e { agent = broken  prompt = "x"  attempts = 1 }
         "{progress}"
     );
 }
+
+#[test]
+fn bytes_that_are_not_utf8_do_not_break_anything() {
+    let repo = Repo::new();
+    repo.script(
+        "binary.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+printf 'out \377\376 junk\n'
+printf 'err \300 junk\n' >&2
+if [ "$LOOP_ATTEMPT" = 1 ]; then exit 1; fi
+printf '\377' > bin.dat
+printf '{"status":"completed","summary":"bad \377 byte"}' > "$LOOP_HANDOFF"
+"#,
+    );
+    repo.script("gate.sh", "#!/bin/sh\nprintf 'gate \\377\\n'\n");
+    repo.plan(
+        r#"
+loop "bytes" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/binary.sh" }
+gate g = "sh @BIN@/gate.sh"
+task t { agent = bot  prompt = "x"  gates = [g] }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let fb = std::fs::read_to_string(repo.root.join(".loopc/logs/t/2/feedback.md")).unwrap();
+    assert!(fb.contains("out \u{fffd}\u{fffd} junk"), "{fb}");
+    assert!(fb.contains("err \u{fffd} junk"), "{fb}");
+    // The logs keep the raw bytes.
+    let raw = std::fs::read(repo.root.join(".loopc/logs/t/1/agent.stdout")).unwrap();
+    assert!(raw.windows(2).any(|w| w == [0xff, 0xfe]));
+    // The handoff with a raw byte is read lossily; the file keeps its byte.
+    assert_eq!(repo.task("t")["summary"], "bad \u{fffd} byte");
+    assert_eq!(repo.show("loop/bytes", "bin.dat").unwrap(), "\u{fffd}");
+}

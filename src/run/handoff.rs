@@ -66,7 +66,8 @@ pub fn read(path: &Path) -> Result<Option<Handoff>, String> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    serde_json::from_slice::<Handoff>(&bytes)
+    // Bytes that are not UTF-8 are decoded lossily, as all agent output is.
+    serde_json::from_str::<Handoff>(&String::from_utf8_lossy(&bytes))
         .map(Some)
         .map_err(|e| format!("the handoff file is not valid handoff JSON: {e}"))
 }
