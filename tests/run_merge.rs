@@ -149,3 +149,45 @@ task b { prompt = "b" }
         );
     }
 }
+
+#[test]
+fn integration_branch_moved_by_someone_else_is_adopted() {
+    let repo = Repo::new();
+    let marker = repo.bin.join("moved");
+    repo.script(
+        "mover.sh",
+        &format!(
+            r#"#!/bin/sh
+cat > /dev/null
+if [ ! -e "{m}" ]; then
+  touch "{m}"
+  # Someone else commits onto the integration branch meanwhile.
+  blob=$(echo outside | git hash-object -w --stdin)
+  tree=$(printf '100644 blob %s\toutside.txt\n' "$blob" | git mktree)
+  c=$(git commit-tree "$tree" -p "$LOOP_BASE" -m "outside work")
+  git update-ref refs/heads/loop/mv "$c" "$LOOP_BASE"
+fi
+echo mine > "$LOOP_TASK.txt"
+"#,
+            m = marker.display()
+        ),
+    );
+    repo.plan(
+        r#"
+loop "mv" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/mover.sh" }
+task a { agent = bot  prompt = "x" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let files = repo.files_at("loop/mv");
+    assert!(files.contains(&"outside.txt".to_string()), "{files:?}");
+    assert!(files.contains(&"a.txt".to_string()), "{files:?}");
+    assert_eq!(
+        repo.task("a")["attempts"],
+        1,
+        "the lost race is not counted"
+    );
+}

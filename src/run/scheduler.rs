@@ -317,6 +317,11 @@ impl Scheduler {
                 }
                 Merge::Rejected(Verdict::Blocked(why)) => outcome = Outcome::Blocked(why),
                 Merge::Rejected(Verdict::Error(e)) | Merge::Error(e) => {
+                    // If someone else moved the integration branch, adopt its
+                    // new head: later attempts start from (and merge into) it.
+                    if let Ok(Some(h)) = self.ctx.git.commit_of(&self.ctx.integration_ref) {
+                        self.head = h;
+                    }
                     outcome = Outcome::Infrastructure(format!("merge: {e}"));
                 }
                 Merge::Rejected(Verdict::Stopped | Verdict::Pass) | Merge::Stopped => {
