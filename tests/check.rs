@@ -183,3 +183,27 @@ fn every_example_checks_clean() {
         "expected at least three examples, found {count}"
     );
 }
+
+#[test]
+fn a_loop_name_that_cannot_be_a_branch_is_e0009() {
+    Test::new()
+        .file(
+            "plan.loop",
+            "loop \"auth refactor\" {}\ntask a { run = \"x\" }\n",
+        )
+        .args(&["check", "plan.loop"])
+        .stderr_contains(
+            "error[E0009]: the loop name `auth refactor` does not make a valid branch name",
+        )
+        .status(1)
+        .run();
+    Test::new()
+        .file(
+            "plan.loop",
+            "loop \"auth refactor\" { branch = \"loop/auth\" }\ntask a { run = \"x\" }\n",
+        )
+        .args(&["check", "plan.loop"])
+        .stderr("")
+        .status(0)
+        .run();
+}
