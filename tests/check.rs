@@ -164,8 +164,18 @@ fn invalid_utf8_is_a_diagnostic() {
 #[test]
 fn every_example_checks_clean() {
     let mut count = 0;
+    let mut paths = Vec::new();
     for entry in std::fs::read_dir(common::examples_dir()).unwrap() {
         let path = entry.unwrap().path();
+        if path.is_dir() {
+            for inner in std::fs::read_dir(&path).unwrap() {
+                paths.push(inner.unwrap().path());
+            }
+        } else {
+            paths.push(path);
+        }
+    }
+    for path in paths {
         if path.extension().is_some_and(|e| e == "loop") {
             let c = loopc::compile_file(&path).unwrap();
             assert!(
