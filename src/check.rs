@@ -649,6 +649,38 @@ impl Checker {
             parallel: self.positive_int(&f, "parallel"),
             setup: self.string(&f, "setup"),
         };
+        // The integration branch must be a name git accepts, or the run fails
+        // late; check the explicit one, or the default made from the name.
+        if let Some(field) = f.get("branch")
+            && let Some(branch) = &self.model.settings.branch
+            && let Some(why) = branch_problem(branch)
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::E0009,
+                    format!("`{branch}` is not a valid git branch name"),
+                    field.value.span,
+                    why,
+                )
+                .with_note("see `git check-ref-format --branch`"),
+            );
+        } else if f.get("branch").is_none()
+            && let Some(name) = &l.name
+            && let Some(why) = branch_problem(&format!("loop/{}", name.text))
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::E0009,
+                    format!(
+                        "the loop name `{}` does not make a valid branch name `loop/{}`",
+                        name.text, name.text
+                    ),
+                    name.span,
+                    why,
+                )
+                .with_note("set `branch = \"loop/…\"` explicitly, or use a name without spaces or special characters"),
+            );
+        }
     }
 
     fn budget(&mut self, b: &Block) {
@@ -990,8 +1022,10 @@ impl Checker {
             .iter()
             .flat_map(|t| t.dependencies.iter().cloned())
             .collect();
+        let known_tasks: std::collections::HashSet<&str> =
+            task_names.iter().map(String::as_str).collect();
         for d in deps {
-            if !task_names.contains(&d.text) {
+            if !known_tasks.contains(d.text.as_str()) {
                 self.unknown("task", &d.text, d.span, &task_names);
             }
         }
@@ -1116,6 +1150,36 @@ impl Checker {
         }
         self.push(d);
     }
+}
+
+/// Why `name` is not a branch name git accepts (the rules of
+/// `git check-ref-format --branch`), if it is not.
+pub fn branch_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("a branch name cannot be empty");
+    }
+    if name.starts_with('-') {
+        return Some("a branch name cannot start with `-`");
+    }
+    if name
+        .chars()
+        .any(|c| c.is_ascii_control() || " ~^:?*[\\".contains(c))
+    {
+        return Some("spaces, control characters and `~ ^ : ? * [ \\` are not allowed");
+    }
+    if name.contains("..") || name.contains("//") || name.contains("@{") || name == "@" {
+        return Some("`..`, `//` and `@{` are not allowed");
+    }
+    if name.ends_with('/') || name.ends_with('.') {
+        return Some("a branch name cannot end with `/` or `.`");
+    }
+    if name
+        .split('/')
+        .any(|c| c.starts_with('.') || c.ends_with(".lock"))
+    {
+        return Some("no component may start with `.` or end with `.lock`");
+    }
+    None
 }
 
 /// Why `pattern` is not a usable `inputs` glob (E0014), if it is not.

@@ -164,8 +164,18 @@ fn invalid_utf8_is_a_diagnostic() {
 #[test]
 fn every_example_checks_clean() {
     let mut count = 0;
+    let mut paths = Vec::new();
     for entry in std::fs::read_dir(common::examples_dir()).unwrap() {
         let path = entry.unwrap().path();
+        if path.is_dir() {
+            for inner in std::fs::read_dir(&path).unwrap() {
+                paths.push(inner.unwrap().path());
+            }
+        } else {
+            paths.push(path);
+        }
+    }
+    for path in paths {
         if path.extension().is_some_and(|e| e == "loop") {
             let c = loopc::compile_file(&path).unwrap();
             assert!(
@@ -182,4 +192,28 @@ fn every_example_checks_clean() {
         count >= 3,
         "expected at least three examples, found {count}"
     );
+}
+
+#[test]
+fn a_loop_name_that_cannot_be_a_branch_is_e0009() {
+    Test::new()
+        .file(
+            "plan.loop",
+            "loop \"auth refactor\" {}\ntask a { run = \"x\" }\n",
+        )
+        .args(&["check", "plan.loop"])
+        .stderr_contains(
+            "error[E0009]: the loop name `auth refactor` does not make a valid branch name",
+        )
+        .status(1)
+        .run();
+    Test::new()
+        .file(
+            "plan.loop",
+            "loop \"auth refactor\" { branch = \"loop/auth\" }\ntask a { run = \"x\" }\n",
+        )
+        .args(&["check", "plan.loop"])
+        .stderr("")
+        .status(0)
+        .run();
 }

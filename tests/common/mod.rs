@@ -125,3 +125,6 @@ impl Test {
 pub fn examples_dir() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/examples"))
 }
+
+/// Temporary git repositories and scripted agents for the `loopc run` tests.
+pub mod repo;
