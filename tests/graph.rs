@@ -5,6 +5,8 @@
 //!
 //! Needs `dot` (Debian package `graphviz`) and `python3` on PATH.
 
+mod common;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -14,6 +16,7 @@ const FORMATS: [&str; 5] = ["text", "dot", "mermaid", "json", "svg"];
 /// A plan whose loop name and titles need escaping in every format.
 const ESCAPING_PLAN: &str = r#"# Names and titles that need escaping in every output format.
 loop "say \"hi\" <&> \\ naïve ✓\nsecond line" {
+  branch   = "loop/escaping"
   parallel = 1
 }
 
@@ -79,15 +82,32 @@ fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
 }
 
+/// Every `*.loop` under `examples/` (one directory level deep too), sorted;
+/// their file stems are unique (they name the snapshots).
 fn examples() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("read examples/")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "loop"))
-        .collect();
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("read examples/") {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            for inner in std::fs::read_dir(&path).expect("read example dir") {
+                files.push(inner.expect("dir entry").path());
+            }
+        } else {
+            files.push(path);
+        }
+    }
+    files.retain(|p| p.extension().is_some_and(|e| e == "loop"));
     files.sort();
     assert!(!files.is_empty(), "no examples found");
+    let mut stems: Vec<String> = files.iter().map(|p| stem(p)).collect();
+    stems.sort();
+    stems.dedup();
+    assert_eq!(
+        stems.len(),
+        files.len(),
+        "example file stems must be unique"
+    );
     files
 }
 
@@ -867,4 +887,32 @@ task i "Release": g h { run = "i" }
             );
         }
     }
+}
+
+#[test]
+fn state_written_by_a_real_run_is_shown() {
+    let repo = common::repo::Repo::new();
+    repo.plan(
+        r#"task a "Write a" { run = "echo a > a.txt" }
+task b "Write b": a { run = "echo b > b.txt" }
+task broken "Fails" {
+  run      = "exit 1"
+  attempts = 1
+}
+task after: broken { run = "echo x > x.txt" }
+"#,
+    );
+    let run = repo.run();
+    assert_eq!(run.code, 1, "{run:?}");
+    let graph = repo.loopc(&["graph", "plan.loop", "--state"]);
+    assert_eq!(graph.code, 0, "{graph:?}");
+    assert_eq!(graph.stderr, "");
+    assert_eq!(
+        graph.stdout,
+        "plan: 4 tasks in 2 layers\n\nlayer 0\n  \
+         passed       a       command  Write a\n  \
+         failed       broken  command  Fails\n\nlayer 1\n  \
+         passed       b       command  Write b  ← a\n  \
+         skipped      after   command  ← broken\n"
+    );
 }
