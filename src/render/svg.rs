@@ -33,7 +33,8 @@ use std::io::{self, Write};
 
 /// Font size of node text, px.
 const FONT: i64 = 13;
-/// Estimated advance of one character at [`FONT`], px.
+/// Estimated advance of one column (a Latin character; wide characters
+/// take two, see [`char_columns`]) at [`FONT`], px.
 const CHAR_W: i64 = 8;
 /// Height of one text line, px.
 const LINE_H: i64 = 17;
@@ -75,20 +76,20 @@ enum LineStyle {
 ///
 /// Errors: only those of `out`.
 pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> io::Result<()> {
-    let max_chars = ((MAX_W - 2 * PAD_X) / CHAR_W) as usize;
+    let max_columns = ((MAX_W - 2 * PAD_X) / CHAR_W) as usize;
     let mut nodes: Vec<Node> = plan
         .tasks
         .iter()
         .enumerate()
         .map(|(i, task)| {
             let mut lines = vec![Line {
-                text: cut(&visible(&task.name), max_chars),
+                text: cut(&visible(&task.name), max_columns),
                 style: LineStyle::Name,
             }];
             if let Some(title) = &task.title {
                 for l in visible(title).split('\n') {
                     lines.push(Line {
-                        text: cut(l, max_chars),
+                        text: cut(l, max_columns),
                         style: LineStyle::Title,
                     });
                 }
@@ -99,12 +100,12 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
                 kind.push_str(s.as_str());
             }
             lines.push(Line {
-                text: cut(&kind, max_chars),
+                text: cut(&kind, max_columns),
                 style: LineStyle::Kind,
             });
             let widest = lines
                 .iter()
-                .map(|l| l.text.chars().count() as i64)
+                .map(|l| columns(&l.text) as i64)
                 .max()
                 .unwrap_or(0);
             Node {
@@ -373,12 +374,44 @@ fn path_data(d: &mut String, route: &[(i64, i64)]) {
     }
 }
 
-/// `s` cut to at most `max` characters, the last one `…` when cut.
+/// Display columns of `c`: 2 for East Asian wide characters and emoji
+/// (drawn about twice as wide as Latin letters), else 1. An estimate: it
+/// only sizes boxes and never changes the text.
+fn char_columns(c: char) -> usize {
+    match u32::from(c) {
+        0x1100..=0x115F
+        | 0x2E80..=0xA4CF
+        | 0xAC00..=0xD7A3
+        | 0xF900..=0xFAFF
+        | 0xFE30..=0xFE4F
+        | 0xFF00..=0xFF60
+        | 0xFFE0..=0xFFE6
+        | 0x1F300..=0x1FAFF
+        | 0x20000..=0x3FFFD => 2,
+        _ => 1,
+    }
+}
+
+/// Display columns of `s` (see [`char_columns`]).
+fn columns(s: &str) -> usize {
+    s.chars().map(char_columns).sum()
+}
+
+/// `s` cut to at most `max` columns, the last one `…` when cut.
 fn cut(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    if columns(s) <= max {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = char_columns(c);
+        if used + w > max.saturating_sub(1) {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
     out.push('…');
     out
 }
@@ -418,5 +451,7 @@ mod tests {
     fn cuts_long_lines() {
         assert_eq!(cut("abcdef", 4), "abc…");
         assert_eq!(cut("abcd", 4), "abcd");
+        assert_eq!(cut("日本語です", 6), "日本…");
+        assert_eq!(cut("日本語", 6), "日本語");
     }
 }
