@@ -5,6 +5,7 @@
 //! unset; in CI it must run (`.ci/run` installs Debian's `neovim`).
 
 use serde_json::Value;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -73,50 +74,23 @@ f:close()
 vim.cmd('qa!')
 "#;
 
-fn nvim_available() -> bool {
-    Command::new("nvim")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-#[test]
-fn neovim_receives_the_diagnostics() {
-    if !nvim_available() {
-        if std::env::var_os("CI").is_none() {
-            println!(
-                "SKIPPED neovim_receives_the_diagnostics: `nvim` is not installed \
-                 (apt-get install -y neovim); CI is unset, so this test is skipped"
-            );
-            return;
-        }
-        panic!("`nvim` is not installed, and CI is set: .ci/run must install Debian's neovim");
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let plan = dir.path().join("plan.loop");
-    // Line 3 has non-ASCII text before the error, so a wrong UTF-16
-    // conversion would put Neovim's (byte) column elsewhere.
-    let line3 = "task t \"Crème brûlée 😀\" { prompt = \"x\" agnt = a }";
-    let text = format!("agent a {{ run = \"x\" }}\nbudget {{ time = 1h }}\n{line3}\n");
-    std::fs::write(&plan, &text).expect("write plan");
-    let script = dir.path().join("check.lua");
-    std::fs::write(&script, SCRIPT).expect("write script");
-    let out = dir.path().join("out.json");
-
-    let mut child = Command::new("nvim")
-        .args(["--headless", "--clean", "-c"])
+/// Runs headless Neovim on `script` with `LOOP_PLAN`, `LOOP_OUT` and `LOOPC`
+/// set, and returns the JSON the script wrote to `out`.
+fn run_nvim(dir: &Path, script: &Path, plan: &Path, out: &Path, env: &[(&str, String)]) -> Value {
+    let mut cmd = Command::new("nvim");
+    cmd.args(["--headless", "--clean", "-c"])
         .arg(format!("luafile {}", script.display()))
-        .env("LOOP_PLAN", &plan)
-        .env("LOOP_OUT", &out)
+        .env("LOOP_PLAN", plan)
+        .env("LOOP_OUT", out)
         .env("LOOPC", env!("CARGO_BIN_EXE_loopc"))
-        .current_dir(dir.path())
+        .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start nvim");
+        .stderr(Stdio::inherit());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("start nvim");
     let start = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().expect("wait for nvim") {
@@ -129,12 +103,55 @@ fn neovim_receives_the_diagnostics() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "nvim failed: {status}");
-
     let report: Value = serde_json::from_str(
-        &std::fs::read_to_string(&out).unwrap_or_else(|e| panic!("{}: {e}", out.display())),
+        &std::fs::read_to_string(out).unwrap_or_else(|e| panic!("{}: {e}", out.display())),
     )
     .expect("json from nvim");
     assert!(report.get("error").is_none(), "Lua error: {report}");
+    report
+}
+
+/// Whether the test must be skipped (no `nvim`, and not in CI).
+fn skip(test: &str) -> bool {
+    if nvim_available() {
+        return false;
+    }
+    if std::env::var_os("CI").is_none() {
+        println!(
+            "SKIPPED {test}: `nvim` is not installed (apt-get install -y neovim); \
+             CI is unset, so this test is skipped"
+        );
+        return true;
+    }
+    panic!("`nvim` is not installed, and CI is set: .ci/run must install Debian's neovim");
+}
+
+fn nvim_available() -> bool {
+    Command::new("nvim")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn neovim_receives_the_diagnostics() {
+    if skip("neovim_receives_the_diagnostics") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = dir.path().join("plan.loop");
+    // Line 3 has non-ASCII text before the error, so a wrong UTF-16
+    // conversion would put Neovim's (byte) column elsewhere.
+    let line3 = "task t \"Crème brûlée 😀\" { prompt = \"x\" agnt = a }";
+    let text = format!("agent a {{ run = \"x\" }}\nbudget {{ time = 1h }}\n{line3}\n");
+    std::fs::write(&plan, &text).expect("write plan");
+    let script = dir.path().join("check.lua");
+    std::fs::write(&script, SCRIPT).expect("write script");
+    let out = dir.path().join("out.json");
+
+    let report = run_nvim(dir.path(), &script, &plan, &out, &[]);
     assert_eq!(report["opened"], true, "no diagnostics arrived: {report}");
 
     let first = report["first"].as_array().expect("diagnostics");
@@ -169,4 +186,81 @@ fn neovim_receives_the_diagnostics() {
     // Neovim's stop_client sends shutdown then exit: the server ends with 0.
     assert_eq!(report["stopped"], true, "server did not stop: {report}");
     assert_eq!(report["exit_code"], 0, "{report}");
+}
+
+/// What the shipped snippet (`editors/nvim/loopc.lua`) sets up, and
+/// formatting through Neovim (`:LoopFmt`) giving `loopc fmt`'s output.
+const SNIPPET_SCRIPT: &str = r#"
+local function run()
+  dofile(vim.env.SNIPPET)
+  vim.cmd('edit ' .. vim.fn.fnameescape(vim.env.LOOP_PLAN))
+  local got = vim.wait(20000, function() return #vim.diagnostic.get(0) > 0 end, 50)
+  local codes = {}
+  for _, d in ipairs(vim.diagnostic.get(0)) do
+    table.insert(codes, d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code))
+  end
+  vim.cmd('LoopFmt')
+  vim.wait(5000, function()
+    return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] ~= vim.env.FIRST_LINE
+  end, 50)
+  return {
+    filetype = vim.bo.filetype, commentstring = vim.bo.commentstring,
+    diagnostics = got, codes = codes,
+    lines = vim.api.nvim_buf_get_lines(0, 0, -1, false),
+  }
+end
+local ok, res = pcall(run)
+if not ok then res = { error = tostring(res) } end
+local f = io.open(vim.env.LOOP_OUT, 'w')
+f:write(vim.json.encode(res))
+f:close()
+vim.cmd('qa!')
+"#;
+
+#[test]
+fn shipped_neovim_snippet_attaches_and_formats() {
+    if skip("shipped_neovim_snippet_attaches_and_formats") {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = dir.path().join("plan.loop");
+    let text = "agent a{run=\"x\"}\ndefaults{agent=a}\ntask t{prompt=\"p\" atempts=2}\n";
+    std::fs::write(&plan, text).expect("write plan");
+    let script = dir.path().join("snippet.lua");
+    std::fs::write(&script, SNIPPET_SCRIPT).expect("write script");
+    let out = dir.path().join("out.json");
+    let snippet = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim/loopc.lua");
+    // The snippet runs `loopc lsp` from $PATH.
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_loopc"))
+        .parent()
+        .expect("bin dir")
+        .to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    let report = run_nvim(
+        dir.path(),
+        &script,
+        &plan,
+        &out,
+        &[
+            ("SNIPPET", snippet.display().to_string()),
+            ("PATH", path.to_string_lossy().into_owned()),
+            ("FIRST_LINE", "agent a{run=\"x\"}".to_string()),
+        ],
+    );
+    assert_eq!(report["filetype"], "loop", "{report}");
+    assert_eq!(report["commentstring"], "# %s", "{report}");
+    assert_eq!(report["diagnostics"], true, "{report}");
+    let codes = report["codes"].as_array().expect("codes");
+    assert!(codes.iter().any(|c| c == "E0002"), "{report}");
+    let lines: Vec<&str> = report["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .map(|l| l.as_str().unwrap_or(""))
+        .collect();
+    let want = loopc::fmt::format_source(text).expect("formats");
+    assert_eq!(format!("{}\n", lines.join("\n")), want, "{report}");
 }
