@@ -45,7 +45,10 @@ fn vscode_extension_is_consistent() {
 
     let main = package["main"].as_str().expect("main");
     let js = read(&format!("vscode/{}", main.trim_start_matches("./")));
-    assert!(js.contains("args: ['lsp']"), "extension.js must run `loopc lsp`");
+    assert!(
+        js.contains("args: ['lsp']"),
+        "extension.js must run `loopc lsp`"
+    );
     assert!(js.contains("language: 'loop'"));
     assert!(package["dependencies"]["vscode-languageclient"].is_string());
     assert_eq!(package["activationEvents"][0], "onLanguage:loop");

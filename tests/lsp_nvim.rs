@@ -199,13 +199,30 @@ local function run()
   for _, d in ipairs(vim.diagnostic.get(0)) do
     table.insert(codes, d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code))
   end
+  local uri = vim.uri_from_bufnr(0)
+  local function ask(method, line, character)
+    local res = vim.lsp.buf_request_sync(0, method,
+      { textDocument = { uri = uri }, position = { line = line, character = character } }, 10000)
+    for _, r in pairs(res or {}) do
+      if r.result then return r.result end
+    end
+    return vim.NIL
+  end
+  -- `defaults{agent=a}`: from the `a` on line 1 to the agent's definition.
+  local definition = ask('textDocument/definition', 1, 15)
+  -- Just after `task t{`: the task's field names.
+  local completion = ask('textDocument/completion', 2, 7)
+  local labels = {}
+  for _, item in ipairs(completion.items or completion) do
+    table.insert(labels, item.label)
+  end
   vim.cmd('LoopFmt')
   vim.wait(5000, function()
     return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1] ~= vim.env.FIRST_LINE
   end, 50)
   return {
     filetype = vim.bo.filetype, commentstring = vim.bo.commentstring,
-    diagnostics = got, codes = codes,
+    diagnostics = got, codes = codes, definition = definition, labels = labels,
     lines = vim.api.nvim_buf_get_lines(0, 0, -1, false),
   }
 end
@@ -255,6 +272,17 @@ fn shipped_neovim_snippet_attaches_and_formats() {
     assert_eq!(report["diagnostics"], true, "{report}");
     let codes = report["codes"].as_array().expect("codes");
     assert!(codes.iter().any(|c| c == "E0002"), "{report}");
+    assert_eq!(
+        report["definition"]["range"]["start"]["line"], 0,
+        "{report}"
+    );
+    assert_eq!(
+        report["definition"]["range"]["start"]["character"], 6,
+        "{report}"
+    );
+    let labels = report["labels"].as_array().expect("labels");
+    assert!(labels.iter().any(|l| l == "prompt"), "{report}");
+    assert!(labels.iter().any(|l| l == "attempts"), "{report}");
     let lines: Vec<&str> = report["lines"]
         .as_array()
         .expect("lines")

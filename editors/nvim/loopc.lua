@@ -67,6 +67,7 @@ vim.api.nvim_create_autocmd('FileType', {
     bo.expandtab = true
     bo.shiftwidth = 2
     bo.tabstop = 2
+    bo.omnifunc = 'v:lua.vim.lsp.omnifunc'
     vim.api.nvim_buf_create_user_command(args.buf, 'LoopFmt', M.format, {
       desc = 'Format the plan with loopc fmt (through the language server)',
     })
