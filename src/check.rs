@@ -249,6 +249,9 @@ struct Checker {
 /// The fields of one block after duplicate and unknown fields were reported.
 struct Fields<'a> {
     map: HashMap<&'a str, &'a Field>,
+    /// Whether the block had an unknown field: then a "missing" field may just
+    /// be misspelled, and E0008 would only repeat E0002.
+    had_unknown: bool,
 }
 
 impl<'a> Fields<'a> {
@@ -370,6 +373,7 @@ impl Checker {
     /// Reports duplicate (E0003) and unknown (E0002) fields of a block.
     fn fields<'a>(&mut self, block: &'a Block, what: &str, allowed: &[&str]) -> Fields<'a> {
         let mut map: HashMap<&str, &Field> = HashMap::new();
+        let mut had_unknown = false;
         for f in &block.fields {
             let name = f.name.text.as_str();
             if !allowed.contains(&name) {
@@ -384,6 +388,7 @@ impl Checker {
                 }
                 d = d.with_note(format!("{what} takes: {}", allowed.join(", ")));
                 self.push(d);
+                had_unknown = true;
                 continue;
             }
             if let Some(prev) = map.get(name) {
@@ -401,7 +406,7 @@ impl Checker {
             }
             map.insert(name, f);
         }
-        Fields { map }
+        Fields { map, had_unknown }
     }
 
     fn type_error(&mut self, f: &Field, expected: &str) {
@@ -644,6 +649,38 @@ impl Checker {
             parallel: self.positive_int(&f, "parallel"),
             setup: self.string(&f, "setup"),
         };
+        // The integration branch must be a name git accepts, or the run fails
+        // late; check the explicit one, or the default made from the name.
+        if let Some(field) = f.get("branch")
+            && let Some(branch) = &self.model.settings.branch
+            && let Some(why) = branch_problem(branch)
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::E0009,
+                    format!("`{branch}` is not a valid git branch name"),
+                    field.value.span,
+                    why,
+                )
+                .with_note("see `git check-ref-format --branch`"),
+            );
+        } else if f.get("branch").is_none()
+            && let Some(name) = &l.name
+            && let Some(why) = branch_problem(&format!("loop/{}", name.text))
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::E0009,
+                    format!(
+                        "the loop name `{}` does not make a valid branch name `loop/{}`",
+                        name.text, name.text
+                    ),
+                    name.span,
+                    why,
+                )
+                .with_note("set `branch = \"loop/…\"` explicitly, or use a name without spaces or special characters"),
+            );
+        }
     }
 
     fn budget(&mut self, b: &Block) {
@@ -671,7 +708,7 @@ impl Checker {
     fn agent(&mut self, a: &ast::AgentItem) {
         let f = self.fields(&a.block, &format!("agent `{}`", a.name.text), fields::AGENT);
         let run = self.string(&f, "run");
-        if f.get("run").is_none() {
+        if f.get("run").is_none() && !f.had_unknown {
             self.push(
                 Diagnostic::new(
                     Code::E0008,
@@ -798,6 +835,7 @@ impl Checker {
                         }
                         _ => GateDefKind::Invalid,
                     },
+                    (None, None) if f.had_unknown => GateDefKind::Invalid,
                     (None, None) => {
                         self.push(
                             Diagnostic::new(
@@ -869,6 +907,7 @@ impl Checker {
                 }
                 run.map_or(Work::Invalid, Work::Run)
             }
+            (None, None) if f.had_unknown => Work::Invalid,
             (None, None) => {
                 self.push(
                     Diagnostic::new(
@@ -983,8 +1022,10 @@ impl Checker {
             .iter()
             .flat_map(|t| t.dependencies.iter().cloned())
             .collect();
+        let known_tasks: std::collections::HashSet<&str> =
+            task_names.iter().map(String::as_str).collect();
         for d in deps {
-            if !task_names.contains(&d.text) {
+            if !known_tasks.contains(d.text.as_str()) {
                 self.unknown("task", &d.text, d.span, &task_names);
             }
         }
@@ -1073,7 +1114,12 @@ impl Checker {
         }
 
         // W0004: no tasks.
-        if self.model.tasks.is_empty() && !file.items.iter().any(|i| matches!(i, Item::Task(_))) {
+        // A file whose items could not all be parsed may well declare tasks.
+        let unreadable = file.items.iter().any(|i| matches!(i, Item::Error(_)));
+        if self.model.tasks.is_empty()
+            && !unreadable
+            && !file.items.iter().any(|i| matches!(i, Item::Task(_)))
+        {
             let span = file
                 .items
                 .first()
@@ -1104,6 +1150,36 @@ impl Checker {
         }
         self.push(d);
     }
+}
+
+/// Why `name` is not a branch name git accepts (the rules of
+/// `git check-ref-format --branch`), if it is not.
+pub fn branch_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("a branch name cannot be empty");
+    }
+    if name.starts_with('-') {
+        return Some("a branch name cannot start with `-`");
+    }
+    if name
+        .chars()
+        .any(|c| c.is_ascii_control() || " ~^:?*[\\".contains(c))
+    {
+        return Some("spaces, control characters and `~ ^ : ? * [ \\` are not allowed");
+    }
+    if name.contains("..") || name.contains("//") || name.contains("@{") || name == "@" {
+        return Some("`..`, `//` and `@{` are not allowed");
+    }
+    if name.ends_with('/') || name.ends_with('.') {
+        return Some("a branch name cannot end with `/` or `.`");
+    }
+    if name
+        .split('/')
+        .any(|c| c.starts_with('.') || c.ends_with(".lock"))
+    {
+        return Some("no component may start with `.` or end with `.lock`");
+    }
+    None
 }
 
 /// Why `pattern` is not a usable `inputs` glob (E0014), if it is not.

@@ -411,13 +411,20 @@ fn cycles(
 }
 
 /// Reports dependencies already implied through another dependency (W0002).
+///
+/// The walk from a task's dependencies back through their ancestors is pruned
+/// at tasks that come before the earliest direct dependency in topological
+/// order (they cannot reach it), so typical plans cost about O(V + E).
 fn redundant(
     model: &Model,
     deps: &[Vec<(usize, Span)>],
     order: &[usize],
     out: &mut Vec<Diagnostic>,
 ) {
-    let _ = order;
+    let mut position = vec![0usize; deps.len()];
+    for (p, &i) in order.iter().enumerate() {
+        position[i] = p;
+    }
     let mut stamp = vec![usize::MAX; deps.len()];
     let mut via = vec![usize::MAX; deps.len()];
     for (t, ds) in deps.iter().enumerate() {
@@ -426,6 +433,7 @@ fn redundant(
             continue;
         }
         let direct: HashSet<usize> = ds.iter().map(|&(j, _)| j).collect();
+        let floor = ds.iter().map(|&(j, _)| position[j]).min().unwrap_or(0);
         let mut seen_twice: HashSet<usize> = HashSet::new();
         let mut first_seen: HashSet<usize> = HashSet::new();
         for &(j, span) in ds {
@@ -453,7 +461,7 @@ fn redundant(
             }
         }
         while let Some((u, from)) = stack.pop() {
-            if stamp[u] == t {
+            if stamp[u] == t || position[u] < floor {
                 continue;
             }
             stamp[u] = t;

@@ -122,7 +122,10 @@ fn skip_trivia(source: &str, mut pos: usize) -> usize {
 
 /// The first position at or after `from` where a line's first token is an
 /// item keyword starting an item (not a field such as `agent = claude`).
-fn recovery_point(source: &str, from: usize) -> usize {
+fn recovery_point(source: &str, mut from: usize) -> usize {
+    while from < source.len() && !source.is_char_boundary(from) {
+        from += 1;
+    }
     let mut line_start = source[..from.min(source.len())]
         .rfind('\n')
         .map_or(0, |n| n + 1);
@@ -233,6 +236,22 @@ fn syntax_error(source: &str, at: usize, e: &pest::error::Error<Rule>) -> Diagno
     );
     if expected.contains("`}`") && ITEM_KEYWORDS.iter().any(|k| found == format!("`{k}`")) {
         d = d.with_note("the block before this item is not closed: add `}`");
+    }
+    if expected == "`=`" {
+        let before = source[..at.min(source.len())].trim_end();
+        let word: String = before
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if !word.is_empty() {
+            d = d.with_note(format!(
+                "`{word}` is read as a field name; a field is `name = value`"
+            ));
+        }
     }
     if found == "`,`" {
         d = d.with_note("fields are separated by whitespace only, not commas");

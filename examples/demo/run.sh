@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The loopc demo, end to end, in one command:
+#   builds loopc, creates a scratch git repository in a temporary directory
+#   (never inside the loopc repository), copies the demo project and plan in,
+#   runs `loopc run demo.loop` with the scripted agent, and prints the result.
+#
+#   examples/demo/run.sh            # keeps the scratch repo and prints its path
+#   LOOPC=/path/to/loopc examples/demo/run.sh   # use an existing binary
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+src="$(cd "$here/../.." && pwd)"
+
+if [ -z "${LOOPC:-}" ]; then
+  echo "==> building loopc" >&2
+  (cd "$src" && cargo build --quiet --bin loopc)
+  target="${CARGO_TARGET_DIR:-$src/target}"
+  case "$target" in /*) ;; *) target="$src/$target" ;; esac
+  LOOPC="$target/debug/loopc"
+fi
+command -v python3 >/dev/null || { echo "run.sh: python3 is needed for the demo project" >&2; exit 2; }
+
+scratch="$(mktemp -d "${TMPDIR:-/tmp}/loopc-demo.XXXXXX")"
+case "$scratch/" in
+  "$src"/*) echo "run.sh: refusing to use $scratch inside the loopc repository" >&2; exit 2 ;;
+esac
+repo="$scratch/textkit"
+echo "==> scratch repository: $repo" >&2
+mkdir -p "$repo"
+cp -R "$here/project/." "$repo/"
+cp "$here/demo.loop" "$repo/demo.loop"
+cd "$repo"
+git init -q -b main
+git config user.name "loopc demo"
+git config user.email "demo@loopc.invalid"
+git add -A
+git commit -q -m "textkit: initial project"
+
+echo "==> loopc run demo.loop" >&2
+export DEMO_AGENT="$here/agent.py"
+status=0
+"$LOOPC" run demo.loop || status=$?
+
+echo
+echo "==> integration branch loop/demo"
+git log --oneline --graph loop/demo
+echo
+echo "==> the project's tests on loop/demo"
+git worktree add -q --detach "$scratch/check" loop/demo
+(cd "$scratch/check" && PYTHONDONTWRITEBYTECODE=1 python3 -m unittest discover -s tests -t . 2>&1 | tail -n 3)
+(cd "$scratch/check" && printf 'python3 -m textkit title "the lord of the rings" -> ' && python3 -m textkit title "the lord of the rings")
+git worktree remove --force "$scratch/check"
+echo
+echo "loopc exited with $status; the scratch repository is kept at $repo"
+echo "(inspect it with: cd $repo && $LOOPC status)"
+exit "$status"

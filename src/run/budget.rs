@@ -1,0 +1,84 @@
+//! Budget counters (spec §3 `budget`, §5 "Budgets are judged after a
+//! finished attempt's result"). The scheduler asks [`Meter::exhausted`]
+//! before it starts an attempt and records every finished attempt.
+
+use super::state::Spent;
+use crate::plan::Budget;
+use std::time::Instant;
+
+/// The run's spending against its budget.
+#[derive(Debug, Clone)]
+pub struct Meter {
+    /// The limits.
+    pub limits: Budget,
+    /// The counters (saved in state.json).
+    pub spent: Spent,
+    start: Instant,
+}
+
+impl Meter {
+    /// A fresh meter; the `time` budget runs from now (monotonic clock).
+    pub fn new(limits: Budget) -> Meter {
+        Meter {
+            limits,
+            spent: Spent::default(),
+            start: Instant::now(),
+        }
+    }
+
+    /// When the `time` budget runs out, if one is set.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.limits.time.map(|t| self.start + t)
+    }
+
+    /// Refreshes the elapsed-time counter.
+    pub fn tick(&mut self) {
+        self.spent.elapsed_ms = self.start.elapsed().as_millis() as u64;
+    }
+
+    /// The budget that forbids starting another attempt (`agent`: whether it
+    /// is an agent attempt), as a message naming it and what was spent.
+    pub fn exhausted(&mut self, agent: bool) -> Option<String> {
+        self.tick();
+        let s = &self.spent;
+        if let Some(limit) = self.limits.iterations
+            && agent
+            && s.iterations >= limit
+        {
+            return Some(format!(
+                "budget `iterations` spent: {} of {limit} agent attempts",
+                s.iterations
+            ));
+        }
+        if let Some(limit) = self.limits.cost
+            && s.cost_micro_usd >= limit
+        {
+            return Some(format!(
+                "budget `cost` spent: {} of {}",
+                super::time::dollars(s.cost_micro_usd),
+                super::time::dollars(limit)
+            ));
+        }
+        if let Some(limit) = self.limits.time
+            && self.start.elapsed() >= limit
+        {
+            return Some(format!(
+                "budget `time` spent: {} of {}",
+                super::time::human_duration(self.start.elapsed()),
+                super::time::human_duration(limit)
+            ));
+        }
+        if self.limits.failures > 0 && s.consecutive_failures >= self.limits.failures {
+            return Some(format!(
+                "circuit breaker: {} failed attempts in a row (budget `failures` = {})",
+                s.consecutive_failures, self.limits.failures
+            ));
+        }
+        None
+    }
+
+    /// Whether a cost budget is set (then an unknown cost must not count as zero).
+    pub fn counts_cost(&self) -> bool {
+        self.limits.cost.is_some()
+    }
+}

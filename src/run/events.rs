@@ -1,0 +1,193 @@
+//! The event log `.loopc/events.jsonl`: append-only, one JSON object a line,
+//! each with a sequence number (`seq`, the order of events), a wall-clock
+//! timestamp (`time`, RFC 3339) and the monotonic milliseconds since the run
+//! started (`elapsed_ms`). Every event is also shown to the person watching
+//! (see [`super::ui`]). Format: `docs/state.md`.
+
+use super::ui::Ui;
+use serde::Serialize;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// One thing that happened during a run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The run began.
+    RunStarted {
+        /// The plan's name.
+        plan: String,
+        /// The integration branch.
+        branch: String,
+        /// The integration branch's head commit at the start.
+        head: String,
+        /// Tasks at once.
+        parallel: u32,
+    },
+    /// An attempt of a task started in a fresh worktree.
+    AttemptStarted {
+        /// The task.
+        task: String,
+        /// The attempt number (1-based; infrastructure retries repeat it).
+        attempt: u32,
+        /// The worktree's directory.
+        worktree: String,
+        /// The commit the worktree starts from.
+        base: String,
+    },
+    /// An attempt entered a phase (`setup`, `agent`, `command`, `commit`,
+    /// `gate`, `merge`).
+    Phase {
+        /// The task.
+        task: String,
+        /// The attempt number.
+        attempt: u32,
+        /// The phase.
+        phase: String,
+        /// The gate's name in the `gate` phase.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        gate: Option<String>,
+    },
+    /// An attempt ended.
+    AttemptFinished {
+        /// The task.
+        task: String,
+        /// The attempt number.
+        attempt: u32,
+        /// `passed`, `failed`, `blocked`, `infrastructure` or `interrupted`.
+        outcome: String,
+        /// Why, for anything but a pass.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// What the attempt cost in micro-dollars, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost_micro_usd: Option<u64>,
+    },
+    /// A task's work reached the integration branch.
+    Merged {
+        /// The task.
+        task: String,
+        /// The integration branch's new head.
+        commit: String,
+        /// `fast_forward`, `merge` (gated again) or `none` (nothing to merge).
+        how: String,
+    },
+    /// A task reached a final state.
+    TaskFinished {
+        /// The task.
+        task: String,
+        /// `passed`, `cached`, `failed`, `blocked`, `skipped` or `interrupted`.
+        status: String,
+        /// Why, when it did not pass.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// The run ended.
+    RunFinished {
+        /// The run's status.
+        status: String,
+        /// The process exit status.
+        exit_code: i32,
+        /// Why it stopped early, if it did.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+}
+
+/// The number of lines in the file at `path` (0 if missing), read in
+/// chunks, and whether its last line is torn (no final newline).
+fn count_lines(path: &Path) -> (u64, bool) {
+    use std::io::Read;
+    let Ok(mut f) = File::open(path) else {
+        return (0, false);
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut lines, mut last) = (0u64, b'\n');
+    while let Ok(n) = f.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        last = buf[n - 1];
+    }
+    // A torn last line (loopc killed mid-write) still used a sequence number.
+    if last != b'\n' {
+        (lines + 1, true)
+    } else {
+        (lines, false)
+    }
+}
+
+/// Writes events to `events.jsonl` and the display, in one order.
+pub struct Recorder {
+    inner: Mutex<Inner>,
+    start: Instant,
+    ui: Ui,
+}
+
+struct Inner {
+    file: File,
+    seq: u64,
+}
+
+impl Recorder {
+    /// Opens `path` for appending; sequence numbers continue after the
+    /// file's existing lines.
+    ///
+    /// Errors: the file cannot be opened.
+    pub fn open(path: &Path, ui: Ui) -> Result<Recorder, String> {
+        let (existing, torn) = count_lines(path);
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        if torn {
+            // End the torn line so that the next event starts a line of its own.
+            let _ = (&file).write_all(b"\n");
+        }
+        Ok(Recorder {
+            inner: Mutex::new(Inner {
+                file,
+                seq: existing,
+            }),
+            start: Instant::now(),
+            ui,
+        })
+    }
+
+    /// The display.
+    pub fn ui(&self) -> &Ui {
+        &self.ui
+    }
+
+    /// Records `event`. A failure to write the log is reported once on the
+    /// display but does not stop the run.
+    pub fn emit(&self, event: Event) {
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        inner.seq += 1;
+        let seq = inner.seq;
+        let mut value = serde_json::json!({
+            "seq": seq,
+            "time": super::time::now_rfc3339(),
+            "elapsed_ms": self.start.elapsed().as_millis() as u64,
+        });
+        if let (Some(obj), Ok(serde_json::Value::Object(fields))) =
+            (value.as_object_mut(), serde_json::to_value(&event))
+        {
+            obj.extend(fields);
+        }
+        let mut line = value.to_string();
+        line.push('\n');
+        if let Err(e) = inner.file.write_all(line.as_bytes()) {
+            self.ui
+                .line(&format!("loopc: cannot write events.jsonl: {e}"));
+        }
+        self.ui.on_event(&event);
+    }
+}

@@ -1,0 +1,295 @@
+//! Gates (spec §5 step 6): the task's `accept` check, then its gates in
+//! order, run in a worktree with `LOOP_DIFF_FILE`. A command gate passes on
+//! exit 0; an agent gate passes when its handoff says `completed`. A gate
+//! that leaves the worktree changed fails. The last 64 KiB of a rejecting
+//! gate's output is the next attempt's feedback.
+
+use super::context::{Protocol, RunCtx};
+use super::events::Event;
+use super::handoff::{self, HandoffStatus};
+use super::process::{self, Exit, Spec};
+use crate::plan::{Agent, GateKind, OnFail, OutputFormat, Task};
+use std::path::Path;
+use std::time::Duration;
+
+/// How much of a gate's output becomes feedback.
+pub const FEEDBACK_LIMIT: u64 = 64 * 1024;
+
+/// One check to run: `accept` or a gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// `accept` or the gate's name.
+    pub label: String,
+    /// What it runs.
+    pub kind: CheckKind,
+    /// Timeout of one run.
+    pub timeout: Duration,
+    /// What a rejection does.
+    pub on_fail: OnFail,
+}
+
+/// What a check runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CheckKind {
+    /// A shell command; passes on exit 0.
+    Command(String),
+    /// An agent judging the diff; passes on a `completed` handoff.
+    Agent {
+        /// The agent.
+        agent: Agent,
+        /// The review prompt.
+        prompt: String,
+    },
+}
+
+/// The checks of `task`: `accept` first (timeout: the task's), then its gates.
+pub fn checks_of(task: &Task) -> Vec<Check> {
+    let mut out = Vec::new();
+    if let Some(accept) = &task.accept {
+        out.push(Check {
+            label: "accept".to_string(),
+            kind: CheckKind::Command(accept.clone()),
+            timeout: task.timeout,
+            on_fail: OnFail::Retry,
+        });
+    }
+    for g in &task.gates {
+        out.push(Check {
+            label: g.name.clone(),
+            kind: match &g.kind {
+                GateKind::Command { run } => CheckKind::Command(run.clone()),
+                GateKind::Agent { agent, prompt } => CheckKind::Agent {
+                    agent: agent.clone(),
+                    prompt: prompt.clone(),
+                },
+            },
+            timeout: g.timeout,
+            on_fail: g.on_fail,
+        });
+    }
+    out
+}
+
+/// The result of running a list of checks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Every check passed.
+    Pass,
+    /// A check rejected the change.
+    Reject {
+        /// Why (one line).
+        reason: String,
+        /// Feedback for the next attempt.
+        feedback: String,
+        /// The check's `on_fail`.
+        on_fail: OnFail,
+    },
+    /// An agent gate said `blocked` or `needs_human`.
+    Blocked(String),
+    /// The run is stopping.
+    Stopped,
+    /// loopc could not run a check (infrastructure).
+    Error(String),
+}
+
+/// Cost reported by agent gates, micro-dollars; `unknown` when an agent
+/// gate's cost could not be read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GateCost {
+    /// Known cost.
+    pub micro_usd: u64,
+    /// Some agent gate did not report its cost.
+    pub unknown: bool,
+}
+
+fn file_name_part(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Runs `checks` in order in `dir` (a worktree at the commit under test),
+/// stopping at the first rejection. `tag` distinguishes log files of
+/// different check rounds (`gate`, `merge`).
+pub fn run_checks(
+    ctx: &RunCtx,
+    proto: &Protocol<'_>,
+    dir: &Path,
+    checks: &[Check],
+    tag: &str,
+    cost: &mut GateCost,
+) -> Verdict {
+    for check in checks {
+        ctx.events.emit(Event::Phase {
+            task: proto.task.name.clone(),
+            attempt: proto.attempt,
+            phase: if tag == "gate" {
+                "gate".into()
+            } else {
+                format!("{tag} gate")
+            },
+            gate: Some(check.label.clone()),
+        });
+        let stem = format!("{tag}-{}", file_name_part(&check.label));
+        let log = proto.files.dir.join(format!("{stem}.log"));
+        let handoff_path = proto.files.dir.join(format!("{stem}.handoff.json"));
+        let prompt_path = proto.files.dir.join(format!("{stem}.prompt.md"));
+        let _ = std::fs::remove_file(&handoff_path);
+        let (command, stdin, agent) = match &check.kind {
+            CheckKind::Command(run) => (run.as_str(), None, None),
+            CheckKind::Agent { agent, prompt } => {
+                let text = format!("{prompt}\n\n{}", handoff::instructions(true));
+                if let Err(e) = std::fs::write(&prompt_path, &text) {
+                    return Verdict::Error(format!("cannot write {}: {e}", prompt_path.display()));
+                }
+                (agent.run.as_str(), Some(text.into_bytes()), Some(agent))
+            }
+        };
+        let mut env = proto.env(
+            &ctx.git,
+            dir,
+            &prompt_path,
+            &handoff_path,
+            Some(&proto.files.diff),
+        );
+        if let Some(a) = agent {
+            // The gate's agent's own environment, under the protocol variables.
+            let mut with_agent: Vec<(String, String)> =
+                a.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            with_agent.append(&mut env);
+            env = with_agent;
+        }
+        let stdout_path = if agent.is_some() {
+            proto.files.dir.join(format!("{stem}.stdout"))
+        } else {
+            log.clone()
+        };
+        let spec = Spec {
+            command,
+            dir,
+            env: &env,
+            env_remove: &[],
+            stdin,
+            stdout: &stdout_path,
+            stderr: Some(&log),
+            timeout: check.timeout,
+        };
+        // Agent gates: stdout and stderr apart (stdout may be JSON).
+        let spec = if agent.is_some() {
+            spec
+        } else {
+            Spec {
+                stderr: None,
+                ..spec
+            }
+        };
+        let exit = match process::run(&spec, &ctx.control) {
+            Ok(e) => e,
+            Err(e) => return Verdict::Error(format!("gate `{}`: {e}", check.label)),
+        };
+        let output = || {
+            // At most 64 KiB in all: half for each stream of an agent gate.
+            if agent.is_some() {
+                let mut text = process::tail(&stdout_path, FEEDBACK_LIMIT / 2);
+                text.push_str(&process::tail(&log, FEEDBACK_LIMIT / 2));
+                text
+            } else {
+                process::tail(&log, FEEDBACK_LIMIT)
+            }
+        };
+        let reject = |reason: String, feedback: String| Verdict::Reject {
+            feedback: format!("{reason}\n\n{feedback}"),
+            reason,
+            on_fail: check.on_fail,
+        };
+        let mut verdict = match exit {
+            Exit::Stopped => return Verdict::Stopped,
+            Exit::TimedOut | Exit::Signal(_) => Some(reject(
+                format!("gate `{}` {}", check.label, exit.describe(check.timeout)),
+                output(),
+            )),
+            Exit::Code(c) if c != 0 => Some(reject(
+                format!(
+                    "gate `{}` failed ({})",
+                    check.label,
+                    exit.describe(check.timeout)
+                ),
+                output(),
+            )),
+            Exit::Code(_) => None,
+        };
+        if let Some(a) = agent {
+            let structured = (a.output == OutputFormat::ClaudeJson)
+                .then(|| handoff::read_claude_json(&stdout_path))
+                .flatten();
+            let h = handoff::read(&handoff_path);
+            let reported = structured.as_ref().and_then(|s| s.cost).or_else(|| {
+                h.as_ref()
+                    .ok()
+                    .and_then(|h| h.as_ref())
+                    .and_then(|h| h.cost_usd)
+                    .and_then(super::time::usd_to_micro)
+            });
+            match reported {
+                Some(c) => cost.micro_usd += c,
+                None => cost.unknown = true,
+            }
+            if verdict.is_none() {
+                verdict = match h {
+                    Err(e) => Some(reject(format!("gate `{}`: {e}", check.label), output())),
+                    Ok(None) => Some(reject(
+                        format!("gate `{}` gave no verdict", check.label),
+                        "The reviewing agent wrote no handoff file.".to_string(),
+                    )),
+                    Ok(Some(h)) => match h.status {
+                        HandoffStatus::Completed => None,
+                        HandoffStatus::Failed => {
+                            let summary = h.summary.unwrap_or_default();
+                            Some(Verdict::Reject {
+                                reason: format!("gate `{}` rejected the change", check.label),
+                                feedback: format!(
+                                    "The review gate `{}` rejected the change:\n{summary}",
+                                    check.label
+                                ),
+                                on_fail: check.on_fail,
+                            })
+                        }
+                        HandoffStatus::Blocked | HandoffStatus::NeedsHuman => {
+                            Some(Verdict::Blocked(format!(
+                                "gate `{}` says the task needs help: {}",
+                                check.label,
+                                h.summary.unwrap_or_default()
+                            )))
+                        }
+                    },
+                };
+            }
+        }
+        if let Some(v) = verdict {
+            return v;
+        }
+        match ctx.git.status_porcelain(dir) {
+            Ok(s) if s.trim().is_empty() => {}
+            Ok(s) => {
+                return reject(
+                    format!("gate `{}` changed the worktree", check.label),
+                    format!("A gate must not change files; it changed:\n{s}"),
+                );
+            }
+            Err(e) => return Verdict::Error(e),
+        }
+    }
+    Verdict::Pass
+}
+
+/// Whether `check` is agent-judged.
+pub fn is_agent(check: &Check) -> bool {
+    matches!(check.kind, CheckKind::Agent { .. })
+}

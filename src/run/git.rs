@@ -1,0 +1,427 @@
+//! The git layer: every repository operation loopc performs, as calls to the
+//! real `git` binary (through duct, stdin `/dev/null`, output captured; git's
+//! own output is small). Nothing here touches the user's checkout, index or
+//! branches other than the ones it is asked to by name.
+
+use std::path::{Path, PathBuf};
+
+/// A handle on the repository loopc runs in.
+#[derive(Clone, Debug)]
+pub struct Git {
+    /// The repository's top-level directory (the main worktree).
+    pub root: PathBuf,
+    /// The common git directory (`.git` of the main worktree).
+    pub common_dir: PathBuf,
+    /// Extra environment for every git call (a fallback commit identity).
+    env: Vec<(String, String)>,
+}
+
+/// The captured result of one git call.
+#[derive(Debug)]
+pub struct GitOutput {
+    /// The exit code (`-1` when killed by a signal).
+    pub code: i32,
+    /// Standard output, lossily decoded.
+    pub stdout: String,
+    /// Standard error, lossily decoded.
+    pub stderr: String,
+}
+
+/// The result of `git merge-tree --write-tree`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum MergeTree {
+    /// The merge is clean; the merged tree's id.
+    Clean(String),
+    /// The merge conflicts in these paths.
+    Conflict(Vec<String>),
+}
+
+/// One entry of `git worktree list --porcelain`.
+#[derive(Debug, Clone)]
+pub struct WorktreeEntry {
+    /// The worktree's directory.
+    pub path: PathBuf,
+    /// The checked-out branch (`refs/heads/...`), if any.
+    pub branch: Option<String>,
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+impl Git {
+    /// Finds the repository containing `cwd` (`git rev-parse --show-toplevel`).
+    ///
+    /// Errors: git is not installed, or `cwd` is not inside a git worktree.
+    pub fn discover(cwd: &Path) -> Result<Git, String> {
+        let probe = Git {
+            root: cwd.to_path_buf(),
+            common_dir: cwd.to_path_buf(),
+            env: Vec::new(),
+        };
+        let top = probe
+            .run_in(cwd, &["rev-parse", "--show-toplevel"])
+            .map_err(|e| format!("{} is not inside a git repository ({e})", cwd.display()))?;
+        let root = PathBuf::from(top.stdout.trim());
+        let common = probe.run_in(&root, &["rev-parse", "--git-common-dir"])?;
+        let mut common_dir = PathBuf::from(common.stdout.trim());
+        if common_dir.is_relative() {
+            common_dir = root.join(common_dir);
+        }
+        let mut git = Git {
+            root,
+            common_dir,
+            env: Vec::new(),
+        };
+        // A repository without a commit identity (fresh CI machines) still
+        // gets commits: loopc signs as itself, only for its own git calls.
+        for (key, name, value) in [
+            ("user.name", "NAME", "loopc"),
+            ("user.email", "EMAIL", "loopc@localhost"),
+        ] {
+            let configured = git
+                .try_run_in(&git.root.clone(), &["config", "--get", key])
+                .map(|o| o.code == 0 && !o.stdout.trim().is_empty())
+                .unwrap_or(false);
+            if !configured {
+                git.env.push((format!("GIT_AUTHOR_{name}"), value.into()));
+                git.env
+                    .push((format!("GIT_COMMITTER_{name}"), value.into()));
+            }
+        }
+        Ok(git)
+    }
+
+    /// Environment variables loopc adds to git calls (also given to
+    /// subprocesses so that an agent's own commits work).
+    pub fn identity_env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
+    /// Runs `git ARGS` in `dir`; any exit status is returned.
+    ///
+    /// Errors: git could not be started.
+    pub fn try_run_in(&self, dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
+        // No automatic gc while several worktrees commit at once.
+        let mut full = vec!["-c", "gc.auto=0"];
+        full.extend_from_slice(args);
+        let mut expr = duct::cmd("git", full)
+            .dir(dir)
+            .stdin_null()
+            .stdout_capture()
+            .stderr_capture()
+            .unchecked()
+            .env("GIT_TERMINAL_PROMPT", "0");
+        for k in super::process::GIT_LOCATION_VARS {
+            expr = expr.env_remove(k);
+        }
+        for (k, v) in &self.env {
+            expr = expr.env(k, v);
+        }
+        let out = expr.run().map_err(|e| format!("cannot run git: {e}"))?;
+        Ok(GitOutput {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+
+    /// Runs `git ARGS` in `dir` and requires exit status 0.
+    ///
+    /// Errors: git failed; the message names the command and git's first line.
+    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
+        let out = self.try_run_in(dir, args)?;
+        if out.code != 0 {
+            let why = first_line(&out.stderr);
+            let why = if why.is_empty() {
+                first_line(&out.stdout)
+            } else {
+                why
+            };
+            return Err(format!("`git {}` failed: {why}", args.join(" ")));
+        }
+        Ok(out)
+    }
+
+    /// Runs `git ARGS` at the repository root, requiring success; returns
+    /// trimmed stdout.
+    pub fn read(&self, args: &[&str]) -> Result<String, String> {
+        Ok(self.run_in(&self.root, args)?.stdout.trim().to_string())
+    }
+
+    /// The commit `rev` names, or `None` when it names no commit.
+    pub fn commit_of(&self, rev: &str) -> Result<Option<String>, String> {
+        let spec = format!("{rev}^{{commit}}");
+        let out = self.try_run_in(&self.root, &["rev-parse", "-q", "--verify", &spec])?;
+        Ok((out.code == 0).then(|| out.stdout.trim().to_string()))
+    }
+
+    /// The tree of commit `rev`.
+    pub fn tree_of(&self, rev: &str) -> Result<String, String> {
+        self.read(&["rev-parse", &format!("{rev}^{{tree}}")])
+    }
+
+    /// Whether `name` is a valid branch name (`git check-ref-format --branch`).
+    pub fn valid_branch_name(&self, name: &str) -> Result<bool, String> {
+        Ok(self
+            .try_run_in(&self.root, &["check-ref-format", "--branch", name])?
+            .code
+            == 0)
+    }
+
+    /// The branch checked out in the main worktree, or `None` when HEAD is
+    /// detached or unborn.
+    pub fn current_branch(&self) -> Result<Option<String>, String> {
+        let out = self.try_run_in(&self.root, &["symbolic-ref", "-q", "--short", "HEAD"])?;
+        Ok((out.code == 0).then(|| out.stdout.trim().to_string()))
+    }
+
+    /// Moves `refname` to `new` only if it currently points at `old`
+    /// (`None`: only if it does not exist). Returns false when the ref had
+    /// moved (compare-and-swap lost).
+    pub fn update_ref(&self, refname: &str, new: &str, old: Option<&str>) -> Result<bool, String> {
+        let zero = "0000000000000000000000000000000000000000";
+        let out = self.try_run_in(
+            &self.root,
+            &[
+                "update-ref",
+                "-m",
+                "loopc",
+                refname,
+                new,
+                old.unwrap_or(zero),
+            ],
+        )?;
+        if out.code == 0 {
+            return Ok(true);
+        }
+        let current = self.commit_of(refname)?;
+        if current.as_deref() != old {
+            return Ok(false);
+        }
+        Err(format!(
+            "cannot move {refname}: {}",
+            first_line(&out.stderr)
+        ))
+    }
+
+    /// Deletes `refname` if it exists.
+    pub fn delete_ref(&self, refname: &str) -> Result<(), String> {
+        if self.commit_of(refname)?.is_some() {
+            self.run_in(&self.root, &["update-ref", "-d", refname])?;
+        }
+        Ok(())
+    }
+
+    /// The registered worktrees.
+    pub fn worktrees(&self) -> Result<Vec<WorktreeEntry>, String> {
+        let out = self.run_in(&self.root, &["worktree", "list", "--porcelain"])?;
+        let mut list = Vec::new();
+        let mut current: Option<WorktreeEntry> = None;
+        for line in out.stdout.lines() {
+            if let Some(p) = line.strip_prefix("worktree ") {
+                if let Some(e) = current.take() {
+                    list.push(e);
+                }
+                current = Some(WorktreeEntry {
+                    path: PathBuf::from(p),
+                    branch: None,
+                });
+            } else if let Some(b) = line.strip_prefix("branch ")
+                && let Some(e) = current.as_mut()
+            {
+                e.branch = Some(b.to_string());
+            }
+        }
+        if let Some(e) = current {
+            list.push(e);
+        }
+        Ok(list)
+    }
+
+    /// Adds a worktree at `path` on a new branch `branch` (or detached when
+    /// `None`) at `commit`.
+    pub fn worktree_add(
+        &self,
+        path: &Path,
+        branch: Option<&str>,
+        commit: &str,
+    ) -> Result<(), String> {
+        let p = path.to_string_lossy();
+        let mut args = vec!["worktree", "add", "--quiet"];
+        match branch {
+            Some(b) => args.extend(["-b", b]),
+            None => args.push("--detach"),
+        }
+        args.extend([p.as_ref(), commit]);
+        self.run_in(&self.root, &args).map(|_| ())
+    }
+
+    /// Removes the worktree at `path` (forced: loopc owns it), then its
+    /// directory if git left it behind.
+    pub fn worktree_remove(&self, path: &Path) -> Result<(), String> {
+        let p = path.to_string_lossy();
+        let registered = self.worktrees()?.iter().any(|w| same_path(&w.path, path));
+        if registered {
+            self.run_in(
+                &self.root,
+                &["worktree", "remove", "--force", "--force", &p],
+            )?;
+        }
+        if path.exists() {
+            std::fs::remove_dir_all(path)
+                .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Stages everything in worktree `dir` and commits it with `message` when
+    /// anything is staged. Returns the worktree's HEAD commit afterwards.
+    pub fn commit_all(&self, dir: &Path, message: &str) -> Result<String, String> {
+        self.run_in(dir, &["add", "-A"])?;
+        let staged = self.try_run_in(dir, &["diff", "--cached", "--quiet"])?;
+        if staged.code == 1 {
+            self.run_in(dir, &["commit", "-q", "--no-verify", "-m", message])?;
+        } else if staged.code != 0 {
+            return Err(format!("`git diff --cached` failed in {}", dir.display()));
+        }
+        Ok(self
+            .run_in(dir, &["rev-parse", "HEAD"])?
+            .stdout
+            .trim()
+            .to_string())
+    }
+
+    /// `git status --porcelain` of worktree `dir` (empty: clean).
+    pub fn status_porcelain(&self, dir: &Path) -> Result<String, String> {
+        Ok(self
+            .run_in(dir, &["status", "--porcelain", "--untracked-files=all"])?
+            .stdout)
+    }
+
+    /// Paths that differ between commits `from` and `to`.
+    pub fn changed_files(&self, from: &str, to: &str) -> Result<Vec<String>, String> {
+        Ok(self
+            .run_in(
+                &self.root,
+                &["diff", "--name-only", "--no-renames", from, to],
+            )?
+            .stdout
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
+    /// Writes `git diff from to` to the file `out` (streamed, not held in memory).
+    pub fn diff_to_file(&self, from: &str, to: &str, out: &Path) -> Result<(), String> {
+        let file = std::fs::File::create(out)
+            .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+        let mut expr = duct::cmd("git", ["diff", "--binary", from, to])
+            .dir(&self.root)
+            .stdin_null()
+            .stdout_file(file)
+            .stderr_capture()
+            .unchecked();
+        for k in super::process::GIT_LOCATION_VARS {
+            expr = expr.env_remove(k);
+        }
+        for (k, v) in &self.env {
+            expr = expr.env(k, v);
+        }
+        let res = expr.run().map_err(|e| format!("cannot run git: {e}"))?;
+        if !res.status.success() {
+            return Err(format!(
+                "`git diff {from} {to}` failed: {}",
+                first_line(&String::from_utf8_lossy(&res.stderr))
+            ));
+        }
+        Ok(())
+    }
+
+    /// Merges commits `ours` and `theirs` without touching any worktree
+    /// (`git merge-tree --write-tree`).
+    pub fn merge_tree(&self, ours: &str, theirs: &str) -> Result<MergeTree, String> {
+        let out = self.try_run_in(
+            &self.root,
+            &[
+                "merge-tree",
+                "--write-tree",
+                "--name-only",
+                "--no-messages",
+                ours,
+                theirs,
+            ],
+        )?;
+        let mut lines = out.stdout.lines();
+        let tree = lines.next().unwrap_or("").trim().to_string();
+        match out.code {
+            0 => Ok(MergeTree::Clean(tree)),
+            1 => {
+                let mut paths: Vec<String> = lines
+                    .take_while(|l| !l.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                paths.dedup();
+                Ok(MergeTree::Conflict(paths))
+            }
+            _ => Err(format!(
+                "`git merge-tree` failed: {}",
+                first_line(&out.stderr)
+            )),
+        }
+    }
+
+    /// Creates a commit of `tree` with `parents` and `message`.
+    pub fn commit_tree(
+        &self,
+        tree: &str,
+        parents: &[&str],
+        message: &str,
+    ) -> Result<String, String> {
+        let mut args = vec!["commit-tree", tree];
+        for p in parents {
+            args.extend(["-p", p]);
+        }
+        args.extend(["-m", message]);
+        self.read(&args)
+    }
+
+    /// Whether the main worktree is in the middle of a merge, rebase,
+    /// cherry-pick or revert (spec: "dirty merge state").
+    pub fn operation_in_progress(&self) -> Result<Option<&'static str>, String> {
+        let git_dir = PathBuf::from(self.read(&["rev-parse", "--absolute-git-dir"])?);
+        for (file, what) in [
+            ("MERGE_HEAD", "a merge"),
+            ("rebase-merge", "a rebase"),
+            ("rebase-apply", "a rebase or `git am`"),
+            ("CHERRY_PICK_HEAD", "a cherry-pick"),
+            ("REVERT_HEAD", "a revert"),
+        ] {
+            if git_dir.join(file).exists() {
+                return Ok(Some(what));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Branch names (short form) under `refs/heads/<prefix>`.
+    pub fn branches_under(&self, prefix: &str) -> Result<Vec<String>, String> {
+        let pattern = format!("refs/heads/{prefix}");
+        Ok(self
+            .read(&["for-each-ref", "--format=%(refname:short)", &pattern])?
+            .lines()
+            .map(str::to_string)
+            .collect())
+    }
+}
+
+/// Whether two paths name the same directory (canonicalized when possible).
+pub fn same_path(a: &Path, b: &Path) -> bool {
+    let ca = std::fs::canonicalize(a).unwrap_or_else(|_| a.to_path_buf());
+    let cb = std::fs::canonicalize(b).unwrap_or_else(|_| b.to_path_buf());
+    ca == cb
+}

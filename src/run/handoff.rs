@@ -1,0 +1,177 @@
+//! The handoff protocol (spec §5 step 4): the JSON an agent may write to
+//! `$LOOP_HANDOFF`, Claude Code's JSON result (`output = claude-json`), and
+//! the instructions loopc appends to every agent prompt.
+
+use serde::Deserialize;
+use std::io::Read;
+use std::path::Path;
+
+/// The status an agent reports in its handoff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HandoffStatus {
+    /// The work is done (for a gate: approved).
+    Completed,
+    /// The attempt failed (for a gate: rejected).
+    Failed,
+    /// The task cannot go on without outside help.
+    Blocked,
+    /// A person must look at it.
+    NeedsHuman,
+}
+
+/// A parsed handoff file.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Handoff {
+    /// What the agent says happened.
+    pub status: HandoffStatus,
+    /// A short summary (for a gate: the feedback).
+    #[serde(default)]
+    pub summary: Option<String>,
+    /// What the attempt cost, in dollars.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// The agent deliberately changed nothing.
+    #[serde(default)]
+    pub no_changes: bool,
+}
+
+/// The most a handoff or structured result file may be (larger is an error).
+const MAX_JSON: u64 = 16 * 1024 * 1024;
+
+fn read_capped(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let mut buf = Vec::new();
+    file.take(MAX_JSON + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if buf.len() as u64 > MAX_JSON {
+        return Err(format!("{} is larger than 16 MiB", path.display()));
+    }
+    Ok(Some(buf))
+}
+
+/// Reads the handoff at `path`: `Ok(None)` when no handoff was written (no
+/// file, or an empty one).
+///
+/// Errors: the file is not a valid handoff (the message says why).
+pub fn read(path: &Path) -> Result<Option<Handoff>, String> {
+    let Some(bytes) = read_capped(path)? else {
+        return Ok(None);
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    // Bytes that are not UTF-8 are decoded lossily, as all agent output is.
+    serde_json::from_str::<Handoff>(&String::from_utf8_lossy(&bytes))
+        .map(Some)
+        .map_err(|e| format!("the handoff file is not valid handoff JSON: {e}"))
+}
+
+/// The fields loopc reads from Claude Code's `--output-format json` result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructuredResult {
+    /// `total_cost_usd` in micro-dollars, when present.
+    pub cost: Option<u64>,
+    /// The final `result` text.
+    pub summary: Option<String>,
+    /// `is_error`.
+    pub is_error: bool,
+}
+
+#[derive(Deserialize)]
+struct ClaudeJson {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    total_cost_usd: Option<f64>,
+    result: Option<String>,
+    #[serde(default)]
+    is_error: bool,
+}
+
+fn parse_claude_value(text: &str) -> Option<StructuredResult> {
+    let v: ClaudeJson = serde_json::from_str(text.trim()).ok()?;
+    if v.kind.as_deref().is_some_and(|k| k != "result") {
+        return None;
+    }
+    Some(StructuredResult {
+        cost: v.total_cost_usd.and_then(super::time::usd_to_micro),
+        summary: v.result,
+        is_error: v.is_error,
+    })
+}
+
+/// Reads Claude Code's JSON result from the agent's stdout log: the whole
+/// output as one JSON document, else its last line that is a `result`
+/// object (stream-json). `None` when there is none.
+pub fn read_claude_json(stdout_log: &Path) -> Option<StructuredResult> {
+    // The result is at the end; a huge output is read from its last 16 MiB.
+    let text = super::process::tail(stdout_log, MAX_JSON);
+    if let Some(r) = parse_claude_value(&text) {
+        return Some(r);
+    }
+    text.lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .find_map(parse_claude_value)
+}
+
+/// The instructions appended to every agent prompt; `gate` selects the
+/// reviewer's wording.
+pub fn instructions(gate: bool) -> String {
+    if gate {
+        "## Verdict (required)\n\
+         You are reviewing a change; do not modify any file. The change is the \
+         diff in the file named by the environment variable LOOP_DIFF_FILE.\n\
+         Write your verdict as JSON to the file named by the environment variable \
+         LOOP_HANDOFF:\n\
+         {\"status\": \"completed\", \"summary\": \"why it is acceptable\"} to approve, or\n\
+         {\"status\": \"failed\", \"summary\": \"what must change\"} to reject.\n\
+         Without that file the change is rejected (no verdict).\n"
+            .to_string()
+    } else {
+        "## Handoff\n\
+         When you stop, write a JSON object to the file named by the environment \
+         variable LOOP_HANDOFF (it is outside the repository; do not commit it):\n\
+         {\"status\": \"completed\" | \"failed\" | \"blocked\" | \"needs_human\", \
+         \"summary\": \"one line on what you did\", \"cost_usd\": 0.0, \"no_changes\": false}\n\
+         Use \"blocked\" or \"needs_human\" when the task cannot be done without help; \
+         set \"no_changes\": true only if the task needs no change to the files. \
+         Leave your changes in the working tree; loopc commits them.\n"
+            .to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_result_single_document() {
+        let r = parse_claude_value(
+            r#"{"type":"result","subtype":"success","total_cost_usd":0.0421,"result":"done","is_error":false}"#,
+        );
+        assert_eq!(
+            r,
+            Some(StructuredResult {
+                cost: Some(42_100),
+                summary: Some("done".into()),
+                is_error: false
+            })
+        );
+        assert_eq!(parse_claude_value(r#"{"type":"assistant"}"#), None);
+        assert_eq!(parse_claude_value("not json"), None);
+    }
+
+    #[test]
+    fn handoff_fields() {
+        let h: Handoff = serde_json::from_str(r#"{"status":"needs_human","summary":"x"}"#).unwrap();
+        assert_eq!(h.status, HandoffStatus::NeedsHuman);
+        assert!(!h.no_changes);
+        assert!(serde_json::from_str::<Handoff>(r#"{"status":"maybe"}"#).is_err());
+    }
+}

@@ -1,0 +1,293 @@
+//! The interpreter: `loopc run` (spec §5), `loopc status` and `loopc clean`.
+//!
+//! One concept per file:
+//! - [`git`]: every repository operation, through the real `git`;
+//! - [`process`]: `sh -c` subprocesses in process groups, logs, timeouts, the kill switch;
+//! - [`worktree`]: `.loopc/` layout, task worktree and branch names;
+//! - [`context`]: what a run shares, attempt files and the environment protocol;
+//! - [`attempt`]: one attempt (steps 2–6); [`gate`]: checks; [`merge`]: step 7;
+//! - [`scheduler`]: the coordinator (parallelism, retries, skips, budgets);
+//! - [`handoff`]: handoff files and Claude Code's JSON result;
+//! - [`state`], [`events`], [`progress`]: `.loopc/` files;
+//! - [`ui`], [`summary`]: what a person sees; [`status`], [`clean`]: the other commands;
+//! - [`budget`], [`cache`], [`lock`], [`interrupt`]: seams for budgets, the cache, the lock and Ctrl-C.
+
+pub mod attempt;
+pub mod budget;
+pub mod cache;
+pub mod clean;
+pub mod context;
+pub mod events;
+pub mod gate;
+pub mod git;
+pub mod handoff;
+pub mod interrupt;
+pub mod lock;
+pub mod merge;
+pub mod process;
+pub mod progress;
+pub mod scheduler;
+pub mod state;
+pub mod status;
+pub mod summary;
+pub mod time;
+pub mod ui;
+pub mod worktree;
+
+use crate::commands::{CleanArgs, RunArgs, StatusArgs};
+use crate::exit;
+use crate::plan::Plan;
+use context::RunCtx;
+use events::{Event, Recorder};
+use git::Git;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use worktree::Layout;
+
+/// An error that ends `loopc run` before or outside the scheduler, with its
+/// exit status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunError {
+    /// The exit status (spec §5).
+    pub code: i32,
+    /// One line naming the place (path, branch, task).
+    pub message: String,
+}
+
+impl RunError {
+    fn usage(message: impl Into<String>) -> RunError {
+        RunError {
+            code: exit::USAGE,
+            message: message.into(),
+        }
+    }
+}
+
+/// Options of one run (the command line, minus the plan file).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `-j N`: tasks at once, overriding `loop.parallel`.
+    pub jobs: Option<u32>,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// `--force TASK…` (for the cache).
+    pub force: Vec<String>,
+    /// `--no-cache`.
+    pub no_cache: bool,
+    /// The plan file as given (recorded in state.json).
+    pub plan_file: String,
+}
+
+/// `loopc run`.
+pub fn run(args: &RunArgs) -> i32 {
+    match run_command(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("loopc: {}", e.message);
+            e.code
+        }
+    }
+}
+
+/// `loopc status`.
+pub fn status(args: &StatusArgs) -> i32 {
+    status::status(args)
+}
+
+/// `loopc clean`.
+pub fn clean(args: &CleanArgs) -> i32 {
+    clean::clean(args)
+}
+
+/// Finds the plan file: the one given, else `plan.loop`, else the only
+/// `*.loop` in `cwd`.
+fn find_plan(given: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError> {
+    if let Some(p) = given {
+        return Ok(p.to_path_buf());
+    }
+    let default = cwd.join("plan.loop");
+    if default.is_file() {
+        return Ok(PathBuf::from("plan.loop"));
+    }
+    let entries = std::fs::read_dir(cwd)
+        .map_err(|e| RunError::usage(format!("cannot read {}: {e}", cwd.display())))?;
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "loop"))
+        .collect();
+    found.sort();
+    match found.len() {
+        1 => Ok(found
+            .pop()
+            .and_then(|p| p.file_name().map(PathBuf::from))
+            .unwrap_or_default()),
+        0 => Err(RunError::usage(format!(
+            "no plan given and no plan.loop or *.loop file in {}",
+            cwd.display()
+        ))),
+        _ => Err(RunError::usage(format!(
+            "no plan given and {} *.loop files in {}; name one",
+            found.len(),
+            cwd.display()
+        ))),
+    }
+}
+
+fn run_command(args: &RunArgs) -> Result<i32, RunError> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| RunError::usage(format!("cannot read the current directory: {e}")))?;
+    let path = find_plan(args.plan.as_deref(), &cwd)?;
+    let compilation = crate::compile_file(&path).map_err(|e| RunError::usage(e.to_string()))?;
+    if !compilation.diagnostics.is_empty() {
+        let choice = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            codespan_reporting::term::termcolor::ColorChoice::Auto
+        } else {
+            codespan_reporting::term::termcolor::ColorChoice::Never
+        };
+        let mut err = codespan_reporting::term::termcolor::StandardStream::stderr(choice);
+        let _ = crate::diagnostic::emit_human(
+            &mut err,
+            &compilation.name,
+            &compilation.source,
+            &compilation.diagnostics,
+        );
+    }
+    let Some(plan) = compilation.plan else {
+        return Err(RunError::usage(format!(
+            "{} has errors; nothing was run",
+            path.display()
+        )));
+    };
+    let options = Options {
+        jobs: args.jobs,
+        dry_run: args.dry_run,
+        force: args.force.clone(),
+        no_cache: args.no_cache,
+        plan_file: path.display().to_string(),
+    };
+    execute(plan, &options, &cwd)
+}
+
+/// Checks that the repository can be used and prepares the integration
+/// branch; returns its head. Everything here runs before any work starts,
+/// and every failure is exit 2.
+fn preflight(git: &Git, plan: &Plan) -> Result<String, RunError> {
+    if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
+        return Err(RunError::usage(format!(
+            "the repository at {} is in the middle of {what}; finish or abort it first",
+            git.root.display()
+        )));
+    }
+    let branch = &plan.settings.branch;
+    if !git.valid_branch_name(branch).map_err(RunError::usage)? {
+        return Err(RunError::usage(format!(
+            "the integration branch name `{branch}` is not a valid git branch name"
+        )));
+    }
+    for (name, what) in [(branch.as_str(), "integration branch")] {
+        if name.starts_with("loopc/") {
+            return Err(RunError::usage(format!(
+                "the {what} `{name}` is inside loopc's own branch namespace `loopc/`"
+            )));
+        }
+    }
+    let base_commit = match &plan.settings.base {
+        Some(base) => git
+            .commit_of(&format!("refs/heads/{base}"))
+            .map_err(RunError::usage)?
+            .or(git.commit_of(base).map_err(RunError::usage)?)
+            .ok_or_else(|| {
+                RunError::usage(format!(
+                    "the base branch `{base}` does not exist in {}",
+                    git.root.display()
+                ))
+            })?,
+        None => git
+            .commit_of("HEAD")
+            .map_err(RunError::usage)?
+            .ok_or_else(|| {
+                RunError::usage(format!(
+                    "the repository at {} has no commit to start from; commit something first",
+                    git.root.display()
+                ))
+            })?,
+    };
+    let refname = format!("refs/heads/{branch}");
+    let existing = git.commit_of(&refname).map_err(RunError::usage)?;
+    let worktrees = git.worktrees().map_err(RunError::usage)?;
+    if let Some(w) = worktrees
+        .iter()
+        .find(|w| w.branch.as_deref() == Some(&refname))
+    {
+        return Err(RunError::usage(format!(
+            "the integration branch `{branch}` is checked out at {}; loopc must own it during a run, check out another branch there",
+            w.path.display()
+        )));
+    }
+    match existing {
+        Some(head) => Ok(head),
+        None => {
+            if !git
+                .update_ref(&refname, &base_commit, None)
+                .map_err(RunError::usage)?
+            {
+                return Err(RunError::usage(format!(
+                    "cannot create the integration branch `{branch}`"
+                )));
+            }
+            Ok(base_commit)
+        }
+    }
+}
+
+/// Runs `plan` in the repository containing `cwd`. Returns the exit status
+/// (0, 1, 3, 130); errors before any work starts are exit 2.
+pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunError> {
+    let git = Git::discover(cwd).map_err(RunError::usage)?;
+    let layout = Layout::new(&git.root);
+    if options.dry_run {
+        println!("plan {}: {} task(s)", plan.name, plan.tasks.len());
+        for t in &plan.tasks {
+            println!("{}: run", t.name);
+        }
+        return Ok(exit::OK);
+    }
+    layout.create(&git).map_err(RunError::usage)?;
+    let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
+    let head = preflight(&git, &plan)?;
+    for name in &options.force {
+        if plan.task_index(name).is_none() {
+            return Err(RunError::usage(format!(
+                "--force: no task named `{name}` in the plan"
+            )));
+        }
+    }
+    let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
+    let events = Recorder::open(&layout.events, ui::Ui::detect()).map_err(RunError::usage)?;
+    // A new run starts a new progress file.
+    std::fs::write(&layout.progress, "")
+        .map_err(|e| RunError::usage(format!("cannot write {}: {e}", layout.progress.display())))?;
+    let ctx = Arc::new(RunCtx {
+        slug: worktree::slug(&plan.name),
+        integration_ref: format!("refs/heads/{}", plan.settings.branch),
+        plan,
+        git,
+        layout,
+        control: process::Control::default(),
+        events,
+        worktree_lock: Mutex::new(()),
+    });
+    ctx.events.emit(Event::RunStarted {
+        plan: ctx.plan.name.clone(),
+        branch: ctx.plan.settings.branch.clone(),
+        head: head.clone(),
+        parallel,
+    });
+    interrupt::install();
+    let state = scheduler::initial_state(&ctx, &options.plan_file, &head);
+    let finish = scheduler::run(Arc::clone(&ctx), parallel, state);
+    ctx.events.ui().finish();
+    print!("{}", summary::table(&finish.state));
+    Ok(finish.code)
+}

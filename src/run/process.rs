@@ -1,0 +1,346 @@
+//! Subprocesses: every `run` string is `sh -c STRING` in a process group of
+//! its own, with stdout and stderr streamed to log files, stdin either the
+//! given bytes (then closed) or `/dev/null`, and a timeout that kills the
+//! whole group (SIGTERM, then SIGKILL after a grace period).
+//!
+//! [`Control`] is the run-wide kill switch: interrupts and the `time` budget
+//! set it, and every waiting subprocess then kills its group.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Variables that would point git at another repository than the worktree
+/// (set when loopc itself runs inside a git hook); never passed on.
+pub const GIT_LOCATION_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_OBJECT_DIRECTORY",
+];
+
+/// How long a process group gets between SIGTERM and SIGKILL.
+pub const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How often a running subprocess is polled.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The run-wide stop switch and the registry of running process groups.
+#[derive(Debug, Default)]
+pub struct Control {
+    stop: AtomicBool,
+    deadline: Mutex<Option<Instant>>,
+    groups: Mutex<BTreeSet<i32>>,
+}
+
+impl Control {
+    /// Asks every running subprocess to be killed; no new work should start.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether [`Control::stop`] was called.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Sets a deadline (monotonic) after which running subprocesses are
+    /// killed as if [`Control::stop`] had been called (the `time` budget).
+    pub fn set_deadline(&self, at: Instant) {
+        if let Ok(mut d) = self.deadline.lock() {
+            *d = Some(at);
+        }
+    }
+
+    fn past_deadline(&self) -> bool {
+        self.deadline
+            .lock()
+            .ok()
+            .and_then(|d| *d)
+            .is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Sends SIGKILL to every registered process group (the last resort of
+    /// an interrupt).
+    pub fn kill_all(&self) {
+        if let Ok(groups) = self.groups.lock() {
+            for &g in groups.iter() {
+                signal_group(g, libc::SIGKILL);
+            }
+        }
+    }
+
+    fn register(&self, pgid: i32) {
+        if let Ok(mut g) = self.groups.lock() {
+            g.insert(pgid);
+        }
+    }
+
+    fn unregister(&self, pgid: i32) {
+        if let Ok(mut g) = self.groups.lock() {
+            g.remove(&pgid);
+        }
+    }
+}
+
+/// What to run.
+#[derive(Debug)]
+pub struct Spec<'a> {
+    /// The shell command, run as `sh -c COMMAND`.
+    pub command: &'a str,
+    /// Working directory.
+    pub dir: &'a Path,
+    /// Variables added to loopc's own environment.
+    pub env: &'a [(String, String)],
+    /// Variables removed from the environment.
+    pub env_remove: &'a [&'a str],
+    /// Bytes written to stdin before it is closed; `None`: `/dev/null`.
+    pub stdin: Option<Vec<u8>>,
+    /// File that receives stdout.
+    pub stdout: &'a Path,
+    /// File that receives stderr; `None`: the stdout file.
+    pub stderr: Option<&'a Path>,
+    /// Per-run timeout (monotonic).
+    pub timeout: Duration,
+}
+
+/// How a subprocess ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this status.
+    Code(i32),
+    /// A signal that loopc did not send ended it.
+    Signal(i32),
+    /// loopc killed it at its timeout.
+    TimedOut,
+    /// loopc killed it because the run is stopping.
+    Stopped,
+}
+
+impl Exit {
+    /// Exit status 0.
+    pub fn success(self) -> bool {
+        self == Exit::Code(0)
+    }
+
+    /// A short description for people ("exit status 1", "timed out").
+    pub fn describe(self, timeout: Duration) -> String {
+        match self {
+            Exit::Code(c) => format!("exit status {c}"),
+            Exit::Signal(s) => format!("killed by signal {s}"),
+            Exit::TimedOut => format!("timed out after {}", super::time::human_duration(timeout)),
+            Exit::Stopped => "stopped (the run is stopping)".to_string(),
+        }
+    }
+}
+
+fn signal_group(pgid: i32, sig: i32) {
+    if pgid > 1 {
+        // SAFETY: killpg only sends a signal; an invalid group yields ESRCH.
+        unsafe {
+            libc::killpg(pgid, sig);
+        }
+    }
+}
+
+fn open_log(path: &Path) -> Result<File, String> {
+    File::create(path).map_err(|e| format!("cannot create log {}: {e}", path.display()))
+}
+
+/// Runs `spec` to completion, timeout or stop.
+///
+/// Errors: a log file cannot be created or `sh` cannot be started.
+pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
+    let out = open_log(spec.stdout)?;
+    let err = match spec.stderr {
+        Some(p) => open_log(p)?,
+        None => out
+            .try_clone()
+            .map_err(|e| format!("cannot open log {}: {e}", spec.stdout.display()))?,
+    };
+    let mut expr = duct::cmd("sh", ["-c", spec.command])
+        .dir(spec.dir)
+        .stdout_file(out)
+        .stderr_file(err)
+        .unchecked()
+        .before_spawn(|c| {
+            c.process_group(0);
+            Ok(())
+        });
+    expr = match &spec.stdin {
+        Some(bytes) => expr.stdin_bytes(bytes.clone()),
+        None => expr.stdin_null(),
+    };
+    for (k, v) in spec.env {
+        expr = expr.env(k, v);
+    }
+    for k in spec.env_remove.iter().chain(GIT_LOCATION_VARS) {
+        expr = expr.env_remove(k);
+    }
+    let handle = expr
+        .start()
+        .map_err(|e| format!("cannot start `sh -c` in {}: {e}", spec.dir.display()))?;
+    let pgid = handle.pids().first().map(|&p| p as i32).unwrap_or(0);
+    control.register(pgid);
+    let started = Instant::now();
+    let result = wait(&handle, pgid, started + spec.timeout, control);
+    // Whatever the command left running in its group goes with it.
+    signal_group(pgid, libc::SIGKILL);
+    control.unregister(pgid);
+    cap_log(spec.stdout, LOG_LIMIT);
+    if let Some(p) = spec.stderr {
+        cap_log(p, LOG_LIMIT);
+    }
+    result
+}
+
+/// The most a log file keeps: over this, its head and tail (half each) are
+/// kept with a marker between them.
+pub const LOG_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// Shrinks the log at `path` to its first and last `limit / 2` bytes with a
+/// marker line between them, when it is larger than `limit`. Streams; never
+/// holds the log in memory. Errors leave the log as it was.
+pub fn cap_log(path: &Path, limit: u64) {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let Ok(len) = std::fs::metadata(path).map(|m| m.len()) else {
+        return;
+    };
+    if len <= limit {
+        return;
+    }
+    let half = limit / 2;
+    let tmp = path.with_extension("capped");
+    let copy = || -> std::io::Result<()> {
+        let mut src = File::open(path)?;
+        let mut dst = File::create(&tmp)?;
+        std::io::copy(&mut (&mut src).take(half), &mut dst)?;
+        writeln!(
+            dst,
+            "\n[loopc: {} bytes of output left out here; the log keeps its first and last {} bytes]",
+            len - 2 * half,
+            half
+        )?;
+        src.seek(SeekFrom::Start(len - half))?;
+        std::io::copy(&mut src.take(half), &mut dst)?;
+        dst.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    if copy().is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+fn status_of(out: &std::process::Output) -> Exit {
+    match (out.status.code(), out.status.signal()) {
+        (Some(c), _) => Exit::Code(c),
+        (None, Some(s)) => Exit::Signal(s),
+        (None, None) => Exit::Code(-1),
+    }
+}
+
+fn wait(
+    handle: &duct::Handle,
+    pgid: i32,
+    deadline: Instant,
+    control: &Control,
+) -> Result<Exit, String> {
+    let why = loop {
+        match handle.try_wait() {
+            Ok(Some(out)) => return Ok(status_of(out)),
+            Ok(None) => {}
+            Err(e) => return Err(format!("cannot wait for subprocess: {e}")),
+        }
+        if Instant::now() >= deadline {
+            break Exit::TimedOut;
+        }
+        if control.stopped() || control.past_deadline() {
+            break Exit::Stopped;
+        }
+        std::thread::sleep(POLL);
+    };
+    signal_group(pgid, libc::SIGTERM);
+    let grace = Instant::now() + KILL_GRACE;
+    while Instant::now() < grace {
+        if let Ok(Some(_)) = handle.try_wait() {
+            return Ok(why);
+        }
+        std::thread::sleep(POLL);
+    }
+    signal_group(pgid, libc::SIGKILL);
+    let _ = handle.kill();
+    let _ = handle.wait();
+    Ok(why)
+}
+
+/// The last `limit` bytes of the file at `path`, lossily decoded (empty when
+/// the file is missing). Never reads more than `limit` bytes.
+pub fn tail(path: &Path, limit: u64) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = File::open(path) else {
+        return String::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > limit && f.seek(SeekFrom::Start(len - limit)).is_err() {
+        return String::new();
+    }
+    let mut buf = Vec::new();
+    let _ = f.take(limit).read_to_end(&mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cap_log_keeps_head_and_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("log");
+        let mut data = vec![b'h'; 100];
+        data.extend(vec![b'm'; 1000]);
+        data.extend(vec![b't'; 100]);
+        std::fs::write(&p, &data).unwrap();
+        cap_log(&p, 200);
+        let out = std::fs::read(&p).unwrap();
+        assert!(out.starts_with(&[b'h'; 100]));
+        assert!(out.ends_with(&[b't'; 100]));
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains("1000 bytes of output left out"), "{text}");
+        cap_log(&p, 1 << 20);
+        assert_eq!(std::fs::read(&p).unwrap(), out);
+    }
+
+    #[test]
+    fn tail_is_lossy_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("log");
+        std::fs::write(&p, b"abc\xffdef").unwrap();
+        assert_eq!(tail(&p, 4), "\u{fffd}def");
+        assert_eq!(tail(&dir.path().join("missing"), 4), "");
+    }
+
+    #[test]
+    fn exit_codes_and_stdin() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let control = Control::default();
+        let spec = Spec {
+            command: "cat; exit 3",
+            dir: dir.path(),
+            env: &[],
+            env_remove: &[],
+            stdin: Some(b"prompt".to_vec()),
+            stdout: &out,
+            stderr: None,
+            timeout: Duration::from_secs(30),
+        };
+        assert_eq!(run(&spec, &control).unwrap(), Exit::Code(3));
+        assert_eq!(std::fs::read(&out).unwrap(), b"prompt");
+    }
+}

@@ -1,0 +1,590 @@
+//! The coordinator: starts every task whose dependencies have passed, up to
+//! `parallel` at once, on a rayon thread pool; receives finished attempts,
+//! merges passed ones into the integration branch one at a time (on this
+//! thread), decides retries, blocks and skips, keeps the budget counters and
+//! writes state.json after every change.
+
+use super::attempt::{self, AttemptInput, AttemptResult, Cost, Outcome};
+use super::budget::Meter;
+use super::context::RunCtx;
+use super::events::Event;
+use super::gate::{self, Check, Verdict};
+use super::merge::{self, Merge};
+use super::state::{self, RunState, RunStatus, TaskState, TaskStatus};
+use super::{cache, interrupt, progress, worktree};
+use crate::exit;
+use crate::plan::{OnFail, TaskKind};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Infrastructure failures (e.g. `setup`) a task may have before it is blocked.
+pub const MAX_INFRA_FAILURES: u32 = 3;
+
+/// Per-task bookkeeping that is not saved.
+#[derive(Debug, Default)]
+struct Slot {
+    /// Tries started (names worktrees, branches, logs).
+    serial: u32,
+    /// Infrastructure failures so far.
+    infra: u32,
+    /// Feedback for the next attempt.
+    feedback: String,
+    /// When the current attempt started (monotonic).
+    since: Option<Instant>,
+}
+
+/// How the run ended.
+#[derive(Debug)]
+pub struct Finish {
+    /// The process exit status.
+    pub code: i32,
+    /// The final state.
+    pub state: RunState,
+}
+
+/// Runs the plan to the end. `parallel` is the number of tasks at once
+/// (≥ 1); `state` the initial state (every task pending).
+pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState) -> Finish {
+    let mut sched = Scheduler {
+        slots: (0..ctx.plan.tasks.len()).map(|_| Slot::default()).collect(),
+        meter: Meter::new(ctx.plan.budget.clone()),
+        head: state.head_commit.clone(),
+        merged_checks: Vec::new(),
+        stop: None,
+        running: 0,
+        ctx,
+        parallel: parallel.max(1) as usize,
+    };
+    if let Some(d) = sched.meter.deadline() {
+        sched.ctx.control.set_deadline(d);
+    }
+    let code = sched.drive(&mut state);
+    Finish { code, state }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StopKind {
+    Budget,
+    Interrupted,
+    FailedTask,
+}
+
+struct Scheduler {
+    ctx: Arc<RunCtx>,
+    parallel: usize,
+    slots: Vec<Slot>,
+    meter: Meter,
+    /// The integration branch head (only this thread moves it).
+    head: String,
+    /// Command checks of tasks merged in this run (gated again on merges).
+    merged_checks: Vec<Check>,
+    stop: Option<(StopKind, String)>,
+    running: usize,
+}
+
+impl Scheduler {
+    fn drive(&mut self, state: &mut RunState) -> i32 {
+        let pool = match rayon::ThreadPoolBuilder::new()
+            .num_threads(self.parallel)
+            .thread_name(|i| format!("loopc-task-{i}"))
+            .build()
+        {
+            Ok(p) => p,
+            Err(e) => {
+                self.set_stop(StopKind::Interrupted, format!("cannot start threads: {e}"));
+                return self.finish(state);
+            }
+        };
+        let (tx, rx) = mpsc::channel::<AttemptResult>();
+        self.save(state);
+        loop {
+            if interrupt::requested()
+                && self
+                    .stop
+                    .as_ref()
+                    .is_none_or(|s| s.0 != StopKind::Interrupted)
+            {
+                self.set_stop(StopKind::Interrupted, "interrupted".into());
+                self.ctx.control.stop();
+            }
+            if self.meter.deadline().is_some_and(|d| Instant::now() >= d) {
+                // `time` also stops running attempts (their subprocesses see
+                // the same deadline through `Control`).
+                if let Some(reason) = self.meter.exhausted(false) {
+                    self.set_stop(StopKind::Budget, reason);
+                }
+            }
+            if self.stop.is_none() {
+                self.start_ready(state, &pool, &tx);
+            }
+            if self.running == 0 {
+                break;
+            }
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(result) => {
+                    self.running -= 1;
+                    self.finished(state, result);
+                    self.save(state);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        self.finish(state)
+    }
+
+    fn set_stop(&mut self, kind: StopKind, reason: String) {
+        // An interrupt outranks a budget stop, which outranks a failed task.
+        let rank = |k: StopKind| match k {
+            StopKind::Interrupted => 3,
+            StopKind::Budget => 2,
+            StopKind::FailedTask => 1,
+        };
+        if self
+            .stop
+            .as_ref()
+            .is_none_or(|(k, _)| rank(kind) > rank(*k))
+        {
+            self.stop = Some((kind, reason));
+        }
+    }
+
+    fn save(&mut self, state: &mut RunState) {
+        self.meter.tick();
+        state.spent = self.meter.spent.clone();
+        state.head_commit = self.head.clone();
+        if let Err(e) = state::save(&self.ctx.layout.state, state) {
+            self.ctx.events.ui().line(&format!("loopc: {e}"));
+        }
+    }
+
+    /// Starts ready tasks (topological order) while slots are free.
+    fn start_ready(
+        &mut self,
+        state: &mut RunState,
+        pool: &rayon::ThreadPool,
+        tx: &mpsc::Sender<AttemptResult>,
+    ) {
+        for i in 0..self.ctx.plan.tasks.len() {
+            if self.running >= self.parallel || self.stop.is_some() {
+                return;
+            }
+            if state.tasks[i].status != TaskStatus::Pending {
+                continue;
+            }
+            let task = &self.ctx.plan.tasks[i];
+            if !task
+                .dependencies
+                .iter()
+                .all(|&d| state.tasks[d].status.is_done())
+            {
+                continue;
+            }
+            if state.tasks[i].attempts == 0
+                && self.slots[i].infra == 0
+                && let Some(hit) = cache::lookup(&self.ctx, i)
+            {
+                // The cache issue replays `hit` here; until then lookups miss.
+                let _ = hit;
+            }
+            let is_agent = matches!(task.kind, TaskKind::Agent { .. });
+            if let Some(reason) = self.meter.exhausted(is_agent) {
+                self.set_stop(StopKind::Budget, reason);
+                return;
+            }
+            let ts = &mut state.tasks[i];
+            ts.attempts += 1;
+            if is_agent {
+                self.meter.spent.iterations += 1;
+            }
+            ts.status = TaskStatus::Running;
+            if ts.started_at.is_none() {
+                ts.started_at = Some(super::time::now_rfc3339());
+            }
+            let slot = &mut self.slots[i];
+            slot.serial += 1;
+            slot.since = Some(Instant::now());
+            let input = AttemptInput {
+                task: i,
+                attempt: ts.attempts,
+                serial: slot.serial,
+                base: self.head.clone(),
+                feedback: slot.feedback.clone(),
+                progress: progress::read(&self.ctx.layout.progress),
+            };
+            ts.worktree = Some(
+                self.ctx
+                    .layout
+                    .task_worktree(&task.name, slot.serial)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+            ts.logs = Some(
+                self.ctx
+                    .layout
+                    .attempt_logs(&task.name, slot.serial)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+            self.running += 1;
+            let ctx = Arc::clone(&self.ctx);
+            let tx = tx.clone();
+            pool.spawn(move || {
+                // A bug in an attempt must not leave the coordinator waiting
+                // forever: a panic becomes an infrastructure failure.
+                let fallback = input.clone();
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    attempt::run(&ctx, input)
+                }))
+                .unwrap_or_else(|_| AttemptResult {
+                    outcome: Outcome::Infrastructure("internal error in the attempt".into()),
+                    cost: Cost::default(),
+                    worktree: ctx
+                        .layout
+                        .task_worktree(&ctx.plan.tasks[fallback.task].name, fallback.serial),
+                    branch: worktree::task_branch(
+                        &ctx.slug,
+                        &ctx.plan.tasks[fallback.task].name,
+                        fallback.serial,
+                    ),
+                    files: None,
+                    input: fallback,
+                });
+                let _ = tx.send(result);
+            });
+            self.save(state);
+        }
+    }
+
+    /// Handles one finished attempt.
+    fn finished(&mut self, state: &mut RunState, mut r: AttemptResult) {
+        let i = r.input.task;
+        let task = self.ctx.plan.tasks[i].clone();
+        let is_agent = matches!(task.kind, TaskKind::Agent { .. });
+
+        // Merge a passed attempt (step 7).
+        let mut outcome = r.outcome.clone();
+        if let Outcome::Passed { commit, .. } = &outcome {
+            let mut cost = Cost::default();
+            let merged = merge::integrate(
+                &self.ctx,
+                &r,
+                commit,
+                &self.head,
+                &self.merged_checks,
+                &mut cost,
+            );
+            r.cost.micro_usd += cost.micro_usd;
+            r.cost.unknown |= cost.unknown;
+            match merged {
+                Merge::Advanced {
+                    commit: new_head,
+                    how,
+                } => {
+                    self.head = new_head.clone();
+                    self.ctx.events.emit(Event::Merged {
+                        task: task.name.clone(),
+                        commit: new_head,
+                        how: how.to_string(),
+                    });
+                }
+                Merge::Conflict(paths) => {
+                    outcome = Outcome::Failed {
+                        reason: format!("merge conflict in {}", paths.join(", ")),
+                        feedback: format!(
+                            "Your change conflicted with work merged meanwhile into the integration \
+                             branch, in these paths:\n{}\nThe next attempt starts from the new \
+                             integration branch head; redo the change on top of it.",
+                            paths.join("\n")
+                        ),
+                        on_fail: OnFail::Retry,
+                    };
+                }
+                Merge::Rejected(Verdict::Reject {
+                    reason,
+                    feedback,
+                    on_fail,
+                }) => {
+                    outcome = Outcome::Failed {
+                        reason: format!("after merging with the integration branch: {reason}"),
+                        feedback: format!(
+                            "Your change passed on its own but failed once merged with work \
+                             merged meanwhile into the integration branch:\n{feedback}"
+                        ),
+                        on_fail,
+                    };
+                }
+                Merge::Rejected(Verdict::Blocked(why)) => outcome = Outcome::Blocked(why),
+                Merge::Rejected(Verdict::Error(e)) | Merge::Error(e) => {
+                    // If someone else moved the integration branch, adopt its
+                    // new head: later attempts start from (and merge into) it.
+                    if let Ok(Some(h)) = self.ctx.git.commit_of(&self.ctx.integration_ref) {
+                        self.head = h;
+                    }
+                    outcome = Outcome::Infrastructure(format!("merge: {e}"));
+                }
+                Merge::Rejected(Verdict::Stopped | Verdict::Pass) | Merge::Stopped => {
+                    outcome = Outcome::Interrupted;
+                }
+            }
+        }
+
+        // Cost and budget counters.
+        let mut cost_known = !r.cost.unknown;
+        let mut charged = r.cost.micro_usd;
+        if r.cost.unknown && self.meter.counts_cost() {
+            let agent = match &task.kind {
+                TaskKind::Agent { agent, .. } => Some(agent),
+                TaskKind::Command { .. } => None,
+            };
+            match agent.and_then(|a| a.cost.map(|c| (a, c))) {
+                Some((_, cap)) => {
+                    charged += cap;
+                    cost_known = true;
+                }
+                None => {
+                    let name = agent.map(|a| a.name.clone()).unwrap_or_else(|| "?".into());
+                    self.set_stop(
+                        StopKind::Budget,
+                        format!(
+                            "the cost of task `{}` attempt {} could not be read from agent `{name}` \
+                             and it has no `cost` cap; a cost budget is set, so the run stops",
+                            task.name, r.input.attempt
+                        ),
+                    );
+                }
+            }
+        }
+        self.meter.spent.cost_micro_usd += charged;
+        let ts = &mut state.tasks[i];
+        ts.cost_micro_usd += charged;
+        ts.cost_unknown |= !cost_known;
+        if let Some(since) = self.slots[i].since.take() {
+            ts.duration_ms += since.elapsed().as_millis() as u64;
+        }
+
+        let (word, reason) = match &outcome {
+            Outcome::Passed { .. } => ("passed", None),
+            Outcome::Failed { reason, .. } => ("failed", Some(reason.clone())),
+            Outcome::Blocked(why) => ("blocked", Some(why.clone())),
+            Outcome::Infrastructure(why) => ("infrastructure", Some(why.clone())),
+            Outcome::Interrupted => ("interrupted", None),
+        };
+        self.ctx.events.emit(Event::AttemptFinished {
+            task: task.name.clone(),
+            attempt: r.input.attempt,
+            outcome: word.to_string(),
+            reason,
+            cost_micro_usd: cost_known.then_some(charged),
+        });
+
+        match outcome {
+            Outcome::Passed { summary, files, .. } => {
+                self.meter.spent.consecutive_failures = 0;
+                let ts = &mut state.tasks[i];
+                ts.status = TaskStatus::Passed;
+                ts.summary = summary.clone();
+                ts.commit = Some(self.head.clone());
+                ts.reason = None;
+                ts.worktree = None;
+                let title = task.title.clone().unwrap_or_else(|| task.name.clone());
+                if let Err(e) = progress::append(
+                    &self.ctx.layout.progress,
+                    &task.name,
+                    &title,
+                    summary.as_deref(),
+                    &files,
+                ) {
+                    self.ctx.events.ui().line(&format!("loopc: {e}"));
+                }
+                cache::record(&self.ctx, i, &self.head);
+                for mut c in gate::checks_of(&task) {
+                    if !gate::is_agent(&c) && !self.merged_checks.iter().any(|k| k.kind == c.kind) {
+                        if c.label == "accept" {
+                            c.label = format!("accept of {}", task.name);
+                        }
+                        self.merged_checks.push(c);
+                    }
+                }
+                {
+                    let _g = self.ctx.worktree_lock.lock();
+                    if let Err(e) = worktree::remove(&self.ctx.git, &r.worktree, Some(&r.branch)) {
+                        self.ctx.events.ui().line(&format!("loopc: {e}"));
+                    }
+                }
+                self.task_final(state, i, TaskStatus::Passed, None);
+            }
+            Outcome::Failed {
+                reason,
+                feedback,
+                on_fail,
+            } => {
+                self.meter.spent.consecutive_failures += 1;
+                self.slots[i].feedback = feedback;
+                match on_fail {
+                    OnFail::Retry if state.tasks[i].attempts < task.attempts => {
+                        state.tasks[i].status = TaskStatus::Pending;
+                        state.tasks[i].reason = Some(reason);
+                    }
+                    OnFail::Retry => {
+                        let why = format!(
+                            "out of attempts ({} of {}): {reason}",
+                            state.tasks[i].attempts, task.attempts
+                        );
+                        self.task_final(state, i, TaskStatus::Failed, Some(why));
+                    }
+                    OnFail::Block => {
+                        self.task_final(state, i, TaskStatus::Blocked, Some(reason));
+                    }
+                    OnFail::Fail => {
+                        self.set_stop(
+                            StopKind::FailedTask,
+                            format!(
+                                "task `{}` failed and its gate says on_fail = fail",
+                                task.name
+                            ),
+                        );
+                        self.task_final(state, i, TaskStatus::Failed, Some(reason));
+                    }
+                }
+            }
+            Outcome::Blocked(why) => self.task_final(state, i, TaskStatus::Blocked, Some(why)),
+            Outcome::Infrastructure(why) => {
+                // Not counted against `attempts` or `iterations`.
+                state.tasks[i].attempts -= 1;
+                if is_agent {
+                    self.meter.spent.iterations = self.meter.spent.iterations.saturating_sub(1);
+                }
+                self.slots[i].infra += 1;
+                if self.slots[i].infra >= MAX_INFRA_FAILURES {
+                    let why =
+                        format!("{MAX_INFRA_FAILURES} infrastructure failures, the last: {why}");
+                    self.task_final(state, i, TaskStatus::Blocked, Some(why));
+                } else {
+                    state.tasks[i].status = TaskStatus::Pending;
+                    state.tasks[i].reason = Some(why);
+                }
+            }
+            Outcome::Interrupted => {
+                // An interrupted attempt is not counted.
+                state.tasks[i].attempts -= 1;
+                if is_agent {
+                    self.meter.spent.iterations = self.meter.spent.iterations.saturating_sub(1);
+                }
+                self.task_final(state, i, TaskStatus::Interrupted, None);
+            }
+        }
+    }
+
+    /// Puts task `i` in a final state and skips its dependents when it is dead.
+    fn task_final(
+        &mut self,
+        state: &mut RunState,
+        i: usize,
+        status: TaskStatus,
+        reason: Option<String>,
+    ) {
+        let ts = &mut state.tasks[i];
+        ts.status = status;
+        ts.reason = reason.clone();
+        ts.finished_at = Some(super::time::now_rfc3339());
+        self.ctx.events.emit(Event::TaskFinished {
+            task: ts.name.clone(),
+            status: status.as_str().to_string(),
+            reason,
+        });
+        if status.is_dead() {
+            self.skip_dependents(state);
+        }
+    }
+
+    fn skip_dependents(&mut self, state: &mut RunState) {
+        // Tasks are in topological order: one forward sweep suffices.
+        for j in 0..self.ctx.plan.tasks.len() {
+            if state.tasks[j].status != TaskStatus::Pending {
+                continue;
+            }
+            let dead = self.ctx.plan.tasks[j]
+                .dependencies
+                .iter()
+                .find(|&&d| state.tasks[d].status.is_dead());
+            if let Some(&d) = dead {
+                let why = format!(
+                    "dependency `{}` {}",
+                    state.tasks[d].name,
+                    state.tasks[d].status.as_str()
+                );
+                let ts = &mut state.tasks[j];
+                ts.status = TaskStatus::Skipped;
+                ts.reason = Some(why.clone());
+                ts.finished_at = Some(super::time::now_rfc3339());
+                self.ctx.events.emit(Event::TaskFinished {
+                    task: ts.name.clone(),
+                    status: "skipped".into(),
+                    reason: Some(why),
+                });
+            }
+        }
+    }
+
+    fn finish(&mut self, state: &mut RunState) -> i32 {
+        let all_done = state.tasks.iter().all(|t| t.status.is_done());
+        let (status, code) = match self.stop.as_ref().map(|s| s.0) {
+            Some(StopKind::Interrupted) => (RunStatus::Interrupted, exit::INTERRUPTED),
+            Some(StopKind::Budget) => (RunStatus::Stopped, exit::BUDGET),
+            _ if all_done => (RunStatus::Passed, exit::OK),
+            _ => (RunStatus::Failed, exit::FAILURE),
+        };
+        state.status = status;
+        state.exit_code = Some(code);
+        state.stop_reason = self.stop.as_ref().map(|s| s.1.clone());
+        state.finished_at = Some(super::time::now_rfc3339());
+        self.save(state);
+        self.ctx.events.emit(Event::RunFinished {
+            status: status.as_str().to_string(),
+            exit_code: code,
+            reason: state.stop_reason.clone(),
+        });
+        code
+    }
+}
+
+/// The initial state: every task pending.
+pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
+    RunState {
+        version: state::STATE_VERSION,
+        plan: ctx.plan.name.clone(),
+        plan_file: plan_file.to_string(),
+        integration_branch: ctx.plan.settings.branch.clone(),
+        start_commit: head.to_string(),
+        head_commit: head.to_string(),
+        status: RunStatus::Running,
+        stop_reason: None,
+        exit_code: None,
+        started_at: super::time::now_rfc3339(),
+        finished_at: None,
+        spent: Default::default(),
+        tasks: ctx
+            .plan
+            .tasks
+            .iter()
+            .map(|t| TaskState {
+                name: t.name.clone(),
+                title: t.title.clone(),
+                status: TaskStatus::Pending,
+                attempts: 0,
+                started_at: None,
+                finished_at: None,
+                duration_ms: 0,
+                cost_micro_usd: 0,
+                cost_unknown: false,
+                summary: None,
+                reason: None,
+                commit: None,
+                worktree: None,
+                logs: None,
+            })
+            .collect(),
+    }
+}

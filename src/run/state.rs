@@ -1,0 +1,220 @@
+//! `.loopc/state.json`: the run's state, rewritten atomically (temporary
+//! file + rename) after every change. Format (version 1): `docs/state.md`.
+
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
+
+/// The state file format this loopc writes and reads.
+pub const STATE_VERSION: u32 = 1;
+
+/// A task's state (spec §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Not started yet.
+    Pending,
+    /// An attempt is running (or waiting to merge).
+    Running,
+    /// Its work is on the integration branch.
+    Passed,
+    /// Replayed from the cache.
+    Cached,
+    /// Out of attempts, or stopped the run (`on_fail = fail`).
+    Failed,
+    /// Blocked by its handoff, a gate's `on_fail = block`, or repeated
+    /// infrastructure failures.
+    Blocked,
+    /// A dependency failed, was blocked or skipped.
+    Skipped,
+    /// Its attempt was killed by an interrupt or the `time` budget.
+    Interrupted,
+}
+
+impl TaskStatus {
+    /// The word used in state, events and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "pending",
+            TaskStatus::Running => "running",
+            TaskStatus::Passed => "passed",
+            TaskStatus::Cached => "cached",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Blocked => "blocked",
+            TaskStatus::Skipped => "skipped",
+            TaskStatus::Interrupted => "interrupted",
+        }
+    }
+
+    /// Passed or cached: dependents may start.
+    pub fn is_done(self) -> bool {
+        matches!(self, TaskStatus::Passed | TaskStatus::Cached)
+    }
+
+    /// Failed, blocked or skipped: dependents are skipped.
+    pub fn is_dead(self) -> bool {
+        matches!(
+            self,
+            TaskStatus::Failed | TaskStatus::Blocked | TaskStatus::Skipped
+        )
+    }
+}
+
+/// The whole run's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The run is going on (or loopc was killed while it was).
+    Running,
+    /// Every task passed or was cached (exit 0).
+    Passed,
+    /// Some task failed, was blocked or skipped (exit 1).
+    Failed,
+    /// A budget or the circuit breaker stopped it (exit 3).
+    Stopped,
+    /// Ctrl-C or SIGTERM (exit 130).
+    Interrupted,
+}
+
+impl RunStatus {
+    /// The word used in state, events and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Passed => "passed",
+            RunStatus::Failed => "failed",
+            RunStatus::Stopped => "stopped",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// What the run has spent so far (budget counters).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spent {
+    /// Agent attempts started (counted attempts only).
+    pub iterations: u32,
+    /// Sum of reported (or capped) agent costs, in micro-dollars.
+    pub cost_micro_usd: u64,
+    /// Wall-clock milliseconds since the run started (monotonic clock).
+    pub elapsed_ms: u64,
+    /// Failed attempts in a row (the circuit breaker's counter).
+    pub consecutive_failures: u32,
+}
+
+/// One task's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskState {
+    /// The task's name.
+    pub name: String,
+    /// Its title, if any.
+    pub title: Option<String>,
+    /// Its state.
+    pub status: TaskStatus,
+    /// Attempts counted against `attempts` so far.
+    pub attempts: u32,
+    /// When its first attempt started (RFC 3339).
+    pub started_at: Option<String>,
+    /// When it reached a final state (RFC 3339).
+    pub finished_at: Option<String>,
+    /// Milliseconds spent in its attempts and merges (monotonic clock).
+    pub duration_ms: u64,
+    /// Sum of its attempts' costs in micro-dollars (known costs only).
+    pub cost_micro_usd: u64,
+    /// Whether any attempt's cost could not be read.
+    pub cost_unknown: bool,
+    /// The last summary (handoff or structured result).
+    pub summary: Option<String>,
+    /// Why it is failed, blocked or skipped.
+    pub reason: Option<String>,
+    /// The integration branch commit its work was merged at.
+    pub commit: Option<String>,
+    /// The last attempt's worktree (kept after a failure).
+    pub worktree: Option<String>,
+    /// The last attempt's log directory.
+    pub logs: Option<String>,
+}
+
+/// The state file's document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunState {
+    /// Format version ([`STATE_VERSION`]).
+    pub version: u32,
+    /// The plan's name.
+    pub plan: String,
+    /// The plan file as given.
+    pub plan_file: String,
+    /// The integration branch.
+    pub integration_branch: String,
+    /// Its head when the run started.
+    pub start_commit: String,
+    /// Its head now.
+    pub head_commit: String,
+    /// The run's status.
+    pub status: RunStatus,
+    /// Why it stopped early (budget, circuit breaker, interrupt, `on_fail = fail`).
+    pub stop_reason: Option<String>,
+    /// The exit status, once finished.
+    pub exit_code: Option<i32>,
+    /// When the run started (RFC 3339).
+    pub started_at: String,
+    /// When it finished (RFC 3339).
+    pub finished_at: Option<String>,
+    /// Budget counters.
+    pub spent: Spent,
+    /// Tasks in the plan's topological order.
+    pub tasks: Vec<TaskState>,
+}
+
+/// Writes `state` to `path` atomically.
+///
+/// Errors: the directory is not writable.
+pub fn save(path: &Path, state: &RunState) -> Result<(), String> {
+    let tmp = path.with_extension("json.tmp");
+    let text =
+        serde_json::to_string_pretty(state).map_err(|e| format!("cannot encode state: {e}"))?;
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Reads the state file at `path`.
+///
+/// Errors: missing, unreadable, not valid JSON, or a newer version; the
+/// message says what to do.
+pub fn load(path: &Path) -> Result<RunState, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "no run recorded here ({} does not exist); start one with `loopc run`",
+                path.display()
+            ));
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "{} is corrupt ({e}); remove it (the next `loopc run` starts afresh)",
+            path.display()
+        )
+    })?;
+    let version = value.get("version").and_then(|v| v.as_u64()).unwrap_or(0);
+    if version != u64::from(STATE_VERSION) {
+        return Err(format!(
+            "{} has format version {version}, this loopc reads version {STATE_VERSION}; use a matching loopc or remove the file",
+            path.display()
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| {
+        format!(
+            "{} is corrupt ({e}); remove it (the next `loopc run` starts afresh)",
+            path.display()
+        )
+    })
+}

@@ -1,0 +1,50 @@
+//! `loopc status [--json]`: the last run's tasks, read from state.json. It
+//! takes no lock, so it works while a run is going on.
+
+use super::git::Git;
+use super::worktree::Layout;
+use crate::commands::StatusArgs;
+use crate::exit;
+
+/// `loopc status`: prints the summary table (or the state document with
+/// `--json`). Exit 0, or 2 when there is no readable state.
+pub fn status(args: &StatusArgs) -> i32 {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("loopc: cannot read the current directory: {e}");
+            return exit::USAGE;
+        }
+    };
+    let git = match Git::discover(&cwd) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("loopc: {e}");
+            return exit::USAGE;
+        }
+    };
+    let layout = Layout::new(&git.root);
+    let state = match super::state::load(&layout.state) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("loopc: {e}");
+            return exit::USAGE;
+        }
+    };
+    if args.json {
+        match serde_json::to_string_pretty(&state) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("loopc: cannot encode state: {e}");
+                return exit::USAGE;
+            }
+        }
+    } else {
+        println!(
+            "plan {} ({}), started {}",
+            state.plan, state.plan_file, state.started_at
+        );
+        print!("{}", super::summary::table(&state));
+    }
+    exit::OK
+}

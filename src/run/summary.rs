@@ -1,0 +1,88 @@
+//! The table printed at the end of a run and by `loopc status`: task,
+//! status, attempts, time, cost.
+
+use super::state::RunState;
+use std::time::Duration;
+
+/// The summary table of `state`, one line per task, then a total line.
+pub fn table(state: &RunState) -> String {
+    let mut rows: Vec<[String; 5]> = vec![[
+        "task".into(),
+        "status".into(),
+        "attempts".into(),
+        "time".into(),
+        "cost".into(),
+    ]];
+    let mut total_cost = 0u64;
+    let mut any_unknown = false;
+    for t in &state.tasks {
+        total_cost += t.cost_micro_usd;
+        any_unknown |= t.cost_unknown;
+        let cost = if t.cost_unknown {
+            format!("{}+?", super::time::dollars(t.cost_micro_usd))
+        } else {
+            super::time::dollars(t.cost_micro_usd)
+        };
+        rows.push([
+            t.name.clone(),
+            t.status.as_str().into(),
+            t.attempts.to_string(),
+            if t.duration_ms == 0 {
+                "-".into()
+            } else {
+                super::time::human_duration(Duration::from_millis(t.duration_ms))
+            },
+            cost,
+        ]);
+    }
+    let mut widths = [0usize; 5];
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r.iter()) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in &rows {
+        let line = format!(
+            "{:<w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {:>w4$}",
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2],
+            w3 = widths[3],
+            w4 = widths[4]
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    let passed = state.tasks.iter().filter(|t| t.status.is_done()).count();
+    out.push_str(&format!(
+        "run {}: {passed}/{} tasks passed, {} agent attempts, {}{}, integration branch {} at {}\n",
+        state.status.as_str(),
+        state.tasks.len(),
+        state.spent.iterations,
+        super::time::dollars(total_cost),
+        if any_unknown {
+            " (some costs unknown)"
+        } else {
+            ""
+        },
+        state.integration_branch,
+        state.head_commit.get(..10).unwrap_or(&state.head_commit),
+    ));
+    if let Some(r) = &state.stop_reason {
+        out.push_str(&format!("stopped: {r}\n"));
+    }
+    for t in &state.tasks {
+        if let Some(r) = &t.reason
+            && !t.status.is_done()
+        {
+            out.push_str(&format!("  {}: {r}\n", t.name));
+        }
+    }
+    out
+}

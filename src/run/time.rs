@@ -1,0 +1,113 @@
+//! Wall-clock timestamps (RFC 3339, UTC) for state and events, and the
+//! formatting of durations and money for people. Ordering never depends on
+//! these: events carry sequence numbers, timeouts use a monotonic clock.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The current time as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+pub fn now_rfc3339() -> String {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO);
+    format_rfc3339(since)
+}
+
+/// Formats a duration since the Unix epoch as RFC 3339 UTC with milliseconds.
+pub fn format_rfc3339(since_epoch: Duration) -> String {
+    let secs = since_epoch.as_secs();
+    let millis = since_epoch.subsec_millis();
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// A duration for people: `850ms`, `12s`, `3m05s`, `1h02m`.
+pub fn human_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{:.1}s", d.as_secs_f64())
+    } else if s < 3600 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{}h{:02}m", s / 3600, (s / 60) % 60)
+    }
+}
+
+/// Micro-dollars as a dollar amount without trailing zeros: `$0.42`, `$1`.
+pub fn dollars(micro: u64) -> String {
+    format!("${}", decimal_usd(micro))
+}
+
+/// Micro-dollars as a plain decimal number of dollars (`0.42`, `1`), the
+/// form of `LOOP_COST_CAP_USD`.
+pub fn decimal_usd(micro: u64) -> String {
+    let whole = micro / 1_000_000;
+    let frac = micro % 1_000_000;
+    if frac == 0 {
+        return whole.to_string();
+    }
+    let f = format!("{frac:06}");
+    format!("{whole}.{}", f.trim_end_matches('0'))
+}
+
+/// Dollars (as reported in JSON) to micro-dollars, rounded; `None` for a
+/// negative, non-finite or absurd value.
+pub fn usd_to_micro(usd: f64) -> Option<u64> {
+    if !usd.is_finite() || !(0.0..=1.0e9).contains(&usd) {
+        return None;
+    }
+    Some((usd * 1_000_000.0).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epoch_and_leap_day() {
+        assert_eq!(format_rfc3339(Duration::ZERO), "1970-01-01T00:00:00.000Z");
+        // 2024-02-29T12:34:56.789Z
+        let t = Duration::from_millis(1_709_210_096_789);
+        assert_eq!(format_rfc3339(t), "2024-02-29T12:34:56.789Z");
+    }
+
+    #[test]
+    fn money() {
+        assert_eq!(dollars(420_000), "$0.42");
+        assert_eq!(dollars(1_000_000), "$1");
+        assert_eq!(decimal_usd(125), "0.000125");
+        assert_eq!(usd_to_micro(0.42), Some(420_000));
+        assert_eq!(usd_to_micro(-1.0), None);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(human_duration(Duration::from_millis(850)), "850ms");
+        assert_eq!(human_duration(Duration::from_secs(185)), "3m05s");
+        assert_eq!(human_duration(Duration::from_secs(3720)), "1h02m");
+    }
+}

@@ -1,0 +1,169 @@
+//! What a person watching a run sees on stderr: on a terminal, one live line
+//! per running task (name, attempt, phase, elapsed time) drawn by indicatif;
+//! otherwise one plain line per event. The summary table is printed at the
+//! end by [`super::summary`].
+
+use super::events::Event;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The live display or the plain event lines.
+pub enum Ui {
+    /// indicatif bars on a terminal.
+    Live {
+        /// The bars' container.
+        multi: MultiProgress,
+        /// One bar per running task.
+        bars: Mutex<HashMap<String, ProgressBar>>,
+    },
+    /// One line per event on stderr.
+    Plain,
+}
+
+impl Ui {
+    /// Live bars when stderr is a terminal, else plain lines.
+    pub fn detect() -> Ui {
+        if std::io::stderr().is_terminal() {
+            Ui::Live {
+                multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
+                bars: Mutex::new(HashMap::new()),
+            }
+        } else {
+            Ui::Plain
+        }
+    }
+
+    /// Prints one line above the live bars (or plainly).
+    pub fn line(&self, text: &str) {
+        match self {
+            Ui::Live { multi, .. } => {
+                let _ = multi.println(text);
+            }
+            Ui::Plain => eprintln!("{text}"),
+        }
+    }
+
+    /// Updates the display for `event`.
+    pub fn on_event(&self, event: &Event) {
+        match self {
+            Ui::Plain => {
+                if let Some(text) = plain_line(event) {
+                    eprintln!("{text}");
+                }
+            }
+            Ui::Live { multi, bars } => {
+                let Ok(mut bars) = bars.lock() else { return };
+                match event {
+                    Event::AttemptStarted { task, attempt, .. } => {
+                        let style = ProgressStyle::with_template(
+                            "{spinner} {prefix:.bold} {msg} [{elapsed}]",
+                        )
+                        .unwrap_or_else(|_| ProgressStyle::default_spinner());
+                        let bar = multi.add(ProgressBar::new_spinner().with_style(style));
+                        bar.set_prefix(format!("{task} #{attempt}"));
+                        bar.set_message("starting");
+                        bar.enable_steady_tick(Duration::from_millis(120));
+                        if let Some(old) = bars.insert(task.clone(), bar) {
+                            old.finish_and_clear();
+                        }
+                    }
+                    Event::Phase {
+                        task, phase, gate, ..
+                    } => {
+                        if let Some(bar) = bars.get(task) {
+                            bar.set_message(match gate {
+                                Some(g) => format!("{phase} {g}"),
+                                None => phase.clone(),
+                            });
+                        }
+                    }
+                    Event::AttemptFinished { task, .. } => {
+                        if let Some(bar) = bars.remove(task) {
+                            bar.finish_and_clear();
+                            multi.remove(&bar);
+                        }
+                        if let Some(text) = plain_line(event) {
+                            let _ = multi.println(text);
+                        }
+                    }
+                    _ => {
+                        if let Some(text) = plain_line(event) {
+                            let _ = multi.println(text);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Removes any bars left (before the summary is printed).
+    pub fn finish(&self) {
+        if let Ui::Live { multi, bars } = self {
+            if let Ok(mut bars) = bars.lock() {
+                for (_, bar) in bars.drain() {
+                    bar.finish_and_clear();
+                }
+            }
+            let _ = multi.clear();
+        }
+    }
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..10).unwrap_or(commit)
+}
+
+/// The plain one-line form of an event.
+fn plain_line(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::RunStarted {
+            plan,
+            branch,
+            head,
+            parallel,
+        } => format!(
+            "loopc: running plan {plan} on {branch} (at {}), {parallel} at a time",
+            short(head)
+        ),
+        Event::AttemptStarted { task, attempt, .. } => {
+            format!("loopc: {task} attempt {attempt}: started")
+        }
+        Event::Phase {
+            task,
+            attempt,
+            phase,
+            gate,
+        } => match gate {
+            Some(g) => format!("loopc: {task} attempt {attempt}: {phase} {g}"),
+            None => format!("loopc: {task} attempt {attempt}: {phase}"),
+        },
+        Event::AttemptFinished {
+            task,
+            attempt,
+            outcome,
+            reason,
+            ..
+        } => match reason {
+            Some(r) => format!("loopc: {task} attempt {attempt}: {outcome}: {r}"),
+            None => format!("loopc: {task} attempt {attempt}: {outcome}"),
+        },
+        Event::Merged { task, commit, how } => {
+            format!("loopc: {task}: merged ({how}) at {}", short(commit))
+        }
+        Event::TaskFinished {
+            task,
+            status,
+            reason,
+        } => match reason {
+            Some(r) => format!("loopc: {task}: {status}: {r}"),
+            None => format!("loopc: {task}: {status}"),
+        },
+        Event::RunFinished { status, reason, .. } => match reason {
+            Some(r) => format!("loopc: run {status}: {r}"),
+            None => format!("loopc: run {status}"),
+        },
+    })
+}

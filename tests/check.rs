@@ -1,0 +1,219 @@
+//! End-to-end tests of `loopc check` (spec §4): exit statuses, formats, flags.
+
+mod common;
+use common::Test;
+
+const VALID: &str = "task build { run = \"make\" }\n";
+const WARNING: &str = "gate lint = \"make lint\"\ntask build { run = \"make\" }\n";
+const ERROR: &str = "task build: nope { run = \"make\" }\n";
+
+#[test]
+fn a_valid_plan_exits_0_silently() {
+    Test::new()
+        .file("plan.loop", VALID)
+        .args(&["check", "plan.loop"])
+        .stdout("")
+        .stderr("")
+        .status(0)
+        .run();
+}
+
+#[test]
+fn errors_exit_1_with_the_diagnostic_and_a_summary() {
+    Test::new()
+        .file("plan.loop", ERROR)
+        .args(&["check", "plan.loop"])
+        .stdout("")
+        .stderr(
+            "error[E0005]: unknown task `nope`
+  ┌─ plan.loop:1:13
+  │
+1 │ task build: nope { run = \"make\" }
+  │             ^^^^ no task is called `nope`
+  │
+  = known tasks: build
+
+error: 1 file checked: 1 error, 0 warnings
+",
+        )
+        .status(1)
+        .run();
+}
+
+#[test]
+fn warnings_exit_0_unless_denied() {
+    Test::new()
+        .file("plan.loop", WARNING)
+        .args(&["check", "plan.loop"])
+        .stderr_contains("warning[W0001]: gate `lint` is defined but never used")
+        .status(0)
+        .run();
+    Test::new()
+        .file("plan.loop", WARNING)
+        .args(&["check", "--deny-warnings", "plan.loop"])
+        .stderr_contains("error[W0001]: gate `lint` is defined but never used")
+        .status(1)
+        .run();
+}
+
+#[test]
+fn json_prints_one_object_per_line_on_stdout() {
+    let out = Test::new()
+        .file("a.loop", ERROR)
+        .file("b.loop", WARNING)
+        .args(&["check", "--format", "json", "a.loop", "b.loop"])
+        .stderr("")
+        .status(1)
+        .run();
+    let lines: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["file"], "a.loop");
+    assert_eq!(lines[0]["severity"], "error");
+    assert_eq!(lines[0]["code"], "E0005");
+    assert_eq!(lines[0]["range"]["start"]["line"], 0);
+    assert_eq!(lines[0]["range"]["start"]["character"], 12);
+    assert_eq!(lines[0]["range"]["end"]["character"], 16);
+    assert_eq!(lines[1]["file"], "b.loop");
+    assert_eq!(lines[1]["severity"], "warning");
+    assert_eq!(lines[1]["code"], "W0001");
+    assert!(lines[1]["labels"].is_array());
+    assert!(lines[1]["notes"].is_array());
+}
+
+#[test]
+fn a_missing_file_is_a_one_line_error_with_exit_2() {
+    Test::new()
+        .args(&["check", "missing.loop"])
+        .stdout("")
+        .stderr("error: cannot read `missing.loop`: No such file or directory (os error 2)\n")
+        .status(2)
+        .run();
+}
+
+#[test]
+fn a_directory_is_not_a_plan() {
+    let out = Test::new()
+        .file("dir/x", "")
+        .args(&["check", "dir"])
+        .status(2)
+        .run();
+    assert!(
+        out.stderr.starts_with("error: cannot read `dir`"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.lines().count(), 1);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    Test::new().args(&["check"]).status(2).run();
+    Test::new()
+        .file("plan.loop", VALID)
+        .args(&["check", "--format", "xml", "plan.loop"])
+        .status(2)
+        .run();
+}
+
+#[test]
+fn output_is_plain_when_not_a_terminal() {
+    let out = Test::new()
+        .file("plan.loop", ERROR)
+        .args(&["check", "plan.loop"])
+        .status(1)
+        .run();
+    assert!(!out.stderr.contains('\u{1b}'), "no escape codes expected");
+}
+
+#[test]
+fn crlf_and_bom_are_accepted() {
+    Test::new()
+        .file(
+            "plan.loop",
+            "\u{feff}# plan\r\ntask build {\r\n  run = \"make\"\r\n  prompt_note = 1\r\n}\r\n",
+        )
+        .args(&["check", "plan.loop"])
+        .stderr_contains("plan.loop:4:3")
+        .status(1)
+        .run();
+    Test::new()
+        .file(
+            "plan.loop",
+            "\u{feff}task build {\r\n  run = \"\"\"\r\n    make\r\n    \"\"\"\r\n}\r\n",
+        )
+        .args(&["check", "plan.loop"])
+        .stderr("")
+        .status(0)
+        .run();
+}
+
+#[test]
+fn invalid_utf8_is_a_diagnostic() {
+    let t = Test::new();
+    std::fs::write(t.path().join("plan.loop"), b"task a { run = \"\xff\" }\n").unwrap();
+    t.args(&["check", "plan.loop"])
+        .stderr_contains("error[E0001]: file is not valid UTF-8")
+        .status(1)
+        .run();
+}
+
+#[test]
+fn every_example_checks_clean() {
+    let mut count = 0;
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(common::examples_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            for inner in std::fs::read_dir(&path).unwrap() {
+                paths.push(inner.unwrap().path());
+            }
+        } else {
+            paths.push(path);
+        }
+    }
+    for path in paths {
+        if path.extension().is_some_and(|e| e == "loop") {
+            let c = loopc::compile_file(&path).unwrap();
+            assert!(
+                c.diagnostics.is_empty(),
+                "{}: {:?}",
+                path.display(),
+                c.diagnostics
+            );
+            assert!(c.plan.is_some());
+            count += 1;
+        }
+    }
+    assert!(
+        count >= 3,
+        "expected at least three examples, found {count}"
+    );
+}
+
+#[test]
+fn a_loop_name_that_cannot_be_a_branch_is_e0009() {
+    Test::new()
+        .file(
+            "plan.loop",
+            "loop \"auth refactor\" {}\ntask a { run = \"x\" }\n",
+        )
+        .args(&["check", "plan.loop"])
+        .stderr_contains(
+            "error[E0009]: the loop name `auth refactor` does not make a valid branch name",
+        )
+        .status(1)
+        .run();
+    Test::new()
+        .file(
+            "plan.loop",
+            "loop \"auth refactor\" { branch = \"loop/auth\" }\ntask a { run = \"x\" }\n",
+        )
+        .args(&["check", "plan.loop"])
+        .stderr("")
+        .status(0)
+        .run();
+}

@@ -1,0 +1,376 @@
+//! The command surface of the interpreter: exit status 2 before any work
+//! for an unusable plan or repository, `loopc status`, `loopc clean`, the
+//! repository lock, and the budget stop (exit 3).
+
+mod common;
+use common::repo::{Repo, SIMPLE_AGENT};
+
+const PLAN: &str = r#"
+loop "cli" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+"#;
+
+fn no_work_started(repo: &Repo) {
+    assert!(
+        !repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cli"])
+            || repo.git(&["rev-parse", "loop/cli"]) == repo.git(&["rev-parse", "main"])
+    );
+    assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
+}
+
+#[test]
+fn plan_errors_exit_2_with_diagnostics() {
+    let repo = Repo::new();
+    repo.plan("task a { prompt = \"x\"  agent = nobody }\n");
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("E0005"), "{r:?}");
+    no_work_started(&repo);
+}
+
+#[test]
+fn not_a_git_repository_exits_2() {
+    let repo = Repo::new();
+    let outside = repo.bin.join("plain");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("plan.loop"), "task a { run = \"true\" }\n").unwrap();
+    let r = repo.loopc_in(&outside, &["run"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("not inside a git repository"), "{r:?}");
+}
+
+#[test]
+fn missing_base_branch_exits_2() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(&PLAN.replace("loop \"cli\" { }", "loop \"cli\" { base = \"nope\" }"));
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("base branch `nope` does not exist"),
+        "{r:?}"
+    );
+    no_work_started(&repo);
+}
+
+#[test]
+fn merge_in_progress_exits_2() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.write("f.txt", "one\n");
+    repo.commit("f");
+    repo.git(&["checkout", "-q", "-b", "other"]);
+    repo.write("f.txt", "two\n");
+    repo.commit("two");
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("f.txt", "three\n");
+    repo.commit("three");
+    assert!(!repo.git_ok(&["merge", "-q", "other"]));
+    repo.plan(PLAN);
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("in the middle of a merge"), "{r:?}");
+    no_work_started(&repo);
+}
+
+#[test]
+fn integration_branch_checked_out_exits_2() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.git(&["checkout", "-q", "-b", "loop/cli"]);
+    repo.plan(PLAN);
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("is checked out"), "{r:?}");
+}
+
+#[test]
+fn status_and_clean() {
+    let repo = Repo::new();
+    let r = repo.loopc(&["status"]);
+    assert_eq!(r.code, 2, "no state yet: {r:?}");
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.script(
+        "fail.sh",
+        "#!/bin/sh\ncat >/dev/null\necho x > x.txt\nexit 3\n",
+    );
+    repo.plan(
+        r#"
+loop "cli" { parallel = 2 }
+budget { iterations = 10  failures = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+agent bad { run = "sh @BIN@/fail.sh" }
+task a { agent = bot  prompt = "x" }
+task b { agent = bad  prompt = "y"  attempts = 2 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("exit status 3"), "{r:?}");
+
+    let s = repo.loopc(&["status"]);
+    assert_eq!(s.code, 0, "{s:?}");
+    assert!(s.stdout.contains("a     passed"), "{s:?}");
+    assert!(s.stdout.contains("b     failed"), "{s:?}");
+    let j = repo.loopc(&["status", "--json"]);
+    assert_eq!(j.code, 0);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap();
+    assert_eq!(v["version"], 1);
+    assert_eq!(v["tasks"][1]["status"], "failed");
+    assert_eq!(v["tasks"][1]["attempts"], 2);
+
+    // Failed attempts left worktrees and task branches.
+    assert!(repo.root.join(".loopc/worktrees/b-1").is_dir());
+    assert_ne!(repo.git(&["branch", "--list", "loopc/*"]), "");
+    // A user branch in a look-alike namespace is not loopc's.
+    repo.git(&["branch", "loopc/mine"]);
+    let c = repo.loopc(&["clean"]);
+    assert_eq!(c.code, 0, "{c:?}");
+    assert_eq!(repo.git(&["branch", "--list", "loopc/*/*/*"]), "");
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/mine"]));
+    assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
+    assert!(!repo.root.join(".loopc/logs").exists());
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cli"]));
+    // status still works after clean.
+    assert_eq!(repo.loopc(&["status"]).code, 0);
+    let c = repo.loopc(&["clean", "--integration"]);
+    assert_eq!(c.code, 0, "{c:?}");
+    assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cli"]));
+    assert_eq!(repo.git(&["symbolic-ref", "--short", "HEAD"]), "main");
+}
+
+#[test]
+fn second_run_is_refused_while_one_holds_the_lock() {
+    let repo = Repo::new();
+    let sync = repo.bin.join("started");
+    let release = repo.bin.join("release");
+    repo.script(
+        "waiter.sh",
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\ntouch {s}\ni=0\nwhile [ ! -e {r} ] && [ $i -lt 500 ]; do i=$((i+1)); sleep 0.02; done\necho w > w.txt\n",
+            s = sync.display(),
+            r = release.display()
+        ),
+    );
+    repo.plan(
+        r#"
+loop "cli" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/waiter.sh" }
+task a { agent = bot  prompt = "x" }
+"#,
+    );
+    let mut first = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
+        .arg("run")
+        .current_dir(&repo.root)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut i = 0;
+    while !sync.exists() && i < 500 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        i += 1;
+    }
+    let second = repo.run();
+    // Read-only commands still work while the lock is held.
+    let status = repo.loopc(&["status", "--json"]);
+    std::fs::write(&release, "").unwrap();
+    let first_code = first.wait().unwrap().code();
+    assert_eq!(second.code, 2, "{second:?}");
+    assert!(second.stderr.contains("holds the lock"), "{second:?}");
+    assert_eq!(status.code, 0, "{status:?}");
+    assert_eq!(first_code, Some(0));
+}
+
+#[test]
+fn iterations_budget_stops_with_exit_3() {
+    let repo = Repo::new();
+    repo.script("fail.sh", "#!/bin/sh\ncat >/dev/null\nexit 1\n");
+    repo.plan(
+        r#"
+loop "cli" { }
+budget { iterations = 2  failures = 10 }
+agent bad { run = "sh @BIN@/fail.sh" }
+task a { agent = bad  prompt = "x"  attempts = 5 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    let s = repo.state();
+    assert_eq!(s["status"], "stopped");
+    assert_eq!(s["spent"]["iterations"], 2);
+    assert!(
+        s["stop_reason"].as_str().unwrap().contains("iterations"),
+        "{s}"
+    );
+}
+
+#[test]
+fn circuit_breaker_stops_with_exit_3() {
+    let repo = Repo::new();
+    repo.script("fail.sh", "#!/bin/sh\ncat >/dev/null\nexit 1\n");
+    repo.plan(
+        r#"
+loop "cli" { }
+budget { iterations = 20  failures = 2 }
+agent bad { run = "sh @BIN@/fail.sh" }
+task a { agent = bad  prompt = "x"  attempts = 5 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(
+        repo.state()["stop_reason"]
+            .as_str()
+            .unwrap()
+            .contains("circuit breaker")
+    );
+    assert_eq!(repo.task("a")["attempts"], 2);
+}
+
+#[test]
+fn time_budget_stops_running_attempts_with_exit_3() {
+    let repo = Repo::new();
+    repo.script("sleepy.sh", "#!/bin/sh\ncat >/dev/null\nsleep 1000\n");
+    repo.plan(
+        r#"
+loop "cli" { }
+budget { time = 300ms }
+agent bot { run = "sh @BIN@/sleepy.sh" }
+task a { agent = bot  prompt = "x" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_eq!(repo.status_of("a"), "interrupted");
+    assert_eq!(
+        repo.task("a")["attempts"],
+        0,
+        "an interrupted attempt is not counted"
+    );
+    assert!(
+        repo.state()["stop_reason"]
+            .as_str()
+            .unwrap()
+            .contains("budget `time`")
+    );
+}
+
+#[test]
+fn sigterm_kills_running_work_and_exits_130() {
+    let repo = Repo::new();
+    let started = repo.bin.join("started");
+    let pidfile = repo.bin.join("agent.pid");
+    repo.script(
+        "sleepy.sh",
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\necho $$ > {p}\ntouch {s}\nsleep 1000\n",
+            p = pidfile.display(),
+            s = started.display()
+        ),
+    );
+    repo.plan(
+        r#"
+loop "cli" { }
+budget { iterations = 5 }
+agent bot { run = "sh @BIN@/sleepy.sh" }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = bot  prompt = "y" }
+"#,
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
+        .arg("run")
+        .current_dir(&repo.root)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut i = 0;
+    while !started.exists() && i < 500 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        i += 1;
+    }
+    assert!(started.exists(), "the agent never started");
+    let ok = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130));
+    let state = repo.state();
+    assert_eq!(state["status"], "interrupted");
+    assert_eq!(repo.status_of("a"), "interrupted");
+    assert_eq!(repo.status_of("b"), "pending");
+    // The agent's process is gone (or a zombie awaiting init).
+    let pid = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .to_string();
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(false)
+    };
+    let mut tries = 0;
+    while alive() && tries < 250 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        tries += 1;
+    }
+    assert!(!alive(), "agent {pid} survived the interrupt");
+}
+
+#[test]
+fn missing_plan_file_exits_2() {
+    let repo = Repo::new();
+    let r = repo.loopc(&["run", "nope.loop"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("nope.loop"), "{r:?}");
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("no plan given"), "{r:?}");
+}
+
+#[test]
+fn jobs_flag_overrides_parallel() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(
+        r#"
+loop "cli" { parallel = 4 }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+task b { agent = bot  prompt = "y" }
+task c { agent = bot  prompt = "z" }
+"#,
+    );
+    let r = repo.loopc(&["run", "-j", "1"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.events()[0]["parallel"], 1);
+    // One at a time: each attempt finishes before the next starts.
+    let a_end = repo.seq_of("attempt_finished", "a");
+    let b_start = repo.seq_of("attempt_started", "b");
+    let b_end = repo.seq_of("attempt_finished", "b");
+    let c_start = repo.seq_of("attempt_started", "c");
+    assert!(a_end < b_start && b_end < c_start);
+    // Every merge was a fast-forward: nothing ran concurrently.
+    assert!(
+        repo.events()
+            .iter()
+            .filter(|e| e["event"] == "merged")
+            .all(|e| e["how"] == "fast_forward")
+    );
+}

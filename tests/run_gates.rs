@@ -1,0 +1,179 @@
+//! Gates: agent-judged review gates (approve, reject with feedback, no
+//! verdict), `on_fail = block` and `fail`, gates that change the worktree,
+//! and `setup` failures as infrastructure failures.
+
+mod common;
+use common::repo::{Repo, SIMPLE_AGENT};
+
+/// A reviewer that approves `<task>.txt` only when it contains "good".
+const REVIEWER: &str = r#"#!/bin/sh
+cat > "$LOOP_HANDOFF.prompt"
+if grep -q good "$LOOP_TASK.txt" && [ -s "$LOOP_DIFF_FILE" ]; then
+  printf '{"status":"completed","summary":"looks good"}' > "$LOOP_HANDOFF"
+else
+  printf '{"status":"failed","summary":"%s.txt must say good"}' "$LOOP_TASK" > "$LOOP_HANDOFF"
+fi
+"#;
+
+#[test]
+fn agent_gate_rejects_with_feedback_then_approves() {
+    let repo = Repo::new();
+    repo.script("reviewer.sh", REVIEWER);
+    repo.script(
+        "writer.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+if grep -q "must say good" "$LOOP_FEEDBACK_FILE"; then echo good > "$LOOP_TASK.txt"; else echo meh > "$LOOP_TASK.txt"; fi
+"#,
+    );
+    repo.plan(
+        r#"
+loop "rev" { }
+budget { iterations = 10 }
+agent writer { run = "sh @BIN@/writer.sh" }
+agent reviewer { run = "sh @BIN@/reviewer.sh" }
+gate review { agent = reviewer  prompt = "Review $LOOP_DIFF_FILE" }
+task t { agent = writer  prompt = "write"  gates = [review] }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.task("t")["attempts"], 2);
+    assert_eq!(repo.show("loop/rev", "t.txt").unwrap(), "good\n");
+    let fb = std::fs::read_to_string(repo.root.join(".loopc/logs/t/2/feedback.md")).unwrap();
+    assert!(fb.contains("t.txt must say good"), "{fb}");
+    // The reviewer got its prompt and the verdict instructions on stdin.
+    let seen = std::fs::read_to_string(
+        repo.root
+            .join(".loopc/logs/t/1/gate-review.handoff.json.prompt"),
+    )
+    .unwrap();
+    assert!(seen.starts_with("Review $LOOP_DIFF_FILE"), "{seen}");
+    assert!(seen.contains("LOOP_HANDOFF"));
+}
+
+#[test]
+fn agent_gate_without_verdict_rejects_and_on_fail_block_blocks() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.script("silent.sh", "#!/bin/sh\ncat > /dev/null\n");
+    repo.plan(
+        r#"
+loop "nv" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+agent silent { run = "sh @BIN@/silent.sh" }
+gate review { agent = silent  prompt = "review"  on_fail = block }
+task t { agent = bot  prompt = "x"  gates = [review] }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(repo.status_of("t"), "blocked");
+    assert_eq!(repo.task("t")["attempts"], 1);
+    assert!(
+        repo.task("t")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no verdict")
+    );
+}
+
+#[test]
+fn on_fail_fail_stops_the_run() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(
+        r#"
+loop "stop" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+gate never { run = "false"  on_fail = fail }
+task first { agent = bot  prompt = "x"  gates = [never] }
+task second { agent = bot  prompt = "y" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(repo.status_of("first"), "failed");
+    assert_eq!(repo.task("first")["attempts"], 1);
+    assert_eq!(repo.status_of("second"), "pending");
+    assert!(
+        repo.state()["stop_reason"]
+            .as_str()
+            .unwrap()
+            .contains("on_fail = fail")
+    );
+}
+
+#[test]
+fn a_gate_that_changes_the_worktree_fails() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(
+        r#"
+loop "dirty" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+gate sneaky = "echo extra > extra.txt"
+task t { agent = bot  prompt = "x"  gates = [sneaky]  attempts = 1 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(
+        repo.task("t")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("changed the worktree")
+    );
+}
+
+#[test]
+fn accept_runs_before_gates() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    let order = repo.bin.join("order");
+    repo.plan(&format!(
+        r#"
+loop "acc" {{ }}
+budget {{ iterations = 10 }}
+agent bot {{ run = "sh @BIN@/agent.sh" }}
+gate g = "echo gate >> {o}"
+task t {{ agent = bot  prompt = "x"  accept = "echo accept >> {o}"  gates = [g] }}
+"#,
+        o = order.display()
+    ));
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(std::fs::read_to_string(order).unwrap(), "accept\ngate\n");
+}
+
+#[test]
+fn setup_failure_is_retried_uncounted_then_blocks() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(
+        r#"
+loop "setup" { setup = "echo broken; exit 7" }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task t { agent = bot  prompt = "x" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(repo.status_of("t"), "blocked");
+    assert_eq!(
+        repo.task("t")["attempts"],
+        0,
+        "setup failures are not counted"
+    );
+    let infra = repo
+        .events()
+        .iter()
+        .filter(|e| e["event"] == "attempt_finished" && e["outcome"] == "infrastructure")
+        .count();
+    assert_eq!(infra, 3);
+    assert_eq!(repo.state()["spent"]["iterations"], 0);
+}
