@@ -61,6 +61,24 @@ fn corpus_contains_every_example() {
     );
 }
 
+/// The examples are what users copy: they are kept in the canonical layout.
+#[test]
+fn every_example_is_already_formatted() {
+    let mut files = Vec::new();
+    loop_files(&root().join("examples"), &mut files);
+    assert!(!files.is_empty());
+    for path in files {
+        let source = read(&path);
+        let formatted = format(&path.display().to_string(), &source);
+        assert!(
+            formatted == source,
+            "{} is not in the canonical layout: run `loopc fmt {}`",
+            path.display(),
+            path.display()
+        );
+    }
+}
+
 #[test]
 fn formatting_is_idempotent_on_every_plan() {
     for path in corpus() {

@@ -216,7 +216,7 @@ mod tests {
             fmt("task t {\nprompt = \"\"\"\n        a\n          b\n\n        c\n   \"\"\"\n}");
         assert_eq!(
             out,
-            "task t {\n  prompt = \"\"\"\n    a\n      b\n\n    c\n    \"\"\"\n}\n"
+            "task t {\n  prompt = \"\"\"\n      a\n        b\n\n      c\n      \"\"\"\n}\n"
         );
     }
 

@@ -372,7 +372,8 @@ impl Printer<'_> {
     fn value(&mut self, v: &Value, indent: usize, col: usize) {
         match &v.kind {
             ValueKind::BlockString(text) => {
-                let inner = indent + INDENT;
+                // Two levels deeper than the line, as in the spec's examples.
+                let inner = indent + 2 * INDENT;
                 self.out.push_str("\"\"\"\n");
                 for line in text.split('\n') {
                     if !line.is_empty() {
