@@ -712,3 +712,48 @@ fn shutdown_then_exit_ends_with_status_0_and_exit_alone_with_1() {
     c.stdin = None;
     assert_eq!(c.wait_exit().code(), Some(1));
 }
+
+/// The analysis behind every request, at many offsets of many prefixes and
+/// mangled versions of every example: it never panics (a panic fails the test).
+#[test]
+fn analysis_answers_everywhere_on_broken_text() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut sources = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("examples").flatten() {
+        if let Ok(text) = std::fs::read_to_string(entry.path()) {
+            sources.push(text);
+        }
+    }
+    assert!(!sources.is_empty());
+    let uri: lsp_types::Uri = URI.parse().expect("uri");
+    let mut answered = 0usize;
+    for source in &sources {
+        let mut variants = Vec::new();
+        let bounds: Vec<usize> = (0..=source.len())
+            .filter(|i| source.is_char_boundary(*i))
+            .collect();
+        for &cut in bounds.iter().step_by(11) {
+            variants.push(source[..cut].to_string());
+            // The same text with a chunk removed from the middle.
+            let later = bounds
+                .iter()
+                .copied()
+                .find(|b| *b >= cut + 13)
+                .unwrap_or(source.len());
+            variants.push(format!("{}{}", &source[..cut], &source[later..]));
+        }
+        for text in variants {
+            let a = loopc::lsp::Analysis::new("plan.loop", text.clone());
+            let _ = a.diagnostics(&uri);
+            let _ = a.symbols();
+            let _ = a.formatting();
+            for offset in (0..=text.len() + 2).step_by(7) {
+                let _ = a.hover(offset);
+                let _ = a.definition(&uri, offset);
+                let _ = a.completion(offset);
+                answered += 1;
+            }
+        }
+    }
+    assert!(answered > 1000, "only {answered} positions tried");
+}

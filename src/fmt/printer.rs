@@ -183,7 +183,9 @@ impl Printer<'_> {
 
     /// Whether a comment starts inside `span`.
     fn has_comment_in(&self, span: Span) -> bool {
-        self.comments[self.next..]
+        self.comments
+            .get(self.next..)
+            .unwrap_or_default()
             .iter()
             .any(|c| c.start >= span.start && c.start < span.end)
     }

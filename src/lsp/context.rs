@@ -100,15 +100,16 @@ pub fn at(source: &str, offset: usize) -> (Context, String) {
     while !source.is_char_boundary(offset) {
         offset -= 1;
     }
-    let tokens = match tokenize(&source[..offset]) {
+    let tokens = match tokenize(source.get(..offset).unwrap_or(source)) {
         Some(t) => t,
         None => return (Context::None, String::new()),
     };
     // A name that touches the cursor is the prefix being typed.
     let (tokens, prefix) = match tokens.split_last() {
-        Some((last, rest)) if last.kind == Tok::Word && last.end == offset => {
-            (rest, source[last.start..last.end].to_string())
-        }
+        Some((last, rest)) if last.kind == Tok::Word && last.end == offset => (
+            rest,
+            source.get(last.start..last.end).unwrap_or("").to_string(),
+        ),
         _ => (&tokens[..], String::new()),
     };
     let mut s = Scan::default();
@@ -267,7 +268,7 @@ impl Scan {
     }
 
     fn step(&mut self, source: &str, t: &Token, next: Option<&Token>) {
-        let text = &source[t.start..t.end];
+        let text = source.get(t.start..t.end).unwrap_or("");
         let keyword = (t.kind == Tok::Word)
             .then(|| BlockKind::from_keyword(text))
             .flatten();

@@ -133,13 +133,64 @@ fn params<P: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<P,
     serde_json::from_value(value).map_err(|e| format!("invalid params: {e}"))
 }
 
+/// The file name of a document (the last path segment of its URI,
+/// percent-decoded), as `loopc check` would be given it: its stem is the
+/// plan's default loop name.
 fn file_name(uri: &lsp::Uri) -> String {
-    uri.as_str()
+    let path = uri.as_str().split(['?', '#']).next().unwrap_or("");
+    let segment = path
         .rsplit('/')
         .next()
         .filter(|s| !s.is_empty())
-        .unwrap_or("plan.loop")
-        .to_string()
+        .unwrap_or("plan.loop");
+    percent_decode(segment)
+}
+
+/// Decodes `%XX` escapes (invalid ones are kept as written; the bytes are
+/// read as UTF-8, lossily).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_from_uris() {
+        let uri = |s: &str| -> lsp::Uri { s.parse().unwrap() };
+        assert_eq!(
+            file_name(&uri("file:///a/b/my%20plan.loop")),
+            "my plan.loop"
+        );
+        assert_eq!(file_name(&uri("file:///a/caf%C3%A9.loop")), "café.loop");
+        assert_eq!(
+            file_name(&uri("untitled:Untitled-1")),
+            "untitled:Untitled-1"
+        );
+        assert_eq!(file_name(&uri("file:///a/")), "plan.loop");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+    }
 }
 
 impl Server {
