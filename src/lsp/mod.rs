@@ -171,28 +171,6 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn file_names_from_uris() {
-        let uri = |s: &str| -> lsp::Uri { s.parse().unwrap() };
-        assert_eq!(
-            file_name(&uri("file:///a/b/my%20plan.loop")),
-            "my plan.loop"
-        );
-        assert_eq!(file_name(&uri("file:///a/caf%C3%A9.loop")), "café.loop");
-        assert_eq!(
-            file_name(&uri("untitled:Untitled-1")),
-            "untitled:Untitled-1"
-        );
-        assert_eq!(file_name(&uri("file:///a/")), "plan.loop");
-        assert_eq!(percent_decode("100%"), "100%");
-        assert_eq!(percent_decode("%zz%4"), "%zz%4");
-    }
-}
-
 impl Server {
     /// Handles a notification; returns the messages to send (diagnostics).
     fn notification(&mut self, n: Notification) -> Vec<Message> {
@@ -332,4 +310,26 @@ fn publish(uri: lsp::Uri, diagnostics: Vec<lsp::Diagnostic>, version: Option<i32
         lsp::notification::PublishDiagnostics::METHOD.to_string(),
         params,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_from_uris() {
+        let uri = |s: &str| -> lsp::Uri { s.parse().unwrap() };
+        assert_eq!(
+            file_name(&uri("file:///a/b/my%20plan.loop")),
+            "my plan.loop"
+        );
+        assert_eq!(file_name(&uri("file:///a/caf%C3%A9.loop")), "café.loop");
+        assert_eq!(
+            file_name(&uri("untitled:Untitled-1")),
+            "untitled:Untitled-1"
+        );
+        assert_eq!(file_name(&uri("file:///a/")), "plan.loop");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+    }
 }
