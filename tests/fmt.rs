@@ -273,3 +273,60 @@ fn every_prefix_of_every_plan_formats_safely() {
     }
     assert!(formatted > 50, "only {formatted} prefixes were formattable");
 }
+
+/// A comment inserted between any two tokens of any fixture (as a trailing
+/// comment, or on a line of its own) survives formatting, in order, and the
+/// result is idempotent and means the same as the plan without it.
+#[test]
+fn a_comment_anywhere_is_kept_and_formats_idempotently() {
+    let mut tried = 0;
+    let mut files = Vec::new();
+    loop_files(&root().join("tests/fixtures/fmt"), &mut files);
+    loop_files(&root().join("examples"), &mut files);
+    for path in files {
+        let source = read(&path);
+        let base = loopc::syntax::comments(&source).len();
+        let meaning = |s: &str| -> Vec<String> {
+            let c = loopc::compile("p.loop", s);
+            let mut v: Vec<String> = c
+                .diagnostics
+                .iter()
+                .map(|d| format!("{} {}", d.code, d.message))
+                .collect();
+            if let Some(p) = &c.plan {
+                v.extend(p.tasks.iter().map(|t| format!("{} {}", t.name, t.key)));
+            }
+            v
+        };
+        let want = meaning(&source);
+        let spots: Vec<usize> = source
+            .char_indices()
+            .filter(|(_, c)| c.is_whitespace())
+            .map(|(i, _)| i)
+            .collect();
+        for (n, &at) in spots.iter().enumerate() {
+            for insert in [" # inserted\n", "\n# inserted\n"] {
+                let text = format!("{}{insert}{}", &source[..at], &source[at..]);
+                if loopc::syntax::comments(&text).len() != base + 1 {
+                    continue; // inside a string
+                }
+                let Ok(once) = format_source(&text) else {
+                    continue;
+                };
+                tried += 1;
+                let name = format!("{} + comment at {at} ({n})", path.display());
+                let twice = format(&name, &once);
+                assert_eq!(once, twice, "{name}: not idempotent\n{once}");
+                let texts = |s: &str| -> Vec<String> {
+                    loopc::syntax::comments(s)
+                        .iter()
+                        .map(|c| s[c.range()].trim().to_string())
+                        .collect()
+                };
+                assert_eq!(texts(&text), texts(&once), "{name}: comments\n{once}");
+                assert_eq!(meaning(&once), want, "{name}: meaning\n{once}");
+            }
+        }
+    }
+    assert!(tried > 500, "only {tried} insertions tried");
+}

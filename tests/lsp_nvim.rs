@@ -87,6 +87,16 @@ fn run_nvim(dir: &Path, script: &Path, plan: &Path, out: &Path, env: &[(&str, St
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit());
+    // Neovim's LSP log, shada and state go to the test's directory, so the
+    // test neither depends on nor touches the user's (or CI's) home.
+    for var in [
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CACHE_HOME",
+    ] {
+        cmd.env(var, dir.join("xdg").join(var));
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }
