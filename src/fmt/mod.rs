@@ -23,14 +23,18 @@ use crate::span::Span;
 use std::io::Write;
 use std::path::Path;
 
-/// Formats the plan text `source` in the canonical layout.
+/// Formats the plan text `source` in the canonical layout (`docs/fmt.md`;
+/// spec §2 for what the text means, §7 for determinism).
 ///
 /// Returns the formatted text (LF line ends, no byte-order mark, one final
-/// newline; empty for a file with no items and no comments).
+/// newline; empty for a file with no items and no comments). Formatting the
+/// result again returns it unchanged, and it compiles to the same plan.
 ///
-/// Errors: the parser's diagnostics (spans are byte offsets into `source`),
-/// sorted by position, when the file has any syntax-level problem; such a
-/// file cannot be formatted without risking its meaning.
+/// # Errors
+///
+/// The parser's diagnostics (E0001, E0009, E0011, E0012; spans are byte
+/// offsets into `source`), sorted by position, when the file has any
+/// syntax-level problem: such a file is not formatted.
 pub fn format_source(source: &str) -> Result<String, Vec<Diagnostic>> {
     let (file, mut diagnostics) = crate::syntax::parse(source);
     if diagnostics.is_empty()
