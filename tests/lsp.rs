@@ -707,6 +707,24 @@ fn shutdown_then_exit_ends_with_status_0_and_exit_alone_with_1() {
     c.stdin = None;
     assert_eq!(c.wait_exit().code(), Some(1));
 
+    // Between shutdown and exit: requests are refused, notifications ignored.
+    let mut c = Client::start();
+    c.open(URI, PLAN);
+    let r = c.request("shutdown", Value::Null);
+    assert_eq!(r["result"], Value::Null, "{r}");
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": URI}}),
+    );
+    let r = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    c.notify("exit", Value::Null);
+    c.stdin = None;
+    assert_eq!(c.wait_exit().code(), Some(0));
+
     // A client that goes away without a word.
     let mut c = Client::start();
     c.stdin = None;

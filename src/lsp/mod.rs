@@ -99,8 +99,11 @@ fn run(connection: &Connection) -> Result<i32, Box<dyn std::error::Error>> {
     for msg in &connection.receiver {
         match msg {
             Message::Request(req) => {
-                if connection.handle_shutdown(&req)? {
-                    return Ok(0);
+                if req.method == lsp::request::Shutdown::METHOD {
+                    connection
+                        .sender
+                        .send(Response::new_ok(req.id, ()).into())?;
+                    return after_shutdown(connection);
                 }
                 let id = req.id.clone();
                 let response = std::panic::catch_unwind(AssertUnwindSafe(|| server.request(req)))
@@ -124,6 +127,28 @@ fn run(connection: &Connection) -> Result<i32, Box<dyn std::error::Error>> {
                 }
             }
             Message::Response(_) => {}
+        }
+    }
+    Ok(1)
+}
+
+/// After `shutdown`: waits for `exit` (status 0), refusing requests and
+/// ignoring other notifications meanwhile; a closed input gives status 1.
+fn after_shutdown(connection: &Connection) -> Result<i32, Box<dyn std::error::Error>> {
+    for msg in &connection.receiver {
+        match msg {
+            Message::Notification(n) if n.method == lsp::notification::Exit::METHOD => {
+                return Ok(0);
+            }
+            Message::Request(req) => {
+                let response = Response::new_err(
+                    req.id,
+                    ErrorCode::InvalidRequest as i32,
+                    "the server is shut down: only `exit` is accepted".to_string(),
+                );
+                connection.sender.send(response.into())?;
+            }
+            _ => {}
         }
     }
     Ok(1)
