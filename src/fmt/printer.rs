@@ -192,7 +192,7 @@ impl Printer<'_> {
 
     fn file(&mut self, file: &File) {
         let mut prev: Option<&Item> = None;
-        for item in &file.items {
+        for (i, item) in file.items.iter().enumerate() {
             let start = item.span().start;
             if let Some(p) = prev {
                 let first = self.pending().map_or(start, |c| c.start.min(start));
@@ -207,7 +207,10 @@ impl Printer<'_> {
             }
             self.comments_before(start, 0);
             self.start_element(start);
-            let next_start = next_item_start(file, item, self.src.len());
+            let next_start = file
+                .items
+                .get(i + 1)
+                .map_or(self.src.len(), |n| n.span().start);
             self.item(item, next_start);
             prev = Some(item);
         }
@@ -474,16 +477,4 @@ fn is_short_gate(item: &Item) -> bool {
         item,
         Item::Gate(g) if matches!(g.body, GateBody::Short(_))
     )
-}
-
-/// Where the item after `item` starts (or `end` for the last one).
-fn next_item_start(file: &File, item: &Item, end: usize) -> usize {
-    let at = item.span().start;
-    file.items
-        .iter()
-        .map(Item::span)
-        .filter(|s| s.start > at)
-        .map(|s| s.start)
-        .min()
-        .unwrap_or(end)
 }
