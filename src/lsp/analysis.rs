@@ -228,7 +228,7 @@ impl Analysis {
         let d = &self.model.defaults;
         let mut s = format!("**task** {}", code(name));
         if let Some(title) = &t.title {
-            let _ = write!(s, " — {}", one_line(title));
+            let _ = write!(s, " — {}", escape(&one_line(title)));
         }
         s.push_str("\n\n");
         let deps: Vec<String> = t.dependencies.iter().map(|d| code(&d.text)).collect();
@@ -339,7 +339,7 @@ impl Analysis {
             }
             GateDefKind::Agent { agent, prompt } => {
                 let _ = writeln!(s, "- agent-judged by {}", code(&agent.name));
-                let _ = writeln!(s, "- prompt: {}", one_line(prompt));
+                let _ = writeln!(s, "- prompt: {}", escape(&one_line(prompt)));
             }
             GateDefKind::Invalid => s.push_str("- invalid (see diagnostics)\n"),
         }
@@ -631,6 +631,19 @@ fn code(text: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
+/// `text` with Markdown's punctuation backslash-escaped, so a title such
+/// as `fix *all* the_things` shows as written.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\`*_{}[]<>()#+-.!|~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The first line of `text`, cut to 80 characters.
 fn one_line(text: &str) -> String {
     let first = text.trim().lines().next().unwrap_or("");
@@ -693,5 +706,6 @@ mod tests {
         assert_eq!(money(2_000_000), "$2");
         assert_eq!(code("a`b"), "``a`b``");
         assert_eq!(code("x"), "`x`");
+        assert_eq!(escape("a *b* c_d."), "a \\*b\\* c\\_d\\.");
     }
 }
