@@ -1,0 +1,360 @@
+//! `loopc lsp`: a language server for `.loop` plans on stdio (spec §7),
+//! built on the `lsp-server` and `lsp-types` crates.
+//!
+//! Capabilities:
+//!
+//! - full-document sync; on `didOpen` and every `didChange` the server
+//!   publishes exactly the diagnostics `loopc check` reports for the text
+//!   (spec §4 codes as `code`, UTF-16 ranges, secondary labels as related
+//!   information);
+//! - go to definition from a dependency, `agent = NAME` or a `gates` entry;
+//! - hover on tasks (title, dependencies, resolved agent, gates, attempts,
+//!   timeout, key), agents, gates and field names;
+//! - document symbols for tasks, agents and gates;
+//! - completion of item keywords, field names valid in the current block,
+//!   task names after `:`, agent and gate names, and enumerated words;
+//! - document formatting through [`crate::fmt::format_source`].
+//!
+//! Positions are LSP positions: 0-based lines and UTF-16 code-unit columns.
+//! The server survives any document text: analysis never panics, and a
+//! request handler that did would be answered with an error instead of
+//! ending the server. A `shutdown` request followed by `exit` ends it with
+//! status 0; `exit` without `shutdown`, or a closed input, with status 1.
+
+mod analysis;
+mod context;
+
+pub use analysis::{Analysis, NameKind, Occurrence};
+pub use context::{BlockKind, Context};
+
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_types as lsp;
+use lsp_types::notification::Notification as _;
+use lsp_types::request::Request as _;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+
+/// The server's state: the analysis of each open document, by URI.
+#[derive(Default)]
+struct Server {
+    documents: HashMap<lsp::Uri, Analysis>,
+}
+
+/// The capabilities announced in the `initialize` response.
+pub fn capabilities() -> lsp::ServerCapabilities {
+    lsp::ServerCapabilities {
+        text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
+            lsp::TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(lsp::TextDocumentSyncKind::FULL),
+                ..Default::default()
+            },
+        )),
+        definition_provider: Some(lsp::OneOf::Left(true)),
+        hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
+        document_symbol_provider: Some(lsp::OneOf::Left(true)),
+        completion_provider: Some(lsp::CompletionOptions {
+            trigger_characters: Some(vec!["=".into(), "[".into(), ":".into(), ",".into()]),
+            ..Default::default()
+        }),
+        document_formatting_provider: Some(lsp::OneOf::Left(true)),
+        ..Default::default()
+    }
+}
+
+/// Runs the language server on stdin/stdout until `exit`.
+///
+/// Returns the process exit status: 0 after `shutdown` then `exit`, 1 when
+/// the client exits without `shutdown`, closes the connection, or breaks
+/// the protocol.
+pub fn serve() -> i32 {
+    let (connection, io_threads) = Connection::stdio();
+    let status = match run(&connection) {
+        Ok(status) => status,
+        Err(e) => {
+            eprintln!("loopc lsp: {e}");
+            1
+        }
+    };
+    drop(connection);
+    if let Err(e) = io_threads.join() {
+        eprintln!("loopc lsp: {e}");
+        return status.max(1);
+    }
+    status
+}
+
+fn run(connection: &Connection) -> Result<i32, Box<dyn std::error::Error>> {
+    let init = lsp::InitializeResult {
+        capabilities: capabilities(),
+        server_info: Some(lsp::ServerInfo {
+            name: "loopc".to_string(),
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        }),
+    };
+    let (id, _params) = connection.initialize_start()?;
+    connection.initialize_finish(id, serde_json::to_value(init)?)?;
+
+    let mut server = Server::default();
+    for msg in &connection.receiver {
+        match msg {
+            Message::Request(req) => {
+                if req.method == lsp::request::Shutdown::METHOD {
+                    connection
+                        .sender
+                        .send(Response::new_ok(req.id, ()).into())?;
+                    return after_shutdown(connection);
+                }
+                let id = req.id.clone();
+                let response = std::panic::catch_unwind(AssertUnwindSafe(|| server.request(req)))
+                    .unwrap_or_else(|_| {
+                        Response::new_err(
+                            id,
+                            ErrorCode::InternalError as i32,
+                            "loopc lsp: internal error while handling this request".to_string(),
+                        )
+                    });
+                connection.sender.send(Message::Response(response))?;
+            }
+            Message::Notification(n) => {
+                if n.method == lsp::notification::Exit::METHOD {
+                    return Ok(1);
+                }
+                let out = std::panic::catch_unwind(AssertUnwindSafe(|| server.notification(n)))
+                    .unwrap_or_default();
+                for m in out {
+                    connection.sender.send(m)?;
+                }
+            }
+            Message::Response(_) => {}
+        }
+    }
+    Ok(1)
+}
+
+/// After `shutdown`: waits for `exit` (status 0), refusing requests and
+/// ignoring other notifications meanwhile; a closed input gives status 1.
+fn after_shutdown(connection: &Connection) -> Result<i32, Box<dyn std::error::Error>> {
+    for msg in &connection.receiver {
+        match msg {
+            Message::Notification(n) if n.method == lsp::notification::Exit::METHOD => {
+                return Ok(0);
+            }
+            Message::Request(req) => {
+                let response = Response::new_err(
+                    req.id,
+                    ErrorCode::InvalidRequest as i32,
+                    "the server is shut down: only `exit` is accepted".to_string(),
+                );
+                connection.sender.send(response.into())?;
+            }
+            _ => {}
+        }
+    }
+    Ok(1)
+}
+
+fn params<P: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<P, String> {
+    serde_json::from_value(value).map_err(|e| format!("invalid params: {e}"))
+}
+
+/// The file name of a document (the last path segment of its URI,
+/// percent-decoded), as `loopc check` would be given it: its stem is the
+/// plan's default loop name.
+fn file_name(uri: &lsp::Uri) -> String {
+    let path = uri.as_str().split(['?', '#']).next().unwrap_or("");
+    let segment = path
+        .rsplit('/')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("plan.loop");
+    percent_decode(segment)
+}
+
+/// Decodes `%XX` escapes (invalid ones are kept as written; the bytes are
+/// read as UTF-8, lossily).
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl Server {
+    /// Handles a notification; returns the messages to send (diagnostics).
+    fn notification(&mut self, n: Notification) -> Vec<Message> {
+        use lsp::notification::{DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument};
+        match n.method.as_str() {
+            DidOpenTextDocument::METHOD => {
+                let Ok(p) = params::<lsp::DidOpenTextDocumentParams>(n.params) else {
+                    return Vec::new();
+                };
+                let doc = p.text_document;
+                self.update(doc.uri, doc.version, doc.text)
+            }
+            DidChangeTextDocument::METHOD => {
+                let Ok(p) = params::<lsp::DidChangeTextDocumentParams>(n.params) else {
+                    return Vec::new();
+                };
+                let uri = p.text_document.uri;
+                let mut text = self
+                    .documents
+                    .get(&uri)
+                    .map(|d| d.source.clone())
+                    .unwrap_or_default();
+                for change in p.content_changes {
+                    match change.range {
+                        None => text = change.text,
+                        Some(range) => {
+                            // Incremental edits are not announced, but applied if sent.
+                            let a = Analysis::new("plan.loop", text);
+                            let start = a.offset(range.start);
+                            let end = a.offset(range.end).max(start);
+                            let mut t = a.source;
+                            t.replace_range(start..end, &change.text);
+                            text = t;
+                        }
+                    }
+                }
+                self.update(uri, p.text_document.version, text)
+            }
+            DidCloseTextDocument::METHOD => {
+                let Ok(p) = params::<lsp::DidCloseTextDocumentParams>(n.params) else {
+                    return Vec::new();
+                };
+                self.documents.remove(&p.text_document.uri);
+                vec![publish(p.text_document.uri, Vec::new(), None)]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Re-analyses a document and returns its diagnostics notification.
+    fn update(&mut self, uri: lsp::Uri, version: i32, text: String) -> Vec<Message> {
+        let analysis = Analysis::new(&file_name(&uri), text);
+        let diagnostics = analysis.diagnostics(&uri);
+        self.documents.insert(uri.clone(), analysis);
+        vec![publish(uri, diagnostics, Some(version))]
+    }
+
+    fn document(&self, uri: &lsp::Uri) -> Option<&Analysis> {
+        self.documents.get(uri)
+    }
+
+    /// Answers a request (never `shutdown`, which the loop handles).
+    fn request(&mut self, req: Request) -> Response {
+        use lsp::request::{
+            Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
+        };
+        let id = req.id.clone();
+        let result = match req.method.as_str() {
+            GotoDefinition::METHOD => self.with_position(req, |a, uri, offset| {
+                a.definition(uri, offset)
+                    .map(lsp::GotoDefinitionResponse::Scalar)
+            }),
+            HoverRequest::METHOD => self.with_position(req, |a, _, offset| a.hover(offset)),
+            Completion::METHOD => params::<lsp::CompletionParams>(req.params).map(|p| {
+                let pos = p.text_document_position;
+                let items = self.document(&pos.text_document.uri).map(|a| {
+                    let offset = a.offset(pos.position);
+                    a.completion(offset)
+                });
+                json(items.map(lsp::CompletionResponse::Array))
+            }),
+            DocumentSymbolRequest::METHOD => {
+                params::<lsp::DocumentSymbolParams>(req.params).map(|p| {
+                    let symbols = self
+                        .document(&p.text_document.uri)
+                        .map(|a| lsp::DocumentSymbolResponse::Nested(a.symbols()));
+                    json(symbols)
+                })
+            }
+            Formatting::METHOD => params::<lsp::DocumentFormattingParams>(req.params).map(|p| {
+                json(
+                    self.document(&p.text_document.uri)
+                        .and_then(|a| a.formatting()),
+                )
+            }),
+            _ => {
+                return Response::new_err(
+                    id,
+                    ErrorCode::MethodNotFound as i32,
+                    format!("unsupported request `{}`", req.method),
+                );
+            }
+        };
+        match result {
+            Ok(value) => Response::new_ok(id, value),
+            Err(message) => Response::new_err(id, ErrorCode::InvalidParams as i32, message),
+        }
+    }
+
+    /// Runs `f` for a request whose params are a text document position.
+    fn with_position<T: serde::Serialize>(
+        &self,
+        req: Request,
+        f: impl FnOnce(&Analysis, &lsp::Uri, usize) -> Option<T>,
+    ) -> Result<serde_json::Value, String> {
+        let p = params::<lsp::TextDocumentPositionParams>(req.params)?;
+        let uri = p.text_document.uri;
+        let result = self.document(&uri).and_then(|a| {
+            let offset = a.offset(p.position);
+            f(a, &uri, offset)
+        });
+        Ok(json(result))
+    }
+}
+
+fn json<T: serde::Serialize>(value: T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
+}
+
+fn publish(uri: lsp::Uri, diagnostics: Vec<lsp::Diagnostic>, version: Option<i32>) -> Message {
+    let params = lsp::PublishDiagnosticsParams {
+        uri,
+        diagnostics,
+        version,
+    };
+    Message::Notification(Notification::new(
+        lsp::notification::PublishDiagnostics::METHOD.to_string(),
+        params,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_from_uris() {
+        let uri = |s: &str| -> lsp::Uri { s.parse().unwrap() };
+        assert_eq!(
+            file_name(&uri("file:///a/b/my%20plan.loop")),
+            "my plan.loop"
+        );
+        assert_eq!(file_name(&uri("file:///a/caf%C3%A9.loop")), "café.loop");
+        assert_eq!(
+            file_name(&uri("untitled:Untitled-1")),
+            "untitled:Untitled-1"
+        );
+        assert_eq!(file_name(&uri("file:///a/")), "plan.loop");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+    }
+}

@@ -1,0 +1,777 @@
+//! `loopc lsp` driven through its protocol: the built binary is started and
+//! spoken to over real stdio with JSON-RPC framing (`Content-Length`),
+//! as an editor does.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Value>,
+    next_id: i64,
+    /// Notifications received while waiting for something else.
+    stash: Vec<Value>,
+}
+
+/// Reads one framed message; `None` at end of stream.
+fn read_message(r: &mut impl BufRead) -> Option<Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length: ") {
+            length = v.parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    r.read_exact(&mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+impl Client {
+    fn start() -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_loopc"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start loopc lsp");
+        let stdout = child.stdout.take().expect("stdout");
+        let stdin = child.stdin.take();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            while let Some(m) = read_message(&mut r) {
+                if tx.send(m).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut c = Client {
+            child,
+            stdin,
+            rx,
+            next_id: 1,
+            stash: Vec::new(),
+        };
+        let init = c.request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {}}),
+        );
+        assert!(init.get("result").is_some(), "initialize failed: {init}");
+        c.stash.push(json!({"initialize": init["result"].clone()}));
+        c.notify("initialized", json!({}));
+        c
+    }
+
+    fn initialize_result(&self) -> Value {
+        self.stash
+            .iter()
+            .find_map(|m| m.get("initialize").cloned())
+            .expect("initialize result")
+    }
+
+    fn send(&mut self, msg: Value) {
+        let body = msg.to_string();
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    fn recv(&mut self) -> Value {
+        match self.rx.recv_timeout(TIMEOUT) {
+            Ok(m) => m,
+            Err(RecvTimeoutError::Timeout) => panic!("no message from the server in {TIMEOUT:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the server closed its output"),
+        }
+    }
+
+    /// Sends a request and returns the whole response (`result` or `error`).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let m = self.recv();
+            if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+                return m;
+            }
+            self.stash.push(m);
+        }
+    }
+
+    /// The result of a request that must succeed.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let r = self.request(method, params);
+        assert!(r.get("error").is_none(), "{method} failed: {r}");
+        r["result"].clone()
+    }
+
+    /// Waits for the diagnostics of `uri` at `version`.
+    fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
+        let matches = |m: &Value| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["version"] == version
+        };
+        if let Some(i) = self.stash.iter().position(matches) {
+            let m = self.stash.remove(i);
+            return m["params"]["diagnostics"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+        }
+        loop {
+            let m = self.recv();
+            if matches(&m) {
+                return m["params"]["diagnostics"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+            }
+            self.stash.push(m);
+        }
+    }
+
+    fn open(&mut self, uri: &str, text: &str) -> Vec<Value> {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "loop", "version": 1, "text": text}}),
+        );
+        self.diagnostics(uri, 1)
+    }
+
+    fn change(&mut self, uri: &str, version: i64, text: &str) -> Vec<Value> {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version},
+                   "contentChanges": [{"text": text}]}),
+        );
+        self.diagnostics(uri, version)
+    }
+
+    fn at(&mut self, method: &str, uri: &str, line: u32, character: u32) -> Value {
+        self.call(
+            method,
+            json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
+        )
+    }
+
+    fn wait_exit(&mut self) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().expect("wait") {
+                return s;
+            }
+            if start.elapsed() > TIMEOUT {
+                let _ = self.child.kill();
+                panic!("the server did not exit");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `shutdown` then `exit`; returns the exit status.
+    fn shutdown(mut self) -> ExitStatus {
+        let r = self.request("shutdown", Value::Null);
+        assert_eq!(r["result"], Value::Null, "{r}");
+        assert!(r.get("error").is_none(), "{r}");
+        self.notify("exit", Value::Null);
+        self.stdin = None;
+        self.wait_exit()
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The (line, UTF-16 column) of the first occurrence of `needle` (after
+/// skipping `skip` occurrences) in `text`.
+fn pos(text: &str, needle: &str, skip: usize) -> (u32, u32) {
+    let mut from = 0;
+    let mut at = 0;
+    for _ in 0..=skip {
+        at = from + text[from..].find(needle).expect("needle in text");
+        from = at + needle.len();
+    }
+    let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+    let line = text[..at].matches('\n').count() as u32;
+    let col = text[line_start..at].encode_utf16().count() as u32;
+    (line, col)
+}
+
+const URI: &str = "file:///tmp/plan.loop";
+
+const PLAN: &str = r#"budget { iterations = 5 }
+
+agent claude {
+  run = "claude -p"
+}
+
+gate tests = "pytest -q"
+gate review {
+  agent  = claude
+  prompt = "Review it"
+}
+
+defaults {
+  agent = claude
+  gates = [tests]
+}
+
+task session "Extract session manager" {
+  prompt = "Move sessions."
+}
+
+task refresh "Add token refresh": session {
+  prompt   = "Refresh tokens."
+  gates    = [tests, review]
+  attempts = 5
+}
+
+task regen: refresh {
+  run = "make generate"
+}
+"#;
+
+#[test]
+fn initialize_announces_every_capability() {
+    let c = Client::start();
+    let caps = c.initialize_result()["capabilities"].clone();
+    assert_eq!(caps["textDocumentSync"]["change"], 1, "full sync: {caps}");
+    assert_eq!(caps["textDocumentSync"]["openClose"], true);
+    for cap in [
+        "definitionProvider",
+        "hoverProvider",
+        "documentSymbolProvider",
+        "documentFormattingProvider",
+    ] {
+        assert_eq!(caps[cap], true, "{cap}: {caps}");
+    }
+    assert!(caps["completionProvider"].is_object(), "{caps}");
+    assert_eq!(c.initialize_result()["serverInfo"]["name"], "loopc");
+    assert!(c.shutdown().success());
+}
+
+/// The diagnostics `loopc check --format json` prints for `text`.
+fn check_json(text: &str) -> Vec<Value> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("plan.loop");
+    std::fs::write(&path, text).expect("write");
+    let out = Command::new(env!("CARGO_BIN_EXE_loopc"))
+        .args(["check", "--format", "json"])
+        .arg(&path)
+        .output()
+        .expect("run loopc check");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+#[test]
+fn diagnostics_on_open_and_change_are_those_of_check() {
+    // Errors after non-ASCII text on the same line (UTF-16 columns differ
+    // from byte and char columns), a duplicate with a secondary label, an
+    // unknown reference and a warning.
+    let text = "agent claude { run = \"x\" }\n\
+                task t \"Crème brûlée 😀😀\" { prompt = \"é\" agnt = claude }\n\
+                task u \"日本語\": nope { prompt = \"p\" agent = claude }\n\
+                task t { run = \"dup\" }\n";
+    let mut c = Client::start();
+    let got = c.open(URI, text);
+    let want = check_json(text);
+    assert!(want.len() >= 4, "check found too little: {want:#?}");
+    assert_eq!(got.len(), want.len(), "got {got:#?}\nwant {want:#?}");
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g["code"], w["code"], "{g} vs {w}");
+        assert_eq!(g["range"], w["range"], "{g} vs {w}");
+        assert_eq!(g["source"], "loopc");
+        let severity = if w["severity"] == "error" { 1 } else { 2 };
+        assert_eq!(g["severity"], severity, "{g}");
+        let msg = g["message"].as_str().unwrap_or("");
+        assert!(
+            msg.starts_with(w["message"].as_str().unwrap_or("?")),
+            "{g} vs {w}"
+        );
+        let secondary: Vec<&Value> = w["labels"]
+            .as_array()
+            .map(|l| l.iter().filter(|l| l["primary"] == false).collect())
+            .unwrap_or_default();
+        let related = g["relatedInformation"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(related.len(), secondary.len(), "{g}");
+        for (r, l) in related.iter().zip(secondary) {
+            assert_eq!(r["location"]["uri"], URI);
+            assert_eq!(r["location"]["range"], l["range"]);
+            assert_eq!(r["message"], l["message"]);
+        }
+    }
+
+    // The unknown field after "Crème brûlée 😀😀": UTF-16 columns.
+    let e0002 = got.iter().find(|d| d["code"] == "E0002").expect("E0002");
+    let (line, col) = pos(text, "agnt", 0);
+    assert_eq!(
+        e0002["range"]["start"],
+        json!({"line": line, "character": col})
+    );
+    assert_eq!(
+        e0002["range"]["end"],
+        json!({"line": line, "character": col + 4})
+    );
+    assert_eq!(col, 42, "hand-counted UTF-16 column");
+    assert!(e0002["message"].as_str().unwrap_or("").contains("agent"));
+    // The duplicate task points back at the first definition.
+    let e0004 = got.iter().find(|d| d["code"] == "E0004").expect("E0004");
+    let (l, ch) = pos(text, "t \"Cr", 0);
+    assert_eq!(
+        e0004["relatedInformation"][0]["location"]["range"]["start"],
+        json!({"line": l, "character": ch})
+    );
+    assert_eq!(
+        e0004["relatedInformation"][0]["message"],
+        "first defined here"
+    );
+    assert!(got.iter().any(|d| d["code"] == "E0005"));
+
+    // Every change republishes: fixed, then broken differently.
+    let fixed = "agent claude { run = \"x\" }\nbudget { time = 1h }\n\
+                 task t \"Crème brûlée 😀\" { prompt = \"é\" agent = claude }\n";
+    assert_eq!(c.change(URI, 2, fixed), Vec::<Value>::new());
+    let broken = "task t { prompt = }\n";
+    let d = c.change(URI, 3, broken);
+    assert_eq!(d.len(), check_json(broken).len());
+    assert!(d.iter().any(|d| d["code"] == "E0001"), "{d:?}");
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn go_to_definition_from_references() {
+    let mut c = Client::start();
+    c.open(URI, PLAN);
+    let cases = [
+        // (reference, skip, definition, skip)
+        ("session {", 0, "session \"Extract", 0), // dependency
+        ("claude\n  prompt", 0, "claude {", 0),   // gate's agent = claude
+        ("claude\n  gates", 0, "claude {", 0),    // defaults.agent
+        ("tests]", 0, "tests =", 0),              // defaults.gates entry
+        ("review]", 0, "review {", 0),            // task gates entry
+        ("refresh {", 0, "refresh \"Add", 0),     // dependency
+    ];
+    for (reference, rs, def, ds) in cases {
+        let (line, col) = pos(PLAN, reference, rs);
+        let (dl, dc) = pos(PLAN, def, ds);
+        // Anywhere on the name, including just after it.
+        for offset in [0, 1, 2] {
+            let r = c.at("textDocument/definition", URI, line, col + offset);
+            assert_eq!(r["uri"], URI, "{reference}: {r}");
+            assert_eq!(
+                r["range"]["start"],
+                json!({"line": dl, "character": dc}),
+                "{reference}: {r}"
+            );
+        }
+    }
+    // Not on a reference: null.
+    let (line, col) = pos(PLAN, "prompt = \"Move", 0);
+    assert_eq!(c.at("textDocument/definition", URI, line, col), Value::Null);
+    assert!(c.shutdown().success());
+}
+
+fn hover_text(c: &mut Client, needle: &str, skip: usize) -> String {
+    let (line, col) = pos(PLAN, needle, skip);
+    let h = c.at("textDocument/hover", URI, line, col + 1);
+    assert_eq!(h["contents"]["kind"], "markdown", "{needle}: {h}");
+    h["contents"]["value"].as_str().unwrap_or("").to_string()
+}
+
+#[test]
+fn hover_on_tasks_and_references() {
+    let mut c = Client::start();
+    c.open(URI, PLAN);
+    let refresh = hover_text(&mut c, "refresh \"Add", 0);
+    for want in [
+        "**task** `refresh` — Add token refresh",
+        "- dependencies: `session`",
+        "- agent: `claude` (from defaults)",
+        "- gates: `tests`, `review`",
+        "- attempts: 5",
+        "- key: `",
+    ] {
+        assert!(refresh.contains(want), "missing {want:?} in:\n{refresh}");
+    }
+    let session = hover_text(&mut c, "session \"Extract", 0);
+    assert!(
+        session.contains("- gates: `tests` (from defaults)"),
+        "{session}"
+    );
+    assert!(session.contains("- attempts: 3 (default)"), "{session}");
+    assert!(session.contains("- dependencies: none"), "{session}");
+    let regen = hover_text(&mut c, "regen", 0);
+    assert!(
+        regen.contains("command task: runs `make generate`"),
+        "{regen}"
+    );
+
+    // On a reference: the dependency `session` shows the task.
+    let dep = hover_text(&mut c, "session {", 0);
+    assert_eq!(dep, session);
+    // `agent = claude` shows the agent, a gates entry shows the gate.
+    let agent = hover_text(&mut c, "claude\n  gates", 0);
+    assert!(agent.starts_with("**agent** `claude`"), "{agent}");
+    assert!(agent.contains("- run: `claude -p`"), "{agent}");
+    let gate = hover_text(&mut c, "review]", 0);
+    assert!(gate.starts_with("**gate** `review`"), "{gate}");
+    assert!(gate.contains("agent-judged by `claude`"), "{gate}");
+    // A field name shows what it means.
+    let field = hover_text(&mut c, "attempts = 5", 0);
+    assert!(field.starts_with("**task.attempts**"), "{field}");
+    // Nothing under the cursor: null.
+    let (line, _) = pos(PLAN, "budget", 0);
+    assert_eq!(c.at("textDocument/hover", URI, line + 1, 0), Value::Null);
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn document_symbols_list_tasks_agents_and_gates() {
+    let mut c = Client::start();
+    c.open(URI, PLAN);
+    let r = c.call(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": URI}}),
+    );
+    let got: Vec<(String, i64)> = r
+        .as_array()
+        .expect("symbols")
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap_or("").to_string(),
+                s["kind"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let (function, class, interface) = (12, 5, 11);
+    let want: Vec<(String, i64)> = [
+        ("claude", class),
+        ("tests", interface),
+        ("review", interface),
+        ("session", function),
+        ("refresh", function),
+        ("regen", function),
+    ]
+    .iter()
+    .map(|(n, k)| (n.to_string(), *k))
+    .collect();
+    assert_eq!(got, want);
+    let refresh = &r[4];
+    assert_eq!(refresh["detail"], "Add token refresh");
+    let (l, ch) = pos(PLAN, "refresh \"Add", 0);
+    assert_eq!(
+        refresh["selectionRange"]["start"],
+        json!({"line": l, "character": ch})
+    );
+    assert_eq!(
+        refresh["range"]["start"],
+        json!({"line": l, "character": ch - 5})
+    );
+    assert!(c.shutdown().success());
+}
+
+fn labels(v: &Value) -> Vec<String> {
+    let items = v
+        .as_array()
+        .or_else(|| v["items"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    items
+        .iter()
+        .map(|i| i["label"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[test]
+fn completion_of_fields_and_names() {
+    let mut c = Client::start();
+    // A document being typed: the last task is unfinished.
+    let text = "agent claude { run = \"x\" }\nagent codex { run = \"y\" }\n\
+                gate tests = \"t\"\ngate lint = \"l\"\n\
+                task a { prompt = \"p\" agent = claude }\n\
+                task b: a  { prompt = \"q\"\n  gates = [tests, ]\n  att\n  agent = \n";
+    let diags = c.open(URI, text);
+    assert!(diags.iter().any(|d| d["code"] == "E0001"), "{diags:?}");
+    let mut complete = |needle: &str, skip: usize, shift: i64| {
+        let (line, col) = pos(text, needle, skip);
+        labels(&c.at(
+            "textDocument/completion",
+            URI,
+            line,
+            (col as i64 + shift) as u32,
+        ))
+    };
+    // Field names valid in a task block, minus those already set.
+    let fields = complete("  att", 0, 2);
+    assert!(fields.contains(&"accept".to_string()), "{fields:?}");
+    assert!(fields.contains(&"timeout".to_string()), "{fields:?}");
+    assert!(!fields.contains(&"prompt".to_string()), "{fields:?}");
+    assert!(!fields.contains(&"output".to_string()), "{fields:?}");
+    // With a prefix: only matching ones.
+    assert_eq!(complete("att\n", 0, 3), vec!["attempts"]);
+    // Agent names after `agent = `.
+    assert_eq!(complete("agent = \n", 0, 8), vec!["claude", "codex"]);
+    // Gate names inside `gates = [`.
+    assert_eq!(complete(", ]", 0, 2), vec!["tests", "lint"]);
+    // Task names after `:` (not the task itself).
+    assert_eq!(complete("a  {", 0, 1), vec!["a"]);
+    // In an agent block: agent fields.
+    let agent_fields = complete("run = \"y\"", 0, 0);
+    assert_eq!(agent_fields, ["run", "output", "timeout", "cost", "env"]);
+    // Between items: item keywords.
+    let top = complete("gate lint", 0, 0);
+    assert!(top.contains(&"task".to_string()), "{top:?}");
+    // Inside a string: nothing.
+    assert!(complete("\"p\"", 0, 1).is_empty());
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn formatting_returns_loopc_fmt_output() {
+    let mut c = Client::start();
+    let ugly = "task a{run=\"x\"   attempts=2}\n";
+    c.open(URI, ugly);
+    let r = c.call(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": URI}, "options": {"tabSize": 4, "insertSpaces": true}}),
+    );
+    let edits = r.as_array().expect("edits");
+    assert_eq!(edits.len(), 1, "{r}");
+    assert_eq!(
+        edits[0]["newText"],
+        loopc::fmt::format_source(ugly).expect("formats")
+    );
+    assert_eq!(
+        edits[0]["range"]["start"],
+        json!({"line": 0, "character": 0})
+    );
+    assert_eq!(edits[0]["range"]["end"], json!({"line": 1, "character": 0}));
+    // Already formatted: no edits. Syntax errors: null.
+    let pretty = loopc::fmt::format_source(ugly).expect("formats");
+    c.change(URI, 2, &pretty);
+    let r = c.call(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": URI}, "options": {"tabSize": 2, "insertSpaces": true}}),
+    );
+    assert_eq!(r, json!([]));
+    c.change(URI, 3, "task a {");
+    let r = c.call(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": URI}, "options": {"tabSize": 2, "insertSpaces": true}}),
+    );
+    assert_eq!(r, Value::Null);
+    assert!(c.shutdown().success());
+}
+
+/// Types an example plan character by character (in steps) and asks for
+/// everything at the cursor after each change: the server answers every
+/// request and publishes diagnostics for every version.
+#[test]
+fn survives_half_typed_documents() {
+    let example = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/review-loop.loop"),
+    )
+    .expect("example");
+    let mut texts: Vec<String> = Vec::new();
+    let cuts: Vec<usize> = (0..=example.len())
+        .filter(|i| example.is_char_boundary(*i))
+        .step_by(23)
+        .collect();
+    for cut in cuts {
+        texts.push(example[..cut].to_string());
+    }
+    // Odd inputs: unbalanced brackets, stray quotes, lone surrogates can't be
+    // sent in JSON, but non-ASCII and control characters can.
+    for odd in [
+        "}}}]]]",
+        "task",
+        "task \"",
+        "task a: : : {",
+        "gate = = =",
+        "\u{feff}task 😀 { prompt = \"\"\"",
+        "task a { env = { A = ",
+        "defaults { gates = [[[[",
+        "\0\u{1}\t\r\n",
+        "task a { prompt = \"x\" }\ntask a: a { run = 1 }",
+    ] {
+        texts.push(odd.to_string());
+    }
+    let mut c = Client::start();
+    c.open(URI, "");
+    for (i, text) in texts.iter().enumerate() {
+        let version = i as i64 + 2;
+        c.change(URI, version, text);
+        let last_line = text.matches('\n').count() as u32;
+        let last_col = text
+            .rsplit('\n')
+            .next()
+            .map_or(0, |l| l.encode_utf16().count()) as u32;
+        for (line, col) in [(last_line, last_col), (0, 3), (last_line + 5, 99)] {
+            for method in [
+                "textDocument/hover",
+                "textDocument/definition",
+                "textDocument/completion",
+            ] {
+                let r = c.request(
+                    method,
+                    json!({"textDocument": {"uri": URI},
+                           "position": {"line": line, "character": col}}),
+                );
+                assert!(r.get("error").is_none(), "{method} on {text:?}: {r}");
+            }
+        }
+        for method in ["textDocument/documentSymbol", "textDocument/formatting"] {
+            let r = c.request(
+                method,
+                json!({"textDocument": {"uri": URI}, "options": {"tabSize": 2, "insertSpaces": true}}),
+            );
+            assert!(r.get("error").is_none(), "{method} on {text:?}: {r}");
+        }
+    }
+    assert!(texts.len() > 20);
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn unknown_requests_get_errors_and_the_server_goes_on() {
+    let mut c = Client::start();
+    let r = c.request("textDocument/references", json!({}));
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    let r = c.request("textDocument/hover", json!({"nonsense": true}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // A request on a document that is not open: null.
+    let r = c.at("textDocument/hover", "file:///nowhere.loop", 0, 0);
+    assert_eq!(r, Value::Null);
+    assert!(c.open(URI, PLAN).is_empty());
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn close_clears_diagnostics() {
+    let mut c = Client::start();
+    assert!(!c.open(URI, "task a {").is_empty());
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": URI}}),
+    );
+    let m = loop {
+        let m = c.recv();
+        if m["method"] == "textDocument/publishDiagnostics" {
+            break m;
+        }
+    };
+    assert_eq!(m["params"]["diagnostics"], json!([]));
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn shutdown_then_exit_ends_with_status_0_and_exit_alone_with_1() {
+    let c = Client::start();
+    assert_eq!(c.shutdown().code(), Some(0));
+
+    let mut c = Client::start();
+    c.notify("exit", Value::Null);
+    c.stdin = None;
+    assert_eq!(c.wait_exit().code(), Some(1));
+
+    // Between shutdown and exit: requests are refused, notifications ignored.
+    let mut c = Client::start();
+    c.open(URI, PLAN);
+    let r = c.request("shutdown", Value::Null);
+    assert_eq!(r["result"], Value::Null, "{r}");
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": URI}}),
+    );
+    let r = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": URI}, "position": {"line": 0, "character": 0}}),
+    );
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+    c.notify("exit", Value::Null);
+    c.stdin = None;
+    assert_eq!(c.wait_exit().code(), Some(0));
+
+    // A client that goes away without a word.
+    let mut c = Client::start();
+    c.stdin = None;
+    assert_eq!(c.wait_exit().code(), Some(1));
+}
+
+/// The analysis behind every request, at many offsets of many prefixes and
+/// mangled versions of every example: it never panics (a panic fails the test).
+#[test]
+fn analysis_answers_everywhere_on_broken_text() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut sources = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("examples").flatten() {
+        if let Ok(text) = std::fs::read_to_string(entry.path()) {
+            sources.push(text);
+        }
+    }
+    assert!(!sources.is_empty());
+    let uri: lsp_types::Uri = URI.parse().expect("uri");
+    let mut answered = 0usize;
+    for source in &sources {
+        let mut variants = Vec::new();
+        let bounds: Vec<usize> = (0..=source.len())
+            .filter(|i| source.is_char_boundary(*i))
+            .collect();
+        for &cut in bounds.iter().step_by(11) {
+            variants.push(source[..cut].to_string());
+            // The same text with a chunk removed from the middle.
+            let later = bounds
+                .iter()
+                .copied()
+                .find(|b| *b >= cut + 13)
+                .unwrap_or(source.len());
+            variants.push(format!("{}{}", &source[..cut], &source[later..]));
+        }
+        for text in variants {
+            let a = loopc::lsp::Analysis::new("plan.loop", text.clone());
+            let _ = a.diagnostics(&uri);
+            let _ = a.symbols();
+            let _ = a.formatting();
+            for offset in (0..=text.len() + 2).step_by(7) {
+                let _ = a.hover(offset);
+                let _ = a.definition(&uri, offset);
+                let _ = a.completion(offset);
+                answered += 1;
+            }
+        }
+    }
+    assert!(answered > 1000, "only {answered} positions tried");
+}
