@@ -916,3 +916,23 @@ task after: broken { run = "echo x > x.txt" }
          skipped      after   command  ← broken\n"
     );
 }
+
+#[test]
+fn an_unwritable_stdout_is_an_io_error() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("open /dev/full");
+    let o = Command::new(env!("CARGO_BIN_EXE_loopc"))
+        .args(["graph", "examples/pipeline.loop", "--format", "json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .stdout(full)
+        .output()
+        .expect("run loopc");
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o),
+        "error: cannot write the graph: No space left on device (os error 28)\n"
+    );
+}
