@@ -192,27 +192,7 @@ fn preflight(git: &Git, plan: &Plan) -> Result<String, RunError> {
             )));
         }
     }
-    let base_commit = match &plan.settings.base {
-        Some(base) => git
-            .commit_of(&format!("refs/heads/{base}"))
-            .map_err(RunError::usage)?
-            .or(git.commit_of(base).map_err(RunError::usage)?)
-            .ok_or_else(|| {
-                RunError::usage(format!(
-                    "the base branch `{base}` does not exist in {}",
-                    git.root.display()
-                ))
-            })?,
-        None => git
-            .commit_of("HEAD")
-            .map_err(RunError::usage)?
-            .ok_or_else(|| {
-                RunError::usage(format!(
-                    "the repository at {} has no commit to start from; commit something first",
-                    git.root.display()
-                ))
-            })?,
-    };
+    let base_commit = base_commit(git, plan)?;
     let refname = format!("refs/heads/{branch}");
     let existing = git.commit_of(&refname).map_err(RunError::usage)?;
     let worktrees = git.worktrees().map_err(RunError::usage)?;
@@ -225,20 +205,149 @@ fn preflight(git: &Git, plan: &Plan) -> Result<String, RunError> {
             w.path.display()
         )));
     }
-    match existing {
-        Some(head) => Ok(head),
-        None => {
-            if !git
-                .update_ref(&refname, &base_commit, None)
-                .map_err(RunError::usage)?
-            {
-                return Err(RunError::usage(format!(
-                    "cannot create the integration branch `{branch}`"
-                )));
-            }
-            Ok(base_commit)
-        }
+    // Every run builds the integration branch afresh from the base: tasks
+    // recorded in the cache are replayed (an unchanged plan reproduces the
+    // same commits), the others run.
+    if existing.as_deref() != Some(base_commit.as_str())
+        && !git
+            .update_ref(&refname, &base_commit, existing.as_deref())
+            .map_err(RunError::usage)?
+    {
+        return Err(RunError::usage(format!(
+            "cannot reset the integration branch `{branch}` to the base (it moved meanwhile)"
+        )));
     }
+    Ok(base_commit)
+}
+
+/// The commit runs start from: `loop.base`, else the checked-out commit.
+fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
+    match &plan.settings.base {
+        Some(base) => git
+            .commit_of(&format!("refs/heads/{base}"))
+            .map_err(RunError::usage)?
+            .or(git.commit_of(base).map_err(RunError::usage)?)
+            .ok_or_else(|| {
+                RunError::usage(format!(
+                    "the base branch `{base}` does not exist in {}",
+                    git.root.display()
+                ))
+            }),
+        None => git
+            .commit_of("HEAD")
+            .map_err(RunError::usage)?
+            .ok_or_else(|| {
+                RunError::usage(format!(
+                    "the repository at {} has no commit to start from; commit something first",
+                    git.root.display()
+                ))
+            }),
+    }
+}
+
+/// Joins words as English: `a`, `a and b`, `a, b and c`.
+fn join_words(words: &[String]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// `loopc run --dry-run`: for every task in topological order, whether it
+/// would be replayed from the cache or run and, for a task with an older
+/// entry under another key, what changed. Starts nothing, writes nothing.
+fn dry_run(plan: &Plan, options: &Options, git: &Git, layout: &Layout) -> Result<i32, RunError> {
+    let mut head = base_commit(git, plan)?;
+    let store = if options.no_cache {
+        None
+    } else {
+        Some(cache::Store::load(git, layout).map_err(RunError::usage)?)
+    };
+    let mut keys = vec![None; plan.tasks.len()];
+    let mut lister = cache::FileLister::default();
+    let (mut cached, mut to_run) = (0, 0);
+    // Whether `head` is exactly where the run would start the next task:
+    // it stops being so once a task would run (its result is unknown) or
+    // a replay is not a fast-forward. Then input files that earlier tasks
+    // wrote are not reported as changed (they are outputs, not edits).
+    let mut exact = true;
+    let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut out = String::new();
+    for (i, task) in plan.tasks.iter().enumerate() {
+        let line = match &store {
+            None => "run (cache disabled)".to_string(),
+            Some(store) => {
+                let rk = lister.files_for(git, task, &head).and_then(|f| {
+                    cache::run_key(plan, i, &keys, f.as_deref().map(|v| v.as_slice()))
+                });
+                match rk {
+                    Err(e) => format!("run (no cache key: {e})"),
+                    Ok(rk) => {
+                        keys[i] = Some(rk.key);
+                        let forced = options.force.iter().any(|f| f == &task.name);
+                        match store.get(&rk.key) {
+                            Some(entry) if !forced => {
+                                // Follow the replay when it is a fast-forward,
+                                // so later tasks' inputs are read where they
+                                // will start.
+                                match entry.parent.as_deref() {
+                                    None => {}
+                                    Some(p) if p == head => head = entry.commit.clone(),
+                                    Some(_) => exact = false,
+                                }
+                                written.extend(entry.files.iter().cloned());
+                                "cached".to_string()
+                            }
+                            _ => {
+                                let mut why = Vec::new();
+                                if forced {
+                                    why.push("forced".to_string());
+                                }
+                                let latest = store.latest(&plan.name, &task.name);
+                                if let Some(old) = latest
+                                    && old.key != rk.key.to_hex()
+                                {
+                                    let mut changed =
+                                        cache::changes(&old.components, &rk.components);
+                                    if !exact {
+                                        changed.retain(|c| {
+                                            c.strip_prefix("input file ")
+                                                .is_none_or(|p| !written.contains(p))
+                                        });
+                                    }
+                                    if !changed.is_empty() {
+                                        why.push(format!("{} changed", join_words(&changed)));
+                                    }
+                                }
+                                exact = false;
+                                if let Some(old) = latest {
+                                    written.extend(old.files.iter().cloned());
+                                }
+                                if why.is_empty() {
+                                    "run".to_string()
+                                } else {
+                                    format!("run ({})", why.join("; "))
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        if line == "cached" {
+            cached += 1;
+        } else {
+            to_run += 1;
+        }
+        out.push_str(&format!("{}: {line}\n", task.name));
+    }
+    out.push_str(&format!(
+        "dry run of plan {}: {cached} cached, {to_run} to run; nothing was started\n",
+        plan.name
+    ));
+    print!("{out}");
+    Ok(exit::OK)
 }
 
 /// Runs `plan` in the repository containing `cwd`. Returns the exit status
@@ -246,16 +355,6 @@ fn preflight(git: &Git, plan: &Plan) -> Result<String, RunError> {
 pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunError> {
     let git = Git::discover(cwd).map_err(RunError::usage)?;
     let layout = Layout::new(&git.root);
-    if options.dry_run {
-        println!("plan {}: {} task(s)", plan.name, plan.tasks.len());
-        for t in &plan.tasks {
-            println!("{}: run", t.name);
-        }
-        return Ok(exit::OK);
-    }
-    layout.create(&git).map_err(RunError::usage)?;
-    let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
-    let head = preflight(&git, &plan)?;
     for name in &options.force {
         if plan.task_index(name).is_none() {
             return Err(RunError::usage(format!(
@@ -263,6 +362,24 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
             )));
         }
     }
+    if options.dry_run {
+        return dry_run(&plan, options, &git, &layout);
+    }
+    layout.create(&git).map_err(RunError::usage)?;
+    let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
+    let head = preflight(&git, &plan)?;
+    let cache_use = scheduler::CacheUse {
+        store: if options.no_cache {
+            None
+        } else {
+            Some(cache::Store::load(&git, &layout).map_err(RunError::usage)?)
+        },
+        forced: plan
+            .tasks
+            .iter()
+            .map(|t| options.force.iter().any(|f| f == &t.name))
+            .collect(),
+    };
     let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
     let events = Recorder::open(&layout.events, ui::Ui::detect()).map_err(RunError::usage)?;
     // A new run starts a new progress file.
@@ -286,7 +403,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     });
     interrupt::install();
     let state = scheduler::initial_state(&ctx, &options.plan_file, &head);
-    let finish = scheduler::run(Arc::clone(&ctx), parallel, state);
+    let finish = scheduler::run(Arc::clone(&ctx), parallel, state, cache_use);
     ctx.events.ui().finish();
     print!("{}", summary::table(&finish.state));
     Ok(finish.code)
