@@ -1,0 +1,398 @@
+//! The content-hash cache (spec §5 step 1, §6): what a rerun redoes, what
+//! it replays, and what `--dry-run`, `--force` and `--no-cache` do. Every
+//! test runs a real multi-task plan twice in a temporary repository and
+//! counts agent invocations through a file the scripted agent appends to.
+
+mod common;
+use common::repo::Repo;
+
+/// The agent: logs its task's name, writes `<task>.txt`, hands off.
+const AGENT: &str = r#"#!/bin/sh
+cat > /dev/null
+echo "$LOOP_TASK" >> "$LOG_DIR/agent.log"
+echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
+printf '{"status":"completed","summary":"wrote %s.txt","cost_usd":0.01}' "$LOOP_TASK" > "$LOOP_HANDOFF"
+"#;
+
+/// `a` reads `src/**`; `b` needs `a`; `c` is independent and has a gate of
+/// its own; `d` needs `b` and `c` and reads every `*.txt` (its dependencies'
+/// outputs). `setup` and the gates log every run too.
+const PLAN: &str = r#"
+loop "cache" { setup = "echo setup >> @BIN@/setup.log" }
+budget { iterations = 20 cost = $5 }
+agent bot {
+  run = "sh @BIN@/agent.sh"
+  env = { LOG_DIR = "@BIN@" }
+}
+gate check = "echo check >> @BIN@/gates.log"
+gate other = "echo other >> @BIN@/gates.log"
+defaults { agent = bot gates = [check] }
+task a "Task A" { prompt = "write a" inputs = ["src/**"] }
+task b "Task B": a { prompt = "write b" }
+task c "Task C" { prompt = "write c" gates = [other] }
+task d "Task D": b c { prompt = "write d" inputs = ["*.txt"] }
+"#;
+
+fn setup() -> Repo {
+    let repo = Repo::new();
+    repo.write("src/lib.py", "x = 1\n");
+    repo.write("docs/notes.md", "notes\n");
+    repo.commit("sources");
+    repo.script("agent.sh", AGENT);
+    repo.plan(PLAN);
+    repo
+}
+
+/// The lines of a log file in the scripts directory (empty if missing).
+fn log(repo: &Repo, name: &str) -> Vec<String> {
+    std::fs::read_to_string(repo.bin.join(name))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Agent invocations so far, in order.
+fn agents(repo: &Repo) -> Vec<String> {
+    log(repo, "agent.log")
+}
+
+/// Runs the plan; asserts exit 0; returns the agents it started.
+fn run_ok(repo: &Repo, args: &[&str]) -> Vec<String> {
+    let before = agents(repo).len();
+    let mut full = vec!["run"];
+    full.extend_from_slice(args);
+    let r = repo.loopc(&full);
+    assert_eq!(r.code, 0, "{r:?}");
+    agents(repo)[before..].to_vec()
+}
+
+fn statuses(repo: &Repo) -> Vec<String> {
+    ["a", "b", "c", "d"]
+        .iter()
+        .map(|t| format!("{t}={}", repo.status_of(t)))
+        .collect()
+}
+
+fn edit_plan(repo: &Repo, from: &str, to: &str) {
+    let text = PLAN.replace(from, to);
+    assert_ne!(text, PLAN, "{from} not in the plan");
+    repo.plan(&text);
+}
+
+/// Writes `path` and commits it on the user's branch (plan.loop stays
+/// untracked, as a user's plan would be).
+fn commit_file(repo: &Repo, path: &str, text: &str, message: &str) {
+    repo.write(path, text);
+    repo.git(&["add", path]);
+    repo.git(&["commit", "-q", "-m", message]);
+}
+
+fn cache_refs(repo: &Repo) -> String {
+    repo.git(&["for-each-ref", "refs/loopc/cache/"])
+}
+
+#[test]
+fn second_run_with_nothing_changed_runs_nothing_and_starts_no_subprocess() {
+    let repo = setup();
+    assert_eq!(run_ok(&repo, &[]), ["a", "b", "c", "d"]);
+    let head = repo.git(&["rev-parse", "loop/cache"]);
+    let (setups, gates) = (log(&repo, "setup.log"), log(&repo, "gates.log"));
+    let worktrees = repo.root.join(".loopc/worktrees");
+    assert_eq!(std::fs::read_dir(&worktrees).unwrap().count(), 0);
+    let events_before = repo.events().len();
+
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        statuses(&repo),
+        ["a=cached", "b=cached", "c=cached", "d=cached"]
+    );
+    // No agent, no setup, no gate, no worktree: only git ran.
+    assert_eq!(agents(&repo).len(), 4);
+    assert_eq!(log(&repo, "setup.log"), setups);
+    assert_eq!(log(&repo, "gates.log"), gates);
+    assert_eq!(std::fs::read_dir(&worktrees).unwrap().count(), 0);
+    let new_events = &repo.events()[events_before..];
+    assert!(
+        !new_events.iter().any(|e| e["event"] == "attempt_started"
+            || e["event"] == "phase"
+            || e["event"] == "cache_miss"),
+        "{new_events:?}"
+    );
+    assert_eq!(
+        new_events
+            .iter()
+            .filter(|e| e["event"] == "cached" && e["how"] == "fast_forward")
+            .count(),
+        4
+    );
+    // The same commits: the integration branch is reproduced exactly.
+    assert_eq!(repo.git(&["rev-parse", "loop/cache"]), head);
+    // Nothing spent; the summary says where the results came from.
+    let state = repo.state();
+    assert_eq!(state["spent"]["iterations"], 0);
+    assert_eq!(state["spent"]["cost_micro_usd"], 0);
+    assert_eq!(repo.task("b")["attempts"], 0);
+    assert_eq!(repo.task("b")["summary"], "wrote b.txt");
+    assert!(
+        r.stdout
+            .contains("4/4 tasks passed (4 from the cache), 0 agent attempts, $0"),
+        "{r:?}"
+    );
+    let progress = std::fs::read_to_string(repo.root.join(".loopc/progress.md")).unwrap();
+    assert!(
+        progress.contains("b: Task B — wrote b.txt; b.txt"),
+        "{progress}"
+    );
+}
+
+#[test]
+fn changing_a_prompt_reruns_that_task_and_its_dependents_only() {
+    let repo = setup();
+    run_ok(&repo, &[]);
+    edit_plan(
+        &repo,
+        "prompt = \"write b\"",
+        "prompt = \"write b, better\"",
+    );
+    assert_eq!(run_ok(&repo, &[]), ["b", "d"]);
+    assert_eq!(
+        statuses(&repo),
+        ["a=cached", "b=passed", "c=cached", "d=passed"]
+    );
+    // And the new results are cached in turn.
+    assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
+}
+
+#[test]
+fn titles_comments_timeouts_and_budgets_rerun_nothing() {
+    let repo = setup();
+    run_ok(&repo, &[]);
+    let text = PLAN
+        .replace("\"Task A\"", "\"A new title\"")
+        .replace(
+            "budget { iterations = 20 cost = $5 }",
+            "budget { iterations = 7 cost = $3 time = 1h }",
+        )
+        .replace(
+            "task c \"Task C\" {",
+            "# a comment\ntask c \"Task C\" { # another\n  timeout = 5m attempts = 2",
+        )
+        .replace(
+            "defaults { agent = bot",
+            "defaults { timeout = 9m agent = bot",
+        );
+    repo.plan(&text);
+    assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
+    assert_eq!(
+        statuses(&repo),
+        ["a=cached", "b=cached", "c=cached", "d=cached"]
+    );
+}
+
+#[test]
+fn changing_an_input_file_reruns_that_task_and_its_dependents() {
+    let repo = setup();
+    run_ok(&repo, &[]);
+    commit_file(&repo, "src/lib.py", "x = 2\n", "edit an input");
+    let gates_before = log(&repo, "gates.log").len();
+    assert_eq!(run_ok(&repo, &[]), ["a", "b", "d"]);
+    assert_eq!(
+        statuses(&repo),
+        ["a=passed", "b=passed", "c=cached", "d=passed"]
+    );
+    // `c` was replayed onto a different base, so its gate ran again on the
+    // result before the branch moved (no agent).
+    let gates: Vec<String> = log(&repo, "gates.log")[gates_before..].to_vec();
+    assert!(gates.contains(&"other".to_string()), "{gates:?}");
+    let replay = repo
+        .events()
+        .into_iter()
+        .find(|e| e["event"] == "cached" && e["task"] == "c")
+        .unwrap();
+    assert_eq!(replay["how"], "gated");
+    let files = repo.files_at("loop/cache");
+    for f in ["a.txt", "b.txt", "c.txt", "d.txt", "src/lib.py"] {
+        assert!(files.contains(&f.to_string()), "{f}: {files:?}");
+    }
+    assert_eq!(repo.show("loop/cache", "src/lib.py").unwrap(), "x = 2\n");
+}
+
+#[test]
+fn changing_an_unmatched_file_reruns_nothing() {
+    let repo = setup();
+    run_ok(&repo, &[]);
+    commit_file(
+        &repo,
+        "docs/notes.md",
+        "more notes\n",
+        "edit a file no task reads",
+    );
+    assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
+    assert_eq!(
+        statuses(&repo),
+        ["a=cached", "b=cached", "c=cached", "d=cached"]
+    );
+    assert_eq!(
+        repo.show("loop/cache", "docs/notes.md").unwrap(),
+        "more notes\n"
+    );
+    assert_eq!(repo.show("loop/cache", "d.txt").unwrap(), "made by d\n");
+}
+
+#[test]
+fn a_changed_gate_command_reruns_the_tasks_using_it() {
+    let repo = setup();
+    run_ok(&repo, &[]);
+    // `check` is the default gate of a, b and d; c uses `other`.
+    edit_plan(
+        &repo,
+        "gate check = \"echo check >> @BIN@/gates.log\"",
+        "gate check = \"echo check2 >> @BIN@/gates.log\"",
+    );
+    assert_eq!(run_ok(&repo, &[]), ["a", "b", "d"]);
+    assert_eq!(
+        statuses(&repo),
+        ["a=passed", "b=passed", "c=cached", "d=passed"]
+    );
+}
+
+#[test]
+fn the_cache_survives_clean_gc_and_a_deleted_integration_branch() {
+    let repo = setup();
+    run_ok(&repo, &[]);
+    let c = repo.loopc(&["clean", "--integration"]);
+    assert_eq!(c.code, 0, "{c:?}");
+    assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cache"]));
+    repo.git(&["reflog", "expire", "--expire=now", "--all"]);
+    repo.git(&["gc", "-q", "--prune=now"]);
+    assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
+    assert_eq!(
+        statuses(&repo),
+        ["a=cached", "b=cached", "c=cached", "d=cached"]
+    );
+    assert_eq!(repo.show("loop/cache", "d.txt").unwrap(), "made by d\n");
+}
+
+#[test]
+fn a_conflicting_replay_runs_the_task() {
+    let repo = setup();
+    run_ok(&repo, &[]);
+    // The base now has its own c.txt: replaying c's recorded work conflicts.
+    commit_file(&repo, "c.txt", "the user's c\n", "a c.txt of our own");
+    assert_eq!(run_ok(&repo, &[]), ["c"]);
+    assert_eq!(
+        statuses(&repo),
+        ["a=cached", "b=cached", "c=passed", "d=cached"]
+    );
+    let miss = repo
+        .events()
+        .into_iter()
+        .find(|e| e["event"] == "cache_miss" && e["task"] == "c")
+        .expect("a cache_miss event for c");
+    assert!(
+        miss["reason"]
+            .as_str()
+            .unwrap()
+            .contains("conflicts in c.txt"),
+        "{miss}"
+    );
+    assert_eq!(repo.show("loop/cache", "c.txt").unwrap(), "made by c\n");
+}
+
+#[test]
+fn force_reruns_named_tasks_and_no_cache_neither_reads_nor_writes() {
+    let repo = setup();
+    run_ok(&repo, &[]);
+    // --force: b is not read from the cache; its dependents still hit
+    // (b's key is unchanged) and are replayed onto b's new work.
+    assert_eq!(run_ok(&repo, &["--force", "b"]), ["b"]);
+    assert_eq!(
+        statuses(&repo),
+        ["a=cached", "b=passed", "c=cached", "d=cached"]
+    );
+    // The forced result was written: a plain rerun hits everything.
+    assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
+
+    let refs = cache_refs(&repo);
+    let index = std::fs::read(repo.root.join(".loopc/cache/index.json")).unwrap();
+    assert_eq!(run_ok(&repo, &["--no-cache"]), ["a", "b", "c", "d"]);
+    assert_eq!(
+        statuses(&repo),
+        ["a=passed", "b=passed", "c=passed", "d=passed"]
+    );
+    assert_eq!(cache_refs(&repo), refs, "--no-cache wrote the cache");
+    assert_eq!(
+        std::fs::read(repo.root.join(".loopc/cache/index.json")).unwrap(),
+        index
+    );
+
+    let r = repo.loopc(&["run", "--force", "nope"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("no task named `nope`"), "{r:?}");
+}
+
+#[test]
+fn dry_run_says_what_would_run_and_what_changed() {
+    let repo = setup();
+    let r = repo.loopc(&["run", "--dry-run"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        "a: run\nb: run\nc: run\nd: run\n\
+         dry run of plan cache: 0 cached, 4 to run; nothing was started\n"
+    );
+    // A dry run starts nothing and writes nothing.
+    assert!(!repo.root.join(".loopc").exists());
+    assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cache"]));
+
+    run_ok(&repo, &[]);
+    let r = repo.loopc(&["run", "--dry-run"]);
+    assert_eq!(
+        r.stdout,
+        "a: cached\nb: cached\nc: cached\nd: cached\n\
+         dry run of plan cache: 4 cached, 0 to run; nothing was started\n"
+    );
+
+    commit_file(&repo, "src/lib.py", "x = 3\n", "edit an input");
+    edit_plan(&repo, "prompt = \"write c\"", "prompt = \"write c again\"");
+    let events = repo.events().len();
+    let head = repo.git(&["rev-parse", "loop/cache"]);
+    let r = repo.loopc(&["run", "--dry-run", "--force", "b"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(
+        r.stdout,
+        "a: run (input file src/lib.py changed)\n\
+         b: run (forced; dependency a changed)\n\
+         c: run (prompt changed)\n\
+         d: run (dependency b and dependency c changed)\n\
+         dry run of plan cache: 0 cached, 4 to run; nothing was started\n"
+    );
+    assert_eq!(repo.events().len(), events);
+    assert_eq!(repo.git(&["rev-parse", "loop/cache"]), head);
+    assert_eq!(agents(&repo).len(), 4);
+
+    // Agent, gates and env changes are named too.
+    let text = PLAN
+        .replace(
+            "run = \"sh @BIN@/agent.sh\"",
+            "run = \"sh @BIN@/agent.sh --v2\"",
+        )
+        .replace(
+            "task c \"Task C\" { prompt = \"write c\" gates = [other] }",
+            "task c \"Task C\" { prompt = \"write c\" gates = [other, check] env = { X = \"1\" } }",
+        );
+    repo.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    repo.plan(&text);
+    let r = repo.loopc(&["run", "--dry-run"]);
+    assert_eq!(
+        r.stdout,
+        "a: run (agent changed)\n\
+         b: run (agent and dependency a changed)\n\
+         c: run (agent, gates and env changed)\n\
+         d: run (agent, dependency b and dependency c changed)\n\
+         dry run of plan cache: 0 cached, 4 to run; nothing was started\n",
+        "{r:?}"
+    );
+}
