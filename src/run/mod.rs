@@ -10,7 +10,9 @@
 //! - [`handoff`]: handoff files and Claude Code's JSON result;
 //! - [`state`], [`events`], [`progress`]: `.loopc/` files;
 //! - [`ui`], [`summary`]: what a person sees; [`status`], [`clean`]: the other commands;
-//! - [`budget`], [`cache`], [`lock`], [`interrupt`]: seams for budgets, the cache, the lock and Ctrl-C.
+//! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
+//!   replays are [`merge::replay`];
+//! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C.
 
 pub mod attempt;
 pub mod budget;

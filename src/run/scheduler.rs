@@ -189,7 +189,7 @@ impl Scheduler {
         tx: &mpsc::Sender<AttemptResult>,
     ) {
         for i in 0..self.ctx.plan.tasks.len() {
-            if self.running >= self.parallel || self.stop.is_some() {
+            if self.stop.is_some() {
                 return;
             }
             if state.tasks[i].status != TaskStatus::Pending {
@@ -216,6 +216,10 @@ impl Scheduler {
                 if self.stop.is_some() {
                     return;
                 }
+            }
+            // Replays need no slot; attempts do.
+            if self.running >= self.parallel {
+                continue;
             }
             let is_agent = matches!(task.kind, TaskKind::Agent { .. });
             if let Some(reason) = self.meter.exhausted(is_agent) {
