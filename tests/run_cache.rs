@@ -396,3 +396,125 @@ fn dry_run_says_what_would_run_and_what_changed() {
         "{r:?}"
     );
 }
+
+#[test]
+fn a_replay_failing_its_checks_runs_the_task() {
+    let repo = Repo::new();
+    repo.script(
+        "agent.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+echo "$LOOP_TASK" >> "$LOG_DIR/agent.log"
+echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
+if [ -e strict ]; then touch "$LOOP_TASK.fixed"; fi
+"#,
+    );
+    repo.plan(
+        r#"
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" env = { LOG_DIR = "@BIN@" } }
+defaults { agent = bot }
+task a { prompt = "write a" accept = "test ! -e strict || test -e a.fixed" }
+task b: a { prompt = "write b" }
+"#,
+    );
+    assert_eq!(run_ok(&repo, &[]), ["a", "b"]);
+    // The base gains a file that makes a's recorded work fail its check.
+    commit_file(&repo, "strict", "\n", "stricter");
+    assert_eq!(run_ok(&repo, &[]), ["a"]);
+    assert_eq!(repo.status_of("a"), "passed");
+    assert_eq!(repo.status_of("b"), "cached");
+    let miss = repo
+        .events()
+        .into_iter()
+        .find(|e| e["event"] == "cache_miss" && e["task"] == "a")
+        .expect("a cache_miss event for a");
+    assert!(
+        miss["reason"]
+            .as_str()
+            .unwrap()
+            .contains("failed its checks"),
+        "{miss}"
+    );
+    // The branch never pointed at the failing replay: every commit on it
+    // passes a's check.
+    for commit in repo.git(&["rev-list", "loop/plan"]).lines() {
+        let files = repo.files_at(commit);
+        let has = |f: &str| files.contains(&f.to_string());
+        assert!(
+            !has("strict") || !has("a.txt") || has("a.fixed"),
+            "{commit}"
+        );
+    }
+}
+
+#[test]
+fn an_unreadable_entry_is_a_miss() {
+    let repo = setup();
+    run_ok(&repo, &[]);
+    let index: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo.root.join(".loopc/cache/index.json")).unwrap(),
+    )
+    .unwrap();
+    let key = index["plans"]["cache"]["c"].as_str().unwrap().to_string();
+    // Point c's entry at a commit whose message is not an entry.
+    repo.git(&["update-ref", &format!("refs/loopc/cache/{key}"), "main"]);
+    assert_eq!(run_ok(&repo, &[]), ["c"]);
+    assert_eq!(
+        statuses(&repo),
+        ["a=cached", "b=cached", "c=passed", "d=cached"]
+    );
+    // The run wrote a good entry again.
+    assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
+}
+
+#[test]
+fn command_tasks_and_tasks_that_change_nothing_are_cached_in_parallel_runs() {
+    let repo = Repo::new();
+    repo.script(
+        "agent.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+echo "$LOOP_TASK" >> "$LOG_DIR/agent.log"
+printf '{"status":"completed","summary":"nothing to do","no_changes":true}' > "$LOOP_HANDOFF"
+"#,
+    );
+    repo.plan(
+        r#"
+loop { parallel = 3 }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" env = { LOG_DIR = "@BIN@" } }
+defaults { agent = bot }
+task idle { prompt = "nothing to change" }
+# `gen` waits (bounded) until `other` is merged, so `other` merges first
+# although `gen` comes first in the plan's order.
+task gen { run = "i=0; while ! git cat-file -e refs/heads/loop/plan:other.txt 2>/dev/null && [ $i -lt 250 ]; do i=$((i+1)); sleep 0.02; done; echo gen >> @BIN@/agent.log; echo generated > gen.txt" }
+task other { run = "echo other >> @BIN@/agent.log; echo other > other.txt" }
+task last: idle gen other { run = "echo last >> @BIN@/agent.log; cat gen.txt other.txt > last.txt" }
+"#,
+    );
+    let mut first = run_ok(&repo, &[]);
+    first.sort();
+    assert_eq!(first, ["gen", "idle", "last", "other"]);
+    assert!(repo.seq_of("merged", "other") < repo.seq_of("merged", "gen"));
+    let head = repo.git(&["rev-parse", "loop/plan"]);
+    let events = repo.events().len();
+    assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
+    // Whatever order the parallel run merged in, the rerun follows it:
+    // only fast-forwards, no checks, no worktree.
+    for e in &repo.events()[events..] {
+        assert_ne!(e["event"], "phase", "{e}");
+        if e["event"] == "cached" {
+            assert!(e["how"] == "fast_forward" || e["how"] == "none", "{e}");
+        }
+    }
+    for t in ["idle", "gen", "other", "last"] {
+        assert_eq!(repo.status_of(t), "cached", "{t}");
+    }
+    assert_eq!(repo.task("idle")["summary"], "nothing to do");
+    assert_eq!(
+        repo.show("loop/plan", "last.txt").unwrap(),
+        "generated\nother\n"
+    );
+    assert_eq!(repo.git(&["rev-parse", "loop/plan"]), head);
+}

@@ -139,6 +139,16 @@ fn gate_in_scratch(
     earlier: &[Check],
     cost: &mut Cost,
 ) -> Verdict {
+    let mut checks = gate::checks_of(task);
+    for c in earlier {
+        if !checks.iter().any(|k| k.kind == c.kind) {
+            checks.push(c.clone());
+        }
+    }
+    if checks.is_empty() {
+        // Nothing to check: no worktree, no `setup`.
+        return Verdict::Pass;
+    }
     let scratch = ctx.layout.merge_worktree(&task.name, serial);
     {
         let _g = ctx.worktree_lock.lock();
@@ -176,12 +186,6 @@ fn gate_in_scratch(
                     ));
                 }
                 Err(e) => return Verdict::Error(e),
-            }
-        }
-        let mut checks = gate::checks_of(task);
-        for c in earlier {
-            if !checks.iter().any(|k| k.kind == c.kind) {
-                checks.push(c.clone());
             }
         }
         let mut gc = GateCost::default();

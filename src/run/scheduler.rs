@@ -188,6 +188,7 @@ impl Scheduler {
         pool: &rayon::ThreadPool,
         tx: &mpsc::Sender<AttemptResult>,
     ) {
+        self.replay_fast_forwards(state);
         for i in 0..self.ctx.plan.tasks.len() {
             if self.stop.is_some() {
                 return;
@@ -548,22 +549,77 @@ impl Scheduler {
     /// Step 1: looks task `i` up in the cache and replays a hit. Returns
     /// true when the task is done (`cached`).
     fn try_cache(&mut self, state: &mut RunState, i: usize) -> bool {
+        match self.lookup(i) {
+            Some((rk, entry)) => self.replay(state, i, rk, entry),
+            None => false,
+        }
+    }
+
+    /// Task `i`'s cache entry under its key at the current head, unless
+    /// the cache is off or `--force` names the task.
+    fn lookup(&mut self, i: usize) -> Option<(cache::RunKey, cache::Entry)> {
         if self.cache.store.is_none() || self.cache.forced.get(i).copied().unwrap_or(false) {
-            return false;
+            return None;
         }
         let head = self.head.clone();
-        let Some(rk) = self.key_at(i, &head) else {
-            return false;
-        };
-        let Some(entry) = self
-            .cache
-            .store
-            .as_ref()
-            .and_then(|s| s.get(&rk.key))
-            .cloned()
-        else {
-            return false;
-        };
+        let rk = self.key_at(i, &head)?;
+        let entry = self.cache.store.as_ref()?.get(&rk.key)?.clone();
+        Some((rk, entry))
+    }
+
+    /// Replays first the hits that fast-forward to their recorded commit
+    /// (or change nothing), as long as there are any: a rerun then follows
+    /// the order in which an earlier (parallel) run merged, reproducing its
+    /// commits without checks or worktrees, whatever the plan's order.
+    fn replay_fast_forwards(&mut self, state: &mut RunState) {
+        loop {
+            let mut progressed = false;
+            for i in 0..self.ctx.plan.tasks.len() {
+                if self.stop.is_some() {
+                    return;
+                }
+                if !self.ready(state, i)
+                    || state.tasks[i].attempts != 0
+                    || self.slots[i].infra != 0
+                    || self.slots[i].cache_tried
+                {
+                    continue;
+                }
+                let Some((rk, entry)) = self.lookup(i) else {
+                    continue;
+                };
+                if entry.parent.as_ref().is_some_and(|p| *p != self.head) {
+                    continue;
+                }
+                self.slots[i].cache_tried = true;
+                progressed |= self.replay(state, i, rk, entry);
+                self.save(state);
+            }
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    /// Whether task `i` is pending with every dependency done.
+    fn ready(&self, state: &RunState, i: usize) -> bool {
+        state.tasks[i].status == TaskStatus::Pending
+            && self.ctx.plan.tasks[i]
+                .dependencies
+                .iter()
+                .all(|&d| state.tasks[d].status.is_done())
+    }
+
+    /// Replays the hit `entry` of task `i` (key `rk`). Returns true when the
+    /// task is done (`cached`); false on a miss.
+    fn replay(
+        &mut self,
+        state: &mut RunState,
+        i: usize,
+        rk: cache::RunKey,
+        entry: cache::Entry,
+    ) -> bool {
+        let head = self.head.clone();
         let task = self.ctx.plan.tasks[i].clone();
         self.slots[i].serial += 1;
         let since = Instant::now();
