@@ -354,6 +354,13 @@ fn dry_run_says_what_would_run_and_what_changed() {
         "a: cached\nb: cached\nc: cached\nd: cached\n\
          dry run of plan cache: 4 cached, 0 to run; nothing was started\n"
     );
+    let r = repo.loopc(&["run", "--dry-run", "--no-cache"]);
+    assert_eq!(
+        r.stdout,
+        "a: run (cache disabled)\nb: run (cache disabled)\nc: run (cache disabled)\n\
+         d: run (cache disabled)\n\
+         dry run of plan cache: 0 cached, 4 to run; nothing was started\n"
+    );
 
     commit_file(&repo, "src/lib.py", "x = 3\n", "edit an input");
     edit_plan(&repo, "prompt = \"write c\"", "prompt = \"write c again\"");
@@ -498,6 +505,13 @@ task last: idle gen other { run = "echo last >> @BIN@/agent.log; cat gen.txt oth
     assert_eq!(first, ["gen", "idle", "last", "other"]);
     assert!(repo.seq_of("merged", "other") < repo.seq_of("merged", "gen"));
     let head = repo.git(&["rev-parse", "loop/plan"]);
+    let dry = repo.loopc(&["run", "--dry-run"]);
+    assert_eq!(
+        dry.stdout,
+        "idle: cached\ngen: cached\nother: cached\nlast: cached\n\
+         dry run of plan plan: 4 cached, 0 to run; nothing was started\n",
+        "{dry:?}"
+    );
     let events = repo.events().len();
     assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
     // Whatever order the parallel run merged in, the rerun follows it:

@@ -9,6 +9,7 @@
 //! - [`scheduler`]: the coordinator (parallelism, retries, skips, budgets);
 //! - [`handoff`]: handoff files and Claude Code's JSON result;
 //! - [`state`], [`events`], [`progress`]: `.loopc/` files;
+//! - [`dry_run`]: `run --dry-run`;
 //! - [`ui`], [`summary`]: what a person sees; [`status`], [`clean`]: the other commands;
 //! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
 //!   replays are [`merge::replay`];
@@ -19,6 +20,7 @@ pub mod budget;
 pub mod cache;
 pub mod clean;
 pub mod context;
+pub mod dry_run;
 pub mod events;
 pub mod gate;
 pub mod git;
@@ -247,111 +249,6 @@ fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
     }
 }
 
-/// Joins words as English: `a`, `a and b`, `a, b and c`.
-fn join_words(words: &[String]) -> String {
-    match words {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
-
-/// `loopc run --dry-run`: for every task in topological order, whether it
-/// would be replayed from the cache or run and, for a task with an older
-/// entry under another key, what changed. Starts nothing, writes nothing.
-fn dry_run(plan: &Plan, options: &Options, git: &Git, layout: &Layout) -> Result<i32, RunError> {
-    let mut head = base_commit(git, plan)?;
-    let store = if options.no_cache {
-        None
-    } else {
-        Some(cache::Store::load(git, layout).map_err(RunError::usage)?)
-    };
-    let mut keys = vec![None; plan.tasks.len()];
-    let mut lister = cache::FileLister::default();
-    let (mut cached, mut to_run) = (0, 0);
-    // Whether `head` is exactly where the run would start the next task:
-    // it stops being so once a task would run (its result is unknown) or
-    // a replay is not a fast-forward. Then input files that earlier tasks
-    // wrote are not reported as changed (they are outputs, not edits).
-    let mut exact = true;
-    let mut written: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut out = String::new();
-    for (i, task) in plan.tasks.iter().enumerate() {
-        let line = match &store {
-            None => "run (cache disabled)".to_string(),
-            Some(store) => {
-                let rk = lister.files_for(git, task, &head).and_then(|f| {
-                    cache::run_key(plan, i, &keys, f.as_deref().map(|v| v.as_slice()))
-                });
-                match rk {
-                    Err(e) => format!("run (no cache key: {e})"),
-                    Ok(rk) => {
-                        keys[i] = Some(rk.key);
-                        let forced = options.force.iter().any(|f| f == &task.name);
-                        match store.get(&rk.key) {
-                            Some(entry) if !forced => {
-                                // Follow the replay when it is a fast-forward,
-                                // so later tasks' inputs are read where they
-                                // will start.
-                                match entry.parent.as_deref() {
-                                    None => {}
-                                    Some(p) if p == head => head = entry.commit.clone(),
-                                    Some(_) => exact = false,
-                                }
-                                written.extend(entry.files.iter().cloned());
-                                "cached".to_string()
-                            }
-                            _ => {
-                                let mut why = Vec::new();
-                                if forced {
-                                    why.push("forced".to_string());
-                                }
-                                let latest = store.latest(&plan.name, &task.name);
-                                if let Some(old) = latest
-                                    && old.key != rk.key.to_hex()
-                                {
-                                    let mut changed =
-                                        cache::changes(&old.components, &rk.components);
-                                    if !exact {
-                                        changed.retain(|c| {
-                                            c.strip_prefix("input file ")
-                                                .is_none_or(|p| !written.contains(p))
-                                        });
-                                    }
-                                    if !changed.is_empty() {
-                                        why.push(format!("{} changed", join_words(&changed)));
-                                    }
-                                }
-                                exact = false;
-                                if let Some(old) = latest {
-                                    written.extend(old.files.iter().cloned());
-                                }
-                                if why.is_empty() {
-                                    "run".to_string()
-                                } else {
-                                    format!("run ({})", why.join("; "))
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        };
-        if line == "cached" {
-            cached += 1;
-        } else {
-            to_run += 1;
-        }
-        out.push_str(&format!("{}: {line}\n", task.name));
-    }
-    out.push_str(&format!(
-        "dry run of plan {}: {cached} cached, {to_run} to run; nothing was started\n",
-        plan.name
-    ));
-    print!("{out}");
-    Ok(exit::OK)
-}
-
 /// Runs `plan` in the repository containing `cwd`. Returns the exit status
 /// (0, 1, 3, 130); errors before any work starts are exit 2.
 pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunError> {
@@ -365,7 +262,17 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
         }
     }
     if options.dry_run {
-        return dry_run(&plan, options, &git, &layout);
+        let base = base_commit(&git, &plan)?;
+        let store = if options.no_cache {
+            None
+        } else {
+            Some(cache::Store::load(&git, &layout).map_err(RunError::usage)?)
+        };
+        print!(
+            "{}",
+            dry_run::report(&plan, &options.force, &git, store.as_ref(), &base)
+        );
+        return Ok(exit::OK);
     }
     layout.create(&git).map_err(RunError::usage)?;
     let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
