@@ -410,3 +410,102 @@ pub fn unix_ms() -> u64 {
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(source: &str) -> Plan {
+        crate::compile("t.loop", source)
+            .plan
+            .unwrap_or_else(|| panic!("plan does not compile:\n{source}"))
+    }
+
+    const PLAN: &str = r#"
+        agent bot { run = "bot" }
+        defaults { agent = bot }
+        task a { prompt = "a" inputs = ["src/*.rs", "docs/**"] }
+        task b: a { prompt = "b" }
+    "#;
+
+    fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(p, o)| (p.to_string(), o.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn globs_match_whole_paths_and_star_stays_in_a_directory() {
+        let p = plan(PLAN);
+        let matched = match_inputs(
+            &p.tasks[0],
+            &files(&[
+                ("src/lib.rs", "1"),
+                ("src/deep/mod.rs", "2"),
+                ("docs/a/b.md", "3"),
+                ("README", "4"),
+                ("xsrc/lib.rs", "5"),
+            ]),
+        )
+        .unwrap();
+        let paths: Vec<&str> = matched.keys().map(String::as_str).collect();
+        assert_eq!(paths, ["docs/a/b.md", "src/lib.rs"]);
+    }
+
+    #[test]
+    fn run_keys_depend_on_inputs_and_dependencies_only_through_content() {
+        let p = plan(PLAN);
+        let f1 = files(&[("src/lib.rs", "1"), ("README", "x")]);
+        let f2 = files(&[("README", "y"), ("src/lib.rs", "1")]);
+        let f3 = files(&[("src/lib.rs", "2")]);
+        let a1 = run_key(&p, 0, &[], Some(&f1)).unwrap();
+        // Unmatched files and listing order do not matter.
+        assert_eq!(a1.key, run_key(&p, 0, &[], Some(&f2)).unwrap().key);
+        let a3 = run_key(&p, 0, &[], Some(&f3)).unwrap();
+        assert_ne!(a1.key, a3.key);
+        assert_eq!(
+            changes(&a1.components, &a3.components),
+            ["input file src/lib.rs"]
+        );
+        // A dependency's run-time key flows into its dependents'.
+        let b1 = run_key(&p, 1, &[Some(a1.key)], None).unwrap();
+        let b3 = run_key(&p, 1, &[Some(a3.key)], None).unwrap();
+        assert_ne!(b1.key, b3.key);
+        assert_eq!(changes(&b1.components, &b3.components), ["dependency a"]);
+        // No key without the dependency's.
+        assert!(run_key(&p, 1, &[None], None).is_err());
+        // The definition key is part of it.
+        assert_ne!(a1.key, p.tasks[0].key);
+    }
+
+    #[test]
+    fn changes_name_each_part() {
+        let old = plan(PLAN);
+        let new = plan(
+            r#"
+            agent bot { run = "bot2" }
+            gate g = "true"
+            defaults { agent = bot }
+            task a { prompt = "a!" inputs = ["src/*.rs", "docs/**"] gates = [g] env = { X = "1" } }
+            task b: a { prompt = "b" }
+        "#,
+        );
+        let f = files(&[("src/lib.rs", "1")]);
+        let o = run_key(&old, 0, &[], Some(&f)).unwrap();
+        let n = run_key(&new, 0, &[], Some(&f)).unwrap();
+        assert_eq!(
+            changes(&o.components, &n.components),
+            ["prompt", "agent", "gates", "env"]
+        );
+        // Titles and timeouts are not part of any of them.
+        let same = plan(
+            r#"
+            agent bot { run = "bot" timeout = 5m }
+            defaults { agent = bot }
+            task a "Title" { prompt = "a" inputs = ["src/*.rs", "docs/**"] timeout = 1m }
+            task b: a { prompt = "b" }
+        "#,
+        );
+        assert_eq!(o.key, run_key(&same, 0, &[], Some(&f)).unwrap().key);
+    }
+}
