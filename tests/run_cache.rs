@@ -101,6 +101,14 @@ fn second_run_with_nothing_changed_runs_nothing_and_starts_no_subprocess() {
     let worktrees = repo.root.join(".loopc/worktrees");
     assert_eq!(std::fs::read_dir(&worktrees).unwrap().count(), 0);
     let events_before = repo.events().len();
+    let key_b = repo.task("b")["cache_key"].as_str().unwrap().to_string();
+    assert_eq!(key_b.len(), 64);
+    assert!(repo.git_ok(&[
+        "rev-parse",
+        "--verify",
+        "-q",
+        &format!("refs/loopc/cache/{key_b}")
+    ]));
 
     let r = repo.run();
     assert_eq!(r.code, 0, "{r:?}");
@@ -134,6 +142,7 @@ fn second_run_with_nothing_changed_runs_nothing_and_starts_no_subprocess() {
     assert_eq!(state["spent"]["iterations"], 0);
     assert_eq!(state["spent"]["cost_micro_usd"], 0);
     assert_eq!(repo.task("b")["attempts"], 0);
+    assert_eq!(repo.task("b")["cache_key"], key_b.as_str());
     assert_eq!(repo.task("b")["summary"], "wrote b.txt");
     assert!(
         r.stdout

@@ -650,6 +650,7 @@ impl Scheduler {
                     how: how.to_string(),
                 });
                 let ts = &mut state.tasks[i];
+                ts.cache_key = Some(rk.key.to_hex());
                 ts.summary = entry.summary.clone();
                 ts.commit = Some(self.head.clone());
                 ts.reason = None;
@@ -689,7 +690,7 @@ impl Scheduler {
     /// integration head its work was merged onto; `self.head` the result.
     fn record(
         &mut self,
-        state: &RunState,
+        state: &mut RunState,
         i: usize,
         r: &AttemptResult,
         before: &str,
@@ -709,7 +710,8 @@ impl Scheduler {
                 return;
             }
         };
-        let ts = &state.tasks[i];
+        let ts = &mut state.tasks[i];
+        ts.cache_key = Some(rk.key.to_hex());
         let entry = cache::Entry {
             format: cache::CACHE_FORMAT_VERSION.to_string(),
             key: rk.key.to_hex(),
@@ -841,6 +843,7 @@ pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
                 commit: None,
                 worktree: None,
                 logs: None,
+                cache_key: None,
             })
             .collect(),
     }
