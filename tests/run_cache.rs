@@ -541,3 +541,39 @@ task last: idle gen other { run = "echo last >> @BIN@/agent.log; cat gen.txt oth
     );
     assert_eq!(repo.git(&["rev-parse", "loop/plan"]), head);
 }
+
+#[test]
+fn a_gated_replay_runs_agent_gates_but_not_the_task_agent() {
+    let repo = Repo::new();
+    repo.script("agent.sh", AGENT);
+    repo.script(
+        "review.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+echo "review $LOOP_TASK $LOOP_ATTEMPT" >> "$LOG_DIR/review.log"
+printf '{"status":"completed","summary":"fine","cost_usd":0.02}' > "$LOOP_HANDOFF"
+"#,
+    );
+    repo.plan(
+        r#"
+budget { iterations = 10 cost = $1 }
+agent bot { run = "sh @BIN@/agent.sh" env = { LOG_DIR = "@BIN@" } }
+agent reviewer { run = "sh @BIN@/review.sh" env = { LOG_DIR = "@BIN@" } }
+gate review { agent = reviewer prompt = "Review $LOOP_DIFF_FILE" }
+defaults { agent = bot gates = [review] }
+task a { prompt = "write a" }
+task b: a { prompt = "write b" }
+"#,
+    );
+    assert_eq!(run_ok(&repo, &[]), ["a", "b"]);
+    assert_eq!(log(&repo, "review.log"), ["review a 1", "review b 1"]);
+    commit_file(&repo, "unrelated.md", "x\n", "unrelated");
+    assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
+    assert_eq!(repo.status_of("a"), "cached");
+    assert_eq!(repo.status_of("b"), "cached");
+    // The replays landed on a new base: the review ran again on each
+    // result (attempt 0), and its cost was counted.
+    assert_eq!(log(&repo, "review.log")[2..], ["review a 0", "review b 0"]);
+    assert_eq!(repo.state()["spent"]["cost_micro_usd"], 40_000);
+    assert_eq!(repo.state()["spent"]["iterations"], 0);
+}

@@ -633,11 +633,35 @@ impl Scheduler {
             &self.merged_checks,
             &mut cost,
         );
-        // Agent gates run on a replay are paid for like merge checks.
-        self.meter.spent.cost_micro_usd += cost.micro_usd;
+        // Agent gates run on a replay are paid for like merge checks; an
+        // unknown cost under a cost budget counts the agent's cap, or stops
+        // the run (it is never counted as zero).
+        let mut charged = cost.micro_usd;
+        let mut unknown = cost.unknown;
+        if unknown && self.meter.counts_cost() {
+            let cap = match &task.kind {
+                TaskKind::Agent { agent, .. } => agent.cost,
+                TaskKind::Command { .. } => None,
+            };
+            match cap {
+                Some(c) => {
+                    charged += c;
+                    unknown = false;
+                }
+                None => self.set_stop(
+                    StopKind::Budget,
+                    format!(
+                        "the cost of an agent gate checking the replay of task `{}` could not \
+                         be read and a cost budget is set, so the run stops",
+                        task.name
+                    ),
+                ),
+            }
+        }
+        self.meter.spent.cost_micro_usd += charged;
         let ts = &mut state.tasks[i];
-        ts.cost_micro_usd += cost.micro_usd;
-        ts.cost_unknown |= cost.unknown;
+        ts.cost_micro_usd += charged;
+        ts.cost_unknown |= unknown;
         ts.duration_ms += since.elapsed().as_millis() as u64;
         match replayed {
             merge::Replay::Done { commit, how } => {
