@@ -577,3 +577,62 @@ task b: a { prompt = "write b" }
     assert_eq!(repo.state()["spent"]["cost_micro_usd"], 40_000);
     assert_eq!(repo.state()["spent"]["iterations"], 0);
 }
+
+#[test]
+fn an_interrupted_run_resumes_without_redoing_passed_tasks() {
+    let repo = Repo::new();
+    let hold = repo.bin.join("hold");
+    let started = repo.bin.join("b-started");
+    std::fs::write(&hold, "").unwrap();
+    repo.script(
+        "agent.sh",
+        &format!(
+            r#"#!/bin/sh
+cat > /dev/null
+echo "$LOOP_TASK" >> "$LOG_DIR/agent.log"
+if [ "$LOOP_TASK" = b ] && [ -e {hold} ]; then touch {started}; sleep 1000; fi
+echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
+"#,
+            hold = hold.display(),
+            started = started.display()
+        ),
+    );
+    repo.plan(
+        r#"
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" env = { LOG_DIR = "@BIN@" } }
+defaults { agent = bot }
+task a { prompt = "write a" }
+task b: a { prompt = "write b" }
+"#,
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
+        .arg("run")
+        .current_dir(&repo.root)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut i = 0;
+    while !started.exists() && i < 500 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        i += 1;
+    }
+    assert!(started.exists(), "b never started");
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(repo.status_of("a"), "passed");
+    assert_eq!(repo.status_of("b"), "interrupted");
+
+    std::fs::remove_file(&hold).unwrap();
+    assert_eq!(run_ok(&repo, &[]), ["b"]);
+    assert_eq!(repo.status_of("a"), "cached");
+    assert_eq!(repo.status_of("b"), "passed");
+    assert_eq!(agents(&repo), ["a", "b", "b"]);
+    assert_eq!(repo.show("loop/plan", "b.txt").unwrap(), "made by b\n");
+}
