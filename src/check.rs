@@ -1280,6 +1280,10 @@ pub fn glob_problem(pattern: &str) -> Option<String> {
     if pattern.split('/').any(|c| c == "..") {
         return Some("cannot leave the repository (`..`)".to_string());
     }
+    // A plain path has nothing for the glob parser to reject.
+    if !pattern.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+        return None;
+    }
     match globset::Glob::new(pattern) {
         Ok(_) => None,
         Err(e) => Some(e.kind().to_string()),
