@@ -115,8 +115,12 @@ impl Parser<'_> {
     fn found(&self) -> (String, Span) {
         match self.src.get(self.pos..).and_then(|r| r.chars().next()) {
             None => ("the end of the file".to_string(), Span::at(self.pos)),
-            Some(c) => (
+            Some(c) if c.is_control() => (
                 format!("`{}`", c.escape_debug()),
+                Span::new(self.pos, self.pos + c.len_utf8()),
+            ),
+            Some(c) => (
+                format!("`{c}`"),
                 Span::new(self.pos, self.pos + c.len_utf8()),
             ),
         }

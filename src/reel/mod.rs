@@ -376,7 +376,27 @@ pub fn compile_paths(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
 
     let ast = ast::File { items, comments };
     let (model, more) = crate::check::check(&ast);
-    diagnostics.extend(more);
+    // W0004 is about the specs: not when they could not be read, and at
+    // the first spec rather than in the defaults plan.
+    let front_end_errors = diagnostics.iter().any(Diagnostic::is_error);
+    let first_spec = map
+        .files()
+        .get(usize::from(defaults_span.is_some()))
+        .map(|f| f.span.start);
+    diagnostics.extend(more.into_iter().filter_map(|mut d| {
+        if d.code != Code::W0004 {
+            return Some(d);
+        }
+        if front_end_errors {
+            return None;
+        }
+        if let Some(at) = first_spec {
+            d.primary.span = Span::at(at);
+            d.primary.message = "no task in this spec".to_string();
+            d.notes = vec!["a REEL task is a `## <id>: <title>` heading, a JSON `tasks` entry or a Gherkin `Scenario:`".to_string()];
+        }
+        Some(d)
+    }));
     let (plan, more) = crate::plan::build(&model, &name);
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
