@@ -463,3 +463,72 @@ fn front_ends_survive_mutated_input() {
         }
     }
 }
+
+#[test]
+fn the_other_reel_problems_have_their_codes_and_files() {
+    let dir = temp_specs(&[
+        (
+            "defaults.loop",
+            "agent bot { run = \"x\" }\ndefaults { agent = bot }\nbudget {\n  iterations = \n}\n",
+        ),
+        (
+            "a.md",
+            "## a1b2c3d4: A\n\nDo a.\n\n**Acceptance:** `true`\n**Acceptance:** `false`\n",
+        ),
+        (
+            "a.json",
+            "{\"tasks\": [{\"id\": \"0f3a9b2c\", \"acceptance\": \"true\", \"depends_on\": \"a.a1b2c3d4\"}]}",
+        ),
+    ]);
+    let r = compile(&[dir.path().to_path_buf()]);
+    let c = &r.compilation;
+    let located: Vec<(String, String, usize)> = c
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let (file, local) = c.files.locate(d.primary.span).unwrap();
+            let text = &c.source[file.span.range()];
+            let line = text[..local.start].matches('\n').count() + 1;
+            let name = Path::new(&file.name)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (d.code.as_str().to_string(), name, line)
+        })
+        .collect();
+    let want = [
+        ("E0001", "defaults.loop", 5),
+        ("E0004", "a.md", 1),
+        ("E0007", "a.json", 1),
+        // No description and no title: nothing to prompt with.
+        ("E0008", "a.json", 1),
+        // The budget did not parse, so nothing bounds the agents.
+        ("W0003", "a.json", 1),
+        ("E0003", "a.md", 6),
+    ];
+    let want: Vec<(String, String, usize)> = want
+        .iter()
+        .map(|(c, f, l)| (c.to_string(), f.to_string(), *l))
+        .collect();
+    let mut got = located.clone();
+    got.sort();
+    let mut want_sorted = want.clone();
+    want_sorted.sort();
+    assert_eq!(got, want_sorted, "{}", c.render_plain(&c.diagnostics));
+
+    // A spec that is not UTF-8 is E0001 at the first bad byte, in that file.
+    let bad = tempfile::tempdir().unwrap();
+    std::fs::write(bad.path().join("defaults.loop"), DEFAULTS).unwrap();
+    std::fs::write(
+        bad.path().join("x.md"),
+        b"## a1b2c3d4: A\n\nD\xffo.\n\n**Acceptance:** `true`\n",
+    )
+    .unwrap();
+    let r = compile(&[bad.path().join("x.md")]);
+    let c = &r.compilation;
+    assert_eq!(codes(c), ["E0001"]);
+    let (file, local) = c.files.locate(c.diagnostics[0].primary.span).unwrap();
+    assert!(file.name.ends_with("x.md"));
+    assert_eq!(local.start, 17);
+}

@@ -66,16 +66,16 @@ pub fn parse(source: &str) -> (Spec, Vec<Diagnostic>) {
             }
             continue;
         }
-        if let Some((level, content)) = heading(line.text) {
-            if level <= 2 {
-                if let Some(s) = current.take() {
-                    finish(s, &mut spec, &mut diags);
-                }
-                if level == 2 {
-                    current = start_task(&line, content, &mut diags);
-                }
-                continue;
+        if let Some((level, content)) = heading(line.text)
+            && level <= 2
+        {
+            if let Some(s) = current.take() {
+                finish(s, &mut spec, &mut diags);
             }
+            if level == 2 {
+                current = start_task(&line, content, &mut diags);
+            }
+            continue;
         }
         let Some(s) = &mut current else { continue };
         s.end = line.span().end;
