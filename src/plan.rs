@@ -267,8 +267,14 @@ pub fn build(model: &Model, stem: &str) -> (Option<Plan>, Vec<Diagnostic>) {
         graph.add_node(i);
     }
     for (i, ds) in deps.iter().enumerate() {
-        for &(j, _) in ds {
-            graph.update_edge(NodeIndex::new(j), NodeIndex::new(i), ());
+        // Deduplicated per task, so `add_edge` (O(1)) can be used: petgraph's
+        // `update_edge` scans the source's edges and is quadratic on a task
+        // with many dependents.
+        let mut seen: Vec<usize> = ds.iter().map(|&(j, _)| j).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for j in seen {
+            graph.add_edge(NodeIndex::new(j), NodeIndex::new(i), ());
         }
     }
 

@@ -75,6 +75,26 @@ pub enum Event {
         /// `fast_forward`, `merge` (gated again) or `none` (nothing to merge).
         how: String,
     },
+    /// A task's recorded pass was replayed from the cache (spec §5 step 1).
+    Cached {
+        /// The task.
+        task: String,
+        /// Its run-time cache key.
+        key: String,
+        /// The integration branch's head afterwards.
+        commit: String,
+        /// `fast_forward`, `replay`, `gated` (checked again) or `none`.
+        how: String,
+    },
+    /// A cache entry existed but could not be replayed; the task runs.
+    CacheMiss {
+        /// The task.
+        task: String,
+        /// Its run-time cache key.
+        key: String,
+        /// Why (a conflict, a failing check).
+        reason: String,
+    },
     /// A task reached a final state.
     TaskFinished {
         /// The task.

@@ -356,23 +356,75 @@ impl Git {
                 theirs,
             ],
         )?;
-        let mut lines = out.stdout.lines();
-        let tree = lines.next().unwrap_or("").trim().to_string();
-        match out.code {
-            0 => Ok(MergeTree::Clean(tree)),
-            1 => {
-                let mut paths: Vec<String> = lines
-                    .take_while(|l| !l.is_empty())
-                    .map(str::to_string)
-                    .collect();
-                paths.dedup();
-                Ok(MergeTree::Conflict(paths))
-            }
-            _ => Err(format!(
-                "`git merge-tree` failed: {}",
-                first_line(&out.stderr)
-            )),
+        parse_merge_tree(out)
+    }
+
+    /// Replays the change `base..theirs` onto `ours` without touching any
+    /// worktree (`git merge-tree --write-tree --merge-base=BASE`), as
+    /// `git cherry-pick` would.
+    pub fn merge_tree_onto(
+        &self,
+        base: &str,
+        ours: &str,
+        theirs: &str,
+    ) -> Result<MergeTree, String> {
+        let merge_base = format!("--merge-base={base}");
+        let out = self.try_run_in(
+            &self.root,
+            &[
+                "merge-tree",
+                "--write-tree",
+                "--name-only",
+                "--no-messages",
+                &merge_base,
+                ours,
+                theirs,
+            ],
+        )?;
+        parse_merge_tree(out)
+    }
+
+    /// Every file of the tree of `rev` (recursively): `(path, object id)`
+    /// pairs in git's order (`git ls-tree -r -z --full-tree`).
+    pub fn tree_files(&self, rev: &str) -> Result<Vec<(String, String)>, String> {
+        let out = self.run_in(&self.root, &["ls-tree", "-r", "-z", "--full-tree", rev])?;
+        let mut files = Vec::new();
+        for record in out.stdout.split('\0').filter(|r| !r.is_empty()) {
+            // `<mode> SP <type> SP <object> TAB <path>`
+            let Some((meta, path)) = record.split_once('\t') else {
+                return Err(format!("unexpected `git ls-tree` output: {record}"));
+            };
+            let Some(oid) = meta.split(' ').nth(2) else {
+                return Err(format!("unexpected `git ls-tree` output: {record}"));
+            };
+            files.push((path.to_string(), oid.to_string()));
         }
+        Ok(files)
+    }
+
+    /// Points `refname` at `new`, whatever it pointed at before.
+    pub fn set_ref(&self, refname: &str, new: &str) -> Result<(), String> {
+        self.run_in(&self.root, &["update-ref", "-m", "loopc", refname, new])
+            .map(|_| ())
+    }
+
+    /// The full message of every commit a ref under `prefix` points at:
+    /// `(refname, message)` pairs, read with one `git for-each-ref`.
+    pub fn ref_messages(&self, prefix: &str) -> Result<Vec<(String, String)>, String> {
+        let out = self.run_in(
+            &self.root,
+            &[
+                "for-each-ref",
+                "--format=%(refname)%00%(contents)%00",
+                prefix,
+            ],
+        )?;
+        let mut fields = out.stdout.split('\0');
+        let mut list = Vec::new();
+        while let (Some(name), Some(message)) = (fields.next(), fields.next()) {
+            list.push((name.trim_start().to_string(), message.to_string()));
+        }
+        Ok(list)
     }
 
     /// Creates a commit of `tree` with `parents` and `message`.
@@ -416,6 +468,27 @@ impl Git {
             .lines()
             .map(str::to_string)
             .collect())
+    }
+}
+
+/// Reads the output of `git merge-tree --write-tree --name-only`.
+fn parse_merge_tree(out: GitOutput) -> Result<MergeTree, String> {
+    let mut lines = out.stdout.lines();
+    let tree = lines.next().unwrap_or("").trim().to_string();
+    match out.code {
+        0 => Ok(MergeTree::Clean(tree)),
+        1 => {
+            let mut paths: Vec<String> = lines
+                .take_while(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect();
+            paths.dedup();
+            Ok(MergeTree::Conflict(paths))
+        }
+        _ => Err(format!(
+            "`git merge-tree` failed: {}",
+            first_line(&out.stderr)
+        )),
     }
 }
 

@@ -11,12 +11,14 @@
 //! then does the branch move (compare-and-swap `update-ref`).
 
 use super::attempt::{AttemptResult, Cost};
-use super::context::{Protocol, RunCtx};
+use super::cache::Entry;
+use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::events::Event;
 use super::gate::{self, Check, GateCost, Verdict};
 use super::git::MergeTree;
 use super::process::{self, Exit, Spec};
 use super::worktree;
+use crate::plan::Task;
 
 /// How a merge went.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,17 +92,73 @@ pub fn integrate(
     let Some(files) = r.files.as_ref() else {
         return Merge::Error("the attempt has no log directory".into());
     };
-    // Gate the merge result in a detached scratch worktree.
-    let scratch = ctx.layout.merge_worktree(&task.name, r.input.serial);
+    let verdict = gate_in_scratch(
+        ctx,
+        task,
+        r.input.attempt,
+        r.input.serial,
+        files,
+        &merged,
+        head,
+        earlier,
+        cost,
+    );
+    match verdict {
+        Verdict::Pass => match ctx
+            .git
+            .update_ref(&ctx.integration_ref, &merged, Some(head))
+        {
+            Ok(true) => Merge::Advanced {
+                commit: merged,
+                how: "merge",
+            },
+            Ok(false) => Merge::Error(format!(
+                "{} moved while loopc was running; it must only be changed by loopc during a run",
+                ctx.integration_ref
+            )),
+            Err(e) => Merge::Error(e),
+        },
+        Verdict::Stopped => Merge::Stopped,
+        other => Merge::Rejected(other),
+    }
+}
+
+/// Checks out `merged` detached in a scratch worktree, runs `setup`, then
+/// `task`'s checks plus `earlier` (checks of tasks merged before), and
+/// removes the worktree. `head` is the integration branch head the result
+/// would replace (`LOOP_BASE`).
+#[allow(clippy::too_many_arguments)]
+fn gate_in_scratch(
+    ctx: &RunCtx,
+    task: &Task,
+    attempt: u32,
+    serial: u32,
+    files: &AttemptFiles,
+    merged: &str,
+    head: &str,
+    earlier: &[Check],
+    cost: &mut Cost,
+) -> Verdict {
+    let mut checks = gate::checks_of(task);
+    for c in earlier {
+        if !checks.iter().any(|k| k.kind == c.kind) {
+            checks.push(c.clone());
+        }
+    }
+    if checks.is_empty() {
+        // Nothing to check: no worktree, no `setup`.
+        return Verdict::Pass;
+    }
+    let scratch = ctx.layout.merge_worktree(&task.name, serial);
     {
         let _g = ctx.worktree_lock.lock();
-        if let Err(e) = worktree::create(&ctx.git, &scratch, None, &merged) {
-            return Merge::Error(format!("cannot create merge worktree: {e}"));
+        if let Err(e) = worktree::create(&ctx.git, &scratch, None, merged) {
+            return Verdict::Error(format!("cannot create merge worktree: {e}"));
         }
     }
     let proto = Protocol {
         task,
-        attempt: r.input.attempt,
+        attempt,
         base: head,
         files,
     };
@@ -130,12 +188,6 @@ pub fn integrate(
                 Err(e) => return Verdict::Error(e),
             }
         }
-        let mut checks = gate::checks_of(task);
-        for c in earlier {
-            if !checks.iter().any(|k| k.kind == c.kind) {
-                checks.push(c.clone());
-            }
-        }
         let mut gc = GateCost::default();
         let v = gate::run_checks(ctx, &proto, &scratch, &checks, "merge", &mut gc);
         cost.micro_usd += gc.micro_usd;
@@ -146,22 +198,130 @@ pub fn integrate(
         let _g = ctx.worktree_lock.lock();
         let _ = worktree::remove(&ctx.git, &scratch, None);
     }
-    match verdict {
-        Verdict::Pass => match ctx
+    verdict
+}
+
+/// How replaying a cache entry went (spec §5 step 1).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Replay {
+    /// The task's work is on the integration branch, now at `commit`.
+    Done {
+        /// The new head (unchanged when the work was already there).
+        commit: String,
+        /// `fast_forward` (the recorded commit itself), `replay` (a new
+        /// commit whose tree the task's gates passed on), `gated` (a new
+        /// commit whose checks ran again) or `none` (nothing to apply).
+        how: &'static str,
+    },
+    /// The entry cannot be used; the task runs.
+    Miss(String),
+    /// The run is stopping.
+    Stopped,
+}
+
+/// Replays `entry` (task index `task`) onto the integration branch at
+/// `head`, without touching any checkout. A replay whose tree the task's
+/// gates passed on (or that changes nothing) advances without checks; any
+/// other runs the task's checks and `earlier` on the result first, in a
+/// scratch worktree with log directory `.loopc/logs/<task>/<serial>/`.
+/// `cost` receives agent gates' costs.
+pub fn replay(
+    ctx: &RunCtx,
+    task: usize,
+    serial: u32,
+    entry: &Entry,
+    head: &str,
+    earlier: &[Check],
+    cost: &mut Cost,
+) -> Replay {
+    let task = &ctx.plan.tasks[task];
+    let moved = || {
+        Replay::Miss(format!(
+            "{} moved while loopc was running; it must only be changed by loopc during a run",
+            ctx.integration_ref
+        ))
+    };
+    let Some(parent) = entry.parent.as_deref() else {
+        return Replay::Done {
+            commit: head.to_string(),
+            how: "none",
+        };
+    };
+    if parent == head {
+        return match ctx
             .git
-            .update_ref(&ctx.integration_ref, &merged, Some(head))
+            .update_ref(&ctx.integration_ref, &entry.commit, Some(head))
         {
-            Ok(true) => Merge::Advanced {
-                commit: merged,
-                how: "merge",
+            Ok(true) => Replay::Done {
+                commit: entry.commit.clone(),
+                how: "fast_forward",
             },
-            Ok(false) => Merge::Error(format!(
-                "{} moved while loopc was running; it must only be changed by loopc during a run",
-                ctx.integration_ref
-            )),
-            Err(e) => Merge::Error(e),
+            Ok(false) => moved(),
+            Err(e) => Replay::Miss(e),
+        };
+    }
+    let tree = match ctx.git.merge_tree_onto(parent, head, &entry.commit) {
+        Ok(MergeTree::Clean(tree)) => tree,
+        Ok(MergeTree::Conflict(paths)) => {
+            return Replay::Miss(format!("replay conflicts in {}", paths.join(", ")));
+        }
+        Err(e) => return Replay::Miss(e),
+    };
+    match ctx.git.tree_of(head) {
+        Ok(t) if t == tree => {
+            return Replay::Done {
+                commit: head.to_string(),
+                how: "none",
+            };
+        }
+        Ok(_) => {}
+        Err(e) => return Replay::Miss(e),
+    }
+    let title = task.title.clone().unwrap_or_else(|| task.name.clone());
+    let message = format!(
+        "loop({}): {title}\n\nReplayed from the loopc cache.",
+        task.name
+    );
+    let replayed = match ctx.git.commit_tree(&tree, &[head], &message) {
+        Ok(c) => c,
+        Err(e) => return Replay::Miss(e),
+    };
+    let how = if tree == entry.gated_tree {
+        "replay"
+    } else {
+        let files = match AttemptFiles::create(&ctx.layout, &task.name, serial) {
+            Ok(f) => f,
+            Err(e) => return Replay::Miss(e),
+        };
+        if let Err(e) = ctx.git.diff_to_file(head, &replayed, &files.diff) {
+            return Replay::Miss(e);
+        }
+        ctx.events.emit(Event::Phase {
+            task: task.name.clone(),
+            attempt: 0,
+            phase: "replay".into(),
+            gate: None,
+        });
+        match gate_in_scratch(ctx, task, 0, serial, &files, &replayed, head, earlier, cost) {
+            Verdict::Pass => "gated",
+            Verdict::Stopped => return Replay::Stopped,
+            Verdict::Reject { reason, .. } => {
+                return Replay::Miss(format!("the replayed work failed its checks: {reason}"));
+            }
+            Verdict::Blocked(why) | Verdict::Error(why) => {
+                return Replay::Miss(format!("the replayed work could not be checked: {why}"));
+            }
+        }
+    };
+    match ctx
+        .git
+        .update_ref(&ctx.integration_ref, &replayed, Some(head))
+    {
+        Ok(true) => Replay::Done {
+            commit: replayed,
+            how,
         },
-        Verdict::Stopped => Merge::Stopped,
-        other => Merge::Rejected(other),
+        Ok(false) => moved(),
+        Err(e) => Replay::Miss(e),
     }
 }

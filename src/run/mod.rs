@@ -9,14 +9,18 @@
 //! - [`scheduler`]: the coordinator (parallelism, retries, skips, budgets);
 //! - [`handoff`]: handoff files and Claude Code's JSON result;
 //! - [`state`], [`events`], [`progress`]: `.loopc/` files;
+//! - [`dry_run`]: `run --dry-run`;
 //! - [`ui`], [`summary`]: what a person sees; [`status`], [`clean`]: the other commands;
-//! - [`budget`], [`cache`], [`lock`], [`interrupt`]: seams for budgets, the cache, the lock and Ctrl-C.
+//! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
+//!   replays are [`merge::replay`];
+//! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C.
 
 pub mod attempt;
 pub mod budget;
 pub mod cache;
 pub mod clean;
 pub mod context;
+pub mod dry_run;
 pub mod events;
 pub mod gate;
 pub mod git;
@@ -182,27 +186,7 @@ fn preflight(git: &Git, plan: &Plan) -> Result<String, RunError> {
             )));
         }
     }
-    let base_commit = match &plan.settings.base {
-        Some(base) => git
-            .commit_of(&format!("refs/heads/{base}"))
-            .map_err(RunError::usage)?
-            .or(git.commit_of(base).map_err(RunError::usage)?)
-            .ok_or_else(|| {
-                RunError::usage(format!(
-                    "the base branch `{base}` does not exist in {}",
-                    git.root.display()
-                ))
-            })?,
-        None => git
-            .commit_of("HEAD")
-            .map_err(RunError::usage)?
-            .ok_or_else(|| {
-                RunError::usage(format!(
-                    "the repository at {} has no commit to start from; commit something first",
-                    git.root.display()
-                ))
-            })?,
-    };
+    let base_commit = base_commit(git, plan)?;
     let refname = format!("refs/heads/{branch}");
     let existing = git.commit_of(&refname).map_err(RunError::usage)?;
     let worktrees = git.worktrees().map_err(RunError::usage)?;
@@ -215,19 +199,43 @@ fn preflight(git: &Git, plan: &Plan) -> Result<String, RunError> {
             w.path.display()
         )));
     }
-    match existing {
-        Some(head) => Ok(head),
-        None => {
-            if !git
-                .update_ref(&refname, &base_commit, None)
-                .map_err(RunError::usage)?
-            {
-                return Err(RunError::usage(format!(
-                    "cannot create the integration branch `{branch}`"
-                )));
-            }
-            Ok(base_commit)
-        }
+    // Every run builds the integration branch afresh from the base: tasks
+    // recorded in the cache are replayed (an unchanged plan reproduces the
+    // same commits), the others run.
+    if existing.as_deref() != Some(base_commit.as_str())
+        && !git
+            .update_ref(&refname, &base_commit, existing.as_deref())
+            .map_err(RunError::usage)?
+    {
+        return Err(RunError::usage(format!(
+            "cannot reset the integration branch `{branch}` to the base (it moved meanwhile)"
+        )));
+    }
+    Ok(base_commit)
+}
+
+/// The commit runs start from: `loop.base`, else the checked-out commit.
+fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
+    match &plan.settings.base {
+        Some(base) => git
+            .commit_of(&format!("refs/heads/{base}"))
+            .map_err(RunError::usage)?
+            .or(git.commit_of(base).map_err(RunError::usage)?)
+            .ok_or_else(|| {
+                RunError::usage(format!(
+                    "the base branch `{base}` does not exist in {}",
+                    git.root.display()
+                ))
+            }),
+        None => git
+            .commit_of("HEAD")
+            .map_err(RunError::usage)?
+            .ok_or_else(|| {
+                RunError::usage(format!(
+                    "the repository at {} has no commit to start from; commit something first",
+                    git.root.display()
+                ))
+            }),
     }
 }
 
@@ -236,16 +244,6 @@ fn preflight(git: &Git, plan: &Plan) -> Result<String, RunError> {
 pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunError> {
     let git = Git::discover(cwd).map_err(RunError::usage)?;
     let layout = Layout::new(&git.root);
-    if options.dry_run {
-        println!("plan {}: {} task(s)", plan.name, plan.tasks.len());
-        for t in &plan.tasks {
-            println!("{}: run", t.name);
-        }
-        return Ok(exit::OK);
-    }
-    layout.create(&git).map_err(RunError::usage)?;
-    let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
-    let head = preflight(&git, &plan)?;
     for name in &options.force {
         if plan.task_index(name).is_none() {
             return Err(RunError::usage(format!(
@@ -253,6 +251,34 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
             )));
         }
     }
+    if options.dry_run {
+        let base = base_commit(&git, &plan)?;
+        let store = if options.no_cache {
+            None
+        } else {
+            Some(cache::Store::load(&git, &layout).map_err(RunError::usage)?)
+        };
+        print!(
+            "{}",
+            dry_run::report(&plan, &options.force, &git, store.as_ref(), &base)
+        );
+        return Ok(exit::OK);
+    }
+    layout.create(&git).map_err(RunError::usage)?;
+    let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
+    let head = preflight(&git, &plan)?;
+    let cache_use = scheduler::CacheUse {
+        store: if options.no_cache {
+            None
+        } else {
+            Some(cache::Store::load(&git, &layout).map_err(RunError::usage)?)
+        },
+        forced: plan
+            .tasks
+            .iter()
+            .map(|t| options.force.iter().any(|f| f == &t.name))
+            .collect(),
+    };
     let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
     let events = Recorder::open(&layout.events, ui::Ui::detect()).map_err(RunError::usage)?;
     // A new run starts a new progress file.
@@ -276,7 +302,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     });
     interrupt::install();
     let state = scheduler::initial_state(&ctx, &options.plan_file, &head);
-    let finish = scheduler::run(Arc::clone(&ctx), parallel, state);
+    let finish = scheduler::run(Arc::clone(&ctx), parallel, state, cache_use);
     ctx.events.ui().finish();
     print!("{}", summary::table(&finish.state));
     Ok(finish.code)

@@ -13,6 +13,7 @@ use super::merge::{self, Merge};
 use super::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 use super::{cache, interrupt, progress, worktree};
 use crate::exit;
+use crate::key::Key;
 use crate::plan::{OnFail, TaskKind};
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -32,6 +33,17 @@ struct Slot {
     feedback: String,
     /// When the current attempt started (monotonic).
     since: Option<Instant>,
+    /// Whether the cache was consulted for this task already.
+    cache_tried: bool,
+}
+
+/// How a run uses the cache (spec §6).
+#[derive(Debug, Default)]
+pub struct CacheUse {
+    /// The entries; `None` with `--no-cache` (neither read nor written).
+    pub store: Option<cache::Store>,
+    /// Per task: `--force` named it (not read, still written).
+    pub forced: Vec<bool>,
 }
 
 /// How the run ended.
@@ -45,8 +57,11 @@ pub struct Finish {
 
 /// Runs the plan to the end. `parallel` is the number of tasks at once
 /// (≥ 1); `state` the initial state (every task pending).
-pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState) -> Finish {
+pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse) -> Finish {
     let mut sched = Scheduler {
+        keys: vec![None; ctx.plan.tasks.len()],
+        lister: cache::FileLister::default(),
+        cache,
         slots: (0..ctx.plan.tasks.len()).map(|_| Slot::default()).collect(),
         meter: Meter::new(ctx.plan.budget.clone()),
         head: state.head_commit.clone(),
@@ -81,6 +96,13 @@ struct Scheduler {
     merged_checks: Vec<Check>,
     stop: Option<(StopKind, String)>,
     running: usize,
+    /// The cache and `--force`.
+    cache: CacheUse,
+    /// Per task: the run-time key its result is known under (set when it
+    /// was replayed or recorded).
+    keys: Vec<Option<Key>>,
+    /// Base commits' file lists for `inputs`.
+    lister: cache::FileLister,
 }
 
 impl Scheduler {
@@ -166,14 +188,16 @@ impl Scheduler {
         pool: &rayon::ThreadPool,
         tx: &mpsc::Sender<AttemptResult>,
     ) {
+        self.replay_fast_forwards(state);
         for i in 0..self.ctx.plan.tasks.len() {
-            if self.running >= self.parallel || self.stop.is_some() {
+            if self.stop.is_some() {
                 return;
             }
             if state.tasks[i].status != TaskStatus::Pending {
                 continue;
             }
-            let task = &self.ctx.plan.tasks[i];
+            let ctx = Arc::clone(&self.ctx);
+            let task = &ctx.plan.tasks[i];
             if !task
                 .dependencies
                 .iter()
@@ -183,10 +207,20 @@ impl Scheduler {
             }
             if state.tasks[i].attempts == 0
                 && self.slots[i].infra == 0
-                && let Some(hit) = cache::lookup(&self.ctx, i)
+                && !self.slots[i].cache_tried
             {
-                // The cache issue replays `hit` here; until then lookups miss.
-                let _ = hit;
+                self.slots[i].cache_tried = true;
+                if self.try_cache(state, i) {
+                    self.save(state);
+                    continue;
+                }
+                if self.stop.is_some() {
+                    return;
+                }
+            }
+            // Replays need no slot; attempts do.
+            if self.running >= self.parallel {
+                continue;
             }
             let is_agent = matches!(task.kind, TaskKind::Agent { .. });
             if let Some(reason) = self.meter.exhausted(is_agent) {
@@ -265,6 +299,7 @@ impl Scheduler {
 
         // Merge a passed attempt (step 7).
         let mut outcome = r.outcome.clone();
+        let merge_base = self.head.clone();
         if let Outcome::Passed { commit, .. } = &outcome {
             let mut cost = Cost::default();
             let merged = merge::integrate(
@@ -389,6 +424,7 @@ impl Scheduler {
                 ts.reason = None;
                 ts.worktree = None;
                 let title = task.title.clone().unwrap_or_else(|| task.name.clone());
+                let files_for_cache = files.clone();
                 if let Err(e) = progress::append(
                     &self.ctx.layout.progress,
                     &task.name,
@@ -398,15 +434,8 @@ impl Scheduler {
                 ) {
                     self.ctx.events.ui().line(&format!("loopc: {e}"));
                 }
-                cache::record(&self.ctx, i, &self.head);
-                for mut c in gate::checks_of(&task) {
-                    if !gate::is_agent(&c) && !self.merged_checks.iter().any(|k| k.kind == c.kind) {
-                        if c.label == "accept" {
-                            c.label = format!("accept of {}", task.name);
-                        }
-                        self.merged_checks.push(c);
-                    }
-                }
+                self.record(state, i, &r, &merge_base, summary.clone(), files_for_cache);
+                self.remember_checks(i);
                 {
                     let _g = self.ctx.worktree_lock.lock();
                     if let Err(e) = worktree::remove(&self.ctx.git, &r.worktree, Some(&r.branch)) {
@@ -474,6 +503,260 @@ impl Scheduler {
                 }
                 self.task_final(state, i, TaskStatus::Interrupted, None);
             }
+        }
+    }
+
+    /// Adds task `i`'s command checks to those gated again on later merges.
+    fn remember_checks(&mut self, i: usize) {
+        let task = &self.ctx.plan.tasks[i];
+        for mut c in gate::checks_of(task) {
+            if !gate::is_agent(&c) && !self.merged_checks.iter().any(|k| k.kind == c.kind) {
+                if c.label == "accept" {
+                    c.label = format!("accept of {}", task.name);
+                }
+                self.merged_checks.push(c);
+            }
+        }
+    }
+
+    /// Task `i`'s run-time key with its work starting at `base`; `None`
+    /// (with a note on the display) when it cannot be computed.
+    fn key_at(&mut self, i: usize, base: &str) -> Option<cache::RunKey> {
+        let task = &self.ctx.plan.tasks[i];
+        let computed = self
+            .lister
+            .files_for(&self.ctx.git, task, base)
+            .and_then(|files| {
+                cache::run_key(
+                    &self.ctx.plan,
+                    i,
+                    &self.keys,
+                    files.as_deref().map(|v| v.as_slice()),
+                )
+            });
+        match computed {
+            Ok(k) => Some(k),
+            Err(e) => {
+                self.ctx
+                    .events
+                    .ui()
+                    .line(&format!("loopc: {}: no cache key: {e}", task.name));
+                None
+            }
+        }
+    }
+
+    /// Step 1: looks task `i` up in the cache and replays a hit. Returns
+    /// true when the task is done (`cached`).
+    fn try_cache(&mut self, state: &mut RunState, i: usize) -> bool {
+        match self.lookup(i) {
+            Some((rk, entry)) => self.replay(state, i, rk, entry),
+            None => false,
+        }
+    }
+
+    /// Task `i`'s cache entry under its key at the current head, unless
+    /// the cache is off or `--force` names the task.
+    fn lookup(&mut self, i: usize) -> Option<(cache::RunKey, cache::Entry)> {
+        if self.cache.store.is_none() || self.cache.forced.get(i).copied().unwrap_or(false) {
+            return None;
+        }
+        let head = self.head.clone();
+        let rk = self.key_at(i, &head)?;
+        let entry = self.cache.store.as_ref()?.get(&rk.key)?.clone();
+        Some((rk, entry))
+    }
+
+    /// Replays first the hits that fast-forward to their recorded commit
+    /// (or change nothing), as long as there are any: a rerun then follows
+    /// the order in which an earlier (parallel) run merged, reproducing its
+    /// commits without checks or worktrees, whatever the plan's order.
+    fn replay_fast_forwards(&mut self, state: &mut RunState) {
+        loop {
+            let mut progressed = false;
+            for i in 0..self.ctx.plan.tasks.len() {
+                if self.stop.is_some() {
+                    return;
+                }
+                if !self.ready(state, i)
+                    || state.tasks[i].attempts != 0
+                    || self.slots[i].infra != 0
+                    || self.slots[i].cache_tried
+                {
+                    continue;
+                }
+                let Some((rk, entry)) = self.lookup(i) else {
+                    continue;
+                };
+                if entry.parent.as_ref().is_some_and(|p| *p != self.head) {
+                    continue;
+                }
+                self.slots[i].cache_tried = true;
+                progressed |= self.replay(state, i, rk, entry);
+                self.save(state);
+            }
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    /// Whether task `i` is pending with every dependency done.
+    fn ready(&self, state: &RunState, i: usize) -> bool {
+        state.tasks[i].status == TaskStatus::Pending
+            && self.ctx.plan.tasks[i]
+                .dependencies
+                .iter()
+                .all(|&d| state.tasks[d].status.is_done())
+    }
+
+    /// Replays the hit `entry` of task `i` (key `rk`). Returns true when the
+    /// task is done (`cached`); false on a miss.
+    fn replay(
+        &mut self,
+        state: &mut RunState,
+        i: usize,
+        rk: cache::RunKey,
+        entry: cache::Entry,
+    ) -> bool {
+        let head = self.head.clone();
+        let task = self.ctx.plan.tasks[i].clone();
+        self.slots[i].serial += 1;
+        let since = Instant::now();
+        let mut cost = Cost::default();
+        let replayed = merge::replay(
+            &self.ctx,
+            i,
+            self.slots[i].serial,
+            &entry,
+            &head,
+            &self.merged_checks,
+            &mut cost,
+        );
+        // Agent gates run on a replay are paid for like merge checks; an
+        // unknown cost under a cost budget counts the agent's cap, or stops
+        // the run (it is never counted as zero).
+        let mut charged = cost.micro_usd;
+        let mut unknown = cost.unknown;
+        if unknown && self.meter.counts_cost() {
+            let cap = match &task.kind {
+                TaskKind::Agent { agent, .. } => agent.cost,
+                TaskKind::Command { .. } => None,
+            };
+            match cap {
+                Some(c) => {
+                    charged += c;
+                    unknown = false;
+                }
+                None => self.set_stop(
+                    StopKind::Budget,
+                    format!(
+                        "the cost of an agent gate checking the replay of task `{}` could not \
+                         be read and a cost budget is set, so the run stops",
+                        task.name
+                    ),
+                ),
+            }
+        }
+        self.meter.spent.cost_micro_usd += charged;
+        let ts = &mut state.tasks[i];
+        ts.cost_micro_usd += charged;
+        ts.cost_unknown |= unknown;
+        ts.duration_ms += since.elapsed().as_millis() as u64;
+        match replayed {
+            merge::Replay::Done { commit, how } => {
+                self.head = commit.clone();
+                self.keys[i] = Some(rk.key);
+                self.ctx.events.emit(Event::Cached {
+                    task: task.name.clone(),
+                    key: rk.key.to_hex(),
+                    commit,
+                    how: how.to_string(),
+                });
+                let ts = &mut state.tasks[i];
+                ts.cache_key = Some(rk.key.to_hex());
+                ts.summary = entry.summary.clone();
+                ts.commit = Some(self.head.clone());
+                ts.reason = None;
+                if ts.started_at.is_none() {
+                    ts.started_at = Some(super::time::now_rfc3339());
+                }
+                let title = task.title.clone().unwrap_or_else(|| task.name.clone());
+                if let Err(e) = progress::append(
+                    &self.ctx.layout.progress,
+                    &task.name,
+                    &title,
+                    entry.summary.as_deref(),
+                    &entry.files,
+                ) {
+                    self.ctx.events.ui().line(&format!("loopc: {e}"));
+                }
+                self.remember_checks(i);
+                self.task_final(state, i, TaskStatus::Cached, None);
+                true
+            }
+            merge::Replay::Miss(reason) => {
+                self.ctx.events.emit(Event::CacheMiss {
+                    task: task.name.clone(),
+                    key: rk.key.to_hex(),
+                    reason,
+                });
+                false
+            }
+            merge::Replay::Stopped => {
+                self.set_stop(StopKind::Interrupted, "interrupted".into());
+                false
+            }
+        }
+    }
+
+    /// Records task `i`'s pass in the cache (step 8). `before` is the
+    /// integration head its work was merged onto; `self.head` the result.
+    fn record(
+        &mut self,
+        state: &mut RunState,
+        i: usize,
+        r: &AttemptResult,
+        before: &str,
+        summary: Option<String>,
+        files: Vec<String>,
+    ) {
+        if self.cache.store.is_none() {
+            return;
+        }
+        let Some(rk) = self.key_at(i, &r.input.base) else {
+            return;
+        };
+        let gated_tree = match self.ctx.git.tree_of(&self.head) {
+            Ok(t) => t,
+            Err(e) => {
+                self.ctx.events.ui().line(&format!("loopc: cache: {e}"));
+                return;
+            }
+        };
+        let ts = &mut state.tasks[i];
+        ts.cache_key = Some(rk.key.to_hex());
+        let entry = cache::Entry {
+            format: cache::CACHE_FORMAT_VERSION.to_string(),
+            key: rk.key.to_hex(),
+            plan: self.ctx.plan.name.clone(),
+            task: ts.name.clone(),
+            recorded_at: super::time::now_rfc3339(),
+            recorded_unix_ms: cache::unix_ms(),
+            summary,
+            cost_micro_usd: ts.cost_micro_usd,
+            cost_unknown: ts.cost_unknown,
+            commit: self.head.clone(),
+            parent: (self.head != before).then(|| before.to_string()),
+            gated_tree,
+            files,
+            components: rk.components,
+        };
+        self.keys[i] = Some(rk.key);
+        if let Some(store) = self.cache.store.as_mut()
+            && let Err(e) = store.record(&self.ctx.git, entry)
+        {
+            self.ctx.events.ui().line(&format!("loopc: cache: {e}"));
         }
     }
 
@@ -584,6 +867,7 @@ pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
                 commit: None,
                 worktree: None,
                 logs: None,
+                cache_key: None,
             })
             .collect(),
     }

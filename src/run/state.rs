@@ -133,6 +133,10 @@ pub struct TaskState {
     pub worktree: Option<String>,
     /// The last attempt's log directory.
     pub logs: Option<String>,
+    /// The run-time cache key its result was replayed from or recorded
+    /// under (absent with `--no-cache` or before it passed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_key: Option<String>,
 }
 
 /// The state file's document.

@@ -60,10 +60,20 @@ pub fn table(state: &RunState) -> String {
         out.push('\n');
     }
     let passed = state.tasks.iter().filter(|t| t.status.is_done()).count();
+    let cached = state
+        .tasks
+        .iter()
+        .filter(|t| t.status == super::state::TaskStatus::Cached)
+        .count();
     out.push_str(&format!(
-        "run {}: {passed}/{} tasks passed, {} agent attempts, {}{}, integration branch {} at {}\n",
+        "run {}: {passed}/{} tasks passed{}, {} agent attempts, {}{}, integration branch {} at {}\n",
         state.status.as_str(),
         state.tasks.len(),
+        if cached > 0 {
+            format!(" ({cached} from the cache)")
+        } else {
+            String::new()
+        },
         state.spent.iterations,
         super::time::dollars(total_cost),
         if any_unknown {

@@ -136,6 +136,16 @@ fn plain_line(event: &Event) -> Option<String> {
             attempt,
             phase,
             gate,
+        } if *attempt == 0 => match gate {
+            // Attempt 0: checks of a replay from the cache.
+            Some(g) => format!("loopc: {task} replay: {phase} {g}"),
+            None => format!("loopc: {task}: {phase}"),
+        },
+        Event::Phase {
+            task,
+            attempt,
+            phase,
+            gate,
         } => match gate {
             Some(g) => format!("loopc: {task} attempt {attempt}: {phase} {g}"),
             None => format!("loopc: {task} attempt {attempt}: {phase}"),
@@ -152,6 +162,15 @@ fn plain_line(event: &Event) -> Option<String> {
         },
         Event::Merged { task, commit, how } => {
             format!("loopc: {task}: merged ({how}) at {}", short(commit))
+        }
+        Event::Cached {
+            task, commit, how, ..
+        } => format!(
+            "loopc: {task}: replayed from the cache ({how}) at {}",
+            short(commit)
+        ),
+        Event::CacheMiss { task, reason, .. } => {
+            format!("loopc: {task}: cache entry not used: {reason}")
         }
         Event::TaskFinished {
             task,
