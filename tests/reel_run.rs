@@ -58,6 +58,14 @@ fn a_directory_of_specs_runs_with_cross_file_dependencies() {
             > repo.seq_of("attempt_finished", "auth.a1b2c3d4")
     );
     assert_eq!(repo.git(&["rev-parse", "main"]), main_before);
+
+    // A second run replays every task from the cache: the lowered tasks'
+    // keys are stable from one compilation of the specs to the next.
+    let again = repo.loopc(&["run", "specs"]);
+    assert_eq!(again.code, 0, "{again:?}");
+    for task in ["auth.a1b2c3d4", "billing.0f3a9b2c", "notify.9e8d7c6b"] {
+        assert_eq!(repo.status_of(task), "cached", "{task}: {again:?}");
+    }
 }
 
 #[test]

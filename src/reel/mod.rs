@@ -265,16 +265,28 @@ fn defaults_path(inputs: &[PathBuf], given: Option<&Path>) -> Option<PathBuf> {
 /// JSON spec's `name` (when it is a valid task name), else the file's stem,
 /// or the directory's name.
 ///
-/// Errors: a spec, a directory or the defaults file cannot be read. Problems
-/// in their contents are diagnostics in the compilation.
+/// Errors: a spec, a directory or the defaults file cannot be read, or a
+/// directory holds no spec. Problems in their contents are diagnostics in the
+/// compilation.
 pub fn compile_paths(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel, LoadError> {
     let mut files = Vec::new();
     for input in inputs {
         if input.is_dir() {
-            files.extend(spec_files(input).map_err(|error| LoadError {
+            let found = spec_files(input).map_err(|error| LoadError {
                 path: input.display().to_string(),
                 error,
-            })?);
+            })?;
+            // A directory without specs is a mistyped path, not an empty plan.
+            if found.is_empty() {
+                return Err(LoadError {
+                    path: input.display().to_string(),
+                    error: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "a directory with no REEL specs (.md, .json, .feature) in it",
+                    ),
+                });
+            }
+            files.extend(found);
         } else {
             files.push(input.clone());
         }
