@@ -43,21 +43,18 @@ pub fn to_loop(reel: &Reel) -> Result<String, Vec<Diagnostic>> {
         Item::Loop(l) if reel.defaults.is_some_and(|d| l.span.end <= d.end) => Some(l),
         _ => None,
     });
-    match (loop_item, &name) {
-        (Some(l), Some(name)) if l.name.is_none() => {
+    let split = loop_item.and_then(|l| {
+        l.name.is_none().then_some(())?;
+        defaults_text.split_at_checked(l.block.keyword.end.checked_sub(bom)?)
+    });
+    match (loop_item, &name, split) {
+        (Some(_), Some(name), Some((head, tail))) => {
             // Name the loop as the specs did, right after its keyword.
-            let at = l
-                .block
-                .keyword
-                .end
-                .saturating_sub(bom)
-                .min(defaults_text.len());
-            let (head, tail) = defaults_text.split_at(at);
             out.push_str(head);
             out.push_str(&format!(" {}", quote(name)));
             out.push_str(tail);
         }
-        (None, Some(name)) => {
+        (None, Some(name), _) => {
             out.push_str(&format!("loop {} {{}}\n\n", quote(name)));
             out.push_str(defaults_text);
         }

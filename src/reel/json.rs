@@ -518,7 +518,9 @@ fn task(node: &Node, diags: &mut Vec<Diagnostic>) -> Option<SpecTask> {
         return None;
     };
     let open = Span::new(node.span.start, node.span.start + 1);
-    let m = fields(members, &TASK_KEYS, diags);
+    let mut m = fields(members, &TASK_KEYS, diags);
+    // `null` is what many generators write for "none": the same as no key.
+    m.retain(|_, v| v.value != Value::Null);
     let Some(id) = string("id", m.get("id"), diags) else {
         if !m.contains_key("id") {
             diags.push(
@@ -635,5 +637,11 @@ mod tests {
         let (_, diags) = parse(src);
         let codes: Vec<Code> = diags.iter().map(|d| d.code).collect();
         assert_eq!(codes, [Code::E0002]);
+        // `null` is no value: no dependencies, and a missing acceptance command.
+        let src = r#"[{"id": "a1b2c3d4", "title": null, "acceptance": null, "depends_on": null}]"#;
+        let (spec, diags) = parse(src);
+        let codes: Vec<Code> = diags.iter().map(|d| d.code).collect();
+        assert_eq!(codes, [Code::E0008]);
+        assert!(spec.tasks[0].depends_on.is_empty() && spec.tasks[0].title.is_none());
     }
 }
