@@ -870,3 +870,4 @@ mod tests {
         assert_eq!(c, ["# a", "# b"]);
     }
 }
+
