@@ -36,8 +36,8 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "session", "token", "refresh", "route", "handler", "module", "cache", "schema",
-    "client", "request", "response", "error", "retry", "config", "parser", "test",
+    "session", "token", "refresh", "route", "handler", "module", "cache", "schema", "client",
+    "request", "response", "error", "retry", "config", "parser", "test",
 ];
 
 /// The dependencies of every task: indices of earlier tasks, 0 to 3 each,
@@ -114,7 +114,12 @@ pub fn generate(n: usize) -> Generated {
     makefile.push_str(".PHONY: all\nall: out/t0\n\n");
     for (i, ds) in deps.iter().enumerate() {
         let w = |r: &mut Rng| WORDS[r.below(WORDS.len() as u64) as usize];
-        let _ = write!(plan, "\ntask t{i} \"Task {i}: {} the {}\"", w(&mut rng), w(&mut rng));
+        let _ = write!(
+            plan,
+            "\ntask t{i} \"Task {i}: {} the {}\"",
+            w(&mut rng),
+            w(&mut rng)
+        );
         if !ds.is_empty() {
             plan.push(':');
             for d in ds {
@@ -137,7 +142,11 @@ pub fn generate(n: usize) -> Generated {
             plan.push_str("      \"\"\"\n");
             let _ = writeln!(plan, "  accept = \"pytest -q tests/test_t{i}.py\"");
         }
-        let _ = writeln!(plan, "  inputs = [\"src/{}/**\", \"tests/test_t{i}.py\"]", w(&mut rng));
+        let _ = writeln!(
+            plan,
+            "  inputs = [\"src/{}/**\", \"tests/test_t{i}.py\"]",
+            w(&mut rng)
+        );
         if i % 7 == 0 {
             plan.push_str("  gates  = [tests, lint]\n");
         }

@@ -10,7 +10,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let Some(n) = args.next().and_then(|a| a.replace('_', "").parse::<usize>().ok()) else {
+    let Some(n) = args
+        .next()
+        .and_then(|a| a.replace('_', "").parse::<usize>().ok())
+    else {
         eprintln!("usage: gen-plan N [DIR]");
         return ExitCode::from(2);
     };

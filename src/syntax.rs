@@ -870,4 +870,3 @@ mod tests {
         assert_eq!(c, ["# a", "# b"]);
     }
 }
-
