@@ -137,13 +137,28 @@ fn a_directory_namespaces_tasks_by_file_stem() {
     assert_eq!(r.files.len(), 3);
 }
 
-/// A directory of specs in a temporary directory.
-fn temp_specs(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        std::fs::write(dir.path().join(name), text).unwrap();
+/// A directory `specs/` of spec files in a temporary directory (named so,
+/// since a directory's name is its plan's name and `.tmp…` is not a valid
+/// branch component).
+struct Specs {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+}
+
+impl Specs {
+    fn path(&self) -> &Path {
+        &self.dir
     }
-    dir
+}
+
+fn temp_specs(files: &[(&str, &str)]) -> Specs {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("specs");
+    std::fs::create_dir(&dir).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    Specs { _tmp: tmp, dir }
 }
 
 const DEFAULTS: &str =
@@ -531,4 +546,114 @@ fn the_other_reel_problems_have_their_codes_and_files() {
     let (file, local) = c.files.locate(c.diagnostics[0].primary.span).unwrap();
     assert!(file.name.ends_with("x.md"));
     assert_eq!(local.start, 17);
+}
+
+/// Whole compilations of mutated spec directories: the checker and the plan
+/// phase on lowered specs, and rendering through the source map, never
+/// panic, and a plan exists exactly when there is no error.
+#[test]
+fn mutated_spec_directories_compile_and_render() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let names = ["defaults.loop", "auth.md", "billing.json", "notify.feature"];
+    let originals: Vec<String> = names
+        .iter()
+        .map(|n| std::fs::read_to_string(fixture(&format!("dir/{n}"))).unwrap())
+        .collect();
+    let pieces = [
+        "auth.",
+        "a1b2c3d4",
+        "billing.0f3a9b2c",
+        ",",
+        "\n",
+        "`",
+        "\"",
+        "}",
+        "@depends-on:auth.a1b2c3d4 ",
+        "**Depends on:** notify.9e8d7c6b\n",
+        "## ",
+        "é",
+        "\u{0}",
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    // Named so: the directory's name is the plan's (a `.tmp…` name is E0009).
+    let dir = tmp.path().join("specs");
+    std::fs::create_dir(&dir).unwrap();
+    for _ in 0..300 {
+        for (n, text) in names.iter().zip(&originals) {
+            std::fs::write(dir.join(n), text).unwrap();
+        }
+        let which = (next() as usize) % names.len();
+        let mut text = originals[which].clone();
+        for _ in 0..(1 + next() % 3) {
+            let mut at = (next() as usize) % (text.len() + 1);
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            if next() % 3 == 0 {
+                let mut end = (at + (next() as usize) % 30).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end -= 1;
+                }
+                text.replace_range(at..end, "");
+            } else {
+                text.insert_str(at, pieces[(next() as usize) % pieces.len()]);
+            }
+        }
+        std::fs::write(dir.join(names[which]), &text).unwrap();
+        let r = compile(std::slice::from_ref(&dir));
+        let c = &r.compilation;
+        assert_eq!(c.plan.is_some(), !c.has_errors(), "{text}");
+        let rendered = c.render_plain(&c.diagnostics);
+        for d in &c.diagnostics {
+            let (file, _) = c
+                .files
+                .locate(d.primary.span)
+                .expect("every span is in a file");
+            assert!(rendered.contains(&file.name));
+            let json: serde_json::Value =
+                serde_json::from_str(&c.files.to_json_line(&c.source, d)).unwrap();
+            assert_eq!(json["file"], file.name.as_str());
+        }
+        if let Some(plan) = &c.plan {
+            let text = reel::import::to_loop(&r).expect("an import of a clean plan formats");
+            let again = loopc::compile("plan.loop", &text);
+            let keys = |p: &loopc::plan::Plan| p.tasks.iter().map(|t| t.key).collect::<Vec<_>>();
+            assert_eq!(again.plan.as_ref().map(keys), Some(keys(plan)), "{text}");
+        }
+    }
+}
+
+#[test]
+fn a_plan_name_git_refuses_as_a_branch_is_e0009_unless_the_defaults_name_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("my specs.d");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("defaults.loop"), DEFAULTS).unwrap();
+    std::fs::write(
+        dir.join("a.md"),
+        "## a1b2c3d4: A\n\nDo a.\n\n**Acceptance:** `true`\n",
+    )
+    .unwrap();
+    let r = compile(std::slice::from_ref(&dir));
+    assert_eq!(codes(&r.compilation), ["E0009"]);
+    let (file, local) = r
+        .compilation
+        .files
+        .locate(r.compilation.diagnostics[0].primary.span)
+        .unwrap();
+    assert!(file.name.ends_with("a.md") && local.start == 0);
+    std::fs::write(
+        dir.join("defaults.loop"),
+        format!("loop \"specs\" {{}}\n{DEFAULTS}"),
+    )
+    .unwrap();
+    let r = compile(std::slice::from_ref(&dir));
+    assert!(r.compilation.diagnostics.is_empty());
+    assert_eq!(r.compilation.plan.unwrap().settings.branch, "loop/specs");
 }

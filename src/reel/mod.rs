@@ -409,6 +409,24 @@ pub fn compile_paths(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
         }
         Some(d)
     }));
+    // The default integration branch comes from a file or directory name
+    // here, not from the text: check it as the checker checks `loop "name"`.
+    if model.settings.name.is_none()
+        && model.settings.branch.is_none()
+        && let Some(why) = crate::check::branch_problem(&format!("loop/{name}"))
+    {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0009,
+                format!("the plan name `{name}` gives the integration branch `loop/{name}`, which git refuses"),
+                Span::at(first_spec.unwrap_or(0)),
+                why,
+            )
+            .with_note(format!(
+                "the plan is named after its spec file or directory; name it with `loop \"NAME\" {{}}` (or set `branch`) in {DEFAULTS_FILE} or the --defaults plan"
+            )),
+        );
+    }
     let (plan, more) = crate::plan::build(&model, &name);
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
