@@ -657,3 +657,20 @@ fn a_plan_name_git_refuses_as_a_branch_is_e0009_unless_the_defaults_name_it() {
     assert!(r.compilation.diagnostics.is_empty());
     assert_eq!(r.compilation.plan.unwrap().settings.branch, "loop/specs");
 }
+
+#[test]
+fn a_directory_plan_is_named_by_the_whole_directory_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("auth.v2");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("defaults.loop"), DEFAULTS).unwrap();
+    std::fs::write(
+        dir.join("a.md"),
+        "## a1b2c3d4: A\n\nDo a.\n\n**Acceptance:** `true`\n",
+    )
+    .unwrap();
+    let r = compile(std::slice::from_ref(&dir));
+    let plan = r.compilation.plan.expect("a plan");
+    assert_eq!(plan.name, "auth.v2");
+    assert_eq!(plan.settings.branch, "loop/auth.v2");
+}

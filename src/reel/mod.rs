@@ -321,10 +321,12 @@ pub fn compile_paths(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
     }
 
     let mut name = match inputs {
+        // A directory's whole name (`specs.d` is not `specs`); `.` is the
+        // current directory's.
         [one] if one.is_dir() => std::fs::canonicalize(one)
             .ok()
-            .as_deref()
-            .map_or_else(|| stem_of(one), stem_of),
+            .and_then(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
+            .unwrap_or_else(|| stem_of(one)),
         [first, ..] => stem_of(first),
         [] => "plan".to_string(),
     };
