@@ -65,7 +65,11 @@ impl Compilation {
 
 /// Compiles `source`, the text of the plan file called `name` (its file stem
 /// is the loop's default name).
+///
+/// A leading byte-order mark is ignored (spec §2): it is removed before
+/// parsing, so spans and columns count from the first character after it.
 pub fn compile(name: &str, source: &str) -> Compilation {
+    let source = source.strip_prefix('\u{FEFF}').unwrap_or(source);
     let stem = Path::new(name)
         .file_stem()
         .and_then(|s| s.to_str())
@@ -100,7 +104,13 @@ pub fn compile_bytes(name: &str, bytes: &[u8]) -> Compilation {
         Err(e) => {
             let text = String::from_utf8_lossy(bytes);
             let mut c = compile(name, &text);
-            let at = e.valid_up_to();
+            // Offsets count from after a byte-order mark, as in `compile`.
+            let bom = if bytes.starts_with(b"\xEF\xBB\xBF") {
+                3
+            } else {
+                0
+            };
+            let at = e.valid_up_to().saturating_sub(bom);
             c.diagnostics.insert(
                 0,
                 Diagnostic::new(

@@ -278,6 +278,24 @@ pub fn build(model: &Model, stem: &str) -> (Option<Plan>, Vec<Diagnostic>) {
         }
     }
 
+    // The default integration branch comes from the file name when the plan
+    // names neither the loop nor the branch; git must accept it.
+    if model.settings.name.is_none()
+        && model.settings.branch.is_none()
+        && let Some(why) = crate::check::branch_problem(&format!("loop/{stem}"))
+    {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0009,
+                format!("the file name `{stem}` does not make a valid branch name `loop/{stem}`"),
+                Span::at(0),
+                why,
+            )
+            .with_note(
+                "rename the file, or name the loop: `loop \"name\" { }` (or set its `branch`)",
+            ),
+        );
+    }
     let cyclic = cycles(model, &graph, &deps, &mut diagnostics);
     if cyclic {
         return (None, diagnostics);
