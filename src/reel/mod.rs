@@ -411,26 +411,21 @@ pub fn compile_paths(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
         }
         Some(d)
     }));
-    // The default integration branch comes from a file or directory name
-    // here, not from the text: check it as the checker checks `loop "name"`.
-    if model.settings.name.is_none()
-        && model.settings.branch.is_none()
-        && let Some(why) = crate::check::branch_problem(&format!("loop/{name}"))
-    {
-        diagnostics.push(
-            Diagnostic::new(
-                Code::E0009,
-                format!("the plan name `{name}` gives the integration branch `loop/{name}`, which git refuses"),
-                Span::at(first_spec.unwrap_or(0)),
-                why,
-            )
-            .with_note(format!(
-                "the plan is named after its spec file or directory; name it with `loop \"NAME\" {{}}` (or set `branch`) in {DEFAULTS_FILE} or the --defaults plan"
-            )),
-        );
-    }
     let (plan, more) = crate::plan::build(&model, &name);
-    diagnostics.extend(more);
+    // The plan phase's one E0009 is a default integration branch git refuses:
+    // here the name came from a spec's file or directory, so say it there.
+    diagnostics.extend(more.into_iter().map(|mut d| {
+        if d.code == Code::E0009 {
+            d.primary.span = Span::at(first_spec.unwrap_or(0));
+            d.message = format!(
+                "the plan name `{name}` does not make a valid branch name `loop/{name}`"
+            );
+            d.notes = vec![format!(
+                "the plan is named after its spec file or directory; name it with `loop \"NAME\" {{}}` (or set `branch`) in {DEFAULTS_FILE} or the --defaults plan"
+            )];
+        }
+        d
+    }));
     diagnostic::sort(&mut diagnostics);
     // A REEL id problem and the language's own E0011 for the same name say one thing.
     diagnostics.dedup_by(|b, a| a.code == b.code && a.primary.span == b.primary.span);
