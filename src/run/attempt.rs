@@ -306,7 +306,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             HandoffStatus::Completed => {}
             HandoffStatus::Failed => {
                 return failed(
-                    format!("the handoff says failed: {}", one_line(&text)),
+                    with_reason("the handoff says failed", &text),
                     format!("The previous attempt reported failure:\n{text}"),
                 );
             }
@@ -316,7 +316,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
                 } else {
                     "needs_human"
                 };
-                return Outcome::Blocked(format!("the handoff says {word}: {}", one_line(&text)));
+                return Outcome::Blocked(with_reason(&format!("the handoff says {word}"), &text));
             }
         }
     }
@@ -370,6 +370,17 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Verdict::Blocked(why) => Outcome::Blocked(why),
         Verdict::Stopped => Outcome::Interrupted,
         Verdict::Error(e) => Outcome::Infrastructure(e),
+    }
+}
+
+/// `what`, then `: ` and the first line of `summary` when it has one (no
+/// dangling colon for an empty summary).
+pub fn with_reason(what: &str, summary: &str) -> String {
+    let line = one_line(summary);
+    if line.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {line}")
     }
 }
 
