@@ -331,6 +331,23 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Ok(c) => c,
         Err(e) => return Outcome::Infrastructure(format!("cannot commit: {e}")),
     };
+    // The agent may have committed itself, but never below its base: a
+    // branch that dropped LOOP_BASE would lose earlier tasks' work when merged.
+    match ctx.git.is_ancestor(&r.input.base, &commit) {
+        Ok(true) => {}
+        Ok(false) => {
+            return failed(
+                "the attempt rewrote history below LOOP_BASE",
+                format!(
+                    "The previous attempt rewrote history below LOOP_BASE ({}): the task \
+                     branch no longer contains that commit. Build on LOOP_BASE; do not reset, \
+                     rebase or amend below it.",
+                    r.input.base
+                ),
+            );
+        }
+        Err(e) => return Outcome::Infrastructure(e),
+    }
     if commit == r.input.base && !no_changes {
         return failed(
             "no changes",
