@@ -75,9 +75,11 @@ impl Layout {
         self.worktrees.join(format!("{task}-{n}"))
     }
 
-    /// The scratch worktree where a task's `n`th try is merged and gated again.
+    /// The scratch worktree where a task's `n`th try is merged and gated
+    /// again. Its name starts with `+`, which a task name cannot contain,
+    /// so it never collides with a task's worktree.
     pub fn merge_worktree(&self, task: &str, n: u32) -> PathBuf {
-        self.worktrees.join(format!("_merge-{task}-{n}"))
+        self.worktrees.join(format!("+merge-{task}-{n}"))
     }
 
     /// The log directory of a task's `n`th try.
