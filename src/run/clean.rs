@@ -34,7 +34,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     let git = Git::discover(&cwd)?;
     let layout = Layout::new(&git.root);
     if !layout.dir.exists() {
-        println!("nothing to clean");
+        let _ = super::out::stdout("nothing to clean\n");
         return Ok(());
     }
     let _lock = super::lock::acquire(&layout.lock)?;
@@ -62,9 +62,9 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
         std::fs::remove_dir_all(&layout.logs)
             .map_err(|e| format!("cannot remove {}: {e}", layout.logs.display()))?;
     }
-    println!(
-        "removed {removed_worktrees} worktree(s), {removed_branches} task branch(es) and the logs"
-    );
+    let _ = super::out::stdout(&format!(
+        "removed {removed_worktrees} worktree(s), {removed_branches} task branch(es) and the logs\n"
+    ));
     if args.integration {
         match super::state::load(&layout.state) {
             Ok(state) => {
@@ -79,7 +79,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
                     ));
                 }
                 git.delete_ref(&format!("refs/heads/{name}"))?;
-                println!("removed the integration branch {name}");
+                let _ = super::out::stdout(&format!("removed the integration branch {name}\n"));
             }
             Err(e) => return Err(format!("cannot find the integration branch: {e}")),
         }

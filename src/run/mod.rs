@@ -10,7 +10,7 @@
 //! - [`handoff`]: handoff files and Claude Code's JSON result;
 //! - [`state`], [`events`], [`progress`]: `.loopc/` files;
 //! - [`dry_run`]: `run --dry-run`;
-//! - [`ui`], [`summary`]: what a person sees; [`status`], [`clean`]: the other commands;
+//! - [`ui`], [`summary`], [`out`]: what a person sees; [`status`], [`clean`]: the other commands;
 //! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
 //!   replays are [`merge::replay`];
 //! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C.
@@ -28,6 +28,7 @@ pub mod handoff;
 pub mod interrupt;
 pub mod lock;
 pub mod merge;
+pub mod out;
 pub mod process;
 pub mod progress;
 pub mod scheduler;
@@ -141,7 +142,18 @@ fn find_plan(given: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError> {
 fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     let cwd = std::env::current_dir()
         .map_err(|e| RunError::usage(format!("cannot read the current directory: {e}")))?;
-    let path = find_plan(args.plan.as_deref(), &cwd)?;
+    // `--force` takes one or more values, so `--force a b j.loop` puts the
+    // plan among them: without a PLAN, a last value that names a file or
+    // ends in `.loop` is the plan.
+    let mut force = args.force.clone();
+    let mut given = args.plan.clone();
+    if given.is_none()
+        && let Some(last) = force.last()
+        && (last.ends_with(".loop") || cwd.join(last).is_file())
+    {
+        given = force.pop().map(PathBuf::from);
+    }
+    let path = find_plan(given.as_deref(), &cwd)?;
     let compilation = crate::compile_file(&path).map_err(|e| RunError::usage(e.to_string()))?;
     if !compilation.diagnostics.is_empty() {
         let choice = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -166,7 +178,7 @@ fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     let options = Options {
         jobs: args.jobs,
         dry_run: args.dry_run,
-        force: args.force.clone(),
+        force,
         no_cache: args.no_cache,
         plan_file: path.display().to_string(),
     };
@@ -268,11 +280,13 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
         } else {
             Some(cache::Store::load(&git, &layout).map_err(RunError::usage)?)
         };
-        print!(
-            "{}",
-            dry_run::report(&plan, &options.force, &git, store.as_ref(), &base)
-        );
-        return Ok(exit::OK);
+        return Ok(out::report(&dry_run::report(
+            &plan,
+            &options.force,
+            &git,
+            store.as_ref(),
+            &base,
+        )));
     }
     layout.create(&git).map_err(RunError::usage)?;
     let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
@@ -314,6 +328,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     let state = scheduler::initial_state(&ctx, &options.plan_file, &head);
     let finish = scheduler::run(Arc::clone(&ctx), parallel, state, cache_use);
     ctx.events.ui().finish();
-    print!("{}", summary::table(&finish.state));
+    // A closed or full stdout does not change the run's result.
+    let _ = out::stdout(&summary::table(&finish.state));
     Ok(finish.code)
 }
