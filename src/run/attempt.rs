@@ -136,7 +136,9 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     r.files = Some(files.clone());
     {
         let _guard = ctx.worktree_lock.lock();
-        if let Err(e) = worktree::create(&ctx.git, &r.worktree, Some(&r.branch), &r.input.base) {
+        if let Err(e) =
+            worktree::create_task(&ctx.git, &ctx.layout, &r.worktree, &r.branch, &r.input.base)
+        {
             return Outcome::Infrastructure(format!("cannot create worktree: {e}"));
         }
     }

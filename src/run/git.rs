@@ -479,6 +479,18 @@ impl Git {
         }
     }
 
+    /// Branch names (without `refs/heads/`) equal to `name` or under
+    /// `name/`; unlike [`Git::branches_under`], never abbreviated.
+    pub fn branch_refs(&self, name: &str) -> Result<Vec<String>, String> {
+        let pattern = format!("refs/heads/{name}");
+        Ok(self
+            .read(&["for-each-ref", "--format=%(refname)", &pattern])?
+            .lines()
+            .filter_map(|l| l.strip_prefix("refs/heads/"))
+            .map(str::to_string)
+            .collect())
+    }
+
     /// Branch names (short form) under `refs/heads/<prefix>`.
     pub fn branches_under(&self, prefix: &str) -> Result<Vec<String>, String> {
         let pattern = format!("refs/heads/{prefix}");

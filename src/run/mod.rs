@@ -188,7 +188,7 @@ fn run_command(args: &RunArgs) -> Result<i32, RunError> {
 /// Checks that the repository can be used and prepares the integration
 /// branch; returns its head. Everything here runs before any work starts,
 /// and every failure is exit 2.
-fn preflight(git: &Git, plan: &Plan) -> Result<String, RunError> {
+fn preflight(git: &Git, layout: &Layout, plan: &Plan) -> Result<String, RunError> {
     if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
         return Err(RunError::usage(format!(
             "the repository at {} is in the middle of {what}; finish or abort it first",
@@ -220,6 +220,10 @@ fn preflight(git: &Git, plan: &Plan) -> Result<String, RunError> {
             "the integration branch `{branch}` is checked out at {}; loopc must own it during a run, check out another branch there",
             w.path.display()
         )));
+    }
+    if existing.is_none() {
+        // loopc creates it: `loopc clean --integration` may remove it.
+        worktree::record_branch(layout, branch).map_err(RunError::usage)?;
     }
     // Every run builds the integration branch afresh from the base: tasks
     // recorded in the cache are replayed (an unchanged plan reproduces the
@@ -290,7 +294,14 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     }
     layout.create(&git).map_err(RunError::usage)?;
     let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
-    let head = preflight(&git, &plan)?;
+    worktree::check_namespace(
+        &git,
+        &layout,
+        &worktree::slug(&plan.name),
+        plan.tasks.iter().map(|t| t.name.as_str()),
+    )
+    .map_err(RunError::usage)?;
+    let head = preflight(&git, &layout, &plan)?;
     let cache_use = scheduler::CacheUse {
         store: if options.no_cache {
             None
