@@ -45,6 +45,7 @@ use crate::plan::Plan;
 use context::RunCtx;
 use events::{Event, Recorder};
 use git::Git;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use worktree::Layout;
@@ -88,7 +89,8 @@ pub fn run(args: &RunArgs) -> i32 {
     match run_command(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("loopc: {}", e.message);
+            // A closed stderr must not turn the exit status into a panic.
+            let _ = writeln!(std::io::stderr(), "loopc: {}", e.message);
             e.code
         }
     }
