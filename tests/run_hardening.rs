@@ -106,6 +106,47 @@ task c: b { agent = bot  prompt = "z" }
     assert_ne!(repo.status_of("c"), "passed");
 }
 
+#[test]
+fn an_integration_branch_moved_onto_a_descendant_is_adopted() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    // On its first try, b's agent adds a commit on top of the integration
+    // branch (keeping loopc's work), then does its own change; its merge
+    // then fails, loopc adopts the new head, and the retry merges onto it.
+    repo.script(
+        "adder.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+marker="$(dirname "$LOOP_HANDOFF")/../../../moved"
+if [ ! -e "$marker" ]; then
+  : > "$marker"
+  head=$(git rev-parse refs/heads/loop/h)
+  tree=$(git rev-parse "$head^{tree}")
+  extra=$(echo "someone else" | git commit-tree "$tree" -p "$head")
+  git update-ref refs/heads/loop/h "$extra" "$head"
+fi
+echo b > b.txt
+"#,
+    );
+    repo.plan(
+        r#"
+loop "h" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+agent adder { run = "sh @BIN@/adder.sh" }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = adder  prompt = "y" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(repo.root.join(".loopc/moved").exists());
+    assert_eq!(repo.show("loop/h", "a.txt").unwrap(), "made by a\n");
+    assert_eq!(repo.show("loop/h", "b.txt").unwrap(), "b\n");
+    let log = repo.git(&["log", "--format=%s", "loop/h"]);
+    assert!(log.contains("someone else"), "{log}");
+}
+
 // 2. Closed and full stdout ---------------------------------------------------
 
 #[test]

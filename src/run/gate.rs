@@ -311,3 +311,17 @@ pub fn changed_paths(porcelain: &str) -> Vec<String> {
 pub fn is_agent(check: &Check) -> bool {
     matches!(check.kind, CheckKind::Agent { .. })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::changed_paths;
+
+    #[test]
+    fn porcelain_paths() {
+        let s = " M src/a.rs\n?? new file.txt\nR  old.txt -> new.txt\n";
+        assert_eq!(
+            changed_paths(s),
+            ["src/a.rs", "new file.txt", "old.txt", "new.txt"]
+        );
+    }
+}
