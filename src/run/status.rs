@@ -31,20 +31,22 @@ pub fn status(args: &StatusArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    if args.json {
+    let text = if args.json {
         match serde_json::to_string_pretty(&state) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => format!("{s}\n"),
             Err(e) => {
                 eprintln!("loopc: cannot encode state: {e}");
                 return exit::USAGE;
             }
         }
     } else {
-        println!(
-            "plan {} ({}), started {}",
-            state.plan, state.plan_file, state.started_at
-        );
-        print!("{}", super::summary::table(&state));
-    }
-    exit::OK
+        format!(
+            "plan {} ({}), started {}\n{}",
+            super::ui::sanitize(&state.plan),
+            super::ui::sanitize(&state.plan_file),
+            state.started_at,
+            super::summary::table(&state)
+        )
+    };
+    super::out::report(&text)
 }
