@@ -25,6 +25,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/loopc-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 out=$root/bench/results
 mkdir -p "$out"
+rm -f "$out/memory.txt"
 
 echo "== machine"
 {
@@ -45,8 +46,8 @@ for n in "${sizes[@]}"; do
     -n "ninja -n ($n)" "ninja -C $d -n" \
     -n "make -n -q ($n)" "make -C $d -n -q all"
   for cmd in "$loopc check $d/plan.loop" "ninja -C $d -n" "make -C $d -n -q all"; do
-    kb=$( { /usr/bin/time -f '%M' $cmd >/dev/null 2>/dev/null; } 2>&1 | tail -1 || true)
-    echo "peak memory: $cmd: ${kb} KiB" | tee -a "$out/memory.txt"
+    /usr/bin/time -f '%M' -o "$work/rss" $cmd >/dev/null 2>&1 || true
+    echo "peak memory ($n): ${cmd%% *}: $(tail -1 "$work/rss") KiB" | tee -a "$out/memory.txt"
   done
 done
 

@@ -12,6 +12,7 @@ use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Default per-attempt timeout and gate timeout (spec §3): 30 minutes.
@@ -93,8 +94,9 @@ pub struct Task {
     pub kind: TaskKind,
     /// The task's own acceptance check, run before its gates.
     pub accept: Option<String>,
-    /// Gates in order: the task's `gates`, else `defaults.gates`, else none.
-    pub gates: Vec<Gate>,
+    /// Gates in order: the task's `gates`, else `defaults.gates`, else none
+    /// (shared with the other tasks using them).
+    pub gates: Vec<Arc<Gate>>,
     /// Attempts allowed (≥ 1).
     pub attempts: u32,
     /// Per-attempt timeout: task, else defaults, else the agent's, else 30m.
@@ -137,8 +139,8 @@ pub enum TaskKind {
     Agent {
         /// The task's prompt.
         prompt: String,
-        /// The resolved agent.
-        agent: Agent,
+        /// The resolved agent (shared with the other tasks using it).
+        agent: Arc<Agent>,
     },
     /// A plain shell command (`sh -c run`).
     Command {
@@ -228,8 +230,8 @@ pub enum GateKind {
     },
     /// An agent run read-only on the diff; passes on a `completed` handoff.
     Agent {
-        /// The resolved agent.
-        agent: Agent,
+        /// The resolved agent (shared).
+        agent: Arc<Agent>,
         /// The review prompt.
         prompt: String,
     },
@@ -542,34 +544,47 @@ fn resolve(
         .iter()
         .map(|g| (g.name.name.as_str(), g))
         .collect();
-    let resolve_agent = |name: &str| -> Option<Agent> {
-        let a = agents.get(name)?;
-        Some(Agent {
-            name: a.name.name.clone(),
-            run: a.run.clone()?,
-            output: a.output,
-            timeout: a.timeout,
-            cost: a.cost,
-            env: a.env.clone(),
-        })
-    };
-    let resolve_gate = |name: &str| -> Option<Gate> {
-        let g = gates.get(name)?;
+    // Each agent and gate is resolved once and shared by the tasks using it.
+    let mut resolved_agents: HashMap<&str, Option<Arc<Agent>>> = HashMap::new();
+    for (name, a) in &agents {
+        let agent = a.run.clone().map(|run| {
+            Arc::new(Agent {
+                name: a.name.name.clone(),
+                run,
+                output: a.output,
+                timeout: a.timeout,
+                cost: a.cost,
+                env: a.env.clone(),
+            })
+        });
+        resolved_agents.insert(name, agent);
+    }
+    let resolve_agent =
+        |name: &str| -> Option<Arc<Agent>> { resolved_agents.get(name).cloned().flatten() };
+    let mut resolved_gates: HashMap<&str, Option<Arc<Gate>>> = HashMap::new();
+    for (name, g) in &gates {
         let kind = match &g.kind {
-            GateDefKind::Command(run) => GateKind::Command { run: run.clone() },
-            GateDefKind::Agent { agent, prompt } => GateKind::Agent {
-                agent: resolve_agent(&agent.name)?,
-                prompt: prompt.clone(),
-            },
-            GateDefKind::Invalid => return None,
+            GateDefKind::Command(run) => Some(GateKind::Command { run: run.clone() }),
+            GateDefKind::Agent { agent, prompt } => {
+                resolve_agent(&agent.name).map(|agent| GateKind::Agent {
+                    agent,
+                    prompt: prompt.clone(),
+                })
+            }
+            GateDefKind::Invalid => None,
         };
-        Some(Gate {
-            name: g.name.name.clone(),
-            kind,
-            timeout: g.timeout.unwrap_or(DEFAULT_TIMEOUT),
-            on_fail: g.on_fail,
-        })
-    };
+        let gate = kind.map(|kind| {
+            Arc::new(Gate {
+                name: g.name.name.clone(),
+                kind,
+                timeout: g.timeout.unwrap_or(DEFAULT_TIMEOUT),
+                on_fail: g.on_fail,
+            })
+        });
+        resolved_gates.insert(name, gate);
+    }
+    let resolve_gate =
+        |name: &str| -> Option<Arc<Gate>> { resolved_gates.get(name).cloned().flatten() };
 
     // position[i] = where source task i lands in topological order.
     let mut position = vec![0usize; model.tasks.len()];
@@ -695,7 +710,7 @@ fn task_key(
     name: &str,
     kind: &TaskKind,
     accept: Option<&str>,
-    gates: &[Gate],
+    gates: &[Arc<Gate>],
     env: &BTreeMap<String, String>,
     mut dep_keys: Vec<Key>,
 ) -> (Key, KeyParts) {

@@ -216,7 +216,7 @@ fn task_json<'a>(plan: &'a Plan, task: &'a Task, statuses: Option<&StateMap>) ->
         run,
         agent,
         accept: task.accept.as_deref(),
-        gates: task.gates.iter().map(gate_json).collect(),
+        gates: task.gates.iter().map(|g| gate_json(g)).collect(),
         attempts: task.attempts,
         timeout_ms: ms(task.timeout),
         inputs: &task.inputs,

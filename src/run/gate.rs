@@ -59,7 +59,7 @@ pub fn checks_of(task: &Task) -> Vec<Check> {
             kind: match &g.kind {
                 GateKind::Command { run } => CheckKind::Command(run.clone()),
                 GateKind::Agent { agent, prompt } => CheckKind::Agent {
-                    agent: agent.clone(),
+                    agent: (**agent).clone(),
                     prompt: prompt.clone(),
                 },
             },
