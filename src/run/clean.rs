@@ -19,15 +19,6 @@ pub fn clean(args: &CleanArgs) -> i32 {
     }
 }
 
-/// Whether `branch` has the shape of a task branch: `loopc/P/T/N`, N a number.
-fn is_task_branch(branch: &str) -> bool {
-    let parts: Vec<&str> = branch.split('/').collect();
-    parts.len() == 4
-        && parts[0] == "loopc"
-        && !parts[3].is_empty()
-        && parts[3].bytes().all(|b| b.is_ascii_digit())
-}
-
 fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
@@ -52,11 +43,25 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
             .map_err(|e| format!("cannot remove {}: {e}", layout.worktrees.display()))?;
     }
     let mut removed_branches = 0;
+    let checked_out = git.worktrees()?;
     for b in git.branches_under("loopc/")? {
-        if is_task_branch(&b) {
-            git.delete_ref(&format!("refs/heads/{b}"))?;
-            removed_branches += 1;
+        if !super::worktree::is_task_branch(&b) {
+            continue;
         }
+        let refname = format!("refs/heads/{b}");
+        if let Some(w) = checked_out
+            .iter()
+            .find(|w| w.branch.as_deref() == Some(refname.as_str()))
+        {
+            // The user's worktree: deleting its branch would break it.
+            eprintln!(
+                "loopc: kept the task branch `{b}`: it is checked out at {}",
+                w.path.display()
+            );
+            continue;
+        }
+        git.delete_ref(&refname)?;
+        removed_branches += 1;
     }
     if layout.logs.exists() {
         std::fs::remove_dir_all(&layout.logs)
@@ -85,17 +90,4 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_task_branch;
-
-    #[test]
-    fn task_branch_shape() {
-        assert!(is_task_branch("loopc/demo/a/1"));
-        assert!(!is_task_branch("loopc/demo/a"));
-        assert!(!is_task_branch("loopc/demo/a/x"));
-        assert!(!is_task_branch("feature/demo/a/1"));
-    }
 }

@@ -15,6 +15,29 @@ use std::time::Duration;
 /// How much of a gate's output becomes feedback.
 pub const FEEDBACK_LIMIT: u64 = 64 * 1024;
 
+/// Cuts `text` to at most [`FEEDBACK_LIMIT`] bytes for the next attempt:
+/// longer text keeps its end (where a failure's cause usually is) after a
+/// line saying how much was left out. Cuts at a character boundary.
+pub fn cut_feedback(text: String) -> String {
+    let limit = FEEDBACK_LIMIT as usize;
+    if text.len() <= limit {
+        return text;
+    }
+    let marker = format!(
+        "[loopc: feedback cut to its last {} KiB; {} bytes left out]\n",
+        FEEDBACK_LIMIT / 1024,
+        text.len()
+    );
+    let keep = limit.saturating_sub(marker.len());
+    let mut start = text.len() - keep;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let mut out = marker;
+    out.push_str(&text[start..]);
+    out
+}
+
 /// One check to run: `accept` or a gate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Check {
@@ -292,4 +315,20 @@ pub fn run_checks(
 /// Whether `check` is agent-judged.
 pub fn is_agent(check: &Check) -> bool {
     matches!(check.kind, CheckKind::Agent { .. })
+}
+
+#[cfg(test)]
+mod cut_tests {
+    use super::*;
+
+    #[test]
+    fn feedback_is_cut_to_the_limit_at_a_char_boundary() {
+        let short = "short".to_string();
+        assert_eq!(cut_feedback(short.clone()), short);
+        let long = format!("head{}tail", "\u{fffd}".repeat(100_000));
+        let cut = cut_feedback(long);
+        assert!(cut.len() <= FEEDBACK_LIMIT as usize, "{}", cut.len());
+        assert!(cut.starts_with("[loopc: feedback cut"));
+        assert!(cut.ends_with("tail"));
+    }
 }

@@ -278,8 +278,9 @@ fn wait(
     Ok(why)
 }
 
-/// The last `limit` bytes of the file at `path`, lossily decoded (empty when
-/// the file is missing). Never reads more than `limit` bytes.
+/// The last `limit` bytes of the file at `path`, lossily decoded and then
+/// cut to at most `limit` bytes of text (empty when the file is missing).
+/// Never reads more than `limit` bytes.
 pub fn tail(path: &Path, limit: u64) -> String {
     use std::io::{Read, Seek, SeekFrom};
     let Ok(mut f) = File::open(path) else {
@@ -291,7 +292,17 @@ pub fn tail(path: &Path, limit: u64) -> String {
     }
     let mut buf = Vec::new();
     let _ = f.take(limit).read_to_end(&mut buf);
-    String::from_utf8_lossy(&buf).into_owned()
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    // A replacement character is 3 bytes for 1 bad byte: keep the end that fits.
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    if text.len() <= limit {
+        return text;
+    }
+    let mut start = text.len() - limit;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].to_string()
 }
 
 #[cfg(test)]
@@ -321,8 +332,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("log");
         std::fs::write(&p, b"abc\xffdef").unwrap();
-        assert_eq!(tail(&p, 4), "\u{fffd}def");
+        assert_eq!(tail(&p, 6), "\u{fffd}def");
         assert_eq!(tail(&dir.path().join("missing"), 4), "");
+        std::fs::write(&p, [0xffu8; 10]).unwrap();
+        assert!(tail(&p, 10).len() <= 10);
     }
 
     #[test]

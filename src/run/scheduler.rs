@@ -236,8 +236,8 @@ impl Scheduler {
             if ts.started_at.is_none() {
                 ts.started_at = Some(super::time::now_rfc3339());
             }
+            self.next_serial(i);
             let slot = &mut self.slots[i];
-            slot.serial += 1;
             slot.since = Some(Instant::now());
             let input = AttemptInput {
                 task: i,
@@ -288,6 +288,20 @@ impl Scheduler {
                 let _ = tx.send(result);
             });
             self.save(state);
+        }
+    }
+
+    /// Moves task `i` to its next try's serial number, skipping those whose
+    /// task branch the user has checked out (reserved).
+    fn next_serial(&mut self, i: usize) {
+        let name = &self.ctx.plan.tasks[i].name;
+        let slot = &mut self.slots[i];
+        loop {
+            slot.serial += 1;
+            let branch = worktree::task_branch(&self.ctx.slug, name, slot.serial);
+            if !self.ctx.reserved.contains(&branch) {
+                return;
+            }
         }
     }
 
@@ -450,7 +464,7 @@ impl Scheduler {
                 on_fail,
             } => {
                 self.meter.spent.consecutive_failures += 1;
-                self.slots[i].feedback = feedback;
+                self.slots[i].feedback = gate::cut_feedback(feedback);
                 match on_fail {
                     OnFail::Retry if state.tasks[i].attempts < task.attempts => {
                         state.tasks[i].status = TaskStatus::Pending;
@@ -621,7 +635,7 @@ impl Scheduler {
     ) -> bool {
         let head = self.head.clone();
         let task = self.ctx.plan.tasks[i].clone();
-        self.slots[i].serial += 1;
+        self.next_serial(i);
         let since = Instant::now();
         let mut cost = Cost::default();
         let replayed = merge::replay(
@@ -848,6 +862,7 @@ pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
         started_at: super::time::now_rfc3339(),
         finished_at: None,
         spent: Default::default(),
+        limits: state::Limits::of(&ctx.plan.budget),
         tasks: ctx
             .plan
             .tasks
