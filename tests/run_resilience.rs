@@ -207,7 +207,7 @@ echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
     child.wait().unwrap();
     // Killing loopc alone leaves its agent running.
     assert!(
-        process_alive_with(&marker),
+        repo.wait_for(2000, || process_alive_with(&marker)),
         "the precondition: orphans survive kill -9"
     );
 
