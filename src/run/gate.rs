@@ -115,15 +115,8 @@ pub enum Verdict {
     Error(String),
 }
 
-/// Cost reported by agent gates, micro-dollars; `unknown` when an agent
-/// gate's cost could not be read.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct GateCost {
-    /// Known cost.
-    pub micro_usd: u64,
-    /// Some agent gate did not report its cost.
-    pub unknown: bool,
-}
+/// Cost of agent gates: the same accounting as an attempt's.
+pub type GateCost = super::attempt::Cost;
 
 fn file_name_part(label: &str) -> String {
     label
@@ -260,10 +253,7 @@ pub fn run_checks(
                     .and_then(|h| h.cost_usd)
                     .and_then(super::time::usd_to_micro)
             });
-            match reported {
-                Some(c) => cost.micro_usd += c,
-                None => cost.unknown = true,
-            }
+            cost.add_reported(reported, a);
             if verdict.is_none() {
                 verdict = match h {
                     Err(e) => Some(reject(format!("gate `{}`: {e}", check.label), output())),

@@ -324,8 +324,7 @@ impl Scheduler {
                 &self.merged_checks,
                 &mut cost,
             );
-            r.cost.micro_usd += cost.micro_usd;
-            r.cost.unknown |= cost.unknown;
+            r.cost.absorb(cost);
             match merged {
                 Merge::Advanced {
                     commit: new_head,
@@ -380,30 +379,20 @@ impl Scheduler {
         }
 
         // Cost and budget counters.
-        let mut cost_known = !r.cost.unknown;
-        let mut charged = r.cost.micro_usd;
+        // Unknown costs were charged the agent's cap where it has one; one
+        // without a cap under a cost budget stops the run.
+        let cost_known = !r.cost.unknown;
+        let charged = r.cost.micro_usd;
         if r.cost.unknown && self.meter.counts_cost() {
-            let agent = match &task.kind {
-                TaskKind::Agent { agent, .. } => Some(agent),
-                TaskKind::Command { .. } => None,
-            };
-            match agent.and_then(|a| a.cost.map(|c| (a, c))) {
-                Some((_, cap)) => {
-                    charged += cap;
-                    cost_known = true;
-                }
-                None => {
-                    let name = agent.map(|a| a.name.clone()).unwrap_or_else(|| "?".into());
-                    self.set_stop(
-                        StopKind::Budget,
-                        format!(
-                            "the cost of task `{}` attempt {} could not be read from agent `{name}` \
-                             and it has no `cost` cap; a cost budget is set, so the run stops",
-                            task.name, r.input.attempt
-                        ),
-                    );
-                }
-            }
+            let name = r.cost.unknown_agent.clone().unwrap_or_else(|| "?".into());
+            self.set_stop(
+                StopKind::Budget,
+                format!(
+                    "the cost of task `{}` attempt {} could not be read from agent `{name}` \
+                     and it has no `cost` cap; a cost budget is set, so the run stops",
+                    task.name, r.input.attempt
+                ),
+            );
         }
         self.meter.spent.cost_micro_usd += charged;
         let ts = &mut state.tasks[i];
@@ -650,27 +639,18 @@ impl Scheduler {
         // Agent gates run on a replay are paid for like merge checks; an
         // unknown cost under a cost budget counts the agent's cap, or stops
         // the run (it is never counted as zero).
-        let mut charged = cost.micro_usd;
-        let mut unknown = cost.unknown;
+        let charged = cost.micro_usd;
+        let unknown = cost.unknown;
         if unknown && self.meter.counts_cost() {
-            let cap = match &task.kind {
-                TaskKind::Agent { agent, .. } => agent.cost,
-                TaskKind::Command { .. } => None,
-            };
-            match cap {
-                Some(c) => {
-                    charged += c;
-                    unknown = false;
-                }
-                None => self.set_stop(
-                    StopKind::Budget,
-                    format!(
-                        "the cost of an agent gate checking the replay of task `{}` could not \
-                         be read and a cost budget is set, so the run stops",
-                        task.name
-                    ),
+            let name = cost.unknown_agent.clone().unwrap_or_else(|| "?".into());
+            self.set_stop(
+                StopKind::Budget,
+                format!(
+                    "the cost of agent `{name}`, gating the replay of task `{}`, could not be \
+                     read and it has no `cost` cap; a cost budget is set, so the run stops",
+                    task.name
                 ),
-            }
+            );
         }
         self.meter.spent.cost_micro_usd += charged;
         let ts = &mut state.tasks[i];
