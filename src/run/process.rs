@@ -278,20 +278,27 @@ fn wait(
     Ok(why)
 }
 
+/// The last `limit` bytes of the file at `path`, as bytes (empty when the
+/// file is missing or unreadable). Never reads more than `limit` bytes.
+pub fn tail_bytes(path: &Path, limit: u64) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = File::open(path) else {
+        return Vec::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > limit && f.seek(SeekFrom::Start(len - limit)).is_err() {
+        return Vec::new();
+    }
+    let mut buf = Vec::new();
+    let _ = f.take(limit).read_to_end(&mut buf);
+    buf
+}
+
 /// The last `limit` bytes of the file at `path`, lossily decoded and then
 /// cut to at most `limit` bytes of text (empty when the file is missing).
 /// Never reads more than `limit` bytes.
 pub fn tail(path: &Path, limit: u64) -> String {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut f) = File::open(path) else {
-        return String::new();
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    if len > limit && f.seek(SeekFrom::Start(len - limit)).is_err() {
-        return String::new();
-    }
-    let mut buf = Vec::new();
-    let _ = f.take(limit).read_to_end(&mut buf);
+    let buf = tail_bytes(path, limit);
     let text = String::from_utf8_lossy(&buf).into_owned();
     // A replacement character is 3 bytes for 1 bad byte: keep the end that fits.
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
