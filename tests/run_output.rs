@@ -83,6 +83,8 @@ agent bot {{ run = "sh @BIN@/loud.sh"  output = {output} }}
 task t {{ agent = bot  prompt = "x" }}
 "#
     ));
+    // Reaped by `wait4` (which also gives its resource usage).
+    #[allow(clippy::zombie_processes)]
     let child = repo.spawn(&["run"]);
     let (code, peak_kib) = wait_with_peak_rss(child.id(), 2400);
     assert_eq!(
@@ -156,6 +158,8 @@ agent bot {{ run = "sh @BIN@/deaf.sh" }}
 task t {{ agent = bot  prompt = "{prompt}" }}
 "#
     ));
+    // Reaped by `wait4`.
+    #[allow(clippy::zombie_processes)]
     let child = repo.spawn(&["run"]);
     let (code, _) = wait_with_peak_rss(child.id(), 1200);
     assert_eq!(
