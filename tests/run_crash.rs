@@ -47,14 +47,12 @@ fn setup() -> Repo {
     repo
 }
 
-/// Checks the end state of a completed run: the branch's tree, each line
-/// once, every task done, nothing of loopc's left behind.
-fn assert_complete(repo: &Repo, reference_tree: &str, label: &str) {
-    let tree = repo.git(&["rev-parse", "loop/crash^{tree}"]);
-    let shared = repo.show("loop/crash", "shared.txt").unwrap_or_default();
-    assert_eq!(shared, "start\na\nb\nc\nd\n", "{label}: shared.txt");
+/// Checks the end state of a completed run of plan `branch`: its tree,
+/// every task done, nothing of loopc's left behind.
+fn assert_complete(repo: &Repo, branch: &str, tasks: &[&str], reference_tree: &str, label: &str) {
+    let tree = repo.git(&["rev-parse", &format!("{branch}^{{tree}}")]);
     assert_eq!(tree, reference_tree, "{label}: integration tree");
-    for t in ["a", "b", "c", "d"] {
+    for t in tasks {
         let s = repo.status_of(t);
         assert!(s == "passed" || s == "cached", "{label}: task {t} is {s}");
     }
@@ -79,33 +77,29 @@ fn assert_complete(repo: &Repo, reference_tree: &str, label: &str) {
     assert_eq!(repo.git(&["symbolic-ref", "--short", "HEAD"]), "main");
 }
 
-#[test]
-fn kill_9_at_33_points_then_rerun_ends_like_an_uninterrupted_run() {
-    // The reference: one uninterrupted run.
-    let reference = setup();
-    let r = reference.run();
-    assert_eq!(r.code, 0, "{r:?}");
-    let reference_tree = reference.git(&["rev-parse", "loop/crash^{tree}"]);
-    let events = reference.event_count();
-    assert!(events >= 34, "the reference run has {events} events");
-    assert_eq!(
-        reference.show("loop/crash", "shared.txt").unwrap(),
-        "start\na\nb\nc\nd\n"
-    );
+/// For every kill point N in `points`: a fresh repository from `setup`,
+/// `loopc run` killed with SIGKILL once `events.jsonl` has N lines, then
+/// `loopc run` again, whose result `check` judges. [`WORKERS`] at once; every
+/// failure is collected and reported. Returns how many kills hit a loopc
+/// that was still running.
+/// Kill points tried at once (the runs mostly wait on git and the disk).
+const WORKERS: usize = 3;
 
-    // Kill points: after the N-th event line appears, N = 1..=33 (the last
-    // event ends the run). Two workers share them.
-    let next = AtomicUsize::new(1);
+fn kill_and_rerun(
+    points: &[usize],
+    setup: &(dyn Fn() -> Repo + Sync),
+    check: &(dyn Fn(&Repo, &str) + Sync),
+) -> usize {
+    let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
-    let killed_at = Mutex::new(Vec::new());
+    let in_progress = AtomicUsize::new(0);
     std::thread::scope(|s| {
-        for _ in 0..2 {
+        for _ in 0..WORKERS {
             s.spawn(|| {
                 loop {
-                    let n = next.fetch_add(1, Ordering::SeqCst);
-                    if n > 33 {
+                    let Some(&n) = points.get(next.fetch_add(1, Ordering::SeqCst)) else {
                         return;
-                    }
+                    };
                     let repo = setup();
                     let mut child = repo.spawn(&["run"]);
                     let mut exited = false;
@@ -115,14 +109,14 @@ fn kill_9_at_33_points_then_rerun_ends_like_an_uninterrupted_run() {
                     });
                     let _ = child.kill();
                     let _ = child.wait();
-                    killed_at
-                        .lock()
-                        .unwrap()
-                        .push((n, repo.event_count(), exited));
+                    if !exited {
+                        in_progress.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let label = format!("kill point {n}");
                     let r = repo.run();
                     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        assert_eq!(r.code, 0, "kill point {n}: {r:?}");
-                        assert_complete(&repo, &reference_tree, &format!("kill point {n}"));
+                        assert_eq!(r.code, 0, "{label}: {r:?}");
+                        check(&repo, &label);
                     }));
                     if let Err(e) = outcome {
                         let msg = e
@@ -138,11 +132,91 @@ fn kill_9_at_33_points_then_rerun_ends_like_an_uninterrupted_run() {
     });
     let failures = failures.into_inner().unwrap();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    // Most kills hit a run in progress (not one that had already ended).
-    let killed_at = killed_at.into_inner().unwrap();
-    let in_progress = killed_at.iter().filter(|(_, _, exited)| !exited).count();
-    assert!(
-        in_progress >= 30,
-        "kills that hit a running loopc: {killed_at:?}"
+    in_progress.into_inner()
+}
+
+#[test]
+fn kill_9_at_33_points_then_rerun_ends_like_an_uninterrupted_run() {
+    // The reference: one uninterrupted run.
+    let reference = setup();
+    let r = reference.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let reference_tree = reference.git(&["rev-parse", "loop/crash^{tree}"]);
+    let events = reference.event_count();
+    assert!(events >= 34, "the reference run has {events} events");
+    assert_eq!(
+        reference.show("loop/crash", "shared.txt").unwrap(),
+        "start\na\nb\nc\nd\n"
     );
+    // Kill points: after the N-th event line appears, N = 1..=33 (the last
+    // event ends the run).
+    let points: Vec<usize> = (1..=33).collect();
+    let hit = kill_and_rerun(&points, &setup, &|repo, label| {
+        // Each task's work exactly once: none lost, none merged twice.
+        let shared = repo.show("loop/crash", "shared.txt").unwrap_or_default();
+        assert_eq!(shared, "start\na\nb\nc\nd\n", "{label}: shared.txt");
+        assert_complete(
+            repo,
+            "loop/crash",
+            &["a", "b", "c", "d"],
+            &reference_tree,
+            label,
+        );
+    });
+    // Most kills hit a run in progress (not one that had already ended).
+    assert!(hit >= 30, "only {hit} kills hit a running loopc");
+}
+
+/// Two tasks at a time: merges of concurrent work (gated again in scratch
+/// worktrees) and replays that are not fast-forwards are killed too. Tasks
+/// write files of their own, so the final tree does not depend on the order
+/// of merges.
+const PARALLEL_PLAN: &str = r#"
+loop "par" { parallel = 2 }
+budget { iterations = 100  failures = 100 }
+agent bot { run = "sh @BIN@/agent.sh" }
+gate has = "sh @BIN@/has.sh"
+defaults { agent = bot  gates = [has] }
+task p { prompt = "p" }
+task q { prompt = "q" }
+task r: p q { prompt = "r" }
+task s { prompt = "s" }
+"#;
+
+fn setup_parallel() -> Repo {
+    let repo = Repo::new();
+    repo.script(
+        "agent.sh",
+        "#!/bin/sh\ncat > /dev/null\necho \"made by $LOOP_TASK\" > \"$LOOP_TASK.txt\"\n",
+    );
+    repo.script("has.sh", "#!/bin/sh\ntest -f \"$LOOP_TASK.txt\"\n");
+    repo.plan(PARALLEL_PLAN);
+    repo
+}
+
+#[test]
+fn kill_9_during_parallel_work_then_rerun_ends_with_the_same_tree() {
+    let reference = setup_parallel();
+    let r = reference.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let reference_tree = reference.git(&["rev-parse", "loop/par^{tree}"]);
+    let events = reference.event_count();
+    assert!(events >= 24, "the reference run has {events} events");
+    let points: Vec<usize> = (1..events).step_by(3).collect();
+    kill_and_rerun(&points, &setup_parallel, &|repo, label| {
+        assert_complete(
+            repo,
+            "loop/par",
+            &["p", "q", "r", "s"],
+            &reference_tree,
+            label,
+        );
+        for t in ["p", "q", "r", "s"] {
+            assert_eq!(
+                repo.show("loop/par", &format!("{t}.txt")).as_deref(),
+                Some(format!("made by {t}\n").as_str()),
+                "{label}"
+            );
+        }
+    });
 }
