@@ -93,6 +93,7 @@ task a { agent = bot  prompt = "x" }
     assert!(second.stderr.contains(".loopc/lock"), "{second:?}");
     assert_eq!(status.code, 0, "{status:?}");
     assert!(status.stdout.contains("running"), "{status:?}");
+    assert!(!status.stdout.contains("not going on"), "{status:?}");
     assert_eq!(graph.code, 0, "{graph:?}");
     assert_eq!(check.code, 0, "{check:?}");
     // The refused run started nothing.
@@ -126,6 +127,14 @@ task a { agent = bot  prompt = "x" }
     // The lock file still names the dead run.
     let lock = std::fs::read_to_string(repo.root.join(".loopc/lock")).unwrap();
     assert!(lock.contains(&format!("pid {pid}")), "{lock}");
+    // `status` tells a killed run from a running one.
+    let st = repo.loopc(&["status"]);
+    assert_eq!(st.code, 0, "{st:?}");
+    assert!(
+        st.stdout
+            .contains("not going on any more (loopc was killed)"),
+        "{st:?}"
+    );
 
     let r = repo.run();
     assert_eq!(r.code, 0, "{r:?}");

@@ -36,6 +36,23 @@ fn describe_holder(text: &str) -> String {
     }
 }
 
+/// Whether the process the lock file at `path` names is alive (a hint for
+/// `loopc status`, which takes no lock: a state that says `running` with
+/// no live holder was left by a killed loopc). False when the file names
+/// no process.
+pub fn holder_alive(path: &Path) -> bool {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let Some(pid) = holder_pid(&text).and_then(|p| p.parse::<i32>().ok()) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 /// Takes the lock at `path`, recording this process's id and start time in it.
 ///
 /// Errors: another run holds it (the message names its pid) or the file

@@ -45,6 +45,14 @@ pub fn status(args: &StatusArgs) -> i32 {
             state.plan, state.plan_file, state.started_at
         );
         print!("{}", super::summary::table(&state));
+        if state.status == super::state::RunStatus::Running
+            && !super::lock::holder_alive(&layout.lock)
+        {
+            println!(
+                "this run is not going on any more (loopc was killed); `loopc run` cleans up \
+                 after it and resumes"
+            );
+        }
     }
     exit::OK
 }
