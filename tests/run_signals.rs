@@ -200,3 +200,38 @@ task c: b { prompt = "c" }
         assert!(repo.extra_worktrees().is_empty(), "{name}");
     }
 }
+
+/// A child that leaves the agent's process group (`setsid`) is still the
+/// task's: it carries the worktree's `LOOP_WORKTREE` and is killed when the
+/// agent ends, as are the children of a timed-out agent.
+#[test]
+fn children_that_escape_the_process_group_are_killed_too() {
+    let repo = Repo::new();
+    let marker = format!("escape-marker-{}", std::process::id());
+    let sleeper = marked_sleep(&repo, &marker);
+    repo.script(
+        "agent.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\nsetsid {sleeper} 1000 < /dev/null > /dev/null 2>&1 &\n\
+             if [ \"$LOOP_TASK\" = slow ]; then setsid {sleeper} 1001 < /dev/null > /dev/null 2>&1 & sleep 1000; fi\n\
+             echo \"made by $LOOP_TASK\" > \"$LOOP_TASK.txt\"\n"
+        ),
+    );
+    repo.plan(
+        r#"
+loop "esc" { }
+budget { iterations = 5 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task quick { agent = bot  prompt = "x" }
+task slow { agent = bot  prompt = "y"  attempts = 1  timeout = 300ms }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(repo.status_of("quick"), "passed");
+    assert_eq!(repo.status_of("slow"), "failed");
+    assert!(
+        no_process_with(&marker),
+        "a child that left the group survived"
+    );
+}

@@ -3,6 +3,9 @@
 //! given bytes (then closed) or `/dev/null`, and a timeout that kills the
 //! whole group (SIGTERM, then SIGKILL after a grace period).
 //!
+//! When it ends, its group is killed, and so is anything that left the group
+//! but still carries its `LOOP_WORKTREE` ([`super::recover::kill_escaped`]).
+//!
 //! [`Control`] is the run-wide kill switch: interrupts and the `time` budget
 //! set it, and every waiting subprocess then kills its group.
 
@@ -189,9 +192,13 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
     control.register(pgid);
     let started = Instant::now();
     let result = wait(&handle, pgid, started + spec.timeout, control);
-    // Whatever the command left running in its group goes with it.
+    // Whatever the command left running in its group goes with it, and
+    // whatever escaped the group but still carries this worktree.
     signal_group(pgid, libc::SIGKILL);
     control.unregister(pgid);
+    if let Some((_, worktree)) = spec.env.iter().find(|(k, _)| k == "LOOP_WORKTREE") {
+        super::recover::kill_escaped(worktree);
+    }
     cap_log(spec.stdout, LOG_LIMIT);
     if let Some(p) = spec.stderr {
         cap_log(p, LOG_LIMIT);

@@ -163,13 +163,27 @@ fn remove_worktree(git: &Git, path: &Path) -> Result<(), String> {
 /// (`/proc`); elsewhere, and for processes of other users, nothing is found.
 /// Returns the number of groups killed.
 fn kill_orphans(worktrees: &Path) -> usize {
+    let mut prefix = worktrees.as_os_str().as_encoded_bytes().to_vec();
+    prefix.push(b'/');
+    kill_groups_with_worktree(&prefix, false)
+}
+
+/// Kills (SIGKILL) the process groups of processes whose `LOOP_WORKTREE`
+/// is exactly `worktree`: what a finished subprocess of an attempt left
+/// behind even outside its process group (`setsid`, a double fork into a
+/// new session). Linux only. Returns the number of groups killed.
+pub fn kill_escaped(worktree: &str) -> usize {
+    kill_groups_with_worktree(worktree.as_bytes(), true)
+}
+
+/// Kills the process groups of processes (other than loopc's own group)
+/// whose `LOOP_WORKTREE` equals `value` (`exact`) or starts with it.
+fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return 0;
     };
-    let mut prefix = worktrees.as_os_str().as_encoded_bytes().to_vec();
-    prefix.push(b'/');
     let mut wanted = b"LOOP_WORKTREE=".to_vec();
-    wanted.extend_from_slice(&prefix);
+    wanted.extend_from_slice(value);
     let me = std::process::id();
     // SAFETY: getpgrp has no preconditions.
     let my_group = unsafe { libc::getpgrp() };
@@ -188,7 +202,14 @@ fn kill_orphans(worktrees: &Path) -> usize {
         let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
             continue;
         };
-        if !environ.split(|&b| b == 0).any(|v| v.starts_with(&wanted)) {
+        let matches = |v: &[u8]| {
+            if exact {
+                v == wanted.as_slice()
+            } else {
+                v.starts_with(&wanted)
+            }
+        };
+        if !environ.split(|&b| b == 0).any(matches) {
             continue;
         }
         if let Some(pgid) = process_group(pid)
