@@ -142,13 +142,17 @@ task a { agent = bot  prompt = "x" }
     assert!(no_process_with(&marker));
 }
 
-/// Ctrl-C (SIGINT) and SIGTERM alike: no new work, every process the task
+/// Ctrl-C (SIGINT), SIGTERM and SIGHUP alike: no new work, every process the task
 /// started (the agent's background child too) is gone, state is saved,
 /// exit 130; the next run resumes without rerunning the passed task, and
 /// the interrupted attempt did not use up the task's only attempt.
 #[test]
 fn sigint_and_sigterm_kill_grandchildren_save_state_and_resume() {
-    for (name, sig) in [("int", libc::SIGINT), ("term", libc::SIGTERM)] {
+    for (name, sig) in [
+        ("int", libc::SIGINT),
+        ("term", libc::SIGTERM),
+        ("hup", libc::SIGHUP),
+    ] {
         let repo = Repo::new();
         let marker = format!("sig-{name}-marker-{}", std::process::id());
         let (hold, started) = holding_agent(&repo, &marker, "b");
