@@ -1,6 +1,7 @@
-//! Ctrl-C, SIGTERM and SIGHUP (the terminal went away): the handler only sets a flag; the coordinator sees
-//! it, stops starting work and kills every running process group through
-//! [`super::process::Control`], saves state and exits 130.
+//! Ctrl-C, SIGTERM and SIGHUP (the terminal went away): the handler only
+//! sets a flag; the coordinator sees it, stops starting work and kills every
+//! running process group through [`super::process::Control`], saves state
+//! and exits 130.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
