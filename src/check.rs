@@ -73,6 +73,9 @@ pub struct BudgetDef {
     pub cost: Option<u64>,
     /// `failures` (≥ 1).
     pub failures: Option<u32>,
+    /// Whether `iterations`, `time` or `cost` was written (even if invalid,
+    /// so W0003 does not contradict the error about it).
+    pub bounds_written: bool,
 }
 
 /// The `defaults` item.
@@ -427,10 +430,34 @@ impl Checker {
         self.push(d);
     }
 
+    /// Reports a NUL character in a value that reaches a process through its
+    /// arguments or environment, where it cannot be represented (E0009).
+    fn no_nul(&mut self, what: &str, text: &str, span: Span) -> bool {
+        if !text.contains('\0') {
+            return true;
+        }
+        self.push(
+            Diagnostic::new(
+                Code::E0009,
+                format!("{what} contains a NUL character"),
+                span,
+                "`\\0` cannot be passed to a command",
+            )
+            .with_note("commands, titles and environment values reach processes as C strings, which end at NUL"),
+        );
+        false
+    }
+
     fn string(&mut self, fields: &Fields<'_>, name: &str) -> Option<String> {
         let f = fields.get(name)?;
         match &f.value.kind {
-            ValueKind::String(s) | ValueKind::BlockString(s) => Some(s.clone()),
+            ValueKind::String(s) | ValueKind::BlockString(s) => {
+                // A prompt goes to stdin, where NUL is just a byte.
+                if name != "prompt" && !self.no_nul(&format!("`{name}`"), s, f.value.span) {
+                    return None;
+                }
+                Some(s.clone())
+            }
             ValueKind::Invalid => None,
             _ => {
                 self.type_error(f, "a string");
@@ -622,7 +649,13 @@ impl Checker {
             seen.insert(&e.key.text, e.key.span);
             match &e.value.kind {
                 ValueKind::String(s) | ValueKind::BlockString(s) => {
-                    out.insert(e.key.text.clone(), s.clone());
+                    if self.no_nul(
+                        &format!("environment value `{}`", e.key.text),
+                        s,
+                        e.value.span,
+                    ) {
+                        out.insert(e.key.text.clone(), s.clone());
+                    }
                 }
                 ValueKind::Invalid => {}
                 other => self.push(Diagnostic::new(
@@ -652,6 +685,19 @@ impl Checker {
         // The integration branch must be a name git accepts, or the run fails
         // late; check the explicit one, or the default made from the name.
         if let Some(field) = f.get("branch")
+            && let Some(branch) = &self.model.settings.branch
+            && (branch == "loopc" || branch.starts_with("loopc/"))
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::E0009,
+                    format!("`{branch}` is inside loopc's own branch namespace"),
+                    field.value.span,
+                    "task branches live under `loopc/`",
+                )
+                .with_note("choose another integration branch, e.g. `loop/…`"),
+            );
+        } else if let Some(field) = f.get("branch")
             && let Some(branch) = &self.model.settings.branch
             && let Some(why) = branch_problem(branch)
         {
@@ -691,6 +737,9 @@ impl Checker {
             time: self.duration(&f, "time"),
             cost: self.money(&f, "cost"),
             failures: self.positive_int(&f, "failures"),
+            bounds_written: ["iterations", "time", "cost"]
+                .iter()
+                .any(|n| f.get(n).is_some()),
         };
     }
 
@@ -953,6 +1002,9 @@ impl Checker {
                 }
             }
         }
+        if let Some(title) = &t.title {
+            self.no_nul("the title", &title.text, title.span);
+        }
         let def = TaskDef {
             name: t.name.clone(),
             title: t.title.as_ref().map(|s| s.text.clone()),
@@ -1016,18 +1068,44 @@ impl Checker {
                 self.unknown("gate", &r.name, r.span, &gate_names);
             }
         }
-        let deps: Vec<TaskName> = self
+        let deps: Vec<(String, TaskName)> = self
             .model
             .tasks
             .iter()
-            .flat_map(|t| t.dependencies.iter().cloned())
+            .flat_map(|t| {
+                t.dependencies
+                    .iter()
+                    .map(|d| (t.name.text.clone(), d.clone()))
+            })
             .collect();
         let known_tasks: std::collections::HashSet<&str> =
             task_names.iter().map(String::as_str).collect();
-        for d in deps {
-            if !known_tasks.contains(d.text.as_str()) {
-                self.unknown("task", &d.text, d.span, &task_names);
+        for (owner, d) in deps {
+            if known_tasks.contains(d.text.as_str()) {
+                continue;
             }
+            if let Some(why) = task_name_problem(&d.text) {
+                // Bare ids starting with a digit were reported by the parser.
+                if d.quoted || !d.text.starts_with(|c: char| c.is_ascii_digit()) {
+                    self.push(Diagnostic::new(
+                        Code::E0011,
+                        format!(
+                            "invalid task name `{}` in the dependencies of `{owner}`",
+                            d.text
+                        ),
+                        d.span,
+                        why,
+                    ));
+                }
+                continue;
+            }
+            // Never suggest that a task depend on itself.
+            let others: Vec<String> = task_names
+                .iter()
+                .filter(|n| **n != owner)
+                .cloned()
+                .collect();
+            self.unknown("task", &d.text, d.span, &others);
         }
 
         // E0013: agent tasks need an agent.
@@ -1094,6 +1172,7 @@ impl Checker {
             .map(|t| t.name.span);
         let b = &self.model.budget;
         if let Some(task_span) = first_agent_task
+            && !b.bounds_written
             && b.iterations.is_none()
             && b.time.is_none()
             && b.cost.is_none()
@@ -1140,13 +1219,21 @@ impl Checker {
         );
         if let Some(s) = suggest(name, known.iter().map(String::as_str)) {
             d.primary.message = format!("did you mean `{s}`?");
+        } else if known.is_empty() && what == "task" {
+            d = d.with_note("this plan defines no other task");
         } else if known.is_empty() {
             d = d.with_note(format!("this plan defines no {what}s"));
         } else {
             let mut list: Vec<&str> = known.iter().map(String::as_str).collect();
             list.sort_unstable();
+            let more = list.len().saturating_sub(8);
             list.truncate(8);
-            d = d.with_note(format!("known {what}s: {}", list.join(", ")));
+            let tail = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            d = d.with_note(format!("known {what}s: {}{tail}", list.join(", ")));
         }
         self.push(d);
     }
@@ -1192,6 +1279,10 @@ pub fn glob_problem(pattern: &str) -> Option<String> {
     }
     if pattern.split('/').any(|c| c == "..") {
         return Some("cannot leave the repository (`..`)".to_string());
+    }
+    // A plain path has nothing for the glob parser to reject.
+    if !pattern.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+        return None;
     }
     match globset::Glob::new(pattern) {
         Ok(_) => None,

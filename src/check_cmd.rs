@@ -6,7 +6,7 @@
 //! 2 a file could not be read.
 
 use crate::commands::{CheckArgs, DiagnosticFormat};
-use crate::diagnostic::{self, Diagnostic, LineIndex, Severity};
+use crate::diagnostic::{self, Diagnostic, Severity};
 use crate::exit;
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use std::io::{IsTerminal, Write};
@@ -28,6 +28,17 @@ pub fn print_human(name: &str, source: &str, diagnostics: &[Diagnostic]) {
     let _ = diagnostic::emit_human(&mut err, name, source, diagnostics);
 }
 
+/// Prints `diagnostics` of `compilation` to stderr in the human format,
+/// each in its own file (a REEL spec's diagnostics may be in its spec files
+/// and its defaults plan).
+pub fn print_compilation(compilation: &crate::Compilation, diagnostics: &[Diagnostic]) {
+    let mut err = StandardStream::stderr(stderr_color());
+    // A closed stderr is not worth failing over.
+    let _ = compilation
+        .files
+        .emit_human(&mut err, &compilation.source, diagnostics);
+}
+
 /// Runs `loopc check`.
 pub fn run(args: &CheckArgs) -> i32 {
     let mut status = exit::OK;
@@ -35,7 +46,7 @@ pub fn run(args: &CheckArgs) -> i32 {
     let mut warnings = 0usize;
     let stdout = std::io::stdout();
     for path in &args.plans {
-        let compiled = match crate::compile_file(path) {
+        let mut compiled = match crate::compile_path(path, args.defaults.as_deref()) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -43,7 +54,7 @@ pub fn run(args: &CheckArgs) -> i32 {
                 continue;
             }
         };
-        let mut diags = compiled.diagnostics;
+        let mut diags = std::mem::take(&mut compiled.diagnostics);
         if args.deny_warnings {
             for d in &mut diags {
                 d.severity = Severity::Error;
@@ -52,13 +63,11 @@ pub fn run(args: &CheckArgs) -> i32 {
         errors += diags.iter().filter(|d| d.is_error()).count();
         warnings += diags.iter().filter(|d| !d.is_error()).count();
         match args.format {
-            DiagnosticFormat::Human => print_human(&compiled.name, &compiled.source, &diags),
+            DiagnosticFormat::Human => print_compilation(&compiled, &diags),
             DiagnosticFormat::Json => {
-                let index = LineIndex::new(&compiled.source);
                 let mut out = stdout.lock();
                 for d in &diags {
-                    let line =
-                        diagnostic::to_json_line(&compiled.name, &compiled.source, &index, d);
+                    let line = compiled.files.to_json_line(&compiled.source, d);
                     if writeln!(out, "{line}").is_err() {
                         // A closed pipe (`| head`) is a normal end.
                         return status.max(if errors > 0 { exit::FAILURE } else { exit::OK });

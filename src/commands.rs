@@ -8,9 +8,14 @@ use std::path::PathBuf;
 /// `loopc check PLAN… [--format human|json] [--deny-warnings]`
 #[derive(Args, Debug, Clone)]
 pub struct CheckArgs {
-    /// Plan files to check.
+    /// Plan files to check (`.loop`, or REEL specs: `.md`, `.json`,
+    /// `.feature`, or a directory of them).
     #[arg(required = true, value_name = "PLAN")]
     pub plans: Vec<PathBuf>,
+    /// The defaults plan for REEL specs (agent, gates, defaults, budget,
+    /// loop); default `defaults.loop` beside the specs.
+    #[arg(long, value_name = "FILE.loop")]
+    pub defaults: Option<PathBuf>,
     /// Output format of diagnostics.
     #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
     pub format: DiagnosticFormat,
@@ -31,9 +36,13 @@ pub enum DiagnosticFormat {
 /// `loopc graph PLAN [--format …] [--state]`
 #[derive(Args, Debug, Clone)]
 pub struct GraphArgs {
-    /// The plan file.
+    /// The plan file (or a REEL spec, or a directory of them).
     #[arg(value_name = "PLAN")]
     pub plan: PathBuf,
+    /// The defaults plan for REEL specs (agent, gates, defaults, budget,
+    /// loop); default `defaults.loop` beside the specs.
+    #[arg(long, value_name = "FILE.loop")]
+    pub defaults: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
     pub format: GraphFormat,
@@ -60,9 +69,14 @@ pub enum GraphFormat {
 /// `loopc run [PLAN] [-j N] [--dry-run] [--force T…] [--no-cache]`
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// The plan file; default `plan.loop` or the only `*.loop` in the directory.
+    /// The plan file (or a REEL spec, or a directory of them); default
+    /// `plan.loop` or the only `*.loop` in the directory.
     #[arg(value_name = "PLAN")]
     pub plan: Option<PathBuf>,
+    /// The defaults plan for REEL specs (agent, gates, defaults, budget,
+    /// loop); default `defaults.loop` beside the specs.
+    #[arg(long, value_name = "FILE.loop")]
+    pub defaults: Option<PathBuf>,
     /// Tasks at once; overrides `loop.parallel`.
     #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -102,6 +116,39 @@ pub struct FmtArgs {
     /// Plan files to format.
     #[arg(required = true, value_name = "PLAN")]
     pub plans: Vec<PathBuf>,
+}
+
+/// `loopc import SPEC… [-o plan.loop] [--defaults FILE.loop]` (`docs/reel.md`)
+#[derive(Args, Debug, Clone)]
+pub struct ImportArgs {
+    /// REEL specs (`.md`, `.json`, `.feature`) or directories of them.
+    #[arg(required = true, value_name = "SPEC")]
+    pub specs: Vec<PathBuf>,
+    /// Write the plan here instead of to stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE.loop")]
+    pub output: Option<PathBuf>,
+    /// The defaults plan for REEL specs (agent, gates, defaults, budget,
+    /// loop); default `defaults.loop` beside the specs.
+    #[arg(long, value_name = "FILE.loop")]
+    pub defaults: Option<PathBuf>,
+}
+
+/// `loopc id [DIR]` (`docs/reel.md`)
+#[derive(Args, Debug, Clone)]
+pub struct IdArgs {
+    /// The directory of specs whose ids the new one must differ from; default `.`.
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// `loopc import`.
+pub fn import(args: &ImportArgs) -> i32 {
+    crate::reel::import::run(args)
+}
+
+/// `loopc id`.
+pub fn id(args: &IdArgs) -> i32 {
+    crate::reel::id::run(args)
 }
 
 /// `loopc check`.

@@ -19,8 +19,10 @@ pub mod fmt;
 pub mod key;
 pub mod lsp;
 pub mod plan;
+pub mod reel;
 pub mod render;
 pub mod run;
+pub mod source_map;
 pub mod span;
 pub mod syntax;
 
@@ -42,6 +44,10 @@ pub struct Compilation {
     pub diagnostics: Vec<Diagnostic>,
     /// The compiled plan; `None` when any error was reported.
     pub plan: Option<plan::Plan>,
+    /// The files behind `source` (one for a `.loop` file; a REEL spec's
+    /// defaults plan and spec files otherwise): diagnostics are rendered
+    /// through it so that each lands in its own file.
+    pub files: source_map::SourceMap,
 }
 
 impl Compilation {
@@ -49,11 +55,21 @@ impl Compilation {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
+
+    /// `diagnostics` (this compilation's, possibly with severities changed)
+    /// in the human format, each in its own file (see [`Compilation::files`]).
+    pub fn render_plain(&self, diagnostics: &[Diagnostic]) -> String {
+        self.files.render_plain(&self.source, diagnostics)
+    }
 }
 
 /// Compiles `source`, the text of the plan file called `name` (its file stem
 /// is the loop's default name).
+///
+/// A leading byte-order mark is ignored (spec §2): it is removed before
+/// parsing, so spans and columns count from the first character after it.
 pub fn compile(name: &str, source: &str) -> Compilation {
+    let source = source.strip_prefix('\u{FEFF}').unwrap_or(source);
     let stem = Path::new(name)
         .file_stem()
         .and_then(|s| s.to_str())
@@ -76,6 +92,7 @@ pub fn compile(name: &str, source: &str) -> Compilation {
         ast,
         diagnostics,
         plan,
+        files: source_map::SourceMap::single(name, source.len()),
     }
 }
 
@@ -87,7 +104,13 @@ pub fn compile_bytes(name: &str, bytes: &[u8]) -> Compilation {
         Err(e) => {
             let text = String::from_utf8_lossy(bytes);
             let mut c = compile(name, &text);
-            let at = e.valid_up_to();
+            // Offsets count from after a byte-order mark, as in `compile`.
+            let bom = if bytes.starts_with(b"\xEF\xBB\xBF") {
+                3
+            } else {
+                0
+            };
+            let at = e.valid_up_to().saturating_sub(bom);
             c.diagnostics.insert(
                 0,
                 Diagnostic::new(
@@ -128,4 +151,26 @@ pub fn compile_file(path: &Path) -> Result<Compilation, LoadError> {
         Ok(bytes) => Ok(compile_bytes(&name, &bytes)),
         Err(error) => Err(LoadError { path: name, error }),
     }
+}
+
+/// Reads and compiles a plan given on the command line: a `.loop` file, or
+/// a REEL spec (`.md`, `.json`, `.feature`) or a directory of them, lowered
+/// into a plan with the defaults plan `defaults` (else `defaults.loop`
+/// beside the specs; see [`reel::compile_paths`] and `docs/reel.md`).
+///
+/// Errors: a file or directory cannot be read; `defaults` given with a
+/// `.loop` plan (it only applies to REEL specs).
+pub fn compile_path(path: &Path, defaults: Option<&Path>) -> Result<Compilation, LoadError> {
+    if path.is_dir() || reel::is_spec(path) {
+        return reel::compile_paths(&[path.to_path_buf()], defaults).map(|r| r.compilation);
+    }
+    if defaults.is_some() {
+        return Err(LoadError {
+            path: path.display().to_string(),
+            error: std::io::Error::other(
+                "--defaults applies to REEL specs (.md, .json, .feature or a directory of them), not to a .loop plan",
+            ),
+        });
+    }
+    compile_file(path)
 }

@@ -28,6 +28,10 @@ enum Command {
     Fmt(commands::FmtArgs),
     /// Start the language server on stdio.
     Lsp,
+    /// Convert REEL specs (Markdown, JSON, Gherkin) into a `.loop` plan.
+    Import(commands::ImportArgs),
+    /// Print a new REEL task id that no spec in a directory uses yet.
+    Id(commands::IdArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +55,8 @@ fn main() -> ExitCode {
         Command::Clean(args) => commands::clean(&args),
         Command::Fmt(args) => commands::fmt(&args),
         Command::Lsp => commands::lsp(),
+        Command::Import(args) => commands::import(&args),
+        Command::Id(args) => commands::id(&args),
     };
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

@@ -278,6 +278,24 @@ pub fn build(model: &Model, stem: &str) -> (Option<Plan>, Vec<Diagnostic>) {
         }
     }
 
+    // The default integration branch comes from the file name when the plan
+    // names neither the loop nor the branch; git must accept it.
+    if model.settings.name.is_none()
+        && model.settings.branch.is_none()
+        && let Some(why) = crate::check::branch_problem(&format!("loop/{stem}"))
+    {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0009,
+                format!("the file name `{stem}` does not make a valid branch name `loop/{stem}`"),
+                Span::at(0),
+                why,
+            )
+            .with_note(
+                "rename the file, or name the loop: `loop \"name\" { }` (or set its `branch`)",
+            ),
+        );
+    }
     let cyclic = cycles(model, &graph, &deps, &mut diagnostics);
     if cyclic {
         return (None, diagnostics);
@@ -433,17 +451,20 @@ fn redundant(
     }
     let mut stamp = vec![usize::MAX; deps.len()];
     let mut via = vec![usize::MAX; deps.len()];
+    let mut direct: Vec<usize> = Vec::new();
+    let mut stack: Vec<(usize, usize)> = Vec::new();
     for (t, ds) in deps.iter().enumerate() {
         if ds.len() < 2 {
             // A dependency listed once cannot be implied by another one.
             continue;
         }
-        let direct: HashSet<usize> = ds.iter().map(|&(j, _)| j).collect();
+        // Dependency lists are short: small vectors beat hash sets here.
+        direct.clear();
+        direct.extend(ds.iter().map(|&(j, _)| j));
         let floor = ds.iter().map(|&(j, _)| position[j]).min().unwrap_or(0);
-        let mut seen_twice: HashSet<usize> = HashSet::new();
-        let mut first_seen: HashSet<usize> = HashSet::new();
-        for &(j, span) in ds {
-            if !first_seen.insert(j) && seen_twice.insert(j) {
+        for (k, &(j, span)) in ds.iter().enumerate() {
+            let earlier = ds[..k].iter().filter(|&&(x, _)| x == j).count();
+            if earlier == 1 {
                 out.push(
                     Diagnostic::new(
                         Code::W0002,
@@ -460,7 +481,7 @@ fn redundant(
         }
         // Walk the ancestors of every direct dependency, remembering which
         // direct dependency reached them first.
-        let mut stack: Vec<(usize, usize)> = Vec::new();
+        stack.clear();
         for &(j, _) in ds {
             for &(k, _) in &deps[j] {
                 stack.push((k, j));
@@ -478,9 +499,9 @@ fn redundant(
                 }
             }
         }
-        let mut reported: HashSet<usize> = HashSet::new();
-        for &(j, span) in ds {
-            if stamp[j] == t && direct.contains(&via[j]) && via[j] != j && reported.insert(j) {
+        for (k, &(j, span)) in ds.iter().enumerate() {
+            let first = !ds[..k].iter().any(|&(x, _)| x == j);
+            if stamp[j] == t && direct.contains(&via[j]) && via[j] != j && first {
                 out.push(
                     Diagnostic::new(
                         Code::W0002,

@@ -56,7 +56,29 @@ pub fn parse(source: &str) -> (File, Vec<Diagnostic>) {
                     pest::error::InputLocation::Pos(at) => pos + at,
                     pest::error::InputLocation::Span((at, _)) => pos + at,
                 };
-                p.diagnostics.push(syntax_error(source, err_at, &e));
+                match unclosed_string(source, start, err_at) {
+                    Some((open, true)) => p.diagnostics.push(
+                        Diagnostic::new(
+                            Code::E0012,
+                            "unterminated block string",
+                            Span::new(open, open + 3),
+                            "this block string is never closed",
+                        )
+                        .with_note("close it with `\"\"\"` on a line of its own"),
+                    ),
+                    Some((open, false)) => p.diagnostics.push(
+                        Diagnostic::new(
+                            Code::E0012,
+                            "unterminated string",
+                            Span::new(open, open + 1),
+                            "this string is never closed",
+                        )
+                        .with_note(
+                            "a \"…\" string ends on its line: close it with `\"`, or use a block string (`\"\"\"`) for several lines",
+                        ),
+                    ),
+                    None => p.diagnostics.push(syntax_error(source, err_at, &e)),
+                }
                 let resume = recovery_point(source, start + 1);
                 items.push(Item::Error(Span::new(start, resume)));
                 pos = resume;
@@ -105,6 +127,40 @@ pub fn comments(source: &str) -> Vec<Span> {
         }
     }
     out
+}
+
+/// The first string in `source[start..end]` (the text of an item that failed
+/// to parse, up to the error) that is never closed: `(offset, is_block)`.
+/// A `"…"` string must close on its line; a block string anywhere before the
+/// end of the file. Such a string is the real mistake behind the syntax error.
+fn unclosed_string(source: &str, start: usize, end: usize) -> Option<(usize, bool)> {
+    let bytes = source.as_bytes();
+    let end = end.min(source.len());
+    let mut i = start;
+    while i < end {
+        match bytes[i] {
+            b'#' => i = source[i..].find('\n').map_or(source.len(), |n| i + n),
+            b'"' if source[i..].starts_with("\"\"\"") => match source[i + 3..].find("\"\"\"") {
+                Some(n) => i = i + 3 + n + 3,
+                None => return Some((i, true)),
+            },
+            b'"' => {
+                let open = i;
+                i += 1;
+                loop {
+                    match bytes.get(i) {
+                        None | Some(b'\n') => return Some((open, false)),
+                        Some(b'"') => break,
+                        Some(b'\\') => i += 2,
+                        Some(_) => i += 1,
+                    }
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// Skips whitespace and comments from `pos`.
@@ -187,6 +243,7 @@ fn describe(rule: Rule) -> &'static str {
         | Rule::money
         | Rule::duration
         | Rule::integer
+        | Rule::bad_number
         | Rule::block_string
         | Rule::unterminated_block => "a value",
         Rule::string | Rule::unterminated_string | Rule::string_body | Rule::block_body => {
@@ -503,7 +560,9 @@ impl Lowering {
                         Span::new(span.start, span.start + 1),
                         "this string is never closed",
                     )
-                    .with_note("add the closing quote"),
+                    .with_note(
+                        "a \"…\" string ends on its line: close it with `\"`, or use a block string (`\"\"\"`) for several lines",
+                    ),
                 );
                 ValueKind::Invalid
             }
@@ -529,6 +588,27 @@ impl Lowering {
             Rule::integer => self.integer(pair.as_str(), span),
             Rule::duration => self.duration(pair.as_str(), span),
             Rule::money => self.money(pair.as_str(), span),
+            Rule::bad_number => {
+                let text = pair.as_str();
+                let d = if text.starts_with('-') {
+                    Diagnostic::new(
+                        Code::E0009,
+                        format!("negative value `{text}`"),
+                        span,
+                        "values are never negative",
+                    )
+                } else {
+                    Diagnostic::new(
+                        Code::E0012,
+                        format!("invalid number `{text}`: fractions are not allowed"),
+                        span,
+                        "not an integer or a duration",
+                    )
+                    .with_note("write whole units: `1h30m` rather than `1.5h`, `1500ms` rather than `1.5s`")
+                };
+                self.diagnostics.push(d);
+                ValueKind::Invalid
+            }
             Rule::name => match pair.as_str() {
                 "true" => ValueKind::Bool(true),
                 "false" => ValueKind::Bool(false),
@@ -740,6 +820,19 @@ impl Lowering {
 
     fn money(&mut self, text: &str, span: Span) -> ValueKind {
         let body = &text[1..];
+        if body.chars().any(|c| !(c.is_ascii_digit() || c == '.')) || body.matches('.').count() > 1
+        {
+            self.diagnostics.push(
+                Diagnostic::new(
+                    Code::E0012,
+                    format!("invalid amount `{text}`"),
+                    span,
+                    "invalid amount",
+                )
+                .with_note("money is `$` + dollars, optionally `.` + 1 to 6 digits: `$0.50`"),
+            );
+            return ValueKind::Invalid;
+        }
         let (whole, frac) = match body.split_once('.') {
             Some((w, f)) => (w, Some(f)),
             None => (body, None),

@@ -31,7 +31,7 @@ fn errors_exit_1_with_the_diagnostic_and_a_summary() {
 1 │ task build: nope { run = \"make\" }
   │             ^^^^ no task is called `nope`
   │
-  = known tasks: build
+  = this plan defines no other task
 
 error: 1 file checked: 1 error, 0 warnings
 ",
@@ -216,4 +216,87 @@ fn a_loop_name_that_cannot_be_a_branch_is_e0009() {
         .stderr("")
         .status(0)
         .run();
+}
+
+/// (source, file name, expected codes in order, line:column of the first).
+fn codes(name: &str, source: &str) -> (Vec<&'static str>, String) {
+    let c = loopc::compile(name, source);
+    let first = c
+        .diagnostics
+        .first()
+        .map(|d| {
+            let idx = loopc::diagnostic::LineIndex::new(&c.source);
+            let p = idx.position(&c.source, d.primary.span.start);
+            format!("{}:{}", p.line + 1, p.character + 1)
+        })
+        .unwrap_or_default();
+    (
+        c.diagnostics.iter().map(|d| d.code.as_str()).collect(),
+        first,
+    )
+}
+
+#[test]
+fn unterminated_strings_are_e0012_at_the_opening_quote() {
+    assert_eq!(
+        codes("p.loop", "task u { run = \"abc"),
+        (vec!["E0012"], "1:16".into())
+    );
+    assert_eq!(
+        codes("p.loop", "task u { run = \"x }\ntask v { run = \"y\" }\n"),
+        (vec!["E0012"], "1:16".into())
+    );
+    assert_eq!(
+        codes("p.loop", "task u {\n  run = \"\"\"\n    abc\n"),
+        (vec!["E0012"], "2:9".into())
+    );
+    // Inside an item that still parses, the string ends at its line.
+    assert_eq!(
+        codes(
+            "p.loop",
+            "task u { run = \"abc\n}\ntask v { run = \"y\" }\n"
+        ),
+        (vec!["E0012"], "1:16".into())
+    );
+}
+
+#[test]
+fn literal_mistakes_get_their_own_codes() {
+    let (c, _) = codes(
+        "p.loop",
+        "budget { cost = $1e3 }\ntask a { run = \"x\" timeout = 1.5h attempts = -1 }\n",
+    );
+    assert_eq!(c, ["E0012", "E0012", "E0009"]);
+    let (c, _) = codes(
+        "p.loop",
+        "task a \"t\\0\" { run = \"x\\0\" env = { A = \"\\0\" } }\n",
+    );
+    assert_eq!(c, ["E0009", "E0009", "E0009"]);
+}
+
+#[test]
+fn dependency_names_follow_the_task_name_rule() {
+    let (c, _) = codes("p.loop", "task b: \"a/b\" \"\" { run = \"x\" }\n");
+    assert_eq!(c, ["E0011", "E0011"]);
+}
+
+#[test]
+fn a_byte_order_mark_does_not_count_as_a_column() {
+    assert_eq!(
+        codes("p.loop", "\u{feff}task a { promt = \"x\" }\n"),
+        (vec!["E0002"], "1:10".into())
+    );
+}
+
+#[test]
+fn integration_branches_must_be_usable() {
+    let (c, _) = codes("my plan.loop", "task a { run = \"x\" }\n");
+    assert_eq!(c, ["E0009"]);
+    let (c, _) = codes("my plan.loop", "loop \"ok\" {}\ntask a { run = \"x\" }\n");
+    assert!(c.is_empty());
+    let (c, _) = codes(
+        "p.loop",
+        "loop { branch = \"loopc/x\" }\ntask a { run = \"x\" }\n",
+    );
+    assert_eq!(c, ["E0009"]);
 }

@@ -775,3 +775,23 @@ fn analysis_answers_everywhere_on_broken_text() {
     }
     assert!(answered > 1000, "only {answered} positions tried");
 }
+
+#[test]
+fn malformed_payloads_get_a_parse_error_and_the_server_goes_on() {
+    let mut c = Client::start();
+    for body in [
+        // A lone surrogate, as a JavaScript client can send.
+        r#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///x.loop","languageId":"loop","version":1,"text":"task a {\ud83d}"}}}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":99,",
+    ] {
+        let stdin = c.stdin.as_mut().unwrap();
+        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        stdin.flush().unwrap();
+        let m = c.recv();
+        assert_eq!(m["error"]["code"], -32700, "{m}");
+        assert!(m["id"].is_null(), "{m}");
+    }
+    let diags = c.open("file:///ok.loop", "task a { promt = \"x\" }\n");
+    assert_eq!(diags[0]["code"], "E0002");
+    assert!(c.shutdown().success());
+}

@@ -23,6 +23,7 @@
 
 mod analysis;
 mod context;
+pub mod transport;
 
 pub use analysis::{Analysis, NameKind, Occurrence};
 pub use context::{BlockKind, Context};
@@ -68,7 +69,7 @@ pub fn capabilities() -> lsp::ServerCapabilities {
 /// the client exits without `shutdown`, closes the connection, or breaks
 /// the protocol.
 pub fn serve() -> i32 {
-    let (connection, io_threads) = Connection::stdio();
+    let (connection, io_threads) = transport::stdio();
     let status = match run(&connection) {
         Ok(status) => status,
         Err(e) => {
@@ -77,9 +78,14 @@ pub fn serve() -> i32 {
         }
     };
     drop(connection);
-    if let Err(e) = io_threads.join() {
-        eprintln!("loopc lsp: {e}");
-        return status.max(1);
+    // The reader may be blocked on stdin after `exit`; only the writer must
+    // finish, so that every response is flushed.
+    let mut threads = io_threads.into_iter();
+    let _reader = threads.next();
+    for t in threads {
+        if t.join().is_err() {
+            return status.max(1);
+        }
     }
     status
 }

@@ -27,7 +27,7 @@ use std::io::{self, IsTerminal, Write};
 /// Runs `loopc graph`: returns the process exit status (0 drawn, 1 plan
 /// errors, 2 the plan or stdout could not be used).
 pub fn run(args: &GraphArgs) -> i32 {
-    let compiled = match crate::compile_file(&args.plan) {
+    let compiled = match crate::compile_path(&args.plan, args.defaults.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
@@ -35,7 +35,7 @@ pub fn run(args: &GraphArgs) -> i32 {
         }
     };
     if !compiled.diagnostics.is_empty() {
-        crate::check_cmd::print_human(&compiled.name, &compiled.source, &compiled.diagnostics);
+        crate::check_cmd::print_compilation(&compiled, &compiled.diagnostics);
     }
     let plan = match &compiled.plan {
         Some(plan) if !compiled.has_errors() => plan,

@@ -144,20 +144,10 @@ fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     let cwd = std::env::current_dir()
         .map_err(|e| RunError::usage(format!("cannot read the current directory: {e}")))?;
     let path = find_plan(args.plan.as_deref(), &cwd)?;
-    let compilation = crate::compile_file(&path).map_err(|e| RunError::usage(e.to_string()))?;
+    let compilation = crate::compile_path(&path, args.defaults.as_deref())
+        .map_err(|e| RunError::usage(e.to_string()))?;
     if !compilation.diagnostics.is_empty() {
-        let choice = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            codespan_reporting::term::termcolor::ColorChoice::Auto
-        } else {
-            codespan_reporting::term::termcolor::ColorChoice::Never
-        };
-        let mut err = codespan_reporting::term::termcolor::StandardStream::stderr(choice);
-        let _ = crate::diagnostic::emit_human(
-            &mut err,
-            &compilation.name,
-            &compilation.source,
-            &compilation.diagnostics,
-        );
+        crate::check_cmd::print_compilation(&compilation, &compilation.diagnostics);
     }
     let Some(plan) = compilation.plan else {
         return Err(RunError::usage(format!(

@@ -1,0 +1,252 @@
+//! `loopc check`, `graph`, `import` and `id` on REEL specs, end to end
+//! through the binary (docs/reel.md).
+
+mod common;
+use common::Test;
+
+const DEFAULTS: &str =
+    "budget { iterations = 10 }\nagent bot { run = \"sh agent.sh\" }\ndefaults { agent = bot }\n";
+
+const SPEC_MD: &str = "# Auth
+
+## a1b2c3d4: Extract session manager
+
+Move session handling into a module of its own.
+
+**Acceptance:** `pytest -q tests/test_session.py`
+
+## b2c3d4e5: Add token refresh
+
+Refresh expired tokens transparently.
+
+**Depends on:** a1b2c3d4
+**Acceptance:** `pytest -q tests/test_refresh.py`
+";
+
+#[test]
+fn check_accepts_a_spec_with_defaults_beside_it() {
+    Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file("specs/auth.md", SPEC_MD)
+        .args(&["check", "specs/auth.md"])
+        .stdout("")
+        .stderr("")
+        .status(0)
+        .run();
+}
+
+#[test]
+fn check_reports_a_bad_dependency_at_its_line_in_the_spec() {
+    Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file(
+            "specs/auth.md",
+            &SPEC_MD.replace("**Depends on:** a1b2c3d4", "**Depends on:** a1b2c3d5"),
+        )
+        .args(&["check", "specs/auth.md"])
+        .stderr(
+            "error[E0005]: unknown task `a1b2c3d5`
+   ┌─ specs/auth.md:13:17
+   │
+13 │ **Depends on:** a1b2c3d5
+   │                 ^^^^^^^^ did you mean `a1b2c3d4`?
+
+error: 1 file checked: 1 error, 0 warnings
+",
+        )
+        .status(1)
+        .run();
+}
+
+#[test]
+fn check_takes_defaults_from_the_option() {
+    Test::new()
+        .file("elsewhere/agent.loop", DEFAULTS)
+        .file("auth.md", SPEC_MD)
+        .args(&["check", "--defaults", "elsewhere/agent.loop", "auth.md"])
+        .stderr("")
+        .status(0)
+        .run();
+    // Without it there is no agent: each task says where one comes from.
+    let out = Test::new()
+        .file("auth.md", SPEC_MD)
+        .args(&["check", "auth.md"])
+        .stderr_contains("error[E0013]: agent task `a1b2c3d4` has no agent")
+        .stderr_contains("`defaults.loop` beside them or from `--defaults FILE.loop`")
+        .status(1)
+        .run();
+    assert!(out.stderr.contains("auth.md:3:4"), "{}", out.stderr);
+    // A missing defaults file is an I/O error.
+    Test::new()
+        .file("auth.md", SPEC_MD)
+        .args(&["check", "--defaults", "nope.loop", "auth.md"])
+        .stderr_contains("error: cannot read `nope.loop`")
+        .status(2)
+        .run();
+}
+
+#[test]
+fn check_json_names_the_file_of_each_diagnostic() {
+    let out = Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file("specs/auth.md", SPEC_MD)
+        .file(
+            "specs/billing.json",
+            "{\"tasks\": [\n  {\"id\": \"0f3a9b2c\", \"description\": \"Bill.\", \"acceptance\": \"true\",\n   \"depends_on\": [\"auth.a1b2c3d5\"]}\n]}\n",
+        )
+        .args(&["check", "--format", "json", "specs"])
+        .status(1)
+        .run();
+    let lines: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", out.stdout);
+    assert_eq!(lines[0]["code"], "E0005");
+    assert_eq!(lines[0]["file"], "specs/billing.json");
+    assert_eq!(lines[0]["range"]["start"]["line"], 2);
+    assert_eq!(lines[0]["range"]["start"]["character"], 18);
+    assert_eq!(lines[0]["labels"][0]["file"], "specs/billing.json");
+}
+
+#[test]
+fn graph_draws_a_spec_directory() {
+    Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file("specs/auth.md", SPEC_MD)
+        .file(
+            "specs/billing.feature",
+            "Feature: Billing\n\n  @id:0f3a9b2c @depends-on:auth.a1b2c3d4\n  @acceptance:pytest -q tests/test_billing.py\n  Scenario: Bill per session\n    Given a session\n    Then it is billed\n",
+        )
+        .args(&["graph", "specs"])
+        .stdout(
+            "specs: 3 tasks in 2 layers
+
+layer 0
+  auth.a1b2c3d4     bot  Extract session manager
+
+layer 1
+  auth.b2c3d4e5     bot  Add token refresh  ← auth.a1b2c3d4
+  billing.0f3a9b2c  bot  Bill per session  ← auth.a1b2c3d4
+",
+        )
+        .status(0)
+        .run();
+}
+
+#[test]
+fn import_writes_a_plan_that_graphs_the_same() {
+    let spec = Test::new()
+        .file("defaults.loop", DEFAULTS)
+        .file("auth.md", SPEC_MD)
+        .args(&["graph", "--format", "json", "auth.md"])
+        .run();
+    let out = Test::new()
+        .file("defaults.loop", DEFAULTS)
+        .file("auth.md", SPEC_MD)
+        .args(&["import", "auth.md", "-o", "plan.loop"])
+        .stdout("")
+        .stderr("")
+        .run();
+    let plan = std::fs::read_to_string(out.dir.path().join("plan.loop")).unwrap();
+    assert!(
+        plan.starts_with("# Imported from auth.md by `loopc import`.\n"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("task \"b2c3d4e5\" \"Add token refresh\": \"a1b2c3d4\" {"),
+        "{plan}"
+    );
+    // The written plan checks clean, is formatted, and is the same plan.
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
+        .args(["check", "plan.loop"])
+        .current_dir(out.dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let fmt = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
+        .args(["fmt", "--check", "plan.loop"])
+        .current_dir(out.dir.path())
+        .output()
+        .unwrap();
+    assert!(fmt.status.success());
+    let graph = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
+        .args(["graph", "--format", "json", "plan.loop"])
+        .current_dir(out.dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&graph.stdout), spec.stdout);
+    // Without -o the plan goes to stdout.
+    let stdout = Test::new()
+        .file("defaults.loop", DEFAULTS)
+        .file("auth.md", SPEC_MD)
+        .args(&["import", "auth.md"])
+        .run();
+    assert_eq!(stdout.stdout, plan);
+}
+
+#[test]
+fn import_refuses_a_spec_with_errors() {
+    let out = Test::new()
+        .file("defaults.loop", DEFAULTS)
+        .file("auth.json", "{\"tasks\": [{\"id\": \"a1b2c3d4\"}]}")
+        .args(&["import", "auth.json", "-o", "plan.loop"])
+        .stderr_contains("error[E0008]: task `a1b2c3d4` has no acceptance command")
+        .stderr_contains("error: `auth.json` has errors; nothing imported")
+        .status(1)
+        .run();
+    assert!(!out.dir.path().join("plan.loop").exists());
+}
+
+#[test]
+fn id_prints_an_unused_reel_id() {
+    let test = Test::new()
+        .file("specs/auth.md", SPEC_MD)
+        .file("specs/notes.txt", "not a spec");
+    let mut seen = std::collections::BTreeSet::new();
+    let out = test.args(&["id", "specs"]).run();
+    for _ in 0..20 {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
+            .args(["id", "specs"])
+            .current_dir(out.dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        let text = String::from_utf8(o.stdout).unwrap();
+        let id = text.strip_suffix('\n').expect("one line");
+        assert!(loopc::reel::is_reel_id(id), "{id:?}");
+        assert!(!["a1b2c3d4", "b2c3d4e5"].contains(&id));
+        seen.insert(id.to_string());
+    }
+    assert!(seen.len() > 1, "ids are random: {seen:?}");
+    Test::new()
+        .args(&["id", "missing-dir"])
+        .stderr_contains("error: cannot read the specs in `missing-dir`")
+        .status(2)
+        .run();
+}
+
+#[test]
+fn id_avoids_every_id_in_the_directory() {
+    // A directory that uses all but one id of a small space cannot be
+    // faked, so check the rule instead: ids in use, and ids only named as
+    // dependencies, are all "used".
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.md"), SPEC_MD).unwrap();
+    std::fs::write(
+        dir.path().join("b.json"),
+        "{\"tasks\": [{\"id\": \"0f3a9b2c\", \"depends_on\": [\"a.c0ffee00\"]}]}",
+    )
+    .unwrap();
+    let used = loopc::reel::id::used_ids(dir.path()).unwrap();
+    let want: std::collections::BTreeSet<String> = ["a1b2c3d4", "b2c3d4e5", "0f3a9b2c", "c0ffee00"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(used, want);
+}
