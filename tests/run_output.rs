@@ -94,7 +94,9 @@ task t {{ agent = bot  prompt = "x" }}
         repo.spawned_stderr()
     );
     assert!(
-        peak_kib < 100 * 1024,
+        // Measured: about 12 MB for text, 28 MB for claude-json (a 16 MiB
+        // tail is searched); a lossy copy of that tail made it 93 MB.
+        peak_kib < 64 * 1024,
         "peak RSS of loopc and what it waited for: {peak_kib} KiB"
     );
     assert_eq!(repo.status_of("t"), "passed");
