@@ -3,7 +3,8 @@
 //! Human diagnostics go to stderr (colored only when stderr is a terminal and
 //! `NO_COLOR` is unset); `--format json` prints one object per line on stdout.
 //! Exit status: 0 no errors, 1 errors (or warnings with `--deny-warnings`),
-//! 2 a file could not be read.
+//! 2 a file could not be read or stdout could not be written (a closed pipe is
+//! a normal end).
 
 use crate::commands::{CheckArgs, DiagnosticFormat};
 use crate::diagnostic::{self, Diagnostic, Severity};
@@ -68,9 +69,16 @@ pub fn run(args: &CheckArgs) -> i32 {
                 let mut out = stdout.lock();
                 for d in &diags {
                     let line = compiled.files.to_json_line(&compiled.source, d);
-                    if writeln!(out, "{line}").is_err() {
+                    match writeln!(out, "{line}") {
+                        Ok(()) => {}
                         // A closed pipe (`| head`) is a normal end.
-                        return status.max(if errors > 0 { exit::FAILURE } else { exit::OK });
+                        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                            return status.max(if errors > 0 { exit::FAILURE } else { exit::OK });
+                        }
+                        Err(e) => {
+                            eprintln!("error: cannot write diagnostics: {e}");
+                            return exit::USAGE;
+                        }
                     }
                 }
             }

@@ -238,6 +238,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::field => "a field (`name = value`)",
         Rule::map_entry => "a map entry (`KEY = \"value\"`)",
         Rule::value
+        | Rule::scalar
         | Rule::list
         | Rule::map
         | Rule::money
@@ -617,7 +618,7 @@ impl Lowering {
             Rule::list => {
                 let mut items = Vec::new();
                 for p in pair.into_inner() {
-                    if p.as_rule() == Rule::value {
+                    if p.as_rule() == Rule::scalar {
                         items.push(self.value(p));
                     }
                 }

@@ -85,6 +85,19 @@ fn stale_worktrees_and_task_branches_of_a_killed_run_are_cleaned_up() {
     std::fs::create_dir_all(wt.join("c-2/sub")).unwrap();
     std::fs::write(wt.join("c-2/sub/f"), "x").unwrap();
     repo.git(&["branch", "loopc/res/b/4", "main"]);
+    // loopc records a task branch in its ledger before making it.
+    let ledger = repo.root.join(".loopc/branches");
+    let mut text = std::fs::read_to_string(&ledger).unwrap_or_default();
+    for b in [
+        "loopc/res/a/5",
+        "loopc/res/b/6",
+        "loopc/res/a/9",
+        "loopc/res/b/4",
+    ] {
+        text.push_str(b);
+        text.push('\n');
+    }
+    std::fs::write(&ledger, text).unwrap();
     // Not loopc's (or not this plan's): left alone.
     let user_wt = repo.bin.join("user-wt");
     repo.git(&["branch", "feature", "main"]);
@@ -117,13 +130,29 @@ fn stale_worktrees_and_task_branches_of_a_killed_run_are_cleaned_up() {
         "feature\nloop/res\nloopc/other/a/1\nmain"
     );
     assert!(!repo.root.join(".git/worktrees/_merge-b-3").exists());
+    // The ledger forgets the branches it removed.
+    let ledger = std::fs::read_to_string(&ledger).unwrap();
+    assert!(!ledger.contains("loopc/res/b/4"), "{ledger}");
 }
 
 #[test]
 fn a_task_branch_checked_out_elsewhere_is_left_alone_and_named() {
     let repo = setup();
+    // A failed attempt keeps its task branch; the user checks it out
+    // elsewhere to look at it.
+    repo.script(
+        "agent.sh",
+        "#!/bin/sh\ncat > /dev/null\necho bad > bad.txt\nexit 1\n",
+    );
+    repo.plan(&PLAN.replace(
+        "task a { prompt = \"a\" }",
+        "task a { prompt = \"a\"  attempts = 1 }",
+    ));
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
     let inspect = repo.bin.join("inspect");
-    repo.git(&["branch", "loopc/res/a/1", "main"]);
+    let kept = repo.root.join(".loopc/worktrees/a-1");
+    repo.git(&["worktree", "remove", "--force", &kept.to_string_lossy()]);
     repo.git(&[
         "worktree",
         "add",
@@ -132,6 +161,7 @@ fn a_task_branch_checked_out_elsewhere_is_left_alone_and_named() {
         "loopc/res/a/1",
     ]);
     let before = repo.git(&["rev-parse", "loopc/res/a/1"]);
+    repo.script("agent.sh", SIMPLE_AGENT);
 
     let r = repo.run();
     assert_eq!(r.code, 0, "{r:?}");
@@ -152,7 +182,8 @@ fn a_task_branch_checked_out_elsewhere_is_left_alone_and_named() {
         .filter(|e| e["event"] == "attempt_started" && e["task"] == "a")
         .collect();
     assert!(
-        started[0]["worktree"].as_str().unwrap().ends_with("a-2"),
+        // The second run's only attempt of `a` (the first run's came first).
+        started.len() == 2 && started[1]["worktree"].as_str().unwrap().ends_with("a-2"),
         "{started:?}"
     );
     assert_eq!(repo.status_of("a"), "passed");

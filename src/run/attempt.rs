@@ -167,7 +167,9 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     r.files = Some(files.clone());
     {
         let _guard = ctx.worktree_lock.lock();
-        if let Err(e) = worktree::create(&ctx.git, &r.worktree, Some(&r.branch), &r.input.base) {
+        if let Err(e) =
+            worktree::create_task(&ctx.git, &ctx.layout, &r.worktree, &r.branch, &r.input.base)
+        {
             return Outcome::Infrastructure(format!("cannot create worktree: {e}"));
         }
     }
@@ -334,7 +336,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             HandoffStatus::Completed => {}
             HandoffStatus::Failed => {
                 return failed(
-                    format!("the handoff says failed: {}", one_line(&text)),
+                    with_reason("the handoff says failed", &text),
                     format!("The previous attempt reported failure:\n{text}"),
                 );
             }
@@ -344,7 +346,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
                 } else {
                     "needs_human"
                 };
-                return Outcome::Blocked(format!("the handoff says {word}: {}", one_line(&text)));
+                return Outcome::Blocked(with_reason(&format!("the handoff says {word}"), &text));
             }
         }
     }
@@ -359,6 +361,23 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Ok(c) => c,
         Err(e) => return Outcome::Infrastructure(format!("cannot commit: {e}")),
     };
+    // The agent may have committed itself, but never below its base: a
+    // branch that dropped LOOP_BASE would lose earlier tasks' work when merged.
+    match ctx.git.is_ancestor(&r.input.base, &commit) {
+        Ok(true) => {}
+        Ok(false) => {
+            return failed(
+                "the attempt rewrote history below LOOP_BASE",
+                format!(
+                    "The previous attempt rewrote history below LOOP_BASE ({}): the task \
+                     branch no longer contains that commit. Build on LOOP_BASE; do not reset, \
+                     rebase or amend below it.",
+                    r.input.base
+                ),
+            );
+        }
+        Err(e) => return Outcome::Infrastructure(e),
+    }
     if commit == r.input.base && !no_changes {
         return failed(
             "no changes",
@@ -397,6 +416,17 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Verdict::Blocked(why) => Outcome::Blocked(why),
         Verdict::Stopped => Outcome::Interrupted,
         Verdict::Error(e) => Outcome::Infrastructure(e),
+    }
+}
+
+/// `what`, then `: ` and the first line of `summary` when it has one (no
+/// dangling colon for an empty summary).
+pub fn with_reason(what: &str, summary: &str) -> String {
+    let line = one_line(summary);
+    if line.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {line}")
     }
 }
 

@@ -1,10 +1,11 @@
 //! `loopc clean [--integration]`: removes loopc's worktrees (under
-//! `.loopc/worktrees/`), its task branches (`loopc/<plan>/<task>/<n>`) and
-//! its logs; with `--integration` also the integration branch named in
-//! state.json. Nothing else is touched; no global `git worktree prune`.
+//! `.loopc/worktrees/`), the task branches (`loopc/<plan>/<task>/<n>`) its
+//! ledger `.loopc/branches` says it created, and its logs; with
+//! `--integration` also the integration branch named in state.json, if
+//! loopc created it. Nothing else is touched; no global `git worktree prune`.
 
 use super::git::Git;
-use super::worktree::Layout;
+use super::worktree::{self, Layout};
 use crate::commands::CleanArgs;
 use crate::exit;
 
@@ -25,7 +26,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     let git = Git::discover(&cwd)?;
     let layout = Layout::new(&git.root);
     if !layout.dir.exists() {
-        println!("nothing to clean");
+        let _ = super::out::stdout("nothing to clean\n");
         return Ok(());
     }
     let _lock = super::lock::acquire(&layout.lock)?;
@@ -42,10 +43,13 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
         std::fs::remove_dir_all(&layout.worktrees)
             .map_err(|e| format!("cannot remove {}: {e}", layout.worktrees.display()))?;
     }
+    // Only branches loopc created (its ledger): a user's branch or one of
+    // a plan that never ran may have the same shape.
+    let mut ours = worktree::ledger(&layout)?;
     let mut removed_branches = 0;
     let checked_out = git.worktrees()?;
-    for b in git.branches_under("loopc/")? {
-        if !super::worktree::is_task_branch(&b) {
+    for b in git.branch_refs("loopc")? {
+        if !worktree::is_task_branch(&b) || !ours.contains(&b) {
             continue;
         }
         let refname = format!("refs/heads/{b}");
@@ -61,15 +65,19 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
             continue;
         }
         git.delete_ref(&refname)?;
+        ours.remove(&b);
         removed_branches += 1;
     }
+    // Forget branches that no longer exist (deleted by hand, or above).
+    ours.retain(|b| matches!(git.commit_of(&format!("refs/heads/{b}")), Ok(Some(_))));
+    worktree::write_ledger(&layout, &ours)?;
     if layout.logs.exists() {
         std::fs::remove_dir_all(&layout.logs)
             .map_err(|e| format!("cannot remove {}: {e}", layout.logs.display()))?;
     }
-    println!(
-        "removed {removed_worktrees} worktree(s), {removed_branches} task branch(es) and the logs"
-    );
+    let _ = super::out::stdout(&format!(
+        "removed {removed_worktrees} worktree(s), {removed_branches} task branch(es) and the logs\n"
+    ));
     if args.integration {
         match super::state::load(&layout.state) {
             Ok(state) => {
@@ -78,13 +86,20 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
                     .worktrees()?
                     .iter()
                     .any(|w| w.branch.as_deref() == Some(&format!("refs/heads/{name}")));
+                if !ours.contains(&name) {
+                    return Err(format!(
+                        "the integration branch {name} was not created by loopc; left alone"
+                    ));
+                }
                 if checked_out {
                     return Err(format!(
                         "the integration branch {name} is checked out; check out another branch first"
                     ));
                 }
                 git.delete_ref(&format!("refs/heads/{name}"))?;
-                println!("removed the integration branch {name}");
+                ours.remove(&name);
+                worktree::write_ledger(&layout, &ours)?;
+                let _ = super::out::stdout(&format!("removed the integration branch {name}\n"));
             }
             Err(e) => return Err(format!("cannot find the integration branch: {e}")),
         }

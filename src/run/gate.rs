@@ -275,10 +275,9 @@ pub fn run_checks(
                             })
                         }
                         HandoffStatus::Blocked | HandoffStatus::NeedsHuman => {
-                            Some(Verdict::Blocked(format!(
-                                "gate `{}` says the task needs help: {}",
-                                check.label,
-                                h.summary.unwrap_or_default()
+                            Some(Verdict::Blocked(super::attempt::with_reason(
+                                &format!("gate `{}` says the task needs help", check.label),
+                                &h.summary.unwrap_or_default(),
                             )))
                         }
                     },
@@ -291,15 +290,34 @@ pub fn run_checks(
         match ctx.git.status_porcelain(dir) {
             Ok(s) if s.trim().is_empty() => {}
             Ok(s) => {
+                let paths = changed_paths(&s);
                 return reject(
-                    format!("gate `{}` changed the worktree", check.label),
-                    format!("A gate must not change files; it changed:\n{s}"),
+                    format!(
+                        "gate `{}` changed the worktree: {}",
+                        check.label,
+                        paths.join(", ")
+                    ),
+                    format!(
+                        "A gate must not change files; it changed:\n{}",
+                        paths.join("\n")
+                    ),
                 );
             }
             Err(e) => return Verdict::Error(e),
         }
     }
     Verdict::Pass
+}
+
+/// The paths named by `git status --porcelain` output (both sides of a
+/// rename), quoted as git quotes them.
+pub fn changed_paths(porcelain: &str) -> Vec<String> {
+    porcelain
+        .lines()
+        .filter_map(|l| l.get(3..))
+        .flat_map(|p| p.split(" -> "))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Whether `check` is agent-judged.
@@ -320,5 +338,19 @@ mod cut_tests {
         assert!(cut.len() <= FEEDBACK_LIMIT as usize, "{}", cut.len());
         assert!(cut.starts_with("[loopc: feedback cut"));
         assert!(cut.ends_with("tail"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changed_paths;
+
+    #[test]
+    fn porcelain_paths() {
+        let s = " M src/a.rs\n?? new file.txt\nR  old.txt -> new.txt\n";
+        assert_eq!(
+            changed_paths(s),
+            ["src/a.rs", "new file.txt", "old.txt", "new.txt"]
+        );
     }
 }

@@ -460,6 +460,37 @@ impl Git {
         Ok(None)
     }
 
+    /// Whether commit `ancestor` is `descendant` or one of its ancestors
+    /// (`git merge-base --is-ancestor`).
+    ///
+    /// Errors: git failed (not merely answered no).
+    pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool, String> {
+        let out = self.try_run_in(
+            &self.root,
+            &["merge-base", "--is-ancestor", ancestor, descendant],
+        )?;
+        match out.code {
+            0 => Ok(true),
+            1 => Ok(false),
+            _ => Err(format!(
+                "`git merge-base --is-ancestor` failed: {}",
+                first_line(&out.stderr)
+            )),
+        }
+    }
+
+    /// Branch names (without `refs/heads/`) equal to `name` or under
+    /// `name/`; unlike [`Git::branches_under`], never abbreviated.
+    pub fn branch_refs(&self, name: &str) -> Result<Vec<String>, String> {
+        let pattern = format!("refs/heads/{name}");
+        Ok(self
+            .read(&["for-each-ref", "--format=%(refname)", &pattern])?
+            .lines()
+            .filter_map(|l| l.strip_prefix("refs/heads/"))
+            .map(str::to_string)
+            .collect())
+    }
+
     /// Branch names (short form) under `refs/heads/<prefix>`.
     pub fn branches_under(&self, prefix: &str) -> Result<Vec<String>, String> {
         let pattern = format!("refs/heads/{prefix}");

@@ -10,7 +10,7 @@
 //! - [`handoff`]: handoff files and Claude Code's JSON result;
 //! - [`state`], [`events`], [`progress`]: `.loopc/` files;
 //! - [`dry_run`]: `run --dry-run`;
-//! - [`ui`], [`summary`]: what a person sees; [`status`], [`clean`]: the other commands;
+//! - [`ui`], [`summary`], [`out`]: what a person sees; [`status`], [`clean`]: the other commands;
 //! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
 //!   replays are [`merge::replay`];
 //! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C;
@@ -29,6 +29,7 @@ pub mod handoff;
 pub mod interrupt;
 pub mod lock;
 pub mod merge;
+pub mod out;
 pub mod process;
 pub mod progress;
 pub mod recover;
@@ -46,6 +47,7 @@ use crate::plan::Plan;
 use context::RunCtx;
 use events::{Event, Recorder};
 use git::Git;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use worktree::Layout;
@@ -89,7 +91,8 @@ pub fn run(args: &RunArgs) -> i32 {
     match run_command(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("loopc: {}", e.message);
+            // A closed stderr must not turn the exit status into a panic.
+            let _ = writeln!(std::io::stderr(), "loopc: {}", e.message);
             e.code
         }
     }
@@ -143,7 +146,18 @@ fn find_plan(given: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError> {
 fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     let cwd = std::env::current_dir()
         .map_err(|e| RunError::usage(format!("cannot read the current directory: {e}")))?;
-    let path = find_plan(args.plan.as_deref(), &cwd)?;
+    // `--force` takes one or more values, so `--force a b j.loop` puts the
+    // plan among them: without a PLAN, a last value that names a file or
+    // ends in `.loop` is the plan.
+    let mut force = args.force.clone();
+    let mut given = args.plan.clone();
+    if given.is_none()
+        && let Some(last) = force.last()
+        && (last.ends_with(".loop") || cwd.join(last).is_file())
+    {
+        given = force.pop().map(PathBuf::from);
+    }
+    let path = find_plan(given.as_deref(), &cwd)?;
     let compilation = crate::compile_path(&path, args.defaults.as_deref())
         .map_err(|e| RunError::usage(e.to_string()))?;
     if !compilation.diagnostics.is_empty() {
@@ -158,7 +172,7 @@ fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     let options = Options {
         jobs: args.jobs,
         dry_run: args.dry_run,
-        force: args.force.clone(),
+        force,
         no_cache: args.no_cache,
         plan_file: path.display().to_string(),
     };
@@ -168,7 +182,7 @@ fn run_command(args: &RunArgs) -> Result<i32, RunError> {
 /// Checks that the repository can be used and prepares the integration
 /// branch; returns its head. Everything here runs before any work starts,
 /// and every failure is exit 2.
-fn preflight(git: &Git, plan: &Plan) -> Result<String, RunError> {
+fn preflight(git: &Git, layout: &Layout, plan: &Plan) -> Result<String, RunError> {
     if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
         return Err(RunError::usage(format!(
             "the repository at {} is in the middle of {what}; finish or abort it first",
@@ -200,6 +214,10 @@ fn preflight(git: &Git, plan: &Plan) -> Result<String, RunError> {
             "the integration branch `{branch}` is checked out at {}; loopc must own it during a run, check out another branch there",
             w.path.display()
         )));
+    }
+    if existing.is_none() {
+        // loopc creates it: `loopc clean --integration` may remove it.
+        worktree::record_branch(layout, branch).map_err(RunError::usage)?;
     }
     // Every run builds the integration branch afresh from the base: tasks
     // recorded in the cache are replayed (an unchanged plan reproduces the
@@ -260,11 +278,13 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
         } else {
             Some(cache::Store::load(&git, &layout).map_err(RunError::usage)?)
         };
-        print!(
-            "{}",
-            dry_run::report(&plan, &options.force, &git, store.as_ref(), &base)
-        );
-        return Ok(exit::OK);
+        return Ok(out::report(&dry_run::report(
+            &plan,
+            &options.force,
+            &git,
+            store.as_ref(),
+            &base,
+        )));
     }
     layout.create(&git).map_err(RunError::usage)?;
     let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
@@ -285,7 +305,14 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     for note in &reconciled.notes {
         eprintln!("loopc: {note}");
     }
-    let head = preflight(&git, &plan)?;
+    worktree::check_namespace(
+        &git,
+        &layout,
+        &slug,
+        plan.tasks.iter().map(|t| t.name.as_str()),
+    )
+    .map_err(RunError::usage)?;
+    let head = preflight(&git, &layout, &plan)?;
     let cache_use = scheduler::CacheUse {
         store: if options.no_cache {
             None
@@ -324,6 +351,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     let state = scheduler::initial_state(&ctx, &options.plan_file, &head);
     let finish = scheduler::run(Arc::clone(&ctx), parallel, state, cache_use);
     ctx.events.ui().finish();
-    print!("{}", summary::table(&finish.state));
+    // A closed or full stdout does not change the run's result.
+    let _ = out::stdout(&summary::table(&finish.state));
     Ok(finish.code)
 }

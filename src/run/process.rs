@@ -98,7 +98,7 @@ pub struct Spec<'a> {
     pub command: &'a str,
     /// Working directory.
     pub dir: &'a Path,
-    /// Variables added to loopc's own environment.
+    /// Variables added to loopc's own environment; for a key given twice, the later value wins.
     pub env: &'a [(String, String)],
     /// Variables removed from the environment.
     pub env_remove: &'a [&'a str],
@@ -179,8 +179,13 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
         Some(bytes) => expr.stdin_bytes(bytes.clone()),
         None => expr.stdin_null(),
     };
-    for (k, v) in spec.env {
-        expr = expr.env(k, v);
+    // duct lets the first `env` call for a key win (inner expressions take
+    // precedence), so pass only each key's last value: later entries (the
+    // `LOOP_*` protocol variables) must win over the plan's `env`.
+    for (i, (k, v)) in spec.env.iter().enumerate() {
+        if spec.env[i + 1..].iter().all(|(later, _)| later != k) {
+            expr = expr.env(k, v);
+        }
     }
     for k in spec.env_remove.iter().chain(GIT_LOCATION_VARS) {
         expr = expr.env_remove(k);

@@ -10,9 +10,10 @@
 //!   still exists or not, locked or not (`git worktree remove --force --force`
 //!   per entry; never a global `git worktree prune`), and directories left
 //!   there that git does not know;
-//! - this plan's task branches `loopc/<plan>/<task>/<n>`, except one that is
-//!   checked out in a worktree outside `.loopc/` (the user's): it is left
-//!   alone, reported with its path, and the run uses other names.
+//! - this plan's task branches `loopc/<plan>/<task>/<n>` that loopc's ledger
+//!   `.loopc/branches` says it created, except one that is checked out in a
+//!   worktree outside `.loopc/` (the user's): it is left alone, reported
+//!   with its path, and the run uses other names.
 //!
 //! Resuming itself is the cache's work: the integration branch is rebuilt from
 //! the base and passed tasks are replayed (`docs/cache.md`).
@@ -90,7 +91,8 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         ));
     }
 
-    // This plan's task branches.
+    // This plan's task branches that loopc created.
+    let mut ours = worktree::ledger(layout)?;
     let checked_out: Vec<(String, PathBuf)> = git
         .worktrees()?
         .into_iter()
@@ -105,7 +107,7 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         .collect();
     let mut deleted = 0;
     for b in git.branches_under(&format!("loopc/{slug}/"))? {
-        if !worktree::is_task_branch(&b) {
+        if !worktree::is_task_branch(&b) || !ours.contains(&b) {
             continue;
         }
         if let Some((_, path)) = checked_out.iter().find(|(name, _)| *name == b) {
@@ -119,7 +121,11 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
             continue;
         }
         git.delete_ref(&format!("refs/heads/{b}"))?;
+        ours.remove(&b);
         deleted += 1;
+    }
+    if deleted > 0 {
+        worktree::write_ledger(layout, &ours)?;
     }
     if deleted > 0 {
         done.notes.push(format!(

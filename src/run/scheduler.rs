@@ -83,6 +83,8 @@ enum StopKind {
     Budget,
     Interrupted,
     FailedTask,
+    /// The integration branch was moved off loopc's work (exit 2).
+    BranchMoved,
 }
 
 struct Scheduler {
@@ -157,8 +159,10 @@ impl Scheduler {
     }
 
     fn set_stop(&mut self, kind: StopKind, reason: String) {
-        // An interrupt outranks a budget stop, which outranks a failed task.
+        // A foreign move of the integration branch outranks an interrupt,
+        // which outranks a budget stop, which outranks a failed task.
         let rank = |k: StopKind| match k {
+            StopKind::BranchMoved => 4,
             StopKind::Interrupted => 3,
             StopKind::Budget => 2,
             StopKind::FailedTask => 1,
@@ -365,10 +369,27 @@ impl Scheduler {
                 }
                 Merge::Rejected(Verdict::Blocked(why)) => outcome = Outcome::Blocked(why),
                 Merge::Rejected(Verdict::Error(e)) | Merge::Error(e) => {
-                    // If someone else moved the integration branch, adopt its
-                    // new head: later attempts start from (and merge into) it.
-                    if let Ok(Some(h)) = self.ctx.git.commit_of(&self.ctx.integration_ref) {
-                        self.head = h;
+                    // If someone else moved the integration branch onto a
+                    // descendant of loopc's head, adopt it: later attempts
+                    // start from (and merge into) it. A move that drops
+                    // loopc's merged work stops the run instead.
+                    if let Ok(Some(h)) = self.ctx.git.commit_of(&self.ctx.integration_ref)
+                        && h != self.head
+                    {
+                        if self.ctx.git.is_ancestor(&self.head, &h).unwrap_or(false) {
+                            self.head = h;
+                        } else {
+                            self.set_stop(
+                                StopKind::BranchMoved,
+                                format!(
+                                    "the integration branch `{}` was moved by someone else from {} \
+                                     (loopc's last head) to {}, which does not contain the work \
+                                     loopc merged; the run stops",
+                                    self.ctx.plan.settings.branch, self.head, h
+                                ),
+                            );
+                            self.ctx.control.stop();
+                        }
                     }
                     outcome = Outcome::Infrastructure(format!("merge: {e}"));
                 }
@@ -810,6 +831,7 @@ impl Scheduler {
         let (status, code) = match self.stop.as_ref().map(|s| s.0) {
             Some(StopKind::Interrupted) => (RunStatus::Interrupted, exit::INTERRUPTED),
             Some(StopKind::Budget) => (RunStatus::Stopped, exit::BUDGET),
+            Some(StopKind::BranchMoved) => (RunStatus::Stopped, exit::USAGE),
             _ if all_done => (RunStatus::Passed, exit::OK),
             _ => (RunStatus::Failed, exit::FAILURE),
         };

@@ -31,28 +31,30 @@ pub fn status(args: &StatusArgs) -> i32 {
             return exit::USAGE;
         }
     };
-    if args.json {
+    let text = if args.json {
         match serde_json::to_string_pretty(&state) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => format!("{s}\n"),
             Err(e) => {
                 eprintln!("loopc: cannot encode state: {e}");
                 return exit::USAGE;
             }
         }
     } else {
-        println!(
-            "plan {} ({}), started {}",
-            state.plan, state.plan_file, state.started_at
-        );
-        print!("{}", super::summary::table(&state));
-        if state.status == super::state::RunStatus::Running
-            && !super::lock::holder_alive(&layout.lock)
-        {
-            println!(
+        let killed = state.status == super::state::RunStatus::Running
+            && !super::lock::holder_alive(&layout.lock);
+        format!(
+            "plan {} ({}), started {}\n{}{}",
+            super::ui::sanitize(&state.plan),
+            super::ui::sanitize(&state.plan_file),
+            state.started_at,
+            super::summary::table(&state),
+            if killed {
                 "this run is not going on any more (loopc was killed); `loopc run` cleans up \
-                 after it and resumes"
-            );
-        }
-    }
-    exit::OK
+                 after it and resumes\n"
+            } else {
+                ""
+            }
+        )
+    };
+    super::out::report(&text)
 }

@@ -1,7 +1,9 @@
 //! The table printed at the end of a run and by `loopc status`: task,
-//! status, attempts, time, cost.
+//! status, attempts, time, cost. Text from agents is shown with its control
+//! characters escaped.
 
 use super::state::RunState;
+use super::ui::sanitize_line;
 use std::time::Duration;
 
 /// The summary table of `state`, one line per task, then a total line.
@@ -114,13 +116,13 @@ pub fn table(state: &RunState) -> String {
         out.push_str(&format!("budget: {}\n", budget.join(", ")));
     }
     if let Some(r) = &state.stop_reason {
-        out.push_str(&format!("stopped: {r}\n"));
+        out.push_str(&format!("stopped: {}\n", sanitize_line(r)));
     }
     for t in &state.tasks {
         if let Some(r) = &t.reason
             && !t.status.is_done()
         {
-            out.push_str(&format!("  {}: {r}\n", t.name));
+            out.push_str(&format!("  {}: {}\n", t.name, sanitize_line(r)));
         }
     }
     out

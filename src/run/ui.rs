@@ -38,11 +38,12 @@ impl Ui {
 
     /// Prints one line above the live bars (or plainly).
     pub fn line(&self, text: &str) {
+        let text = sanitize(text);
         match self {
             Ui::Live { multi, .. } => {
                 let _ = multi.println(text);
             }
-            Ui::Plain => eprintln!("{text}"),
+            Ui::Plain => stderr_line(&text),
         }
     }
 
@@ -51,7 +52,7 @@ impl Ui {
         match self {
             Ui::Plain => {
                 if let Some(text) = plain_line(event) {
-                    eprintln!("{text}");
+                    stderr_line(&text);
                 }
             }
             Ui::Live { multi, bars } => {
@@ -116,9 +117,49 @@ fn short(commit: &str) -> &str {
     commit.get(..10).unwrap_or(commit)
 }
 
+/// Writes one line to stderr; a closed or full stderr never stops a run.
+fn stderr_line(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// Whether `c` must not reach a terminal raw: control characters (they
+/// can move the cursor, retitle the window, clear the screen) and the
+/// bidirectional overrides that reorder what is shown.
+fn is_unsafe(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn escape_into(out: &mut String, text: &str, keep: &[char]) {
+    for c in text.chars() {
+        if is_unsafe(c) && !keep.contains(&c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+/// `text` made safe to print to a person: control characters other than
+/// `\n` and `\t` are shown as escapes (`\u{1b}`). JSON output keeps the
+/// exact text instead.
+pub fn sanitize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    escape_into(&mut out, text, &['\n', '\t']);
+    out
+}
+
+/// Like [`sanitize`], for text that must stay on one line: line breaks
+/// and tabs are escaped too.
+pub fn sanitize_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    escape_into(&mut out, text, &[]);
+    out
+}
+
 /// The plain one-line form of an event.
 fn plain_line(event: &Event) -> Option<String> {
-    Some(match event {
+    Some(sanitize_line(&match event {
         Event::RunStarted {
             plan,
             branch,
@@ -184,5 +225,18 @@ fn plain_line(event: &Event) -> Option<String> {
             Some(r) => format!("loopc: run {status}: {r}"),
             None => format!("loopc: run {status}"),
         },
-    })
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sanitize, sanitize_line};
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(sanitize("a\u{1b}[2Jb\n\tc"), "a\\u{1b}[2Jb\n\tc");
+        assert_eq!(sanitize_line("a\nb\u{7}"), "a\\nb\\u{7}");
+        assert_eq!(sanitize("\u{202e}x"), "\\u{202e}x");
+        assert_eq!(sanitize("plain — ünïcode"), "plain — ünïcode");
+    }
 }

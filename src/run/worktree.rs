@@ -2,9 +2,11 @@
 //! (state, events, progress, logs, worktrees, lock) and the names of task
 //! worktrees and branches. Branches live under `loopc/<plan>/<task>/<n>`,
 //! a namespace a user's branches do not use; worktrees under
-//! `.loopc/worktrees/`.
+//! `.loopc/worktrees/`. The branches loopc created are recorded in
+//! `.loopc/branches`, and only those are ever replaced or removed.
 
 use super::git::Git;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Paths of loopc's files in one repository.
@@ -24,6 +26,8 @@ pub struct Layout {
     pub worktrees: PathBuf,
     /// `.loopc/lock`.
     pub lock: PathBuf,
+    /// `.loopc/branches`: the ledger of branches loopc created, one a line.
+    pub branches: PathBuf,
 }
 
 impl Layout {
@@ -37,6 +41,7 @@ impl Layout {
             logs: dir.join("logs"),
             worktrees: dir.join("worktrees"),
             lock: dir.join("lock"),
+            branches: dir.join("branches"),
             dir,
         }
     }
@@ -75,9 +80,11 @@ impl Layout {
         self.worktrees.join(format!("{task}-{n}"))
     }
 
-    /// The scratch worktree where a task's `n`th try is merged and gated again.
+    /// The scratch worktree where a task's `n`th try is merged and gated
+    /// again. Its name starts with `+`, which a task name cannot contain,
+    /// so it never collides with a task's worktree.
     pub fn merge_worktree(&self, task: &str, n: u32) -> PathBuf {
-        self.worktrees.join(format!("_merge-{task}-{n}"))
+        self.worktrees.join(format!("+merge-{task}-{n}"))
     }
 
     /// The log directory of a task's `n`th try.
@@ -129,6 +136,124 @@ pub fn create(git: &Git, path: &Path, branch: Option<&str>, commit: &str) -> Res
         git.delete_ref(&format!("refs/heads/{b}"))?;
     }
     git.worktree_add(path, branch, commit)
+}
+
+/// The branches loopc recorded as its own in `.loopc/branches` (empty when
+/// there is no ledger yet).
+///
+/// Errors: the ledger exists but cannot be read.
+pub fn ledger(layout: &Layout) -> Result<BTreeSet<String>, String> {
+    match std::fs::read_to_string(&layout.branches) {
+        Ok(text) => Ok(text
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeSet::new()),
+        Err(e) => Err(format!("cannot read {}: {e}", layout.branches.display())),
+    }
+}
+
+/// Records `branch` in the ledger as created by loopc. Called before the
+/// branch is made, so that a crash in between leaves it recorded.
+///
+/// Errors: the ledger cannot be written.
+pub fn record_branch(layout: &Layout, branch: &str) -> Result<(), String> {
+    use std::io::Write;
+    if ledger(layout)?.contains(branch) {
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&layout.branches)
+        .and_then(|mut f| writeln!(f, "{branch}"))
+        .map_err(|e| format!("cannot write {}: {e}", layout.branches.display()))
+}
+
+/// Rewrites the ledger as `branches`.
+///
+/// Errors: the ledger cannot be written.
+pub fn write_ledger(layout: &Layout, branches: &BTreeSet<String>) -> Result<(), String> {
+    let text: String = branches.iter().map(|b| format!("{b}\n")).collect();
+    std::fs::write(&layout.branches, text)
+        .map_err(|e| format!("cannot write {}: {e}", layout.branches.display()))
+}
+
+/// Like [`create`] for a task's try on its task branch `branch`: an
+/// existing branch of that name is replaced only when loopc's ledger says
+/// loopc created it; the new branch is recorded first.
+///
+/// Errors: the branch exists and is not loopc's; the ledger, `git worktree`
+/// or the branch failed.
+pub fn create_task(
+    git: &Git,
+    layout: &Layout,
+    path: &Path,
+    branch: &str,
+    commit: &str,
+) -> Result<(), String> {
+    if git.commit_of(&format!("refs/heads/{branch}"))?.is_some()
+        && !ledger(layout)?.contains(branch)
+    {
+        return Err(format!(
+            "the branch `{branch}` exists and was not created by loopc; rename or delete it"
+        ));
+    }
+    record_branch(layout, branch)?;
+    create(git, path, Some(branch), commit)
+}
+
+/// Pre-flight check of loopc's branch namespace for plan `plan_slug` with
+/// tasks `tasks`: no branch may block the task branches (`loopc`,
+/// `loopc/<plan>`, `loopc/<plan>/<task>`), and a branch shaped like one of
+/// this plan's task branches must be one loopc created.
+///
+/// Errors: a message naming the branch.
+pub fn check_namespace<'a>(
+    git: &Git,
+    layout: &Layout,
+    plan_slug: &str,
+    tasks: impl Iterator<Item = &'a str>,
+) -> Result<(), String> {
+    let branches = git.branch_refs("loopc")?;
+    if branches.is_empty() {
+        return Ok(());
+    }
+    let ours = ledger(layout)?;
+    let plan_dir = format!("loopc/{plan_slug}");
+    let tasks: BTreeSet<&str> = tasks.collect();
+    for b in &branches {
+        let blocking = b == "loopc"
+            || *b == plan_dir
+            || b.strip_prefix(&format!("{plan_dir}/"))
+                .is_some_and(|t| tasks.contains(t));
+        if blocking {
+            return Err(format!(
+                "a branch named `{b}` exists, which keeps git from creating loopc's task \
+                 branches `{plan_dir}/<task>/<n>`; rename it (git branch -m {b} <new-name>)"
+            ));
+        }
+        let Some(rest) = b.strip_prefix(&format!("{plan_dir}/")) else {
+            continue;
+        };
+        let mut parts = rest.splitn(2, '/');
+        let (Some(task), Some(n)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let number = n.split('/').next().unwrap_or("");
+        if tasks.contains(task)
+            && !number.is_empty()
+            && number.bytes().all(|c| c.is_ascii_digit())
+            && !ours.contains(b.as_str())
+        {
+            return Err(format!(
+                "the branch `{b}` has the name of one of loopc's task branches but was not \
+                 created by loopc; rename or delete it"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Removes a worktree loopc made and, if given, its branch.

@@ -1,0 +1,94 @@
+//! Branches loopc did not create: `loopc clean` and `loopc run` touch only
+//! the task branches recorded in loopc's ledger (`.loopc/branches`); a
+//! user's branch with a task branch's name, or one named `loopc` that
+//! blocks the namespace, is a pre-flight error.
+
+mod common;
+use common::repo::{Repo, SIMPLE_AGENT};
+
+const TWO_TASKS: &str = r#"
+loop "h" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = bot  prompt = "y" }
+"#;
+
+#[test]
+fn clean_removes_only_branches_loopc_created() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.script(
+        "fail.sh",
+        "#!/bin/sh\ncat >/dev/null\necho x > x.txt\nexit 3\n",
+    );
+    repo.plan(
+        r#"
+loop "h" { }
+budget { iterations = 10  failures = 10 }
+agent bad { run = "sh @BIN@/fail.sh" }
+task a { agent = bad  prompt = "x"  attempts = 1 }
+"#,
+    );
+    // Branches of a plan that never ran, in loopc's shape.
+    repo.git(&["branch", "loopc/other/t/1"]);
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/h/a/1"]));
+    let c = repo.loopc(&["clean"]);
+    assert_eq!(c.code, 0, "{c:?}");
+    assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/h/a/1"]));
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/other/t/1"]));
+}
+
+#[test]
+fn a_users_branch_with_a_task_branch_name_is_not_replaced() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(TWO_TASKS);
+    repo.git(&["branch", "loopc/h/a/1"]);
+    let mine = repo.git(&["rev-parse", "loopc/h/a/1"]);
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("loopc/h/a/1"), "{r:?}");
+    assert!(r.stderr.contains("not created by loopc"), "{r:?}");
+    assert_eq!(repo.git(&["rev-parse", "loopc/h/a/1"]), mine);
+}
+
+#[test]
+fn a_branch_named_loopc_is_a_preflight_error() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(TWO_TASKS);
+    repo.git(&["branch", "loopc"]);
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("`loopc`"), "{r:?}");
+    assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
+}
+
+#[test]
+fn clean_integration_leaves_a_branch_loopc_did_not_create() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(TWO_TASKS);
+    // The user made the integration branch before loopc's first run.
+    repo.git(&["branch", "loop/h"]);
+    assert_eq!(repo.run().code, 0);
+    let c = repo.loopc(&["clean", "--integration"]);
+    assert_eq!(c.code, 2, "{c:?}");
+    assert!(c.stderr.contains("not created by loopc"), "{c:?}");
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/h"]));
+}
+
+#[test]
+fn a_branch_blocking_the_plans_namespace_is_a_preflight_error() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(TWO_TASKS);
+    repo.git(&["branch", "loopc/h/b"]);
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("`loopc/h/b`"), "{r:?}");
+    assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
+}

@@ -1,0 +1,378 @@
+//! Defects a tester found in the interpreter: history rewritten below
+//! `LOOP_BASE`, a foreign integration-branch move, closed or full stdout,
+//! scratch worktree names, the protocol variables against a plan's `env`,
+//! `--force` swallowing the plan, gates that change files, terminal escapes
+//! in agent text, empty reasons.
+
+mod common;
+use common::repo::{Repo, SIMPLE_AGENT};
+use std::process::{Command, Stdio};
+
+/// Runs `sh -c SCRIPT` in the repository with `$LOOPC` set to the binary.
+fn shell(repo: &Repo, script: &str) -> (i32, String, String) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .env("LOOPC", env!("CARGO_BIN_EXE_loopc"))
+        .current_dir(&repo.root)
+        .stdin(Stdio::null())
+        .output()
+        .expect("sh");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const TWO_TASKS: &str = r#"
+loop "h" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = bot  prompt = "y" }
+"#;
+
+// 1. History rewrite ----------------------------------------------------------
+
+#[test]
+fn an_agent_that_drops_the_base_commit_fails_and_loses_no_work() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.script(
+        "rewrite.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+git reset -q --hard HEAD~1
+echo rewritten > "$LOOP_TASK.txt"
+"#,
+    );
+    repo.plan(
+        r#"
+loop "h" { }
+budget { iterations = 10  failures = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+agent evil { run = "sh @BIN@/rewrite.sh" }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = evil  prompt = "y"  attempts = 1 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(repo.status_of("a"), "passed");
+    assert_eq!(repo.status_of("b"), "failed");
+    let reason = repo.task("b")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("rewrote history below LOOP_BASE"),
+        "{reason}"
+    );
+    // a's work is still on the integration branch; b's is not.
+    assert_eq!(repo.show("loop/h", "a.txt").unwrap(), "made by a\n");
+    assert!(repo.show("loop/h", "b.txt").is_none());
+}
+
+#[test]
+fn an_integration_branch_moved_off_loopcs_work_stops_the_run() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    // b's agent moves the integration branch back to main (dropping a).
+    repo.script(
+        "mover.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+git update-ref refs/heads/loop/h refs/heads/main
+echo b > b.txt
+"#,
+    );
+    repo.plan(
+        r#"
+loop "h" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+agent mover { run = "sh @BIN@/mover.sh" }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = mover  prompt = "y" }
+task c: b { agent = bot  prompt = "z" }
+"#,
+    );
+    let main = repo.git(&["rev-parse", "main"]);
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("`loop/h` was moved by someone else"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains(&format!("to {main}")), "{r:?}");
+    assert_ne!(repo.status_of("c"), "passed");
+}
+
+#[test]
+fn an_integration_branch_moved_onto_a_descendant_is_adopted() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    // On its first try, b's agent adds a commit on top of the integration
+    // branch (keeping loopc's work), then does its own change; its merge
+    // then fails, loopc adopts the new head, and the retry merges onto it.
+    repo.script(
+        "adder.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+marker="$(dirname "$LOOP_HANDOFF")/../../../moved"
+if [ ! -e "$marker" ]; then
+  : > "$marker"
+  head=$(git rev-parse refs/heads/loop/h)
+  tree=$(git rev-parse "$head^{tree}")
+  extra=$(echo "someone else" | git commit-tree "$tree" -p "$head")
+  git update-ref refs/heads/loop/h "$extra" "$head"
+fi
+echo b > b.txt
+"#,
+    );
+    repo.plan(
+        r#"
+loop "h" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+agent adder { run = "sh @BIN@/adder.sh" }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = adder  prompt = "y" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(repo.root.join(".loopc/moved").exists());
+    assert_eq!(repo.show("loop/h", "a.txt").unwrap(), "made by a\n");
+    assert_eq!(repo.show("loop/h", "b.txt").unwrap(), "b\n");
+    let log = repo.git(&["log", "--format=%s", "loop/h"]);
+    assert!(log.contains("someone else"), "{log}");
+}
+
+// 2. Closed and full stdout ---------------------------------------------------
+
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(TWO_TASKS);
+    // `| true`: the reader is gone before loopc writes.
+    let (_, out, err) = shell(&repo, "(\"$LOOPC\" run; echo \"exit=$?\" >&2) | true");
+    assert!(err.contains("exit=0"), "{out}{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(repo.status_of("b"), "passed");
+    let st = repo.state();
+    assert_eq!(st["exit_code"], 0, "{st}");
+    for cmd in ["status", "status --json", "run --dry-run"] {
+        let script = format!("(sleep 0.2; \"$LOOPC\" {cmd}; echo \"exit=$?\" >&2) | true");
+        let (_, _, err) = shell(&repo, &script);
+        assert!(err.contains("exit=0"), "{cmd}: {err}");
+        assert!(!err.contains("panicked"), "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn a_full_stdout_is_exit_2_with_a_message() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(TWO_TASKS);
+    assert_eq!(repo.run().code, 0);
+    for cmd in ["status", "status --json", "run --dry-run"] {
+        let (code, _, err) = shell(&repo, &format!("\"$LOOPC\" {cmd} > /dev/full"));
+        assert_eq!(code, 2, "{cmd}: {err}");
+        assert!(err.contains("No space left on device"), "{cmd}: {err}");
+    }
+    // A run's own result does not depend on its stdout.
+    let (code, _, err) = shell(&repo, "\"$LOOPC\" run > /dev/full");
+    assert_eq!(code, 0, "{err}");
+    // check --format json with diagnostics to print.
+    repo.write("bad.loop", "task a { agent = nobody  prompt = \"x\" }\n");
+    let (code, _, err) = shell(&repo, "\"$LOOPC\" check --format json bad.loop > /dev/full");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.starts_with("error: "), "{err}");
+}
+
+// 3. Scratch worktree names ---------------------------------------------------
+
+#[test]
+fn a_task_named_like_a_scratch_worktree_keeps_its_worktree() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.script(
+        "fail.sh",
+        "#!/bin/sh\ncat > /dev/null\necho partial > partial.txt\nexit 1\n",
+    );
+    // a waits until b is merged and `_merge-a` has failed, so that its own
+    // merge is not a fast-forward and uses a scratch worktree.
+    repo.script(
+        "wait.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+i=0
+while [ $i -lt 400 ]; do
+  if git -C "$LOOP_WORKTREE" cat-file -e refs/heads/loop/h:b.txt 2>/dev/null \
+     && grep -q '"status": "failed"' "$LOOP_WORKTREE/../../state.json" 2>/dev/null; then
+    break
+  fi
+  sleep 0.05; i=$((i+1))
+done
+echo a > a.txt
+"#,
+    );
+    repo.plan(
+        r#"
+loop "h" { parallel = 3 }
+budget { iterations = 10  failures = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+agent bad { run = "sh @BIN@/fail.sh" }
+agent waiter { run = "sh @BIN@/wait.sh" }
+task a { agent = waiter  prompt = "x"  accept = "test -f a.txt" }
+task _merge-a { agent = bad  prompt = "y"  attempts = 1 }
+task b { agent = bot  prompt = "z" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(repo.status_of("a"), "passed");
+    let merged = repo
+        .events()
+        .into_iter()
+        .find(|e| e["event"] == "merged" && e["task"] == "a")
+        .expect("a merged");
+    assert_eq!(merged["how"], "merge", "{merged}");
+    // The failed task's worktree is kept (until `loopc clean`).
+    assert!(
+        repo.root
+            .join(".loopc/worktrees/_merge-a-1/partial.txt")
+            .is_file()
+    );
+}
+
+// 4. Protocol variables win over the plan's env --------------------------------
+
+#[test]
+fn loop_variables_win_over_the_plans_env() {
+    let repo = Repo::new();
+    repo.script(
+        "agent.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+echo "$LOOP_TASK" > seen-agent.txt
+printf '{"status":"completed","summary":"handoff kept"}' > "$LOOP_HANDOFF"
+"#,
+    );
+    repo.plan(
+        r#"
+loop "h" { setup = "echo \"$LOOP_TASK $LOOP_ATTEMPT\" > \"$LOOP_HANDOFF.setup\"" }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh"  env = { LOOP_BASE = "nope" } }
+gate g = "test \"$LOOP_TASK\" = a || test \"$LOOP_TASK\" = c"
+defaults { env = { LOOP_ATTEMPT = "99" } }
+task a { agent = bot  prompt = "x"  gates = [g]
+         env = { LOOP_TASK = "evil"  LOOP_HANDOFF = "/tmp/loopc-evil-handoff" } }
+task c: a { run = "echo \"$LOOP_TASK\" > seen-command.txt"  gates = [g]
+            env = { LOOP_TASK = "evil" } }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.show("loop/h", "seen-agent.txt").unwrap(), "a\n");
+    assert_eq!(repo.show("loop/h", "seen-command.txt").unwrap(), "c\n");
+    assert_eq!(repo.task("a")["summary"], "handoff kept");
+    let setup =
+        std::fs::read_to_string(repo.root.join(".loopc/logs/a/1/handoff.json.setup")).unwrap();
+    assert_eq!(setup, "a 1\n");
+}
+
+// 5. --force and the plan -------------------------------------------------------
+
+#[test]
+fn force_does_not_swallow_the_plan_and_dry_run_checks_its_names() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    std::fs::write(
+        repo.root.join("j.loop"),
+        TWO_TASKS.replace("@BIN@", &repo.bin.to_string_lossy()),
+    )
+    .unwrap();
+    repo.write("other.loop", "task zzz { run = \"true\" }\n");
+    let r = repo.loopc(&["run", "--dry-run", "--force", "a", "b", "j.loop"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("a"), "{r:?}");
+    let r = repo.loopc(&["run", "--dry-run", "--force", "a", "nope", "j.loop"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("no task named `nope`"), "{r:?}");
+    let r = repo.loopc(&["run", "--force", "a", "j.loop"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.status_of("b"), "passed");
+}
+
+// 7. Gates that change files ------------------------------------------------------
+
+#[test]
+fn a_gate_that_changes_the_worktree_names_the_paths() {
+    let repo = Repo::new();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(
+        r#"
+loop "h" { }
+budget { iterations = 10  failures = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+gate dirty = "echo junk > gate-junk.txt"
+task a { agent = bot  prompt = "x"  gates = [dirty]  attempts = 2 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    let reason = repo.task("a")["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("gate-junk.txt"), "{reason}");
+    let fb = std::fs::read_to_string(repo.root.join(".loopc/logs/a/2/feedback.md")).unwrap();
+    assert!(fb.contains("gate-junk.txt"), "{fb}");
+}
+
+// 8 and 9. Text shown to people ------------------------------------------------------
+
+#[test]
+fn control_characters_in_agent_text_are_not_printed_raw() {
+    let repo = Repo::new();
+    repo.script(
+        "agent.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+printf '{"status":"needs_human","summary":"\\u001b]0;pwned\\u0007\\u001b[2Jcleared"}' > "$LOOP_HANDOFF"
+"#,
+    );
+    repo.script(
+        "empty.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+printf '{"status":"blocked","summary":""}' > "$LOOP_HANDOFF"
+"#,
+    );
+    repo.plan(
+        r#"
+loop "h" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+agent quiet { run = "sh @BIN@/empty.sh" }
+task a { agent = bot  prompt = "x" }
+task e { agent = quiet  prompt = "y" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(!r.stdout.contains('\u{1b}'), "{r:?}");
+    assert!(!r.stderr.contains('\u{1b}'), "{r:?}");
+    assert!(!r.stdout.contains('\u{7}'), "{r:?}");
+    assert!(r.stdout.contains("cleared"), "{r:?}");
+    let s = repo.loopc(&["status"]);
+    assert_eq!(s.code, 0, "{s:?}");
+    assert!(!s.stdout.contains('\u{1b}'), "{s:?}");
+    assert!(s.stdout.contains("cleared"), "{s:?}");
+    // JSON keeps the exact text.
+    let j = repo.loopc(&["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap();
+    let reason = v["tasks"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("\u{1b}]0;pwned\u{7}"), "{reason}");
+    // 9. An empty summary leaves no dangling colon.
+    assert_eq!(repo.task("e")["reason"], "the handoff says blocked");
+    assert!(s.stdout.contains("e: the handoff says blocked\n"), "{s:?}");
+}
