@@ -67,8 +67,7 @@ pub fn run(args: &CheckArgs) -> i32 {
             DiagnosticFormat::Human => print_compilation(&compiled, &diags),
             DiagnosticFormat::Json => {
                 let mut out = stdout.lock();
-                for d in &diags {
-                    let line = compiled.files.to_json_line(&compiled.source, d);
+                for line in compiled.files.to_json_lines(&compiled.source, &diags) {
                     match writeln!(out, "{line}") {
                         Ok(()) => {}
                         // A closed pipe (`| head`) is a normal end.

@@ -149,23 +149,46 @@ impl SourceMap {
     /// One diagnostic as the single-line JSON object of spec §4: `file` is
     /// the file of the primary span and every range is relative to its own
     /// file. With more than one file, each label also carries its `file`.
+    ///
+    /// For many diagnostics use [`SourceMap::to_json_lines`], which indexes
+    /// each file's lines once.
     pub fn to_json_line(&self, source: &str, d: &Diagnostic) -> String {
+        self.to_json_lines(source, std::slice::from_ref(d))
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// [`SourceMap::to_json_line`] for each of `diagnostics`, in order.
+    pub fn to_json_lines(&self, source: &str, diagnostics: &[Diagnostic]) -> Vec<String> {
+        let indexes: Vec<LineIndex> = self
+            .files
+            .iter()
+            .map(|f| LineIndex::new(source.get(f.span.range()).unwrap_or("")))
+            .collect();
+        diagnostics
+            .iter()
+            .map(|d| self.json_line(source, d, &indexes))
+            .collect()
+    }
+
+    fn json_line(&self, source: &str, d: &Diagnostic, indexes: &[LineIndex]) -> String {
         let Some((file, _)) = self.locate(d.primary.span) else {
             return String::new();
         };
         if let [only] = self.files.as_slice()
             && only.span.start == 0
+            && let [index] = indexes
         {
             let text = source.get(only.span.range()).unwrap_or(source);
-            return diagnostic::to_json_line(&only.name, text, &LineIndex::new(text), d);
+            return diagnostic::to_json_line(&only.name, text, index, d);
         }
         let range = |span: Span| -> (&str, Range) {
-            match self.locate(span) {
-                Some((f, local)) => {
+            match (self.locate(span), self.file_of(span.start)) {
+                (Some((f, local)), Some(i)) if i < indexes.len() => {
                     let text = source.get(f.span.range()).unwrap_or("");
-                    (f.name.as_str(), LineIndex::new(text).range(text, local))
+                    (f.name.as_str(), indexes[i].range(text, local))
                 }
-                None => ("", LineIndex::new("").range("", Span::at(0))),
+                _ => ("", LineIndex::new("").range("", Span::at(0))),
             }
         };
         let mut labels = Vec::with_capacity(1 + d.secondary.len());

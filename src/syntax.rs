@@ -647,6 +647,9 @@ impl Lowering {
 
     /// Decodes the escapes of a string body starting at absolute offset `at`.
     fn unescape(&mut self, body: &str, at: usize) -> Option<String> {
+        if !body.contains('\\') {
+            return Some(body.to_string());
+        }
         let mut out = String::with_capacity(body.len());
         let mut ok = true;
         let mut chars = body.char_indices().peekable();
