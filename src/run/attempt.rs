@@ -5,7 +5,7 @@
 
 use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::events::Event;
-use super::gate::{self, GateCost, Verdict};
+use super::gate::{self, Verdict};
 use super::handoff::{self, HandoffStatus};
 use super::process::{self, Exit, Spec};
 use super::worktree;
@@ -30,13 +30,44 @@ pub struct AttemptInput {
     pub progress: String,
 }
 
-/// What an attempt cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What an attempt cost. An agent (or agent gate) whose cost cannot be read
+/// is charged its per-attempt `cost` cap; only one without a cap leaves the
+/// cost unknown (spec §5: unknown cost is never counted as zero).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cost {
-    /// Known cost in micro-dollars.
+    /// Known (or capped) cost in micro-dollars.
     pub micro_usd: u64,
-    /// Some part (the agent or an agent gate) did not report its cost.
+    /// Some part (the agent or an agent gate) did not report its cost and
+    /// has no cap.
     pub unknown: bool,
+    /// The first agent whose cost was unknown (named when the run stops).
+    pub unknown_agent: Option<String>,
+}
+
+impl Cost {
+    /// Adds what one agent run reported (`None`: nothing readable), charging
+    /// `cap` when the cost is unknown and the agent has one.
+    pub fn add_reported(&mut self, reported: Option<u64>, agent: &crate::plan::Agent) {
+        match (reported, agent.cost) {
+            (Some(c), _) => self.micro_usd += c,
+            (None, Some(cap)) => self.micro_usd += cap,
+            (None, None) => {
+                self.unknown = true;
+                if self.unknown_agent.is_none() {
+                    self.unknown_agent = Some(agent.name.clone());
+                }
+            }
+        }
+    }
+
+    /// Adds `other` (a gate's or a merge's cost).
+    pub fn absorb(&mut self, other: Cost) {
+        self.micro_usd += other.micro_usd;
+        self.unknown |= other.unknown;
+        if self.unknown_agent.is_none() {
+            self.unknown_agent = other.unknown_agent;
+        }
+    }
 }
 
 /// How an attempt ended.
@@ -251,7 +282,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     let structured = (output == OutputFormat::ClaudeJson)
         .then(|| handoff::read_claude_json(&stdout))
         .flatten();
-    if agent_name.is_some() {
+    if let TaskKind::Agent { agent, .. } = &task.kind {
         let reported = structured.as_ref().and_then(|s| s.cost).or_else(|| {
             handoff
                 .as_ref()
@@ -260,10 +291,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
                 .and_then(|h| h.cost_usd)
                 .and_then(super::time::usd_to_micro)
         });
-        match reported {
-            Some(c) => r.cost.micro_usd += c,
-            None => r.cost.unknown = true,
-        }
+        r.cost.add_reported(reported, agent);
     }
     match exit {
         Exit::Stopped => return Outcome::Interrupted,
@@ -367,10 +395,9 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
 
     // Gates.
     let checks = gate::checks_of(task);
-    let mut gate_cost = GateCost::default();
+    let mut gate_cost = Cost::default();
     let verdict = gate::run_checks(ctx, &proto, &r.worktree, &checks, "gate", &mut gate_cost);
-    r.cost.micro_usd += gate_cost.micro_usd;
-    r.cost.unknown |= gate_cost.unknown;
+    r.cost.absorb(gate_cost);
     match verdict {
         Verdict::Pass => Outcome::Passed {
             commit,

@@ -20,15 +20,6 @@ pub fn clean(args: &CleanArgs) -> i32 {
     }
 }
 
-/// Whether `branch` has the shape of a task branch: `loopc/P/T/N`, N a number.
-fn is_task_branch(branch: &str) -> bool {
-    let parts: Vec<&str> = branch.split('/').collect();
-    parts.len() == 4
-        && parts[0] == "loopc"
-        && !parts[3].is_empty()
-        && parts[3].bytes().all(|b| b.is_ascii_digit())
-}
-
 fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
@@ -56,12 +47,26 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     // a plan that never ran may have the same shape.
     let mut ours = worktree::ledger(&layout)?;
     let mut removed_branches = 0;
+    let checked_out = git.worktrees()?;
     for b in git.branch_refs("loopc")? {
-        if is_task_branch(&b) && ours.contains(&b) {
-            git.delete_ref(&format!("refs/heads/{b}"))?;
-            ours.remove(&b);
-            removed_branches += 1;
+        if !worktree::is_task_branch(&b) || !ours.contains(&b) {
+            continue;
         }
+        let refname = format!("refs/heads/{b}");
+        if let Some(w) = checked_out
+            .iter()
+            .find(|w| w.branch.as_deref() == Some(refname.as_str()))
+        {
+            // The user's worktree: deleting its branch would break it.
+            eprintln!(
+                "loopc: kept the task branch `{b}`: it is checked out at {}",
+                w.path.display()
+            );
+            continue;
+        }
+        git.delete_ref(&refname)?;
+        ours.remove(&b);
+        removed_branches += 1;
     }
     // Forget branches that no longer exist (deleted by hand, or above).
     ours.retain(|b| matches!(git.commit_of(&format!("refs/heads/{b}")), Ok(Some(_))));
@@ -100,17 +105,4 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_task_branch;
-
-    #[test]
-    fn task_branch_shape() {
-        assert!(is_task_branch("loopc/demo/a/1"));
-        assert!(!is_task_branch("loopc/demo/a"));
-        assert!(!is_task_branch("loopc/demo/a/x"));
-        assert!(!is_task_branch("feature/demo/a/1"));
-    }
 }

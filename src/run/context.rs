@@ -20,6 +20,8 @@ pub struct RunCtx {
     pub layout: Layout,
     /// The plan's name as a ref component.
     pub slug: String,
+    /// Task branches the user has checked out elsewhere: never used.
+    pub reserved: std::collections::HashSet<String>,
     /// `refs/heads/<integration branch>`.
     pub integration_ref: String,
     /// The kill switch.

@@ -15,6 +15,29 @@ use std::time::Duration;
 /// How much of a gate's output becomes feedback.
 pub const FEEDBACK_LIMIT: u64 = 64 * 1024;
 
+/// Cuts `text` to at most [`FEEDBACK_LIMIT`] bytes for the next attempt:
+/// longer text keeps its end (where a failure's cause usually is) after a
+/// line saying how much was left out. Cuts at a character boundary.
+pub fn cut_feedback(text: String) -> String {
+    let limit = FEEDBACK_LIMIT as usize;
+    if text.len() <= limit {
+        return text;
+    }
+    let marker = format!(
+        "[loopc: feedback cut to its last {} KiB; {} bytes left out]\n",
+        FEEDBACK_LIMIT / 1024,
+        text.len()
+    );
+    let keep = limit.saturating_sub(marker.len());
+    let mut start = text.len() - keep;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let mut out = marker;
+    out.push_str(&text[start..]);
+    out
+}
+
 /// One check to run: `accept` or a gate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Check {
@@ -92,15 +115,8 @@ pub enum Verdict {
     Error(String),
 }
 
-/// Cost reported by agent gates, micro-dollars; `unknown` when an agent
-/// gate's cost could not be read.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct GateCost {
-    /// Known cost.
-    pub micro_usd: u64,
-    /// Some agent gate did not report its cost.
-    pub unknown: bool,
-}
+/// Cost of agent gates: the same accounting as an attempt's.
+pub type GateCost = super::attempt::Cost;
 
 fn file_name_part(label: &str) -> String {
     label
@@ -237,10 +253,7 @@ pub fn run_checks(
                     .and_then(|h| h.cost_usd)
                     .and_then(super::time::usd_to_micro)
             });
-            match reported {
-                Some(c) => cost.micro_usd += c,
-                None => cost.unknown = true,
-            }
+            cost.add_reported(reported, a);
             if verdict.is_none() {
                 verdict = match h {
                     Err(e) => Some(reject(format!("gate `{}`: {e}", check.label), output())),
@@ -310,6 +323,22 @@ pub fn changed_paths(porcelain: &str) -> Vec<String> {
 /// Whether `check` is agent-judged.
 pub fn is_agent(check: &Check) -> bool {
     matches!(check.kind, CheckKind::Agent { .. })
+}
+
+#[cfg(test)]
+mod cut_tests {
+    use super::*;
+
+    #[test]
+    fn feedback_is_cut_to_the_limit_at_a_char_boundary() {
+        let short = "short".to_string();
+        assert_eq!(cut_feedback(short.clone()), short);
+        let long = format!("head{}tail", "\u{fffd}".repeat(100_000));
+        let cut = cut_feedback(long);
+        assert!(cut.len() <= FEEDBACK_LIMIT as usize, "{}", cut.len());
+        assert!(cut.starts_with("[loopc: feedback cut"));
+        assert!(cut.ends_with("tail"));
+    }
 }
 
 #[cfg(test)]

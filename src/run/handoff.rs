@@ -93,8 +93,8 @@ struct ClaudeJson {
     is_error: bool,
 }
 
-fn parse_claude_value(text: &str) -> Option<StructuredResult> {
-    let v: ClaudeJson = serde_json::from_str(text.trim()).ok()?;
+fn parse_claude_value(bytes: &[u8]) -> Option<StructuredResult> {
+    let v: ClaudeJson = serde_json::from_slice(bytes.trim_ascii()).ok()?;
     if v.kind.as_deref().is_some_and(|k| k != "result") {
         return None;
     }
@@ -110,13 +110,15 @@ fn parse_claude_value(text: &str) -> Option<StructuredResult> {
 /// object (stream-json). `None` when there is none.
 pub fn read_claude_json(stdout_log: &Path) -> Option<StructuredResult> {
     // The result is at the end; a huge output is read from its last 16 MiB.
-    let text = super::process::tail(stdout_log, MAX_JSON);
-    if let Some(r) = parse_claude_value(&text) {
+    // Parsed as bytes (JSON is UTF-8): no lossy copy of a huge output.
+    let bytes = super::process::tail_bytes(stdout_log, MAX_JSON);
+    if let Some(r) = parse_claude_value(&bytes) {
         return Some(r);
     }
-    text.lines()
+    bytes
+        .split(|&b| b == b'\n')
         .rev()
-        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !l.trim_ascii().is_empty())
         .find_map(parse_claude_value)
 }
 
@@ -153,7 +155,7 @@ mod tests {
     #[test]
     fn claude_result_single_document() {
         let r = parse_claude_value(
-            r#"{"type":"result","subtype":"success","total_cost_usd":0.0421,"result":"done","is_error":false}"#,
+            br#"{"type":"result","subtype":"success","total_cost_usd":0.0421,"result":"done","is_error":false}"#,
         );
         assert_eq!(
             r,
@@ -163,8 +165,8 @@ mod tests {
                 is_error: false
             })
         );
-        assert_eq!(parse_claude_value(r#"{"type":"assistant"}"#), None);
-        assert_eq!(parse_claude_value("not json"), None);
+        assert_eq!(parse_claude_value(br#"{"type":"assistant"}"#), None);
+        assert_eq!(parse_claude_value(b"not json"), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Ctrl-C and SIGTERM: the handler only sets a flag; the coordinator sees
-//! it, stops starting work and kills every running process group through
-//! [`super::process::Control`], saves state and exits 130.
+//! Ctrl-C, SIGTERM and SIGHUP (the terminal went away): the handler only
+//! sets a flag; the coordinator sees it, stops starting work and kills every
+//! running process group through [`super::process::Control`], saves state
+//! and exits 130.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -10,10 +11,10 @@ extern "C" fn on_signal(_sig: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
-/// Installs the SIGINT and SIGTERM handlers (idempotent).
+/// Installs the SIGINT, SIGTERM and SIGHUP handlers (idempotent).
 pub fn install() {
     let handler: extern "C" fn(libc::c_int) = on_signal;
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: the handler only stores to an atomic, which is
         // async-signal-safe; sigaction is given a zeroed, valid struct.
         unsafe {
@@ -26,7 +27,7 @@ pub fn install() {
     }
 }
 
-/// Whether SIGINT or SIGTERM arrived.
+/// Whether SIGINT, SIGTERM or SIGHUP arrived.
 pub fn requested() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }

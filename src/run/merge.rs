@@ -190,8 +190,7 @@ fn gate_in_scratch(
         }
         let mut gc = GateCost::default();
         let v = gate::run_checks(ctx, &proto, &scratch, &checks, "merge", &mut gc);
-        cost.micro_usd += gc.micro_usd;
-        cost.unknown |= gc.unknown;
+        cost.absorb(gc);
         v
     })();
     {

@@ -13,7 +13,8 @@
 //! - [`ui`], [`summary`], [`out`]: what a person sees; [`status`], [`clean`]: the other commands;
 //! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
 //!   replays are [`merge::replay`];
-//! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C.
+//! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C;
+//! - [`recover`]: cleaning up what a killed run left (`docs/resilience.md`).
 
 pub mod attempt;
 pub mod budget;
@@ -31,6 +32,7 @@ pub mod merge;
 pub mod out;
 pub mod process;
 pub mod progress;
+pub mod recover;
 pub mod scheduler;
 pub mod state;
 pub mod status;
@@ -286,10 +288,27 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     }
     layout.create(&git).map_err(RunError::usage)?;
     let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
+    // The previous run's state: unreadable is refused (the person decides);
+    // a run that never finished was killed, and is cleaned up after.
+    if layout.state.exists() {
+        let previous = state::load(&layout.state).map_err(RunError::usage)?;
+        if previous.status == state::RunStatus::Running {
+            eprintln!(
+                "loopc: the previous run (started {}) did not finish: loopc was killed; \
+                 cleaning up after it and resuming (passed tasks are replayed from the cache)",
+                previous.started_at
+            );
+        }
+    }
+    let slug = worktree::slug(&plan.name);
+    let reconciled = recover::reconcile(&git, &layout, &slug).map_err(RunError::usage)?;
+    for note in &reconciled.notes {
+        eprintln!("loopc: {note}");
+    }
     worktree::check_namespace(
         &git,
         &layout,
-        &worktree::slug(&plan.name),
+        &slug,
         plan.tasks.iter().map(|t| t.name.as_str()),
     )
     .map_err(RunError::usage)?;
@@ -312,7 +331,8 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     std::fs::write(&layout.progress, "")
         .map_err(|e| RunError::usage(format!("cannot write {}: {e}", layout.progress.display())))?;
     let ctx = Arc::new(RunCtx {
-        slug: worktree::slug(&plan.name),
+        slug,
+        reserved: reconciled.reserved,
         integration_ref: format!("refs/heads/{}", plan.settings.branch),
         plan,
         git,

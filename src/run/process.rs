@@ -3,6 +3,9 @@
 //! given bytes (then closed) or `/dev/null`, and a timeout that kills the
 //! whole group (SIGTERM, then SIGKILL after a grace period).
 //!
+//! When it ends, its group is killed, and so is anything that left the group
+//! but still carries its `LOOP_WORKTREE` ([`super::recover::kill_escaped`]).
+//!
 //! [`Control`] is the run-wide kill switch: interrupts and the `time` budget
 //! set it, and every waiting subprocess then kills its group.
 
@@ -194,9 +197,13 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
     control.register(pgid);
     let started = Instant::now();
     let result = wait(&handle, pgid, started + spec.timeout, control);
-    // Whatever the command left running in its group goes with it.
+    // Whatever the command left running in its group goes with it, and
+    // whatever escaped the group but still carries this worktree.
     signal_group(pgid, libc::SIGKILL);
     control.unregister(pgid);
+    if let Some((_, worktree)) = spec.env.iter().find(|(k, _)| k == "LOOP_WORKTREE") {
+        super::recover::kill_escaped(worktree);
+    }
     cap_log(spec.stdout, LOG_LIMIT);
     if let Some(p) = spec.stderr {
         cap_log(p, LOG_LIMIT);
@@ -283,20 +290,38 @@ fn wait(
     Ok(why)
 }
 
-/// The last `limit` bytes of the file at `path`, lossily decoded (empty when
-/// the file is missing). Never reads more than `limit` bytes.
-pub fn tail(path: &Path, limit: u64) -> String {
+/// The last `limit` bytes of the file at `path`, as bytes (empty when the
+/// file is missing or unreadable). Never reads more than `limit` bytes.
+pub fn tail_bytes(path: &Path, limit: u64) -> Vec<u8> {
     use std::io::{Read, Seek, SeekFrom};
     let Ok(mut f) = File::open(path) else {
-        return String::new();
+        return Vec::new();
     };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     if len > limit && f.seek(SeekFrom::Start(len - limit)).is_err() {
-        return String::new();
+        return Vec::new();
     }
     let mut buf = Vec::new();
     let _ = f.take(limit).read_to_end(&mut buf);
-    String::from_utf8_lossy(&buf).into_owned()
+    buf
+}
+
+/// The last `limit` bytes of the file at `path`, lossily decoded and then
+/// cut to at most `limit` bytes of text (empty when the file is missing).
+/// Never reads more than `limit` bytes.
+pub fn tail(path: &Path, limit: u64) -> String {
+    let buf = tail_bytes(path, limit);
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    // A replacement character is 3 bytes for 1 bad byte: keep the end that fits.
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    if text.len() <= limit {
+        return text;
+    }
+    let mut start = text.len() - limit;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].to_string()
 }
 
 #[cfg(test)]
@@ -326,8 +351,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("log");
         std::fs::write(&p, b"abc\xffdef").unwrap();
-        assert_eq!(tail(&p, 4), "\u{fffd}def");
+        assert_eq!(tail(&p, 6), "\u{fffd}def");
         assert_eq!(tail(&dir.path().join("missing"), 4), "");
+        std::fs::write(&p, [0xffu8; 10]).unwrap();
+        assert!(tail(&p, 10).len() <= 10);
     }
 
     #[test]

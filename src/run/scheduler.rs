@@ -240,8 +240,8 @@ impl Scheduler {
             if ts.started_at.is_none() {
                 ts.started_at = Some(super::time::now_rfc3339());
             }
+            self.next_serial(i);
             let slot = &mut self.slots[i];
-            slot.serial += 1;
             slot.since = Some(Instant::now());
             let input = AttemptInput {
                 task: i,
@@ -295,6 +295,20 @@ impl Scheduler {
         }
     }
 
+    /// Moves task `i` to its next try's serial number, skipping those whose
+    /// task branch the user has checked out (reserved).
+    fn next_serial(&mut self, i: usize) {
+        let name = &self.ctx.plan.tasks[i].name;
+        let slot = &mut self.slots[i];
+        loop {
+            slot.serial += 1;
+            let branch = worktree::task_branch(&self.ctx.slug, name, slot.serial);
+            if !self.ctx.reserved.contains(&branch) {
+                return;
+            }
+        }
+    }
+
     /// Handles one finished attempt.
     fn finished(&mut self, state: &mut RunState, mut r: AttemptResult) {
         let i = r.input.task;
@@ -314,8 +328,7 @@ impl Scheduler {
                 &self.merged_checks,
                 &mut cost,
             );
-            r.cost.micro_usd += cost.micro_usd;
-            r.cost.unknown |= cost.unknown;
+            r.cost.absorb(cost);
             match merged {
                 Merge::Advanced {
                     commit: new_head,
@@ -387,30 +400,20 @@ impl Scheduler {
         }
 
         // Cost and budget counters.
-        let mut cost_known = !r.cost.unknown;
-        let mut charged = r.cost.micro_usd;
+        // Unknown costs were charged the agent's cap where it has one; one
+        // without a cap under a cost budget stops the run.
+        let cost_known = !r.cost.unknown;
+        let charged = r.cost.micro_usd;
         if r.cost.unknown && self.meter.counts_cost() {
-            let agent = match &task.kind {
-                TaskKind::Agent { agent, .. } => Some(agent),
-                TaskKind::Command { .. } => None,
-            };
-            match agent.and_then(|a| a.cost.map(|c| (a, c))) {
-                Some((_, cap)) => {
-                    charged += cap;
-                    cost_known = true;
-                }
-                None => {
-                    let name = agent.map(|a| a.name.clone()).unwrap_or_else(|| "?".into());
-                    self.set_stop(
-                        StopKind::Budget,
-                        format!(
-                            "the cost of task `{}` attempt {} could not be read from agent `{name}` \
-                             and it has no `cost` cap; a cost budget is set, so the run stops",
-                            task.name, r.input.attempt
-                        ),
-                    );
-                }
-            }
+            let name = r.cost.unknown_agent.clone().unwrap_or_else(|| "?".into());
+            self.set_stop(
+                StopKind::Budget,
+                format!(
+                    "the cost of task `{}` attempt {} could not be read from agent `{name}` \
+                     and it has no `cost` cap; a cost budget is set, so the run stops",
+                    task.name, r.input.attempt
+                ),
+            );
         }
         self.meter.spent.cost_micro_usd += charged;
         let ts = &mut state.tasks[i];
@@ -471,7 +474,7 @@ impl Scheduler {
                 on_fail,
             } => {
                 self.meter.spent.consecutive_failures += 1;
-                self.slots[i].feedback = feedback;
+                self.slots[i].feedback = gate::cut_feedback(feedback);
                 match on_fail {
                     OnFail::Retry if state.tasks[i].attempts < task.attempts => {
                         state.tasks[i].status = TaskStatus::Pending;
@@ -642,7 +645,7 @@ impl Scheduler {
     ) -> bool {
         let head = self.head.clone();
         let task = self.ctx.plan.tasks[i].clone();
-        self.slots[i].serial += 1;
+        self.next_serial(i);
         let since = Instant::now();
         let mut cost = Cost::default();
         let replayed = merge::replay(
@@ -657,27 +660,18 @@ impl Scheduler {
         // Agent gates run on a replay are paid for like merge checks; an
         // unknown cost under a cost budget counts the agent's cap, or stops
         // the run (it is never counted as zero).
-        let mut charged = cost.micro_usd;
-        let mut unknown = cost.unknown;
+        let charged = cost.micro_usd;
+        let unknown = cost.unknown;
         if unknown && self.meter.counts_cost() {
-            let cap = match &task.kind {
-                TaskKind::Agent { agent, .. } => agent.cost,
-                TaskKind::Command { .. } => None,
-            };
-            match cap {
-                Some(c) => {
-                    charged += c;
-                    unknown = false;
-                }
-                None => self.set_stop(
-                    StopKind::Budget,
-                    format!(
-                        "the cost of an agent gate checking the replay of task `{}` could not \
-                         be read and a cost budget is set, so the run stops",
-                        task.name
-                    ),
+            let name = cost.unknown_agent.clone().unwrap_or_else(|| "?".into());
+            self.set_stop(
+                StopKind::Budget,
+                format!(
+                    "the cost of agent `{name}`, gating the replay of task `{}`, could not be \
+                     read and it has no `cost` cap; a cost budget is set, so the run stops",
+                    task.name
                 ),
-            }
+            );
         }
         self.meter.spent.cost_micro_usd += charged;
         let ts = &mut state.tasks[i];
@@ -870,6 +864,7 @@ pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
         started_at: super::time::now_rfc3339(),
         finished_at: None,
         spent: Default::default(),
+        limits: state::Limits::of(&ctx.plan.budget),
         tasks: ctx
             .plan
             .tasks

@@ -102,6 +102,33 @@ pub struct Spent {
     pub consecutive_failures: u32,
 }
 
+/// The run's budget (spec §3 `budget`), recorded next to what was spent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// `iterations`: agent attempts across the run.
+    pub iterations: Option<u32>,
+    /// `cost`, in micro-dollars.
+    pub cost_micro_usd: Option<u64>,
+    /// `time`, in milliseconds.
+    pub time_ms: Option<u64>,
+    /// `failures`: failed attempts in a row that stop the run (0: off).
+    pub failures: u32,
+}
+
+impl Limits {
+    /// The limits of `budget`.
+    pub fn of(budget: &crate::plan::Budget) -> Limits {
+        Limits {
+            iterations: budget.iterations,
+            cost_micro_usd: budget.cost,
+            time_ms: budget
+                .time
+                .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+            failures: budget.failures,
+        }
+    }
+}
+
 /// One task's state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskState {
@@ -166,6 +193,9 @@ pub struct RunState {
     pub finished_at: Option<String>,
     /// Budget counters.
     pub spent: Spent,
+    /// The budget they count against (absent in older files).
+    #[serde(default)]
+    pub limits: Limits,
     /// Tasks in the plan's topological order.
     pub tasks: Vec<TaskState>,
 }
@@ -189,8 +219,8 @@ pub fn save(path: &Path, state: &RunState) -> Result<(), String> {
 
 /// Reads the state file at `path`.
 ///
-/// Errors: missing, unreadable, not valid JSON, or a newer version; the
-/// message says what to do.
+/// Errors: missing, unreadable, truncated or not valid JSON, or another
+/// format version; the message says what to do.
 pub fn load(path: &Path) -> Result<RunState, String> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
@@ -202,23 +232,34 @@ pub fn load(path: &Path) -> Result<RunState, String> {
         }
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+    let damaged = |e: &dyn std::fmt::Display| {
         format!(
-            "{} is corrupt ({e}); remove it (the next `loopc run` starts afresh)",
+            "{} is truncated or corrupt ({e}); remove it and run `loopc run` again \
+             (passed tasks are kept in the cache and replayed, not run again)",
             path.display()
         )
-    })?;
-    let version = value.get("version").and_then(|v| v.as_u64()).unwrap_or(0);
-    if version != u64::from(STATE_VERSION) {
-        return Err(format!(
-            "{} has format version {version}, this loopc reads version {STATE_VERSION}; use a matching loopc or remove the file",
-            path.display()
-        ));
+    };
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| damaged(&e))?;
+    let version = value.get("version").and_then(|v| v.as_u64());
+    match version {
+        Some(v) if v == u64::from(STATE_VERSION) => {}
+        Some(v) if v > u64::from(STATE_VERSION) => {
+            return Err(format!(
+                "{} was written by a newer loopc (state format version {v}; this loopc reads \
+                 version {STATE_VERSION}); use that loopc, or remove the file to go on with this \
+                 one (passed tasks are kept in the cache)",
+                path.display()
+            ));
+        }
+        Some(v) => {
+            return Err(format!(
+                "{} has state format version {v}, which this loopc (version {STATE_VERSION}) \
+                 does not read; remove it and run `loopc run` again (passed tasks are kept in \
+                 the cache)",
+                path.display()
+            ));
+        }
+        None => return Err(damaged(&"no format version")),
     }
-    serde_json::from_value(value).map_err(|e| {
-        format!(
-            "{} is corrupt ({e}); remove it (the next `loopc run` starts afresh)",
-            path.display()
-        )
-    })
+    serde_json::from_value(value).map_err(|e| damaged(&e))
 }

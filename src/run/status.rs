@@ -40,12 +40,20 @@ pub fn status(args: &StatusArgs) -> i32 {
             }
         }
     } else {
+        let killed = state.status == super::state::RunStatus::Running
+            && !super::lock::holder_alive(&layout.lock);
         format!(
-            "plan {} ({}), started {}\n{}",
+            "plan {} ({}), started {}\n{}{}",
             super::ui::sanitize(&state.plan),
             super::ui::sanitize(&state.plan_file),
             state.started_at,
-            super::summary::table(&state)
+            super::summary::table(&state),
+            if killed {
+                "this run is not going on any more (loopc was killed); `loopc run` cleans up \
+                 after it and resumes\n"
+            } else {
+                ""
+            }
         )
     };
     super::out::report(&text)

@@ -86,6 +86,35 @@ pub fn table(state: &RunState) -> String {
         state.integration_branch,
         state.head_commit.get(..10).unwrap_or(&state.head_commit),
     ));
+    let l = &state.limits;
+    let s = &state.spent;
+    let mut budget = Vec::new();
+    if let Some(n) = l.iterations {
+        budget.push(format!("iterations {} of {n}", s.iterations));
+    }
+    if let Some(c) = l.cost_micro_usd {
+        budget.push(format!(
+            "cost {} of {}",
+            super::time::dollars(s.cost_micro_usd),
+            super::time::dollars(c)
+        ));
+    }
+    if let Some(t) = l.time_ms {
+        budget.push(format!(
+            "time {} of {}",
+            super::time::human_duration(Duration::from_millis(s.elapsed_ms)),
+            super::time::human_duration(Duration::from_millis(t))
+        ));
+    }
+    if l.failures > 0 {
+        budget.push(format!(
+            "failures in a row {} of {}",
+            s.consecutive_failures, l.failures
+        ));
+    }
+    if !budget.is_empty() {
+        out.push_str(&format!("budget: {}\n", budget.join(", ")));
+    }
     if let Some(r) = &state.stop_reason {
         out.push_str(&format!("stopped: {}\n", sanitize_line(r)));
     }

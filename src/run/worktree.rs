@@ -118,6 +118,15 @@ pub fn task_branch(plan_slug: &str, task: &str, n: u32) -> String {
     format!("loopc/{plan_slug}/{task}/{n}")
 }
 
+/// Whether `branch` has the shape of a task branch: `loopc/P/T/N`, N a number.
+pub fn is_task_branch(branch: &str) -> bool {
+    let parts: Vec<&str> = branch.split('/').collect();
+    parts.len() == 4
+        && parts[0] == "loopc"
+        && !parts[3].is_empty()
+        && parts[3].bytes().all(|b| b.is_ascii_digit())
+}
+
 /// Makes a fresh worktree at `path` on new branch `branch` at `commit`,
 /// first removing a worktree or branch of the same name that an earlier run
 /// left there (both are loopc's: its directory, its branch namespace).
@@ -258,7 +267,15 @@ pub fn remove(git: &Git, path: &Path, branch: Option<&str>) -> Result<(), String
 
 #[cfg(test)]
 mod tests {
-    use super::slug;
+    use super::{is_task_branch, slug};
+
+    #[test]
+    fn task_branch_shape() {
+        assert!(is_task_branch("loopc/demo/a/1"));
+        assert!(!is_task_branch("loopc/demo/a"));
+        assert!(!is_task_branch("loopc/demo/a/x"));
+        assert!(!is_task_branch("feature/demo/a/1"));
+    }
 
     #[test]
     fn slugs_are_ref_safe() {

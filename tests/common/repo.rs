@@ -146,6 +146,56 @@ impl Repo {
         to_run(cmd.output().expect("run loopc"))
     }
 
+    /// Starts `loopc ARGS` in the repository without waiting (stdout and
+    /// stderr to files in the scripts directory, `loopc.out`/`loopc.err`).
+    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_loopc"));
+        cmd.args(args)
+            .current_dir(&self.root)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(self.bin.join("loopc.out")).unwrap())
+            .stderr(std::fs::File::create(self.bin.join("loopc.err")).unwrap());
+        for (k, _) in std::env::vars() {
+            if k.starts_with("LOOP_") {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.spawn().expect("start loopc")
+    }
+
+    /// What the last [`Repo::spawn`]ed loopc wrote on stderr.
+    pub fn spawned_stderr(&self) -> String {
+        std::fs::read_to_string(self.bin.join("loopc.err")).unwrap_or_default()
+    }
+
+    /// Complete lines in `.loopc/events.jsonl` (0 when missing).
+    pub fn event_count(&self) -> usize {
+        std::fs::read(self.root.join(".loopc/events.jsonl"))
+            .map(|b| b.iter().filter(|&&c| c == b'\n').count())
+            .unwrap_or(0)
+    }
+
+    /// Polls `cond` every 5 ms, at most `limit` times; whether it held.
+    pub fn wait_for(&self, limit: u32, mut cond: impl FnMut() -> bool) -> bool {
+        for _ in 0..limit {
+            if cond() {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        cond()
+    }
+
+    /// Registered worktrees other than the main one.
+    pub fn extra_worktrees(&self) -> Vec<String> {
+        self.git(&["worktree", "list", "--porcelain"])
+            .lines()
+            .filter_map(|l| l.strip_prefix("worktree "))
+            .map(str::to_string)
+            .filter(|p| std::path::Path::new(p) != self.root.as_path())
+            .collect()
+    }
+
     /// `loopc run` with the default plan.
     pub fn run(&self) -> Run {
         self.loopc(&["run"])
@@ -222,3 +272,52 @@ cat > /dev/null
 echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
 printf '{"status":"completed","summary":"wrote %s.txt","cost_usd":0.01}' "$LOOP_TASK" > "$LOOP_HANDOFF"
 "#;
+
+/// Whether a live (not zombie) process's command line contains `marker`
+/// (read from `/proc`, so no `pgrep` is needed).
+pub fn process_alive_with(marker: &str) -> bool {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    for e in procs.filter_map(Result::ok) {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if !text.contains(marker) {
+            continue;
+        }
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(true);
+        if !zombie {
+            return true;
+        }
+    }
+    false
+}
+
+/// Waits (bounded, polling) until no live process's command line contains
+/// `marker`; whether that happened.
+pub fn no_process_with(marker: &str) -> bool {
+    for _ in 0..500 {
+        if !process_alive_with(marker) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    !process_alive_with(marker)
+}

@@ -1,0 +1,266 @@
+//! Reconciling what an earlier run left behind, under the lock and before any
+//! work starts (spec §5: "After `kill -9` of loopc the next run cleans stale
+//! worktrees and resumes with nothing lost").
+//!
+//! Only what loopc created is touched:
+//! - processes still running in loopc's worktrees (an agent, a gate or a
+//!   command orphaned by a killed loopc): found by their `LOOP_WORKTREE`
+//!   variable pointing inside `.loopc/worktrees/`, their process groups killed;
+//! - worktrees registered under `.loopc/worktrees/`, whether their directory
+//!   still exists or not, locked or not (`git worktree remove --force --force`
+//!   per entry; never a global `git worktree prune`), and directories left
+//!   there that git does not know;
+//! - this plan's task branches `loopc/<plan>/<task>/<n>` that loopc's ledger
+//!   `.loopc/branches` says it created, except one that is checked out in a
+//!   worktree outside `.loopc/` (the user's): it is left alone, reported
+//!   with its path, and the run uses other names.
+//!
+//! Resuming itself is the cache's work: the integration branch is rebuilt from
+//! the base and passed tasks are replayed (`docs/cache.md`).
+
+use super::git::Git;
+use super::worktree::{self, Layout};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// What reconciling found and did.
+#[derive(Debug, Default)]
+pub struct Reconciled {
+    /// Task branches checked out by the user elsewhere: never removed or
+    /// reused during this run.
+    pub reserved: HashSet<String>,
+    /// One line per thing done or left alone, for the person watching.
+    pub notes: Vec<String>,
+}
+
+/// Whether `path` lies inside `dir` (compared as given and canonicalized,
+/// since a worktree whose directory vanished cannot be canonicalized).
+fn inside(path: &Path, dir: &Path) -> bool {
+    if path.starts_with(dir) {
+        return true;
+    }
+    let canon_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if path.starts_with(&canon_dir) {
+        return true;
+    }
+    // The directory may be gone; its parent usually is not.
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => std::fs::canonicalize(parent)
+            .map(|p| p.join(name).starts_with(&canon_dir))
+            .unwrap_or(false),
+        _ => false,
+    }
+}
+
+/// Cleans up after an earlier run of the plan whose branch namespace is
+/// `loopc/<slug>/`.
+///
+/// Errors: git fails, or a directory under `.loopc/worktrees/` cannot be
+/// removed.
+pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, String> {
+    let mut done = Reconciled::default();
+    let killed = kill_orphans(&layout.worktrees);
+    if killed > 0 {
+        done.notes.push(format!(
+            "killed {killed} process group(s) left running in loopc's worktrees by an earlier run"
+        ));
+    }
+
+    // Registered worktrees under `.loopc/worktrees/`: loopc's own.
+    let mut removed = 0;
+    for w in git.worktrees()? {
+        if inside(&w.path, &layout.worktrees) {
+            remove_worktree(git, &w.path)?;
+            removed += 1;
+        }
+    }
+    // Directories git does not know (loopc killed while adding one).
+    if let Ok(entries) = std::fs::read_dir(&layout.worktrees) {
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            std::fs::remove_dir_all(&path)
+                .or_else(|_| std::fs::remove_file(&path))
+                .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        done.notes.push(format!(
+            "removed {removed} stale worktree(s) under {}",
+            layout.worktrees.display()
+        ));
+    }
+
+    // This plan's task branches that loopc created.
+    let mut ours = worktree::ledger(layout)?;
+    let checked_out: Vec<(String, PathBuf)> = git
+        .worktrees()?
+        .into_iter()
+        .filter_map(|w| {
+            let b = w
+                .branch
+                .as_deref()?
+                .strip_prefix("refs/heads/")?
+                .to_string();
+            Some((b, w.path))
+        })
+        .collect();
+    let mut deleted = 0;
+    for b in git.branches_under(&format!("loopc/{slug}/"))? {
+        if !worktree::is_task_branch(&b) || !ours.contains(&b) {
+            continue;
+        }
+        if let Some((_, path)) = checked_out.iter().find(|(name, _)| *name == b) {
+            done.notes.push(format!(
+                "the task branch `{b}` is checked out at {}; loopc leaves it and that worktree \
+                 alone and uses other branch names (check out another branch there, or remove \
+                 that worktree, to let loopc clean it up)",
+                path.display()
+            ));
+            done.reserved.insert(b);
+            continue;
+        }
+        git.delete_ref(&format!("refs/heads/{b}"))?;
+        ours.remove(&b);
+        deleted += 1;
+    }
+    if deleted > 0 {
+        worktree::write_ledger(layout, &ours)?;
+    }
+    if deleted > 0 {
+        done.notes.push(format!(
+            "removed {deleted} task branch(es) loopc/{slug}/… left by an earlier run"
+        ));
+    }
+    Ok(done)
+}
+
+/// Removes one loopc worktree entry: `git worktree remove --force --force`
+/// (works when the directory vanished or the entry is locked); if git
+/// refuses, the entry's own administrative directory is removed (only that
+/// entry: the one whose `gitdir` points at `path`).
+fn remove_worktree(git: &Git, path: &Path) -> Result<(), String> {
+    match git.worktree_remove(path) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let admin = git.common_dir.join("worktrees");
+            let entries = std::fs::read_dir(&admin).map_err(|_| e.clone())?;
+            let want = path.join(".git");
+            for entry in entries.filter_map(Result::ok) {
+                let gitdir = std::fs::read_to_string(entry.path().join("gitdir"))
+                    .map(|s| PathBuf::from(s.trim()))
+                    .unwrap_or_default();
+                if gitdir == want {
+                    std::fs::remove_dir_all(entry.path())
+                        .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
+                }
+            }
+            if path.exists() {
+                std::fs::remove_dir_all(path)
+                    .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Kills (SIGKILL) the process groups of processes whose `LOOP_WORKTREE`
+/// lies inside `worktrees`: work a killed loopc left running. Linux only
+/// (`/proc`); elsewhere, and for processes of other users, nothing is found.
+/// Returns the number of groups killed.
+fn kill_orphans(worktrees: &Path) -> usize {
+    let mut prefix = worktrees.as_os_str().as_encoded_bytes().to_vec();
+    prefix.push(b'/');
+    kill_groups_with_worktree(&prefix, false)
+}
+
+/// Kills (SIGKILL) the process groups of processes whose `LOOP_WORKTREE`
+/// is exactly `worktree`: what a finished subprocess of an attempt left
+/// behind even outside its process group (`setsid`, a double fork into a
+/// new session). Linux only. Returns the number of groups killed.
+pub fn kill_escaped(worktree: &str) -> usize {
+    kill_groups_with_worktree(worktree.as_bytes(), true)
+}
+
+/// Kills the process groups of processes (other than loopc's own group)
+/// whose `LOOP_WORKTREE` equals `value` (`exact`) or starts with it.
+fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut wanted = b"LOOP_WORKTREE=".to_vec();
+    wanted.extend_from_slice(value);
+    let me = std::process::id();
+    // SAFETY: getpgrp has no preconditions.
+    let my_group = unsafe { libc::getpgrp() };
+    let mut groups = HashSet::new();
+    for entry in procs.filter_map(Result::ok) {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        let matches = |v: &[u8]| {
+            if exact {
+                v == wanted.as_slice()
+            } else {
+                v.starts_with(&wanted)
+            }
+        };
+        if !environ.split(|&b| b == 0).any(matches) {
+            continue;
+        }
+        if let Some(pgid) = process_group(pid)
+            && pgid > 1
+            && pgid != my_group
+        {
+            groups.insert(pgid);
+        }
+    }
+    for &g in &groups {
+        // SAFETY: killpg only sends a signal.
+        unsafe {
+            libc::killpg(g, libc::SIGKILL);
+        }
+    }
+    groups.len()
+}
+
+/// The process group of `pid`, from `/proc/<pid>/stat` (field 5).
+fn process_group(pid: u32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp …`; comm may contain spaces and parens.
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inside_handles_vanished_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let wt = dir.path().join("worktrees");
+        std::fs::create_dir_all(&wt).unwrap();
+        assert!(inside(&wt.join("a-1"), &wt));
+        assert!(!inside(&dir.path().join("worktrees2/a-1"), &wt));
+        assert!(!inside(dir.path(), &wt));
+    }
+
+    #[test]
+    fn own_process_group_is_read() {
+        let me = std::process::id();
+        // SAFETY: getpgrp has no preconditions.
+        let group = unsafe { libc::getpgrp() };
+        assert_eq!(process_group(me), Some(group));
+    }
+}

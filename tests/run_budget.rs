@@ -1,0 +1,247 @@
+//! Budget boundaries (spec §5 "Budgets are judged after a finished
+//! attempt's result"): a pass on the last allowed attempt is a pass, the
+//! attempt that reaches a budget keeps its result, an unknown cost under a
+//! cost budget counts the agent's cap or stops the run naming the agent.
+//! Every stop is exit 3 with the budget and what was spent in state.json,
+//! on stderr and in `loopc status`.
+
+mod common;
+
+use common::repo::Repo;
+
+/// Fails attempts below `$PASS_AT` (by `LOOP_ATTEMPT`), then writes
+/// `<task>.txt` with a handoff costing `$COST` (no `cost_usd` when COST is
+/// empty).
+const AGENT: &str = r#"#!/bin/sh
+cat > /dev/null
+if [ "$LOOP_ATTEMPT" -lt "${PASS_AT:-1}" ]; then exit 1; fi
+echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
+if [ -n "$COST" ]; then
+  printf '{"status":"completed","cost_usd":%s}' "$COST" > "$LOOP_HANDOFF"
+fi
+"#;
+
+fn repo_with(plan: &str) -> Repo {
+    let repo = Repo::new();
+    repo.script("agent.sh", AGENT);
+    repo.plan(plan);
+    repo
+}
+
+#[test]
+fn a_pass_on_the_last_allowed_attempt_and_iteration_is_a_pass() {
+    // attempts = 3, iterations = 3, failures = 3: two failures then a pass
+    // on the third attempt, which is also the last iteration.
+    let repo = repo_with(
+        r#"
+loop "b" { }
+budget { iterations = 3  failures = 3 }
+agent bot { run = "sh @BIN@/agent.sh"  env = { PASS_AT = "3" } }
+task a { agent = bot  prompt = "x"  attempts = 3 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.status_of("a"), "passed");
+    assert_eq!(repo.task("a")["attempts"], 3);
+    let s = repo.state();
+    assert_eq!(s["spent"]["iterations"], 3);
+    assert_eq!(s["stop_reason"], serde_json::Value::Null);
+    assert_eq!(repo.show("loop/b", "a.txt").unwrap(), "made by a\n");
+}
+
+#[test]
+fn the_attempt_that_spends_the_iterations_keeps_its_result_and_the_run_stops() {
+    let repo = repo_with(
+        r#"
+loop "b" { }
+budget { iterations = 1 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+task b { agent = bot  prompt = "y" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_eq!(repo.status_of("a"), "passed");
+    assert_eq!(repo.show("loop/b", "a.txt").unwrap(), "made by a\n");
+    assert_eq!(repo.status_of("b"), "pending");
+    let s = repo.state();
+    assert_eq!(s["status"], "stopped");
+    assert_eq!(s["exit_code"], 3);
+    assert_eq!(s["spent"]["iterations"], 1);
+    assert_eq!(s["limits"]["iterations"], 1);
+    let reason = "budget `iterations` spent: 1 of 1 agent attempts";
+    assert_eq!(s["stop_reason"], reason);
+    assert!(r.stderr.contains(reason), "{r:?}");
+    let st = repo.loopc(&["status"]);
+    assert_eq!(st.code, 0, "{st:?}");
+    assert!(st.stdout.contains(&format!("stopped: {reason}")), "{st:?}");
+    assert!(
+        st.stdout
+            .contains("budget: iterations 1 of 1, failures in a row 0 of 3"),
+        "{st:?}"
+    );
+}
+
+#[test]
+fn the_attempt_that_reaches_the_cost_budget_keeps_its_result() {
+    let repo = repo_with(
+        r#"
+loop "b" { }
+budget { cost = $0.05 }
+agent bot { run = "sh @BIN@/agent.sh"  env = { COST = "0.06" } }
+task a { agent = bot  prompt = "x" }
+task b { agent = bot  prompt = "y" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_eq!(repo.status_of("a"), "passed");
+    assert_eq!(repo.status_of("b"), "pending");
+    let s = repo.state();
+    assert_eq!(s["spent"]["cost_micro_usd"], 60_000);
+    assert_eq!(s["limits"]["cost_micro_usd"], 50_000);
+    let reason = s["stop_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("budget `cost` spent: $0.06 of $0.05"),
+        "{reason}"
+    );
+    let st = repo.loopc(&["status"]);
+    assert!(st.stdout.contains("cost $0.06 of $0.05"), "{st:?}");
+}
+
+#[test]
+fn an_unknown_cost_counts_the_agents_cap() {
+    // No cost reported; the cap $0.50 is counted: after two attempts
+    // $1 ≥ $0.60, so the third task does not start.
+    let repo = repo_with(
+        r#"
+loop "b" { }
+budget { cost = $0.60 }
+agent bot { run = "sh @BIN@/agent.sh"  cost = $0.50 }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = bot  prompt = "y" }
+task c: b { agent = bot  prompt = "z" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_eq!(repo.status_of("a"), "passed");
+    assert_eq!(repo.status_of("b"), "passed");
+    assert_eq!(repo.status_of("c"), "pending");
+    let s = repo.state();
+    assert_eq!(s["spent"]["cost_micro_usd"], 1_000_000);
+    assert_eq!(repo.task("a")["cost_micro_usd"], 500_000);
+    assert_eq!(repo.task("a")["cost_unknown"], false);
+    assert!(
+        s["stop_reason"]
+            .as_str()
+            .unwrap()
+            .contains("budget `cost` spent: $1 of $0.6"),
+        "{s}"
+    );
+}
+
+#[test]
+fn an_unknown_cost_without_a_cap_stops_the_run_naming_the_agent() {
+    let repo = repo_with(
+        r#"
+loop "b" { }
+budget { cost = $10 }
+agent mystery { run = "sh @BIN@/agent.sh" }
+task a { agent = mystery  prompt = "x" }
+task b { agent = mystery  prompt = "y" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    // The attempt keeps its result; nothing else starts.
+    assert_eq!(repo.status_of("a"), "passed");
+    assert_eq!(repo.show("loop/b", "a.txt").unwrap(), "made by a\n");
+    assert_eq!(repo.status_of("b"), "pending");
+    let a = repo.task("a");
+    assert_eq!(a["cost_unknown"], true, "never counted as zero");
+    let reason = repo.state()["stop_reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("agent `mystery`"), "{reason}");
+    assert!(reason.contains("no `cost` cap"), "{reason}");
+    assert!(r.stderr.contains("agent `mystery`"), "{r:?}");
+    // The table says the cost is not known rather than $0.
+    assert!(r.stdout.contains("(some costs unknown)"), "{r:?}");
+}
+
+#[test]
+fn without_a_cost_budget_an_unknown_cost_does_not_stop_the_run() {
+    let repo = repo_with(
+        r#"
+loop "b" { }
+budget { iterations = 5 }
+agent mystery { run = "sh @BIN@/agent.sh" }
+task a { agent = mystery  prompt = "x" }
+task b { agent = mystery  prompt = "y" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.task("b")["cost_unknown"], true);
+}
+
+#[test]
+fn the_circuit_breaker_names_itself_and_the_failures() {
+    let repo = repo_with(
+        r#"
+loop "b" { }
+budget { failures = 2 }
+agent bot { run = "sh @BIN@/agent.sh"  env = { PASS_AT = "9" } }
+task a { agent = bot  prompt = "x"  attempts = 5 }
+task b { agent = bot  prompt = "y"  attempts = 5 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    let s = repo.state();
+    assert_eq!(s["spent"]["consecutive_failures"], 2);
+    let reason = "circuit breaker: 2 failed attempts in a row (budget `failures` = 2)";
+    assert_eq!(s["stop_reason"], reason);
+    assert!(r.stderr.contains(reason), "{r:?}");
+}
+
+#[test]
+fn an_agent_gates_unknown_cost_counts_its_own_cap_or_stops_naming_it() {
+    // The reviewer writes a verdict without a cost.
+    let setup = |reviewer_cap: &str| {
+        let repo = repo_with(&format!(
+            r#"
+loop "b" {{ }}
+budget {{ cost = $5 }}
+agent bot {{ run = "sh @BIN@/agent.sh"  env = {{ COST = "0.01" }}  cost = $3 }}
+agent reviewer {{ run = "sh @BIN@/review.sh" {reviewer_cap} }}
+gate review {{ agent = reviewer  prompt = "review" }}
+task a {{ agent = bot  prompt = "x"  gates = [review] }}
+task b: a {{ agent = bot  prompt = "y" }}
+"#
+        ));
+        repo.script(
+            "review.sh",
+            "#!/bin/sh\ncat > /dev/null\nprintf '{\"status\":\"completed\"}' > \"$LOOP_HANDOFF\"\n",
+        );
+        repo
+    };
+    let capped = setup("cost = $0.25");
+    let r = capped.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    // $0.01 reported by bot for a, its reviewer's cap $0.25, $0.01 for b.
+    assert_eq!(capped.task("a")["cost_micro_usd"], 260_000);
+    assert_eq!(capped.state()["spent"]["cost_micro_usd"], 270_000);
+
+    let uncapped = setup("");
+    let r = uncapped.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    let reason = uncapped.state()["stop_reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(reason.contains("agent `reviewer`"), "{reason}");
+    assert_eq!(uncapped.status_of("a"), "passed");
+    assert_eq!(uncapped.status_of("b"), "pending");
+}

@@ -1,0 +1,175 @@
+//! Output safety (spec §5 "Subprocess output is read as bytes"): an agent
+//! that prints 200 MB of bytes that are not UTF-8 and leaves a background
+//! child holding its stdout and stderr open neither blocks loopc nor grows
+//! its memory; logs are capped; the next attempt's feedback stays within
+//! 64 KiB.
+
+mod common;
+
+use common::repo::{Repo, no_process_with};
+use std::time::Duration;
+
+/// Waits for `pid` with `wait4`, returning its exit status and peak
+/// resident set size in KiB (the kernel's own accounting of the process
+/// and the children it waited for). Gives up (kills it) after `polls`
+/// checks 50 ms apart, so that a hang fails the test instead of blocking it.
+fn wait_with_peak_rss(pid: u32, polls: u32) -> (Option<i32>, i64) {
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid out-parameter.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    for i in 0..=polls {
+        let flags = if i == polls { 0 } else { libc::WNOHANG };
+        if i == polls {
+            // SAFETY: kill only sends a signal to our own child.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+        }
+        // SAFETY: wait4 on our own child with valid pointers.
+        let rc = unsafe { libc::wait4(pid as i32, &mut status, flags, &mut usage) };
+        if rc == pid as i32 {
+            let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+            return (if i == polls { None } else { code }, usage.ru_maxrss);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (None, usage.ru_maxrss)
+}
+
+#[test]
+fn two_hundred_megabytes_of_non_utf8_with_stdout_held_open_is_safe() {
+    // Plain text, and Claude Code's JSON (whose result is searched for at
+    // the end of the output).
+    for output in ["text", "claude-json"] {
+        huge_output(output);
+    }
+}
+
+fn huge_output(output: &str) {
+    let repo = Repo::new();
+    let marker = format!("output-marker-{output}-{}", std::process::id());
+    let sleeper = repo.bin.join(&marker);
+    std::os::unix::fs::symlink(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v sleep"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap(),
+        &sleeper,
+    )
+    .unwrap();
+    repo.script(
+        "loud.sh",
+        &format!(
+            r#"#!/bin/sh
+cat > /dev/null
+if [ "$LOOP_ATTEMPT" = 1 ]; then
+  # A background child keeps stdout and stderr open after the agent exits.
+  {sleeper} 1000 &
+  head -c 200000000 /dev/zero | tr '\000' '\377'
+  printf 'bad \377 bytes on stderr\n' >&2
+  exit 1
+fi
+echo ok > ok.txt
+"#,
+            sleeper = sleeper.display()
+        ),
+    );
+    repo.plan(&format!(
+        r#"
+loop "out" {{ }}
+budget {{ iterations = 5 }}
+agent bot {{ run = "sh @BIN@/loud.sh"  output = {output} }}
+task t {{ agent = bot  prompt = "x" }}
+"#
+    ));
+    // Reaped by `wait4` (which also gives its resource usage).
+    #[allow(clippy::zombie_processes)]
+    let child = repo.spawn(&["run"]);
+    let (code, peak_kib) = wait_with_peak_rss(child.id(), 2400);
+    assert_eq!(
+        code,
+        Some(0),
+        "loopc did not finish: {}",
+        repo.spawned_stderr()
+    );
+    assert!(
+        // Measured: about 12 MB for text, 28 MB for claude-json (a 16 MiB
+        // tail is searched); a lossy copy of that tail made it 93 MB.
+        peak_kib < 64 * 1024,
+        "peak RSS of loopc and what it waited for: {peak_kib} KiB"
+    );
+    assert_eq!(repo.status_of("t"), "passed");
+    assert!(no_process_with(&marker), "the background child survived");
+
+    // The log keeps the raw bytes, head and tail, cut to 64 MiB.
+    let log = repo.root.join(".loopc/logs/t/1/agent.stdout");
+    let len = std::fs::metadata(&log).unwrap().len();
+    assert!(len <= 64 * 1024 * 1024 + 200, "log of {len} bytes");
+    assert!(len >= 64 * 1024 * 1024, "log of {len} bytes");
+    // The feedback (lossily decoded: each bad byte is 3 bytes of U+FFFD)
+    // stays within 64 KiB, and so does its part of the next prompt.
+    let feedback = std::fs::read_to_string(repo.root.join(".loopc/logs/t/2/feedback.md")).unwrap();
+    assert!(
+        feedback.len() <= 64 * 1024,
+        "feedback of {} bytes",
+        feedback.len()
+    );
+    assert!(feedback.contains('\u{fffd}'));
+    assert!(
+        feedback.contains("bad \u{fffd} bytes on stderr"),
+        "{}",
+        &feedback[..200]
+    );
+    let prompt = std::fs::metadata(repo.root.join(".loopc/logs/t/2/prompt.md"))
+        .unwrap()
+        .len();
+    assert!(prompt <= 64 * 1024 + 4096, "prompt of {prompt} bytes");
+}
+
+#[test]
+fn an_agent_that_never_reads_a_large_prompt_and_leaves_stdin_open_does_not_block() {
+    let repo = Repo::new();
+    let marker = format!("stdin-marker-{}", std::process::id());
+    let sleeper = repo.bin.join(&marker);
+    std::os::unix::fs::symlink(
+        std::process::Command::new("sh")
+            .args(["-c", "command -v sleep"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap(),
+        &sleeper,
+    )
+    .unwrap();
+    // Never reads stdin; a background child inherits it (and stdout) and
+    // outlives the agent.
+    repo.script(
+        "deaf.sh",
+        &format!(
+            "#!/bin/sh\n{} 1000 &\necho done > done.txt\n",
+            sleeper.display()
+        ),
+    );
+    // A prompt far larger than a pipe's buffer.
+    let prompt = "y".repeat(300_000);
+    repo.plan(&format!(
+        r#"
+loop "deaf" {{ }}
+budget {{ iterations = 2 }}
+agent bot {{ run = "sh @BIN@/deaf.sh" }}
+task t {{ agent = bot  prompt = "{prompt}" }}
+"#
+    ));
+    // Reaped by `wait4`.
+    #[allow(clippy::zombie_processes)]
+    let child = repo.spawn(&["run"]);
+    let (code, _) = wait_with_peak_rss(child.id(), 1200);
+    assert_eq!(
+        code,
+        Some(0),
+        "loopc did not finish: {}",
+        repo.spawned_stderr()
+    );
+    assert_eq!(repo.status_of("t"), "passed");
+    assert!(no_process_with(&marker), "the background child survived");
+}

@@ -1,0 +1,241 @@
+//! The lock and interrupts: a second run is refused at once naming the
+//! first, a lock left by `kill -9` blocks nothing, read-only commands work
+//! during a run, and Ctrl-C/SIGTERM kill everything the tasks started
+//! (grandchildren too), save state, exit 130 and resume on the next run.
+
+mod common;
+
+use common::repo::{Repo, no_process_with, process_alive_with};
+
+/// A sleeper whose command line carries `marker` (a symlink to `sleep`).
+fn marked_sleep(repo: &Repo, marker: &str) -> String {
+    let path = repo.bin.join(marker);
+    let sleep = std::process::Command::new("sh")
+        .args(["-c", "command -v sleep"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap();
+    std::os::unix::fs::symlink(sleep, &path).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// An agent that, while `hold` exists and for task `slow_task`, starts a
+/// background sleeper and a foreground one (both marked), after touching
+/// `started`; otherwise it writes `<task>.txt` and logs its task name.
+fn holding_agent(
+    repo: &Repo,
+    marker: &str,
+    slow_task: &str,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let sleeper = marked_sleep(repo, marker);
+    let hold = repo.bin.join("hold");
+    let started = repo.bin.join("started");
+    std::fs::write(&hold, "").unwrap();
+    repo.script(
+        "agent.sh",
+        &format!(
+            r#"#!/bin/sh
+cat > /dev/null
+echo "$LOOP_TASK" >> {log}
+if [ "$LOOP_TASK" = {slow_task} ] && [ -e {hold} ]; then
+  {sleeper} 1000 &
+  touch {started}
+  {sleeper} 1000
+fi
+echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
+"#,
+            log = repo.bin.join("agent.log").display(),
+            hold = hold.display(),
+            started = started.display(),
+        ),
+    );
+    (hold, started)
+}
+
+fn agent_log(repo: &Repo) -> Vec<String> {
+    std::fs::read_to_string(repo.bin.join("agent.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_second_run_is_refused_naming_the_first_and_read_only_commands_work() {
+    let repo = Repo::new();
+    let marker = format!("lock-marker-{}", std::process::id());
+    let (hold, started) = holding_agent(&repo, &marker, "a");
+    repo.plan(
+        r#"
+loop "sig" { }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+"#,
+    );
+    let mut first = repo.spawn(&["run"]);
+    assert!(repo.wait_for(2000, || started.exists()));
+    let second = repo.run();
+    let status = repo.loopc(&["status"]);
+    let graph = repo.loopc(&["graph", "plan.loop", "--state"]);
+    let check = repo.loopc(&["check", "plan.loop"]);
+    std::fs::remove_file(&hold).unwrap();
+    // Ending the held attempt: interrupt the first run.
+    unsafe_kill(first.id(), libc::SIGINT);
+    assert_eq!(first.wait().unwrap().code(), Some(130));
+
+    assert_eq!(second.code, 2, "{second:?}");
+    assert!(
+        second
+            .stderr
+            .contains(&format!("pid {}, started 20", first.id())),
+        "{second:?}"
+    );
+    assert!(second.stderr.contains(".loopc/lock"), "{second:?}");
+    assert_eq!(status.code, 0, "{status:?}");
+    assert!(status.stdout.contains("running"), "{status:?}");
+    assert!(!status.stdout.contains("not going on"), "{status:?}");
+    assert_eq!(graph.code, 0, "{graph:?}");
+    assert_eq!(check.code, 0, "{check:?}");
+    // The refused run started nothing.
+    assert_eq!(agent_log(&repo), ["a"]);
+}
+
+fn unsafe_kill(pid: u32, sig: i32) {
+    // SAFETY: kill only sends a signal to our own child.
+    let rc = unsafe { libc::kill(pid as i32, sig) };
+    assert_eq!(rc, 0);
+}
+
+#[test]
+fn a_lock_left_by_kill_9_blocks_nothing() {
+    let repo = Repo::new();
+    let marker = format!("stale-lock-marker-{}", std::process::id());
+    let (hold, started) = holding_agent(&repo, &marker, "a");
+    repo.plan(
+        r#"
+loop "sig" { }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+"#,
+    );
+    let mut first = repo.spawn(&["run"]);
+    assert!(repo.wait_for(2000, || started.exists()));
+    let pid = first.id();
+    first.kill().unwrap();
+    first.wait().unwrap();
+    std::fs::remove_file(&hold).unwrap();
+    // The lock file still names the dead run.
+    let lock = std::fs::read_to_string(repo.root.join(".loopc/lock")).unwrap();
+    assert!(lock.contains(&format!("pid {pid}")), "{lock}");
+    // `status` tells a killed run from a running one.
+    let st = repo.loopc(&["status"]);
+    assert_eq!(st.code, 0, "{st:?}");
+    assert!(
+        st.stdout
+            .contains("not going on any more (loopc was killed)"),
+        "{st:?}"
+    );
+
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.status_of("a"), "passed");
+    assert!(no_process_with(&marker));
+}
+
+/// Ctrl-C (SIGINT), SIGTERM and SIGHUP alike: no new work, every process the task
+/// started (the agent's background child too) is gone, state is saved,
+/// exit 130; the next run resumes without rerunning the passed task, and
+/// the interrupted attempt did not use up the task's only attempt.
+#[test]
+fn sigint_and_sigterm_kill_grandchildren_save_state_and_resume() {
+    for (name, sig) in [
+        ("int", libc::SIGINT),
+        ("term", libc::SIGTERM),
+        ("hup", libc::SIGHUP),
+    ] {
+        let repo = Repo::new();
+        let marker = format!("sig-{name}-marker-{}", std::process::id());
+        let (hold, started) = holding_agent(&repo, &marker, "b");
+        repo.plan(
+            r#"
+loop "sig" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+defaults { agent = bot  attempts = 1 }
+task a { prompt = "a" }
+task b: a { prompt = "b" }
+task c: b { prompt = "c" }
+"#,
+        );
+        let mut child = repo.spawn(&["run"]);
+        assert!(
+            repo.wait_for(2000, || started.exists()),
+            "{name}: b never started"
+        );
+        assert!(
+            repo.wait_for(2000, || process_alive_with(&marker)),
+            "{name}: the precondition, a live grandchild"
+        );
+        unsafe_kill(child.id(), sig);
+        assert_eq!(child.wait().unwrap().code(), Some(130), "{name}");
+        assert!(
+            no_process_with(&marker),
+            "{name}: a process of the agent survived"
+        );
+
+        let s = repo.state();
+        assert_eq!(s["status"], "interrupted", "{name}");
+        assert_eq!(s["exit_code"], 130, "{name}");
+        assert_eq!(repo.status_of("a"), "passed", "{name}");
+        assert_eq!(repo.status_of("b"), "interrupted", "{name}");
+        assert_eq!(repo.task("b")["attempts"], 0, "{name}: not counted");
+        assert_eq!(repo.status_of("c"), "pending", "{name}: no new work");
+        let stderr = repo.spawned_stderr();
+        assert!(stderr.contains("interrupted"), "{name}: {stderr}");
+
+        std::fs::remove_file(&hold).unwrap();
+        let r = repo.run();
+        assert_eq!(r.code, 0, "{name}: {r:?}");
+        assert_eq!(repo.status_of("a"), "cached", "{name}");
+        assert_eq!(repo.status_of("b"), "passed", "{name}");
+        assert_eq!(repo.task("b")["attempts"], 1, "{name}");
+        assert_eq!(repo.status_of("c"), "passed", "{name}");
+        assert_eq!(agent_log(&repo), ["a", "b", "b", "c"], "{name}");
+        assert!(repo.extra_worktrees().is_empty(), "{name}");
+    }
+}
+
+/// A child that leaves the agent's process group (`setsid`) is still the
+/// task's: it carries the worktree's `LOOP_WORKTREE` and is killed when the
+/// agent ends, as are the children of a timed-out agent.
+#[test]
+fn children_that_escape_the_process_group_are_killed_too() {
+    let repo = Repo::new();
+    let marker = format!("escape-marker-{}", std::process::id());
+    let sleeper = marked_sleep(&repo, &marker);
+    repo.script(
+        "agent.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\nsetsid {sleeper} 1000 < /dev/null > /dev/null 2>&1 &\n\
+             if [ \"$LOOP_TASK\" = slow ]; then setsid {sleeper} 1001 < /dev/null > /dev/null 2>&1 & sleep 1000; fi\n\
+             echo \"made by $LOOP_TASK\" > \"$LOOP_TASK.txt\"\n"
+        ),
+    );
+    repo.plan(
+        r#"
+loop "esc" { }
+budget { iterations = 5 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task quick { agent = bot  prompt = "x" }
+task slow { agent = bot  prompt = "y"  attempts = 1  timeout = 300ms }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(repo.status_of("quick"), "passed");
+    assert_eq!(repo.status_of("slow"), "failed");
+    assert!(
+        no_process_with(&marker),
+        "a child that left the group survived"
+    );
+}
