@@ -69,13 +69,21 @@ impl Compilation {
 /// A leading byte-order mark is ignored (spec §2): it is removed before
 /// parsing, so spans and columns count from the first character after it.
 pub fn compile(name: &str, source: &str) -> Compilation {
-    let source = source.strip_prefix('\u{FEFF}').unwrap_or(source);
+    compile_string(name, source.to_string())
+}
+
+/// [`compile`] for a source the caller owns, which becomes
+/// [`Compilation::source`] without a copy.
+pub fn compile_string(name: &str, mut source: String) -> Compilation {
+    if source.starts_with('\u{FEFF}') {
+        source.drain(..'\u{FEFF}'.len_utf8());
+    }
     let stem = Path::new(name)
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or("plan")
         .to_string();
-    let (ast, mut diagnostics) = syntax::parse(source);
+    let (ast, mut diagnostics) = syntax::parse(&source);
     let (model, more) = check::check(&ast);
     diagnostics.extend(more);
     let (plan, more) = plan::build(&model, &stem);
@@ -86,13 +94,14 @@ pub fn compile(name: &str, source: &str) -> Compilation {
     } else {
         plan
     };
+    let files = source_map::SourceMap::single(name, source.len());
     Compilation {
         name: name.to_string(),
-        source: source.to_string(),
+        source,
         ast,
         diagnostics,
         plan,
-        files: source_map::SourceMap::single(name, source.len()),
+        files,
     }
 }
 
@@ -148,7 +157,10 @@ impl std::fmt::Display for LoadError {
 pub fn compile_file(path: &Path) -> Result<Compilation, LoadError> {
     let name = path.display().to_string();
     match std::fs::read(path) {
-        Ok(bytes) => Ok(compile_bytes(&name, &bytes)),
+        Ok(bytes) => Ok(match String::from_utf8(bytes) {
+            Ok(text) => compile_string(&name, text),
+            Err(e) => compile_bytes(&name, e.as_bytes()),
+        }),
         Err(error) => Err(LoadError { path: name, error }),
     }
 }
