@@ -550,7 +550,7 @@ fn state_at_the_repository_root_colors_every_format() {
          passed       schema    command  Regenerate the API schema\n\nlayer 1\n  \
          failed       0f3a9b2c  codex    Implement the v2 endpoints  ← schema\n  \
          cached       client    codex    Update the typed client  ← schema\n\nlayer 2\n  \
-         skipped      e2e       command  End-to-end check  ← 0f3a9b2c, client\n"
+         skipped      e2e       command  End-to-end report  ← 0f3a9b2c, client\n"
     );
     let doc: serde_json::Value = serde_json::from_str(&run("json")).expect("json");
     let statuses: Vec<(&str, &str)> = doc["tasks"]
@@ -617,7 +617,7 @@ fn state_in_list_form_outside_a_repository_is_read_from_the_current_directory() 
          running      schema    command  Regenerate the API schema\n\nlayer 1\n  \
          blocked      0f3a9b2c  codex    Implement the v2 endpoints  ← schema\n  \
          interrupted  client    codex    Update the typed client  ← schema\n\nlayer 2\n  \
-         pending      e2e       command  End-to-end check  ← 0f3a9b2c, client\n"
+         pending      e2e       command  End-to-end report  ← 0f3a9b2c, client\n"
     );
 }
 
