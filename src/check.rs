@@ -1131,7 +1131,9 @@ impl Checker {
             self.push(d);
         }
 
-        // W0001: unused agents and gates.
+        // W0001: unused agents and gates. A file with an unreadable item may
+        // use them there, so the warning would be a guess.
+        let unreadable = file.items.iter().any(|i| matches!(i, Item::Error(_)));
         let unused: Vec<(String, Span, &str)> = self
             .model
             .agents
@@ -1146,7 +1148,7 @@ impl Checker {
                     .map(|g| (g.name.name.clone(), g.name.span, "gate")),
             )
             .collect();
-        for (name, span, what) in unused {
+        for (name, span, what) in unused.into_iter().filter(|_| !unreadable) {
             let hint = if what == "agent" {
                 format!("use it with `agent = {name}` in a task or in `defaults`, or remove it")
             } else {

@@ -40,13 +40,37 @@ pub fn print_compilation(compilation: &crate::Compilation, diagnostics: &[Diagno
         .emit_human(&mut err, &compilation.source, diagnostics);
 }
 
+/// A directory holding `.loop` files and no REEL specs stands for those
+/// files, in name order (like `loopc check dir/*.loop`); anything else is
+/// checked as given (a file, or a directory of REEL specs).
+fn expand(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return vec![path.to_path_buf()];
+    };
+    let mut loops = Vec::new();
+    for entry in entries.flatten() {
+        let p = entry.path();
+        match p.extension().and_then(|e| e.to_str()) {
+            Some("md" | "json" | "feature") => return vec![path.to_path_buf()],
+            Some("loop") if p.is_file() => loops.push(p),
+            _ => {}
+        }
+    }
+    if loops.is_empty() {
+        return vec![path.to_path_buf()];
+    }
+    loops.sort();
+    loops
+}
+
 /// Runs `loopc check`.
 pub fn run(args: &CheckArgs) -> i32 {
     let mut status = exit::OK;
     let mut errors = 0usize;
     let mut warnings = 0usize;
     let stdout = std::io::stdout();
-    for path in &args.plans {
+    let plans: Vec<std::path::PathBuf> = args.plans.iter().flat_map(|p| expand(p)).collect();
+    for path in &plans {
         let mut compiled = match crate::compile_path(path, args.defaults.as_deref()) {
             Ok(c) => c,
             Err(e) => {
@@ -87,7 +111,7 @@ pub fn run(args: &CheckArgs) -> i32 {
         return status;
     }
     if args.format == DiagnosticFormat::Human {
-        let files = args.plans.len();
+        let files = plans.len();
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         if errors > 0 {
             eprintln!(

@@ -300,3 +300,24 @@ fn integration_branches_must_be_usable() {
     );
     assert_eq!(c, ["E0009"]);
 }
+
+#[test]
+fn a_directory_of_plans_checks_each_plan() {
+    let out = Test::new()
+        .file("plans/a.loop", VALID)
+        .file("plans/b.loop", ERROR)
+        .args(&["check", "--format", "json", "plans"])
+        .status(1)
+        .run();
+    let lines: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1);
+    assert!(
+        lines[0]["file"].as_str().unwrap().ends_with("b.loop"),
+        "{}",
+        lines[0]
+    );
+}

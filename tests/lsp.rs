@@ -42,6 +42,13 @@ fn read_message(r: &mut impl BufRead) -> Option<Value> {
 
 impl Client {
     fn start() -> Client {
+        let mut c = Client::start_uninitialized();
+        c.notify("initialized", json!({}));
+        c
+    }
+
+    /// Started and `initialize`d, without the `initialized` notification.
+    fn start_uninitialized() -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_loopc"))
             .arg("lsp")
             .stdin(Stdio::piped())
@@ -73,7 +80,6 @@ impl Client {
         );
         assert!(init.get("result").is_some(), "initialize failed: {init}");
         c.stash.push(json!({"initialize": init["result"].clone()}));
-        c.notify("initialized", json!({}));
         c
     }
 
@@ -793,5 +799,35 @@ fn malformed_payloads_get_a_parse_error_and_the_server_goes_on() {
     }
     let diags = c.open("file:///ok.loop", "task a { promt = \"x\" }\n");
     assert_eq!(diags[0]["code"], "E0002");
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn did_open_before_initialized_is_served() {
+    let mut c = Client::start_uninitialized();
+    let diags = c.open("file:///early.loop", "task a { run = 1 }\n");
+    assert_eq!(diags[0]["code"], "E0007", "{diags:?}");
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn a_byte_order_mark_counts_as_one_unit_on_line_0_only() {
+    let mut c = Client::start();
+    let diags = c.open(
+        "file:///bom.loop",
+        "\u{feff}task a {\n  run = \"x\"\n  bogus = 1\n}\n",
+    );
+    assert_eq!(diags[0]["code"], "E0002");
+    assert_eq!(
+        diags[0]["range"]["start"],
+        json!({"line": 2, "character": 2})
+    );
+    assert_eq!(diags[0]["range"]["end"], json!({"line": 2, "character": 7}));
+    let diags = c.change("file:///bom.loop", 2, "\u{feff}task a { promt = \"x\" }\n");
+    // `promt` starts at UTF-16 column 10 counting the mark (9 without it).
+    assert_eq!(
+        diags[0]["range"]["start"],
+        json!({"line": 0, "character": 10})
+    );
     assert!(c.shutdown().success());
 }

@@ -366,7 +366,9 @@ impl Printer<'_> {
                     }
                     parts.push(format!("{} = {s}", e.key.text));
                 }
-                Some(format!("{{ {} }}", parts.join(", ")))
+                // Map entries are separated by whitespace (spec §2), two spaces
+                // on one line so that entries stand apart.
+                Some(format!("{{ {} }}", parts.join("  ")))
             }
             _ => Some(self.text(v.span).to_string()),
         }

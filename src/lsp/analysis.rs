@@ -26,6 +26,10 @@ pub struct Analysis {
     pub compilation: Compilation,
     /// The checked model (definitions resolved as far as possible).
     pub model: Model,
+    /// Whether the client's text starts with a byte-order mark. `source`
+    /// does not hold it (spec §2: it is ignored, as `loopc check` does), but
+    /// the client counts it as one UTF-16 unit on line 0.
+    pub bom: bool,
 }
 
 /// What kind of thing a name refers to.
@@ -56,6 +60,12 @@ impl Analysis {
     /// Analyses `source`, the text of the file called `name` (its stem is
     /// the default loop name, as for `loopc check`).
     pub fn new(name: &str, source: String) -> Analysis {
+        let bom = source.starts_with('\u{FEFF}');
+        let source = if bom {
+            source['\u{FEFF}'.len_utf8()..].to_string()
+        } else {
+            source
+        };
         let compilation = crate::compile(name, &source);
         let (model, _) = check::check(&compilation.ast);
         Analysis {
@@ -63,13 +73,15 @@ impl Analysis {
             source,
             compilation,
             model,
+            bom,
         }
     }
 
     /// The LSP position of byte `offset`.
     pub fn position(&self, offset: usize) -> lsp::Position {
         let p = self.index.position(&self.source, offset);
-        lsp::Position::new(p.line, p.character)
+        let shift = u32::from(self.bom && p.line == 0);
+        lsp::Position::new(p.line, p.character + shift)
     }
 
     /// The LSP range of a byte span.
@@ -79,11 +91,12 @@ impl Analysis {
 
     /// The byte offset of an LSP position (clamped to the document).
     pub fn offset(&self, position: lsp::Position) -> usize {
+        let shift = u32::from(self.bom && position.line == 0);
         self.index.offset(
             &self.source,
             diagnostic::Position {
                 line: position.line,
-                character: position.character,
+                character: position.character.saturating_sub(shift),
             },
         )
     }

@@ -99,7 +99,12 @@ fn run(connection: &Connection) -> Result<i32, Box<dyn std::error::Error>> {
         }),
     };
     let (id, _params) = connection.initialize_start()?;
-    connection.initialize_finish(id, serde_json::to_value(init)?)?;
+    // Not `initialize_finish`: it fails unless the next message is the
+    // `initialized` notification, and a client that sends `didOpen` first
+    // must not stop the server. `initialized` is ignored below.
+    connection
+        .sender
+        .send(Response::new_ok(id, serde_json::to_value(init)?).into())?;
 
     let mut server = Server::default();
     for msg in &connection.receiver {
