@@ -245,3 +245,40 @@ task b: a {{ agent = bot  prompt = "y" }}
     assert_eq!(uncapped.status_of("a"), "passed");
     assert_eq!(uncapped.status_of("b"), "pending");
 }
+
+#[test]
+fn a_task_running_out_of_attempts_does_not_trip_the_default_breaker() {
+    // Defaults: attempts 3, failures 3. `bad` fails three times; its
+    // dependent is skipped and the independent `good` still runs (spec §5).
+    let repo = repo_with(
+        r#"
+loop "b" { }
+task bad { run = "exit 1" }
+task after: bad { run = "echo > after" }
+task good { run = "echo > good" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(repo.task("bad")["status"], "failed");
+    assert_eq!(repo.task("after")["status"], "skipped");
+    assert_eq!(repo.task("good")["status"], "passed");
+}
+
+#[test]
+fn failures_across_tasks_trip_the_breaker() {
+    // Three tasks with one attempt each fail in a row: the breaker (3) stops
+    // the run before the fourth starts.
+    let repo = repo_with(
+        r#"
+loop "b" { }
+task a { run = "exit 1"  attempts = 1 }
+task b { run = "exit 1"  attempts = 1 }
+task c { run = "exit 1"  attempts = 1 }
+task d { run = "echo > d" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_eq!(repo.task("d")["status"], "pending");
+}

@@ -13,6 +13,11 @@ pub struct Meter {
     pub limits: Budget,
     /// The counters (saved in state.json).
     pub spent: Spent,
+    /// Set by the scheduler while the current streak of failed attempts is
+    /// all one task's, which has just failed or been blocked: the breaker
+    /// does not trip on it (spec §5: independent work goes on after a failed
+    /// task), but the streak keeps counting into the next failure.
+    pub breaker_spares_streak: bool,
     start: Instant,
 }
 
@@ -22,6 +27,7 @@ impl Meter {
         Meter {
             limits,
             spent: Spent::default(),
+            breaker_spares_streak: false,
             start: Instant::now(),
         }
     }
@@ -68,7 +74,10 @@ impl Meter {
                 super::time::human_duration(limit)
             ));
         }
-        if self.limits.failures > 0 && s.consecutive_failures >= self.limits.failures {
+        if self.limits.failures > 0
+            && s.consecutive_failures >= self.limits.failures
+            && !self.breaker_spares_streak
+        {
             return Some(format!(
                 "circuit breaker: {} failed attempts in a row (budget `failures` = {})",
                 s.consecutive_failures, self.limits.failures

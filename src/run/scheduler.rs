@@ -64,6 +64,7 @@ pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse
         cache,
         slots: (0..ctx.plan.tasks.len()).map(|_| Slot::default()).collect(),
         meter: Meter::new(ctx.plan.budget.clone()),
+        streak: Vec::new(),
         head: state.head_commit.clone(),
         merged_checks: Vec::new(),
         stop: None,
@@ -92,6 +93,9 @@ struct Scheduler {
     parallel: usize,
     slots: Vec<Slot>,
     meter: Meter,
+    /// The tasks whose failed attempts make up the current run of
+    /// consecutive failures (see `task_ended_failing`).
+    streak: Vec<usize>,
     /// The integration branch head (only this thread moves it).
     head: String,
     /// Command checks of tasks merged in this run (gated again on merges).
@@ -108,6 +112,16 @@ struct Scheduler {
 }
 
 impl Scheduler {
+    /// A task ended failed or blocked. When every failure of the current
+    /// streak is its own, the streak is that task's failure and nothing more
+    /// (the breaker waits: one more failure of another task trips it):
+    /// spec §5 lets independent work go on after a failed task, which with
+    /// `attempts` and `failures` both at their default of 3 the circuit
+    /// breaker would otherwise forbid. Failures spanning tasks still count.
+    fn task_ended_failing(&mut self, i: usize) {
+        self.meter.breaker_spares_streak = self.streak == [i];
+    }
+
     fn drive(&mut self, state: &mut RunState) -> i32 {
         let pool = match rayon::ThreadPoolBuilder::new()
             .num_threads(self.parallel)
@@ -441,6 +455,8 @@ impl Scheduler {
         match outcome {
             Outcome::Passed { summary, files, .. } => {
                 self.meter.spent.consecutive_failures = 0;
+                self.meter.breaker_spares_streak = false;
+                self.streak.clear();
                 let ts = &mut state.tasks[i];
                 ts.status = TaskStatus::Passed;
                 ts.summary = summary.clone();
@@ -474,6 +490,10 @@ impl Scheduler {
                 on_fail,
             } => {
                 self.meter.spent.consecutive_failures += 1;
+                self.meter.breaker_spares_streak = false;
+                if !self.streak.contains(&i) {
+                    self.streak.push(i);
+                }
                 self.slots[i].feedback = gate::cut_feedback(feedback);
                 match on_fail {
                     OnFail::Retry if state.tasks[i].attempts < task.attempts => {
@@ -485,9 +505,11 @@ impl Scheduler {
                             "out of attempts ({} of {}): {reason}",
                             state.tasks[i].attempts, task.attempts
                         );
+                        self.task_ended_failing(i);
                         self.task_final(state, i, TaskStatus::Failed, Some(why));
                     }
                     OnFail::Block => {
+                        self.task_ended_failing(i);
                         self.task_final(state, i, TaskStatus::Blocked, Some(reason));
                     }
                     OnFail::Fail => {
