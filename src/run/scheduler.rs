@@ -65,6 +65,7 @@ pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse
         slots: (0..ctx.plan.tasks.len()).map(|_| Slot::default()).collect(),
         meter: Meter::new(ctx.plan.budget.clone()),
         streak: Vec::new(),
+        defer_ref: false,
         head: state.head_commit.clone(),
         merged_checks: Vec::new(),
         stop: None,
@@ -93,6 +94,8 @@ struct Scheduler {
     parallel: usize,
     slots: Vec<Slot>,
     meter: Meter,
+    /// While replaying fast-forwards: move only `head`, not the branch.
+    defer_ref: bool,
     /// The tasks whose failed attempts make up the current run of
     /// consecutive failures (see `task_ended_failing`).
     streak: Vec<usize>,
@@ -618,11 +621,18 @@ impl Scheduler {
     /// the order in which an earlier (parallel) run merged, reproducing its
     /// commits without checks or worktrees, whatever the plan's order.
     fn replay_fast_forwards(&mut self, state: &mut RunState) {
+        // Fast-forwards only move `self.head`; the branch itself moves once,
+        // at the end, by compare-and-swap from where it was (every commit in
+        // between passed its gates, so the jump keeps the §5 invariant). A
+        // no-op rerun of a large plan then costs one `update-ref`, and state
+        // is saved once per pass rather than once per task.
+        let ref_head = self.head.clone();
+        self.defer_ref = true;
         loop {
             let mut progressed = false;
             for i in 0..self.ctx.plan.tasks.len() {
                 if self.stop.is_some() {
-                    return;
+                    break;
                 }
                 if !self.ready(state, i)
                     || state.tasks[i].attempts != 0
@@ -639,11 +649,31 @@ impl Scheduler {
                 }
                 self.slots[i].cache_tried = true;
                 progressed |= self.replay(state, i, rk, entry);
-                self.save(state);
             }
-            if !progressed {
-                return;
+            self.save(state);
+            if !progressed || self.stop.is_some() {
+                break;
             }
+        }
+        self.defer_ref = false;
+        if self.head != ref_head {
+            match self
+                .ctx
+                .git
+                .update_ref(&self.ctx.integration_ref, &self.head, Some(&ref_head))
+            {
+                Ok(true) => {}
+                Ok(false) => self.set_stop(
+                    StopKind::BranchMoved,
+                    format!(
+                        "{} moved while loopc was replaying the cache; it must only be \
+                         changed by loopc during a run",
+                        self.ctx.integration_ref
+                    ),
+                ),
+                Err(e) => self.set_stop(StopKind::BranchMoved, e),
+            }
+            self.save(state);
         }
     }
 
@@ -670,15 +700,22 @@ impl Scheduler {
         self.next_serial(i);
         let since = Instant::now();
         let mut cost = Cost::default();
-        let replayed = merge::replay(
-            &self.ctx,
-            i,
-            self.slots[i].serial,
-            &entry,
-            &head,
-            &self.merged_checks,
-            &mut cost,
-        );
+        let replayed = if self.defer_ref && entry.parent.as_deref() == Some(head.as_str()) {
+            merge::Replay::Done {
+                commit: entry.commit.clone(),
+                how: "fast_forward",
+            }
+        } else {
+            merge::replay(
+                &self.ctx,
+                i,
+                self.slots[i].serial,
+                &entry,
+                &head,
+                &self.merged_checks,
+                &mut cost,
+            )
+        };
         // Agent gates run on a replay are paid for like merge checks; an
         // unknown cost under a cost budget counts the agent's cap, or stops
         // the run (it is never counted as zero).
