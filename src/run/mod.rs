@@ -386,7 +386,9 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     };
     let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
     let events = Recorder::open(&layout.events, ui::Ui::detect()).map_err(RunError::usage)?;
-    // A new run starts a new progress file.
+    // A new run starts new logs (an earlier run's are kept) and a new
+    // progress file.
+    layout.keep_earlier_logs().map_err(RunError::usage)?;
     std::fs::write(&layout.progress, "")
         .map_err(|e| RunError::usage(format!("cannot write {}: {e}", layout.progress.display())))?;
     let ctx = Arc::new(RunCtx {

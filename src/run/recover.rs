@@ -171,7 +171,7 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
 /// a task worktree has a task branch from loopc's ledger checked out; a
 /// merge scratch worktree is detached and named `+merge-…` (`_merge-…` in
 /// earlier versions).
-fn is_loopcs_worktree(w: &super::git::WorktreeEntry, ledger: &BTreeSet<String>) -> bool {
+pub fn is_loopcs_worktree(w: &super::git::WorktreeEntry, ledger: &BTreeSet<String>) -> bool {
     match w.branch.as_deref() {
         Some(b) => b
             .strip_prefix("refs/heads/")
