@@ -368,4 +368,13 @@ fn a_users_worktree_under_loopcs_worktrees_directory_is_left_alone() {
         listed.lines().any(|l| l == "branch refs/heads/feature2"),
         "{listed}"
     );
+    // `loopc clean` leaves them alone too.
+    let c = repo.loopc(&["clean"]);
+    assert_eq!(c.code, 0, "{c:?}");
+    assert!(c.stderr.contains("not made by loopc"), "{c:?}");
+    assert_eq!(
+        std::fs::read_to_string(mine.join("draft.txt")).unwrap(),
+        "unsaved work\n"
+    );
+    assert!(also.join("README").exists());
 }
