@@ -416,3 +416,20 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     let _ = out::stdout(&summary::table(&finish.state));
     Ok(finish.code)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopc_subject;
+
+    #[test]
+    fn loopc_subjects() {
+        assert!(is_loopc_subject("loop(a): Task A"));
+        assert!(is_loopc_subject("loop(my-task_2): multi line title"));
+        assert!(is_loopc_subject("loop: merge a (Task A)"));
+        assert!(!is_loopc_subject("loop(): x"));
+        assert!(!is_loopc_subject("loop(a b): x"));
+        assert!(!is_loopc_subject("loop(a) x"));
+        assert!(!is_loopc_subject("my work"));
+        assert!(!is_loopc_subject("Merge branch 'loop/x'"));
+    }
+}
