@@ -157,6 +157,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             gate: None,
         })
     };
+    let log_name = worktree::log_name(n, r.input.retry);
     ctx.events.emit(Event::AttemptStarted {
         task: name.clone(),
         attempt: n,
@@ -165,15 +166,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         retry: (r.input.retry > 1).then_some(r.input.retry),
         logs: ctx
             .layout
-            .attempt_logs(&task.name, &worktree::log_name(n, r.input.retry))
+            .attempt_logs(&task.name, &log_name)
             .to_string_lossy()
             .into_owned(),
     });
-    let files = match AttemptFiles::create(
-        &ctx.layout,
-        &task.name,
-        &worktree::log_name(n, r.input.retry),
-    ) {
+    let files = match AttemptFiles::create(&ctx.layout, &task.name, &log_name) {
         Ok(f) => f,
         Err(e) => return Outcome::Infrastructure(e),
     };
