@@ -92,3 +92,56 @@ fn a_branch_blocking_the_plans_namespace_is_a_preflight_error() {
     assert!(r.stderr.contains("`loopc/h/b`"), "{r:?}");
     assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
 }
+
+const ON_MAIN: &str = r#"
+loop "m" { branch = "main" }
+task a "Task A" { run = "echo a > a.txt" }
+task b "Task B": a { run = "echo b > b.txt" }
+"#;
+
+#[test]
+fn an_existing_integration_branch_with_a_users_commits_is_refused() {
+    let repo = Repo::new();
+    repo.write("mine.txt", "precious\n");
+    repo.commit("my work");
+    let mine = repo.git(&["rev-parse", "main"]);
+    // Run from another branch, one commit behind main.
+    repo.git(&["checkout", "-q", "-b", "work", "main~1"]);
+    repo.plan(ON_MAIN);
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("`main`"), "{r:?}");
+    assert!(r.stderr.contains("my work"), "{r:?}");
+    assert!(r.stderr.contains("choose another `branch`"), "{r:?}");
+    assert_eq!(repo.git(&["rev-parse", "main"]), mine);
+    assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
+    assert!(!repo.root.join(".loopc/logs/a").exists());
+}
+
+#[test]
+fn an_existing_integration_branch_with_only_loopcs_commits_is_rebuilt() {
+    let repo = Repo::new();
+    repo.git(&["checkout", "-q", "-b", "work"]);
+    repo.plan(ON_MAIN);
+    // `main` is behind nothing and ahead of nothing: loopc may use it.
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.show("main", "b.txt").as_deref(), Some("b\n"));
+    // Without the ledger (the user deleted `.loopc/`), main's commits that
+    // are not on the base are all loopc's: it is rebuilt.
+    std::fs::remove_dir_all(repo.root.join(".loopc")).unwrap();
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.show("main", "b.txt").as_deref(), Some("b\n"));
+    // A commit of the user's on top makes it the user's branch again.
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("mine.txt", "precious\n");
+    repo.git(&["add", "mine.txt"]);
+    repo.git(&["commit", "-q", "-m", "my work"]);
+    let mine = repo.git(&["rev-parse", "main"]);
+    repo.git(&["checkout", "-q", "work"]);
+    std::fs::remove_dir_all(repo.root.join(".loopc")).unwrap();
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(repo.git(&["rev-parse", "main"]), mine);
+}

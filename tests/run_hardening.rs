@@ -376,3 +376,62 @@ task e { agent = quiet  prompt = "y" }
     assert_eq!(repo.task("e")["reason"], "the handoff says blocked");
     assert!(s.stdout.contains("e: the handoff says blocked\n"), "{s:?}");
 }
+
+/// A `setup` failure retries the attempt without counting it; the events
+/// and the log directories name the same tries: `logs/a/1`, then
+/// `logs/a/1.retry-2`, `logs/a/1.retry-3`.
+#[test]
+fn setup_retries_are_named_alike_in_events_and_log_directories() {
+    let repo = Repo::new();
+    let count = repo.bin.join("setups");
+    repo.script(
+        "setup.sh",
+        &format!(
+            "#!/bin/sh\necho x >> {c}\nn=$(wc -l < {c})\necho \"setup try $n\"\n[ \"$n\" -ge 3 ]\n",
+            c = count.display()
+        ),
+    );
+    repo.plan(
+        r#"
+loop "h" { setup = "sh @BIN@/setup.sh" }
+task a { run = "echo a > a.txt"  attempts = 1 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.task("a")["attempts"], 1);
+    let logs = repo.root.join(".loopc/logs/a");
+    let mut dirs: Vec<String> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs, ["1", "1.retry-2", "1.retry-3"]);
+    for (dir, n) in [("1", 1), ("1.retry-2", 2), ("1.retry-3", 3)] {
+        let log = std::fs::read_to_string(logs.join(dir).join("setup.log")).unwrap();
+        assert!(log.contains(&format!("setup try {n}")), "{dir}: {log}");
+    }
+    let started: Vec<(u64, Option<u64>, String)> = repo
+        .events()
+        .iter()
+        .filter(|e| e["event"] == "attempt_started" && e["task"] == "a")
+        .map(|e| {
+            (
+                e["attempt"].as_u64().unwrap(),
+                e["retry"].as_u64(),
+                e["logs"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(started.len(), 3, "{started:?}");
+    for ((attempt, retry, path), (want_retry, dir)) in
+        started
+            .iter()
+            .zip([(None, "1"), (Some(2), "1.retry-2"), (Some(3), "1.retry-3")])
+    {
+        assert_eq!(*attempt, 1);
+        assert_eq!(*retry, want_retry);
+        assert!(path.ends_with(&format!(".loopc/logs/a/{dir}")), "{path}");
+    }
+    assert!(r.stderr.contains("a attempt 1 (retry 2): started"), "{r:?}");
+}

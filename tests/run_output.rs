@@ -173,3 +173,29 @@ task t {{ agent = bot  prompt = "{prompt}" }}
     assert_eq!(repo.status_of("t"), "passed");
     assert!(no_process_with(&marker), "the background child survived");
 }
+
+/// A title with line breaks (and a summary with control characters) still
+/// makes one progress line per task.
+#[test]
+fn a_multi_line_title_makes_one_progress_line() {
+    let repo = Repo::new();
+    repo.script(
+        "agent.sh",
+        "#!/bin/sh\ncat >/dev/null\necho d > d.txt\nprintf '{\"status\":\"completed\",\"summary\":\"did\\\\nit\\\\tall\"}' > \"$LOOP_HANDOFF\"\n",
+    );
+    repo.plan(
+        r#"
+loop "p" { }
+agent bot { run = "sh @BIN@/agent.sh" }
+task d "multi\nline\r\ttitle" { agent = bot  prompt = "x" }
+task e "next": d { run = "echo e > e.txt" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let progress = std::fs::read_to_string(repo.root.join(".loopc/progress.md")).unwrap();
+    assert_eq!(
+        progress,
+        "- d: multi line title — did it all; d.txt\n- e: next — done; e.txt\n"
+    );
+}

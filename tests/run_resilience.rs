@@ -335,3 +335,46 @@ fn a_torn_last_event_line_is_tolerated() {
     // Sequence numbers go on after the torn line's.
     assert_eq!(new[0]["seq"], (lines_before + 2) as u64);
 }
+
+#[test]
+fn a_users_worktree_under_loopcs_worktrees_directory_is_left_alone() {
+    let repo = setup();
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let mine = repo.root.join(".loopc/worktrees/mine");
+    repo.git(&["branch", "feature", "main"]);
+    repo.git(&["worktree", "add", "-q", &mine.to_string_lossy(), "feature"]);
+    std::fs::write(mine.join("draft.txt"), "unsaved work\n").unwrap();
+    // Named like a task worktree, but on the user's own branch.
+    let also = repo.root.join(".loopc/worktrees/a-7");
+    repo.git(&["branch", "feature2", "main"]);
+    repo.git(&["worktree", "add", "-q", &also.to_string_lossy(), "feature2"]);
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!r.stderr.contains("stale worktree"), "{r:?}");
+    assert!(r.stderr.contains("not made by loopc"), "{r:?}");
+    assert!(r.stderr.contains("feature"), "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(mine.join("draft.txt")).unwrap(),
+        "unsaved work\n"
+    );
+    assert!(also.join("README").exists());
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    assert!(
+        listed.lines().any(|l| l == "branch refs/heads/feature"),
+        "{listed}"
+    );
+    assert!(
+        listed.lines().any(|l| l == "branch refs/heads/feature2"),
+        "{listed}"
+    );
+    // `loopc clean` leaves them alone too.
+    let c = repo.loopc(&["clean"]);
+    assert_eq!(c.code, 0, "{c:?}");
+    assert!(c.stderr.contains("not made by loopc"), "{c:?}");
+    assert_eq!(
+        std::fs::read_to_string(mine.join("draft.txt")).unwrap(),
+        "unsaved work\n"
+    );
+    assert!(also.join("README").exists());
+}

@@ -239,3 +239,59 @@ task slow { agent = bot  prompt = "y"  attempts = 1  timeout = 300ms }
         "a child that left the group survived"
     );
 }
+
+/// A run resumed after Ctrl-C keeps the interrupted attempt's logs: the
+/// earlier run's `logs/` moves to `earlier-logs/<k>/`, and `logs/` holds
+/// this run's attempts.
+#[test]
+fn a_resumed_run_keeps_the_interrupted_attempts_logs() {
+    let repo = Repo::new();
+    let marker = format!("logs-marker-{}", std::process::id());
+    let sleeper = marked_sleep(&repo, &marker);
+    let hold = repo.bin.join("hold");
+    let started = repo.bin.join("started");
+    std::fs::write(&hold, "").unwrap();
+    repo.script(
+        "agent.sh",
+        &format!(
+            r#"#!/bin/sh
+cat > /dev/null
+if [ -e {hold} ]; then
+  echo "first run's output"
+  touch {started}
+  {sleeper} 1000
+fi
+echo "second run's output"
+echo x > "$LOOP_TASK.txt"
+"#,
+            hold = hold.display(),
+            started = started.display(),
+        ),
+    );
+    repo.plan(
+        r#"
+loop "sig" { }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+"#,
+    );
+    let mut child = repo.spawn(&["run"]);
+    assert!(repo.wait_for(2000, || started.exists()));
+    unsafe_kill(child.id(), libc::SIGINT);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    std::fs::remove_file(&hold).unwrap();
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let read = |rel: &str| std::fs::read_to_string(repo.root.join(rel)).unwrap_or_default();
+    let now = read(".loopc/logs/a/1/agent.stdout");
+    assert!(now.contains("second run's output"), "{now}");
+    assert!(!now.contains("first run's output"), "{now}");
+    let earlier = read(".loopc/earlier-logs/1/a/1/agent.stdout");
+    assert!(earlier.contains("first run's output"), "{earlier}");
+    assert_eq!(
+        repo.task("a")["logs"]
+            .as_str()
+            .map(|p| p.ends_with(".loopc/logs/a/1")),
+        Some(true)
+    );
+}

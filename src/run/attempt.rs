@@ -19,9 +19,12 @@ pub struct AttemptInput {
     pub task: usize,
     /// Attempt number (1-based) shown as `LOOP_ATTEMPT`.
     pub attempt: u32,
-    /// The try's serial number (names its worktree, branch and logs; an
+    /// The try's serial number (names its worktree and branch; an
     /// infrastructure retry gets a new one but keeps `attempt`).
     pub serial: u32,
+    /// Which try of `attempt` this is: 1, then 2… for infrastructure
+    /// retries (names the log directory, [`worktree::log_name`]).
+    pub retry: u32,
     /// The integration branch head the worktree starts from.
     pub base: String,
     /// The previous attempt's feedback (empty on the first).
@@ -154,13 +157,20 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             gate: None,
         })
     };
+    let log_name = worktree::log_name(n, r.input.retry);
     ctx.events.emit(Event::AttemptStarted {
         task: name.clone(),
         attempt: n,
         worktree: r.worktree.to_string_lossy().into_owned(),
         base: r.input.base.clone(),
+        retry: (r.input.retry > 1).then_some(r.input.retry),
+        logs: ctx
+            .layout
+            .attempt_logs(&task.name, &log_name)
+            .to_string_lossy()
+            .into_owned(),
     });
-    let files = match AttemptFiles::create(&ctx.layout, &task.name, r.input.serial) {
+    let files = match AttemptFiles::create(&ctx.layout, &task.name, &log_name) {
         Ok(f) => f,
         Err(e) => return Outcome::Infrastructure(e),
     };

@@ -1,6 +1,7 @@
 //! `loopc clean [--integration]`: removes loopc's worktrees (under
 //! `.loopc/worktrees/`), the task branches (`loopc/<plan>/<task>/<n>`) its
-//! ledger `.loopc/branches` says it created, and its logs; with
+//! ledger `.loopc/branches` says it created, and its logs (this run's and
+//! earlier runs'); a worktree the user made there is left alone; with
 //! `--integration` also the integration branch named in state.json, if
 //! loopc created it. Nothing else is touched; no global `git worktree prune`.
 
@@ -31,17 +32,38 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     }
     let _lock = super::lock::acquire(&layout.lock)?;
     let mut removed_worktrees = 0;
+    // A worktree the user made under `.loopc/worktrees/` is left alone.
+    let ledgered = worktree::ledger(&layout)?;
+    let mut kept = Vec::new();
     for w in git.worktrees()? {
         if w.path.starts_with(&layout.worktrees)
             || super::git::same_path(w.path.parent().unwrap_or(&w.path), &layout.worktrees)
         {
-            git.worktree_remove(&w.path)?;
-            removed_worktrees += 1;
+            if super::recover::is_loopcs_worktree(&w, &ledgered) {
+                git.worktree_remove(&w.path)?;
+                removed_worktrees += 1;
+            } else {
+                eprintln!(
+                    "loopc: the worktree at {} was not made by loopc; left alone",
+                    w.path.display()
+                );
+                kept.push(w.path);
+            }
         }
     }
-    if layout.worktrees.exists() {
-        std::fs::remove_dir_all(&layout.worktrees)
-            .map_err(|e| format!("cannot remove {}: {e}", layout.worktrees.display()))?;
+    if let Ok(entries) = std::fs::read_dir(&layout.worktrees) {
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if kept
+                .iter()
+                .any(|k| *k == path || super::git::same_path(k, &path))
+            {
+                continue;
+            }
+            std::fs::remove_dir_all(&path)
+                .or_else(|_| std::fs::remove_file(&path))
+                .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        }
     }
     // Only branches loopc created (its ledger): a user's branch or one of
     // a plan that never ran may have the same shape.
@@ -71,9 +93,11 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     // Forget branches that no longer exist (deleted by hand, or above).
     ours.retain(|b| matches!(git.commit_of(&format!("refs/heads/{b}")), Ok(Some(_))));
     worktree::write_ledger(&layout, &ours)?;
-    if layout.logs.exists() {
-        std::fs::remove_dir_all(&layout.logs)
-            .map_err(|e| format!("cannot remove {}: {e}", layout.logs.display()))?;
+    for logs in [&layout.logs, &layout.earlier_logs] {
+        if logs.exists() {
+            std::fs::remove_dir_all(logs)
+                .map_err(|e| format!("cannot remove {}: {e}", logs.display()))?;
+        }
     }
     let _ = super::out::stdout(&format!(
         "removed {removed_worktrees} worktree(s), {removed_branches} task branch(es) and the logs\n"

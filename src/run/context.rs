@@ -35,7 +35,7 @@ pub struct RunCtx {
 /// Where one try of a task keeps its files (all outside its worktree).
 #[derive(Debug, Clone)]
 pub struct AttemptFiles {
-    /// The log directory `.loopc/logs/<task>/<n>/`.
+    /// The log directory `.loopc/logs/<task>/<name>/` ([`super::worktree::log_name`]).
     pub dir: std::path::PathBuf,
     /// The prompt given on stdin (`LOOP_PROMPT_FILE`).
     pub prompt: std::path::PathBuf,
@@ -50,16 +50,13 @@ pub struct AttemptFiles {
 }
 
 impl AttemptFiles {
-    /// The files of `task`'s `n`th try; creates the directory.
+    /// The files of `task`'s try whose log directory is named `name`;
+    /// creates the directory. Earlier runs' logs were moved out of
+    /// `.loopc/logs/` when this run started ([`Layout::keep_earlier_logs`]).
     ///
     /// Errors: the directory cannot be created.
-    pub fn create(layout: &Layout, task: &str, n: u32) -> Result<AttemptFiles, String> {
-        let dir = layout.attempt_logs(task, n);
-        if dir.exists() {
-            // Logs of an earlier run's try with the same number.
-            std::fs::remove_dir_all(&dir)
-                .map_err(|e| format!("cannot clear {}: {e}", dir.display()))?;
-        }
+    pub fn create(layout: &Layout, task: &str, name: &str) -> Result<AttemptFiles, String> {
+        let dir = layout.attempt_logs(task, name);
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         Ok(AttemptFiles {

@@ -37,6 +37,13 @@ pub enum Event {
         worktree: String,
         /// The commit the worktree starts from.
         base: String,
+        /// Which try of this attempt number, from 2 on (an infrastructure
+        /// failure such as `setup` retries the attempt without counting it).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry: Option<u32>,
+        /// The try's log directory (`logs/<task>/<attempt>` or
+        /// `logs/<task>/<attempt>.retry-<retry>`).
+        logs: String,
     },
     /// An attempt entered a phase (`setup`, `agent`, `command`, `commit`,
     /// `gate`, `merge`).

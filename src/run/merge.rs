@@ -222,7 +222,7 @@ pub enum Replay {
 /// `head`, without touching any checkout. A replay whose tree the task's
 /// gates passed on (or that changes nothing) advances without checks; any
 /// other runs the task's checks and `earlier` on the result first, in a
-/// scratch worktree with log directory `.loopc/logs/<task>/<serial>/`.
+/// scratch worktree; checks log to `.loopc/logs/<task>/replay/`.
 /// `cost` receives agent gates' costs.
 pub fn replay(
     ctx: &RunCtx,
@@ -288,7 +288,7 @@ pub fn replay(
     let how = if tree == entry.gated_tree {
         "replay"
     } else {
-        let files = match AttemptFiles::create(&ctx.layout, &task.name, serial) {
+        let files = match AttemptFiles::create(&ctx.layout, &task.name, "replay") {
             Ok(f) => f,
             Err(e) => return Replay::Miss(e),
         };

@@ -215,9 +215,32 @@ fn preflight(git: &Git, layout: &Layout, plan: &Plan) -> Result<String, RunError
             w.path.display()
         )));
     }
-    if existing.is_none() {
-        // loopc creates it: `loopc clean --integration` may remove it.
-        worktree::record_branch(layout, branch).map_err(RunError::usage)?;
+    match &existing {
+        None => {
+            // loopc creates it: `loopc clean --integration` may remove it.
+            worktree::record_branch(layout, branch).map_err(RunError::usage)?;
+        }
+        Some(tip) => {
+            // An existing branch loopc did not create is rebuilt from the
+            // base only when that loses nothing but loopc's own commits
+            // (which the cache replays); this still holds after a user
+            // deleted `.loopc/` and with it the ledger.
+            let ours = worktree::ledger(layout)
+                .map_err(RunError::usage)?
+                .contains(branch.as_str());
+            if !ours {
+                let foreign = foreign_commits(git, &base_commit, tip).map_err(RunError::usage)?;
+                if let Some((count, first)) = foreign {
+                    return Err(RunError::usage(format!(
+                        "the integration branch `{branch}` already exists and has {count} \
+                         commit(s) that are not on the base and were not made by loopc \
+                         (first: {first}); loopc rebuilds its integration branch from the base \
+                         and would drop them: choose another `branch` in the plan's `loop` \
+                         block, or rename or delete `{branch}` (git branch -m {branch} <new-name>)"
+                    )));
+                }
+            }
+        }
     }
     // Every run builds the integration branch afresh from the base: tasks
     // recorded in the cache are replayed (an unchanged plan reproduces the
@@ -232,6 +255,42 @@ fn preflight(git: &Git, layout: &Layout, plan: &Plan) -> Result<String, RunError
         )));
     }
     Ok(base_commit)
+}
+
+/// Whether `subject` is the subject of a commit loopc writes on the
+/// integration branch: a task's commit or a replay (`loop(<task>): …`) or a
+/// merge (`loop: merge <task> (…)`).
+fn is_loopc_subject(subject: &str) -> bool {
+    if subject.starts_with("loop: merge ") {
+        return true;
+    }
+    subject
+        .strip_prefix("loop(")
+        .and_then(|rest| rest.split_once("): "))
+        .is_some_and(|(task, _)| {
+            !task.is_empty()
+                && task
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        })
+}
+
+/// The commits on `tip` that are not on `base` and that loopc did not
+/// make: `None` when there are none, else their number and the first one
+/// (`<short hash> <subject>`).
+fn foreign_commits(git: &Git, base: &str, tip: &str) -> Result<Option<(usize, String)>, String> {
+    let range = format!("{base}..{tip}");
+    let log = git.read(&["log", "--format=%h %s", &range, "--"])?;
+    let foreign: Vec<&str> = log
+        .lines()
+        .filter(|l| {
+            let subject = l.split_once(' ').map_or("", |(_, s)| s);
+            !is_loopc_subject(subject)
+        })
+        .collect();
+    Ok(foreign
+        .last()
+        .map(|first| (foreign.len(), (*first).to_string())))
 }
 
 /// The commit runs start from: `loop.base`, else the checked-out commit.
@@ -327,7 +386,9 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     };
     let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
     let events = Recorder::open(&layout.events, ui::Ui::detect()).map_err(RunError::usage)?;
-    // A new run starts a new progress file.
+    // A new run starts new logs (an earlier run's are kept) and a new
+    // progress file.
+    layout.keep_earlier_logs().map_err(RunError::usage)?;
     std::fs::write(&layout.progress, "")
         .map_err(|e| RunError::usage(format!("cannot write {}: {e}", layout.progress.display())))?;
     let ctx = Arc::new(RunCtx {
@@ -354,4 +415,21 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     // A closed or full stdout does not change the run's result.
     let _ = out::stdout(&summary::table(&finish.state));
     Ok(finish.code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopc_subject;
+
+    #[test]
+    fn loopc_subjects() {
+        assert!(is_loopc_subject("loop(a): Task A"));
+        assert!(is_loopc_subject("loop(my-task_2): multi line title"));
+        assert!(is_loopc_subject("loop: merge a (Task A)"));
+        assert!(!is_loopc_subject("loop(): x"));
+        assert!(!is_loopc_subject("loop(a b): x"));
+        assert!(!is_loopc_subject("loop(a) x"));
+        assert!(!is_loopc_subject("my work"));
+        assert!(!is_loopc_subject("Merge branch 'loop/x'"));
+    }
 }

@@ -16,9 +16,10 @@ pub fn append(
     files: &[String],
 ) -> Result<(), String> {
     let summary = summary
-        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+        .map(one_line)
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "done".to_string());
+    let title = one_line(title);
     let files = if files.is_empty() {
         "no files changed".to_string()
     } else {
@@ -32,6 +33,18 @@ pub fn append(
         .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
     f.write_all(line.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// `text` on one line: line breaks and other control characters become
+/// spaces, runs of whitespace one space, and the ends are trimmed, so that a
+/// multi-line title or summary cannot split a progress line.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The progress so far (empty when none).
@@ -74,5 +87,21 @@ mod tests {
         let i_hand = p.find("LOOP_HANDOFF").unwrap();
         assert!(i_task < i_prog && i_prog < i_fb && i_fb < i_hand);
         assert!(!prompt("Do X.", "", "").contains("Feedback"));
+    }
+
+    #[test]
+    fn progress_lines_are_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("progress.md");
+        append(
+            &path,
+            "d",
+            "multi\nline\r\ttitle\u{1b}[31m",
+            Some("did\nit\u{7}"),
+            &["f.txt".to_string()],
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "- d: multi line title [31m — did it; f.txt\n");
     }
 }

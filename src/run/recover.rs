@@ -6,10 +6,13 @@
 //! - processes still running in loopc's worktrees (an agent, a gate or a
 //!   command orphaned by a killed loopc): found by their `LOOP_WORKTREE`
 //!   variable pointing inside `.loopc/worktrees/`, their process groups killed;
-//! - worktrees registered under `.loopc/worktrees/`, whether their directory
-//!   still exists or not, locked or not (`git worktree remove --force --force`
-//!   per entry; never a global `git worktree prune`), and directories left
-//!   there that git does not know;
+//! - worktrees registered under `.loopc/worktrees/` that loopc made (a task
+//!   branch from the ledger checked out, or a detached `+merge-…` scratch
+//!   worktree), whether their directory still exists or not, locked or not
+//!   (`git worktree remove --force --force` per entry; never a global
+//!   `git worktree prune`), and directories with loopc's worktree names left
+//!   there that git does not know; a user's worktree there is left alone
+//!   and reported;
 //! - this plan's task branches `loopc/<plan>/<task>/<n>` that loopc's ledger
 //!   `.loopc/branches` says it created, except one that is checked out in a
 //!   worktree outside `.loopc/` (the user's): it is left alone, reported
@@ -20,7 +23,7 @@
 
 use super::git::Git;
 use super::worktree::{self, Layout};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 /// What reconciling found and did.
@@ -66,18 +69,47 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         ));
     }
 
-    // Registered worktrees under `.loopc/worktrees/`: loopc's own.
+    // Registered worktrees under `.loopc/worktrees/` that loopc made; any
+    // other one there is the user's and is left alone.
+    let ledgered = worktree::ledger(layout)?;
     let mut removed = 0;
+    let mut kept: Vec<PathBuf> = Vec::new();
     for w in git.worktrees()? {
-        if inside(&w.path, &layout.worktrees) {
+        if !inside(&w.path, &layout.worktrees) {
+            continue;
+        }
+        if is_loopcs_worktree(&w, &ledgered) {
             remove_worktree(git, &w.path)?;
             removed += 1;
+        } else {
+            done.notes.push(format!(
+                "the worktree at {} was not made by loopc{}; loopc leaves it alone (move it \
+                 out of {} to silence this)",
+                w.path.display(),
+                w.branch
+                    .as_deref()
+                    .map(|b| format!(
+                        " (it has branch `{}` checked out)",
+                        b.strip_prefix("refs/heads/").unwrap_or(b)
+                    ))
+                    .unwrap_or_default(),
+                layout.worktrees.display()
+            ));
+            kept.push(w.path);
         }
     }
-    // Directories git does not know (loopc killed while adding one).
+    // Directories git does not know, with the names loopc gives worktrees
+    // (loopc killed while adding one).
     if let Ok(entries) = std::fs::read_dir(&layout.worktrees) {
         for entry in entries.filter_map(Result::ok) {
             let path = entry.path();
+            if kept
+                .iter()
+                .any(|k| k == &path || super::git::same_path(k, &path))
+                || !is_loopcs_worktree_name(&entry.file_name().to_string_lossy())
+            {
+                continue;
+            }
             std::fs::remove_dir_all(&path)
                 .or_else(|_| std::fs::remove_file(&path))
                 .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
@@ -133,6 +165,36 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         ));
     }
     Ok(done)
+}
+
+/// Whether the worktree `w` (under `.loopc/worktrees/`) is one loopc made:
+/// a task worktree has a task branch from loopc's ledger checked out; a
+/// merge scratch worktree is detached and named `+merge-…` (`_merge-…` in
+/// earlier versions).
+pub fn is_loopcs_worktree(w: &super::git::WorktreeEntry, ledger: &BTreeSet<String>) -> bool {
+    match w.branch.as_deref() {
+        Some(b) => b
+            .strip_prefix("refs/heads/")
+            .is_some_and(|b| worktree::is_task_branch(b) && ledger.contains(b)),
+        None => w
+            .path
+            .file_name()
+            .is_some_and(|n| is_scratch_name(&n.to_string_lossy())),
+    }
+}
+
+/// Whether `name` is a merge scratch worktree's directory name.
+fn is_scratch_name(name: &str) -> bool {
+    name.starts_with("+merge-") || name.starts_with("_merge-")
+}
+
+/// Whether `name` is a directory name loopc gives worktrees: `<task>-<n>`
+/// or a scratch name.
+fn is_loopcs_worktree_name(name: &str) -> bool {
+    is_scratch_name(name)
+        || name.rsplit_once('-').is_some_and(|(task, n)| {
+            !task.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        })
 }
 
 /// Removes one loopc worktree entry: `git worktree remove --force --force`

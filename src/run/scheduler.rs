@@ -29,6 +29,9 @@ struct Slot {
     serial: u32,
     /// Infrastructure failures so far.
     infra: u32,
+    /// The attempt number of the last try and which try of it that was
+    /// (infrastructure retries repeat the attempt number).
+    last_try: (u32, u32),
     /// Feedback for the next attempt.
     feedback: String,
     /// When the current attempt started (monotonic).
@@ -260,10 +263,16 @@ impl Scheduler {
             self.next_serial(i);
             let slot = &mut self.slots[i];
             slot.since = Some(Instant::now());
+            slot.last_try = match slot.last_try {
+                (a, r) if a == ts.attempts => (a, r + 1),
+                _ => (ts.attempts, 1),
+            };
+            let retry = slot.last_try.1;
             let input = AttemptInput {
                 task: i,
                 attempt: ts.attempts,
                 serial: slot.serial,
+                retry,
                 base: self.head.clone(),
                 feedback: slot.feedback.clone(),
                 progress: progress::read(&self.ctx.layout.progress),
@@ -278,7 +287,7 @@ impl Scheduler {
             ts.logs = Some(
                 self.ctx
                     .layout
-                    .attempt_logs(&task.name, slot.serial)
+                    .attempt_logs(&task.name, &worktree::log_name(ts.attempts, retry))
                     .to_string_lossy()
                     .into_owned(),
             );

@@ -169,6 +169,12 @@ fn plain_line(event: &Event) -> Option<String> {
             "loopc: running plan {plan} on {branch} (at {}), {parallel} at a time",
             short(head)
         ),
+        Event::AttemptStarted {
+            task,
+            attempt,
+            retry: Some(r),
+            ..
+        } => format!("loopc: {task} attempt {attempt} (retry {r}): started"),
         Event::AttemptStarted { task, attempt, .. } => {
             format!("loopc: {task} attempt {attempt}: started")
         }

@@ -20,8 +20,10 @@ pub struct Layout {
     pub events: PathBuf,
     /// `.loopc/progress.md`.
     pub progress: PathBuf,
-    /// `.loopc/logs/`.
+    /// `.loopc/logs/`: this run's logs.
     pub logs: PathBuf,
+    /// `.loopc/earlier-logs/`: earlier runs' logs, `<k>/` each.
+    pub earlier_logs: PathBuf,
     /// `.loopc/worktrees/`.
     pub worktrees: PathBuf,
     /// `.loopc/lock`.
@@ -39,6 +41,7 @@ impl Layout {
             events: dir.join("events.jsonl"),
             progress: dir.join("progress.md"),
             logs: dir.join("logs"),
+            earlier_logs: dir.join("earlier-logs"),
             worktrees: dir.join("worktrees"),
             lock: dir.join("lock"),
             branches: dir.join("branches"),
@@ -87,9 +90,58 @@ impl Layout {
         self.worktrees.join(format!("+merge-{task}-{n}"))
     }
 
-    /// The log directory of a task's `n`th try.
-    pub fn attempt_logs(&self, task: &str, n: u32) -> PathBuf {
-        self.logs.join(task).join(n.to_string())
+    /// The log directory named `name` (see [`log_name`]) of a task.
+    pub fn attempt_logs(&self, task: &str, name: &str) -> PathBuf {
+        self.logs.join(task).join(name)
+    }
+
+    /// Moves the logs an earlier run left in `.loopc/logs/` to
+    /// `.loopc/earlier-logs/<k>/` (`k` one more than the highest there), so
+    /// that `logs/<task>/<attempt>/` is always this run's attempt and
+    /// nothing of an earlier run is overwritten. Returns where they went,
+    /// `None` when there were none.
+    ///
+    /// Errors: a directory cannot be read, made or renamed.
+    pub fn keep_earlier_logs(&self) -> Result<Option<PathBuf>, String> {
+        let empty = match std::fs::read_dir(&self.logs) {
+            Ok(mut entries) => entries.next().is_none(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+            Err(e) => return Err(format!("cannot read {}: {e}", self.logs.display())),
+        };
+        if empty {
+            return Ok(None);
+        }
+        std::fs::create_dir_all(&self.earlier_logs)
+            .map_err(|e| format!("cannot create {}: {e}", self.earlier_logs.display()))?;
+        let highest = std::fs::read_dir(&self.earlier_logs)
+            .map_err(|e| format!("cannot read {}: {e}", self.earlier_logs.display()))?
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u64>().ok()))
+            .max()
+            .unwrap_or(0);
+        let to = self.earlier_logs.join((highest + 1).to_string());
+        std::fs::rename(&self.logs, &to).map_err(|e| {
+            format!(
+                "cannot move {} to {}: {e}",
+                self.logs.display(),
+                to.display()
+            )
+        })?;
+        std::fs::create_dir_all(&self.logs)
+            .map_err(|e| format!("cannot create {}: {e}", self.logs.display()))?;
+        Ok(Some(to))
+    }
+}
+
+/// The name of the log directory of attempt `attempt`'s `retry`th try
+/// (1 for the first; an infrastructure failure such as `setup` retries the
+/// same attempt): `<attempt>`, then `<attempt>.retry-<retry>`. Checks of a
+/// replay from the cache (attempt 0) log to `replay`.
+pub fn log_name(attempt: u32, retry: u32) -> String {
+    match (attempt, retry) {
+        (0, _) => "replay".to_string(),
+        (a, 0 | 1) => a.to_string(),
+        (a, r) => format!("{a}.retry-{r}"),
     }
 }
 
@@ -267,7 +319,15 @@ pub fn remove(git: &Git, path: &Path, branch: Option<&str>) -> Result<(), String
 
 #[cfg(test)]
 mod tests {
-    use super::{is_task_branch, slug};
+    use super::{is_task_branch, log_name, slug};
+
+    #[test]
+    fn log_names() {
+        assert_eq!(log_name(1, 1), "1");
+        assert_eq!(log_name(2, 1), "2");
+        assert_eq!(log_name(1, 2), "1.retry-2");
+        assert_eq!(log_name(0, 1), "replay");
+    }
 
     #[test]
     fn task_branch_shape() {
