@@ -109,6 +109,9 @@ fn kill_and_rerun(
                     });
                     let _ = child.kill();
                     let _ = child.wait();
+                    // Let the git commands the killed loopc had started end
+                    // (bounded: agents left running are the rerun's to kill).
+                    repo.wait_for(2000, || !repo.has_processes_inside());
                     if !exited {
                         in_progress.fetch_add(1, Ordering::SeqCst);
                     }

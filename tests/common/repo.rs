@@ -186,6 +186,27 @@ impl Repo {
         cond()
     }
 
+    /// Whether any process other than this test runs with its working
+    /// directory inside the repository (Linux `/proc`). After `kill -9` of
+    /// loopc, the git commands it had started finish on their own; a rerun
+    /// that starts while they still write would race them, which is not the
+    /// scenario under test (a person reruns after the crash, not during it).
+    pub fn has_processes_inside(&self) -> bool {
+        let Ok(root) = self.root.canonicalize() else {
+            return false;
+        };
+        let me = std::process::id().to_string();
+        let Ok(procs) = std::fs::read_dir("/proc") else {
+            return false;
+        };
+        procs.filter_map(Result::ok).any(|p| {
+            let name = p.file_name().to_string_lossy().into_owned();
+            name != me
+                && name.bytes().all(|b| b.is_ascii_digit())
+                && std::fs::read_link(p.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&root))
+        })
+    }
+
     /// Registered worktrees other than the main one.
     pub fn extra_worktrees(&self) -> Vec<String> {
         self.git(&["worktree", "list", "--porcelain"])
