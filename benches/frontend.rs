@@ -25,7 +25,11 @@ fn frontend(c: &mut Criterion) {
         });
         let (model, _) = loopc::check::check(&ast);
         group.bench_with_input(BenchmarkId::new("plan", n), &model, |b, m| {
-            b.iter(|| loopc::plan::build(black_box(m), "bench"))
+            b.iter_batched(
+                || m.clone(),
+                |m| loopc::plan::build(black_box(m), "bench"),
+                criterion::BatchSize::LargeInput,
+            )
         });
         group.bench_with_input(BenchmarkId::new("compile", n), &source, |b, s| {
             b.iter(|| loopc::compile("bench.loop", black_box(s)))

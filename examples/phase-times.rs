@@ -10,7 +10,7 @@ fn main() {
     let t1 = t.elapsed();
     let (model, d2) = loopc::check::check(&ast);
     let t2 = t.elapsed();
-    let (plan, d3) = loopc::plan::build(&model, "plan");
+    let (plan, d3) = loopc::plan::build(model, "plan");
     let t3 = t.elapsed();
     println!(
         "parse {:?}  check {:?}  plan {:?}  ({} diagnostics, plan: {})",

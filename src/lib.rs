@@ -86,7 +86,7 @@ pub fn compile_string(name: &str, mut source: String) -> Compilation {
     let (ast, mut diagnostics) = syntax::parse(&source);
     let (model, more) = check::check(&ast);
     diagnostics.extend(more);
-    let (plan, more) = plan::build(&model, &stem);
+    let (plan, more) = plan::build(model, &stem);
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
     let plan = if diagnostics.iter().any(Diagnostic::is_error) {

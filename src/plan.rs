@@ -243,7 +243,7 @@ pub enum GateKind {
 /// `stem` is the plan file's stem (the default loop name). Graph diagnostics
 /// are computed even when the model had errors; the plan is `None` when the
 /// model is incomplete (a task without valid work or agent) or cyclic.
-pub fn build(model: &Model, stem: &str) -> (Option<Plan>, Vec<Diagnostic>) {
+pub fn build(mut model: Model, stem: &str) -> (Option<Plan>, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let n = model.tasks.len();
     let index: HashMap<&str, usize> = model
@@ -298,14 +298,17 @@ pub fn build(model: &Model, stem: &str) -> (Option<Plan>, Vec<Diagnostic>) {
             ),
         );
     }
-    let cyclic = cycles(model, &graph, &deps, &mut diagnostics);
+    drop(index);
+    let cyclic = cycles(&model, &graph, &deps, &mut diagnostics);
     if cyclic {
         return (None, diagnostics);
     }
     let order = topological_order(&graph);
-    redundant(model, &deps, &order, &mut diagnostics);
+    redundant(&model, &deps, &order, &mut diagnostics);
 
-    (resolve(model, stem, &deps, &order), diagnostics)
+    // The plan takes the tasks' strings rather than copying them.
+    let task_defs = std::mem::take(&mut model.tasks);
+    (resolve(&model, task_defs, stem, &deps, &order), diagnostics)
 }
 
 /// Kahn's algorithm, ties broken by source order so the order is deterministic.
@@ -530,6 +533,7 @@ fn redundant(
 /// Resolves defaults and computes keys; `None` if the model is incomplete.
 fn resolve(
     model: &Model,
+    mut task_defs: Vec<crate::check::TaskDef>,
     stem: &str,
     deps: &[Vec<(usize, Span)>],
     order: &[usize],
@@ -587,13 +591,13 @@ fn resolve(
         |name: &str| -> Option<Arc<Gate>> { resolved_gates.get(name).cloned().flatten() };
 
     // position[i] = where source task i lands in topological order.
-    let mut position = vec![0usize; model.tasks.len()];
+    let mut position = vec![0usize; task_defs.len()];
     for (p, &i) in order.iter().enumerate() {
         position[i] = p;
     }
     let mut tasks: Vec<Task> = Vec::with_capacity(order.len());
     for &i in order {
-        let t = &model.tasks[i];
+        let t = &mut task_defs[i];
         let agent = match &t.work {
             Work::Prompt(_) => {
                 let r = t.agent.as_ref().or(model.defaults.agent.as_ref())?;
@@ -612,20 +616,19 @@ fn resolve(
             env.extend(a.env.clone());
         }
         env.extend(model.defaults.env.clone());
-        env.extend(t.env.clone());
+        env.extend(std::mem::take(&mut t.env));
         let timeout = t
             .timeout
             .or(model.defaults.timeout)
             .or(agent.as_ref().and_then(|a| a.timeout))
             .unwrap_or(DEFAULT_TIMEOUT);
-        let kind = match (&t.work, agent) {
-            (Work::Prompt(p), Some(agent)) => TaskKind::Agent {
-                prompt: p.clone(),
-                agent,
-            },
-            (Work::Run(r), _) => TaskKind::Command { run: r.clone() },
+        let kind = match (std::mem::replace(&mut t.work, Work::Invalid), agent) {
+            (Work::Prompt(prompt), Some(agent)) => TaskKind::Agent { prompt, agent },
+            (Work::Run(run), _) => TaskKind::Command { run },
             _ => return None,
         };
+        let name = std::mem::take(&mut t.name.text);
+        let accept = t.accept.take();
         let mut dependencies: Vec<usize> = deps[i].iter().map(|&(j, _)| position[j]).collect();
         dependencies.sort_unstable();
         dependencies.dedup();
@@ -635,26 +638,20 @@ fn resolve(
             .max()
             .unwrap_or(0);
         let dep_keys: Vec<Key> = dependencies.iter().map(|&d| tasks[d].key).collect();
-        let (key, key_parts) = task_key(
-            &t.name.text,
-            &kind,
-            t.accept.as_deref(),
-            &task_gates,
-            &env,
-            dep_keys,
-        );
+        let (key, key_parts) =
+            task_key(&name, &kind, accept.as_deref(), &task_gates, &env, dep_keys);
         tasks.push(Task {
-            name: t.name.text.clone(),
-            title: t.title.clone(),
+            name,
+            title: t.title.take(),
             kind,
-            accept: t.accept.clone(),
+            accept,
             gates: task_gates,
             attempts: t
                 .attempts
                 .or(model.defaults.attempts)
                 .unwrap_or(DEFAULT_ATTEMPTS),
             timeout,
-            inputs: t.inputs.clone(),
+            inputs: std::mem::take(&mut t.inputs),
             env,
             dependencies,
             key,

@@ -411,7 +411,7 @@ pub fn compile_paths(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
         }
         Some(d)
     }));
-    let (plan, more) = crate::plan::build(&model, &name);
+    let (plan, more) = crate::plan::build(model, &name);
     // The plan phase's one E0009 is a default integration branch git refuses:
     // here the name came from a spec's file or directory, so say it there.
     diagnostics.extend(more.into_iter().map(|mut d| {
