@@ -24,15 +24,64 @@ pub const ITEM_KEYWORDS: [&str; 6] = ["task", "agent", "gate", "defaults", "budg
 /// Parses `source` into a syntax tree and its syntax diagnostics
 /// (E0001, E0009 for integer overflow, E0011 for bare ids, E0012).
 pub fn parse(source: &str) -> (File, Vec<Diagnostic>) {
+    let start = if source.starts_with('\u{FEFF}') { 3 } else { 0 };
+    let (items, diagnostics) =
+        parse_parallel(source, start).unwrap_or_else(|| parse_range(source, start, source.len()));
+    let file = File {
+        items,
+        comments: comments(source),
+    };
+    (file, diagnostics)
+}
+
+/// Files at least this large (bytes) are parsed in chunks on several threads.
+const PARALLEL_MIN: usize = 1 << 20;
+
+/// Parses a large file in chunks that start at lines starting an item, one
+/// chunk per rayon task. Any diagnostic in any chunk (a chunk boundary that
+/// fell inside a block string shows as one) makes it give up, so that
+/// `parse` falls back to the sequential parser: the result is always the
+/// sequential parser's.
+fn parse_parallel(source: &str, start: usize) -> Option<(Vec<Item>, Vec<Diagnostic>)> {
+    use rayon::prelude::*;
+    let threads = rayon::current_num_threads();
+    if source.len() < PARALLEL_MIN || threads < 2 {
+        return None;
+    }
+    let chunks = threads * 4;
+    let mut bounds = vec![start];
+    for k in 1..chunks {
+        let b = recovery_point(source, source.len() * k / chunks);
+        if bounds.last().is_some_and(|&last| b > last) && b < source.len() {
+            bounds.push(b);
+        }
+    }
+    bounds.push(source.len());
+    let parts: Vec<(Vec<Item>, Vec<Diagnostic>)> = bounds
+        .par_windows(2)
+        .map(|w| parse_range(source, w[0], w[1]))
+        .collect();
+    if parts.iter().any(|(_, d)| !d.is_empty()) {
+        return None;
+    }
+    Some((
+        parts.into_iter().flat_map(|(items, _)| items).collect(),
+        Vec::new(),
+    ))
+}
+
+/// Parses the items of `source[start..end]` (`end` at an item boundary or
+/// the end of the file), recovering at item boundaries.
+fn parse_range(source: &str, start: usize, end: usize) -> (Vec<Item>, Vec<Diagnostic>) {
     let mut p = Lowering {
         diagnostics: Vec::new(),
         offset: 0,
     };
     let mut items = Vec::new();
-    let mut pos = if source.starts_with('\u{FEFF}') { 3 } else { 0 };
-    while pos < source.len() {
+    let mut pos = start;
+    while pos < end {
         p.offset = pos;
-        match LoopParser::parse(Rule::next_item, &source[pos..]) {
+        match LoopParser::parse(Rule::next_item, &source[pos..end]) {
             Ok(mut pairs) => {
                 let Some(next) = pairs.next() else { break };
                 let Some(inner) = next.into_inner().next() else {
@@ -49,7 +98,7 @@ pub fn parse(source: &str) -> (File, Vec<Diagnostic>) {
             }
             Err(e) => {
                 let start = skip_trivia(source, pos);
-                if start >= source.len() {
+                if start >= end {
                     break;
                 }
                 let err_at = match e.location {
@@ -79,17 +128,13 @@ pub fn parse(source: &str) -> (File, Vec<Diagnostic>) {
                     ),
                     None => p.diagnostics.push(syntax_error(source, err_at, &e)),
                 }
-                let resume = recovery_point(source, start + 1);
+                let resume = recovery_point(source, start + 1).min(end);
                 items.push(Item::Error(Span::new(start, resume)));
                 pos = resume;
             }
         }
     }
-    let file = File {
-        items,
-        comments: comments(source),
-    };
-    (file, p.diagnostics)
+    (items, p.diagnostics)
 }
 
 /// The byte spans of every `#` comment in `source` (strings are skipped).
@@ -960,6 +1005,38 @@ mod tests {
         assert_eq!(f.items.len(), 4, "{:#?}", f.items);
         assert!(matches!(f.items[1], Item::Task(_)));
         assert!(matches!(f.items[3], Item::Task(_)), "{:#?} {d:#?}", f.items);
+    }
+
+    #[test]
+    fn parallel_parsing_gives_the_sequential_tree_or_declines() {
+        let plan = |inner: &str| {
+            let mut src = String::new();
+            for i in 0..20_000 {
+                src.push_str(&format!(
+                    "# task {i}\ntask t{i} \"T {i}\" {{\n  prompt = \"\"\"\n      {inner}\n      \"\"\"\n  inputs = [\"src/**\"]\n}}\n"
+                ));
+            }
+            src
+        };
+        // A clean file is parsed in parallel, item for item the same.
+        let clean = plan("Do the work.");
+        assert!(clean.len() >= PARALLEL_MIN);
+        let sequential = parse_range(&clean, 0, clean.len());
+        assert!(sequential.1.is_empty());
+        if rayon::current_num_threads() >= 2 {
+            let (items, diags) = parse_parallel(&clean, 0).expect("parsed in parallel");
+            assert!(diags.is_empty());
+            assert_eq!(items, sequential.0);
+        }
+        assert_eq!(parse(&clean).0.items, sequential.0);
+        // Lines inside block strings that look like items can be chosen as
+        // chunk boundaries; a chunk then reports errors and parsing falls
+        // back to the sequential parser.
+        let tricky = plan("task x { inside a block string }");
+        assert!(parse_parallel(&tricky, 0).is_none());
+        let sequential = parse_range(&tricky, 0, tricky.len());
+        assert!(sequential.1.is_empty());
+        assert_eq!(parse(&tricky).0.items, sequential.0);
     }
 
     #[test]
