@@ -40,26 +40,26 @@ pub fn print_compilation(compilation: &crate::Compilation, diagnostics: &[Diagno
         .emit_human(&mut err, &compilation.source, diagnostics);
 }
 
-/// A directory holding `.loop` files and no REEL specs stands for those
-/// files, in name order (like `loopc check dir/*.loop`); anything else is
-/// checked as given (a file, or a directory of REEL specs).
+/// A directory stands for its `.loop` plans, each checked on its own (like
+/// `loopc check dir/*.loop`), and, when it holds REEL specs, for those specs
+/// too, checked together with `defaults.loop` as their defaults. Anything
+/// else is checked as given.
 fn expand(path: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(path) else {
+    let Some(loops) = crate::loop_files_in(path) else {
         return vec![path.to_path_buf()];
     };
-    let mut loops = Vec::new();
-    for entry in entries.flatten() {
-        let p = entry.path();
-        match p.extension().and_then(|e| e.to_str()) {
-            Some("md" | "json" | "feature") => return vec![path.to_path_buf()],
-            Some("loop") if p.is_file() => loops.push(p),
-            _ => {}
-        }
+    if crate::has_reel_specs(path) {
+        let mut out = vec![path.to_path_buf()];
+        out.extend(
+            loops
+                .into_iter()
+                .filter(|p| p.file_name().is_some_and(|n| n != "defaults.loop")),
+        );
+        return out;
     }
     if loops.is_empty() {
         return vec![path.to_path_buf()];
     }
-    loops.sort();
     loops
 }
 

@@ -165,6 +165,30 @@ pub fn compile_file(path: &Path) -> Result<Compilation, LoadError> {
     }
 }
 
+/// The `*.loop` files directly inside `dir`, sorted by name; `None` when
+/// `dir` is not a readable directory.
+pub fn loop_files_in(dir: &Path) -> Option<Vec<std::path::PathBuf>> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let mut files: Vec<std::path::PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "loop"))
+        .collect();
+    files.sort();
+    Some(files)
+}
+
+/// Whether `dir` directly holds a REEL spec (`.md`, `.json`, `.feature`).
+pub fn has_reel_specs(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.path()
+                .extension()
+                .is_some_and(|x| x == "md" || x == "json" || x == "feature")
+        })
+    })
+}
+
 /// Reads and compiles a plan given on the command line: a `.loop` file, or
 /// a REEL spec (`.md`, `.json`, `.feature`) or a directory of them, lowered
 /// into a plan with the defaults plan `defaults` (else `defaults.loop`

@@ -321,3 +321,35 @@ fn a_directory_of_plans_checks_each_plan() {
         lines[0]
     );
 }
+
+#[test]
+fn a_directory_with_specs_and_plans_checks_both() {
+    let defaults = "agent a { run = \"x\" }\ndefaults { agent = a }\nbudget { iterations = 3 }\n";
+    let spec = "## 0a1b2c3d: Do it\nDo the thing.\n\n**Acceptance:** `true`\n";
+    Test::new()
+        .file("d/defaults.loop", defaults)
+        .file("d/spec.md", spec)
+        .file("d/x.loop", "task a { run = \"x\" bogus = 1 }\n")
+        .args(&["check", "d"])
+        .stderr_contains("error[E0002]: unknown field `bogus` in task `a`")
+        .stderr_contains("2 files checked")
+        .status(1)
+        .run();
+}
+
+#[test]
+fn fmt_takes_directories_and_refuses_specs() {
+    let out = Test::new()
+        .file("d/a.loop", "task a {run=\"x\"}\n")
+        .file("d/b.loop", "task b {\n  run = \"y\"\n}\n")
+        .args(&["fmt", "--check", "d"])
+        .status(1)
+        .run();
+    assert_eq!(out.stdout.trim().replace('\\', "/"), "d/a.loop");
+    Test::new()
+        .file("s.md", "## 0a1b2c3d: x\n")
+        .args(&["fmt", "s.md"])
+        .stderr_contains("is a REEL spec")
+        .status(2)
+        .run();
+}

@@ -75,7 +75,33 @@ enum Outcome {
 pub fn run(args: &FmtArgs) -> i32 {
     let mut status = exit::OK;
     let mut would_change = 0usize;
+    // A directory stands for the `.loop` plans in it, as for `check`.
+    let mut plans = Vec::new();
     for path in &args.plans {
+        match crate::loop_files_in(path) {
+            Some(files) if files.is_empty() => {
+                eprintln!(
+                    "error: `{}` is a directory with no .loop plan in it",
+                    path.display()
+                );
+                status = exit::USAGE;
+            }
+            Some(files) => plans.extend(files),
+            None => plans.push(path.clone()),
+        }
+    }
+    for path in &plans {
+        if path
+            .extension()
+            .is_some_and(|x| x == "md" || x == "json" || x == "feature")
+        {
+            eprintln!(
+                "error: `{}` is a REEL spec; `loopc fmt` formats .loop plans (`loopc import` converts a spec into one)",
+                path.display()
+            );
+            status = exit::USAGE;
+            continue;
+        }
         let outcome = one(path, args.check);
         let s = match outcome {
             Outcome::Unchanged => exit::OK,

@@ -278,12 +278,18 @@ pub fn compile_paths(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
             })?;
             // A directory without specs is a mistyped path, not an empty plan.
             if found.is_empty() {
+                let plans = crate::loop_files_in(input).map_or(0, |f| f.len());
+                let why = if plans > 0 {
+                    format!(
+                        "a directory of {plans} .loop plan(s) and no REEL spec (.md, .json, .feature): name the plan file"
+                    )
+                } else {
+                    "a directory with no REEL spec (.md, .json, .feature) and no .loop plan in it"
+                        .to_string()
+                };
                 return Err(LoadError {
                     path: input.display().to_string(),
-                    error: std::io::Error::new(
-                        std::io::ErrorKind::NotFound,
-                        "a directory with no REEL specs (.md, .json, .feature) in it",
-                    ),
+                    error: std::io::Error::new(std::io::ErrorKind::NotFound, why),
                 });
             }
             files.extend(found);
