@@ -831,3 +831,21 @@ fn a_byte_order_mark_counts_as_one_unit_on_line_0_only() {
     );
     assert!(c.shutdown().success());
 }
+
+#[test]
+fn field_completion_skips_fields_set_later_and_conflicting_ones() {
+    let mut c = Client::start();
+    let text = "agent ag { run = \"x\" }\ntask x { prompt = \"p\"  \n  agent = ag }\n";
+    c.open("file:///done.loop", text);
+    // The cursor is on line 1 after `"p"  `: a field name goes there.
+    let r = c.at("textDocument/completion", "file:///done.loop", 1, 22);
+    let got = labels(&r);
+    assert!(got.contains(&"accept".to_string()), "{got:?}");
+    for absent in ["agent", "prompt", "run"] {
+        assert!(
+            !got.contains(&absent.to_string()),
+            "{absent} offered: {got:?}"
+        );
+    }
+    assert!(c.shutdown().success());
+}

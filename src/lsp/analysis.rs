@@ -441,6 +441,28 @@ impl Analysis {
         out
     }
 
+    /// The names of the fields of the parsed block whose braces hold `offset`.
+    fn fields_of_block_at(&self, offset: usize) -> Vec<String> {
+        use crate::ast::{GateBody, Item};
+        for item in &self.compilation.ast.items {
+            let block = match item {
+                Item::Task(t) => &t.block,
+                Item::Agent(a) => &a.block,
+                Item::Gate(g) => match &g.body {
+                    GateBody::Long(b) => b,
+                    GateBody::Short(_) => continue,
+                },
+                Item::Loop(l) => &l.block,
+                Item::Budget(b) | Item::Defaults(b) => b,
+                Item::Error(_) => continue,
+            };
+            if block.body.start < offset && offset < block.body.end {
+                return block.fields.iter().map(|f| f.name.text.clone()).collect();
+            }
+        }
+        Vec::new()
+    }
+
     /// Completion at byte `offset`: item keywords between items, field names
     /// valid in the current block (those not yet set), task names after a
     /// task header's `:`, agent names for `agent = `, gate names inside
@@ -479,9 +501,24 @@ impl Analysis {
                     }
                 }
             }
-            Context::FieldName { block, present } => {
+            Context::FieldName { block, mut present } => {
+                // Fields after the cursor count too, when the block parsed.
+                present.extend(self.fields_of_block_at(offset));
+                let has = |f: &str| present.iter().any(|p| p == f);
+                // Fields that would conflict with one already set (E0010).
+                let conflicts = |f: &str| match block {
+                    BlockKind::Task => {
+                        (f == "run" && (has("prompt") || has("agent")))
+                            || ((f == "prompt" || f == "agent") && has("run"))
+                    }
+                    BlockKind::Gate => {
+                        (f == "run" && (has("agent") || has("prompt")))
+                            || ((f == "agent" || f == "prompt") && has("run"))
+                    }
+                    _ => false,
+                };
                 for f in block.fields() {
-                    if !present.iter().any(|p| p == f) {
+                    if !has(f) && !conflicts(f) {
                         let detail = format!("{} field", block.keyword());
                         let doc = field_doc(block, f).map(str::to_string);
                         out.push(item(f, lsp::CompletionItemKind::FIELD, &detail, doc));
