@@ -457,7 +457,14 @@ impl Analysis {
                 Item::Error(_) => continue,
             };
             if block.body.start < offset && offset < block.body.end {
-                return block.fields.iter().map(|f| f.name.text.clone()).collect();
+                // The field whose name is under the cursor is the one being
+                // completed, not one already set.
+                return block
+                    .fields
+                    .iter()
+                    .filter(|f| !(f.name.span.start <= offset && offset <= f.name.span.end))
+                    .map(|f| f.name.text.clone())
+                    .collect();
             }
         }
         Vec::new()
