@@ -329,7 +329,11 @@ impl Scheduler {
         loop {
             slot.serial += 1;
             let branch = worktree::task_branch(&self.ctx.slug, name, slot.serial);
-            if !self.ctx.reserved.contains(&branch) {
+            // A kept worktree (a failed attempt's, perhaps of another plan
+            // with a task of the same name) is never reused.
+            if !self.ctx.reserved.contains(&branch)
+                && !self.ctx.layout.task_worktree(name, slot.serial).exists()
+            {
                 return;
             }
         }
@@ -456,6 +460,14 @@ impl Scheduler {
             Outcome::Infrastructure(why) => ("infrastructure", Some(why.clone())),
             Outcome::Interrupted => ("interrupted", None),
         };
+        // A failed or blocked attempt's worktree is kept until `loopc
+        // clean` (spec §5.8): recorded so that the next run leaves it alone.
+        if matches!(outcome, Outcome::Failed { .. } | Outcome::Blocked(_))
+            && r.worktree.exists()
+            && let Err(e) = worktree::record_kept(&self.ctx.layout, &r.branch)
+        {
+            self.ctx.events.ui().line(&format!("loopc: {e}"));
+        }
         self.ctx.events.emit(Event::AttemptFinished {
             task: task.name.clone(),
             attempt: r.input.attempt,
