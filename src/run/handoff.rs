@@ -93,8 +93,20 @@ struct ClaudeJson {
     is_error: bool,
 }
 
+/// Parses one JSON document of Claude Code's output: the `result` object
+/// itself (`--output-format json`), or an array of messages whose last
+/// element of type `result` is the result (`--output-format json
+/// --verbose`).
 fn parse_claude_value(bytes: &[u8]) -> Option<StructuredResult> {
-    let v: ClaudeJson = serde_json::from_slice(bytes.trim_ascii()).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(bytes.trim_ascii()).ok()?;
+    let v = match v {
+        serde_json::Value::Array(items) => items
+            .into_iter()
+            .rev()
+            .find(|m| m.get("type").and_then(|t| t.as_str()) == Some("result"))?,
+        other => other,
+    };
+    let v: ClaudeJson = serde_json::from_value(v).ok()?;
     if v.kind.as_deref().is_some_and(|k| k != "result") {
         return None;
     }
@@ -106,7 +118,8 @@ fn parse_claude_value(bytes: &[u8]) -> Option<StructuredResult> {
 }
 
 /// Reads Claude Code's JSON result from the agent's stdout log: the whole
-/// output as one JSON document, else its last line that is a `result`
+/// output as one JSON document (the result object, or an array of messages
+/// holding it), else its last line that is a `result`
 /// object (stream-json). `None` when there is none.
 pub fn read_claude_json(stdout_log: &Path) -> Option<StructuredResult> {
     // The result is at the end; a huge output is read from its last 16 MiB.
@@ -166,6 +179,17 @@ mod tests {
             })
         );
         assert_eq!(parse_claude_value(br#"{"type":"assistant"}"#), None);
+        assert_eq!(
+            parse_claude_value(
+                br#"[{"type":"system","subtype":"init"},{"type":"assistant","message":{"content":[]}},{"type":"result","total_cost_usd":0.5,"result":"ok","is_error":true}]"#
+            ),
+            Some(StructuredResult {
+                cost: Some(500_000),
+                summary: Some("ok".into()),
+                is_error: true
+            })
+        );
+        assert_eq!(parse_claude_value(br#"[{"type":"assistant"}]"#), None);
         assert_eq!(parse_claude_value(b"not json"), None);
     }
 
