@@ -566,12 +566,28 @@ impl Scheduler {
                 }
             }
             Outcome::Interrupted => {
-                // An interrupted attempt is not counted.
-                state.tasks[i].attempts -= 1;
-                if is_agent {
-                    self.meter.spent.iterations = self.meter.spent.iterations.saturating_sub(1);
+                // An attempt killed by the `time` budget did run: budgets
+                // are judged after an attempt's result, and `time` also
+                // stops running ones, so it counts in `attempts` and
+                // `iterations`. One cut off by Ctrl-C or SIGTERM is not
+                // counted (spec §5: it is resumed as if it never ran).
+                let by_time = !interrupt::requested()
+                    && self.stop.as_ref().is_none_or(|s| s.0 == StopKind::Budget)
+                    && self.meter.deadline().is_some_and(|d| Instant::now() >= d);
+                if by_time {
+                    self.task_final(
+                        state,
+                        i,
+                        TaskStatus::Interrupted,
+                        Some("the attempt was stopped by the `time` budget".into()),
+                    );
+                } else {
+                    state.tasks[i].attempts -= 1;
+                    if is_agent {
+                        self.meter.spent.iterations = self.meter.spent.iterations.saturating_sub(1);
+                    }
+                    self.task_final(state, i, TaskStatus::Interrupted, None);
                 }
-                self.task_final(state, i, TaskStatus::Interrupted, None);
             }
         }
     }
