@@ -67,9 +67,18 @@ pub fn read(path: &Path) -> Result<Option<Handoff>, String> {
         return Ok(None);
     }
     // Bytes that are not UTF-8 are decoded lossily, as all agent output is.
-    serde_json::from_str::<Handoff>(&String::from_utf8_lossy(&bytes))
-        .map(Some)
-        .map_err(|e| format!("the handoff file is not valid handoff JSON: {e}"))
+    let h = serde_json::from_str::<Handoff>(&String::from_utf8_lossy(&bytes))
+        .map_err(|e| format!("the handoff file is not valid handoff JSON: {e}"))?;
+    // A negative or non-finite cost is an invalid handoff, not an unknown
+    // cost in disguise: the attempt's cost stays unknown and it says why.
+    if let Some(c) = h.cost_usd
+        && (!c.is_finite() || c < 0.0)
+    {
+        return Err(format!(
+            "the handoff's cost_usd ({c}) is invalid: it must be a non-negative number of dollars"
+        ));
+    }
+    Ok(Some(h))
 }
 
 /// The fields loopc reads from Claude Code's `--output-format json` result.
@@ -191,6 +200,17 @@ mod tests {
         );
         assert_eq!(parse_claude_value(br#"[{"type":"assistant"}]"#), None);
         assert_eq!(parse_claude_value(b"not json"), None);
+    }
+
+    #[test]
+    fn a_negative_cost_is_an_invalid_handoff() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.json");
+        std::fs::write(&p, r#"{"status":"completed","cost_usd":-5}"#).unwrap();
+        let e = read(&p).unwrap_err();
+        assert!(e.contains("cost_usd (-5) is invalid"), "{e}");
+        std::fs::write(&p, r#"{"status":"completed","cost_usd":0}"#).unwrap();
+        assert!(read(&p).unwrap().is_some());
     }
 
     #[test]
