@@ -264,10 +264,12 @@ fn is_loopc_subject(subject: &str) -> bool {
         .strip_prefix("loop(")
         .and_then(|rest| rest.split_once("): "))
         .is_some_and(|(task, _)| {
+            // Task names: identifiers, qualified with `.` in a directory
+            // of specs (`auth.a1b2c3d4`).
             !task.is_empty()
                 && task
                     .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')
         })
 }
 
@@ -421,6 +423,7 @@ mod tests {
     fn loopc_subjects() {
         assert!(is_loopc_subject("loop(a): Task A"));
         assert!(is_loopc_subject("loop(my-task_2): multi line title"));
+        assert!(is_loopc_subject("loop(auth.a1b2c3d4): from a directory of specs"));
         assert!(is_loopc_subject("loop: merge a (Task A)"));
         assert!(!is_loopc_subject("loop(): x"));
         assert!(!is_loopc_subject("loop(a b): x"));
