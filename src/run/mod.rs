@@ -423,7 +423,9 @@ mod tests {
     fn loopc_subjects() {
         assert!(is_loopc_subject("loop(a): Task A"));
         assert!(is_loopc_subject("loop(my-task_2): multi line title"));
-        assert!(is_loopc_subject("loop(auth.a1b2c3d4): from a directory of specs"));
+        assert!(is_loopc_subject(
+            "loop(auth.a1b2c3d4): from a directory of specs"
+        ));
         assert!(is_loopc_subject("loop: merge a (Task A)"));
         assert!(!is_loopc_subject("loop(): x"));
         assert!(!is_loopc_subject("loop(a b): x"));
