@@ -196,3 +196,14 @@ task check: gen { run = "grep -q generated gen.txt && echo ok > checked.txt" }
     let msg = repo.git(&["log", "-1", "--format=%s", "loop/cmds"]);
     assert_eq!(msg, "loop(check): check");
 }
+
+#[test]
+fn progress_shows_non_ascii_file_names_as_they_are() {
+    let repo = Repo::new();
+    repo.plan("loop \"nm\" { }\ntask a { run = \"echo x > 'ü sp.txt'\" }\n");
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let progress = std::fs::read_to_string(repo.root.join(".loopc/progress.md")).unwrap();
+    assert!(progress.contains("ü sp.txt"), "{progress}");
+    assert!(!progress.contains("\\303"), "{progress}");
+}

@@ -145,3 +145,27 @@ fn an_existing_integration_branch_with_only_loopcs_commits_is_rebuilt() {
     assert_eq!(r.code, 2, "{r:?}");
     assert_eq!(repo.git(&["rev-parse", "main"]), mine);
 }
+
+#[test]
+fn a_users_commit_on_loopcs_own_integration_branch_is_not_dropped() {
+    let repo = Repo::new();
+    repo.plan("loop \"jg\" { }\ntask a { run = \"echo a > a.txt\" }\n");
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    // loopc created loop/jg; the user commits on it afterwards.
+    repo.git(&["checkout", "-q", "loop/jg"]);
+    repo.write("mine.txt", "precious\n");
+    repo.git(&["add", "mine.txt"]);
+    repo.git(&["commit", "-q", "-m", "my fix on top"]);
+    let mine = repo.git(&["rev-parse", "loop/jg"]);
+    repo.git(&["checkout", "-q", "main"]);
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("my fix on top"), "{r:?}");
+    assert!(r.stderr.contains("merge them into the base"), "{r:?}");
+    assert_eq!(repo.git(&["rev-parse", "loop/jg"]), mine);
+    assert_eq!(
+        repo.show("loop/jg", "mine.txt").as_deref(),
+        Some("precious\n")
+    );
+}

@@ -282,3 +282,33 @@ task d { run = "echo > d" }
     assert_eq!(r.code, 3, "{r:?}");
     assert_eq!(repo.task("d")["status"], "pending");
 }
+
+#[test]
+fn a_negative_handoff_cost_is_an_invalid_handoff_and_an_unknown_cost() {
+    let repo = repo_with(
+        r#"
+loop "b" { }
+agent bot { run = "COST=-5 sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x"  attempts = 1 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    let a = repo.task("a");
+    assert_eq!(a["status"], "failed");
+    assert!(
+        a["reason"]
+            .as_str()
+            .unwrap()
+            .contains("cost_usd (-5) is invalid"),
+        "{a}"
+    );
+    assert_eq!(a["cost_unknown"], true, "{a}");
+    let fb =
+        std::fs::read_to_string(repo.root.join(".loopc/logs/a/1/feedback.md")).unwrap_or_default();
+    let events = std::fs::read_to_string(repo.root.join(".loopc/events.jsonl")).unwrap();
+    assert!(
+        fb.contains("cost_usd (-5) is invalid") || events.contains("cost_usd (-5) is invalid"),
+        "{fb}"
+    );
+}

@@ -239,7 +239,7 @@ fn time_budget_stops_running_attempts_with_exit_3() {
     repo.plan(
         r#"
 loop "cli" { }
-budget { time = 300ms }
+budget { time = 300ms iterations = 5 }
 agent bot { run = "sh @BIN@/sleepy.sh" }
 task a { agent = bot  prompt = "x" }
 "#,
@@ -247,10 +247,19 @@ task a { agent = bot  prompt = "x" }
     let r = repo.run();
     assert_eq!(r.code, 3, "{r:?}");
     assert_eq!(repo.status_of("a"), "interrupted");
+    // The attempt ran until the budget killed it: it counts (unlike one
+    // cut off by Ctrl-C, see run_signals).
     assert_eq!(
         repo.task("a")["attempts"],
-        0,
-        "an interrupted attempt is not counted"
+        1,
+        "an attempt killed by the time budget is counted"
+    );
+    assert_eq!(repo.state()["spent"]["iterations"], 1);
+    assert!(r.stdout.contains("1 agent attempts"), "{r:?}");
+    let status = repo.loopc(&["status"]);
+    assert!(
+        status.stdout.contains("stopped by the `time` budget"),
+        "{status:?}"
     );
     assert!(
         repo.state()["stop_reason"]

@@ -301,3 +301,32 @@ task t { agent = bot  prompt = "x"  gates = [g] }
     assert_eq!(repo.task("t")["summary"], "bad \u{fffd} byte");
     assert_eq!(repo.show("loop/bytes", "bin.dat").unwrap(), "\u{fffd}");
 }
+
+#[test]
+fn claude_json_verbose_array_output_is_read() {
+    let repo = Repo::new();
+    repo.script(
+        "claude.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+echo done > done.txt
+echo '[{"type":"system","subtype":"init","session_id":"s"},'
+echo ' {"type":"assistant","message":{"content":[{"type":"text","text":"hi"}]}},'
+echo ' {"type":"result","subtype":"success","is_error":false,"total_cost_usd":0.0425,"result":"Implemented the array thing","session_id":"s"}]'
+"#,
+    );
+    repo.plan(
+        r#"
+loop "cja" { }
+budget { cost = $5 }
+agent claude { run = "sh @BIN@/claude.sh"  output = claude-json }
+task t { agent = claude  prompt = "x" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let t = repo.task("t");
+    assert_eq!(t["cost_micro_usd"], 42_500);
+    assert_eq!(t["summary"], "Implemented the array thing");
+    assert_eq!(repo.state()["spent"]["cost_micro_usd"], 42_500);
+}

@@ -378,3 +378,32 @@ fn a_users_worktree_under_loopcs_worktrees_directory_is_left_alone() {
     );
     assert!(also.join("README").exists());
 }
+
+#[test]
+fn failed_attempts_keep_their_worktrees_until_clean() {
+    let repo = Repo::new();
+    repo.write(
+        "a.loop",
+        "task f { run = \"echo wip > work.txt; exit 1\" attempts = 1 }\n",
+    );
+    repo.write("b.loop", "task f { run = \"echo 1 > ok.txt\" }\n");
+    let r = repo.loopc(&["run", "a.loop"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let kept = repo.root.join(".loopc/worktrees/f-1/work.txt");
+    assert!(kept.exists(), "the failed attempt's worktree is kept");
+    // Another plan, with a task of the same name, must neither remove it
+    // nor reuse its directory.
+    let r = repo.loopc(&["run", "b.loop"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!r.stderr.contains("stale worktree"), "{r:?}");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "wip\n");
+    // The same plan again: the new attempt uses the next free number.
+    let r = repo.loopc(&["run", "a.loop"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "wip\n");
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/a/f/1"]));
+    let r = repo.loopc(&["clean"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!kept.exists());
+    assert!(repo.extra_worktrees().is_empty());
+}

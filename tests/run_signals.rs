@@ -122,19 +122,36 @@ task a { agent = bot  prompt = "x" }
     assert!(repo.wait_for(2000, || started.exists()));
     let pid = first.id();
     first.kill().unwrap();
+    // Not reaped yet: the killed loopc is a zombie, which holds no lock.
+    assert!(repo.wait_for(2000, || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+    }));
+    let st = repo.loopc(&["status", "--json"]);
+    assert_eq!(st.code, 0, "{st:?}");
+    let v: serde_json::Value = serde_json::from_str(&st.stdout).unwrap();
+    assert_eq!(v["status"], "killed", "{st:?}");
     first.wait().unwrap();
     std::fs::remove_file(&hold).unwrap();
     // The lock file still names the dead run.
     let lock = std::fs::read_to_string(repo.root.join(".loopc/lock")).unwrap();
     assert!(lock.contains(&format!("pid {pid}")), "{lock}");
-    // `status` tells a killed run from a running one.
+    // `status` tells a killed run from a running one; state.json itself
+    // still says running.
     let st = repo.loopc(&["status"]);
     assert_eq!(st.code, 0, "{st:?}");
+    assert!(st.stdout.contains(": killed"), "{st:?}");
     assert!(
         st.stdout
-            .contains("not going on any more (loopc was killed)"),
+            .contains("the next `loopc run` cleans up after it and resumes"),
         "{st:?}"
     );
+    let st = repo.loopc(&["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&st.stdout).unwrap();
+    assert_eq!(v["status"], "killed", "{st:?}");
+    assert_eq!(repo.state()["status"], "running");
 
     let r = repo.run();
     assert_eq!(r.code, 0, "{r:?}");

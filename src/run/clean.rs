@@ -93,6 +93,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     // Forget branches that no longer exist (deleted by hand, or above).
     ours.retain(|b| matches!(git.commit_of(&format!("refs/heads/{b}")), Ok(Some(_))));
     worktree::write_ledger(&layout, &ours)?;
+    worktree::write_kept(&layout, &std::collections::BTreeSet::new())?;
     for logs in [&layout.logs, &layout.earlier_logs] {
         if logs.exists() {
             std::fs::remove_dir_all(logs)

@@ -105,8 +105,9 @@ impl Git {
     ///
     /// Errors: git could not be started.
     pub fn try_run_in(&self, dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
-        // No automatic gc while several worktrees commit at once.
-        let mut full = vec!["-c", "gc.auto=0"];
+        // No automatic gc while several worktrees commit at once; paths
+        // as they are (not C-quoted octal escapes) in git's file lists.
+        let mut full = vec!["-c", "gc.auto=0", "-c", "core.quotePath=false"];
         full.extend_from_slice(args);
         let mut expr = duct::cmd("git", full)
             .dir(dir)
@@ -302,15 +303,16 @@ impl Git {
             .stdout)
     }
 
-    /// Paths that differ between commits `from` and `to`.
+    /// Paths that differ between commits `from` and `to`, as they are
+    /// (`-z`: no quoting; names that are not UTF-8 decoded lossily).
     pub fn changed_files(&self, from: &str, to: &str) -> Result<Vec<String>, String> {
         Ok(self
             .run_in(
                 &self.root,
-                &["diff", "--name-only", "--no-renames", from, to],
+                &["diff", "--name-only", "-z", "--no-renames", from, to],
             )?
             .stdout
-            .lines()
+            .split('\0')
             .filter(|l| !l.is_empty())
             .map(str::to_string)
             .collect())

@@ -67,9 +67,18 @@ pub fn read(path: &Path) -> Result<Option<Handoff>, String> {
         return Ok(None);
     }
     // Bytes that are not UTF-8 are decoded lossily, as all agent output is.
-    serde_json::from_str::<Handoff>(&String::from_utf8_lossy(&bytes))
-        .map(Some)
-        .map_err(|e| format!("the handoff file is not valid handoff JSON: {e}"))
+    let h = serde_json::from_str::<Handoff>(&String::from_utf8_lossy(&bytes))
+        .map_err(|e| format!("the handoff file is not valid handoff JSON: {e}"))?;
+    // A negative or non-finite cost is an invalid handoff, not an unknown
+    // cost in disguise: the attempt's cost stays unknown and it says why.
+    if let Some(c) = h.cost_usd
+        && (!c.is_finite() || c < 0.0)
+    {
+        return Err(format!(
+            "the handoff's cost_usd ({c}) is invalid: it must be a non-negative number of dollars"
+        ));
+    }
+    Ok(Some(h))
 }
 
 /// The fields loopc reads from Claude Code's `--output-format json` result.
@@ -93,8 +102,20 @@ struct ClaudeJson {
     is_error: bool,
 }
 
+/// Parses one JSON document of Claude Code's output: the `result` object
+/// itself (`--output-format json`), or an array of messages whose last
+/// element of type `result` is the result (`--output-format json
+/// --verbose`).
 fn parse_claude_value(bytes: &[u8]) -> Option<StructuredResult> {
-    let v: ClaudeJson = serde_json::from_slice(bytes.trim_ascii()).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(bytes.trim_ascii()).ok()?;
+    let v = match v {
+        serde_json::Value::Array(items) => items
+            .into_iter()
+            .rev()
+            .find(|m| m.get("type").and_then(|t| t.as_str()) == Some("result"))?,
+        other => other,
+    };
+    let v: ClaudeJson = serde_json::from_value(v).ok()?;
     if v.kind.as_deref().is_some_and(|k| k != "result") {
         return None;
     }
@@ -106,7 +127,8 @@ fn parse_claude_value(bytes: &[u8]) -> Option<StructuredResult> {
 }
 
 /// Reads Claude Code's JSON result from the agent's stdout log: the whole
-/// output as one JSON document, else its last line that is a `result`
+/// output as one JSON document (the result object, or an array of messages
+/// holding it), else its last line that is a `result`
 /// object (stream-json). `None` when there is none.
 pub fn read_claude_json(stdout_log: &Path) -> Option<StructuredResult> {
     // The result is at the end; a huge output is read from its last 16 MiB.
@@ -166,7 +188,29 @@ mod tests {
             })
         );
         assert_eq!(parse_claude_value(br#"{"type":"assistant"}"#), None);
+        assert_eq!(
+            parse_claude_value(
+                br#"[{"type":"system","subtype":"init"},{"type":"assistant","message":{"content":[]}},{"type":"result","total_cost_usd":0.5,"result":"ok","is_error":true}]"#
+            ),
+            Some(StructuredResult {
+                cost: Some(500_000),
+                summary: Some("ok".into()),
+                is_error: true
+            })
+        );
+        assert_eq!(parse_claude_value(br#"[{"type":"assistant"}]"#), None);
         assert_eq!(parse_claude_value(b"not json"), None);
+    }
+
+    #[test]
+    fn a_negative_cost_is_an_invalid_handoff() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.json");
+        std::fs::write(&p, r#"{"status":"completed","cost_usd":-5}"#).unwrap();
+        let e = read(&p).unwrap_err();
+        assert!(e.contains("cost_usd (-5) is invalid"), "{e}");
+        std::fs::write(&p, r#"{"status":"completed","cost_usd":0}"#).unwrap();
+        assert!(read(&p).unwrap().is_some());
     }
 
     #[test]

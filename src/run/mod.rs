@@ -221,24 +221,20 @@ fn preflight(git: &Git, layout: &Layout, plan: &Plan) -> Result<String, RunError
             worktree::record_branch(layout, branch).map_err(RunError::usage)?;
         }
         Some(tip) => {
-            // An existing branch loopc did not create is rebuilt from the
-            // base only when that loses nothing but loopc's own commits
-            // (which the cache replays); this still holds after a user
-            // deleted `.loopc/` and with it the ledger.
-            let ours = worktree::ledger(layout)
-                .map_err(RunError::usage)?
-                .contains(branch.as_str());
-            if !ours {
-                let foreign = foreign_commits(git, &base_commit, tip).map_err(RunError::usage)?;
-                if let Some((count, first)) = foreign {
-                    return Err(RunError::usage(format!(
-                        "the integration branch `{branch}` already exists and has {count} \
-                         commit(s) that are not on the base and were not made by loopc \
-                         (first: {first}); loopc rebuilds its integration branch from the base \
-                         and would drop them: choose another `branch` in the plan's `loop` \
-                         block, or rename or delete `{branch}` (git branch -m {branch} <new-name>)"
-                    )));
-                }
+            // The branch is rebuilt from the base, which must lose nothing
+            // but loopc's own commits (the cache replays them), whether
+            // loopc created it or not: a user may have committed on it
+            // after a run.
+            let foreign = foreign_commits(git, &base_commit, tip).map_err(RunError::usage)?;
+            if let Some((count, first)) = foreign {
+                return Err(RunError::usage(format!(
+                    "the integration branch `{branch}` has {count} commit(s) that are not on \
+                     the base and were not made by loopc (first: {first}); loopc rebuilds its \
+                     integration branch from the base and would drop them: merge them into \
+                     the base, or move them to another branch (git branch <new-name> \
+                     {branch}, then git branch -f {branch} <base>), or choose another \
+                     `branch` in the plan's `loop` block"
+                )));
             }
         }
     }
@@ -268,10 +264,12 @@ fn is_loopc_subject(subject: &str) -> bool {
         .strip_prefix("loop(")
         .and_then(|rest| rest.split_once("): "))
         .is_some_and(|(task, _)| {
+            // Task names: identifiers, qualified with `.` in a directory
+            // of specs (`auth.a1b2c3d4`).
             !task.is_empty()
                 && task
                     .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')
         })
 }
 
@@ -425,6 +423,9 @@ mod tests {
     fn loopc_subjects() {
         assert!(is_loopc_subject("loop(a): Task A"));
         assert!(is_loopc_subject("loop(my-task_2): multi line title"));
+        assert!(is_loopc_subject(
+            "loop(auth.a1b2c3d4): from a directory of specs"
+        ));
         assert!(is_loopc_subject("loop: merge a (Task A)"));
         assert!(!is_loopc_subject("loop(): x"));
         assert!(!is_loopc_subject("loop(a b): x"));

@@ -13,6 +13,9 @@
 //!   `git worktree prune`), and directories with loopc's worktree names left
 //!   there that git does not know; a user's worktree there is left alone
 //!   and reported;
+//! - but not the worktrees (nor their task branches) of attempts that ended
+//!   failed or blocked, listed in `.loopc/kept`: spec §5.8 keeps them until
+//!   `loopc clean`; new attempts use other numbers;
 //! - this plan's task branches `loopc/<plan>/<task>/<n>` that loopc's ledger
 //!   `.loopc/branches` says it created, except one that is checked out in a
 //!   worktree outside `.loopc/` (the user's): it is left alone, reported
@@ -71,11 +74,28 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
 
     // Registered worktrees under `.loopc/worktrees/` that loopc made; any
     // other one there is the user's and is left alone.
+    // Worktrees of attempts that ended failed or blocked are kept until
+    // `loopc clean` (spec §5.8); their branches are not reused.
     let ledgered = worktree::ledger(layout)?;
+    let kept_branches = worktree::kept(layout)?;
+    let mut still_kept = BTreeSet::new();
     let mut removed = 0;
     let mut kept: Vec<PathBuf> = Vec::new();
     for w in git.worktrees()? {
         if !inside(&w.path, &layout.worktrees) {
+            continue;
+        }
+        let kept_branch = w
+            .branch
+            .as_deref()
+            .and_then(|b| b.strip_prefix("refs/heads/"))
+            .filter(|b| kept_branches.contains(*b) && ledgered.contains(*b));
+        if let Some(b) = kept_branch
+            && w.path.exists()
+        {
+            still_kept.insert(b.to_string());
+            done.reserved.insert(b.to_string());
+            kept.push(w.path);
             continue;
         }
         if is_loopcs_worktree(&w, &ledgered) {
@@ -122,6 +142,9 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
             layout.worktrees.display()
         ));
     }
+    if still_kept != kept_branches {
+        worktree::write_kept(layout, &still_kept)?;
+    }
 
     // This plan's task branches that loopc created.
     let mut ours = worktree::ledger(layout)?;
@@ -139,7 +162,7 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         .collect();
     let mut deleted = 0;
     for b in git.branches_under(&format!("loopc/{slug}/"))? {
-        if !worktree::is_task_branch(&b) || !ours.contains(&b) {
+        if !worktree::is_task_branch(&b) || !ours.contains(&b) || still_kept.contains(&b) {
             continue;
         }
         if let Some((_, path)) = checked_out.iter().find(|(name, _)| *name == b) {

@@ -329,7 +329,11 @@ impl Scheduler {
         loop {
             slot.serial += 1;
             let branch = worktree::task_branch(&self.ctx.slug, name, slot.serial);
-            if !self.ctx.reserved.contains(&branch) {
+            // A kept worktree (a failed attempt's, perhaps of another plan
+            // with a task of the same name) is never reused.
+            if !self.ctx.reserved.contains(&branch)
+                && !self.ctx.layout.task_worktree(name, slot.serial).exists()
+            {
                 return;
             }
         }
@@ -456,6 +460,14 @@ impl Scheduler {
             Outcome::Infrastructure(why) => ("infrastructure", Some(why.clone())),
             Outcome::Interrupted => ("interrupted", None),
         };
+        // A failed or blocked attempt's worktree is kept until `loopc
+        // clean` (spec §5.8): recorded so that the next run leaves it alone.
+        if matches!(outcome, Outcome::Failed { .. } | Outcome::Blocked(_))
+            && r.worktree.exists()
+            && let Err(e) = worktree::record_kept(&self.ctx.layout, &r.branch)
+        {
+            self.ctx.events.ui().line(&format!("loopc: {e}"));
+        }
         self.ctx.events.emit(Event::AttemptFinished {
             task: task.name.clone(),
             attempt: r.input.attempt,
@@ -554,12 +566,28 @@ impl Scheduler {
                 }
             }
             Outcome::Interrupted => {
-                // An interrupted attempt is not counted.
-                state.tasks[i].attempts -= 1;
-                if is_agent {
-                    self.meter.spent.iterations = self.meter.spent.iterations.saturating_sub(1);
+                // An attempt killed by the `time` budget did run: budgets
+                // are judged after an attempt's result, and `time` also
+                // stops running ones, so it counts in `attempts` and
+                // `iterations`. One cut off by Ctrl-C or SIGTERM is not
+                // counted (spec §5: it is resumed as if it never ran).
+                let by_time = !interrupt::requested()
+                    && self.stop.as_ref().is_none_or(|s| s.0 == StopKind::Budget)
+                    && self.meter.deadline().is_some_and(|d| Instant::now() >= d);
+                if by_time {
+                    self.task_final(
+                        state,
+                        i,
+                        TaskStatus::Interrupted,
+                        Some("the attempt was stopped by the `time` budget".into()),
+                    );
+                } else {
+                    state.tasks[i].attempts -= 1;
+                    if is_agent {
+                        self.meter.spent.iterations = self.meter.spent.iterations.saturating_sub(1);
+                    }
+                    self.task_final(state, i, TaskStatus::Interrupted, None);
                 }
-                self.task_final(state, i, TaskStatus::Interrupted, None);
             }
         }
     }

@@ -31,8 +31,23 @@ pub fn status(args: &StatusArgs) -> i32 {
             return exit::USAGE;
         }
     };
+    // state.json says `running` but no live loopc holds the lock: that run
+    // was killed (`kill -9`, a crash), and the next `loopc run` cleans up
+    // after it and resumes. state.json itself is left as it is.
+    let killed = state.status == super::state::RunStatus::Running
+        && !super::lock::holder_alive(&layout.lock);
     let text = if args.json {
-        match serde_json::to_string_pretty(&state) {
+        let mut value = match serde_json::to_value(&state) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("loopc: cannot encode state: {e}");
+                return exit::USAGE;
+            }
+        };
+        if killed && let Some(obj) = value.as_object_mut() {
+            obj.insert("status".into(), "killed".into());
+        }
+        match serde_json::to_string_pretty(&value) {
             Ok(s) => format!("{s}\n"),
             Err(e) => {
                 eprintln!("loopc: cannot encode state: {e}");
@@ -40,17 +55,16 @@ pub fn status(args: &StatusArgs) -> i32 {
             }
         }
     } else {
-        let killed = state.status == super::state::RunStatus::Running
-            && !super::lock::holder_alive(&layout.lock);
         format!(
-            "plan {} ({}), started {}\n{}{}",
+            "plan {} ({}), started {}{}\n{}{}",
             super::ui::sanitize(&state.plan),
             super::ui::sanitize(&state.plan_file),
             state.started_at,
+            if killed { ": killed" } else { "" },
             super::summary::table(&state),
             if killed {
-                "this run is not going on any more (loopc was killed); `loopc run` cleans up \
-                 after it and resumes\n"
+                "this run was killed (state.json says running, but no loopc holds the lock); \
+                 the next `loopc run` cleans up after it and resumes\n"
             } else {
                 ""
             }

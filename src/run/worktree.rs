@@ -30,6 +30,9 @@ pub struct Layout {
     pub lock: PathBuf,
     /// `.loopc/branches`: the ledger of branches loopc created, one a line.
     pub branches: PathBuf,
+    /// `.loopc/kept`: the task branches of attempts that ended failed or
+    /// blocked, one a line; their worktrees are kept until `loopc clean`.
+    pub kept: PathBuf,
 }
 
 impl Layout {
@@ -45,6 +48,7 @@ impl Layout {
             worktrees: dir.join("worktrees"),
             lock: dir.join("lock"),
             branches: dir.join("branches"),
+            kept: dir.join("kept"),
             dir,
         }
     }
@@ -221,6 +225,55 @@ pub fn record_branch(layout: &Layout, branch: &str) -> Result<(), String> {
         .open(&layout.branches)
         .and_then(|mut f| writeln!(f, "{branch}"))
         .map_err(|e| format!("cannot write {}: {e}", layout.branches.display()))
+}
+
+/// The task branches whose worktrees are kept (`.loopc/kept`): attempts
+/// that ended failed or blocked (spec §5.8). Empty when there is no file.
+///
+/// Errors: the file exists but cannot be read.
+pub fn kept(layout: &Layout) -> Result<BTreeSet<String>, String> {
+    match std::fs::read_to_string(&layout.kept) {
+        Ok(text) => Ok(text
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeSet::new()),
+        Err(e) => Err(format!("cannot read {}: {e}", layout.kept.display())),
+    }
+}
+
+/// Records that the worktree of the attempt on task branch `branch` is kept
+/// until `loopc clean`.
+///
+/// Errors: the file cannot be written.
+pub fn record_kept(layout: &Layout, branch: &str) -> Result<(), String> {
+    use std::io::Write;
+    if kept(layout)?.contains(branch) {
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&layout.kept)
+        .and_then(|mut f| writeln!(f, "{branch}"))
+        .map_err(|e| format!("cannot write {}: {e}", layout.kept.display()))
+}
+
+/// Rewrites the kept list as `branches` (removing the file when empty).
+///
+/// Errors: the file cannot be written or removed.
+pub fn write_kept(layout: &Layout, branches: &BTreeSet<String>) -> Result<(), String> {
+    if branches.is_empty() {
+        return match std::fs::remove_file(&layout.kept) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("cannot remove {}: {e}", layout.kept.display())),
+        };
+    }
+    let text: String = branches.iter().map(|b| format!("{b}\n")).collect();
+    std::fs::write(&layout.kept, text)
+        .map_err(|e| format!("cannot write {}: {e}", layout.kept.display()))
 }
 
 /// Rewrites the ledger as `branches`.
