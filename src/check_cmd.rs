@@ -48,7 +48,7 @@ fn expand(path: &std::path::Path) -> Vec<std::path::PathBuf> {
     let Some(loops) = crate::loop_files_in(path) else {
         return vec![path.to_path_buf()];
     };
-    if crate::has_reel_specs(path) {
+    if crate::reel::spec_files(path).is_ok_and(|specs| !specs.is_empty()) {
         let mut out = vec![path.to_path_buf()];
         out.extend(
             loops

@@ -193,7 +193,7 @@ pub fn emit_human(
     let file = SimpleFile::new(name, source);
     let config = term::Config::default();
     for d in diagnostics {
-        let cs_diag = to_codespan(d, source.len());
+        let cs_diag = to_codespan(d, |span| ((), clamp(span, source.len())));
         if let Err(e) = term::emit_to_write_style(out, &config, &file, &cs_diag) {
             return Err(std::io::Error::other(e.to_string()));
         }
@@ -215,17 +215,26 @@ fn clamp(span: Span, len: usize) -> std::ops::Range<usize> {
     start..end
 }
 
-fn to_codespan(d: &Diagnostic, len: usize) -> cs::Diagnostic<()> {
+/// `d` for codespan-reporting; `place` maps a span to its file id and the
+/// byte range within that file.
+pub(crate) fn to_codespan<F>(
+    d: &Diagnostic,
+    place: impl Fn(Span) -> (F, std::ops::Range<usize>),
+) -> cs::Diagnostic<F> {
     let severity = match d.severity {
         Severity::Error => cs::Severity::Error,
         Severity::Warning => cs::Severity::Warning,
     };
-    let mut labels = vec![
-        cs::Label::primary((), clamp(d.primary.span, len)).with_message(d.primary.message.clone()),
-    ];
-    for l in &d.secondary {
-        labels.push(cs::Label::secondary((), clamp(l.span, len)).with_message(l.message.clone()));
-    }
+    let label = |style: cs::LabelStyle, l: &Label| {
+        let (file, range) = place(l.span);
+        cs::Label::new(style, file, range).with_message(l.message.clone())
+    };
+    let mut labels = vec![label(cs::LabelStyle::Primary, &d.primary)];
+    labels.extend(
+        d.secondary
+            .iter()
+            .map(|l| label(cs::LabelStyle::Secondary, l)),
+    );
     cs::Diagnostic::new(severity)
         .with_code(d.code.as_str())
         .with_message(d.message.clone())
@@ -315,22 +324,26 @@ impl LineIndex {
     }
 }
 
+/// One label of the JSON form; `file` only when a plan spans several files.
 #[derive(Serialize)]
-struct JsonLabel {
-    range: Range,
-    message: String,
-    primary: bool,
+pub(crate) struct JsonLabel<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<&'a str>,
+    pub range: Range,
+    pub message: &'a str,
+    pub primary: bool,
 }
 
+/// The JSON form of one diagnostic (spec §4), shared with [`crate::source_map`].
 #[derive(Serialize)]
-struct JsonDiagnostic<'a> {
-    file: &'a str,
-    severity: Severity,
-    code: &'static str,
-    message: &'a str,
-    range: Range,
-    labels: Vec<JsonLabel>,
-    notes: &'a [String],
+pub(crate) struct JsonDiagnostic<'a> {
+    pub file: &'a str,
+    pub severity: Severity,
+    pub code: &'static str,
+    pub message: &'a str,
+    pub range: Range,
+    pub labels: Vec<JsonLabel<'a>>,
+    pub notes: &'a [String],
 }
 
 /// One diagnostic as the single-line JSON object of spec §4 (no newline).
@@ -340,14 +353,16 @@ struct JsonDiagnostic<'a> {
 /// `{"range","message","primary"}`), `notes` (strings).
 pub fn to_json_line(file: &str, source: &str, index: &LineIndex, d: &Diagnostic) -> String {
     let mut labels = vec![JsonLabel {
+        file: None,
         range: index.range(source, d.primary.span),
-        message: d.primary.message.clone(),
+        message: &d.primary.message,
         primary: true,
     }];
     for l in &d.secondary {
         labels.push(JsonLabel {
+            file: None,
             range: index.range(source, l.span),
-            message: l.message.clone(),
+            message: &l.message,
             primary: false,
         });
     }

@@ -74,7 +74,23 @@ pub fn compile(name: &str, source: &str) -> Compilation {
 
 /// [`compile`] for a source the caller owns, which becomes
 /// [`Compilation::source`] without a copy.
-pub fn compile_string(name: &str, mut source: String) -> Compilation {
+pub fn compile_string(name: &str, source: String) -> Compilation {
+    compile_impl(name, source, false).0
+}
+
+/// [`compile_string`] that also returns the checked model (definitions as far
+/// as they resolve, even when the plan has errors), for the language server,
+/// which would otherwise check the tree a second time on every keystroke.
+pub fn compile_with_model(name: &str, source: String) -> (Compilation, check::Model) {
+    let (compilation, model) = compile_impl(name, source, true);
+    (compilation, model.unwrap_or_default())
+}
+
+fn compile_impl(
+    name: &str,
+    mut source: String,
+    keep_model: bool,
+) -> (Compilation, Option<check::Model>) {
     if source.starts_with('\u{FEFF}') {
         source.drain(..'\u{FEFF}'.len_utf8());
     }
@@ -86,6 +102,8 @@ pub fn compile_string(name: &str, mut source: String) -> Compilation {
     let (ast, mut diagnostics) = syntax::parse(&source);
     let (model, more) = check::check(&ast);
     diagnostics.extend(more);
+    // The plan takes the model's strings; a caller that keeps the model gets a copy.
+    let kept = keep_model.then(|| model.clone());
     let (plan, more) = plan::build(model, &stem);
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
@@ -95,14 +113,15 @@ pub fn compile_string(name: &str, mut source: String) -> Compilation {
         plan
     };
     let files = source_map::SourceMap::single(name, source.len());
-    Compilation {
+    let compilation = Compilation {
         name: name.to_string(),
         source,
         ast,
         diagnostics,
         plan,
         files,
-    }
+    };
+    (compilation, kept)
 }
 
 /// Compiles raw file bytes. Bytes that are not UTF-8 are decoded lossily and
@@ -176,17 +195,6 @@ pub fn loop_files_in(dir: &Path) -> Option<Vec<std::path::PathBuf>> {
         .collect();
     files.sort();
     Some(files)
-}
-
-/// Whether `dir` directly holds a REEL spec (`.md`, `.json`, `.feature`).
-pub fn has_reel_specs(dir: &Path) -> bool {
-    std::fs::read_dir(dir).is_ok_and(|entries| {
-        entries.flatten().any(|e| {
-            e.path()
-                .extension()
-                .is_some_and(|x| x == "md" || x == "json" || x == "feature")
-        })
-    })
 }
 
 /// Reads and compiles a plan given on the command line: a `.loop` file, or

@@ -9,13 +9,11 @@
 //! file is never taken for the start of the next. A map of one file starting
 //! at offset 0 is exactly the single-file case of [`crate::diagnostic`].
 
-use crate::diagnostic::{self, Diagnostic, LineIndex, Range, Severity};
+use crate::diagnostic::{self, Diagnostic, JsonDiagnostic, JsonLabel, LineIndex, Range};
 use crate::span::Span;
-use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
 use codespan_reporting::term::termcolor::WriteColor;
-use serde::Serialize;
 
 /// One file of a [`SourceMap`]: its name and where its text sits in the buffer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,30 +105,13 @@ impl SourceMap {
             .collect();
         let config = term::Config::default();
         for d in diagnostics {
-            let label = |span: Span, primary: bool, message: &str| {
+            let diag = diagnostic::to_codespan(d, |span| {
                 let (index, local) = match self.file_of(span.start) {
                     Some(i) => (i, self.locate(span).map_or(span, |(_, s)| s)),
                     None => (0, span),
                 };
-                let style = if primary {
-                    cs::LabelStyle::Primary
-                } else {
-                    cs::LabelStyle::Secondary
-                };
-                cs::Label::new(style, ids.get(index).copied().unwrap_or(0), local.range())
-                    .with_message(message)
-            };
-            let mut labels = vec![label(d.primary.span, true, &d.primary.message)];
-            labels.extend(d.secondary.iter().map(|l| label(l.span, false, &l.message)));
-            let severity = match d.severity {
-                Severity::Error => cs::Severity::Error,
-                Severity::Warning => cs::Severity::Warning,
-            };
-            let diag = cs::Diagnostic::new(severity)
-                .with_code(d.code.as_str())
-                .with_message(d.message.clone())
-                .with_labels(labels)
-                .with_notes(d.notes.clone());
+                (ids.get(index).copied().unwrap_or(0), local.range())
+            });
             if let Err(e) = term::emit_to_write_style(out, &config, &files, &diag) {
                 return Err(std::io::Error::other(e.to_string()));
             }
@@ -194,7 +175,7 @@ impl SourceMap {
         let mut labels = Vec::with_capacity(1 + d.secondary.len());
         let (_, primary_range) = range(d.primary.span);
         labels.push(JsonLabel {
-            file: file.name.as_str(),
+            file: Some(file.name.as_str()),
             range: primary_range,
             message: &d.primary.message,
             primary: true,
@@ -202,7 +183,7 @@ impl SourceMap {
         for l in &d.secondary {
             let (name, r) = range(l.span);
             labels.push(JsonLabel {
-                file: name,
+                file: Some(name),
                 range: r,
                 message: &l.message,
                 primary: false,
@@ -219,25 +200,6 @@ impl SourceMap {
         };
         serde_json::to_string(&json).unwrap_or_default()
     }
-}
-
-#[derive(Serialize)]
-struct JsonLabel<'a> {
-    file: &'a str,
-    range: Range,
-    message: &'a str,
-    primary: bool,
-}
-
-#[derive(Serialize)]
-struct JsonDiagnostic<'a> {
-    file: &'a str,
-    severity: Severity,
-    code: &'static str,
-    message: &'a str,
-    range: Range,
-    labels: Vec<JsonLabel<'a>>,
-    notes: &'a [String],
 }
 
 #[cfg(test)]

@@ -91,10 +91,7 @@ pub fn run(args: &FmtArgs) -> i32 {
         }
     }
     for path in &plans {
-        if path
-            .extension()
-            .is_some_and(|x| x == "md" || x == "json" || x == "feature")
-        {
+        if crate::reel::is_spec(path) {
             eprintln!(
                 "error: `{}` is a REEL spec; `loopc fmt` formats .loop plans (`loopc import` converts a spec into one)",
                 path.display()

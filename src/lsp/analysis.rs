@@ -8,7 +8,7 @@
 
 use super::context::{self, BlockKind, Context};
 use crate::ast::{self, GateBody, Item, ValueKind};
-use crate::check::{self, GateDefKind, Model, Work};
+use crate::check::{GateDefKind, Model, Work};
 use crate::diagnostic::{self, Code, LineIndex, Severity};
 use crate::span::Span;
 use crate::{Compilation, plan};
@@ -56,18 +56,33 @@ pub struct Occurrence {
     pub definition: bool,
 }
 
+/// The text without a leading byte-order mark, and whether it had one.
+fn strip_bom(text: String) -> (String, bool) {
+    match text.strip_prefix('\u{FEFF}') {
+        Some(rest) => (rest.to_string(), true),
+        None => (text, false),
+    }
+}
+
+/// The byte offset in `source` (BOM removed) of a client position, which
+/// counts a removed BOM as one UTF-16 unit on line 0.
+fn offset_of(index: &LineIndex, source: &str, bom: bool, position: lsp::Position) -> usize {
+    let shift = u32::from(bom && position.line == 0);
+    index.offset(
+        source,
+        diagnostic::Position {
+            line: position.line,
+            character: position.character.saturating_sub(shift),
+        },
+    )
+}
+
 impl Analysis {
     /// Analyses `source`, the text of the file called `name` (its stem is
     /// the default loop name, as for `loopc check`).
     pub fn new(name: &str, source: String) -> Analysis {
-        let bom = source.starts_with('\u{FEFF}');
-        let source = if bom {
-            source['\u{FEFF}'.len_utf8()..].to_string()
-        } else {
-            source
-        };
-        let compilation = crate::compile(name, &source);
-        let (model, _) = check::check(&compilation.ast);
+        let (source, bom) = strip_bom(source);
+        let (compilation, model) = crate::compile_with_model(name, source.clone());
         Analysis {
             index: LineIndex::new(&source),
             source,
@@ -91,14 +106,18 @@ impl Analysis {
 
     /// The byte offset of an LSP position (clamped to the document).
     pub fn offset(&self, position: lsp::Position) -> usize {
-        let shift = u32::from(self.bom && position.line == 0);
-        self.index.offset(
-            &self.source,
-            diagnostic::Position {
-                line: position.line,
-                character: position.character.saturating_sub(shift),
-            },
-        )
+        offset_of(&self.index, &self.source, self.bom, position)
+    }
+
+    /// Applies a ranged edit (`range` in the client's positions) to a
+    /// document's text, without analysing it. The result holds no BOM.
+    pub fn apply_edit(text: String, range: lsp::Range, new_text: &str) -> String {
+        let (mut text, bom) = strip_bom(text);
+        let index = LineIndex::new(&text);
+        let start = offset_of(&index, &text, bom, range.start);
+        let end = offset_of(&index, &text, bom, range.end).max(start);
+        text.replace_range(start..end, new_text);
+        text
     }
 
     /// The diagnostics of `loopc check` for this document, as LSP

@@ -234,12 +234,7 @@ impl Server {
                         None => text = change.text,
                         Some(range) => {
                             // Incremental edits are not announced, but applied if sent.
-                            let a = Analysis::new("plan.loop", text);
-                            let start = a.offset(range.start);
-                            let end = a.offset(range.end).max(start);
-                            let mut t = a.source;
-                            t.replace_range(start..end, &change.text);
-                            text = t;
+                            text = Analysis::apply_edit(text, range, &change.text);
                         }
                     }
                 }

@@ -18,26 +18,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// A task's last status (spec §5 "Task states").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Status {
-    /// Not started (also: a task the state file does not mention).
-    Pending,
-    /// An attempt is running.
-    Running,
-    /// Its work is on the integration branch.
-    Passed,
-    /// Replayed from the cache.
-    Cached,
-    /// Out of attempts.
-    Failed,
-    /// Blocked by a handoff or a gate.
-    Blocked,
-    /// A dependency failed, was blocked or skipped.
-    Skipped,
-    /// Killed by an interrupt or the time budget.
-    Interrupted,
-}
+/// A task's last status (spec §5 "Task states"): the interpreter's own
+/// type, so the words cannot drift apart; drawing adds colors below.
+pub use crate::run::state::TaskStatus as Status;
 
 impl Status {
     /// Every status, in the order legends list them.
@@ -51,20 +34,6 @@ impl Status {
         Status::Skipped,
         Status::Interrupted,
     ];
-
-    /// The word used in state files and in every output format.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pending => "pending",
-            Status::Running => "running",
-            Status::Passed => "passed",
-            Status::Cached => "cached",
-            Status::Failed => "failed",
-            Status::Blocked => "blocked",
-            Status::Skipped => "skipped",
-            Status::Interrupted => "interrupted",
-        }
-    }
 
     /// Parses a status word (ASCII case-insensitive).
     pub fn parse(word: &str) -> Option<Status> {

@@ -210,17 +210,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     if let Some(setup) = &ctx.plan.settings.setup {
         phase("setup");
         let log = files.dir.join("setup.log");
-        let spec = Spec {
-            command: setup,
-            dir: &r.worktree,
-            env: &env,
-            env_remove: &["LOOP_DIFF_FILE"],
-            stdin: None,
-            stdout: &log,
-            stderr: None,
-            timeout: task.timeout,
-        };
-        match process::run(&spec, &ctx.control) {
+        match run_setup(ctx, setup, &r.worktree, &env, &log, task.timeout) {
             Ok(Exit::Stopped) => return Outcome::Interrupted,
             Ok(e) if e.success() => {}
             Ok(e) => {
@@ -452,4 +442,30 @@ pub fn one_line(text: &str) -> String {
         s.push('…');
     }
     s
+}
+
+/// Runs the plan's `setup` command in `dir` (a new worktree, or a scratch
+/// worktree before re-gating a merge), its output in `log`, with /dev/null
+/// as stdin and without `LOOP_DIFF_FILE`.
+///
+/// Errors: the command could not be started or its log written.
+pub(super) fn run_setup(
+    ctx: &RunCtx,
+    setup: &str,
+    dir: &std::path::Path,
+    env: &[(String, String)],
+    log: &std::path::Path,
+    timeout: std::time::Duration,
+) -> Result<Exit, String> {
+    let spec = Spec {
+        command: setup,
+        dir,
+        env,
+        env_remove: &["LOOP_DIFF_FILE"],
+        stdin: None,
+        stdout: log,
+        stderr: None,
+        timeout,
+    };
+    process::run(&spec, &ctx.control)
 }

@@ -347,17 +347,19 @@ impl Git {
     /// Merges commits `ours` and `theirs` without touching any worktree
     /// (`git merge-tree --write-tree`).
     pub fn merge_tree(&self, ours: &str, theirs: &str) -> Result<MergeTree, String> {
-        let out = self.try_run_in(
-            &self.root,
-            &[
-                "merge-tree",
-                "--write-tree",
-                "--name-only",
-                "--no-messages",
-                ours,
-                theirs,
-            ],
-        )?;
+        self.merge_tree_with(&[], ours, theirs)
+    }
+
+    fn merge_tree_with(
+        &self,
+        options: &[&str],
+        ours: &str,
+        theirs: &str,
+    ) -> Result<MergeTree, String> {
+        let mut args = vec!["merge-tree", "--write-tree", "--name-only", "--no-messages"];
+        args.extend_from_slice(options);
+        args.extend([ours, theirs]);
+        let out = self.try_run_in(&self.root, &args)?;
         parse_merge_tree(out)
     }
 
@@ -371,19 +373,7 @@ impl Git {
         theirs: &str,
     ) -> Result<MergeTree, String> {
         let merge_base = format!("--merge-base={base}");
-        let out = self.try_run_in(
-            &self.root,
-            &[
-                "merge-tree",
-                "--write-tree",
-                "--name-only",
-                "--no-messages",
-                &merge_base,
-                ours,
-                theirs,
-            ],
-        )?;
-        parse_merge_tree(out)
+        self.merge_tree_with(&[&merge_base], ours, theirs)
     }
 
     /// Every file of the tree of `rev` (recursively): `(path, object id)`

@@ -16,7 +16,7 @@ use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::events::Event;
 use super::gate::{self, Check, GateCost, Verdict};
 use super::git::MergeTree;
-use super::process::{self, Exit, Spec};
+use super::process::Exit;
 use super::worktree;
 use crate::plan::Task;
 
@@ -166,17 +166,7 @@ fn gate_in_scratch(
         if let Some(setup) = &ctx.plan.settings.setup {
             let env = proto.env(&ctx.git, &scratch, &files.prompt, &files.handoff, None);
             let log = files.dir.join("merge-setup.log");
-            let spec = Spec {
-                command: setup,
-                dir: &scratch,
-                env: &env,
-                env_remove: &["LOOP_DIFF_FILE"],
-                stdin: None,
-                stdout: &log,
-                stderr: None,
-                timeout: task.timeout,
-            };
-            match process::run(&spec, &ctx.control) {
+            match super::attempt::run_setup(ctx, setup, &scratch, &env, &log, task.timeout) {
                 Ok(Exit::Stopped) => return Verdict::Stopped,
                 Ok(e) if e.success() => {}
                 Ok(e) => {

@@ -9,7 +9,7 @@ use std::path::Path;
 pub const STATE_VERSION: u32 = 1;
 
 /// A task's state (spec §5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
     /// Not started yet.

@@ -194,20 +194,45 @@ pub fn create(git: &Git, path: &Path, branch: Option<&str>, commit: &str) -> Res
     git.worktree_add(path, branch, commit)
 }
 
-/// The branches loopc recorded as its own in `.loopc/branches` (empty when
-/// there is no ledger yet).
-///
-/// Errors: the ledger exists but cannot be read.
-pub fn ledger(layout: &Layout) -> Result<BTreeSet<String>, String> {
-    match std::fs::read_to_string(&layout.branches) {
+/// The non-empty lines of the list file `path` (empty when it is missing).
+fn read_list(path: &Path) -> Result<BTreeSet<String>, String> {
+    match std::fs::read_to_string(path) {
         Ok(text) => Ok(text
             .lines()
             .filter(|l| !l.is_empty())
             .map(str::to_string)
             .collect()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeSet::new()),
-        Err(e) => Err(format!("cannot read {}: {e}", layout.branches.display())),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
     }
+}
+
+/// Appends `line` to the list file `path` unless it is there already.
+fn append_to_list(path: &Path, line: &str) -> Result<(), String> {
+    use std::io::Write;
+    if read_list(path)?.contains(line) {
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| writeln!(f, "{line}"))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Rewrites the list file `path` as `lines`.
+fn write_list(path: &Path, lines: &BTreeSet<String>) -> Result<(), String> {
+    let text: String = lines.iter().map(|b| format!("{b}\n")).collect();
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The branches loopc recorded as its own in `.loopc/branches` (empty when
+/// there is no ledger yet).
+///
+/// Errors: the ledger exists but cannot be read.
+pub fn ledger(layout: &Layout) -> Result<BTreeSet<String>, String> {
+    read_list(&layout.branches)
 }
 
 /// Records `branch` in the ledger as created by loopc. Called before the
@@ -215,16 +240,7 @@ pub fn ledger(layout: &Layout) -> Result<BTreeSet<String>, String> {
 ///
 /// Errors: the ledger cannot be written.
 pub fn record_branch(layout: &Layout, branch: &str) -> Result<(), String> {
-    use std::io::Write;
-    if ledger(layout)?.contains(branch) {
-        return Ok(());
-    }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&layout.branches)
-        .and_then(|mut f| writeln!(f, "{branch}"))
-        .map_err(|e| format!("cannot write {}: {e}", layout.branches.display()))
+    append_to_list(&layout.branches, branch)
 }
 
 /// The task branches whose worktrees are kept (`.loopc/kept`): attempts
@@ -232,15 +248,7 @@ pub fn record_branch(layout: &Layout, branch: &str) -> Result<(), String> {
 ///
 /// Errors: the file exists but cannot be read.
 pub fn kept(layout: &Layout) -> Result<BTreeSet<String>, String> {
-    match std::fs::read_to_string(&layout.kept) {
-        Ok(text) => Ok(text
-            .lines()
-            .filter(|l| !l.is_empty())
-            .map(str::to_string)
-            .collect()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeSet::new()),
-        Err(e) => Err(format!("cannot read {}: {e}", layout.kept.display())),
-    }
+    read_list(&layout.kept)
 }
 
 /// Records that the worktree of the attempt on task branch `branch` is kept
@@ -248,16 +256,7 @@ pub fn kept(layout: &Layout) -> Result<BTreeSet<String>, String> {
 ///
 /// Errors: the file cannot be written.
 pub fn record_kept(layout: &Layout, branch: &str) -> Result<(), String> {
-    use std::io::Write;
-    if kept(layout)?.contains(branch) {
-        return Ok(());
-    }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&layout.kept)
-        .and_then(|mut f| writeln!(f, "{branch}"))
-        .map_err(|e| format!("cannot write {}: {e}", layout.kept.display()))
+    append_to_list(&layout.kept, branch)
 }
 
 /// Rewrites the kept list as `branches` (removing the file when empty).
@@ -271,18 +270,14 @@ pub fn write_kept(layout: &Layout, branches: &BTreeSet<String>) -> Result<(), St
             Err(e) => Err(format!("cannot remove {}: {e}", layout.kept.display())),
         };
     }
-    let text: String = branches.iter().map(|b| format!("{b}\n")).collect();
-    std::fs::write(&layout.kept, text)
-        .map_err(|e| format!("cannot write {}: {e}", layout.kept.display()))
+    write_list(&layout.kept, branches)
 }
 
 /// Rewrites the ledger as `branches`.
 ///
 /// Errors: the ledger cannot be written.
 pub fn write_ledger(layout: &Layout, branches: &BTreeSet<String>) -> Result<(), String> {
-    let text: String = branches.iter().map(|b| format!("{b}\n")).collect();
-    std::fs::write(&layout.branches, text)
-        .map_err(|e| format!("cannot write {}: {e}", layout.branches.display()))
+    write_list(&layout.branches, branches)
 }
 
 /// Like [`create`] for a task's try on its task branch `branch`: an
