@@ -6,6 +6,7 @@
 use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::events::Event;
 use super::gate::{self, Verdict};
+use super::guard;
 use super::handoff::{self, HandoffStatus};
 use super::process::{self, Exit, Spec};
 use super::worktree;
@@ -117,6 +118,16 @@ pub struct AttemptResult {
     pub branch: String,
     /// Its files (logs, handoff, diff).
     pub files: Option<AttemptFiles>,
+    /// Whether the agent (or command) was started: from then on the attempt
+    /// counts in `attempts`, `iterations` and the failure streak, whatever
+    /// fails after.
+    pub agent_started: bool,
+    /// The user's refs before the attempt's first subprocess (`None` until
+    /// taken).
+    pub refs_before: Option<guard::Snapshot>,
+    /// Refs that are not loopc's and changed while the attempt ran
+    /// ([`super::guard`]).
+    pub ref_changes: Vec<guard::RefChange>,
 }
 
 fn failed(reason: impl Into<String>, feedback: impl Into<String>) -> Outcome {
@@ -140,8 +151,23 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
         worktree,
         branch,
         files: None,
+        agent_started: false,
+        refs_before: None,
+        ref_changes: Vec::new(),
     };
     result.outcome = attempt(ctx, &mut result);
+    // Whatever the outcome, compare the user's refs with what they were
+    // before the attempt's first subprocess (the guard, `super::guard`).
+    if let Some(before) = &result.refs_before {
+        match guard::snapshot(&ctx.git, &ctx.integration_ref, &ctx.layout.worktrees) {
+            Ok(after) => result.ref_changes = guard::diff(before, &after),
+            Err(e) if result.outcome != Outcome::Interrupted => {
+                result.outcome =
+                    Outcome::Infrastructure(format!("cannot read the repository's refs: {e}"));
+            }
+            Err(_) => {}
+        }
+    }
     result
 }
 
@@ -175,14 +201,19 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Err(e) => return Outcome::Infrastructure(e),
     };
     r.files = Some(files.clone());
-    {
+    // loopc's own git calls for this attempt are bounded by its timeout
+    // (and, like every subprocess, by the run's kill switch).
+    let git = ctx.git.with_timeout(task.timeout);
+    let checkout = {
         let _guard = ctx.worktree_lock.lock();
-        if let Err(e) =
-            worktree::create_task(&ctx.git, &ctx.layout, &r.worktree, &r.branch, &r.input.base)
+        match worktree::create_task(&git, &ctx.layout, &r.worktree, &r.branch, &r.input.base)
+            .and_then(|()| git.checkout(&r.worktree))
         {
-            return Outcome::Infrastructure(format!("cannot create worktree: {e}"));
+            Ok(co) => co,
+            Err(_) if ctx.control.should_stop() => return Outcome::Interrupted,
+            Err(e) => return Outcome::Infrastructure(format!("cannot create worktree: {e}")),
         }
-    }
+    };
     let prompt_text = match &task.kind {
         TaskKind::Agent { prompt, .. } => {
             super::progress::prompt(prompt, &r.input.progress, &r.input.feedback)
@@ -205,6 +236,13 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         files: &files,
     };
     let env = proto.env(&ctx.git, &r.worktree, &files.prompt, &files.handoff, None);
+    match guard::snapshot(&git, &ctx.integration_ref, &ctx.layout.worktrees) {
+        Ok(s) => r.refs_before = Some(s),
+        Err(_) if ctx.control.should_stop() => return Outcome::Interrupted,
+        Err(e) => {
+            return Outcome::Infrastructure(format!("cannot read the repository's refs: {e}"));
+        }
+    }
 
     // Setup: an infrastructure step.
     if let Some(setup) = &ctx.plan.settings.setup {
@@ -260,6 +298,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Ok(e) => e,
         Err(e) => return Outcome::Infrastructure(e),
     };
+    r.agent_started = true;
     let output_tail = || {
         // At most 64 KiB in all: half for each stream of an agent.
         if agent_name.is_some() {
@@ -351,14 +390,24 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         }
     }
 
-    // Commit on the task branch.
+    // Commit on the task branch, in the worktree loopc made and nowhere
+    // else: an agent that removed or replaced its `.git`, or left the task
+    // branch, fails (git would otherwise find another repository above it).
     phase("commit");
+    if let Err(e) = git.verify_checkout(&checkout, Some(&r.branch)) {
+        return failed(
+            e.clone(),
+            format!(
+                "{e}. loopc commits the work only in the worktree it made, on its task \
+                 branch: do not remove, replace or move `.git`, do not switch branches or \
+                 detach HEAD; commit on the task branch or leave the changes uncommitted."
+            ),
+        );
+    }
     let title = task.title.clone().unwrap_or_else(|| task.name.clone());
-    let commit = match ctx
-        .git
-        .commit_all(&r.worktree, &format!("loop({}): {title}", task.name))
-    {
+    let commit = match git.commit_all(&checkout, &format!("loop({}): {title}", task.name)) {
         Ok(c) => c,
+        Err(_) if ctx.control.should_stop() => return Outcome::Interrupted,
         Err(e) => return Outcome::Infrastructure(format!("cannot commit: {e}")),
     };
     // The agent may have committed itself, but never below its base: a
@@ -396,7 +445,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // Gates.
     let checks = gate::checks_of(task);
     let mut gate_cost = Cost::default();
-    let verdict = gate::run_checks(ctx, &proto, &r.worktree, &checks, "gate", &mut gate_cost);
+    let verdict = gate::run_checks(ctx, &proto, &checkout, &checks, "gate", &mut gate_cost);
     r.cost.absorb(gate_cost);
     match verdict {
         Verdict::Pass => Outcome::Passed {

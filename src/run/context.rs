@@ -24,8 +24,8 @@ pub struct RunCtx {
     pub reserved: std::collections::HashSet<String>,
     /// `refs/heads/<integration branch>`.
     pub integration_ref: String,
-    /// The kill switch.
-    pub control: Control,
+    /// The kill switch (shared with `git`, whose calls it also stops).
+    pub control: std::sync::Arc<Control>,
     /// The event log and display.
     pub events: Recorder,
     /// Serializes `git worktree add/remove` (they share `.git/worktrees`).

@@ -6,10 +6,10 @@
 
 use super::context::{Protocol, RunCtx};
 use super::events::Event;
+use super::git::Checkout;
 use super::handoff::{self, HandoffStatus};
 use super::process::{self, Exit, Spec};
 use crate::plan::{Agent, GateKind, OnFail, OutputFormat, Task};
-use std::path::Path;
 use std::time::Duration;
 
 /// How much of a gate's output becomes feedback.
@@ -137,11 +137,12 @@ fn file_name_part(label: &str) -> String {
 pub fn run_checks(
     ctx: &RunCtx,
     proto: &Protocol<'_>,
-    dir: &Path,
+    co: &Checkout,
     checks: &[Check],
     tag: &str,
     cost: &mut GateCost,
 ) -> Verdict {
+    let dir = co.dir.as_path();
     for check in checks {
         ctx.events.emit(Event::Phase {
             task: proto.task.name.clone(),
@@ -287,7 +288,13 @@ pub fn run_checks(
         if let Some(v) = verdict {
             return v;
         }
-        match ctx.git.status_porcelain(dir) {
+        if let Err(e) = ctx.git.verify_checkout(co, None) {
+            return reject(
+                format!("gate `{}` changed the worktree: {e}", check.label),
+                format!("A gate must not change the worktree: {e}"),
+            );
+        }
+        match ctx.git.status_porcelain(co) {
             Ok(s) if s.trim().is_empty() => {}
             Ok(s) => {
                 let paths = changed_paths(&s);

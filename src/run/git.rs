@@ -3,17 +3,60 @@
 //! own output is small). Nothing here touches the user's checkout, index or
 //! branches other than the ones it is asked to by name.
 
+use super::process::Control;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Configuration every git command of loopc's own runs with, whatever the
+/// user's configuration says: no hooks (a `post-checkout` hook must not run,
+/// or hang, in `git worktree add`), no commit signing (no passphrase
+/// prompt), no automatic gc or maintenance while several worktrees commit
+/// at once, no file-system monitor daemon; paths as they are (not C-quoted
+/// octal escapes) in file lists. Agents, gates and `setup` run git with the
+/// user's configuration.
+pub const SAFE_CONFIG: &[&str] = &[
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "commit.gpgSign=false",
+    "-c",
+    "tag.gpgSign=false",
+    "-c",
+    "maintenance.auto=false",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.quotePath=false",
+];
+
+/// The most of git's standard error kept in a message (its head and tail).
+pub const STDERR_LIMIT: usize = 8 * 1024;
 
 /// A handle on the repository loopc runs in.
+///
+/// Every call names the repository explicitly (`--git-dir`), so no git
+/// command of loopc's depends on what git would discover from a directory an
+/// agent can change; calls for a task's worktree go through a [`Checkout`],
+/// which names both its administrative directory and its files.
 #[derive(Clone, Debug)]
 pub struct Git {
-    /// The repository's top-level directory (the main worktree).
+    /// The repository's top-level directory (the checkout loopc was started in).
     pub root: PathBuf,
     /// The common git directory (`.git` of the main worktree).
     pub common_dir: PathBuf,
+    /// The git directory of `root` (`common_dir`, or its
+    /// `worktrees/<name>` when `root` is a linked worktree).
+    pub git_dir: PathBuf,
     /// Extra environment for every git call (a fallback commit identity).
     env: Vec<(String, String)>,
+    /// The run's kill switch: a call is killed when the run stops or its
+    /// `time` budget runs out (`None` outside a run).
+    control: Option<Arc<Control>>,
+    /// The longest one call may take (`None`: no limit of its own).
+    timeout: Option<Duration>,
 }
 
 /// The captured result of one git call.
@@ -36,6 +79,29 @@ pub enum MergeTree {
     Conflict(Vec<String>),
 }
 
+/// A worktree loopc made, as it made it: git calls for it name its
+/// administrative directory and its files explicitly, so they act on it or
+/// fail, never on a repository git would find above it.
+#[derive(Debug, Clone)]
+pub struct Checkout {
+    /// The worktree's directory.
+    pub dir: PathBuf,
+    /// Its administrative directory (`<common dir>/worktrees/<name>`).
+    pub admin: PathBuf,
+    /// The text of its `.git` file when loopc made it.
+    dotgit: String,
+}
+
+/// The text of the `.git` file at `path`, which must be a regular file
+/// (not a directory, not a symbolic link).
+fn read_dotgit(path: &Path) -> Result<String, String> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| e.to_string())?;
+    if !meta.file_type().is_file() {
+        return Err("it is not a file".to_string());
+    }
+    std::fs::read_to_string(path).map_err(|e| e.to_string())
+}
+
 /// One entry of `git worktree list --porcelain`.
 #[derive(Debug, Clone)]
 pub struct WorktreeEntry {
@@ -43,13 +109,51 @@ pub struct WorktreeEntry {
     pub path: PathBuf,
     /// The checked-out branch (`refs/heads/...`), if any.
     pub branch: Option<String>,
+    /// The commit checked out (`None` on an unborn branch).
+    pub head: Option<String>,
 }
 
-fn first_line(s: &str) -> &str {
-    s.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
+/// Git's standard error for a message: all of it, trimmed, or its first and
+/// last [`STDERR_LIMIT`]` / 2` bytes around a marker when longer.
+pub fn bounded_stderr(s: &str) -> String {
+    let s = s.trim();
+    if s.len() <= STDERR_LIMIT {
+        return s.to_string();
+    }
+    let half = STDERR_LIMIT / 2;
+    let mut head = half;
+    while !s.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = s.len() - half;
+    while !s.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{}\n[loopc: {} bytes left out]\n{}",
+        &s[..head],
+        tail - head,
+        &s[tail..]
+    )
+}
+
+/// What went wrong in a git call that exited non-zero: its whole standard
+/// error (bounded), else its standard output's.
+fn why(out: &GitOutput) -> String {
+    let e = bounded_stderr(&out.stderr);
+    if e.is_empty() {
+        bounded_stderr(&out.stdout)
+    } else {
+        e
+    }
+}
+
+fn output_of(out: &std::process::Output) -> GitOutput {
+    GitOutput {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
 
 impl Git {
@@ -60,21 +164,48 @@ impl Git {
         let probe = Git {
             root: cwd.to_path_buf(),
             common_dir: cwd.to_path_buf(),
+            git_dir: cwd.to_path_buf(),
             env: Vec::new(),
+            control: None,
+            timeout: None,
         };
-        let top = probe
-            .run_in(cwd, &["rev-parse", "--show-toplevel"])
+        let out = probe
+            .exec(
+                cwd,
+                &[],
+                &[
+                    "rev-parse",
+                    "--show-toplevel",
+                    "--absolute-git-dir",
+                    "--git-common-dir",
+                ],
+                None,
+            )
+            .and_then(|o| if o.code == 0 { Ok(o) } else { Err(why(&o)) })
             .map_err(|e| format!("{} is not inside a git repository ({e})", cwd.display()))?;
-        let root = PathBuf::from(top.stdout.trim());
-        let common = probe.run_in(&root, &["rev-parse", "--git-common-dir"])?;
-        let mut common_dir = PathBuf::from(common.stdout.trim());
+        let mut lines = out.stdout.lines().map(str::trim);
+        let (Some(top), Some(git_dir), Some(common)) = (lines.next(), lines.next(), lines.next())
+        else {
+            return Err(format!(
+                "{} is not inside a git worktree (`git rev-parse` said: {})",
+                cwd.display(),
+                out.stdout.trim()
+            ));
+        };
+        let root = PathBuf::from(top);
+        let git_dir = PathBuf::from(git_dir);
+        let mut common_dir = PathBuf::from(common);
         if common_dir.is_relative() {
-            common_dir = root.join(common_dir);
+            common_dir = cwd.join(common_dir);
         }
+        let common_dir = std::fs::canonicalize(&common_dir).unwrap_or(common_dir);
         let mut git = Git {
             root,
             common_dir,
+            git_dir,
             env: Vec::new(),
+            control: None,
+            timeout: None,
         };
         // A repository without a commit identity (fresh CI machines) still
         // gets commits: loopc signs as itself, only for its own git calls.
@@ -95,54 +226,131 @@ impl Git {
         Ok(git)
     }
 
+    /// Binds every later call to the run's kill switch: a git command still
+    /// running when the run stops (Ctrl-C, SIGTERM, the `time` budget) is
+    /// killed, like any other subprocess of the run.
+    pub fn bind(&mut self, control: Arc<Control>) {
+        self.control = Some(control);
+    }
+
+    /// This handle with each call limited to `timeout` (an attempt's git
+    /// calls get the task's timeout).
+    pub fn with_timeout(&self, timeout: Duration) -> Git {
+        Git {
+            timeout: Some(timeout),
+            ..self.clone()
+        }
+    }
+
     /// Environment variables loopc adds to git calls (also given to
     /// subprocesses so that an agent's own commits work).
     pub fn identity_env(&self) -> &[(String, String)] {
         &self.env
     }
 
-    /// Runs `git ARGS` in `dir`; any exit status is returned.
+    /// Runs `git [SAFE_CONFIG] PRE ARGS` in `dir`, its stdout captured or
+    /// into `stdout_file`, in a process group of its own when bound to a
+    /// run, killed (SIGTERM, then SIGKILL) at its timeout or when the run
+    /// stops.
     ///
-    /// Errors: git could not be started.
-    pub fn try_run_in(&self, dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
-        // No automatic gc while several worktrees commit at once; paths
-        // as they are (not C-quoted octal escapes) in git's file lists.
-        let mut full = vec!["-c", "gc.auto=0", "-c", "core.quotePath=false"];
+    /// Errors: git could not be started, or it was killed.
+    fn exec(
+        &self,
+        dir: &Path,
+        pre: &[&str],
+        args: &[&str],
+        stdout_file: Option<std::fs::File>,
+    ) -> Result<GitOutput, String> {
+        let mut full: Vec<&str> = SAFE_CONFIG.to_vec();
+        full.extend_from_slice(pre);
         full.extend_from_slice(args);
         let mut expr = duct::cmd("git", full)
             .dir(dir)
             .stdin_null()
-            .stdout_capture()
             .stderr_capture()
             .unchecked()
             .env("GIT_TERMINAL_PROMPT", "0");
+        expr = match stdout_file {
+            Some(f) => expr.stdout_file(f),
+            None => expr.stdout_capture(),
+        };
         for k in super::process::GIT_LOCATION_VARS {
             expr = expr.env_remove(k);
         }
         for (k, v) in &self.env {
             expr = expr.env(k, v);
         }
-        let out = expr.run().map_err(|e| format!("cannot run git: {e}"))?;
-        Ok(GitOutput {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        })
+        let Some(control) = self.control.as_ref() else {
+            // Outside a run (status, clean): Ctrl-C ends git with loopc.
+            let out = expr.run().map_err(|e| format!("cannot run git: {e}"))?;
+            return Ok(output_of(&out));
+        };
+        let expr = expr.before_spawn(|c| {
+            use std::os::unix::process::CommandExt;
+            c.process_group(0);
+            Ok(())
+        });
+        let handle = expr.start().map_err(|e| format!("cannot run git: {e}"))?;
+        let pgid = handle.pids().first().map(|&p| p as i32).unwrap_or(0);
+        control.register(pgid);
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        let killed = loop {
+            match handle.try_wait() {
+                Ok(Some(out)) => {
+                    control.unregister(pgid);
+                    return Ok(output_of(out));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    control.unregister(pgid);
+                    return Err(format!("cannot wait for git: {e}"));
+                }
+            }
+            if let Some(t) = self.timeout
+                && started.elapsed() >= t
+            {
+                break format!("timed out after {}", super::time::human_duration(t));
+            }
+            if control.should_stop() || super::interrupt::requested() {
+                break "was stopped (the run is stopping)".to_string();
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        };
+        // SIGTERM first: git removes its lock files on SIGTERM.
+        super::process::signal_group(pgid, libc::SIGTERM);
+        let grace = Instant::now() + super::process::KILL_GRACE;
+        while Instant::now() < grace {
+            if let Ok(Some(_)) = handle.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        super::process::signal_group(pgid, libc::SIGKILL);
+        let _ = handle.kill();
+        control.unregister(pgid);
+        Err(format!("`git {}` {killed}", args.join(" ")))
+    }
+
+    /// Runs `git ARGS` in `dir` on the repository of `root` (named with
+    /// `--git-dir`, never discovered from `dir`); any exit status is
+    /// returned.
+    ///
+    /// Errors: git could not be started, or it was killed (timeout, stop).
+    pub fn try_run_in(&self, dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
+        let git_dir = format!("--git-dir={}", self.git_dir.display());
+        self.exec(dir, &[&git_dir], args, None)
     }
 
     /// Runs `git ARGS` in `dir` and requires exit status 0.
     ///
-    /// Errors: git failed; the message names the command and git's first line.
+    /// Errors: git failed; the message names the command and carries git's
+    /// whole standard error (bounded, [`bounded_stderr`]).
     pub fn run_in(&self, dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
         let out = self.try_run_in(dir, args)?;
         if out.code != 0 {
-            let why = first_line(&out.stderr);
-            let why = if why.is_empty() {
-                first_line(&out.stdout)
-            } else {
-                why
-            };
-            return Err(format!("`git {}` failed: {why}", args.join(" ")));
+            return Err(format!("`git {}` failed: {}", args.join(" "), why(&out)));
         }
         Ok(out)
     }
@@ -203,10 +411,7 @@ impl Git {
         if current.as_deref() != old {
             return Ok(false);
         }
-        Err(format!(
-            "cannot move {refname}: {}",
-            first_line(&out.stderr)
-        ))
+        Err(format!("cannot move {refname}: {}", why(&out)))
     }
 
     /// Deletes `refname` if it exists.
@@ -230,7 +435,12 @@ impl Git {
                 current = Some(WorktreeEntry {
                     path: PathBuf::from(p),
                     branch: None,
+                    head: None,
                 });
+            } else if let Some(h) = line.strip_prefix("HEAD ")
+                && let Some(e) = current.as_mut()
+            {
+                e.head = Some(h.to_string());
             } else if let Some(b) = line.strip_prefix("branch ")
                 && let Some(e) = current.as_mut()
             {
@@ -279,27 +489,144 @@ impl Git {
         Ok(())
     }
 
-    /// Stages everything in worktree `dir` and commits it with `message` when
+    /// Identifies the worktree loopc has just made at `dir`: its `.git`
+    /// file must name an administrative directory under
+    /// `<common dir>/worktrees/` whose `gitdir` names `dir/.git` back.
+    ///
+    /// Errors: `dir` is not such a worktree.
+    pub fn checkout(&self, dir: &Path) -> Result<Checkout, String> {
+        let dotgit_path = dir.join(".git");
+        let dotgit = read_dotgit(&dotgit_path)?;
+        let admin = dotgit
+            .trim_end()
+            .strip_prefix("gitdir: ")
+            .map(PathBuf::from)
+            .ok_or_else(|| format!("{} does not name a git directory", dotgit_path.display()))?;
+        let admin = if admin.is_relative() {
+            dir.join(admin)
+        } else {
+            admin
+        };
+        let admin = std::fs::canonicalize(&admin)
+            .map_err(|e| format!("cannot read {}: {e}", admin.display()))?;
+        let worktrees = self.common_dir.join("worktrees");
+        let back = std::fs::read_to_string(admin.join("gitdir")).unwrap_or_default();
+        if !admin.starts_with(&worktrees) || !same_path(Path::new(back.trim()), &dotgit_path) {
+            return Err(format!(
+                "{} is not a worktree of the repository at {}",
+                dir.display(),
+                self.root.display()
+            ));
+        }
+        Ok(Checkout {
+            dir: dir.to_path_buf(),
+            admin,
+            dotgit,
+        })
+    }
+
+    /// Verifies that `co` is still the worktree loopc made: its `.git` file
+    /// is there, unchanged, and (with `branch`) its HEAD is on
+    /// `refs/heads/<branch>`. loopc stages and commits only after this.
+    ///
+    /// Errors: a sentence saying what changed, for the attempt's feedback.
+    pub fn verify_checkout(&self, co: &Checkout, branch: Option<&str>) -> Result<(), String> {
+        let path = co.dir.join(".git");
+        match read_dotgit(&path) {
+            Ok(text) if text == co.dotgit => {}
+            Ok(_) => {
+                return Err(format!(
+                    "the worktree's `.git` file ({}) was changed: it no longer names the \
+                     worktree's git directory {}",
+                    path.display(),
+                    co.admin.display()
+                ));
+            }
+            Err(_) if !co.dir.is_dir() => {
+                return Err(format!(
+                    "the worktree {} was removed (or replaced)",
+                    co.dir.display()
+                ));
+            }
+            Err(e) => {
+                return Err(format!(
+                    "the worktree's `.git` file ({}) is missing or unreadable ({e}): it was \
+                     removed or replaced",
+                    path.display()
+                ));
+            }
+        }
+        if !co.admin.is_dir() {
+            return Err(format!(
+                "the worktree's git directory {} was removed",
+                co.admin.display()
+            ));
+        }
+        if let Some(b) = branch {
+            let want = format!("refs/heads/{b}");
+            let head = self.try_run_co(co, &["symbolic-ref", "-q", "HEAD"])?;
+            let on = head.stdout.trim();
+            if head.code != 0 || on != want {
+                let now = if head.code != 0 {
+                    "detached".to_string()
+                } else {
+                    format!("on `{}`", on.strip_prefix("refs/heads/").unwrap_or(on))
+                };
+                return Err(format!(
+                    "the worktree's HEAD is {now}, not on its task branch `{b}`"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `git ARGS` for worktree `co`, naming its git directory and its
+    /// files explicitly (`--git-dir`, `--work-tree`); any exit status.
+    ///
+    /// Errors: git could not be started, or it was killed.
+    pub fn try_run_co(&self, co: &Checkout, args: &[&str]) -> Result<GitOutput, String> {
+        let git_dir = format!("--git-dir={}", co.admin.display());
+        let work_tree = format!("--work-tree={}", co.dir.display());
+        self.exec(&co.dir, &[&git_dir, &work_tree], args, None)
+    }
+
+    /// [`Git::try_run_co`], requiring exit status 0.
+    ///
+    /// Errors: git failed (its whole standard error, bounded).
+    pub fn run_co(&self, co: &Checkout, args: &[&str]) -> Result<GitOutput, String> {
+        let out = self.try_run_co(co, args)?;
+        if out.code != 0 {
+            return Err(format!("`git {}` failed: {}", args.join(" "), why(&out)));
+        }
+        Ok(out)
+    }
+
+    /// Stages everything in worktree `co` and commits it with `message` when
     /// anything is staged. Returns the worktree's HEAD commit afterwards.
-    pub fn commit_all(&self, dir: &Path, message: &str) -> Result<String, String> {
-        self.run_in(dir, &["add", "-A"])?;
-        let staged = self.try_run_in(dir, &["diff", "--cached", "--quiet"])?;
+    /// Call [`Git::verify_checkout`] first.
+    pub fn commit_all(&self, co: &Checkout, message: &str) -> Result<String, String> {
+        self.run_co(co, &["add", "-A"])?;
+        let staged = self.try_run_co(co, &["diff", "--cached", "--quiet"])?;
         if staged.code == 1 {
-            self.run_in(dir, &["commit", "-q", "--no-verify", "-m", message])?;
+            self.run_co(co, &["commit", "-q", "--no-verify", "-m", message])?;
         } else if staged.code != 0 {
-            return Err(format!("`git diff --cached` failed in {}", dir.display()));
+            return Err(format!(
+                "`git diff --cached` failed in {}: {}",
+                co.dir.display(),
+                why(&staged)
+            ));
         }
         Ok(self
-            .run_in(dir, &["rev-parse", "HEAD"])?
+            .run_co(co, &["rev-parse", "HEAD"])?
             .stdout
             .trim()
             .to_string())
     }
 
-    /// `git status --porcelain` of worktree `dir` (empty: clean).
-    pub fn status_porcelain(&self, dir: &Path) -> Result<String, String> {
+    /// `git status --porcelain` of worktree `co` (empty: clean).
+    pub fn status_porcelain(&self, co: &Checkout) -> Result<String, String> {
         Ok(self
-            .run_in(dir, &["status", "--porcelain", "--untracked-files=all"])?
+            .run_co(co, &["status", "--porcelain", "--untracked-files=all"])?
             .stdout)
     }
 
@@ -322,24 +649,18 @@ impl Git {
     pub fn diff_to_file(&self, from: &str, to: &str, out: &Path) -> Result<(), String> {
         let file = std::fs::File::create(out)
             .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-        let mut expr = duct::cmd("git", ["diff", "--binary", from, to])
-            .dir(&self.root)
-            .stdin_null()
-            .stdout_file(file)
-            .stderr_capture()
-            .unchecked();
-        for k in super::process::GIT_LOCATION_VARS {
-            expr = expr.env_remove(k);
-        }
-        for (k, v) in &self.env {
-            expr = expr.env(k, v);
-        }
-        let res = expr.run().map_err(|e| format!("cannot run git: {e}"))?;
-        if !res.status.success() {
-            return Err(format!(
-                "`git diff {from} {to}` failed: {}",
-                first_line(&String::from_utf8_lossy(&res.stderr))
-            ));
+        let git_dir = format!("--git-dir={}", self.git_dir.display());
+        let args = [
+            "diff",
+            "--binary",
+            "--no-ext-diff",
+            "--no-textconv",
+            from,
+            to,
+        ];
+        let res = self.exec(&self.root, &[&git_dir], &args, Some(file))?;
+        if res.code != 0 {
+            return Err(format!("`git diff {from} {to}` failed: {}", why(&res)));
         }
         Ok(())
     }
@@ -466,7 +787,7 @@ impl Git {
             1 => Ok(false),
             _ => Err(format!(
                 "`git merge-base --is-ancestor` failed: {}",
-                first_line(&out.stderr)
+                why(&out)
             )),
         }
     }
@@ -508,10 +829,7 @@ fn parse_merge_tree(out: GitOutput) -> Result<MergeTree, String> {
             paths.dedup();
             Ok(MergeTree::Conflict(paths))
         }
-        _ => Err(format!(
-            "`git merge-tree` failed: {}",
-            first_line(&out.stderr)
-        )),
+        _ => Err(format!("`git merge-tree` failed: {}", why(&out))),
     }
 }
 

@@ -150,12 +150,15 @@ fn gate_in_scratch(
         return Verdict::Pass;
     }
     let scratch = ctx.layout.merge_worktree(&task.name, serial);
-    {
+    let git = ctx.git.with_timeout(task.timeout);
+    let co = {
         let _g = ctx.worktree_lock.lock();
-        if let Err(e) = worktree::create(&ctx.git, &scratch, None, merged) {
-            return Verdict::Error(format!("cannot create merge worktree: {e}"));
+        match worktree::create(&git, &scratch, None, merged).and_then(|()| git.checkout(&scratch)) {
+            Ok(co) => co,
+            Err(_) if ctx.control.should_stop() => return Verdict::Stopped,
+            Err(e) => return Verdict::Error(format!("cannot create merge worktree: {e}")),
         }
-    }
+    };
     let proto = Protocol {
         task,
         attempt,
@@ -179,7 +182,7 @@ fn gate_in_scratch(
             }
         }
         let mut gc = GateCost::default();
-        let v = gate::run_checks(ctx, &proto, &scratch, &checks, "merge", &mut gc);
+        let v = gate::run_checks(ctx, &proto, &co, &checks, "merge", &mut gc);
         cost.absorb(gc);
         v
     })();

@@ -25,6 +25,7 @@ pub mod dry_run;
 pub mod events;
 pub mod gate;
 pub mod git;
+pub mod guard;
 pub mod handoff;
 pub mod interrupt;
 pub mod lock;
@@ -389,6 +390,9 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     layout.keep_earlier_logs().map_err(RunError::usage)?;
     std::fs::write(&layout.progress, "")
         .map_err(|e| RunError::usage(format!("cannot write {}: {e}", layout.progress.display())))?;
+    let control = Arc::new(process::Control::default());
+    let mut git = git;
+    git.bind(Arc::clone(&control));
     let ctx = Arc::new(RunCtx {
         slug,
         reserved: reconciled.reserved,
@@ -396,7 +400,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
         plan,
         git,
         layout,
-        control: process::Control::default(),
+        control,
         events,
         worktree_lock: Mutex::new(()),
     });

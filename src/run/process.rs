@@ -60,6 +60,12 @@ impl Control {
         }
     }
 
+    /// Whether running subprocesses must be killed now: stopped, or past
+    /// the deadline.
+    pub fn should_stop(&self) -> bool {
+        self.stopped() || self.past_deadline()
+    }
+
     fn past_deadline(&self) -> bool {
         self.deadline
             .lock()
@@ -78,13 +84,15 @@ impl Control {
         }
     }
 
-    fn register(&self, pgid: i32) {
+    /// Records a running process group (killed by [`Control::kill_all`]).
+    pub fn register(&self, pgid: i32) {
         if let Ok(mut g) = self.groups.lock() {
             g.insert(pgid);
         }
     }
 
-    fn unregister(&self, pgid: i32) {
+    /// Forgets a process group that ended.
+    pub fn unregister(&self, pgid: i32) {
         if let Ok(mut g) = self.groups.lock() {
             g.remove(&pgid);
         }
@@ -142,7 +150,8 @@ impl Exit {
     }
 }
 
-fn signal_group(pgid: i32, sig: i32) {
+/// Sends `sig` to process group `pgid` (nothing for groups 0 and 1).
+pub fn signal_group(pgid: i32, sig: i32) {
     if pgid > 1 {
         // SAFETY: killpg only sends a signal; an invalid group yields ESRCH.
         unsafe {

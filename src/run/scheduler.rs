@@ -11,7 +11,7 @@ use super::events::Event;
 use super::gate::{self, Check, Verdict};
 use super::merge::{self, Merge};
 use super::state::{self, RunState, RunStatus, TaskState, TaskStatus};
-use super::{cache, interrupt, progress, worktree};
+use super::{cache, guard, interrupt, progress, worktree};
 use crate::exit;
 use crate::key::Key;
 use crate::plan::{OnFail, TaskKind};
@@ -73,9 +73,17 @@ pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse
         merged_checks: Vec::new(),
         stop: None,
         running: 0,
+        refs_at_start: None,
+        attributed: Vec::new(),
         ctx,
         parallel: parallel.max(1) as usize,
     };
+    sched.refs_at_start = guard::snapshot(
+        &sched.ctx.git,
+        &sched.ctx.integration_ref,
+        &sched.ctx.layout.worktrees,
+    )
+    .ok();
     if let Some(d) = sched.meter.deadline() {
         sched.ctx.control.set_deadline(d);
     }
@@ -115,6 +123,10 @@ struct Scheduler {
     keys: Vec<Option<Key>>,
     /// Base commits' file lists for `inputs`.
     lister: cache::FileLister,
+    /// The user's refs when the run started ([`guard`]).
+    refs_at_start: Option<guard::Snapshot>,
+    /// Ref changes already charged to an attempt (name, new value).
+    attributed: Vec<(String, Option<String>)>,
 }
 
 impl Scheduler {
@@ -313,6 +325,9 @@ impl Scheduler {
                         fallback.serial,
                     ),
                     files: None,
+                    agent_started: false,
+                    refs_before: None,
+                    ref_changes: Vec::new(),
                     input: fallback,
                 });
                 let _ = tx.send(result);
@@ -345,8 +360,15 @@ impl Scheduler {
         let task = self.ctx.plan.tasks[i].clone();
         let is_agent = matches!(task.kind, TaskKind::Agent { .. });
 
-        // Merge a passed attempt (step 7).
+        // Refs that are not loopc's changed while the attempt ran: it fails
+        // (unless blocked or interrupted anyway), and the summary warns.
+        // loopc never moves them back: the person decides.
         let mut outcome = r.outcome.clone();
+        if !r.ref_changes.is_empty() {
+            outcome = self.refs_changed(state, &r, outcome);
+        }
+
+        // Merge a passed attempt (step 7).
         let merge_base = self.head.clone();
         if let Outcome::Passed { commit, .. } = &outcome {
             let mut cost = Cost::default();
@@ -589,6 +611,99 @@ impl Scheduler {
                     self.task_final(state, i, TaskStatus::Interrupted, None);
                 }
             }
+        }
+    }
+
+    /// Attempt `r` saw refs that are not loopc's change while it ran: warns
+    /// (summary, display) and returns the outcome to judge it by.
+    fn refs_changed(
+        &mut self,
+        state: &mut RunState,
+        r: &AttemptResult,
+        outcome: Outcome,
+    ) -> Outcome {
+        let task = &self.ctx.plan.tasks[r.input.task];
+        let lines: Vec<String> = r
+            .ref_changes
+            .iter()
+            .map(guard::RefChange::describe)
+            .collect();
+        // Parallel attempts share the refs: name the others that were
+        // running, since the change may be theirs.
+        let others: Vec<String> = state
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(j, t)| *j != r.input.task && t.status == TaskStatus::Running)
+            .map(|(_, t)| format!("`{}`", t.name))
+            .collect();
+        let also = if others.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (task(s) {} were running at the same time)",
+                others.join(", ")
+            )
+        };
+        for (c, line) in r.ref_changes.iter().zip(&lines) {
+            self.attributed.push((c.name.clone(), c.new.clone()));
+            let w = format!(
+                "while task `{}` attempt {} ran{also}, {line}; loopc did not change it back",
+                task.name, r.input.attempt
+            );
+            self.ctx.events.ui().line(&format!("loopc: warning: {w}"));
+            state.warnings.push(w);
+        }
+        match outcome {
+            Outcome::Passed { .. } | Outcome::Failed { .. } | Outcome::Infrastructure(_) => {
+                let first = lines.first().cloned().unwrap_or_default();
+                let more = if lines.len() > 1 {
+                    format!(" (and {} more)", lines.len() - 1)
+                } else {
+                    String::new()
+                };
+                Outcome::Failed {
+                    reason: format!("refs that are not loopc's changed: {first}{more}"),
+                    feedback: format!(
+                        "While the previous attempt ran, refs of the repository that are not \
+                         the task's changed{also}:\n{}\nloopc did not change them back. Do not \
+                         create, move or delete branches or tags, switch the checkout, or use \
+                         `git stash`: work only in your worktree, on its task branch.",
+                        lines.join("\n")
+                    ),
+                    on_fail: OnFail::Retry,
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// Warns about refs that are not loopc's and changed during the run
+    /// without an attempt having seen it (the person, or another program).
+    fn unattributed_ref_changes(&mut self, state: &mut RunState) {
+        let Some(start) = &self.refs_at_start else {
+            return;
+        };
+        let Ok(now) = guard::snapshot(
+            &self.ctx.git,
+            &self.ctx.integration_ref,
+            &self.ctx.layout.worktrees,
+        ) else {
+            return;
+        };
+        for c in guard::diff(start, &now) {
+            if self
+                .attributed
+                .iter()
+                .any(|(name, new)| *name == c.name && *new == c.new)
+            {
+                continue;
+            }
+            state.warnings.push(format!(
+                "during the run (not while an attempt of loopc's ran: by you, or another \
+                 program?), {}",
+                c.describe()
+            ));
         }
     }
 
@@ -923,6 +1038,7 @@ impl Scheduler {
     }
 
     fn finish(&mut self, state: &mut RunState) -> i32 {
+        self.unattributed_ref_changes(state);
         let all_done = state.tasks.iter().all(|t| t.status.is_done());
         let (status, code) = match self.stop.as_ref().map(|s| s.0) {
             Some(StopKind::Interrupted) => (RunStatus::Interrupted, exit::INTERRUPTED),
@@ -961,6 +1077,7 @@ pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
         finished_at: None,
         spent: Default::default(),
         limits: state::Limits::of(&ctx.plan.budget),
+        warnings: Vec::new(),
         tasks: ctx
             .plan
             .tasks

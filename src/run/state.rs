@@ -198,6 +198,11 @@ pub struct RunState {
     pub limits: Limits,
     /// Tasks in the plan's topological order.
     pub tasks: Vec<TaskState>,
+    /// What the person must know about the run beyond the tasks' results:
+    /// refs that are not loopc's and changed during the run
+    /// ([`super::guard`]). Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Writes `state` to `path` atomically.

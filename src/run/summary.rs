@@ -118,6 +118,9 @@ pub fn table(state: &RunState) -> String {
     if let Some(r) = &state.stop_reason {
         out.push_str(&format!("stopped: {}\n", sanitize_line(r)));
     }
+    for w in &state.warnings {
+        out.push_str(&format!("warning: {}\n", sanitize_line(w)));
+    }
     for t in &state.tasks {
         if let Some(r) = &t.reason
             && !t.status.is_done()

@@ -1,0 +1,178 @@
+//! The guard on the user's refs. Worktrees share their repository's refs,
+//! so an agent can create, move or delete a user's branch or tag, move a
+//! checkout's HEAD, or push onto the user's stash (`git stash` in a linked
+//! worktree does) — only a sandbox prevents it. loopc detects it: it takes a
+//! [`Snapshot`] of every ref that is not its own before an attempt's first
+//! subprocess and after its last one; a difference fails the attempt with
+//! feedback naming each ref and its old and new value, and the run's
+//! summary warns. loopc never moves such a ref back: the user decides.
+//!
+//! loopc's own refs are not watched: its task branches `refs/heads/loopc/…`,
+//! its cache `refs/loopc/…` and the integration branch (guarded on its own:
+//! a foreign move stops the run). Remote-tracking refs (`refs/remotes/…`)
+//! are not watched either: they mirror other repositories and move with
+//! every fetch, an editor's background fetch included.
+
+use super::git::Git;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The key under which the stash's entries are recorded.
+const STASH: &str = "the stash";
+
+/// The user's refs at one moment: ref name, `HEAD of <checkout>` or
+/// [`STASH`], to its value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot(BTreeMap<String, String>);
+
+/// One difference between two snapshots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefChange {
+    /// The ref (`refs/heads/main`), `HEAD of <checkout>` or `the stash`.
+    pub name: String,
+    /// Its value before (`None`: it did not exist).
+    pub old: Option<String>,
+    /// Its value after (`None`: it was deleted).
+    pub new: Option<String>,
+}
+
+impl RefChange {
+    /// One line for people: what changed, from what to what.
+    pub fn describe(&self) -> String {
+        let show = |v: &str| {
+            if self.name == STASH {
+                let n = v.split_whitespace().count();
+                let top = v.split_whitespace().next().unwrap_or("");
+                format!("{n} entr{} (top {top})", if n == 1 { "y" } else { "ies" })
+            } else {
+                v.to_string()
+            }
+        };
+        match (&self.old, &self.new) {
+            (None, Some(n)) if self.name == STASH => {
+                format!("{STASH} was created: {}", show(n))
+            }
+            (Some(_), None) if self.name == STASH => format!("{STASH} was emptied"),
+            (None, Some(n)) => format!("`{}` was created at {}", self.name, show(n)),
+            (Some(o), None) => format!("`{}` was deleted (it was at {})", self.name, show(o)),
+            (Some(o), Some(n)) if self.name == STASH => {
+                format!("{STASH} changed from {} to {}", show(o), show(n))
+            }
+            (Some(o), Some(n)) => {
+                format!("`{}` was moved from {} to {}", self.name, show(o), show(n))
+            }
+            (None, None) => format!("`{}` changed", self.name),
+        }
+    }
+}
+
+/// Takes a snapshot of the refs that are not loopc's in the repository of
+/// `git`: every ref but `refs/heads/loopc/…`, `refs/loopc/…`,
+/// `refs/remotes/…` and `integration_ref`; the HEAD of every checkout
+/// outside `worktrees` (loopc's); and the stash's entries.
+///
+/// Errors: git failed.
+pub fn snapshot(git: &Git, integration_ref: &str, worktrees: &Path) -> Result<Snapshot, String> {
+    let mut map = BTreeMap::new();
+    let refs = git.read(&["for-each-ref", "--format=%(refname) %(objectname)"])?;
+    let mut stash = false;
+    for line in refs.lines() {
+        let Some((name, oid)) = line.split_once(' ') else {
+            continue;
+        };
+        if name.starts_with("refs/heads/loopc/")
+            || name.starts_with("refs/loopc/")
+            || name.starts_with("refs/remotes/")
+            || name == integration_ref
+        {
+            continue;
+        }
+        if name == "refs/stash" {
+            stash = true;
+            continue;
+        }
+        map.insert(name.to_string(), oid.to_string());
+    }
+    if stash {
+        let entries = git.read(&["reflog", "show", "--format=%H", "refs/stash", "--"])?;
+        map.insert(
+            STASH.to_string(),
+            entries.split_whitespace().collect::<Vec<_>>().join(" "),
+        );
+    }
+    let canon = std::fs::canonicalize(worktrees).unwrap_or_else(|_| worktrees.to_path_buf());
+    for w in git.worktrees()? {
+        if w.path.starts_with(worktrees) || w.path.starts_with(&canon) {
+            continue;
+        }
+        let value = match (&w.branch, &w.head) {
+            (Some(b), _) => format!("ref: {b}"),
+            (None, Some(h)) => format!("detached at {h}"),
+            (None, None) => "unborn".to_string(),
+        };
+        map.insert(format!("HEAD of {}", w.path.display()), value);
+    }
+    Ok(Snapshot(map))
+}
+
+/// What changed from `before` to `after`, in name order.
+pub fn diff(before: &Snapshot, after: &Snapshot) -> Vec<RefChange> {
+    let mut out = Vec::new();
+    for (name, old) in &before.0 {
+        match after.0.get(name) {
+            Some(new) if new == old => {}
+            new => out.push(RefChange {
+                name: name.clone(),
+                old: Some(old.clone()),
+                new: new.cloned(),
+            }),
+        }
+    }
+    for (name, new) in &after.0 {
+        if !before.0.contains_key(name) {
+            out.push(RefChange {
+                name: name.clone(),
+                old: None,
+                new: Some(new.clone()),
+            });
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(pairs: &[(&str, &str)]) -> Snapshot {
+        Snapshot(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn changes_are_found_and_described() {
+        let a = snap(&[("refs/heads/main", "1"), ("refs/tags/v1", "2")]);
+        let b = snap(&[
+            ("refs/heads/main", "3"),
+            ("refs/heads/x", "4"),
+            (STASH, "5 6"),
+        ]);
+        let d = diff(&a, &b);
+        let text: Vec<String> = d.iter().map(RefChange::describe).collect();
+        assert_eq!(
+            text,
+            [
+                "`refs/heads/main` was moved from 1 to 3",
+                "`refs/heads/x` was created at 4",
+                "`refs/tags/v1` was deleted (it was at 2)",
+                "the stash was created: 2 entries (top 5)",
+            ]
+        );
+        assert!(diff(&a, &a).is_empty());
+    }
+}
