@@ -150,3 +150,129 @@ fn an_agent_moving_a_users_branch_fails_naming_it_and_the_move_is_kept() {
         repo.git(&["rev-parse", "main"])
     );
 }
+
+// Item 3: the user's git configuration -------------------------------------
+
+#[test]
+fn the_users_hooks_and_signing_do_not_run_in_loopcs_own_git_commands() {
+    let repo = Repo::new();
+    let marker = repo.bin.join("hooks-ran");
+    let hooks = repo.bin.join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    for hook in [
+        "post-checkout",
+        "pre-commit",
+        "prepare-commit-msg",
+        "commit-msg",
+        "post-commit",
+        "reference-transaction",
+        "post-index-change",
+    ] {
+        repo.script(
+            &format!("hooks/{hook}"),
+            &format!("#!/bin/sh\necho {hook} >> '{}'\nexit 1\n", marker.display()),
+        );
+    }
+    repo.git(&["config", "core.hooksPath", &hooks.to_string_lossy()]);
+    repo.git(&["config", "commit.gpgSign", "true"]);
+    repo.git(&["config", "gpg.program", "false"]);
+    one_task_plan(&repo, common::repo::SIMPLE_AGENT, 1);
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.show("loop/s", "one.txt").unwrap(), "made by one\n");
+    assert!(
+        !marker.exists(),
+        "hooks ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+}
+
+/// A repository whose `*.slow` files pass through a clean filter `filter`.
+fn filtered_repo(filter: &str) -> Repo {
+    let repo = Repo::new();
+    repo.write(".gitattributes", "*.slow filter=slow\n");
+    repo.commit("attributes");
+    repo.git(&["config", "filter.slow.clean", filter]);
+    repo.git(&["config", "filter.slow.required", "true"]);
+    repo
+}
+
+const COUNTING_SLOW_AGENT: &str = r#"#!/bin/sh
+cat > /dev/null
+echo run >> "$(dirname "$0")/agent-runs"
+echo work > work.slow
+"#;
+
+#[test]
+fn a_git_command_that_hangs_is_killed_at_the_attempts_timeout_and_counted() {
+    let repo = filtered_repo("sleep 30; cat");
+    repo.script("agent.sh", COUNTING_SLOW_AGENT);
+    repo.plan(
+        r#"
+loop "s" { }
+budget { iterations = 1 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task one { agent = bot  prompt = "x"  timeout = 2s }
+"#,
+    );
+    let r = repo.run();
+    let runs = std::fs::read_to_string(repo.bin.join("agent-runs")).unwrap_or_default();
+    assert_eq!(runs.lines().count(), 1, "{r:?}");
+    assert_eq!(repo.state()["spent"]["iterations"], 1, "{r:?}");
+    assert_eq!(repo.task("one")["attempts"], 1, "{r:?}");
+    let reason = repo.task("one")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("`git add -A` timed out after 2"),
+        "{reason}"
+    );
+    assert_ne!(r.code, 0, "{r:?}");
+}
+
+#[test]
+fn a_failing_git_command_reports_its_whole_stderr() {
+    let repo = filtered_repo("echo first line >&2; echo second line >&2; exit 1");
+    one_task_plan(&repo, COUNTING_SLOW_AGENT, 1);
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    let reason = repo.task("one")["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("first line"), "{reason}");
+    assert!(reason.contains("second line"), "{reason}");
+    assert!(reason.contains("fatal:"), "{reason}");
+    assert_eq!(repo.state()["spent"]["iterations"], 1, "{r:?}");
+}
+
+// Item 8: the integration branch deleted during a run ----------------------
+
+#[test]
+fn deleting_the_integration_branch_stops_the_run_and_counts_every_agent_run() {
+    let repo = Repo::new();
+    repo.script(
+        "agent.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+echo run >> "$(dirname "$0")/agent-runs"
+echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
+if [ "$LOOP_TASK" = b ]; then git update-ref -d refs/heads/loop/s; fi
+"#,
+    );
+    repo.plan(
+        r#"
+loop "s" { }
+budget { iterations = 20 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = bot  prompt = "x" }
+task c: b { agent = bot  prompt = "x" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains("`loop/s` was deleted") || r.stdout.contains("`loop/s` was deleted"),
+        "{r:?}"
+    );
+    let runs = std::fs::read_to_string(repo.bin.join("agent-runs")).unwrap_or_default();
+    assert_eq!(runs.lines().count(), 2, "{r:?}");
+    assert_eq!(repo.state()["spent"]["iterations"], 2, "{r:?}");
+    assert_ne!(repo.status_of("c"), "passed");
+}

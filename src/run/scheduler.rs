@@ -354,8 +354,47 @@ impl Scheduler {
         }
     }
 
+    /// The integration branch no longer exists: someone deleted it during
+    /// the run. Stops at once (exit 2), as a foreign move does.
+    fn branch_deleted(&mut self) {
+        self.set_stop(
+            StopKind::BranchMoved,
+            format!(
+                "the integration branch `{}` was deleted by someone else while loopc was \
+                 running (loopc's last head: {}); the run stops",
+                self.ctx.plan.settings.branch, self.head
+            ),
+        );
+        self.ctx.control.stop();
+    }
+
+    /// Checks, whenever an attempt ends, that the integration branch is still
+    /// where loopc left it or on a descendant of it; stops the run when it
+    /// was deleted or moved off loopc's work.
+    fn check_integration(&mut self) {
+        match self.ctx.git.commit_of(&self.ctx.integration_ref) {
+            Ok(None) => self.branch_deleted(),
+            Ok(Some(h)) if h != self.head => {
+                if !self.ctx.git.is_ancestor(&self.head, &h).unwrap_or(true) {
+                    self.set_stop(
+                        StopKind::BranchMoved,
+                        format!(
+                            "the integration branch `{}` was moved by someone else from {} \
+                             (loopc's last head) to {}, which does not contain the work \
+                             loopc merged; the run stops",
+                            self.ctx.plan.settings.branch, self.head, h
+                        ),
+                    );
+                    self.ctx.control.stop();
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Handles one finished attempt.
     fn finished(&mut self, state: &mut RunState, mut r: AttemptResult) {
+        self.check_integration();
         let i = r.input.task;
         let task = self.ctx.plan.tasks[i].clone();
         let is_agent = matches!(task.kind, TaskKind::Agent { .. });
@@ -425,7 +464,11 @@ impl Scheduler {
                     // descendant of loopc's head, adopt it: later attempts
                     // start from (and merge into) it. A move that drops
                     // loopc's merged work stops the run instead.
-                    if let Ok(Some(h)) = self.ctx.git.commit_of(&self.ctx.integration_ref)
+                    let now = self.ctx.git.commit_of(&self.ctx.integration_ref);
+                    if let Ok(None) = now {
+                        self.branch_deleted();
+                    }
+                    if let Ok(Some(h)) = now
                         && h != self.head
                     {
                         if self.ctx.git.is_ancestor(&self.head, &h).unwrap_or(false) {
@@ -449,6 +492,21 @@ impl Scheduler {
                     outcome = Outcome::Interrupted;
                 }
             }
+        }
+
+        // From the moment the agent started, the attempt counts: what fails
+        // after it (a commit, a diff, a gate that cannot run, the merge) is a
+        // failed attempt, not an infrastructure failure to retry for free.
+        if let Outcome::Infrastructure(why) = &outcome
+            && r.agent_started
+        {
+            outcome = Outcome::Failed {
+                reason: why.clone(),
+                feedback: format!(
+                    "loopc could not finish the previous attempt after its agent ran: {why}"
+                ),
+                on_fail: OnFail::Retry,
+            };
         }
 
         // Cost and budget counters.
@@ -596,7 +654,21 @@ impl Scheduler {
                 let by_time = !interrupt::requested()
                     && self.stop.as_ref().is_none_or(|s| s.0 == StopKind::Budget)
                     && self.meter.deadline().is_some_and(|d| Instant::now() >= d);
-                if by_time {
+                // An attempt whose agent ran, cut off because the integration
+                // branch was moved or deleted, ran: it is counted.
+                let by_branch = r.agent_started
+                    && self
+                        .stop
+                        .as_ref()
+                        .is_some_and(|s| s.0 == StopKind::BranchMoved);
+                if by_branch {
+                    self.task_final(
+                        state,
+                        i,
+                        TaskStatus::Interrupted,
+                        Some("the run stopped: its integration branch was changed".into()),
+                    );
+                } else if by_time {
                     self.task_final(
                         state,
                         i,
