@@ -374,19 +374,19 @@ impl Scheduler {
     fn check_integration(&mut self) {
         match self.ctx.git.commit_of(&self.ctx.integration_ref) {
             Ok(None) => self.branch_deleted(),
-            Ok(Some(h)) if h != self.head => {
-                if !self.ctx.git.is_ancestor(&self.head, &h).unwrap_or(true) {
-                    self.set_stop(
-                        StopKind::BranchMoved,
-                        format!(
-                            "the integration branch `{}` was moved by someone else from {} \
+            Ok(Some(h))
+                if h != self.head && !self.ctx.git.is_ancestor(&self.head, &h).unwrap_or(true) =>
+            {
+                self.set_stop(
+                    StopKind::BranchMoved,
+                    format!(
+                        "the integration branch `{}` was moved by someone else from {} \
                              (loopc's last head) to {}, which does not contain the work \
                              loopc merged; the run stops",
-                            self.ctx.plan.settings.branch, self.head, h
-                        ),
-                    );
-                    self.ctx.control.stop();
-                }
+                        self.ctx.plan.settings.branch, self.head, h
+                    ),
+                );
+                self.ctx.control.stop();
             }
             _ => {}
         }
