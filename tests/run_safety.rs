@@ -276,3 +276,92 @@ task c: b { agent = bot  prompt = "x" }
     assert_eq!(repo.state()["spent"]["iterations"], 2, "{r:?}");
     assert_ne!(repo.status_of("c"), "passed");
 }
+
+// Item 6: start-up checks before anything moves -----------------------------
+
+const TWO_TASKS: &str = r#"
+loop "s" { }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = bot  prompt = "y" }
+"#;
+
+/// A repository after one passed run of two tasks: `loop/s` is 2 commits
+/// past `main`.
+fn after_one_run() -> Repo {
+    let repo = Repo::new();
+    repo.script("agent.sh", common::repo::SIMPLE_AGENT);
+    repo.plan(TWO_TASKS);
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.git(&["rev-list", "--count", "main..loop/s"]), "2");
+    repo
+}
+
+#[test]
+fn a_run_that_cannot_start_changes_nothing() {
+    type Spoil = fn(&std::path::Path);
+    let cases: [(&str, Spoil); 4] = [
+        ("earlier-logs is a file", |d| {
+            std::fs::write(d.join("earlier-logs"), "x").unwrap()
+        }),
+        ("events.jsonl is a directory", |d| {
+            std::fs::remove_file(d.join("events.jsonl")).unwrap();
+            std::fs::create_dir(d.join("events.jsonl")).unwrap();
+        }),
+        ("progress.md is a directory", |d| {
+            std::fs::remove_file(d.join("progress.md")).unwrap();
+            std::fs::create_dir(d.join("progress.md")).unwrap();
+        }),
+        ("state.json.tmp is a directory", |d| {
+            std::fs::create_dir(d.join("state.json.tmp")).unwrap()
+        }),
+    ];
+    for (what, spoil) in cases {
+        let repo = after_one_run();
+        let head = repo.git(&["rev-parse", "loop/s"]);
+        let state = std::fs::read_to_string(repo.root.join(".loopc/state.json")).unwrap();
+        spoil(&repo.root.join(".loopc"));
+        let r = repo.loopc(&["run", "--force", "a", "plan.loop"]);
+        assert_eq!(r.code, 2, "{what}: {r:?}");
+        assert_eq!(repo.git(&["rev-parse", "loop/s"]), head, "{what}");
+        let after = std::fs::read_to_string(repo.root.join(".loopc/state.json")).unwrap();
+        assert_eq!(after, state, "{what}");
+    }
+}
+
+#[test]
+fn a_run_that_cannot_record_its_state_says_so_in_its_exit_status() {
+    let repo = Repo::new();
+    repo.script(
+        "agent.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+mkdir "$(dirname "$LOOP_HANDOFF")/../../../state.json.tmp"
+echo x > x.txt
+"#,
+    );
+    one_task_plan(
+        &repo,
+        &std::fs::read_to_string(repo.bin.join("agent.sh")).unwrap(),
+        1,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert_eq!(r.stderr.matches("loopc: cannot write").count(), 1, "{r:?}");
+    assert!(r.stderr.contains("could not be recorded"), "{r:?}");
+}
+
+// Item 9: the integration branch is recorded as loopc's only when created ----
+
+#[test]
+fn an_integration_branch_that_cannot_be_created_is_not_recorded_as_loopcs() {
+    let repo = Repo::new();
+    repo.git(&["branch", "loop"]);
+    one_task_plan(&repo, common::repo::SIMPLE_AGENT, 1);
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("loop/s"), "{r:?}");
+    let ledger = std::fs::read_to_string(repo.root.join(".loopc/branches")).unwrap_or_default();
+    assert!(!ledger.lines().any(|l| l == "loop/s"), "{ledger}");
+}

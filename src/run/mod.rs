@@ -180,10 +180,9 @@ fn run_command(args: &RunArgs) -> Result<i32, RunError> {
     execute(plan, &options, &cwd)
 }
 
-/// Checks that the repository can be used and prepares the integration
-/// branch; returns its head. Everything here runs before any work starts,
-/// and every failure is exit 2.
-fn preflight(git: &Git, layout: &Layout, plan: &Plan) -> Result<String, RunError> {
+/// Checks that the repository can be used and where the integration branch
+/// starts. Nothing here changes anything; every failure is exit 2.
+fn preflight(git: &Git, plan: &Plan) -> Result<Start, RunError> {
     if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
         return Err(RunError::usage(format!(
             "the repository at {} is in the middle of {what}; finish or abort it first",
@@ -217,10 +216,7 @@ fn preflight(git: &Git, layout: &Layout, plan: &Plan) -> Result<String, RunError
         )));
     }
     match &existing {
-        None => {
-            // loopc creates it: `loopc clean --integration` may remove it.
-            worktree::record_branch(layout, branch).map_err(RunError::usage)?;
-        }
+        None => {}
         Some(tip) => {
             // The branch is rebuilt from the base, which must lose nothing
             // but loopc's own commits (the cache replays them), whether
@@ -239,19 +235,54 @@ fn preflight(git: &Git, layout: &Layout, plan: &Plan) -> Result<String, RunError
             }
         }
     }
-    // Every run builds the integration branch afresh from the base: tasks
-    // recorded in the cache are replayed (an unchanged plan reproduces the
-    // same commits), the others run.
-    if existing.as_deref() != Some(base_commit.as_str())
-        && !git
-            .update_ref(&refname, &base_commit, existing.as_deref())
-            .map_err(RunError::usage)?
-    {
-        return Err(RunError::usage(format!(
-            "cannot reset the integration branch `{branch}` to the base (it moved meanwhile)"
-        )));
+    Ok(Start {
+        base: base_commit,
+        existing,
+    })
+}
+
+/// Where the integration branch starts, found by [`preflight`].
+struct Start {
+    /// The base commit.
+    base: String,
+    /// The integration branch's head before the run (`None`: it does not
+    /// exist yet).
+    existing: Option<String>,
+}
+
+/// Builds the integration branch afresh from the base, the last step before
+/// work starts: tasks recorded in the cache are replayed (an unchanged plan
+/// reproduces the same commits), the others run. A branch loopc creates is
+/// recorded in its ledger (`loopc clean --integration` may remove it), and
+/// only if it was created.
+fn reset_integration(
+    git: &Git,
+    layout: &Layout,
+    plan: &Plan,
+    start: &Start,
+) -> Result<(), RunError> {
+    let branch = &plan.settings.branch;
+    let refname = format!("refs/heads/{branch}");
+    if start.existing.as_deref() == Some(start.base.as_str()) {
+        return Ok(());
     }
-    Ok(base_commit)
+    if start.existing.is_none() {
+        // Recorded first, so that a crash right after leaves it recorded.
+        worktree::record_branch(layout, branch).map_err(RunError::usage)?;
+    }
+    let moved = git.update_ref(&refname, &start.base, start.existing.as_deref());
+    if start.existing.is_none() && !matches!(moved, Ok(true)) {
+        worktree::forget_branch(layout, branch).map_err(RunError::usage)?;
+    }
+    match moved {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(RunError::usage(format!(
+            "cannot reset the integration branch `{branch}` to the base (it moved meanwhile)"
+        ))),
+        Err(e) => Err(RunError::usage(format!(
+            "cannot create or reset the integration branch `{branch}`: {e}"
+        ))),
+    }
 }
 
 /// Whether `subject` is the subject of a commit loopc writes on the
@@ -370,7 +401,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
         plan.tasks.iter().map(|t| t.name.as_str()),
     )
     .map_err(RunError::usage)?;
-    let head = preflight(&git, &layout, &plan)?;
+    let start = preflight(&git, &plan)?;
     let cache_use = scheduler::CacheUse {
         store: if options.no_cache {
             None
@@ -384,12 +415,18 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
             .collect(),
     };
     let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
+    // Every file the run writes must be writable before anything moves: a
+    // run that cannot start changes nothing.
+    layout.check_files().map_err(RunError::usage)?;
+    state::probe(&layout.state).map_err(RunError::usage)?;
     let events = Recorder::open(&layout.events, ui::Ui::detect()).map_err(RunError::usage)?;
     // A new run starts new logs (an earlier run's are kept) and a new
     // progress file.
     layout.keep_earlier_logs().map_err(RunError::usage)?;
     std::fs::write(&layout.progress, "")
         .map_err(|e| RunError::usage(format!("cannot write {}: {e}", layout.progress.display())))?;
+    reset_integration(&git, &layout, &plan, &start)?;
+    let head = start.base;
     let control = Arc::new(process::Control::default());
     let mut git = git;
     git.bind(Arc::clone(&control));

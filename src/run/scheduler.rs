@@ -75,6 +75,7 @@ pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse
         running: 0,
         refs_at_start: None,
         attributed: Vec::new(),
+        save_error: None,
         ctx,
         parallel: parallel.max(1) as usize,
     };
@@ -127,6 +128,8 @@ struct Scheduler {
     refs_at_start: Option<guard::Snapshot>,
     /// Ref changes already charged to an attempt (name, new value).
     attributed: Vec<(String, Option<String>)>,
+    /// Why the last attempt to save state.json failed (`None`: it worked).
+    save_error: Option<String>,
 }
 
 impl Scheduler {
@@ -213,7 +216,13 @@ impl Scheduler {
         state.spent = self.meter.spent.clone();
         state.head_commit = self.head.clone();
         if let Err(e) = state::save(&self.ctx.layout.state, state) {
-            self.ctx.events.ui().line(&format!("loopc: {e}"));
+            // Said once; the exit status says it too (see `finish`).
+            if self.save_error.is_none() {
+                self.ctx.events.ui().line(&format!("loopc: {e}"));
+            }
+            self.save_error = Some(e);
+        } else {
+            self.save_error = None;
         }
     }
 
@@ -1129,6 +1138,17 @@ impl Scheduler {
             exit_code: code,
             reason: state.stop_reason.clone(),
         });
+        // A run whose state is not recorded must not look like a success:
+        // `loopc status` and the next run would not know what it did.
+        if let Some(e) = &self.save_error
+            && code != exit::INTERRUPTED
+        {
+            self.ctx.events.ui().line(&format!(
+                "loopc: the run's state could not be recorded ({e}); exit status {}",
+                exit::USAGE
+            ));
+            return exit::USAGE;
+        }
         code
     }
 }

@@ -222,6 +222,17 @@ pub fn save(path: &Path, state: &RunState) -> Result<(), String> {
     write().map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// Checks that `state` can be written at `path` (its temporary file can
+/// be created there), before a run changes anything.
+///
+/// Errors: it cannot; the message names the path.
+pub fn probe(path: &Path) -> Result<(), String> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::File::create(&tmp)
+        .and_then(|_| std::fs::remove_file(&tmp))
+        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))
+}
+
 /// Reads the state file at `path`.
 ///
 /// Errors: missing, unreadable, truncated or not valid JSON, or another

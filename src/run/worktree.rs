@@ -82,6 +82,47 @@ impl Layout {
         Ok(())
     }
 
+    /// Checks, before a run changes anything, that the files it writes
+    /// under `.loopc/` can be what they must: `progress.md` and
+    /// `events.jsonl` files (or absent), `logs/`, `earlier-logs/` and
+    /// `worktrees/` directories (or absent), none a symbolic link.
+    ///
+    /// Errors: a message naming the path and what it is.
+    pub fn check_files(&self) -> Result<(), String> {
+        for (path, dir) in [
+            (&self.progress, false),
+            (&self.events, false),
+            (&self.state, false),
+            (&self.logs, true),
+            (&self.earlier_logs, true),
+            (&self.worktrees, true),
+        ] {
+            let Ok(meta) = std::fs::symlink_metadata(path) else {
+                continue;
+            };
+            let ok = if dir {
+                meta.file_type().is_dir()
+            } else {
+                meta.file_type().is_file()
+            };
+            if !ok {
+                let what = if meta.file_type().is_symlink() {
+                    "a symbolic link"
+                } else if meta.is_dir() {
+                    "a directory"
+                } else {
+                    "a file"
+                };
+                return Err(format!(
+                    "{} is {what}; loopc needs it to be {}: move it away and run again",
+                    path.display(),
+                    if dir { "a directory" } else { "a file" }
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The worktree directory of a task's `n`th try.
     pub fn task_worktree(&self, task: &str, n: u32) -> PathBuf {
         self.worktrees.join(format!("{task}-{n}"))
@@ -241,6 +282,17 @@ pub fn ledger(layout: &Layout) -> Result<BTreeSet<String>, String> {
 /// Errors: the ledger cannot be written.
 pub fn record_branch(layout: &Layout, branch: &str) -> Result<(), String> {
     append_to_list(&layout.branches, branch)
+}
+
+/// Removes `branch` from the ledger (it was recorded, then not created).
+///
+/// Errors: the ledger cannot be read or written.
+pub fn forget_branch(layout: &Layout, branch: &str) -> Result<(), String> {
+    let mut branches = ledger(layout)?;
+    if branches.remove(branch) {
+        write_ledger(layout, &branches)?;
+    }
+    Ok(())
 }
 
 /// The task branches whose worktrees are kept (`.loopc/kept`): attempts
