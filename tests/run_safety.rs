@@ -365,3 +365,57 @@ fn an_integration_branch_that_cannot_be_created_is_not_recorded_as_loopcs() {
     let ledger = std::fs::read_to_string(repo.root.join(".loopc/branches")).unwrap_or_default();
     assert!(!ledger.lines().any(|l| l == "loop/s"), "{ledger}");
 }
+
+// Item 5: `.loopc` symlinks and directories loopc did not make ---------------
+
+#[test]
+fn a_symlinked_dot_loopc_is_refused_by_run_and_clean() {
+    let repo = Repo::new();
+    let elsewhere = repo.bin.join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("earlier-logs")).unwrap();
+    std::fs::create_dir_all(elsewhere.join("worktrees/a-1")).unwrap();
+    std::fs::write(elsewhere.join("earlier-logs/mine.txt"), "user's\n").unwrap();
+    std::fs::write(elsewhere.join("worktrees/a-1/mine.txt"), "user's\n").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, repo.root.join(".loopc")).unwrap();
+    one_task_plan(&repo, common::repo::SIMPLE_AGENT, 1);
+    for args in [&["run"][..], &["clean"][..]] {
+        let r = repo.loopc(args);
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert!(r.stderr.contains("is a symbolic link"), "{r:?}");
+        assert!(r.stderr.contains(".loopc"), "{r:?}");
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&elsewhere)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["earlier-logs", "worktrees"]);
+    assert!(elsewhere.join("earlier-logs/mine.txt").exists());
+    assert!(elsewhere.join("worktrees/a-1/mine.txt").exists());
+    assert!(repo.git(&["branch", "--list", "loop/s"]).is_empty());
+}
+
+#[test]
+fn clean_and_run_delete_only_worktrees_loopc_made() {
+    let repo = Repo::new();
+    one_task_plan(&repo, "#!/bin/sh\ncat > /dev/null\nexit 1\n", 1);
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    // A kept worktree of loopc's, and two plain directories that are not
+    // worktrees, one with a name like loopc's.
+    let wt = repo.root.join(".loopc/worktrees");
+    assert!(wt.join("one-1").is_dir());
+    for d in ["mine", "one-7"] {
+        std::fs::create_dir_all(wt.join(d)).unwrap();
+        std::fs::write(wt.join(d).join("notes.txt"), "user's\n").unwrap();
+    }
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(wt.join("one-7/notes.txt").exists(), "{r:?}");
+    let r = repo.loopc(&["clean"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!wt.join("one-1").exists(), "{r:?}");
+    assert!(wt.join("mine/notes.txt").exists(), "{r:?}");
+    assert!(wt.join("one-7/notes.txt").exists(), "{r:?}");
+    assert!(r.stderr.contains("not a worktree loopc made"), "{r:?}");
+}

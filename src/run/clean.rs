@@ -26,9 +26,19 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let git = Git::discover(&cwd)?;
     let layout = Layout::new(&git.root);
+    layout.refuse_symlink()?;
     if !layout.dir.exists() {
         let _ = super::out::stdout("nothing to clean\n");
         return Ok(());
+    }
+    for d in [&layout.logs, &layout.earlier_logs, &layout.worktrees] {
+        if std::fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(format!(
+                "{} is a symbolic link; loopc deletes only what it made: remove the link and \
+                 run again",
+                d.display()
+            ));
+        }
     }
     let _lock = super::lock::acquire(&layout.lock)?;
     let mut removed_worktrees = 0;
@@ -40,7 +50,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
             || super::git::same_path(w.path.parent().unwrap_or(&w.path), &layout.worktrees)
         {
             if super::recover::is_loopcs_worktree(&w, &ledgered) {
-                git.worktree_remove(&w.path)?;
+                super::recover::remove_worktree(&git, &w.path)?;
                 removed_worktrees += 1;
             } else {
                 eprintln!(
@@ -60,8 +70,16 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
             {
                 continue;
             }
+            // Only what a worktree loopc made leaves behind; anything else
+            // there is someone's, and stays.
+            if !super::recover::is_leftover_worktree(&git, &path) {
+                eprintln!(
+                    "loopc: {} is not a worktree loopc made; left alone",
+                    path.display()
+                );
+                continue;
+            }
             std::fs::remove_dir_all(&path)
-                .or_else(|_| std::fs::remove_file(&path))
                 .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
         }
     }

@@ -130,6 +130,15 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
             {
                 continue;
             }
+            if !is_leftover_worktree(git, &path) {
+                done.notes.push(format!(
+                    "{} is not a worktree loopc made; loopc leaves it alone (move it out of {} \
+                     to silence this)",
+                    path.display(),
+                    layout.worktrees.display()
+                ));
+                continue;
+            }
             std::fs::remove_dir_all(&path)
                 .or_else(|_| std::fs::remove_file(&path))
                 .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
@@ -206,6 +215,40 @@ pub fn is_loopcs_worktree(w: &super::git::WorktreeEntry, ledger: &BTreeSet<Strin
     }
 }
 
+/// Whether `path`, a directory under `.loopc/worktrees/` that git does not
+/// list as a worktree, is what a worktree loopc made leaves when git's entry
+/// is gone or `git worktree add` was cut off: a directory (not a symbolic
+/// link) that is empty, or whose `.git` file names an administrative
+/// directory of this repository (`<common dir>/worktrees/…`). Anything else
+/// there is not loopc's and is never deleted.
+pub fn is_leftover_worktree(git: &Git, path: &Path) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if !meta.is_dir() {
+        return false;
+    }
+    let empty = std::fs::read_dir(path).is_ok_and(|mut e| e.next().is_none());
+    if empty {
+        return true;
+    }
+    let dotgit = path.join(".git");
+    let is_file = std::fs::symlink_metadata(&dotgit).is_ok_and(|m| m.file_type().is_file());
+    let Ok(text) = std::fs::read_to_string(&dotgit) else {
+        return false;
+    };
+    let Some(admin) = text.trim_end().strip_prefix("gitdir: ") else {
+        return false;
+    };
+    let admin = Path::new(admin);
+    let worktrees = git.common_dir.join("worktrees");
+    is_file
+        && (admin.starts_with(&worktrees)
+            || admin
+                .parent()
+                .is_some_and(|p| super::git::same_path(p, &worktrees)))
+}
+
 /// Whether `name` is a merge scratch worktree's directory name.
 fn is_scratch_name(name: &str) -> bool {
     name.starts_with("+merge-") || name.starts_with("_merge-")
@@ -224,7 +267,7 @@ fn is_loopcs_worktree_name(name: &str) -> bool {
 /// (works when the directory vanished or the entry is locked); if git
 /// refuses, the entry's own administrative directory is removed (only that
 /// entry: the one whose `gitdir` points at `path`).
-fn remove_worktree(git: &Git, path: &Path) -> Result<(), String> {
+pub fn remove_worktree(git: &Git, path: &Path) -> Result<(), String> {
     match git.worktree_remove(path) {
         Ok(()) => Ok(()),
         Err(e) => {

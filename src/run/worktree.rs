@@ -58,6 +58,7 @@ impl Layout {
     ///
     /// Errors: a directory or the exclude file cannot be written.
     pub fn create(&self, git: &Git) -> Result<(), String> {
+        self.refuse_symlink()?;
         for d in [&self.dir, &self.logs, &self.worktrees] {
             std::fs::create_dir_all(d)
                 .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
@@ -80,6 +81,32 @@ impl Layout {
                 .map_err(|e| format!("cannot write {}: {e}", exclude.display()))?;
         }
         Ok(())
+    }
+
+    /// Refuses a `.loopc` that is a symbolic link (committed, or made by
+    /// hand): loopc would write its lock and state and delete worktrees and
+    /// logs wherever it points.
+    ///
+    /// Errors: a message naming the link and its target.
+    pub fn refuse_symlink(&self) -> Result<(), String> {
+        match std::fs::symlink_metadata(&self.dir) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&self.dir)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "?".into());
+                Err(format!(
+                    "{} is a symbolic link (to {target}); loopc keeps its state, logs and \
+                     worktrees only in a directory of the repository, and would act outside \
+                     it: remove the link (and the entry, if it is committed) and run again",
+                    self.dir.display()
+                ))
+            }
+            Ok(m) if !m.is_dir() => Err(format!(
+                "{} is not a directory; loopc keeps its state there: move it away and run again",
+                self.dir.display()
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Checks, before a run changes anything, that the files it writes
