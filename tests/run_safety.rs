@@ -419,3 +419,65 @@ fn clean_and_run_delete_only_worktrees_loopc_made() {
     assert!(wt.join("one-7/notes.txt").exists(), "{r:?}");
     assert!(r.stderr.contains("not a worktree loopc made"), "{r:?}");
 }
+
+// Item 7: one lock per repository --------------------------------------------
+
+#[test]
+fn a_run_from_a_second_checkout_of_the_repository_is_refused() {
+    let repo = Repo::new();
+    let started = repo.bin.join("started");
+    let release = repo.bin.join("release");
+    repo.script(
+        "agent.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\ntouch '{}'\nwhile [ ! -e '{}' ]; do sleep 0.05; done\n\
+             echo x > x.txt\n",
+            started.display(),
+            release.display()
+        ),
+    );
+    repo.plan(
+        r#"
+loop "s" { }
+agent bot { run = "sh @BIN@/agent.sh" }
+task one { agent = bot  prompt = "x" }
+"#,
+    );
+    let other = repo.bin.join("other");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        &other.to_string_lossy(),
+        "-b",
+        "other",
+    ]);
+    std::fs::copy(repo.root.join("plan.loop"), other.join("plan.loop")).unwrap();
+    let mut first = repo.spawn(&["run"]);
+    assert!(
+        repo.wait_for(4000, || started.exists()),
+        "{}",
+        repo.spawned_stderr()
+    );
+    let second = repo.loopc_in(&other, &["run"]);
+    std::fs::write(&release, "").unwrap();
+    let code = first.wait().unwrap().code();
+    assert_eq!(code, Some(0), "{}", repo.spawned_stderr());
+    assert_eq!(second.code, 2, "{second:?}");
+    assert!(
+        second.stderr.contains(&format!(
+            "another loopc run (pid {}, started 20",
+            first.id()
+        )),
+        "{second:?}"
+    );
+    assert!(
+        second
+            .stderr
+            .contains(&format!("in {}", repo.root.display())),
+        "{second:?}"
+    );
+    assert!(second.stderr.contains("loopc-lock"), "{second:?}");
+    // The refused run started nothing in its checkout.
+    assert!(!other.join(".loopc/state.json").exists());
+}

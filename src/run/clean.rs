@@ -40,7 +40,8 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
             ));
         }
     }
-    let _lock = super::lock::acquire(&layout.lock)?;
+    let _lock = super::lock::acquire(&layout.lock, "clean", &git.root)?;
+    let _repo_lock = super::lock::acquire(&super::lock::repository_lock(&git), "clean", &git.root)?;
     let mut removed_worktrees = 0;
     // A worktree the user made under `.loopc/worktrees/` is left alone.
     let ledgered = worktree::ledger(&layout)?;

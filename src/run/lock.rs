@@ -1,5 +1,7 @@
-//! The repository lock `.loopc/lock`: an advisory exclusive lock (fs4) held
-//! for the whole run, so a second `loopc run` on the repository is refused.
+//! The locks: `.loopc/lock` for the checkout and `loopc-lock` in the common
+//! git directory for the repository (linked worktrees share its refs, so
+//! two runs from two checkouts would interfere). Advisory exclusive locks
+//! (fs4) held for the whole run or `loopc clean`, so a second one is refused.
 //! The kernel releases it when the process dies, so a lock left by a killed
 //! run never blocks the next one (whatever the file still says). Read-only
 //! commands do not take it. The file holds `pid N` and `started TIME` lines
@@ -8,6 +10,12 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
+
+/// The repository-wide lock file: `loopc-lock` in the common git directory,
+/// shared by every checkout (linked worktree) of the repository.
+pub fn repository_lock(git: &super::git::Git) -> std::path::PathBuf {
+    git.common_dir.join("loopc-lock")
+}
 
 /// The held lock; released when dropped.
 #[derive(Debug)]
@@ -23,16 +31,37 @@ fn holder_pid(text: &str) -> Option<String> {
     (!pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())).then(|| pid.to_string())
 }
 
-/// "another loopc run (pid N, started T)", as far as the lock file says.
-fn describe_holder(text: &str) -> String {
-    let started = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("started "))
-        .map(str::trim);
-    match (holder_pid(text), started) {
-        (Some(pid), Some(at)) => format!("another loopc run (pid {pid}, started {at})"),
-        (Some(pid), None) => format!("another loopc run (pid {pid})"),
-        _ => "another loopc run".to_string(),
+/// The value of the lock file's `key VALUE` line.
+fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix(key)?.strip_prefix(' '))
+        .map(str::trim)
+}
+
+/// "another loopc run (pid N, started T)", as far as the lock file says
+/// (`a loopc clean …` when `loopc clean` holds it; the checkout it runs in
+/// when that is not `here`).
+fn describe_holder(text: &str, here: Option<&Path>) -> String {
+    let who = match field(text, "command") {
+        Some("clean") => "a loopc clean",
+        _ => "another loopc run",
+    };
+    let mut facts = Vec::new();
+    if let Some(pid) = holder_pid(text) {
+        facts.push(format!("pid {pid}"));
+    }
+    if let Some(at) = field(text, "started") {
+        facts.push(format!("started {at}"));
+    }
+    if let Some(c) = field(text, "checkout")
+        && here.is_none_or(|h| Path::new(c) != h)
+    {
+        facts.push(format!("in {c}"));
+    }
+    if facts.is_empty() {
+        who.to_string()
+    } else {
+        format!("{who} ({})", facts.join(", "))
     }
 }
 
@@ -69,11 +98,13 @@ fn is_zombie(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-/// Takes the lock at `path`, recording this process's id and start time in it.
+/// Takes the lock at `path` for `command` (`run`, `clean`) started in the
+/// checkout `checkout`, recording this process's id, start time, command
+/// and checkout in it.
 ///
 /// Errors: another run holds it (the message names its pid) or the file
 /// cannot be opened.
-pub fn acquire(path: &Path) -> Result<RepoLock, String> {
+pub fn acquire(path: &Path, command: &str, checkout: &Path) -> Result<RepoLock, String> {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -86,12 +117,15 @@ pub fn acquire(path: &Path) -> Result<RepoLock, String> {
         Err(fs4::TryLockError::WouldBlock) => {
             let mut holder = String::new();
             let _ = file.read_to_string(&mut holder);
+            let stop = match holder_pid(&holder) {
+                Some(pid) => format!("stop it (Ctrl-C or `kill {pid}`)"),
+                None => "stop it".to_string(),
+            };
             return Err(format!(
-                "{} holds the lock {} on this repository; wait for it to finish, or stop it \
-                 (Ctrl-C or `kill {}`) and run again",
-                describe_holder(&holder),
+                "{} holds the lock {} on this repository; wait for it to finish, or {stop} \
+                 and run again",
+                describe_holder(&holder, Some(checkout)),
                 path.display(),
-                holder_pid(&holder).unwrap_or_else(|| "PID".into())
             ));
         }
         Err(fs4::TryLockError::Error(e)) => {
@@ -102,9 +136,10 @@ pub fn acquire(path: &Path) -> Result<RepoLock, String> {
     let _ = file.seek(SeekFrom::Start(0));
     let _ = write!(
         file,
-        "pid {}\nstarted {}\n",
+        "pid {}\nstarted {}\ncommand {command}\ncheckout {}\n",
         std::process::id(),
-        super::time::now_rfc3339()
+        super::time::now_rfc3339(),
+        checkout.display()
     );
     let _ = file.flush();
     Ok(RepoLock { _file: file })
@@ -117,25 +152,34 @@ mod tests {
     #[test]
     fn holder_is_described_from_the_file() {
         assert_eq!(
-            describe_holder("pid 42\nstarted 2026-01-01T00:00:00Z\n"),
+            describe_holder("pid 42\nstarted 2026-01-01T00:00:00Z\n", None),
             "another loopc run (pid 42, started 2026-01-01T00:00:00Z)"
         );
-        assert_eq!(describe_holder("42"), "another loopc run (pid 42)");
-        assert_eq!(describe_holder(""), "another loopc run");
-        assert_eq!(describe_holder("pid x"), "another loopc run");
+        assert_eq!(describe_holder("42", None), "another loopc run (pid 42)");
+        assert_eq!(describe_holder("", None), "another loopc run");
+        assert_eq!(describe_holder("pid x", None), "another loopc run");
+        let clean = "pid 7\nstarted T\ncommand clean\ncheckout /a\n";
+        assert_eq!(
+            describe_holder(clean, Some(Path::new("/a"))),
+            "a loopc clean (pid 7, started T)"
+        );
+        assert_eq!(
+            describe_holder(clean, Some(Path::new("/b"))),
+            "a loopc clean (pid 7, started T, in /a)"
+        );
     }
 
     #[test]
     fn a_second_lock_is_refused_and_a_dropped_one_is_free() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lock");
-        let held = acquire(&path).unwrap();
-        let err = acquire(&path).unwrap_err();
+        let held = acquire(&path, "run", dir.path()).unwrap();
+        let err = acquire(&path, "run", dir.path()).unwrap_err();
         assert!(
             err.contains(&format!("pid {}, started ", std::process::id())),
             "{err}"
         );
         drop(held);
-        assert!(acquire(&path).is_ok());
+        assert!(acquire(&path, "run", dir.path()).is_ok());
     }
 }

@@ -376,7 +376,9 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
         )));
     }
     layout.create(&git).map_err(RunError::usage)?;
-    let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
+    let _lock = lock::acquire(&layout.lock, "run", &git.root).map_err(RunError::usage)?;
+    let _repo_lock =
+        lock::acquire(&lock::repository_lock(&git), "run", &git.root).map_err(RunError::usage)?;
     // The previous run's state: unreadable is refused (the person decides);
     // a run that never finished was killed, and is cleaned up after.
     if layout.state.exists() {
