@@ -1250,6 +1250,14 @@ pub fn branch_problem(name: &str) -> Option<&'static str> {
     if name.starts_with('-') {
         return Some("a branch name cannot start with `-`");
     }
+    if name == "HEAD" {
+        return Some("`HEAD` names the checked-out commit; git refuses it as a branch name");
+    }
+    // Refs are files: a part longer than the file system's 255 bytes, less
+    // git's `.lock` suffix, cannot be written.
+    if name.split('/').any(|c| c.len() > 250) {
+        return Some("a `/`-separated part of a branch name may be at most 250 bytes long");
+    }
     if name
         .chars()
         .any(|c| c.is_ascii_control() || " ~^:?*[\\".contains(c))

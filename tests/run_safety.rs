@@ -481,3 +481,40 @@ task one { agent = bot  prompt = "x" }
     // The refused run started nothing in its checkout.
     assert!(!other.join(".loopc/state.json").exists());
 }
+
+// Item 9: smaller ones -------------------------------------------------------
+
+#[test]
+fn check_refuses_every_branch_name_git_or_the_file_system_refuses() {
+    let long = "x".repeat(300);
+    for branch in ["HEAD", long.as_str()] {
+        let repo = Repo::new();
+        repo.plan(&format!(
+            "loop \"s\" {{ branch = \"{branch}\" }}\ntask a {{ run = \"true\" }}\n"
+        ));
+        let r = repo.loopc(&["check", "plan.loop"]);
+        assert_ne!(r.code, 0, "{branch}: {r:?}");
+        assert!(
+            r.stderr.contains("E0009") || r.stdout.contains("E0009"),
+            "{branch}: {r:?}"
+        );
+    }
+}
+
+#[test]
+fn a_titles_control_characters_do_not_reach_loopcs_commit_subjects() {
+    let repo = Repo::new();
+    repo.script("agent.sh", common::repo::SIMPLE_AGENT);
+    repo.plan(
+        r#"
+loop "s" { }
+agent bot { run = "sh @BIN@/agent.sh" }
+task one "bell\u{7} and \u{1b}]0;osc\u{7} title" { agent = bot  prompt = "x" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let subject = repo.git(&["log", "-1", "--format=%s", "loop/s"]);
+    assert!(!subject.chars().any(char::is_control), "{subject:?}");
+    assert_eq!(subject, "loop(one): bell and ]0;osc title");
+}

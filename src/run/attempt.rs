@@ -404,7 +404,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             ),
         );
     }
-    let title = task.title.clone().unwrap_or_else(|| task.name.clone());
+    let title = super::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
     let commit = match git.commit_all(&checkout, &format!("loop({}): {title}", task.name)) {
         Ok(c) => c,
         Err(_) if ctx.control.should_stop() => return Outcome::Interrupted,

@@ -83,7 +83,7 @@ pub fn integrate(
         Ok(MergeTree::Conflict(paths)) => return Merge::Conflict(paths),
         Err(e) => return Merge::Error(e),
     };
-    let title = task.title.clone().unwrap_or_else(|| task.name.clone());
+    let title = super::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
     let message = format!("loop: merge {} ({title})", task.name);
     let merged = match ctx.git.commit_tree(&tree, &[head, commit], &message) {
         Ok(c) => c,
@@ -269,7 +269,7 @@ pub fn replay(
         Ok(_) => {}
         Err(e) => return Replay::Miss(e),
     }
-    let title = task.title.clone().unwrap_or_else(|| task.name.clone());
+    let title = super::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
     let message = format!(
         "loop({}): {title}\n\nReplayed from the loopc cache.",
         task.name

@@ -37,8 +37,10 @@ pub fn append(
 
 /// `text` on one line: line breaks and other control characters become
 /// spaces, runs of whitespace one space, and the ends are trimmed, so that a
-/// multi-line title or summary cannot split a progress line.
-fn one_line(text: &str) -> String {
+/// multi-line title or summary cannot split a progress line (or a commit
+/// subject: titles go into loopc's commit messages this way, so that no
+/// terminal escape reaches `git log`).
+pub fn one_line(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect::<String>()
