@@ -518,3 +518,139 @@ task one "bell\u{7} and \u{1b}]0;osc\u{7} title" { agent = bot  prompt = "x" }
     assert!(!subject.chars().any(char::is_control), "{subject:?}");
     assert_eq!(subject, "loop(one): bell and ]0;osc title");
 }
+
+// Item 2: work that cannot survive the worktree ------------------------------
+
+/// A repository with a submodule `sub` (its own repository has two commits;
+/// the superproject points at the first), initialised in the main checkout.
+fn repo_with_submodule() -> (Repo, String) {
+    let repo = Repo::new();
+    let sub = repo.bin.join("subrepo");
+    std::fs::create_dir_all(&sub).unwrap();
+    let git_sub = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&sub)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git_sub(&["init", "-q", "-b", "main"]);
+    std::fs::write(sub.join("lib.txt"), "one\n").unwrap();
+    git_sub(&["add", "-A"]);
+    git_sub(&[
+        "-c",
+        "user.name=T",
+        "-c",
+        "user.email=t@e",
+        "commit",
+        "-qm",
+        "one",
+    ]);
+    let first = git_sub(&["rev-parse", "HEAD"]);
+    std::fs::write(sub.join("lib.txt"), "two\n").unwrap();
+    git_sub(&[
+        "-c",
+        "user.name=T",
+        "-c",
+        "user.email=t@e",
+        "commit",
+        "-qam",
+        "two",
+    ]);
+    let second = git_sub(&["rev-parse", "HEAD"]);
+    git_sub(&["checkout", "-q", &first]);
+    repo.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        &sub.to_string_lossy(),
+        "sub",
+    ]);
+    repo.commit("submodule");
+    (repo, second)
+}
+
+fn submodule_plan(repo: &Repo, agent: &str) {
+    repo.script("agent.sh", agent);
+    repo.plan(
+        r#"
+loop "s" { setup = "git -c protocol.file.allow=always submodule -q update --init" }
+budget { iterations = 10  failures = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task one { agent = bot  prompt = "x"  attempts = 1 }
+"#,
+    );
+}
+
+#[test]
+fn a_submodule_commit_made_only_in_the_worktree_fails_the_attempt() {
+    let (repo, _) = repo_with_submodule();
+    submodule_plan(
+        &repo,
+        "#!/bin/sh\ncat > /dev/null\ncd sub && echo local > local.txt && git add local.txt && \
+         git -c user.name=A -c user.email=a@e commit -qm local\n",
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    let reason = repo.task("one")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("the submodule `sub` points at commit"),
+        "{reason}"
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", "loop/s"]),
+        repo.git(&["rev-parse", "main"])
+    );
+}
+
+#[test]
+fn a_submodule_moved_to_a_commit_its_repository_has_passes() {
+    let (repo, second) = repo_with_submodule();
+    submodule_plan(
+        &repo,
+        &format!("#!/bin/sh\ncat > /dev/null\ncd sub && git checkout -q {second}\n"),
+    );
+    // The main checkout's copy of the submodule has every commit.
+    let modules = repo.root.join(".git/modules/sub");
+    let out = std::process::Command::new("git")
+        .args([
+            "--git-dir",
+            &modules.to_string_lossy(),
+            "fetch",
+            "-q",
+            "origin",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let link = repo.git(&["ls-tree", "loop/s", "sub"]);
+    assert!(link.contains(&second), "{link}");
+}
+
+#[test]
+fn a_nested_repository_the_agent_made_fails_the_attempt() {
+    let repo = Repo::new();
+    one_task_plan(
+        &repo,
+        "#!/bin/sh\ncat > /dev/null\nmkdir nested && cd nested && git init -q && echo x > f && \
+         git add f && git -c user.name=A -c user.email=a@e commit -qm x\n",
+        1,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    let reason = repo.task("one")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("`nested` is a git repository of its own"),
+        "{reason}"
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", "loop/s"]),
+        repo.git(&["rev-parse", "main"])
+    );
+}

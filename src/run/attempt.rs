@@ -434,6 +434,15 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
              (or, if nothing needs to change, say \"no_changes\": true in the handoff).",
         );
     }
+    // Work must survive the worktree: a gitlink (a submodule, or a nested
+    // repository the agent made) whose commit lives only inside the
+    // worktree would point at nothing once it is removed.
+    match dangling_gitlinks(&git, &checkout, &r.input.base, &commit) {
+        Ok(None) => {}
+        Ok(Some((reason, feedback))) => return failed(reason, feedback),
+        Err(_) if ctx.control.should_stop() => return Outcome::Interrupted,
+        Err(e) => return Outcome::Infrastructure(e),
+    }
     let files_changed = match ctx.git.changed_files(&r.input.base, &commit) {
         Ok(f) => f,
         Err(e) => return Outcome::Infrastructure(e),
@@ -466,6 +475,69 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Verdict::Stopped => Outcome::Interrupted,
         Verdict::Error(e) => Outcome::Infrastructure(e),
     }
+}
+
+/// The first gitlink that `commit` adds or changes relative to `base` whose
+/// commit is in none of the repository's shared object stores
+/// ([`super::git::Git::shared_stores`]): `(reason, feedback)` naming its
+/// path, or `None` when every one survives the worktree.
+///
+/// Errors: git failed.
+fn dangling_gitlinks(
+    git: &super::git::Git,
+    co: &super::git::Checkout,
+    base: &str,
+    commit: &str,
+) -> Result<Option<(String, String)>, String> {
+    let links = git.changed_gitlinks(base, commit)?;
+    if links.is_empty() {
+        return Ok(None);
+    }
+    let stores = git.shared_stores();
+    for (path, id) in links {
+        let mut found = false;
+        for store in &stores {
+            if git.store_has_commit(store, &id)? {
+                found = true;
+                break;
+            }
+        }
+        if found {
+            continue;
+        }
+        let nested =
+            std::fs::symlink_metadata(co.dir.join(&path).join(".git")).is_ok_and(|m| m.is_dir());
+        let (reason, advice) = if nested {
+            (
+                format!(
+                    "`{path}` is a git repository of its own inside the worktree: only a \
+                     pointer to its commit {id} would be committed, and that commit exists \
+                     only in `{path}/.git`"
+                ),
+                format!(
+                    "Add its files to the task's repository instead (remove `{path}/.git`), \
+                     or do not create a repository inside the worktree."
+                ),
+            )
+        } else {
+            (
+                format!(
+                    "the submodule `{path}` points at commit {id}, which exists only in this \
+                     worktree's copy of the submodule"
+                ),
+                format!(
+                    "Leave the submodule `{path}` at a commit its repository already has, or \
+                     make the change in the task's own files."
+                ),
+            )
+        };
+        let feedback = format!(
+            "{reason}; it is lost when the worktree is removed, so the work cannot pass. \
+             {advice}"
+        );
+        return Ok(Some((reason, feedback)));
+    }
+    Ok(None)
 }
 
 /// `what`, then `: ` and the first line of `summary` when it has one (no

@@ -630,6 +630,76 @@ impl Git {
             .stdout)
     }
 
+    /// The gitlinks (submodules, nested repositories) that commit `to` adds
+    /// or changes relative to `from`: `(path, commit)` pairs.
+    ///
+    /// Errors: git failed.
+    pub fn changed_gitlinks(&self, from: &str, to: &str) -> Result<Vec<(String, String)>, String> {
+        let out = self.run_in(
+            &self.root,
+            &[
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--no-commit-id",
+                from,
+                to,
+            ],
+        )?;
+        // `:oldmode newmode oldid newid status` NUL `path` NUL, repeated.
+        let mut fields = out.stdout.split('\0');
+        let mut links = Vec::new();
+        while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+            if let [_, new_mode, _, new_id, _] = parts.as_slice()
+                && *new_mode == "160000"
+            {
+                links.push((path.to_string(), new_id.to_string()));
+            }
+        }
+        Ok(links)
+    }
+
+    /// Whether commit `id` is in the object store of the repository (or
+    /// submodule repository) whose git directory is `store`.
+    ///
+    /// Errors: git could not be run.
+    pub fn store_has_commit(&self, store: &Path, id: &str) -> Result<bool, String> {
+        let git_dir = format!("--git-dir={}", store.display());
+        let spec = format!("{id}^{{commit}}");
+        let out = self.exec(&self.root, &[&git_dir], &["cat-file", "-e", &spec], None)?;
+        Ok(out.code == 0)
+    }
+
+    /// The git directories of the repository's shared object stores: its
+    /// own, and every submodule repository kept under `<common dir>/modules/`
+    /// (the main checkout's; a worktree's own copies live under its
+    /// administrative directory and go with it).
+    pub fn shared_stores(&self) -> Vec<PathBuf> {
+        let mut stores = vec![self.common_dir.clone()];
+        let mut todo = vec![(self.common_dir.join("modules"), 0)];
+        while let Some((dir, depth)) = todo.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.filter_map(Result::ok) {
+                let p = e.path();
+                if !p.is_dir() {
+                    continue;
+                }
+                if p.join("objects").is_dir() && p.join("HEAD").is_file() {
+                    stores.push(p.clone());
+                    todo.push((p.join("modules"), depth + 1));
+                } else if depth < 8 {
+                    // Submodule names may contain `/`.
+                    todo.push((p, depth + 1));
+                }
+            }
+        }
+        stores
+    }
+
     /// Paths that differ between commits `from` and `to`, as they are
     /// (`-z`: no quoting; names that are not UTF-8 decoded lossily).
     pub fn changed_files(&self, from: &str, to: &str) -> Result<Vec<String>, String> {
