@@ -12,14 +12,13 @@ use std::collections::BTreeMap;
 /// What a user sees of their repository: every ref that is not loopc's
 /// (not `refs/heads/loopc/…`, `refs/loopc/…` or the integration branch
 /// `refs/heads/loop/…`), the main checkout's HEAD, its index, its working
-/// tree (status and the contents of changed and untracked files) and the
-/// stash.
+/// tree (every tracked and untracked file that is not ignored, with its
+/// contents) and the stash.
 #[derive(Debug, PartialEq, Eq, Clone)]
 struct UserView {
     refs: BTreeMap<String, String>,
     head: String,
     index: String,
-    status: String,
     files: BTreeMap<String, String>,
     stash: String,
 }
@@ -38,11 +37,14 @@ fn user_view(repo: &Repo) -> UserView {
         .collect();
     let head = std::fs::read_to_string(repo.root.join(".git/HEAD")).unwrap();
     let index = repo.git(&["ls-files", "--stage"]);
-    let status = repo.git(&["status", "--porcelain", "--untracked-files=all"]);
     let mut files = BTreeMap::new();
-    for line in status.lines() {
-        let path = &line[3..];
-        let text = std::fs::read_to_string(repo.root.join(path)).unwrap_or_default();
+    for path in repo
+        .git(&["ls-files", "--cached", "--others", "--exclude-standard"])
+        .lines()
+    {
+        let text = std::fs::read(repo.root.join(path))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_else(|e| format!("<{e}>"));
         files.insert(path.to_string(), text);
     }
     let stash = repo.git(&["stash", "list", "--format=%H %gs"]);
@@ -50,7 +52,6 @@ fn user_view(repo: &Repo) -> UserView {
         refs,
         head,
         index,
-        status,
         files,
         stash,
     }
@@ -653,4 +654,203 @@ fn a_nested_repository_the_agent_made_fails_the_attempt() {
         repo.git(&["rev-parse", "loop/s"]),
         repo.git(&["rev-parse", "main"])
     );
+}
+
+// The hostile agents ----------------------------------------------------------
+
+/// One hostile agent: what it does (shell, in its worktree), whether the task
+/// still passes, and the user's refs it changes itself (which loopc can only
+/// detect: the attempt fails naming them, the summary warns, and they keep
+/// the agent's values).
+struct Hostile {
+    name: &'static str,
+    script: &'static str,
+    passes: bool,
+    changes: &'static [&'static str],
+}
+
+#[test]
+fn no_hostile_agent_touches_the_users_branches_head_index_files_or_stash() {
+    let root = r#"root="$(cd "$(git rev-parse --git-common-dir)/.." && pwd)""#;
+    let cases = [
+        Hostile {
+            name: "deletes .git",
+            script: "rm -rf .git && echo work > work.txt",
+            passes: false,
+            changes: &[],
+        },
+        Hostile {
+            name: "checks out main",
+            script: "git checkout -q main 2>/dev/null; echo work > work.txt",
+            passes: true,
+            changes: &[],
+        },
+        Hostile {
+            name: "switches to a new branch",
+            script: "git switch -q -c x && echo work > work.txt",
+            passes: false,
+            changes: &["refs/heads/x"],
+        },
+        Hostile {
+            name: "resets below its base",
+            script: "git reset -q --hard HEAD~1 && echo work > work.txt",
+            passes: false,
+            changes: &[],
+        },
+        Hostile {
+            name: "amends its base",
+            script: "echo work > work.txt && git add work.txt && git commit -q --amend -m amended",
+            passes: false,
+            changes: &[],
+        },
+        Hostile {
+            name: "forces main",
+            script: "echo work > work.txt && git add work.txt && git commit -qm work && \
+                     git branch -f main HEAD 2>/dev/null; true",
+            passes: true,
+            changes: &[],
+        },
+        Hostile {
+            name: "update-ref main",
+            script: "echo work > work.txt && git add work.txt && git commit -qm work && \
+                     git update-ref refs/heads/main HEAD",
+            passes: false,
+            changes: &["refs/heads/main"],
+        },
+        Hostile {
+            name: "pushes to main",
+            script: "echo work > work.txt && git add work.txt && git commit -qm work && \
+                     git push -q . HEAD:main 2>/dev/null; true",
+            passes: true,
+            changes: &[],
+        },
+        Hostile {
+            name: "stashes",
+            script: "echo work > work.txt && echo more >> README && git stash -q && \
+                     echo work > work.txt",
+            passes: false,
+            changes: &["refs/stash"],
+        },
+        Hostile {
+            name: "removes its own worktree",
+            script: "echo work > work.txt && wt=\"$PWD\" && cd / && \
+                     git -C \"$wt\" worktree remove --force \"$wt\"",
+            passes: false,
+            changes: &[],
+        },
+        Hostile {
+            name: "makes everything read-only",
+            script: "echo work > work.txt && chmod -R a-w .",
+            passes: true,
+            changes: &[],
+        },
+        Hostile {
+            name: "overwrites state.json",
+            script: "echo work > work.txt && echo garbage > \"$(dirname \"$LOOP_HANDOFF\")/../../../state.json\"",
+            passes: true,
+            changes: &[],
+        },
+        Hostile {
+            name: "edits the plan in the main checkout",
+            script: "",
+            passes: true,
+            changes: &[],
+        },
+        Hostile {
+            name: "links outside the worktree",
+            script: "echo work > work.txt && ln -s \"$(dirname \"$0\")/precious\" link && \
+                     ln -s / root-link",
+            passes: true,
+            changes: &[],
+        },
+    ];
+    for case in &cases {
+        let repo = busy_repo();
+        std::fs::write(repo.bin.join("precious"), "keep me\n").unwrap();
+        let script = if case.name == "edits the plan in the main checkout" {
+            format!("{root} && echo '# edited' >> \"$root/plan.loop\" && echo work > work.txt")
+        } else {
+            case.script.to_string()
+        };
+        one_task_plan(&repo, &format!("#!/bin/sh\ncat > /dev/null\n{script}\n"), 1);
+        let before = user_view(&repo);
+        let base = repo.git(&["rev-parse", "main"]);
+        let r = repo.run();
+        let what = case.name;
+        let after = user_view(&repo);
+        // Whatever the agent did, loopc ran to its end and recorded it.
+        assert_eq!(r.code, if case.passes { 0 } else { 1 }, "{what}: {r:?}");
+        let status = repo.status_of("one");
+        assert_eq!(
+            status,
+            if case.passes { "passed" } else { "failed" },
+            "{what}: {r:?}"
+        );
+        // The user's HEAD, index, working tree: as they were.
+        assert_eq!(after.head, before.head, "{what}");
+        assert_eq!(after.index, before.index, "{what}");
+        assert_eq!(after.files, before.files, "{what}");
+        // Their refs: as they were, but for those the agent changed itself,
+        // which keep the agent's values and are named in the failure.
+        let changed: Vec<&str> = before
+            .refs
+            .keys()
+            .chain(after.refs.keys())
+            .filter(|k| before.refs.get(*k) != after.refs.get(*k))
+            .map(String::as_str)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert_eq!(changed, case.changes, "{what}: {r:?}");
+        if case.changes.contains(&"refs/stash") {
+            assert_ne!(after.stash, before.stash, "{what}");
+        } else {
+            assert_eq!(after.stash, before.stash, "{what}");
+        }
+        if !case.changes.is_empty() {
+            let reason = repo.task("one")["reason"].as_str().unwrap().to_string();
+            assert!(
+                reason.contains("refs that are not loopc's changed"),
+                "{what}: {reason}"
+            );
+            assert!(
+                r.stdout.contains("warning: while task `one`"),
+                "{what}: {r:?}"
+            );
+            for name in case.changes {
+                let shown = if *name == "refs/stash" {
+                    "the stash"
+                } else {
+                    name
+                };
+                assert!(reason.contains(shown), "{what}: {reason}");
+            }
+        }
+        // The integration branch holds the work only if it passed.
+        let integration = repo.git(&["rev-parse", "loop/s"]);
+        if case.passes {
+            assert_eq!(repo.show("loop/s", "work.txt").unwrap(), "work\n", "{what}");
+            assert!(
+                repo.git_ok(&["merge-base", "--is-ancestor", &base, &integration]),
+                "{what}"
+            );
+        } else {
+            assert_eq!(integration, base, "{what}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(repo.bin.join("precious")).unwrap(),
+            "keep me\n",
+            "{what}"
+        );
+        // state.json is loopc's, whatever the agent wrote there.
+        assert_eq!(
+            repo.state()["status"],
+            if case.passes { "passed" } else { "failed" }
+        );
+        // Make the tree deletable again (the read-only agent).
+        let _ = std::process::Command::new("chmod")
+            .args(["-R", "u+w"])
+            .arg(repo.root.join(".loopc"))
+            .status();
+    }
 }
