@@ -854,3 +854,28 @@ fn no_hostile_agent_touches_the_users_branches_head_index_files_or_stash() {
             .status();
     }
 }
+
+#[test]
+fn a_child_that_drops_its_environment_and_session_does_not_survive_the_attempt() {
+    let repo = Repo::new();
+    let marker = format!("escaped-sleeper-{}", std::process::id());
+    let sleep = std::process::Command::new("sh")
+        .args(["-c", "command -v sleep"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap();
+    let sleeper = repo.bin.join(&marker);
+    std::os::unix::fs::symlink(sleep, &sleeper).unwrap();
+    one_task_plan(
+        &repo,
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\nenv -i setsid '{}' 1000 > /dev/null 2>&1 < /dev/null &\n\
+             echo work > work.txt\n",
+            sleeper.display()
+        ),
+        1,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(common::repo::no_process_with(&marker), "{marker} survived");
+}

@@ -27,6 +27,7 @@
 use super::git::Git;
 use super::worktree::{self, Layout};
 use std::collections::{BTreeSet, HashSet};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// What reconciling found and did.
@@ -303,9 +304,10 @@ fn kill_orphans(worktrees: &Path) -> usize {
 }
 
 /// Kills (SIGKILL) the process groups of processes whose `LOOP_WORKTREE`
-/// is exactly `worktree`: what a finished subprocess of an attempt left
+/// is exactly `worktree`, or that run inside `worktree` without a
+/// controlling terminal: what a finished subprocess of an attempt left
 /// behind even outside its process group (`setsid`, a double fork into a
-/// new session). Linux only. Returns the number of groups killed.
+/// new session, `env -i`). Linux only. Returns the number of groups killed.
 pub fn kill_escaped(worktree: &str) -> usize {
     kill_groups_with_worktree(worktree.as_bytes(), true)
 }
@@ -322,6 +324,10 @@ fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
     // SAFETY: getpgrp has no preconditions.
     let my_group = unsafe { libc::getpgrp() };
     let mut groups = HashSet::new();
+    let here = exact.then(|| {
+        let p = Path::new(std::ffi::OsStr::from_bytes(value));
+        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+    });
     for entry in procs.filter_map(Result::ok) {
         let Some(pid) = entry
             .file_name()
@@ -333,9 +339,7 @@ fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
         if pid == me {
             continue;
         }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
         let matches = |v: &[u8]| {
             if exact {
                 v == wanted.as_slice()
@@ -343,7 +347,15 @@ fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
                 v.starts_with(&wanted)
             }
         };
-        if !environ.split(|&b| b == 0).any(matches) {
+        // A process that dropped its environment (`env -i setsid …`) is
+        // still found by its working directory inside the worktree, when it
+        // has no controlling terminal (a person's shell there has one and
+        // is left alone).
+        let escaped_here = here.as_ref().is_some_and(|dir| {
+            std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+                && controlling_tty(pid) == Some(0)
+        });
+        if !environ.split(|&b| b == 0).any(matches) && !escaped_here {
             continue;
         }
         if let Some(pgid) = process_group(pid)
@@ -360,6 +372,14 @@ fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
         }
     }
     groups.len()
+}
+
+/// The controlling terminal of `pid` (0: none), from `/proc/<pid>/stat`
+/// (field 7).
+fn controlling_tty(pid: u32) -> Option<i64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(4)?.parse().ok()
 }
 
 /// The process group of `pid`, from `/proc/<pid>/stat` (field 5).
