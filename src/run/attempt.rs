@@ -210,7 +210,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             .and_then(|()| git.checkout(&r.worktree))
         {
             Ok(co) => co,
-            Err(_) if ctx.control.should_stop() => return Outcome::Interrupted,
+            Err(_) if stopping(ctx) => return Outcome::Interrupted,
             Err(e) => return Outcome::Infrastructure(format!("cannot create worktree: {e}")),
         }
     };
@@ -238,7 +238,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     let env = proto.env(&ctx.git, &r.worktree, &files.prompt, &files.handoff, None);
     match guard::snapshot(&git, &ctx.integration_ref, &ctx.layout.worktrees) {
         Ok(s) => r.refs_before = Some(s),
-        Err(_) if ctx.control.should_stop() => return Outcome::Interrupted,
+        Err(_) if stopping(ctx) => return Outcome::Interrupted,
         Err(e) => {
             return Outcome::Infrastructure(format!("cannot read the repository's refs: {e}"));
         }
@@ -407,7 +407,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     let title = super::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
     let commit = match git.commit_all(&checkout, &format!("loop({}): {title}", task.name)) {
         Ok(c) => c,
-        Err(_) if ctx.control.should_stop() => return Outcome::Interrupted,
+        Err(_) if stopping(ctx) => return Outcome::Interrupted,
         Err(e) => return Outcome::Infrastructure(format!("cannot commit: {e}")),
     };
     // The agent may have committed itself, but never below its base: a
@@ -440,7 +440,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     match dangling_gitlinks(&git, &checkout, &r.input.base, &commit) {
         Ok(None) => {}
         Ok(Some((reason, feedback))) => return failed(reason, feedback),
-        Err(_) if ctx.control.should_stop() => return Outcome::Interrupted,
+        Err(_) if stopping(ctx) => return Outcome::Interrupted,
         Err(e) => return Outcome::Infrastructure(e),
     }
     let files_changed = match ctx.git.changed_files(&r.input.base, &commit) {
@@ -538,6 +538,13 @@ fn dangling_gitlinks(
         return Ok(Some((reason, feedback)));
     }
     Ok(None)
+}
+
+/// Whether the run is stopping (Ctrl-C, SIGTERM, the `time` budget, a
+/// foreign move of the integration branch): a git call that failed then was
+/// killed for it, and the attempt is interrupted, not failed.
+pub(super) fn stopping(ctx: &RunCtx) -> bool {
+    ctx.control.should_stop() || super::interrupt::requested()
 }
 
 /// `what`, then `: ` and the first line of `summary` when it has one (no

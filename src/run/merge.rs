@@ -10,7 +10,7 @@
 //! command checks of every task merged earlier in this run, run on it; only
 //! then does the branch move (compare-and-swap `update-ref`).
 
-use super::attempt::{AttemptResult, Cost};
+use super::attempt::{AttemptResult, Cost, stopping};
 use super::cache::Entry;
 use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::events::Event;
@@ -155,7 +155,7 @@ fn gate_in_scratch(
         let _g = ctx.worktree_lock.lock();
         match worktree::create(&git, &scratch, None, merged).and_then(|()| git.checkout(&scratch)) {
             Ok(co) => co,
-            Err(_) if ctx.control.should_stop() => return Verdict::Stopped,
+            Err(_) if stopping(ctx) => return Verdict::Stopped,
             Err(e) => return Verdict::Error(format!("cannot create merge worktree: {e}")),
         }
     };
