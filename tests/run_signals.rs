@@ -49,7 +49,7 @@ fn agent_log(repo: &Test) -> Vec<String> {
 #[test]
 fn a_second_run_is_refused_naming_the_first_and_read_only_commands_work() {
     let repo = Test::repo();
-    let marker = format!("lock-marker-{}", std::process::id());
+    let marker = format!("held-lock-marker-{}", std::process::id());
     let (hold, started) = holding_agent(&repo, &marker, "a");
     repo.plan(
         r#"
