@@ -40,7 +40,7 @@ fn check_reports_a_bad_dependency_at_its_line_in_the_spec() {
         .file("specs/defaults.loop", DEFAULTS)
         .file(
             "specs/auth.md",
-            &SPEC_MD.replace("**Depends on:** a1b2c3d4", "**Depends on:** a1b2c3d5"),
+            SPEC_MD.replace("**Depends on:** a1b2c3d4", "**Depends on:** a1b2c3d5"),
         )
         .loopc(&["check", "specs/auth.md"])
         .stderr(
