@@ -469,7 +469,7 @@ pub fn process_alive_with(marker: &str) -> bool {
 }
 
 /// Whether process `pid` is a zombie (or gone).
-pub fn is_zombie(pid: &str) -> bool {
+fn is_zombie(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| {
             s.rsplit(')')
