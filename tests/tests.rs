@@ -3,7 +3,9 @@
 //! repositories, scripted agents and plans and runs the real `loopc` binary.
 //!
 //! Run one area with `cargo test --test tests run_cache::` (a module path
-//! filter). Snapshots live in `tests/snapshots/`, named `tests__<module>__…`.
+//! filter). insta names snapshots after the module path: they live in
+//! `tests/snapshots/tests__<module>__<name>.snap` (the `fmt` ones beside
+//! their inputs, in `tests/fixtures/fmt/snapshots/`).
 
 mod harness;
 
