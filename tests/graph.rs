@@ -4,6 +4,9 @@
 //! errors, `--state`, and pipes. Every test runs the real binary.
 //!
 //! Needs `dot` (Debian package `graphviz`) and `python3` on PATH.
+//!
+//! Over 600 lines: five output formats, each checked by its real consumer
+//! (Graphviz, an XML parser, a Mermaid label decoder) with those helpers here.
 
 use crate::harness::{self, Test};
 use std::io::Read;

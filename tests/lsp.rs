@@ -1,6 +1,9 @@
 //! `loopc lsp` driven through its protocol: the built binary is started and
 //! spoken to over real stdio with JSON-RPC framing (`Content-Length`),
 //! as an editor does.
+//!
+//! Over 600 lines: the protocol client (about 200 lines) and one test per
+//! request kind; the client is used by nothing else.
 
 use crate::harness::Test;
 use serde_json::{Value, json};

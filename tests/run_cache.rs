@@ -2,6 +2,9 @@
 //! it replays, and what `--dry-run`, `--force` and `--no-cache` do. Every
 //! test runs a real multi-task plan twice in a temporary repository and
 //! counts agent invocations through a file the scripted agent appends to.
+//!
+//! Over 600 lines: each test is one long rerun scenario; splitting the area
+//! would only separate scenarios that share the plan and the agent above.
 
 use crate::harness::Test;
 
