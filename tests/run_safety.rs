@@ -4,9 +4,11 @@
 //! configuration; counting after the agent started; start-up checks; the
 //! lock; `.loopc` symlinks; submodules and nested repositories. Real
 //! repositories, real processes, scripted agents.
+//!
+//! Over 600 lines: it keeps issue 13's cases together, one per item, with
+//! the hostile-agent loop and the view of a user's repository it compares.
 
-mod common;
-use common::repo::Repo;
+use crate::harness::{SIMPLE_AGENT, Test, no_process_with};
 use std::collections::BTreeMap;
 
 /// What a user sees of their repository: every ref that is not loopc's
@@ -23,7 +25,7 @@ struct UserView {
     stash: String,
 }
 
-fn user_view(repo: &Repo) -> UserView {
+fn user_view(repo: &Test) -> UserView {
     let refs = repo
         .git(&["for-each-ref", "--format=%(refname) %(objectname)"])
         .lines()
@@ -59,8 +61,8 @@ fn user_view(repo: &Repo) -> UserView {
 
 /// A user's repository with work in progress: a second branch, a tag, an
 /// uncommitted edit of a tracked file, a staged file and an untracked one.
-fn busy_repo() -> Repo {
-    let repo = Repo::new();
+fn busy_repo() -> Test {
+    let repo = Test::repo();
     repo.write("tracked.txt", "committed\n");
     repo.commit("tracked");
     repo.git(&["branch", "feature"]);
@@ -79,7 +81,7 @@ fn busy_repo() -> Repo {
     repo
 }
 
-fn one_task_plan(repo: &Repo, agent: &str, attempts: u32) {
+fn one_task_plan(repo: &Test, agent: &str, attempts: u32) {
     repo.script("agent.sh", agent);
     repo.plan(&format!(
         r#"
@@ -103,8 +105,8 @@ fn an_agent_deleting_dot_git_fails_and_the_users_checkout_is_untouched() {
     );
     let before = user_view(&repo);
     let main = repo.git(&["rev-parse", "main"]);
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 1, "{r:?}");
     assert_eq!(repo.status_of("one"), "failed");
     let reason = repo.task("one")["reason"].as_str().unwrap().to_string();
     assert!(reason.contains(".git"), "{reason}");
@@ -125,8 +127,8 @@ fn an_agent_moving_a_users_branch_fails_naming_it_and_the_move_is_kept() {
         1,
     );
     let old = repo.git(&["rev-parse", "feature"]);
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 1, "{r:?}");
     let new = repo.git(&["rev-parse", "feature"]);
     assert_ne!(
         old, new,
@@ -156,7 +158,7 @@ fn an_agent_moving_a_users_branch_fails_naming_it_and_the_move_is_kept() {
 
 #[test]
 fn the_users_hooks_and_signing_do_not_run_in_loopcs_own_git_commands() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let marker = repo.bin.join("hooks-ran");
     let hooks = repo.bin.join("hooks");
     std::fs::create_dir_all(&hooks).unwrap();
@@ -177,9 +179,9 @@ fn the_users_hooks_and_signing_do_not_run_in_loopcs_own_git_commands() {
     repo.git(&["config", "core.hooksPath", &hooks.to_string_lossy()]);
     repo.git(&["config", "commit.gpgSign", "true"]);
     repo.git(&["config", "gpg.program", "false"]);
-    one_task_plan(&repo, common::repo::SIMPLE_AGENT, 1);
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    one_task_plan(&repo, SIMPLE_AGENT, 1);
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 0, "{r:?}");
     assert_eq!(repo.show("loop/s", "one.txt").unwrap(), "made by one\n");
     assert!(
         !marker.exists(),
@@ -189,8 +191,8 @@ fn the_users_hooks_and_signing_do_not_run_in_loopcs_own_git_commands() {
 }
 
 /// A repository whose `*.slow` files pass through a clean filter `filter`.
-fn filtered_repo(filter: &str) -> Repo {
-    let repo = Repo::new();
+fn filtered_repo(filter: &str) -> Test {
+    let repo = Test::repo();
     repo.write(".gitattributes", "*.slow filter=slow\n");
     repo.commit("attributes");
     repo.git(&["config", "filter.slow.clean", filter]);
@@ -216,7 +218,7 @@ agent bot { run = "sh @BIN@/agent.sh" }
 task one { agent = bot  prompt = "x"  timeout = 2s }
 "#,
     );
-    let r = repo.run();
+    let r = repo.loopc(&["run"]).output();
     let runs = std::fs::read_to_string(repo.bin.join("agent-runs")).unwrap_or_default();
     assert_eq!(runs.lines().count(), 1, "{r:?}");
     assert_eq!(repo.state()["spent"]["iterations"], 1, "{r:?}");
@@ -226,15 +228,15 @@ task one { agent = bot  prompt = "x"  timeout = 2s }
         reason.contains("`git add -A` timed out after 2"),
         "{reason}"
     );
-    assert_ne!(r.code, 0, "{r:?}");
+    assert_ne!(r.status, 0, "{r:?}");
 }
 
 #[test]
 fn a_failing_git_command_reports_its_whole_stderr() {
     let repo = filtered_repo("echo first line >&2; echo second line >&2; exit 1");
     one_task_plan(&repo, COUNTING_SLOW_AGENT, 1);
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 1, "{r:?}");
     let reason = repo.task("one")["reason"].as_str().unwrap().to_string();
     assert!(reason.contains("first line"), "{reason}");
     assert!(reason.contains("second line"), "{reason}");
@@ -246,7 +248,7 @@ fn a_failing_git_command_reports_its_whole_stderr() {
 
 #[test]
 fn deleting_the_integration_branch_stops_the_run_and_counts_every_agent_run() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script(
         "agent.sh",
         r#"#!/bin/sh
@@ -266,8 +268,8 @@ task b: a { agent = bot  prompt = "x" }
 task c: b { agent = bot  prompt = "x" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 2, "{r:?}");
     assert!(
         r.stderr.contains("`loop/s` was deleted") || r.stdout.contains("`loop/s` was deleted"),
         "{r:?}"
@@ -289,12 +291,12 @@ task b: a { agent = bot  prompt = "y" }
 
 /// A repository after one passed run of two tasks: `loop/s` is 2 commits
 /// past `main`.
-fn after_one_run() -> Repo {
-    let repo = Repo::new();
-    repo.script("agent.sh", common::repo::SIMPLE_AGENT);
+fn after_one_run() -> Test {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(TWO_TASKS);
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 0, "{r:?}");
     assert_eq!(repo.git(&["rev-list", "--count", "main..loop/s"]), "2");
     repo
 }
@@ -323,8 +325,8 @@ fn a_run_that_cannot_start_changes_nothing() {
         let head = repo.git(&["rev-parse", "loop/s"]);
         let state = std::fs::read_to_string(repo.root.join(".loopc/state.json")).unwrap();
         spoil(&repo.root.join(".loopc"));
-        let r = repo.loopc(&["run", "--force", "a", "plan.loop"]);
-        assert_eq!(r.code, 2, "{what}: {r:?}");
+        let r = repo.loopc(&["run", "--force", "a", "plan.loop"]).output();
+        assert_eq!(r.status, 2, "{what}: {r:?}");
         assert_eq!(repo.git(&["rev-parse", "loop/s"]), head, "{what}");
         let after = std::fs::read_to_string(repo.root.join(".loopc/state.json")).unwrap();
         assert_eq!(after, state, "{what}");
@@ -333,7 +335,7 @@ fn a_run_that_cannot_start_changes_nothing() {
 
 #[test]
 fn a_run_that_cannot_record_its_state_says_so_in_its_exit_status() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script(
         "agent.sh",
         r#"#!/bin/sh
@@ -347,8 +349,8 @@ echo x > x.txt
         &std::fs::read_to_string(repo.bin.join("agent.sh")).unwrap(),
         1,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 2, "{r:?}");
     assert_eq!(r.stderr.matches("loopc: cannot write").count(), 1, "{r:?}");
     assert!(r.stderr.contains("could not be recorded"), "{r:?}");
 }
@@ -357,11 +359,11 @@ echo x > x.txt
 
 #[test]
 fn an_integration_branch_that_cannot_be_created_is_not_recorded_as_loopcs() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.git(&["branch", "loop"]);
-    one_task_plan(&repo, common::repo::SIMPLE_AGENT, 1);
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    one_task_plan(&repo, SIMPLE_AGENT, 1);
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 2, "{r:?}");
     assert!(r.stderr.contains("loop/s"), "{r:?}");
     let ledger = std::fs::read_to_string(repo.root.join(".loopc/branches")).unwrap_or_default();
     assert!(!ledger.lines().any(|l| l == "loop/s"), "{ledger}");
@@ -371,17 +373,17 @@ fn an_integration_branch_that_cannot_be_created_is_not_recorded_as_loopcs() {
 
 #[test]
 fn a_symlinked_dot_loopc_is_refused_by_run_and_clean() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let elsewhere = repo.bin.join("elsewhere");
     std::fs::create_dir_all(elsewhere.join("earlier-logs")).unwrap();
     std::fs::create_dir_all(elsewhere.join("worktrees/a-1")).unwrap();
     std::fs::write(elsewhere.join("earlier-logs/mine.txt"), "user's\n").unwrap();
     std::fs::write(elsewhere.join("worktrees/a-1/mine.txt"), "user's\n").unwrap();
     std::os::unix::fs::symlink(&elsewhere, repo.root.join(".loopc")).unwrap();
-    one_task_plan(&repo, common::repo::SIMPLE_AGENT, 1);
+    one_task_plan(&repo, SIMPLE_AGENT, 1);
     for args in [&["run"][..], &["clean"][..]] {
-        let r = repo.loopc(args);
-        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        let r = repo.loopc(args).output();
+        assert_eq!(r.status, 2, "{args:?}: {r:?}");
         assert!(r.stderr.contains("is a symbolic link"), "{r:?}");
         assert!(r.stderr.contains(".loopc"), "{r:?}");
     }
@@ -398,10 +400,10 @@ fn a_symlinked_dot_loopc_is_refused_by_run_and_clean() {
 
 #[test]
 fn clean_and_run_delete_only_worktrees_loopc_made() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     one_task_plan(&repo, "#!/bin/sh\ncat > /dev/null\nexit 1\n", 1);
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 1, "{r:?}");
     // A kept worktree of loopc's, and two plain directories that are not
     // worktrees, one with a name like loopc's.
     let wt = repo.root.join(".loopc/worktrees");
@@ -410,11 +412,11 @@ fn clean_and_run_delete_only_worktrees_loopc_made() {
         std::fs::create_dir_all(wt.join(d)).unwrap();
         std::fs::write(wt.join(d).join("notes.txt"), "user's\n").unwrap();
     }
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 1, "{r:?}");
     assert!(wt.join("one-7/notes.txt").exists(), "{r:?}");
-    let r = repo.loopc(&["clean"]);
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["clean"]).output();
+    assert_eq!(r.status, 0, "{r:?}");
     assert!(!wt.join("one-1").exists(), "{r:?}");
     assert!(wt.join("mine/notes.txt").exists(), "{r:?}");
     assert!(wt.join("one-7/notes.txt").exists(), "{r:?}");
@@ -425,7 +427,7 @@ fn clean_and_run_delete_only_worktrees_loopc_made() {
 
 #[test]
 fn a_run_from_a_second_checkout_of_the_repository_is_refused() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let started = repo.bin.join("started");
     let release = repo.bin.join("release");
     repo.script(
@@ -454,17 +456,17 @@ task one { agent = bot  prompt = "x" }
         "other",
     ]);
     std::fs::copy(repo.root.join("plan.loop"), other.join("plan.loop")).unwrap();
-    let mut first = repo.spawn(&["run"]);
+    let mut first = repo.loopc(&["run"]).spawn();
     assert!(
         repo.wait_for(4000, || started.exists()),
         "{}",
         repo.spawned_stderr()
     );
-    let second = repo.loopc_in(&other, &["run"]);
+    let second = repo.loopc(&["run"]).current_dir(&other).output();
     std::fs::write(&release, "").unwrap();
     let code = first.wait().unwrap().code();
     assert_eq!(code, Some(0), "{}", repo.spawned_stderr());
-    assert_eq!(second.code, 2, "{second:?}");
+    assert_eq!(second.status, 2, "{second:?}");
     assert!(
         second.stderr.contains(&format!(
             "another loopc run (pid {}, started 20",
@@ -489,12 +491,12 @@ task one { agent = bot  prompt = "x" }
 fn check_refuses_every_branch_name_git_or_the_file_system_refuses() {
     let long = "x".repeat(300);
     for branch in ["HEAD", long.as_str()] {
-        let repo = Repo::new();
+        let repo = Test::repo();
         repo.plan(&format!(
             "loop \"s\" {{ branch = \"{branch}\" }}\ntask a {{ run = \"true\" }}\n"
         ));
-        let r = repo.loopc(&["check", "plan.loop"]);
-        assert_ne!(r.code, 0, "{branch}: {r:?}");
+        let r = repo.loopc(&["check", "plan.loop"]).output();
+        assert_ne!(r.status, 0, "{branch}: {r:?}");
         assert!(
             r.stderr.contains("E0009") || r.stdout.contains("E0009"),
             "{branch}: {r:?}"
@@ -504,8 +506,8 @@ fn check_refuses_every_branch_name_git_or_the_file_system_refuses() {
 
 #[test]
 fn a_titles_control_characters_do_not_reach_loopcs_commit_subjects() {
-    let repo = Repo::new();
-    repo.script("agent.sh", common::repo::SIMPLE_AGENT);
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(
         r#"
 loop "s" { }
@@ -513,8 +515,8 @@ agent bot { run = "sh @BIN@/agent.sh" }
 task one "bell\u{7} and \u{1b}]0;osc\u{7} title" { agent = bot  prompt = "x" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 0, "{r:?}");
     let subject = repo.git(&["log", "-1", "--format=%s", "loop/s"]);
     assert!(!subject.chars().any(char::is_control), "{subject:?}");
     assert_eq!(subject, "loop(one): bell and ]0;osc title");
@@ -524,8 +526,8 @@ task one "bell\u{7} and \u{1b}]0;osc\u{7} title" { agent = bot  prompt = "x" }
 
 /// A repository with a submodule `sub` (its own repository has two commits;
 /// the superproject points at the first), initialised in the main checkout.
-fn repo_with_submodule() -> (Repo, String) {
-    let repo = Repo::new();
+fn repo_with_submodule() -> (Test, String) {
+    let repo = Test::repo();
     let sub = repo.bin.join("subrepo");
     std::fs::create_dir_all(&sub).unwrap();
     let git_sub = |args: &[&str]| {
@@ -575,7 +577,7 @@ fn repo_with_submodule() -> (Repo, String) {
     (repo, second)
 }
 
-fn submodule_plan(repo: &Repo, agent: &str) {
+fn submodule_plan(repo: &Test, agent: &str) {
     repo.script("agent.sh", agent);
     repo.plan(
         r#"
@@ -595,8 +597,8 @@ fn a_submodule_commit_made_only_in_the_worktree_fails_the_attempt() {
         "#!/bin/sh\ncat > /dev/null\ncd sub && echo local > local.txt && git add local.txt && \
          git -c user.name=A -c user.email=a@e commit -qm local\n",
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 1, "{r:?}");
     let reason = repo.task("one")["reason"].as_str().unwrap().to_string();
     assert!(
         reason.contains("the submodule `sub` points at commit"),
@@ -628,23 +630,23 @@ fn a_submodule_moved_to_a_commit_its_repository_has_passes() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 0, "{r:?}");
     let link = repo.git(&["ls-tree", "loop/s", "sub"]);
     assert!(link.contains(&second), "{link}");
 }
 
 #[test]
 fn a_nested_repository_the_agent_made_fails_the_attempt() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     one_task_plan(
         &repo,
         "#!/bin/sh\ncat > /dev/null\nmkdir nested && cd nested && git init -q && echo x > f && \
          git add f && git -c user.name=A -c user.email=a@e commit -qm x\n",
         1,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 1, "{r:?}");
     let reason = repo.task("one")["reason"].as_str().unwrap().to_string();
     assert!(
         reason.contains("`nested` is a git repository of its own"),
@@ -775,11 +777,11 @@ fn no_hostile_agent_touches_the_users_branches_head_index_files_or_stash() {
         one_task_plan(&repo, &format!("#!/bin/sh\ncat > /dev/null\n{script}\n"), 1);
         let before = user_view(&repo);
         let base = repo.git(&["rev-parse", "main"]);
-        let r = repo.run();
+        let r = repo.loopc(&["run"]).output();
         let what = case.name;
         let after = user_view(&repo);
         // Whatever the agent did, loopc ran to its end and recorded it.
-        assert_eq!(r.code, if case.passes { 0 } else { 1 }, "{what}: {r:?}");
+        assert_eq!(r.status, if case.passes { 0 } else { 1 }, "{what}: {r:?}");
         let status = repo.status_of("one");
         assert_eq!(
             status,
@@ -857,25 +859,18 @@ fn no_hostile_agent_touches_the_users_branches_head_index_files_or_stash() {
 
 #[test]
 fn a_child_that_drops_its_environment_and_session_does_not_survive_the_attempt() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let marker = format!("escaped-sleeper-{}", std::process::id());
-    let sleep = std::process::Command::new("sh")
-        .args(["-c", "command -v sleep"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap();
-    let sleeper = repo.bin.join(&marker);
-    std::os::unix::fs::symlink(sleep, &sleeper).unwrap();
+    let sleeper = repo.marked_sleep(&marker);
     one_task_plan(
         &repo,
         &format!(
-            "#!/bin/sh\ncat > /dev/null\nenv -i setsid '{}' 1000 > /dev/null 2>&1 < /dev/null &\n\
-             echo work > work.txt\n",
-            sleeper.display()
+            "#!/bin/sh\ncat > /dev/null\nenv -i setsid '{sleeper}' 1000 > /dev/null 2>&1 < /dev/null &\n\
+             echo work > work.txt\n"
         ),
         1,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
-    assert!(common::repo::no_process_with(&marker), "{marker} survived");
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 0, "{r:?}");
+    assert!(no_process_with(&marker), "{marker} survived");
 }

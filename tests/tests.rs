@@ -34,4 +34,5 @@ mod run_merge;
 mod run_outcomes;
 mod run_output;
 mod run_resilience;
+mod run_safety;
 mod run_signals;
