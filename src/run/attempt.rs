@@ -485,7 +485,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
 /// Errors: git failed.
 fn dangling_gitlinks(
     git: &super::git::Git,
-    co: &super::git::Checkout,
+    co: &super::checkout::Checkout,
     base: &str,
     commit: &str,
 ) -> Result<Option<(String, String)>, String> {

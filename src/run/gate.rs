@@ -4,9 +4,9 @@
 //! that leaves the worktree changed fails. The last 64 KiB of a rejecting
 //! gate's output is the next attempt's feedback.
 
+use super::checkout::Checkout;
 use super::context::{Protocol, RunCtx};
 use super::events::Event;
-use super::git::Checkout;
 use super::handoff::{self, HandoffStatus};
 use super::process::{self, Exit, Spec};
 use crate::plan::{Agent, GateKind, OnFail, OutputFormat, Task};

@@ -1,7 +1,10 @@
 //! The interpreter: `loopc run` (spec §5), `loopc status` and `loopc clean`.
 //!
 //! One concept per file:
-//! - [`git`]: every repository operation, through the real `git`;
+//! - [`git`]: every repository operation, through the real `git`, bounded and
+//!   without the user's hooks; [`checkout`]: a task's worktree, verified
+//!   before loopc commits in it; [`guard`]: the user's refs, compared around
+//!   every attempt;
 //! - [`process`]: `sh -c` subprocesses in process groups, logs, timeouts, the kill switch;
 //! - [`worktree`]: `.loopc/` layout, task worktree and branch names;
 //! - [`context`]: what a run shares, attempt files and the environment protocol;
@@ -19,6 +22,7 @@
 pub mod attempt;
 pub mod budget;
 pub mod cache;
+pub mod checkout;
 pub mod clean;
 pub mod context;
 pub mod dry_run;

@@ -126,8 +126,8 @@ struct Scheduler {
     lister: cache::FileLister,
     /// The user's refs when the run started ([`guard`]).
     refs_at_start: Option<guard::Snapshot>,
-    /// Ref changes already charged to an attempt (name, new value).
-    attributed: Vec<(String, Option<String>)>,
+    /// Ref changes already charged to an attempt.
+    attributed: guard::Attributed,
     /// Why the last attempt to save state.json failed (`None`: it worked).
     save_error: Option<String>,
 }
@@ -696,95 +696,21 @@ impl Scheduler {
     }
 
     /// Attempt `r` saw refs that are not loopc's change while it ran: warns
-    /// (summary, display) and returns the outcome to judge it by.
+    /// and returns the outcome to judge it by ([`guard::judge`]).
     fn refs_changed(
         &mut self,
         state: &mut RunState,
         r: &AttemptResult,
         outcome: Outcome,
     ) -> Outcome {
-        let task = &self.ctx.plan.tasks[r.input.task];
-        let lines: Vec<String> = r
-            .ref_changes
-            .iter()
-            .map(guard::RefChange::describe)
-            .collect();
-        // Parallel attempts share the refs: name the others that were
-        // running, since the change may be theirs.
-        let others: Vec<String> = state
-            .tasks
-            .iter()
-            .enumerate()
-            .filter(|(j, t)| *j != r.input.task && t.status == TaskStatus::Running)
-            .map(|(_, t)| format!("`{}`", t.name))
-            .collect();
-        let also = if others.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " (task(s) {} were running at the same time)",
-                others.join(", ")
-            )
-        };
-        for (c, line) in r.ref_changes.iter().zip(&lines) {
-            self.attributed.push((c.name.clone(), c.new.clone()));
-            let w = format!(
-                "while task `{}` attempt {} ran{also}, {line}; loopc did not change it back",
-                task.name, r.input.attempt
-            );
-            self.ctx.events.ui().line(&format!("loopc: warning: {w}"));
-            state.warnings.push(w);
-        }
-        match outcome {
-            Outcome::Passed { .. } | Outcome::Failed { .. } | Outcome::Infrastructure(_) => {
-                let first = lines.first().cloned().unwrap_or_default();
-                let more = if lines.len() > 1 {
-                    format!(" (and {} more)", lines.len() - 1)
-                } else {
-                    String::new()
-                };
-                Outcome::Failed {
-                    reason: format!("refs that are not loopc's changed: {first}{more}"),
-                    feedback: format!(
-                        "While the previous attempt ran, refs of the repository that are not \
-                         the task's changed{also}:\n{}\nloopc did not change them back. Do not \
-                         create, move or delete branches or tags, switch the checkout, or use \
-                         `git stash`: work only in your worktree, on its task branch.",
-                        lines.join("\n")
-                    ),
-                    on_fail: OnFail::Retry,
-                }
-            }
-            other => other,
-        }
+        guard::judge(&self.ctx, state, r, outcome, &mut self.attributed)
     }
 
-    /// Warns about refs that are not loopc's and changed during the run
-    /// without an attempt having seen it (the person, or another program).
+    /// Warns about refs that changed during the run without an attempt
+    /// having seen it ([`guard::unattributed`]).
     fn unattributed_ref_changes(&mut self, state: &mut RunState) {
-        let Some(start) = &self.refs_at_start else {
-            return;
-        };
-        let Ok(now) = guard::snapshot(
-            &self.ctx.git,
-            &self.ctx.integration_ref,
-            &self.ctx.layout.worktrees,
-        ) else {
-            return;
-        };
-        for c in guard::diff(start, &now) {
-            if self
-                .attributed
-                .iter()
-                .any(|(name, new)| *name == c.name && *new == c.new)
-            {
-                continue;
-            }
-            state.warnings.push(format!(
-                "during the run (not while an attempt of loopc's ran: by you, or another \
-                 program?), {}",
-                c.describe()
-            ));
+        if let Some(start) = &self.refs_at_start {
+            guard::unattributed(&self.ctx, start, &self.attributed, state);
         }
     }
 

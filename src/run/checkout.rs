@@ -1,0 +1,245 @@
+//! A task's worktree as loopc made it ([`Checkout`]), and the git calls that
+//! act on one: they name its administrative directory and its files
+//! explicitly (`--git-dir`, `--work-tree`), so an agent that deleted or
+//! replaced the worktree's `.git` makes them fail instead of reaching the
+//! repository above it; loopc verifies the worktree before it stages or
+//! commits. Also: whether a commit's gitlinks survive the worktree.
+
+use super::git::{Git, GitOutput, same_path, why};
+use std::path::{Path, PathBuf};
+
+/// A worktree loopc made, as it made it: git calls for it name its
+/// administrative directory and its files explicitly, so they act on it or
+/// fail, never on a repository git would find above it.
+#[derive(Debug, Clone)]
+pub struct Checkout {
+    /// The worktree's directory.
+    pub dir: PathBuf,
+    /// Its administrative directory (`<common dir>/worktrees/<name>`).
+    pub admin: PathBuf,
+    /// The text of its `.git` file when loopc made it.
+    dotgit: String,
+}
+
+/// The text of the `.git` file at `path`, which must be a regular file
+/// (not a directory, not a symbolic link).
+fn read_dotgit(path: &Path) -> Result<String, String> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| e.to_string())?;
+    if !meta.file_type().is_file() {
+        return Err("it is not a file".to_string());
+    }
+    std::fs::read_to_string(path).map_err(|e| e.to_string())
+}
+
+impl Git {
+    /// Identifies the worktree loopc has just made at `dir`: its `.git`
+    /// file must name an administrative directory under
+    /// `<common dir>/worktrees/` whose `gitdir` names `dir/.git` back.
+    ///
+    /// Errors: `dir` is not such a worktree.
+    pub fn checkout(&self, dir: &Path) -> Result<Checkout, String> {
+        let dotgit_path = dir.join(".git");
+        let dotgit = read_dotgit(&dotgit_path)?;
+        let admin = dotgit
+            .trim_end()
+            .strip_prefix("gitdir: ")
+            .map(PathBuf::from)
+            .ok_or_else(|| format!("{} does not name a git directory", dotgit_path.display()))?;
+        let admin = if admin.is_relative() {
+            dir.join(admin)
+        } else {
+            admin
+        };
+        let admin = std::fs::canonicalize(&admin)
+            .map_err(|e| format!("cannot read {}: {e}", admin.display()))?;
+        let worktrees = self.common_dir.join("worktrees");
+        let back = std::fs::read_to_string(admin.join("gitdir")).unwrap_or_default();
+        if !admin.starts_with(&worktrees) || !same_path(Path::new(back.trim()), &dotgit_path) {
+            return Err(format!(
+                "{} is not a worktree of the repository at {}",
+                dir.display(),
+                self.root.display()
+            ));
+        }
+        Ok(Checkout {
+            dir: dir.to_path_buf(),
+            admin,
+            dotgit,
+        })
+    }
+
+    /// Verifies that `co` is still the worktree loopc made: its `.git` file
+    /// is there, unchanged, and (with `branch`) its HEAD is on
+    /// `refs/heads/<branch>`. loopc stages and commits only after this.
+    ///
+    /// Errors: a sentence saying what changed, for the attempt's feedback.
+    pub fn verify_checkout(&self, co: &Checkout, branch: Option<&str>) -> Result<(), String> {
+        let path = co.dir.join(".git");
+        match read_dotgit(&path) {
+            Ok(text) if text == co.dotgit => {}
+            Ok(_) => {
+                return Err(format!(
+                    "the worktree's `.git` file ({}) was changed: it no longer names the \
+                     worktree's git directory {}",
+                    path.display(),
+                    co.admin.display()
+                ));
+            }
+            Err(_) if !co.dir.is_dir() => {
+                return Err(format!(
+                    "the worktree {} was removed (or replaced)",
+                    co.dir.display()
+                ));
+            }
+            Err(e) => {
+                return Err(format!(
+                    "the worktree's `.git` file ({}) is missing or unreadable ({e}): it was \
+                     removed or replaced",
+                    path.display()
+                ));
+            }
+        }
+        if !co.admin.is_dir() {
+            return Err(format!(
+                "the worktree's git directory {} was removed",
+                co.admin.display()
+            ));
+        }
+        if let Some(b) = branch {
+            let want = format!("refs/heads/{b}");
+            let head = self.try_run_co(co, &["symbolic-ref", "-q", "HEAD"])?;
+            let on = head.stdout.trim();
+            if head.code != 0 || on != want {
+                let now = if head.code != 0 {
+                    "detached".to_string()
+                } else {
+                    format!("on `{}`", on.strip_prefix("refs/heads/").unwrap_or(on))
+                };
+                return Err(format!(
+                    "the worktree's HEAD is {now}, not on its task branch `{b}`"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `git ARGS` for worktree `co`, naming its git directory and its
+    /// files explicitly (`--git-dir`, `--work-tree`); any exit status.
+    ///
+    /// Errors: git could not be started, or it was killed.
+    pub fn try_run_co(&self, co: &Checkout, args: &[&str]) -> Result<GitOutput, String> {
+        let git_dir = format!("--git-dir={}", co.admin.display());
+        let work_tree = format!("--work-tree={}", co.dir.display());
+        self.exec(&co.dir, &[&git_dir, &work_tree], args, None)
+    }
+
+    /// [`Git::try_run_co`], requiring exit status 0.
+    ///
+    /// Errors: git failed (its whole standard error, bounded).
+    pub fn run_co(&self, co: &Checkout, args: &[&str]) -> Result<GitOutput, String> {
+        let out = self.try_run_co(co, args)?;
+        if out.code != 0 {
+            return Err(format!("`git {}` failed: {}", args.join(" "), why(&out)));
+        }
+        Ok(out)
+    }
+
+    /// Stages everything in worktree `co` and commits it with `message` when
+    /// anything is staged. Returns the worktree's HEAD commit afterwards.
+    /// Call [`Git::verify_checkout`] first.
+    pub fn commit_all(&self, co: &Checkout, message: &str) -> Result<String, String> {
+        self.run_co(co, &["add", "-A"])?;
+        let staged = self.try_run_co(co, &["diff", "--cached", "--quiet"])?;
+        if staged.code == 1 {
+            self.run_co(co, &["commit", "-q", "--no-verify", "-m", message])?;
+        } else if staged.code != 0 {
+            return Err(format!(
+                "`git diff --cached` failed in {}: {}",
+                co.dir.display(),
+                why(&staged)
+            ));
+        }
+        Ok(self
+            .run_co(co, &["rev-parse", "HEAD"])?
+            .stdout
+            .trim()
+            .to_string())
+    }
+
+    /// `git status --porcelain` of worktree `co` (empty: clean).
+    pub fn status_porcelain(&self, co: &Checkout) -> Result<String, String> {
+        Ok(self
+            .run_co(co, &["status", "--porcelain", "--untracked-files=all"])?
+            .stdout)
+    }
+
+    /// The gitlinks (submodules, nested repositories) that commit `to` adds
+    /// or changes relative to `from`: `(path, commit)` pairs.
+    ///
+    /// Errors: git failed.
+    pub fn changed_gitlinks(&self, from: &str, to: &str) -> Result<Vec<(String, String)>, String> {
+        let out = self.run_in(
+            &self.root,
+            &[
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--no-commit-id",
+                from,
+                to,
+            ],
+        )?;
+        // `:oldmode newmode oldid newid status` NUL `path` NUL, repeated.
+        let mut fields = out.stdout.split('\0');
+        let mut links = Vec::new();
+        while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+            if let [_, new_mode, _, new_id, _] = parts.as_slice()
+                && *new_mode == "160000"
+            {
+                links.push((path.to_string(), new_id.to_string()));
+            }
+        }
+        Ok(links)
+    }
+
+    /// Whether commit `id` is in the object store of the repository (or
+    /// submodule repository) whose git directory is `store`.
+    ///
+    /// Errors: git could not be run.
+    pub fn store_has_commit(&self, store: &Path, id: &str) -> Result<bool, String> {
+        let git_dir = format!("--git-dir={}", store.display());
+        let spec = format!("{id}^{{commit}}");
+        let out = self.exec(&self.root, &[&git_dir], &["cat-file", "-e", &spec], None)?;
+        Ok(out.code == 0)
+    }
+
+    /// The git directories of the repository's shared object stores: its
+    /// own, and every submodule repository kept under `<common dir>/modules/`
+    /// (the main checkout's; a worktree's own copies live under its
+    /// administrative directory and go with it).
+    pub fn shared_stores(&self) -> Vec<PathBuf> {
+        let mut stores = vec![self.common_dir.clone()];
+        let mut todo = vec![(self.common_dir.join("modules"), 0)];
+        while let Some((dir, depth)) = todo.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.filter_map(Result::ok) {
+                let p = e.path();
+                if !p.is_dir() {
+                    continue;
+                }
+                if p.join("objects").is_dir() && p.join("HEAD").is_file() {
+                    stores.push(p.clone());
+                    todo.push((p.join("modules"), depth + 1));
+                } else if depth < 8 {
+                    // Submodule names may contain `/`.
+                    todo.push((p, depth + 1));
+                }
+            }
+        }
+        stores
+    }
+}
