@@ -79,8 +79,17 @@ fn stale_worktrees_and_task_branches_of_a_killed_run_are_cleaned_up() {
     ]);
     repo.git(&["worktree", "lock", "--reason", "initializing", &p("a-9")]);
     std::fs::remove_dir_all(wt.join("a-9")).unwrap();
+    // `git worktree add` cut off after writing `.git` and some files, its
+    // administrative entry gone (a plain directory there is not loopc's and
+    // stays: see run_safety).
     std::fs::create_dir_all(wt.join("c-2/sub")).unwrap();
     std::fs::write(wt.join("c-2/sub/f"), "x").unwrap();
+    let admin = repo.root.join(".git/worktrees/c-2");
+    std::fs::write(
+        wt.join("c-2/.git"),
+        format!("gitdir: {}\n", admin.display()),
+    )
+    .unwrap();
     repo.git(&["branch", "loopc/res/b/4", "main"]);
     // loopc records a task branch in its ledger before making it.
     let ledger = repo.root.join(".loopc/branches");
