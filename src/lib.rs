@@ -11,10 +11,7 @@
 
 pub mod ast;
 pub mod check;
-pub mod check_cmd;
-pub mod commands;
 pub mod diagnostic;
-pub mod exit;
 pub mod fmt;
 pub mod key;
 pub mod lsp;
