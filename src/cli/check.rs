@@ -9,6 +9,7 @@
 use super::{exit, print_compilation};
 use clap::ValueEnum;
 use loopc::diagnostic::Severity;
+use loopc::origin::DEFAULTS_FILE;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -53,7 +54,7 @@ fn expand(path: &Path) -> Vec<PathBuf> {
         out.extend(
             loops
                 .into_iter()
-                .filter(|p| p.file_name().is_some_and(|n| n != "defaults.loop")),
+                .filter(|p| p.file_name().is_some_and(|n| n != DEFAULTS_FILE)),
         );
         return out;
     }

@@ -102,13 +102,7 @@ pub fn run(args: &Args) -> i32 {
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let written = render::render(
-        args.format.into(),
-        plan,
-        statuses.as_ref(),
-        color,
-        &mut out,
-    )
-    .and_then(|()| out.flush());
+    let written = render::render(args.format.into(), plan, statuses.as_ref(), color, &mut out)
+        .and_then(|()| out.flush());
     output_status(written, |e| format!("error: cannot write the graph: {e}"))
 }

@@ -25,7 +25,7 @@ pub struct Args {
 
 /// Runs `loopc import`.
 pub fn run(args: &Args) -> i32 {
-    let reel = match loopc::reel::compile_paths(&args.specs, args.defaults.as_deref()) {
+    let reel = match loopc::compile::compile_specs(&args.specs, args.defaults.as_deref()) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

@@ -60,8 +60,8 @@ pub fn run(args: &Args) -> i32 {
 /// Finds, compiles and runs the plan; returns the exit status, or the
 /// message of an error that is exit 2.
 fn run_plan(args: &Args) -> Result<i32, String> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let cwd =
+        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     // `--force` takes one or more values, so `--force a b j.loop` puts the
     // plan among them: without a PLAN, a last value that names a file or
     // ends in `.loop` is the plan.

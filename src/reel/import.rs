@@ -7,9 +7,9 @@
 //! task names, dependencies and keys (spec §6): [`checked`] makes sure of
 //! it, and the command writes nothing else.
 
-use super::Reel;
 use crate::Compilation;
 use crate::ast::{Item, ValueKind};
+use crate::compile::Reel;
 use crate::diagnostic::Diagnostic;
 use crate::plan::Plan;
 

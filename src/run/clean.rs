@@ -47,11 +47,7 @@ pub enum Cleaned {
 /// Errors: one line; not in a repository, a run holds the lock, something
 /// could not be removed, or (with `integration`) the integration branch is
 /// not loopc's or is checked out. Steps reported before an error are done.
-pub fn clean(
-    cwd: &Path,
-    options: &Options,
-    report: &mut dyn FnMut(Cleaned),
-) -> Result<(), String> {
+pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> Result<(), String> {
     let git = Git::discover(cwd)?;
     let layout = Layout::new(&git.root);
     if !layout.dir.exists() {
