@@ -2,12 +2,21 @@
 //!
 //! The crate is shaped like a compiler; data flows one way:
 //!
-//! source → [`syntax`] (pest → [`ast`] with spans, never fails) →
-//! [`check`] (names, fields, types → a resolved model and diagnostics) →
-//! [`plan`] (petgraph DAG, defaults resolved, cache keys) →
-//! [`render`] (`loopc graph`) or [`run`] (`loopc run`).
+//! source → [`syntax`] (pest → [`ast`] with spans, never fails; REEL specs
+//! through [`reel`]'s front-ends instead) → [`check`] (names, fields, types
+//! → a resolved model and diagnostics) → [`plan`] (petgraph DAG, defaults
+//! resolved, cache keys) → [`render`] (`loopc graph`), [`run`] (`loopc
+//! run`), [`fmt`], [`lsp`] or [`reel::import`].
 //!
-//! [`compile`] runs the front-end and the plan phase in one call.
+//! [`mod@compile`] is the one front-end driver: it reads files (UTF-8 checked)
+//! into a [`source_map`], parses `.loop` plans or lowers REEL specs, checks
+//! and plans, telling both phases where the plan came from
+//! ([`origin::Origin`]). Its entry points are re-exported here
+//! ([`compile()`], [`compile_path`], …).
+//!
+//! The library prints no command's result and picks no exit status: it
+//! returns values and errors. The command line (clap, output, exit codes)
+//! is the binary's `src/cli/`, one file per subcommand.
 
 pub mod ast;
 pub mod check;

@@ -3,7 +3,7 @@
 //!
 //! The checker and the plan phase word a few messages by it (a REEL plan is
 //! named after its spec, not after a file the person wrote items in), so the
-//! front-end driver ([`crate::compile`]) passes it in instead of rewording
+//! front-end driver ([`mod@crate::compile`]) passes it in instead of rewording
 //! their diagnostics afterwards.
 
 use std::path::Path;
