@@ -11,8 +11,7 @@ use super::events::Event;
 use super::gate::{self, Check, Verdict};
 use super::merge::{self, Merge};
 use super::state::{self, RunState, RunStatus, TaskState, TaskStatus};
-use super::{cache, guard, interrupt, progress, worktree};
-use crate::exit;
+use super::{Outcome as RunOutcome, cache, guard, interrupt, progress, worktree};
 use crate::key::Key;
 use crate::plan::{OnFail, TaskKind};
 use std::sync::Arc;
@@ -52,15 +51,23 @@ pub struct CacheUse {
 /// How the run ended.
 #[derive(Debug)]
 pub struct Finish {
-    /// The process exit status.
-    pub code: i32,
+    /// Why it ended.
+    pub outcome: RunOutcome,
     /// The final state.
     pub state: RunState,
 }
 
 /// Runs the plan to the end. `parallel` is the number of tasks at once
-/// (≥ 1); `state` the initial state (every task pending).
-pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse) -> Finish {
+/// (≥ 1); `state` the initial state (every task pending); `exit_status`
+/// the process exit status of each outcome, for state.json and the
+/// `run_finished` event.
+pub fn run(
+    ctx: Arc<RunCtx>,
+    parallel: u32,
+    mut state: RunState,
+    cache: CacheUse,
+    exit_status: fn(RunOutcome) -> i32,
+) -> Finish {
     let mut sched = Scheduler {
         keys: vec![None; ctx.plan.tasks.len()],
         lister: cache::FileLister::default(),
@@ -78,6 +85,7 @@ pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse
         save_error: None,
         ctx,
         parallel: parallel.max(1) as usize,
+        exit_status,
     };
     sched.refs_at_start = guard::snapshot(
         &sched.ctx.git,
@@ -88,8 +96,8 @@ pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse
     if let Some(d) = sched.meter.deadline() {
         sched.ctx.control.set_deadline(d);
     }
-    let code = sched.drive(&mut state);
-    Finish { code, state }
+    let outcome = sched.drive(&mut state);
+    Finish { outcome, state }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,6 +138,8 @@ struct Scheduler {
     attributed: guard::Attributed,
     /// Why the last attempt to save state.json failed (`None`: it worked).
     save_error: Option<String>,
+    /// The process exit status of each outcome (recorded, not chosen here).
+    exit_status: fn(RunOutcome) -> i32,
 }
 
 impl Scheduler {
@@ -143,7 +153,7 @@ impl Scheduler {
         self.meter.breaker_spares_streak = self.streak == [i];
     }
 
-    fn drive(&mut self, state: &mut RunState) -> i32 {
+    fn drive(&mut self, state: &mut RunState) -> RunOutcome {
         let pool = match rayon::ThreadPoolBuilder::new()
             .num_threads(self.parallel)
             .thread_name(|i| format!("loopc-task-{i}"))
@@ -1044,16 +1054,17 @@ impl Scheduler {
         }
     }
 
-    fn finish(&mut self, state: &mut RunState) -> i32 {
+    fn finish(&mut self, state: &mut RunState) -> RunOutcome {
         self.unattributed_ref_changes(state);
         let all_done = state.tasks.iter().all(|t| t.status.is_done());
-        let (status, code) = match self.stop.as_ref().map(|s| s.0) {
-            Some(StopKind::Interrupted) => (RunStatus::Interrupted, exit::INTERRUPTED),
-            Some(StopKind::Budget) => (RunStatus::Stopped, exit::BUDGET),
-            Some(StopKind::BranchMoved) => (RunStatus::Stopped, exit::USAGE),
-            _ if all_done => (RunStatus::Passed, exit::OK),
-            _ => (RunStatus::Failed, exit::FAILURE),
+        let (status, outcome) = match self.stop.as_ref().map(|s| s.0) {
+            Some(StopKind::Interrupted) => (RunStatus::Interrupted, RunOutcome::Interrupted),
+            Some(StopKind::Budget) => (RunStatus::Stopped, RunOutcome::Budget),
+            Some(StopKind::BranchMoved) => (RunStatus::Stopped, RunOutcome::BranchMoved),
+            _ if all_done => (RunStatus::Passed, RunOutcome::Passed),
+            _ => (RunStatus::Failed, RunOutcome::Failed),
         };
+        let code = (self.exit_status)(outcome);
         state.status = status;
         state.exit_code = Some(code);
         state.stop_reason = self.stop.as_ref().map(|s| s.1.clone());
@@ -1067,15 +1078,14 @@ impl Scheduler {
         // A run whose state is not recorded must not look like a success:
         // `loopc status` and the next run would not know what it did.
         if let Some(e) = &self.save_error
-            && code != exit::INTERRUPTED
+            && outcome != RunOutcome::Interrupted
         {
             self.ctx.events.ui().line(&format!(
-                "loopc: the run's state could not be recorded ({e}); exit status {}",
-                exit::USAGE
+                "loopc: the run's state could not be recorded ({e})"
             ));
-            return exit::USAGE;
+            return RunOutcome::StateNotRecorded;
         }
-        code
+        outcome
     }
 }
 
