@@ -1070,21 +1070,23 @@ impl Scheduler {
         state.stop_reason = self.stop.as_ref().map(|s| s.1.clone());
         state.finished_at = Some(super::time::now_rfc3339());
         self.save(state);
+        // A run whose state is not recorded must not look like a success:
+        // `loopc status` and the next run would not know what it did.
+        let (outcome, code) = match &self.save_error {
+            Some(e) if outcome != RunOutcome::Interrupted => {
+                self.ctx.events.ui().line(&format!(
+                    "loopc: the run's state could not be recorded ({e})"
+                ));
+                let o = RunOutcome::StateNotRecorded;
+                (o, (self.exit_status)(o))
+            }
+            _ => (outcome, code),
+        };
         self.ctx.events.emit(Event::RunFinished {
             status: status.as_str().to_string(),
             exit_code: code,
             reason: state.stop_reason.clone(),
         });
-        // A run whose state is not recorded must not look like a success:
-        // `loopc status` and the next run would not know what it did.
-        if let Some(e) = &self.save_error
-            && outcome != RunOutcome::Interrupted
-        {
-            self.ctx.events.ui().line(&format!(
-                "loopc: the run's state could not be recorded ({e})"
-            ));
-            return RunOutcome::StateNotRecorded;
-        }
         outcome
     }
 }
