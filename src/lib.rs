@@ -16,8 +16,8 @@ pub mod commands;
 pub mod diagnostic;
 pub mod exit;
 pub mod fmt;
-pub mod key;
 pub mod lsp;
+pub mod model;
 pub mod plan;
 pub mod reel;
 pub mod render;
@@ -81,7 +81,7 @@ pub fn compile_string(name: &str, source: String) -> Compilation {
 /// [`compile_string`] that also returns the checked model (definitions as far
 /// as they resolve, even when the plan has errors), for the language server,
 /// which would otherwise check the tree a second time on every keystroke.
-pub fn compile_with_model(name: &str, source: String) -> (Compilation, check::Model) {
+pub fn compile_with_model(name: &str, source: String) -> (Compilation, model::Model) {
     let (compilation, model) = compile_impl(name, source, true);
     (compilation, model.unwrap_or_default())
 }
@@ -90,7 +90,7 @@ fn compile_impl(
     name: &str,
     mut source: String,
     keep_model: bool,
-) -> (Compilation, Option<check::Model>) {
+) -> (Compilation, Option<model::Model>) {
     if source.starts_with('\u{FEFF}') {
         source.drain(..'\u{FEFF}'.len_utf8());
     }

@@ -8,8 +8,8 @@
 
 use super::context::{self, BlockKind, Context};
 use crate::ast::{self, GateBody, Item, ValueKind};
-use crate::check::{GateDefKind, Model, Work};
 use crate::diagnostic::{self, Code, LineIndex, Severity};
+use crate::model::{GateDefKind, Model, Work};
 use crate::span::Span;
 use crate::{Compilation, plan};
 use lsp_types as lsp;

@@ -51,7 +51,7 @@ impl BlockKind {
 
     /// The field names this block takes (spec §3).
     pub fn fields(self) -> &'static [&'static str] {
-        use crate::check::fields;
+        use crate::model::fields;
         match self {
             BlockKind::Loop => fields::LOOP,
             BlockKind::Budget => fields::BUDGET,

@@ -362,7 +362,7 @@ pub fn compile_paths(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
         let stem = stem_of(path);
         if !namespaced
             && let Some(n) = &spec.name
-            && crate::check::task_name_problem(&n.text).is_none()
+            && crate::check::names::task_name_problem(&n.text).is_none()
         {
             name = n.text.clone();
         }

@@ -13,7 +13,7 @@ use super::merge::{self, Merge};
 use super::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 use super::{cache, interrupt, progress, worktree};
 use crate::exit;
-use crate::key::Key;
+use crate::plan::Key;
 use crate::plan::{OnFail, TaskKind};
 use std::sync::Arc;
 use std::sync::mpsc;
