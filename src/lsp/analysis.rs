@@ -11,10 +11,10 @@ use crate::ast::{self, GateBody, Item, ValueKind};
 use crate::diagnostic::{self, Code, LineIndex, Severity};
 use crate::model::{GateDefKind, Model, Work};
 use crate::span::Span;
+use crate::syntax::literal::{self, Money};
 use crate::{Compilation, plan};
 use lsp_types as lsp;
 use std::fmt::Write as _;
-use std::time::Duration;
 
 /// One analysed version of a document.
 pub struct Analysis {
@@ -320,10 +320,13 @@ impl Analysis {
         };
         let _ = writeln!(s, "- attempts: {attempts}");
         let timeout = match (t.timeout, d.timeout, agent_timeout) {
-            (Some(x), _, _) => duration(x),
-            (None, Some(x), _) => format!("{} (from defaults)", duration(x)),
-            (None, None, Some(x)) => format!("{} (from the agent)", duration(x)),
-            (None, None, None) => format!("{} (default)", duration(plan::DEFAULT_TIMEOUT)),
+            (Some(x), _, _) => literal::print_duration(x),
+            (None, Some(x), _) => format!("{} (from defaults)", literal::print_duration(x)),
+            (None, None, Some(x)) => format!("{} (from the agent)", literal::print_duration(x)),
+            (None, None, None) => format!(
+                "{} (default)",
+                literal::print_duration(plan::DEFAULT_TIMEOUT)
+            ),
         };
         let _ = writeln!(s, "- timeout: {timeout}");
         if !t.inputs.is_empty() {
@@ -350,10 +353,10 @@ impl Analysis {
         }
         let _ = writeln!(s, "- output: {}", a.output.as_str());
         if let Some(t) = a.timeout {
-            let _ = writeln!(s, "- timeout: {}", duration(t));
+            let _ = writeln!(s, "- timeout: {}", literal::print_duration(t));
         }
         if let Some(c) = a.cost {
-            let _ = writeln!(s, "- cost cap: {} per attempt", money(c));
+            let _ = writeln!(s, "- cost cap: {} per attempt", Money(c));
         }
         if !a.env.is_empty() {
             let keys: Vec<String> = a.env.keys().map(|k| code(k)).collect();
@@ -380,8 +383,11 @@ impl Analysis {
             s,
             "- timeout: {}",
             g.timeout
-                .map(duration)
-                .unwrap_or_else(|| format!("{} (default)", duration(plan::DEFAULT_TIMEOUT)))
+                .map(literal::print_duration)
+                .unwrap_or_else(|| format!(
+                    "{} (default)",
+                    literal::print_duration(plan::DEFAULT_TIMEOUT)
+                ))
         );
         Some(s.trim_end().to_string())
     }
@@ -514,14 +520,7 @@ impl Analysis {
             Context::Dependency { own } => {
                 for n in names(NameKind::Task) {
                     if own.as_deref() != Some(n.as_str()) {
-                        let label = if n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                            && n.chars()
-                                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-                        {
-                            n.clone()
-                        } else {
-                            format!("\"{n}\"")
-                        };
+                        let label = literal::print_task_name(&n);
                         let doc = self.task_hover(&n);
                         out.push(item(&label, lsp::CompletionItemKind::FUNCTION, "task", doc));
                     }
@@ -730,56 +729,12 @@ fn one_line(text: &str) -> String {
     s
 }
 
-/// A duration the way plans write it (`1h30m`, `500ms`).
-pub fn duration(d: Duration) -> String {
-    let mut ms = d.as_millis();
-    if ms == 0 {
-        return "0s".to_string();
-    }
-    let mut s = String::new();
-    for (unit, len) in [
-        ("d", 86_400_000u128),
-        ("h", 3_600_000),
-        ("m", 60_000),
-        ("s", 1_000),
-        ("ms", 1),
-    ] {
-        if ms >= len {
-            let _ = write!(s, "{}{unit}", ms / len);
-            ms %= len;
-        }
-    }
-    s
-}
-
-/// Micro-dollars as `$1.50`, `$0.000125`.
-pub fn money(micros: u64) -> String {
-    let whole = micros / 1_000_000;
-    let frac = micros % 1_000_000;
-    if frac == 0 {
-        return format!("${whole}");
-    }
-    let digits = format!("{frac:06}");
-    let digits = digits.trim_end_matches('0');
-    let digits = if digits.len() < 2 {
-        format!("{digits:0<2}")
-    } else {
-        digits.to_string()
-    };
-    format!("${whole}.{digits}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn helpers() {
-        assert_eq!(duration(Duration::from_secs(5400)), "1h30m");
-        assert_eq!(duration(Duration::from_millis(500)), "500ms");
-        assert_eq!(money(1_500_000), "$1.50");
-        assert_eq!(money(125), "$0.000125");
-        assert_eq!(money(2_000_000), "$2");
         assert_eq!(code("a`b"), "``a`b``");
         assert_eq!(code("x"), "`x`");
         assert_eq!(escape("a *b* c_d."), "a \\*b\\* c\\_d\\.");
