@@ -8,9 +8,9 @@
 //! the plan phase. The model keeps going after errors so that every error of a
 //! file is reported in one run.
 //!
-//! - [`values`]: reading one field's value (types, ranges, NUL characters);
-//! - [`items`]: each item's fields and its own rules;
-//! - [`file`]: duplicate definitions and everything that needs the whole file;
+//! - `values`: reading one field's value (types, ranges, NUL characters);
+//! - `items`: each item's fields and its own rules;
+//! - `file`: duplicate definitions and everything that needs the whole file;
 //! - [`names`]: the rules for task, branch and glob names and the "did you
 //!   mean" suggestion, shared with the plan phase and the REEL front-end.
 

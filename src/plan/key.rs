@@ -201,7 +201,8 @@ pub(super) fn task_key(
 }
 
 /// The cache format version: part of every run-time key and of every entry.
-/// Bump it whenever the encoding of [`run_key`] or the entry format changes.
+/// Bump it whenever the encoding of [`run_key`] or the format of cache
+/// entries (`run::cache::Entry`) changes.
 pub const CACHE_FORMAT_VERSION: &str = "loopc-cache-v1";
 
 /// The components of a run-time key, kept in each entry so that a later
@@ -236,6 +237,7 @@ pub struct RunKey {
     /// Its components.
     pub components: Components,
 }
+
 /// Computes task `index`'s run-time key. `deps` holds the run-time key of
 /// each of its dependencies (by task index); `files` is the base commit's
 /// file list (`Git::tree_files` in `run`), needed only when the task has `inputs`.

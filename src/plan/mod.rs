@@ -4,9 +4,9 @@
 //! Everything after the checker (graph rendering, the interpreter, the cache)
 //! works from a [`Plan`] and never looks at the syntax tree again.
 //!
-//! - [`types`]: the plan and its tasks, agents and gates;
-//! - [`graph`]: the DAG, topological order, layers, E0006 and W0002;
-//! - [`resolve`]: defaults resolved, agents and gates shared;
+//! - `types`: the plan and its tasks, agents and gates;
+//! - `graph`: the DAG, topological order, layers, E0006 and W0002;
+//! - `resolve`: defaults resolved, agents and gates shared;
 //! - [`key`]: everything that goes into a cache key, the definition key
 //!   here and the run-time key `loopc run` computes from it.
 

@@ -4,7 +4,8 @@
 //! format version, the task's definition key (from the compiled plan), the
 //! run-time keys of its dependencies and, for a task with `inputs`, the
 //! paths and object ids of the files its globs match at the task's base
-//! commit ([`run_key`]).
+//! commit ([`run_key`], which lives in [`crate::plan::key`] with everything
+//! else that goes into a key).
 //!
 //! A pass is recorded as an *entry commit* that `refs/loopc/cache/<key>`
 //! points at: its tree is the tree the task's gates passed on, its only

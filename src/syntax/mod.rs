@@ -1,14 +1,14 @@
-//! The parser: pest grammar (`grammar/loop.pest`) → [`ast::File`] (spec §2, §3).
+//! The parser: pest grammar (`grammar/loop.pest`) → [`crate::ast::File`] (spec §2, §3).
 //!
 //! It never fails. It parses one item at a time; when an item cannot be
 //! parsed it reports E0001 (what was expected, what was found), records an
-//! [`Item::Error`] and resumes at the next line that starts an item, so a file
+//! [`crate::ast::Item::Error`] and resumes at the next line that starts an item, so a file
 //! with several independent mistakes gets one diagnostic for each. Literals are
 //! decoded here; a bad literal is E0012 (or E0009 for an integer overflow) and
-//! becomes [`ValueKind::Invalid`].
+//! becomes [`crate::ast::ValueKind::Invalid`].
 //!
 //! This module is the driver: item-by-item parsing, recovery and syntax
-//! errors. [`lower`] turns pest's pairs into the tree; [`literal`] decodes
+//! errors. `lower` turns pest's pairs into the tree; [`literal`] decodes
 //! literals and prints values back as literals.
 
 pub mod literal;
