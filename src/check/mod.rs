@@ -22,12 +22,14 @@ mod values;
 use crate::ast::{self, Field};
 use crate::diagnostic::Diagnostic;
 use crate::model::Model;
+use crate::origin::Origin;
 use std::collections::HashMap;
 
-/// Checks a syntax tree.
-pub fn check(file: &ast::File) -> (Model, Vec<Diagnostic>) {
+/// Checks a syntax tree whose items came from `origin`.
+pub fn check(file: &ast::File, origin: &Origin) -> (Model, Vec<Diagnostic>) {
     let mut c = Checker::default();
     c.items(file);
+    c.references(file, origin);
     (c.model, c.diagnostics)
 }
 
