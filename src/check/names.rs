@@ -119,7 +119,7 @@ impl<'a> Suggester<'a> {
         // which bounds `l` by n/3-ish on both sides.
         let n = chars.len();
         let low = n.saturating_sub((n / 3).max(1));
-        let high = (n + (n / 3).max(1)).max((3 * n + 1) / 2);
+        let high = (n + (n / 3).max(1)).max((3 * n).div_ceil(2));
         let mut best: Vec<(usize, &'a str)> = Vec::with_capacity(3);
         for group in self.by_len.range(low..=high).map(|(_, g)| g) {
             for (cs, c) in group {
