@@ -771,8 +771,9 @@ impl Checker {
                 ),
             );
         }
-        let output = match self.word(&f, "output", &["text", "claude-json"]) {
+        let output = match self.word(&f, "output", &["text", "claude-json", "codex-json"]) {
             Some((w, _)) if w == "claude-json" => OutputFormat::ClaudeJson,
+            Some((w, _)) if w == "codex-json" => OutputFormat::CodexJson,
             _ => OutputFormat::Text,
         };
         let def = AgentDef {

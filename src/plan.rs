@@ -156,6 +156,8 @@ pub enum OutputFormat {
     Text,
     /// Claude Code's `--output-format json` result on stdout (cost, summary).
     ClaudeJson,
+    /// `codex exec --json` events on stdout (summary, tokens, failed turns).
+    CodexJson,
 }
 
 impl OutputFormat {
@@ -164,6 +166,7 @@ impl OutputFormat {
         match self {
             OutputFormat::Text => "text",
             OutputFormat::ClaudeJson => "claude-json",
+            OutputFormat::CodexJson => "codex-json",
         }
     }
 }

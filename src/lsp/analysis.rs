@@ -584,7 +584,7 @@ impl Analysis {
                     }
                 }
                 ("output", false) if block == BlockKind::Agent => {
-                    for w in ["text", "claude-json"] {
+                    for w in ["text", "claude-json", "codex-json"] {
                         out.push(item(
                             w,
                             lsp::CompletionItemKind::ENUM_MEMBER,
@@ -666,7 +666,9 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Budget, "cost") => "Sum of what agents report, in dollars (`$20`).",
         (Budget, "failures") => "Consecutive failed attempts that stop the run (default 3).",
         (Agent, "run") => "Shell command that starts the agent (required); the prompt is on stdin.",
-        (Agent, "output") => "`text` (default) or `claude-json`.",
+        (Agent, "output") => {
+            "`text` (default), `claude-json` (Claude Code's JSON result) or `codex-json` (`codex exec --json` events)."
+        }
         (Agent, "timeout") => "Per-attempt timeout (default 30m).",
         (Agent, "cost") => "Per-attempt cost cap, exported as `LOOP_COST_CAP_USD`.",
         (Agent | Defaults | Task, "env") => {

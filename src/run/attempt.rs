@@ -8,7 +8,7 @@ use super::events::Event;
 use super::gate::{self, Verdict};
 use super::handoff::{self, HandoffStatus};
 use super::process::{self, Exit, Spec};
-use super::worktree;
+use super::{report, worktree};
 use crate::plan::{OnFail, OutputFormat, TaskKind};
 use std::path::PathBuf;
 
@@ -117,6 +117,9 @@ pub struct AttemptResult {
     pub branch: String,
     /// Its files (logs, handoff, diff).
     pub files: Option<AttemptFiles>,
+    /// What the agent's output reported (`output = claude-json`,
+    /// `codex-json`), when it ran.
+    pub report: Option<report::AgentReport>,
 }
 
 fn failed(reason: impl Into<String>, feedback: impl Into<String>) -> Outcome {
@@ -140,6 +143,7 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
         worktree,
         branch,
         files: None,
+        report: None,
     };
     result.outcome = attempt(ctx, &mut result);
     result
@@ -277,13 +281,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     };
 
     // Order of judgement: loopc's own timeout or kill, then the exit status,
-    // then the handoff or structured result.
+    // then the handoff or what the agent's output reports.
     let handoff = handoff::read(&files.handoff);
-    let structured = (output == OutputFormat::ClaudeJson)
-        .then(|| handoff::read_claude_json(&stdout))
-        .flatten();
+    let report = report::read(output, &stdout);
     if let TaskKind::Agent { agent, .. } = &task.kind {
-        let reported = structured.as_ref().and_then(|s| s.cost).or_else(|| {
+        let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
             handoff
                 .as_ref()
                 .ok()
@@ -293,6 +295,8 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         });
         r.cost.add_reported(reported, agent);
     }
+    r.report = report.clone();
+    let reported_error = report.as_ref().and_then(|s| s.error.clone());
     match exit {
         Exit::Stopped => return Outcome::Interrupted,
         Exit::TimedOut => {
@@ -303,8 +307,26 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             );
         }
         Exit::Code(0) => {}
+        // The shell could not run the agent's program (126: not
+        // executable, 127: not found): no retry can fix that.
+        Exit::Code(c @ (126 | 127)) if agent_name.is_some() => {
+            let line = last_line(&process::tail(&stderr, 4096));
+            let why = format!("the agent's command could not run (exit status {c})");
+            return Outcome::Blocked(if line.is_empty() {
+                why
+            } else {
+                format!("{why}: {line}")
+            });
+        }
         Exit::Code(_) | Exit::Signal(_) => {
-            let why = format!("{what} failed ({})", exit.describe(task.timeout));
+            let status = exit.describe(task.timeout);
+            if let Some(e) = &reported_error {
+                return failed(
+                    format!("{what} reported {} ({status})", e.describe()),
+                    error_feedback(e, &status),
+                );
+            }
+            let why = format!("{what} failed ({status})");
             return failed(
                 why.clone(),
                 format!("{why}. Its last output:\n{}", output_tail()),
@@ -315,14 +337,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Ok(h) => h,
         Err(e) => return failed(e.clone(), e),
     };
-    let mut summary = structured.as_ref().and_then(|s| s.summary.clone());
-    if let Some(s) = &structured
-        && s.is_error
-    {
-        let text = s.summary.clone().unwrap_or_default();
+    let mut summary = report.as_ref().and_then(|s| s.summary.clone());
+    if let Some(e) = &reported_error {
         return failed(
-            format!("{what} reported an error"),
-            format!("The agent's result was an error:\n{text}"),
+            format!("{what} reported {}", e.describe()),
+            error_feedback(e, "exit status 0"),
         );
     }
     let mut no_changes = false;
@@ -417,6 +436,28 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Verdict::Stopped => Outcome::Interrupted,
         Verdict::Error(e) => Outcome::Infrastructure(e),
     }
+}
+
+/// The next attempt's feedback for an error the agent reported about its
+/// own run (`status`: how it exited).
+fn error_feedback(e: &report::ReportedError, status: &str) -> String {
+    let mut text = format!(
+        "The previous attempt's agent reported an error ({}, {status})",
+        e.kind
+    );
+    if e.message.trim().is_empty() {
+        text.push('.');
+    } else {
+        text.push_str(":\n");
+        text.push_str(&e.message);
+    }
+    text
+}
+
+/// The last line of `text` that is not blank, at most 200 characters.
+pub fn last_line(text: &str) -> String {
+    let line = text.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("");
+    one_line(line)
 }
 
 /// `what`, then `: ` and the first line of `summary` when it has one (no

@@ -72,6 +72,10 @@ pub enum Event {
         /// What the attempt cost in micro-dollars, when known.
         #[serde(skip_serializing_if = "Option::is_none")]
         cost_micro_usd: Option<u64>,
+        /// What the agent's output reported (`output = claude-json`,
+        /// `codex-json`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<super::report::AgentRecord>,
     },
     /// A task's work reached the integration branch.
     Merged {

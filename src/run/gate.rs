@@ -8,7 +8,7 @@ use super::context::{Protocol, RunCtx};
 use super::events::Event;
 use super::handoff::{self, HandoffStatus};
 use super::process::{self, Exit, Spec};
-use crate::plan::{Agent, GateKind, OnFail, OutputFormat, Task};
+use crate::plan::{Agent, GateKind, OnFail, Task};
 use std::path::Path;
 use std::time::Duration;
 
@@ -242,11 +242,9 @@ pub fn run_checks(
             Exit::Code(_) => None,
         };
         if let Some(a) = agent {
-            let structured = (a.output == OutputFormat::ClaudeJson)
-                .then(|| handoff::read_claude_json(&stdout_path))
-                .flatten();
+            let report = super::report::read(a.output, &stdout_path);
             let h = handoff::read(&handoff_path);
-            let reported = structured.as_ref().and_then(|s| s.cost).or_else(|| {
+            let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
                 h.as_ref()
                     .ok()
                     .and_then(|h| h.as_ref())
@@ -254,6 +252,16 @@ pub fn run_checks(
                     .and_then(super::time::usd_to_micro)
             });
             cost.add_reported(reported, a);
+            // An error the reviewing agent reported about its own run is no
+            // verdict, whatever it exited with.
+            if let Some(e) = report.as_ref().and_then(|r| r.error.as_ref())
+                && !matches!(verdict, Some(Verdict::Stopped))
+            {
+                verdict = Some(reject(
+                    format!("gate `{}`'s agent reported {}", check.label, e.describe()),
+                    e.message.clone(),
+                ));
+            }
             if verdict.is_none() {
                 verdict = match h {
                     Err(e) => Some(reject(format!("gate `{}`: {e}", check.label), output())),

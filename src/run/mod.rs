@@ -7,7 +7,7 @@
 //! - [`context`]: what a run shares, attempt files and the environment protocol;
 //! - [`attempt`]: one attempt (steps 2–6); [`gate`]: checks; [`merge`]: step 7;
 //! - [`scheduler`]: the coordinator (parallelism, retries, skips, budgets);
-//! - [`handoff`]: handoff files and Claude Code's JSON result;
+//! - [`handoff`]: handoff files; [`report`]: what agents' JSON output reports;
 //! - [`state`], [`events`], [`progress`]: `.loopc/` files;
 //! - [`dry_run`]: `run --dry-run`;
 //! - [`ui`], [`summary`], [`out`]: what a person sees; [`status`], [`clean`]: the other commands;
@@ -33,6 +33,7 @@ pub mod out;
 pub mod process;
 pub mod progress;
 pub mod recover;
+pub mod report;
 pub mod scheduler;
 pub mod state;
 pub mod status;

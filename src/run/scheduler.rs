@@ -313,6 +313,7 @@ impl Scheduler {
                         fallback.serial,
                     ),
                     files: None,
+                    report: None,
                     input: fallback,
                 });
                 let _ = tx.send(result);
@@ -468,12 +469,22 @@ impl Scheduler {
         {
             self.ctx.events.ui().line(&format!("loopc: {e}"));
         }
+        let agent = r.report.as_ref().map(|rep| rep.record());
+        state.tasks[i].history.push(state::AttemptRecord {
+            attempt: r.input.attempt,
+            outcome: word.to_string(),
+            reason: reason.clone(),
+            cost_micro_usd: cost_known.then_some(charged),
+            logs: r.files.as_ref().map(|f| f.dir.to_string_lossy().into_owned()),
+            agent: agent.clone(),
+        });
         self.ctx.events.emit(Event::AttemptFinished {
             task: task.name.clone(),
             attempt: r.input.attempt,
             outcome: word.to_string(),
             reason,
             cost_micro_usd: cost_known.then_some(charged),
+            agent,
         });
 
         match outcome {
@@ -981,6 +992,7 @@ pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
                 worktree: None,
                 logs: None,
                 cache_key: None,
+                history: Vec::new(),
             })
             .collect(),
     }

@@ -164,6 +164,31 @@ pub struct TaskState {
     /// under (absent with `--no-cache` or before it passed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_key: Option<String>,
+    /// One entry per attempt that ended in this run, in order (absent when
+    /// none did; added in a later loopc, so older files lack it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<AttemptRecord>,
+}
+
+/// One ended attempt of a task, as recorded in state.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// The attempt number.
+    pub attempt: u32,
+    /// `passed`, `failed`, `blocked`, `infrastructure` or `interrupted`.
+    pub outcome: String,
+    /// Why, for anything but a pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What it cost in micro-dollars, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micro_usd: Option<u64>,
+    /// The try's log directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logs: Option<String>,
+    /// What the agent's output reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<super::report::AgentRecord>,
 }
 
 /// The state file's document.

@@ -1,0 +1,251 @@
+//! Real agents' output: fixture agents (`tests/fixtures/agents/`) that
+//! print exactly what `claude -p` and `codex exec --json` print, run
+//! through `loopc run`: the result, its errors, what is recorded per
+//! attempt, and what the terminal says.
+
+mod common;
+
+use common::repo::Repo;
+use serde_json::Value;
+
+/// The fixture agents' directory.
+fn fixtures() -> String {
+    format!("{}/tests/fixtures/agents", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Writes `plan.loop` with `@FIX@` replaced by the fixture agents' directory.
+fn plan(repo: &Repo, text: &str) {
+    repo.plan(&text.replace("@FIX@", &fixtures()));
+}
+
+/// The `attempt_finished` events of `task`.
+fn finished(repo: &Repo, task: &str) -> Vec<Value> {
+    repo.events()
+        .into_iter()
+        .filter(|e| e["event"] == "attempt_finished" && e["task"] == task)
+        .collect()
+}
+
+#[test]
+fn claude_json_in_each_of_its_three_shapes_is_read_and_recorded() {
+    for (name, args) in [
+        ("single", "--output-format json"),
+        ("verbose", "--output-format json --verbose"),
+        ("stream", "--output-format stream-json --verbose"),
+    ] {
+        let repo = Repo::new();
+        plan(
+            &repo,
+            &format!(
+                r#"
+loop "cj" {{ }}
+budget {{ cost = $5 }}
+agent claude {{ run = "sh @FIX@/claude -p {args}"  output = claude-json }}
+task t {{ agent = claude  prompt = "write it" }}
+"#
+            ),
+        );
+        let r = repo.run();
+        assert_eq!(r.code, 0, "{name}: {r:?}");
+        let t = repo.task("t");
+        assert_eq!(t["cost_micro_usd"], 42_100, "{name}");
+        assert_eq!(t["summary"], "Wrote claude.txt", "{name}");
+        let agent = &t["history"][0]["agent"];
+        assert_eq!(agent["session_id"], "5620625c-b4c7-4185-9b2b-8de430dd2184");
+        assert_eq!(agent["num_turns"], 3);
+        assert_eq!(agent["cost_micro_usd"], 42_100);
+        assert_eq!(agent["model"], "claude-sonnet-4-5-20250929");
+        assert_eq!(agent["usage"]["input_tokens"], 12);
+        assert_eq!(agent["usage"]["output_tokens"], 160);
+        assert_eq!(agent["usage"]["cache_read_input_tokens"], 3400);
+        assert_eq!(agent["usage"]["cache_creation_input_tokens"], 1200);
+        assert_eq!(t["history"][0]["outcome"], "passed");
+        let ev = finished(&repo, "t");
+        assert_eq!(ev.len(), 1);
+        assert_eq!(&ev[0]["agent"], agent, "{name}");
+    }
+}
+
+#[test]
+fn claude_error_results_fail_the_attempt_whatever_the_exit_status() {
+    let repo = Repo::new();
+    plan(
+        &repo,
+        r#"
+loop "cje" { parallel = 4 }
+budget { cost = $5  failures = 20 }
+agent turns { run = "sh @FIX@/claude -p --output-format json"  output = claude-json  env = { FIXTURE_MODE = "max_turns" } }
+agent exec  { run = "sh @FIX@/claude -p --output-format json --verbose"  output = claude-json  env = { FIXTURE_MODE = "during_execution"  FIXTURE_EXIT = "1" } }
+agent api   { run = "sh @FIX@/claude -p --output-format stream-json --verbose"  output = claude-json  env = { FIXTURE_MODE = "api_error" } }
+task a { agent = turns  prompt = "x"  attempts = 2 }
+task b { agent = exec   prompt = "x"  attempts = 1 }
+task c { agent = api    prompt = "x"  attempts = 1 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    // error_max_turns with is_error false and exit 0: failed, twice.
+    let a = repo.task("a");
+    assert_eq!(a["status"], "failed");
+    assert_eq!(a["attempts"], 2);
+    assert_eq!(
+        a["history"][0]["reason"],
+        "the agent reported error_max_turns: Reached maximum number of turns (3)"
+    );
+    assert_eq!(a["history"][0]["agent"]["error"], "error_max_turns");
+    let fb = std::fs::read_to_string(repo.root.join(".loopc/logs/a/2/feedback.md")).unwrap();
+    assert_eq!(
+        fb,
+        "The previous attempt's agent reported an error (error_max_turns, exit status 0):\n\
+         Reached maximum number of turns (3)"
+    );
+    // The cost of a failed result still counts.
+    assert_eq!(a["cost_micro_usd"], 84_200);
+    // error_during_execution, exit 1: the subtype and errors, not only the status.
+    let b = repo.task("b");
+    assert_eq!(b["status"], "failed");
+    assert_eq!(
+        b["history"][0]["reason"],
+        "the agent reported error_during_execution: Tool execution failed: Bash exited with \
+         an internal error (exit status 1)"
+    );
+    // An API error: is_error on a success result, with its HTTP status.
+    let c = repo.task("c");
+    assert_eq!(c["status"], "failed");
+    let reason = c["history"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the agent reported success: API Error: 529"),
+        "{reason}"
+    );
+    assert_eq!(c["history"][0]["agent"]["api_error_status"], 529);
+    // The terminal names them too.
+    assert!(
+        r.stderr
+            .contains("a attempt 1: failed: the agent reported error_max_turns: Reached maximum number of turns (3)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn claude_older_cost_name_is_read() {
+    let repo = Repo::new();
+    plan(
+        &repo,
+        r#"
+loop "old" { }
+budget { cost = $5 }
+agent claude { run = "sh @FIX@/claude -p --output-format json"  output = claude-json  env = { FIXTURE_MODE = "old_cost" } }
+task t { agent = claude  prompt = "x" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(repo.task("t")["cost_micro_usd"], 42_100);
+}
+
+#[test]
+fn a_verbose_array_larger_than_16_mib_still_gives_its_cost() {
+    for args in [
+        "--output-format json --verbose",
+        "--output-format stream-json --verbose",
+    ] {
+        let repo = Repo::new();
+        plan(
+            &repo,
+            &format!(
+                r#"
+loop "huge" {{ }}
+budget {{ cost = $5 }}
+agent claude {{ run = "sh @FIX@/claude -p {args}"  output = claude-json  env = {{ FIXTURE_MODE = "huge" }} }}
+task t {{ agent = claude  prompt = "x" }}
+"#
+            ),
+        );
+        let r = repo.run();
+        assert_eq!(r.code, 0, "{r:?}");
+        let size = std::fs::metadata(repo.root.join(".loopc/logs/t/1/agent.stdout"))
+            .unwrap()
+            .len();
+        assert!(size > 17 * 1024 * 1024, "{size}");
+        let t = repo.task("t");
+        assert_eq!(t["cost_micro_usd"], 42_100, "{args}");
+        assert_eq!(t["summary"], "Wrote claude.txt");
+    }
+}
+
+#[test]
+fn codex_json_summary_tokens_and_failed_turns() {
+    let repo = Repo::new();
+    plan(
+        &repo,
+        r#"
+loop "cx" { parallel = 3 }
+budget { cost = $5  failures = 20 }
+agent codex  { run = "sh @FIX@/codex exec --json --sandbox workspace-write -"  output = codex-json  cost = $0.50 }
+agent broken { run = "sh @FIX@/codex exec --json --sandbox workspace-write -"  output = codex-json  cost = $0.10  env = { FIXTURE_MODE = "turn_failed"  FIXTURE_EXIT = "1" } }
+agent denied { run = "sh @FIX@/codex exec --json --sandbox workspace-write -"  output = codex-json  cost = $0.25  env = { FIXTURE_MODE = "error" } }
+task ok { agent = codex   prompt = "x" }
+task tf { agent = broken  prompt = "x"  attempts = 1 }
+task er { agent = denied  prompt = "x"  attempts = 1 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    let ok = repo.task("ok");
+    assert_eq!(ok["status"], "passed");
+    assert_eq!(ok["summary"], "Wrote codex.txt with a greeting.");
+    // Codex reports no cost: the cap is counted.
+    assert_eq!(ok["cost_micro_usd"], 500_000);
+    let agent = &ok["history"][0]["agent"];
+    assert_eq!(agent["session_id"], "0199a213-81c0-7800-8aa1-bbab2a035a53");
+    assert_eq!(agent["usage"]["input_tokens"], 24_763);
+    assert_eq!(agent["usage"]["cached_input_tokens"], 24_448);
+    assert_eq!(agent["usage"]["output_tokens"], 122);
+    assert_eq!(agent["num_turns"], 1);
+    assert!(agent.get("cost_micro_usd").is_none(), "{agent}");
+    let tf = repo.task("tf");
+    assert_eq!(tf["status"], "failed");
+    assert_eq!(
+        tf["history"][0]["reason"],
+        "the agent reported turn.failed: stream error: unexpected status 500 Internal Server \
+         Error (exit status 1)"
+    );
+    let er = repo.task("er");
+    assert_eq!(er["status"], "failed");
+    assert_eq!(
+        er["history"][0]["reason"],
+        "the agent reported error: unexpected status 401 Unauthorized"
+    );
+    assert_eq!(er["cost_micro_usd"], 250_000);
+    assert_eq!(repo.state()["spent"]["cost_micro_usd"], 850_000);
+}
+
+#[test]
+fn an_agent_gate_with_an_error_result_rejects() {
+    let repo = Repo::new();
+    repo.script(
+        "work.sh",
+        "#!/bin/sh\ncat >/dev/null\necho x > x.txt\n",
+    );
+    plan(
+        &repo,
+        r#"
+loop "g" { }
+budget { cost = $5 }
+agent bot { run = "sh @BIN@/work.sh"  cost = $0.01 }
+agent reviewer { run = "sh @FIX@/claude -p --output-format json"  output = claude-json  env = { FIXTURE_MODE = "max_turns"  FIXTURE_FILE = "/dev/null" } }
+gate review { agent = reviewer  prompt = "review" }
+task t { agent = bot  prompt = "x"  gates = [review]  attempts = 1 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    let t = repo.task("t");
+    assert_eq!(
+        t["history"][0]["reason"],
+        "gate `review`'s agent reported error_max_turns: Reached maximum number of turns (3)"
+    );
+    // The gate's cost is counted (with the agent's cap).
+    assert_eq!(t["cost_micro_usd"], 52_100);
+}
