@@ -14,7 +14,8 @@
 //! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
 //!   replays are [`merge::replay`];
 //! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C;
-//! - [`recover`]: cleaning up what a killed run left (`docs/resilience.md`).
+//! - [`recover`]: cleaning up what a killed run left (`docs/resilience.md`);
+//! - [`programs`]: every `run` string's program is looked up before any work.
 
 pub mod attempt;
 pub mod budget;
@@ -31,6 +32,7 @@ pub mod lock;
 pub mod merge;
 pub mod out;
 pub mod process;
+pub mod programs;
 pub mod progress;
 pub mod recover;
 pub mod report;
@@ -159,17 +161,24 @@ fn run_command(args: &RunArgs) -> Result<i32, RunError> {
         given = force.pop().map(PathBuf::from);
     }
     let path = find_plan(given.as_deref(), &cwd)?;
-    let compilation = crate::compile_path(&path, args.defaults.as_deref())
+    let mut compilation = crate::compile_path(&path, args.defaults.as_deref())
         .map_err(|e| RunError::usage(e.to_string()))?;
     if !compilation.diagnostics.is_empty() {
         crate::check_cmd::print_compilation(&compilation, &compilation.diagnostics);
     }
-    let Some(plan) = compilation.plan else {
+    let Some(plan) = compilation.plan.take() else {
         return Err(RunError::usage(format!(
             "{} has errors; nothing was run",
             path.display()
         )));
     };
+    // A program that is not there fails every attempt the same way: say so
+    // before any work.
+    if !args.dry_run
+        && let Err(missing) = programs::check(&plan, &compilation, &cwd)
+    {
+        return Err(RunError::usage(missing.join("\nloopc: ")));
+    }
     let options = Options {
         jobs: args.jobs,
         dry_run: args.dry_run,
