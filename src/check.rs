@@ -73,6 +73,8 @@ pub struct BudgetDef {
     pub cost: Option<u64>,
     /// `failures` (≥ 1).
     pub failures: Option<u32>,
+    /// `wait` (> 0): the most time spent waiting for agents' usage limits.
+    pub wait: Option<Duration>,
     /// Whether `iterations`, `time` or `cost` was written (even if invalid,
     /// so W0003 does not contradict the error about it).
     pub bounds_written: bool,
@@ -186,7 +188,7 @@ pub mod fields {
     /// `loop { … }`
     pub const LOOP: &[&str] = &["base", "branch", "parallel", "setup"];
     /// `budget { … }`
-    pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures"];
+    pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
     /// `agent NAME { … }`
     pub const AGENT: &[&str] = &["run", "output", "timeout", "cost", "env"];
     /// `gate NAME { … }`
@@ -737,6 +739,7 @@ impl Checker {
             time: self.duration(&f, "time"),
             cost: self.money(&f, "cost"),
             failures: self.positive_int(&f, "failures"),
+            wait: self.duration(&f, "wait"),
             bounds_written: ["iterations", "time", "cost"]
                 .iter()
                 .any(|n| f.get(n).is_some()),

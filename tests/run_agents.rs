@@ -114,10 +114,10 @@ task c { agent = api    prompt = "x"  attempts = 1 }
     assert_eq!(c["status"], "failed");
     let reason = c["history"][0]["reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("the agent reported success: API Error: 529"),
+        reason.starts_with("the agent reported success: API Error: 500"),
         "{reason}"
     );
-    assert_eq!(c["history"][0]["agent"]["api_error_status"], 529);
+    assert_eq!(c["history"][0]["agent"]["api_error_status"], 500);
     // The terminal names them too.
     assert!(
         r.stderr
@@ -224,10 +224,7 @@ task er { agent = denied  prompt = "x"  attempts = 1 }
 #[test]
 fn an_agent_gate_with_an_error_result_rejects() {
     let repo = Repo::new();
-    repo.script(
-        "work.sh",
-        "#!/bin/sh\ncat >/dev/null\necho x > x.txt\n",
-    );
+    repo.script("work.sh", "#!/bin/sh\ncat >/dev/null\necho x > x.txt\n");
     plan(
         &repo,
         r#"
@@ -248,4 +245,226 @@ task t { agent = bot  prompt = "x"  gates = [review]  attempts = 1 }
     );
     // The gate's cost is counted (with the agent's cap).
     assert_eq!(t["cost_micro_usd"], 52_100);
+}
+
+#[test]
+fn a_missing_program_stops_the_run_before_any_work() {
+    let repo = Repo::new();
+    plan(
+        &repo,
+        r#"
+loop "ff" { setup = "true" }
+budget { iterations = 10 }
+agent claude { run = "claud -p --output-format json"  output = claude-json }
+agent ok { run = "sh @FIX@/claude -p" }
+gate lint = "rufff check ."
+task a { agent = claude  prompt = "x" }
+task b { agent = ok  prompt = "x"  gates = [lint] }
+task c { run = "true" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.contains(
+            "loopc: plan.loop:4:22: agent `claude` (task `a`): `claud` is not a command the shell \
+             can find (run = \"claud -p --output-format json\"); nothing was run"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("plan.loop:6:13: gate `lint` (task `b`): `rufff` is not a command"),
+        "{}",
+        r.stderr
+    );
+    // Nothing ran: no state, no events, no worktree.
+    assert!(!repo.root.join(".loopc/state.json").exists());
+    assert!(!repo.root.join(".loopc/events.jsonl").exists());
+    assert!(repo.extra_worktrees().is_empty());
+}
+
+#[test]
+fn an_agent_that_exits_127_blocks_its_task_at_once() {
+    let repo = Repo::new();
+    plan(
+        &repo,
+        r#"
+loop "nf" { }
+budget { iterations = 10 }
+agent wrapped { run = "sh -c 'cat >/dev/null; claud -p'" }
+task t { agent = wrapped  prompt = "x"  attempts = 3 }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 1, "{r:?}");
+    let t = repo.task("t");
+    assert_eq!(t["status"], "blocked");
+    assert_eq!(t["attempts"], 1);
+    let reason = t["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("the agent's command could not run (exit status 127): ")
+            && reason.contains("claud: not found"),
+        "{reason}"
+    );
+    assert!(r.stderr.contains("claud: not found"), "{}", r.stderr);
+}
+
+/// Whether `bwrap` can make a sandbox here (it needs user namespaces).
+fn bwrap_works() -> bool {
+    std::process::Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn sandboxed_agents_and_gates_can_report() {
+    if !bwrap_works() {
+        eprintln!("bwrap cannot run here; the sandbox test is left out");
+        return;
+    }
+    let repo = Repo::new();
+    // Everything read-only but the worktree: what a workspace-write
+    // sandbox allows.
+    let sandbox = r#"bwrap --ro-bind / / --dev /dev --bind \"$LOOP_WORKTREE\" \"$LOOP_WORKTREE\""#;
+    repo.script(
+        "agent.sh",
+        r#"#!/bin/sh
+set -e
+cat > /dev/null
+test -s "$LOOP_PROMPT_FILE"
+tmp=$(mktemp)
+echo scratch > "$tmp"
+if echo x > "$LOOP_WORKTREE/../outside.txt" 2>/dev/null; then echo "the sandbox lets me write outside" >&2; exit 3; fi
+echo sandboxed > work.txt
+printf '{"status":"completed","summary":"wrote work.txt in a sandbox (tmp %s)"}' "$tmp" > "$LOOP_HANDOFF"
+"#,
+    );
+    repo.script(
+        "review.sh",
+        r#"#!/bin/sh
+set -e
+cat > /dev/null
+grep -q sandboxed "$LOOP_DIFF_FILE"
+mktemp > /dev/null
+printf '{"status":"completed","summary":"the diff adds work.txt"}' > "$LOOP_HANDOFF"
+"#,
+    );
+    plan(
+        &repo,
+        &format!(
+            r#"
+loop "sb" {{ }}
+budget {{ iterations = 4 }}
+agent boxed {{ run = "{sandbox} sh @BIN@/agent.sh" }}
+agent reviewer {{ run = "{sandbox} sh @BIN@/review.sh" }}
+gate review {{ agent = reviewer  prompt = "review the diff" }}
+task t {{ agent = boxed  prompt = "write work.txt"  gates = [review]  attempts = 1 }}
+"#
+        ),
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 0, "{r:?}");
+    let t = repo.task("t");
+    let summary = t["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("wrote work.txt in a sandbox (tmp "),
+        "{summary}"
+    );
+    // TMPDIR is the attempt's own, inside the worktree.
+    assert!(
+        summary.contains("/.loopc/worktrees/t-1/.loopc/attempt/tmp/"),
+        "{summary}"
+    );
+    assert_eq!(repo.show("loop/sb", "work.txt").unwrap(), "sandboxed\n");
+    // Nothing of loopc's files was committed.
+    let files = repo.git(&["ls-tree", "-r", "--name-only", "loop/sb"]);
+    assert_eq!(files, "README\nwork.txt", "{files}");
+    // The logs hold copies of what the agent and the gate wrote.
+    let logs = repo.root.join(".loopc/logs/t/1");
+    for f in [
+        "prompt.md",
+        "feedback.md",
+        "handoff.json",
+        "diff.patch",
+        "gate-review.prompt.md",
+        "gate-review.handoff.json",
+    ] {
+        assert!(logs.join(f).is_file(), "{f} is not in the logs");
+    }
+    let verdict = std::fs::read_to_string(logs.join("gate-review.handoff.json")).unwrap();
+    assert!(verdict.contains("the diff adds work.txt"), "{verdict}");
+}
+
+#[test]
+fn a_usage_limit_is_waited_for_not_counted() {
+    let repo = Repo::new();
+    plan(
+        &repo,
+        r#"
+loop "lim" { parallel = 2 }
+budget { iterations = 2  failures = 1  cost = $5  wait = 1m }
+agent claude { run = "sh @FIX@/claude -p --output-format json --verbose"  output = claude-json }
+task a { agent = claude  prompt = "x"  attempts = 1  env = { FIXTURE_LIMIT_ONCE = "@BIN@/a.limited"  FIXTURE_FILE = "a.txt" } }
+task b { agent = claude  prompt = "x"  attempts = 1  env = { FIXTURE_LIMIT_ONCE = "@BIN@/b.limited"  FIXTURE_FILE = "b.txt" } }
+"#,
+    );
+    let r = repo.run();
+    // Two limited tasks trip neither the circuit breaker (failures = 1),
+    // nor `attempts` (1 each), nor `iterations` (2 in all).
+    assert_eq!(r.code, 0, "{r:?}");
+    for name in ["a", "b"] {
+        let t = repo.task(name);
+        assert_eq!(t["status"], "passed", "{name}");
+        assert_eq!(t["attempts"], 1, "{name}");
+        assert_eq!(t["history"][0]["outcome"], "limited", "{name}");
+        assert_eq!(t["history"][1]["outcome"], "passed", "{name}");
+        assert!(t.get("waiting_until").is_none(), "{t}");
+    }
+    let state = repo.state();
+    assert_eq!(state["spent"]["iterations"], 2);
+    assert!(state["spent"]["waited_ms"].as_u64().unwrap() >= 1000);
+    assert_eq!(state["limits"]["wait_ms"], 60_000);
+    let waits: Vec<Value> = repo
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "waiting")
+        .collect();
+    assert_eq!(waits.len(), 2, "{waits:?}");
+    assert_eq!(waits[0]["agent"], "claude");
+    assert!(
+        r.stderr
+            .contains("waiting for claude's usage limit: resets ")
+            && r.stderr.contains(", in "),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn waiting_is_bounded_by_the_wait_budget() {
+    let repo = Repo::new();
+    plan(
+        &repo,
+        r#"
+loop "lw" { }
+budget { iterations = 5  wait = 1s }
+agent codex { run = "sh @FIX@/codex exec --json --sandbox workspace-write -"  output = codex-json  cost = $1  env = { FIXTURE_MODE = "usage_limit" } }
+task t { agent = codex  prompt = "x" }
+"#,
+    );
+    let r = repo.run();
+    assert_eq!(r.code, 3, "{r:?}");
+    let state = repo.state();
+    let reason = state["stop_reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("budget `wait` spent: waiting for codex's usage limit (resets "),
+        "{reason}"
+    );
+    let t = repo.task("t");
+    assert_eq!(t["attempts"], 0);
+    assert_eq!(t["history"][0]["outcome"], "limited");
+    assert_eq!(state["spent"]["iterations"], 0);
 }

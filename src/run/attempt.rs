@@ -98,6 +98,9 @@ pub enum Outcome {
     Blocked(String),
     /// An infrastructure failure (worktree, `setup`): retried, not counted.
     Infrastructure(String),
+    /// The agent (or an agent gate) hit a usage or rate limit: set aside,
+    /// not counted; run again once the limit resets.
+    Limited(Limited),
     /// Killed because the run is stopping.
     Interrupted,
 }
@@ -120,6 +123,29 @@ pub struct AttemptResult {
     /// What the agent's output reported (`output = claude-json`,
     /// `codex-json`), when it ran.
     pub report: Option<report::AgentReport>,
+}
+
+/// A usage or rate limit an agent hit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limited {
+    /// The agent's name.
+    pub agent: String,
+    /// When it resets (seconds since the Unix epoch), if the agent said.
+    pub resets_at: Option<u64>,
+    /// What the agent said.
+    pub message: String,
+}
+
+impl Limited {
+    /// The limit `agent`'s output reported, if it reported one.
+    pub fn of(agent: &str, report: Option<&report::AgentReport>) -> Option<Limited> {
+        let hit = report?.limit.as_ref()?;
+        Some(Limited {
+            agent: agent.to_string(),
+            resets_at: hit.resets_at,
+            message: hit.message.clone(),
+        })
+    }
 }
 
 fn failed(reason: impl Into<String>, feedback: impl Into<String>) -> Outcome {
@@ -146,6 +172,11 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
         report: None,
     };
     result.outcome = attempt(ctx, &mut result);
+    // What the agent and its gates read and wrote in the worktree goes to
+    // the logs (the worktree of a passed attempt is removed).
+    if let Some(f) = &result.files {
+        f.save_logs();
+    }
     result
 }
 
@@ -174,7 +205,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             .to_string_lossy()
             .into_owned(),
     });
-    let files = match AttemptFiles::create(&ctx.layout, &task.name, &log_name) {
+    let files = match AttemptFiles::create(&ctx.layout, &task.name, &log_name, Some(&r.worktree)) {
         Ok(f) => f,
         Err(e) => return Outcome::Infrastructure(e),
     };
@@ -186,6 +217,9 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         {
             return Outcome::Infrastructure(format!("cannot create worktree: {e}"));
         }
+    }
+    if let Err(e) = super::context::create_work_dir(&r.worktree) {
+        return Outcome::Infrastructure(e);
     }
     let prompt_text = match &task.kind {
         TaskKind::Agent { prompt, .. } => {
@@ -297,6 +331,12 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     }
     r.report = report.clone();
     let reported_error = report.as_ref().and_then(|s| s.error.clone());
+    if !matches!(exit, Exit::Stopped | Exit::TimedOut)
+        && let Some(name) = &agent_name
+        && let Some(l) = Limited::of(name, report.as_ref())
+    {
+        return Outcome::Limited(l);
+    }
     match exit {
         Exit::Stopped => return Outcome::Interrupted,
         Exit::TimedOut => {
@@ -433,6 +473,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             on_fail,
         },
         Verdict::Blocked(why) => Outcome::Blocked(why),
+        Verdict::Limited(l) => Outcome::Limited(l),
         Verdict::Stopped => Outcome::Interrupted,
         Verdict::Error(e) => Outcome::Infrastructure(e),
     }
@@ -456,7 +497,11 @@ fn error_feedback(e: &report::ReportedError, status: &str) -> String {
 
 /// The last line of `text` that is not blank, at most 200 characters.
 pub fn last_line(text: &str) -> String {
-    let line = text.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("");
     one_line(line)
 }
 

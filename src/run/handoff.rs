@@ -98,7 +98,7 @@ pub fn instructions(gate: bool) -> String {
     } else {
         "## Handoff\n\
          When you stop, write a JSON object to the file named by the environment \
-         variable LOOP_HANDOFF (it is outside the repository; do not commit it):\n\
+         variable LOOP_HANDOFF (a file loopc keeps out of the commit):\n\
          {\"status\": \"completed\" | \"failed\" | \"blocked\" | \"needs_human\", \
          \"summary\": \"one line on what you did\", \"cost_usd\": 0.0, \"no_changes\": false}\n\
          Use \"blocked\" or \"needs_human\" when the task cannot be done without help; \

@@ -14,6 +14,7 @@
 //! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
 //!   replays are [`merge::replay`];
 //! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C;
+//!   [`limits`]: agents' usage and rate limits, which are waited for;
 //! - [`recover`]: cleaning up what a killed run left (`docs/resilience.md`);
 //! - [`programs`]: every `run` string's program is looked up before any work.
 
@@ -28,6 +29,7 @@ pub mod gate;
 pub mod git;
 pub mod handoff;
 pub mod interrupt;
+pub mod limits;
 pub mod lock;
 pub mod merge;
 pub mod out;

@@ -107,7 +107,12 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
 /// Whether `sh` finds `program` with `env` added to loopc's environment.
 fn resolves(program: &str, env: &BTreeMap<String, String>, dir: &Path) -> bool {
     std::process::Command::new("sh")
-        .args(["-c", "command -v -- \"$1\" >/dev/null 2>&1", "loopc", program])
+        .args([
+            "-c",
+            "command -v -- \"$1\" >/dev/null 2>&1",
+            "loopc",
+            program,
+        ])
         .envs(env)
         .current_dir(dir)
         .stdin(std::process::Stdio::null())
@@ -192,7 +197,10 @@ mod tests {
     fn the_program_of_a_run_string() {
         assert_eq!(program_of("claude -p --output-format json"), Some("claude"));
         assert_eq!(program_of("  FOO=1 BAR=x codex exec -"), Some("codex"));
-        assert_eq!(program_of("/usr/bin/env python3 x.py"), Some("/usr/bin/env"));
+        assert_eq!(
+            program_of("/usr/bin/env python3 x.py"),
+            Some("/usr/bin/env")
+        );
         assert_eq!(program_of("./scripts/agent.sh"), None);
         assert_eq!(program_of("\"$HOME/bin/agent\""), None);
         assert_eq!(program_of("$AGENT -p"), None);

@@ -196,12 +196,10 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
                 f.write_str("any JSON value")
             }
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(|t| Lenient(Some(t)))
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| Lenient(Some(t)))
             }
             fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                T::deserialize(de::value::SeqAccessDeserializer::new(seq))
-                    .map(|t| Lenient(Some(t)))
+                T::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(|t| Lenient(Some(t)))
             }
             fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
                 Ok(Lenient(None))
@@ -307,7 +305,6 @@ fn for_each_message<T: DeserializeOwned>(path: &Path, mut each: impl FnMut(T)) {
         }
     }
 }
-
 
 fn string(v: &Option<Value>) -> Option<String> {
     v.as_ref().and_then(Value::as_str).map(str::to_string)
@@ -426,7 +423,9 @@ impl AgentReport {
                 }
             }
             "rate_limit_event" => {
-                let Some(info) = m.rate_limit_info else { return };
+                let Some(info) = m.rate_limit_info else {
+                    return;
+                };
                 if info.get("status").and_then(Value::as_str) == Some("rejected") {
                     let kind = info
                         .get("rateLimitType")
@@ -446,7 +445,11 @@ impl AgentReport {
     fn claude_result(&mut self, m: ClaudeMsg) {
         self.finished = true;
         let subtype = string(&m.subtype);
-        let is_error = m.is_error.as_ref().and_then(Value::as_bool).unwrap_or(false);
+        let is_error = m
+            .is_error
+            .as_ref()
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let result = string(&m.result);
         if let Some(s) = string(&m.session_id) {
             self.session_id = Some(s);
@@ -496,6 +499,7 @@ impl AgentReport {
 pub fn read_claude(stdout_log: &Path) -> AgentReport {
     let mut report = AgentReport::default();
     for_each_message(stdout_log, |m: ClaudeMsg| report.claude_message(m));
+    super::limits::detect(&mut report);
     report
 }
 
@@ -620,6 +624,7 @@ impl AgentReport {
 pub fn read_codex(stdout_log: &Path) -> AgentReport {
     let mut report = AgentReport::default();
     for_each_message(stdout_log, |e: CodexEvent| report.codex_event(e));
+    super::limits::detect(&mut report);
     report
 }
 
@@ -750,7 +755,10 @@ mod tests {
         let f = codex(
             "{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream disconnected\"}}\n",
         );
-        assert_eq!(f.error.unwrap().describe(), "turn.failed: stream disconnected");
+        assert_eq!(
+            f.error.unwrap().describe(),
+            "turn.failed: stream disconnected"
+        );
         let e = codex("{\"type\":\"error\",\"message\":\"boom\"}\n");
         assert_eq!(e.error.unwrap().message, "boom");
     }

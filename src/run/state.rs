@@ -100,6 +100,14 @@ pub struct Spent {
     pub elapsed_ms: u64,
     /// Failed attempts in a row (the circuit breaker's counter).
     pub consecutive_failures: u32,
+    /// Milliseconds of waiting for agents' usage or rate limits, planned
+    /// so far (absent while none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waited_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The run's budget (spec §3 `budget`), recorded next to what was spent.
@@ -113,6 +121,9 @@ pub struct Limits {
     pub time_ms: Option<u64>,
     /// `failures`: failed attempts in a row that stop the run (0: off).
     pub failures: u32,
+    /// `wait`, in milliseconds (absent when not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u64>,
 }
 
 impl Limits {
@@ -125,6 +136,9 @@ impl Limits {
                 .time
                 .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
             failures: budget.failures,
+            wait_ms: budget
+                .wait
+                .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         }
     }
 }
@@ -168,6 +182,10 @@ pub struct TaskState {
     /// none did; added in a later loopc, so older files lack it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<AttemptRecord>,
+    /// While it waits for an agent's usage or rate limit: when it tries
+    /// again (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_until: Option<String>,
 }
 
 /// One ended attempt of a task, as recorded in state.json.
