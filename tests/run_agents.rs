@@ -3,9 +3,7 @@
 //! through `loopc run`: the result, its errors, what is recorded per
 //! attempt, and what the terminal says.
 
-mod common;
-
-use common::repo::Repo;
+use crate::harness::Test;
 use serde_json::Value;
 
 /// The fixture agents' directory.
@@ -14,12 +12,12 @@ fn fixtures() -> String {
 }
 
 /// Writes `plan.loop` with `@FIX@` replaced by the fixture agents' directory.
-fn plan(repo: &Repo, text: &str) {
+fn plan(repo: &Test, text: &str) {
     repo.plan(&text.replace("@FIX@", &fixtures()));
 }
 
 /// The `attempt_finished` events of `task`.
-fn finished(repo: &Repo, task: &str) -> Vec<Value> {
+fn finished(repo: &Test, task: &str) -> Vec<Value> {
     repo.events()
         .into_iter()
         .filter(|e| e["event"] == "attempt_finished" && e["task"] == task)
@@ -33,7 +31,7 @@ fn claude_json_in_each_of_its_three_shapes_is_read_and_recorded() {
         ("verbose", "--output-format json --verbose"),
         ("stream", "--output-format stream-json --verbose"),
     ] {
-        let repo = Repo::new();
+        let repo = Test::repo();
         plan(
             &repo,
             &format!(
@@ -45,8 +43,7 @@ task t {{ agent = claude  prompt = "write it" }}
 "#
             ),
         );
-        let r = repo.run();
-        assert_eq!(r.code, 0, "{name}: {r:?}");
+        repo.loopc(&["run"]).status(0).run();
         let t = repo.task("t");
         assert_eq!(t["cost_micro_usd"], 42_100, "{name}");
         assert_eq!(t["summary"], "Wrote claude.txt", "{name}");
@@ -68,7 +65,7 @@ task t {{ agent = claude  prompt = "write it" }}
 
 #[test]
 fn claude_error_results_fail_the_attempt_whatever_the_exit_status() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     plan(
         &repo,
         r#"
@@ -82,8 +79,7 @@ task b { agent = exec   prompt = "x"  attempts = 1 }
 task c { agent = api    prompt = "x"  attempts = 1 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    let r = repo.loopc(&["run"]).status(1).run();
     // error_max_turns with is_error false and exit 0: failed, twice.
     let a = repo.task("a");
     assert_eq!(a["status"], "failed");
@@ -129,7 +125,7 @@ task c { agent = api    prompt = "x"  attempts = 1 }
 
 #[test]
 fn claude_older_cost_name_is_read() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     plan(
         &repo,
         r#"
@@ -139,8 +135,7 @@ agent claude { run = "sh @FIX@/claude -p --output-format json"  output = claude-
 task t { agent = claude  prompt = "x" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.task("t")["cost_micro_usd"], 42_100);
 }
 
@@ -150,7 +145,7 @@ fn a_verbose_array_larger_than_16_mib_still_gives_its_cost() {
         "--output-format json --verbose",
         "--output-format stream-json --verbose",
     ] {
-        let repo = Repo::new();
+        let repo = Test::repo();
         plan(
             &repo,
             &format!(
@@ -162,8 +157,7 @@ task t {{ agent = claude  prompt = "x" }}
 "#
             ),
         );
-        let r = repo.run();
-        assert_eq!(r.code, 0, "{r:?}");
+        repo.loopc(&["run"]).status(0).run();
         let size = std::fs::metadata(repo.root.join(".loopc/logs/t/1/agent.stdout"))
             .unwrap()
             .len();
@@ -176,7 +170,7 @@ task t {{ agent = claude  prompt = "x" }}
 
 #[test]
 fn codex_json_summary_tokens_and_failed_turns() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     plan(
         &repo,
         r#"
@@ -190,8 +184,7 @@ task tf { agent = broken  prompt = "x"  attempts = 1 }
 task er { agent = denied  prompt = "x"  attempts = 1 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     let ok = repo.task("ok");
     assert_eq!(ok["status"], "passed");
     assert_eq!(ok["summary"], "Wrote codex.txt with a greeting.");
@@ -223,7 +216,7 @@ task er { agent = denied  prompt = "x"  attempts = 1 }
 
 #[test]
 fn an_agent_gate_with_an_error_result_rejects() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("work.sh", "#!/bin/sh\ncat >/dev/null\necho x > x.txt\n");
     plan(
         &repo,
@@ -236,8 +229,7 @@ gate review { agent = reviewer  prompt = "review" }
 task t { agent = bot  prompt = "x"  gates = [review]  attempts = 1 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     let t = repo.task("t");
     assert_eq!(
         t["history"][0]["reason"],
@@ -249,7 +241,7 @@ task t { agent = bot  prompt = "x"  gates = [review]  attempts = 1 }
 
 #[test]
 fn a_missing_program_stops_the_run_before_any_work() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     plan(
         &repo,
         r#"
@@ -263,8 +255,7 @@ task b { agent = ok  prompt = "x"  gates = [lint] }
 task c { run = "true" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(
         r.stderr.contains(
             "loopc: plan.loop:4:22: agent `claude` (task `a`): `claud` is not a command the shell \
@@ -287,7 +278,7 @@ task c { run = "true" }
 
 #[test]
 fn an_agent_that_exits_127_blocks_its_task_at_once() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     plan(
         &repo,
         r#"
@@ -297,8 +288,7 @@ agent wrapped { run = "sh -c 'cat >/dev/null; claud -p'" }
 task t { agent = wrapped  prompt = "x"  attempts = 3 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    let r = repo.loopc(&["run"]).status(1).run();
     let t = repo.task("t");
     assert_eq!(t["status"], "blocked");
     assert_eq!(t["attempts"], 1);
@@ -325,7 +315,7 @@ fn sandboxed_agents_and_gates_can_report() {
         eprintln!("bwrap cannot run here; the sandbox test is left out");
         return;
     }
-    let repo = Repo::new();
+    let repo = Test::repo();
     // Everything read-only but the worktree: what a workspace-write
     // sandbox allows.
     let sandbox = r#"bwrap --ro-bind / / --dev /dev --bind \"$LOOP_WORKTREE\" \"$LOOP_WORKTREE\""#;
@@ -365,8 +355,7 @@ task t {{ agent = boxed  prompt = "write work.txt"  gates = [review]  attempts =
 "#
         ),
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let t = repo.task("t");
     let summary = t["summary"].as_str().unwrap();
     assert!(
@@ -400,7 +389,7 @@ task t {{ agent = boxed  prompt = "write work.txt"  gates = [review]  attempts =
 
 #[test]
 fn a_usage_limit_is_waited_for_not_counted() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     plan(
         &repo,
         r#"
@@ -411,10 +400,9 @@ task a { agent = claude  prompt = "x"  attempts = 1  env = { FIXTURE_LIMIT_ONCE 
 task b { agent = claude  prompt = "x"  attempts = 1  env = { FIXTURE_LIMIT_ONCE = "@BIN@/b.limited"  FIXTURE_FILE = "b.txt" } }
 "#,
     );
-    let r = repo.run();
     // Two limited tasks trip neither the circuit breaker (failures = 1),
     // nor `attempts` (1 each), nor `iterations` (2 in all).
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run"]).status(0).run();
     for name in ["a", "b"] {
         let t = repo.task(name);
         assert_eq!(t["status"], "passed", "{name}");
@@ -445,7 +433,7 @@ task b { agent = claude  prompt = "x"  attempts = 1  env = { FIXTURE_LIMIT_ONCE 
 
 #[test]
 fn waiting_is_bounded_by_the_wait_budget() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     plan(
         &repo,
         r#"
@@ -455,8 +443,7 @@ agent codex { run = "sh @FIX@/codex exec --json --sandbox workspace-write -"  ou
 task t { agent = codex  prompt = "x" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 3, "{r:?}");
+    repo.loopc(&["run"]).status(3).run();
     let state = repo.state();
     let reason = state["stop_reason"].as_str().unwrap();
     assert!(
