@@ -108,6 +108,20 @@ pub struct CleanArgs {
 }
 
 /// `loopc fmt [--check] PLAN…`
+/// `loopc logs TASK [--attempt N] [--follow]`.
+#[derive(Args, Debug, Clone)]
+pub struct LogsArgs {
+    /// The task.
+    #[arg(value_name = "TASK")]
+    pub task: String,
+    /// The attempt (default: the task's last).
+    #[arg(long, value_name = "N")]
+    pub attempt: Option<u32>,
+    /// Keep printing the attempt's output while it runs.
+    #[arg(long)]
+    pub follow: bool,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct FmtArgs {
     /// Do not write; exit 1 and name the files that would change.
@@ -177,6 +191,15 @@ pub fn clean(args: &CleanArgs) -> i32 {
 }
 
 /// `loopc fmt`.
+/// `loopc logs`: exit 0, or 2 when the task has no such logs.
+pub fn logs(args: &LogsArgs) -> i32 {
+    crate::run::logs::logs(&crate::run::logs::LogsRequest {
+        task: args.task.clone(),
+        attempt: args.attempt,
+        follow: args.follow,
+    })
+}
+
 pub fn fmt(args: &FmtArgs) -> i32 {
     crate::fmt::run(args)
 }

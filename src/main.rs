@@ -24,6 +24,8 @@ enum Command {
     Status(commands::StatusArgs),
     /// Remove loopc's worktrees, task branches and logs.
     Clean(commands::CleanArgs),
+    /// Print the logs of a task's attempt in the last run.
+    Logs(commands::LogsArgs),
     /// Format plans in the canonical layout.
     Fmt(commands::FmtArgs),
     /// Start the language server on stdio.
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Run(args) => commands::run(&args),
         Command::Status(args) => commands::status(&args),
         Command::Clean(args) => commands::clean(&args),
+        Command::Logs(args) => commands::logs(&args),
         Command::Fmt(args) => commands::fmt(&args),
         Command::Lsp => commands::lsp(),
         Command::Import(args) => commands::import(&args),

@@ -455,3 +455,66 @@ task t { agent = codex  prompt = "x" }
     assert_eq!(t["history"][0]["outcome"], "limited");
     assert_eq!(state["spent"]["iterations"], 0);
 }
+
+#[test]
+fn loopc_logs_prints_an_attempts_files() {
+    let repo = Test::repo();
+    repo.script(
+        "agent.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+echo "agent says hello on attempt $LOOP_ATTEMPT"
+echo "and warns" >&2
+if [ "$LOOP_ATTEMPT" = 1 ]; then exit 1; fi
+echo done > done.txt
+"#,
+    );
+    plan(
+        &repo,
+        r#"
+loop "lg" { }
+budget { iterations = 5 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task t { agent = bot  prompt = "say hello" }
+"#,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let last = repo.loopc(&["logs", "t"]).status(0).run();
+    assert!(
+        last.stdout
+            .contains("/.loopc/logs/t/2/prompt.md <==\nsay hello"),
+        "{}",
+        last.stdout
+    );
+    assert!(
+        last.stdout
+            .contains("/.loopc/logs/t/2/agent.stdout <==\nagent says hello on attempt 2\n"),
+        "{}",
+        last.stdout
+    );
+    assert!(last.stdout.contains("and warns"), "{}", last.stdout);
+    // The prompt comes first, then the feedback, then the agent's output.
+    let (p, f, o) = (
+        last.stdout.find("prompt.md <==").unwrap(),
+        last.stdout.find("feedback.md <==").unwrap(),
+        last.stdout.find("agent.stdout <==").unwrap(),
+    );
+    assert!(p < f && f < o, "{}", last.stdout);
+    let first = repo
+        .loopc(&["logs", "t", "--attempt", "1", "--follow"])
+        .status(0)
+        .run();
+    assert!(
+        first.stdout.contains("agent says hello on attempt 1"),
+        "{}",
+        first.stdout
+    );
+    let none = repo.loopc(&["logs", "t", "--attempt", "3"]).status(2).run();
+    assert!(
+        none.stderr
+            .contains("loopc: task `t` has no attempt 3 in this run's logs"),
+        "{}",
+        none.stderr
+    );
+    repo.loopc(&["logs", "nope"]).status(2).run();
+}

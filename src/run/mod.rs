@@ -10,7 +10,7 @@
 //! - [`handoff`]: handoff files; [`report`]: what agents' JSON output reports;
 //! - [`state`], [`events`], [`progress`]: `.loopc/` files;
 //! - [`dry_run`]: `run --dry-run`;
-//! - [`ui`], [`summary`], [`out`]: what a person sees; [`status`], [`clean`]: the other commands;
+//! - [`ui`], [`summary`], [`out`]: what a person sees; [`status`], [`clean`], [`logs`]: the other commands;
 //! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
 //!   replays are [`merge::replay`];
 //! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C;
@@ -31,6 +31,7 @@ pub mod handoff;
 pub mod interrupt;
 pub mod limits;
 pub mod lock;
+pub mod logs;
 pub mod merge;
 pub mod out;
 pub mod process;
