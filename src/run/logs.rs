@@ -62,7 +62,7 @@ fn directory(layout: &Layout, task: &str, attempt: Option<u32>) -> Result<PathBu
         .collect();
     tries.sort();
     let chosen = match attempt {
-        Some(n) => tries.into_iter().filter(|t| t.0 == n).last(),
+        Some(n) => tries.into_iter().rfind(|t| t.0 == n),
         None => tries.pop(),
     };
     chosen.map(|t| t.2).ok_or_else(|| match attempt {
