@@ -7,27 +7,51 @@
 
 use super::git::Git;
 use super::worktree::{self, Layout};
-use crate::commands::CleanArgs;
-use crate::exit;
+use std::path::{Path, PathBuf};
 
-/// `loopc clean`. Exit 0; 2 when not in a repository or a run holds the lock.
-pub fn clean(args: &CleanArgs) -> i32 {
-    match clean_inner(args) {
-        Ok(()) => exit::OK,
-        Err(e) => {
-            eprintln!("loopc: {e}");
-            exit::USAGE
-        }
-    }
+/// Options of `loopc clean`.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--integration`: also delete the integration branch loopc created.
+    pub integration: bool,
 }
 
-fn clean_inner(args: &CleanArgs) -> Result<(), String> {
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let git = Git::discover(&cwd)?;
+/// What [`clean`] did or left alone, reported as it happens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cleaned {
+    /// There is no `.loopc/` directory: nothing was done.
+    Nothing,
+    /// A worktree under `.loopc/worktrees/` that loopc did not make: kept.
+    ForeignWorktree(PathBuf),
+    /// A task branch kept because a worktree (the user's) has it checked out.
+    CheckedOutBranch {
+        /// The branch name.
+        branch: String,
+        /// The worktree it is checked out in.
+        at: PathBuf,
+    },
+    /// loopc's worktrees, task branches and logs were removed.
+    Removed {
+        /// Worktrees removed.
+        worktrees: usize,
+        /// Task branches deleted.
+        branches: usize,
+    },
+    /// The integration branch of this name was deleted (`--integration`).
+    IntegrationBranch(String),
+}
+
+/// Cleans up after loopc in the repository containing `cwd` (see the
+/// module documentation), telling `report` each step.
+///
+/// Errors: one line; not in a repository, a run holds the lock, something
+/// could not be removed, or (with `integration`) the integration branch is
+/// not loopc's or is checked out. Steps reported before an error are done.
+pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> Result<(), String> {
+    let git = Git::discover(cwd)?;
     let layout = Layout::new(&git.root);
     if !layout.dir.exists() {
-        let _ = super::out::stdout("nothing to clean\n");
+        report(Cleaned::Nothing);
         return Ok(());
     }
     let _lock = super::lock::acquire(&layout.lock)?;
@@ -43,10 +67,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
                 git.worktree_remove(&w.path)?;
                 removed_worktrees += 1;
             } else {
-                eprintln!(
-                    "loopc: the worktree at {} was not made by loopc; left alone",
-                    w.path.display()
-                );
+                report(Cleaned::ForeignWorktree(w.path.clone()));
                 kept.push(w.path);
             }
         }
@@ -80,10 +101,10 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
             .find(|w| w.branch.as_deref() == Some(refname.as_str()))
         {
             // The user's worktree: deleting its branch would break it.
-            eprintln!(
-                "loopc: kept the task branch `{b}`: it is checked out at {}",
-                w.path.display()
-            );
+            report(Cleaned::CheckedOutBranch {
+                branch: b,
+                at: w.path.clone(),
+            });
             continue;
         }
         git.delete_ref(&refname)?;
@@ -100,10 +121,11 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
                 .map_err(|e| format!("cannot remove {}: {e}", logs.display()))?;
         }
     }
-    let _ = super::out::stdout(&format!(
-        "removed {removed_worktrees} worktree(s), {removed_branches} task branch(es) and the logs\n"
-    ));
-    if args.integration {
+    report(Cleaned::Removed {
+        worktrees: removed_worktrees,
+        branches: removed_branches,
+    });
+    if options.integration {
         match super::state::load(&layout.state) {
             Ok(state) => {
                 let name = state.integration_branch;
@@ -124,7 +146,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
                 git.delete_ref(&format!("refs/heads/{name}"))?;
                 ours.remove(&name);
                 worktree::write_ledger(&layout, &ours)?;
-                let _ = super::out::stdout(&format!("removed the integration branch {name}\n"));
+                report(Cleaned::IntegrationBranch(name));
             }
             Err(e) => return Err(format!("cannot find the integration branch: {e}")),
         }

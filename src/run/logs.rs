@@ -1,11 +1,10 @@
-//! `loopc logs TASK [--attempt N] [--follow]`: prints one attempt's log
-//! directory (`.loopc/logs/<task>/<attempt>/`), file by file; with
-//! `--follow`, then prints what the running attempt's output logs gain
-//! until the attempt ends. It takes no lock.
+//! `loopc logs TASK [--attempt N] [--follow]`: one attempt's log directory
+//! (`.loopc/logs/<task>/<attempt>/`), file by file; with `--follow`, then
+//! what the running attempt's output logs gain until the attempt ends. It
+//! takes no lock. The command line is `src/cli/logs.rs`.
 
 use super::git::Git;
 use super::worktree::Layout;
-use crate::exit;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -91,7 +90,7 @@ fn files_of(dir: &Path) -> Vec<PathBuf> {
 
 /// Copies the file at `path` from byte `from` to `out`; returns where it
 /// ended.
-fn copy_from(path: &Path, from: u64, out: &mut impl Write) -> std::io::Result<u64> {
+fn copy_from(path: &Path, from: u64, out: &mut dyn Write) -> std::io::Result<u64> {
     let Ok(mut f) = std::fs::File::open(path) else {
         return Ok(from);
     };
@@ -111,41 +110,25 @@ fn running(layout: &Layout, task: &str) -> bool {
         })
 }
 
-/// `loopc logs`: exit 0, or 2 when there are no such logs.
-pub fn logs(req: &LogsRequest) -> i32 {
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("loopc: cannot read the current directory: {e}");
-            return exit::USAGE;
-        }
-    };
-    let git = match Git::discover(&cwd) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("loopc: {e}");
-            return exit::USAGE;
-        }
-    };
+/// `loopc logs`: writes the attempt's files to `out` (the repository is
+/// the one holding `cwd`). A write that fails (a closed stdout) ends it
+/// quietly.
+///
+/// Errors: not in a git repository, or no such logs (the message says which).
+pub fn logs(cwd: &Path, req: &LogsRequest, out: &mut dyn Write) -> Result<(), String> {
+    let git = Git::discover(cwd)?;
     let layout = Layout::new(&git.root);
-    let dir = match directory(&layout, &req.task, req.attempt) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("loopc: {e}");
-            return exit::USAGE;
-        }
-    };
-    let mut out = std::io::stdout().lock();
+    let dir = directory(&layout, &req.task, req.attempt)?;
     let mut ends = Vec::new();
     for f in files_of(&dir) {
         let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
         let name = name.unwrap_or_default();
         if writeln!(out, "==> {} <==", f.display()).is_err() {
-            return exit::OK;
+            return Ok(());
         }
-        match copy_from(&f, 0, &mut out) {
+        match copy_from(&f, 0, out) {
             Ok(end) => ends.push((name, end)),
-            Err(_) => return exit::OK,
+            Err(_) => return Ok(()),
         }
         let _ = writeln!(out);
     }
@@ -157,13 +140,13 @@ pub fn logs(req: &LogsRequest) -> i32 {
                 let path = dir.join(name);
                 let at = ends.iter().position(|(n, _)| n == name);
                 let from = at.map_or(0, |i| ends[i].1);
-                match copy_from(&path, from, &mut out) {
+                match copy_from(&path, from, out) {
                     Ok(end) if end > from => match at {
                         Some(i) => ends[i].1 = end,
                         None => ends.push((name.to_string(), end)),
                     },
                     Ok(_) => {}
-                    Err(_) => return exit::OK,
+                    Err(_) => return Ok(()),
                 }
             }
             if out.flush().is_err() || !live {
@@ -173,5 +156,5 @@ pub fn logs(req: &LogsRequest) -> i32 {
         }
     }
     let _ = out.flush();
-    exit::OK
+    Ok(())
 }

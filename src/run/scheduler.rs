@@ -11,8 +11,7 @@ use super::events::Event;
 use super::gate::{self, Check, Verdict};
 use super::merge::{self, Merge};
 use super::state::{self, RunState, RunStatus, TaskState, TaskStatus};
-use super::{cache, interrupt, progress, worktree};
-use crate::exit;
+use super::{Outcome as RunOutcome, cache, interrupt, progress, worktree};
 use crate::key::Key;
 use crate::plan::{OnFail, TaskKind};
 use std::sync::Arc;
@@ -56,15 +55,23 @@ pub struct CacheUse {
 /// How the run ended.
 #[derive(Debug)]
 pub struct Finish {
-    /// The process exit status.
-    pub code: i32,
+    /// Why it ended.
+    pub outcome: RunOutcome,
     /// The final state.
     pub state: RunState,
 }
 
 /// Runs the plan to the end. `parallel` is the number of tasks at once
-/// (≥ 1); `state` the initial state (every task pending).
-pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse) -> Finish {
+/// (≥ 1); `state` the initial state (every task pending); `exit_status`
+/// the process exit status of each outcome, for state.json and the
+/// `run_finished` event.
+pub fn run(
+    ctx: Arc<RunCtx>,
+    parallel: u32,
+    mut state: RunState,
+    cache: CacheUse,
+    exit_status: fn(RunOutcome) -> i32,
+) -> Finish {
     let mut sched = Scheduler {
         keys: vec![None; ctx.plan.tasks.len()],
         lister: cache::FileLister::default(),
@@ -79,12 +86,13 @@ pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse
         running: 0,
         ctx,
         parallel: parallel.max(1) as usize,
+        exit_status,
     };
     if let Some(d) = sched.meter.deadline() {
         sched.ctx.control.set_deadline(d);
     }
-    let code = sched.drive(&mut state);
-    Finish { code, state }
+    let outcome = sched.drive(&mut state);
+    Finish { outcome, state }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +127,8 @@ struct Scheduler {
     keys: Vec<Option<Key>>,
     /// Base commits' file lists for `inputs`.
     lister: cache::FileLister,
+    /// The process exit status of each outcome (recorded, not chosen here).
+    exit_status: fn(RunOutcome) -> i32,
 }
 
 impl Scheduler {
@@ -132,7 +142,7 @@ impl Scheduler {
         self.meter.breaker_spares_streak = self.streak == [i];
     }
 
-    fn drive(&mut self, state: &mut RunState) -> i32 {
+    fn drive(&mut self, state: &mut RunState) -> RunOutcome {
         let pool = match rayon::ThreadPoolBuilder::new()
             .num_threads(self.parallel)
             .thread_name(|i| format!("loopc-task-{i}"))
@@ -1055,15 +1065,16 @@ impl Scheduler {
         }
     }
 
-    fn finish(&mut self, state: &mut RunState) -> i32 {
+    fn finish(&mut self, state: &mut RunState) -> RunOutcome {
         let all_done = state.tasks.iter().all(|t| t.status.is_done());
-        let (status, code) = match self.stop.as_ref().map(|s| s.0) {
-            Some(StopKind::Interrupted) => (RunStatus::Interrupted, exit::INTERRUPTED),
-            Some(StopKind::Budget) => (RunStatus::Stopped, exit::BUDGET),
-            Some(StopKind::BranchMoved) => (RunStatus::Stopped, exit::USAGE),
-            _ if all_done => (RunStatus::Passed, exit::OK),
-            _ => (RunStatus::Failed, exit::FAILURE),
+        let (status, outcome) = match self.stop.as_ref().map(|s| s.0) {
+            Some(StopKind::Interrupted) => (RunStatus::Interrupted, RunOutcome::Interrupted),
+            Some(StopKind::Budget) => (RunStatus::Stopped, RunOutcome::Budget),
+            Some(StopKind::BranchMoved) => (RunStatus::Stopped, RunOutcome::BranchMoved),
+            _ if all_done => (RunStatus::Passed, RunOutcome::Passed),
+            _ => (RunStatus::Failed, RunOutcome::Failed),
         };
+        let code = (self.exit_status)(outcome);
         state.status = status;
         state.exit_code = Some(code);
         state.stop_reason = self.stop.as_ref().map(|s| s.1.clone());
@@ -1074,7 +1085,7 @@ impl Scheduler {
             exit_code: code,
             reason: state.stop_reason.clone(),
         });
-        code
+        outcome
     }
 }
 
