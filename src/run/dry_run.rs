@@ -13,7 +13,7 @@
 
 use super::cache::{self, Store};
 use super::git::Git;
-use crate::key::Key;
+use crate::plan::Key;
 use crate::plan::Plan;
 use std::collections::HashSet;
 

@@ -12,7 +12,7 @@ use super::gate::{self, Check, Verdict};
 use super::merge::{self, Merge};
 use super::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 use super::{Outcome as RunOutcome, cache, interrupt, progress, worktree};
-use crate::key::Key;
+use crate::plan::Key;
 use crate::plan::{OnFail, TaskKind};
 use std::sync::Arc;
 use std::sync::mpsc;
