@@ -70,6 +70,8 @@ pub struct BudgetDef {
     pub cost: Option<u64>,
     /// `failures` (≥ 1).
     pub failures: Option<u32>,
+    /// `wait` (> 0): the most time spent waiting for agents' usage limits.
+    pub wait: Option<Duration>,
     /// Whether `iterations`, `time` or `cost` was written (even if invalid,
     /// so W0003 does not contradict the error about it).
     pub bounds_written: bool,
@@ -183,7 +185,7 @@ pub mod fields {
     /// `loop { … }`
     pub const LOOP: &[&str] = &["base", "branch", "parallel", "setup"];
     /// `budget { … }`
-    pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures"];
+    pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
     /// `agent NAME { … }`
     pub const AGENT: &[&str] = &["run", "output", "timeout", "cost", "env"];
     /// `gate NAME { … }`
@@ -203,17 +205,20 @@ pub enum OutputFormat {
     Text,
     /// Claude Code's `--output-format json` result on stdout (cost, summary).
     ClaudeJson,
+    /// `codex exec --json` events on stdout (summary, tokens, failed turns).
+    CodexJson,
 }
 
 impl OutputFormat {
     /// The words plan files use, in the order messages list them.
-    pub const WORDS: &[&str] = &["text", "claude-json"];
+    pub const WORDS: &[&str] = &["text", "claude-json", "codex-json"];
 
     /// The format a plan-file word names.
     pub fn from_word(word: &str) -> Option<OutputFormat> {
         match word {
             "text" => Some(OutputFormat::Text),
             "claude-json" => Some(OutputFormat::ClaudeJson),
+            "codex-json" => Some(OutputFormat::CodexJson),
             _ => None,
         }
     }
@@ -223,6 +228,7 @@ impl OutputFormat {
         match self {
             OutputFormat::Text => "text",
             OutputFormat::ClaudeJson => "claude-json",
+            OutputFormat::CodexJson => "codex-json",
         }
     }
 }

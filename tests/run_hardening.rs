@@ -96,7 +96,7 @@ fn an_integration_branch_moved_onto_a_descendant_is_adopted() {
         "adder.sh",
         r#"#!/bin/sh
 cat > /dev/null
-marker="$(dirname "$LOOP_HANDOFF")/../../../moved"
+marker="$LOOP_WORKTREE/../../moved"
 if [ ! -e "$marker" ]; then
   : > "$marker"
   head=$(git rev-parse refs/heads/loop/h)

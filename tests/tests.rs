@@ -21,6 +21,7 @@ mod reel;
 mod reel_cli;
 mod reel_run;
 mod robustness;
+mod run_agents;
 mod run_basic;
 mod run_branches;
 mod run_budget;

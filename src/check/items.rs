@@ -76,6 +76,7 @@ impl Checker {
             time: self.duration(&f, "time"),
             cost: self.money(&f, "cost"),
             failures: self.positive_int(&f, "failures"),
+            wait: self.duration(&f, "wait"),
             bounds_written: ["iterations", "time", "cost"]
                 .iter()
                 .any(|n| f.get(n).is_some()),

@@ -14,6 +14,7 @@ mod fmt;
 mod graph;
 mod id;
 mod import;
+mod logs;
 mod lsp;
 mod run;
 mod status;
@@ -45,6 +46,8 @@ enum Command {
     Status(status::Args),
     /// Remove loopc's worktrees, task branches and logs.
     Clean(clean::Args),
+    /// Print the logs of a task's attempt in the last run.
+    Logs(logs::Args),
     /// Format plans in the canonical layout.
     Fmt(fmt::Args),
     /// Start the language server on stdio.
@@ -75,6 +78,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Clean(args) => clean::run(&args),
+        Command::Logs(args) => logs::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Lsp => lsp::run(),
         Command::Import(args) => import::run(&args),

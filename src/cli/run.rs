@@ -75,14 +75,21 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         given = force.pop().map(PathBuf::from);
     }
     let path = loopc::run::find_plan(given.as_deref(), &cwd).map_err(|e| e.message)?;
-    let compilation =
+    let mut compilation =
         loopc::compile_path(&path, args.defaults.as_deref()).map_err(|e| e.to_string())?;
     if !compilation.diagnostics.is_empty() {
         print_compilation(&compilation, &compilation.diagnostics);
     }
-    let Some(plan) = compilation.plan else {
+    let Some(plan) = compilation.plan.take() else {
         return Err(format!("{} has errors; nothing was run", path.display()));
     };
+    // A program that is not there fails every attempt the same way: say so
+    // before any work.
+    if !args.dry_run
+        && let Err(missing) = loopc::run::programs::check(&plan, &compilation, &cwd)
+    {
+        return Err(missing.join("\nloopc: "));
+    }
     let options = Options {
         jobs: args.jobs,
         dry_run: args.dry_run,

@@ -396,7 +396,7 @@ impl Analysis {
                     }
                 }
                 ("output", false) if block == BlockKind::Agent => {
-                    for w in ["text", "claude-json"] {
+                    for w in crate::model::OutputFormat::WORDS {
                         out.push(item(
                             w,
                             lsp::CompletionItemKind::ENUM_MEMBER,

@@ -213,8 +213,13 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Budget, "time") => "Wall clock for the whole run (a duration such as `2h`).",
         (Budget, "cost") => "Sum of what agents report, in dollars (`$20`).",
         (Budget, "failures") => "Consecutive failed attempts that stop the run (default 3).",
+        (Budget, "wait") => {
+            "The most time spent waiting for agents' usage or rate limits to reset, in all (a duration)."
+        }
         (Agent, "run") => "Shell command that starts the agent (required); the prompt is on stdin.",
-        (Agent, "output") => "`text` (default) or `claude-json`.",
+        (Agent, "output") => {
+            "`text` (default), `claude-json` (Claude Code's JSON result) or `codex-json` (`codex exec --json` events)."
+        }
         (Agent, "timeout") => "Per-attempt timeout (default 30m).",
         (Agent, "cost") => "Per-attempt cost cap, exported as `LOOP_COST_CAP_USD`.",
         (Agent | Defaults | Task, "env") => {

@@ -160,6 +160,7 @@ pub(super) fn resolve(
             time: model.budget.time,
             cost: model.budget.cost,
             failures: model.budget.failures.unwrap_or(DEFAULT_FAILURES),
+            wait: model.budget.wait,
         },
         name,
         tasks,

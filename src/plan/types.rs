@@ -74,6 +74,9 @@ pub struct Budget {
     pub cost: Option<u64>,
     /// Consecutive failed attempts that stop the run (circuit breaker).
     pub failures: u32,
+    /// The most time the run may spend waiting for agents' usage or rate
+    /// limits to reset, in all.
+    pub wait: Option<Duration>,
 }
 
 /// One task with every default resolved.

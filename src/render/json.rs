@@ -39,6 +39,7 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
             time_ms: plan.budget.time.map(ms),
             cost_micro_usd: plan.budget.cost,
             failures: plan.budget.failures,
+            wait_ms: plan.budget.wait.map(ms),
         },
         tasks: TasksJson { plan, statuses },
     };
@@ -76,6 +77,9 @@ struct BudgetJson {
     time_ms: Option<u64>,
     cost_micro_usd: Option<u64>,
     failures: u32,
+    /// Absent when not set (older documents never have it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wait_ms: Option<u64>,
 }
 
 /// The task list, serialized one task at a time (no intermediate copy of

@@ -9,7 +9,7 @@ use super::gate::{self, Verdict};
 use super::guard;
 use super::handoff::{self, HandoffStatus};
 use super::process::{self, Exit, Spec};
-use super::worktree;
+use super::{report, worktree};
 use crate::plan::{OnFail, OutputFormat, TaskKind};
 use std::path::PathBuf;
 
@@ -99,6 +99,9 @@ pub enum Outcome {
     Blocked(String),
     /// An infrastructure failure (worktree, `setup`): retried, not counted.
     Infrastructure(String),
+    /// The agent (or an agent gate) hit a usage or rate limit: set aside,
+    /// not counted; run again once the limit resets.
+    Limited(Limited),
     /// Killed because the run is stopping.
     Interrupted,
 }
@@ -128,6 +131,32 @@ pub struct AttemptResult {
     /// Refs that are not loopc's and changed while the attempt ran
     /// ([`super::guard`]).
     pub ref_changes: Vec<guard::RefChange>,
+    /// What the agent's output reported (`output = claude-json`,
+    /// `codex-json`), when it ran.
+    pub report: Option<report::AgentReport>,
+}
+
+/// A usage or rate limit an agent hit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limited {
+    /// The agent's name.
+    pub agent: String,
+    /// When it resets (seconds since the Unix epoch), if the agent said.
+    pub resets_at: Option<u64>,
+    /// What the agent said.
+    pub message: String,
+}
+
+impl Limited {
+    /// The limit `agent`'s output reported, if it reported one.
+    pub fn of(agent: &str, report: Option<&report::AgentReport>) -> Option<Limited> {
+        let hit = report?.limit.as_ref()?;
+        Some(Limited {
+            agent: agent.to_string(),
+            resets_at: hit.resets_at,
+            message: hit.message.clone(),
+        })
+    }
 }
 
 fn failed(reason: impl Into<String>, feedback: impl Into<String>) -> Outcome {
@@ -154,6 +183,7 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
         agent_started: false,
         refs_before: None,
         ref_changes: Vec::new(),
+        report: None,
     };
     result.outcome = attempt(ctx, &mut result);
     // Whatever the outcome, compare the user's refs with what they were
@@ -167,6 +197,11 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
             }
             Err(_) => {}
         }
+    }
+    // What the agent and its gates read and wrote in the worktree goes to
+    // the logs (the worktree of a passed attempt is removed).
+    if let Some(f) = &result.files {
+        f.save_logs();
     }
     result
 }
@@ -196,7 +231,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             .to_string_lossy()
             .into_owned(),
     });
-    let files = match AttemptFiles::create(&ctx.layout, &task.name, &log_name) {
+    let files = match AttemptFiles::create(&ctx.layout, &task.name, &log_name, Some(&r.worktree)) {
         Ok(f) => f,
         Err(e) => return Outcome::Infrastructure(e),
     };
@@ -214,6 +249,9 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             Err(e) => return Outcome::Infrastructure(format!("cannot create worktree: {e}")),
         }
     };
+    if let Err(e) = super::context::create_work_dir(&r.worktree) {
+        return Outcome::Infrastructure(e);
+    }
     let prompt_text = match &task.kind {
         TaskKind::Agent { prompt, .. } => {
             super::progress::prompt(prompt, &r.input.progress, &r.input.feedback)
@@ -316,13 +354,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     };
 
     // Order of judgement: loopc's own timeout or kill, then the exit status,
-    // then the handoff or structured result.
+    // then the handoff or what the agent's output reports.
     let handoff = handoff::read(&files.handoff);
-    let structured = (output == OutputFormat::ClaudeJson)
-        .then(|| handoff::read_claude_json(&stdout))
-        .flatten();
+    let report = report::read(output, &stdout);
     if let TaskKind::Agent { agent, .. } = &task.kind {
-        let reported = structured.as_ref().and_then(|s| s.cost).or_else(|| {
+        let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
             handoff
                 .as_ref()
                 .ok()
@@ -331,6 +367,14 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
                 .and_then(super::time::usd_to_micro)
         });
         r.cost.add_reported(reported, agent);
+    }
+    r.report = report.clone();
+    let reported_error = report.as_ref().and_then(|s| s.error.clone());
+    if !matches!(exit, Exit::Stopped | Exit::TimedOut)
+        && let Some(name) = &agent_name
+        && let Some(l) = Limited::of(name, report.as_ref())
+    {
+        return Outcome::Limited(l);
     }
     match exit {
         Exit::Stopped => return Outcome::Interrupted,
@@ -342,8 +386,26 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             );
         }
         Exit::Code(0) => {}
+        // The shell could not run the agent's program (126: not
+        // executable, 127: not found): no retry can fix that.
+        Exit::Code(c @ (126 | 127)) if agent_name.is_some() => {
+            let line = last_line(&process::tail(&stderr, 4096));
+            let why = format!("the agent's command could not run (exit status {c})");
+            return Outcome::Blocked(if line.is_empty() {
+                why
+            } else {
+                format!("{why}: {line}")
+            });
+        }
         Exit::Code(_) | Exit::Signal(_) => {
-            let why = format!("{what} failed ({})", exit.describe(task.timeout));
+            let status = exit.describe(task.timeout);
+            if let Some(e) = &reported_error {
+                return failed(
+                    format!("{what} reported {} ({status})", e.describe()),
+                    error_feedback(e, &status),
+                );
+            }
+            let why = format!("{what} failed ({status})");
             return failed(
                 why.clone(),
                 format!("{why}. Its last output:\n{}", output_tail()),
@@ -354,14 +416,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Ok(h) => h,
         Err(e) => return failed(e.clone(), e),
     };
-    let mut summary = structured.as_ref().and_then(|s| s.summary.clone());
-    if let Some(s) = &structured
-        && s.is_error
-    {
-        let text = s.summary.clone().unwrap_or_default();
+    let mut summary = report.as_ref().and_then(|s| s.summary.clone());
+    if let Some(e) = &reported_error {
         return failed(
-            format!("{what} reported an error"),
-            format!("The agent's result was an error:\n{text}"),
+            format!("{what} reported {}", e.describe()),
+            error_feedback(e, "exit status 0"),
         );
     }
     let mut no_changes = false;
@@ -472,6 +531,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             on_fail,
         },
         Verdict::Blocked(why) => Outcome::Blocked(why),
+        Verdict::Limited(l) => Outcome::Limited(l),
         Verdict::Stopped => Outcome::Interrupted,
         Verdict::Error(e) => Outcome::Infrastructure(e),
     }
@@ -545,6 +605,32 @@ fn dangling_gitlinks(
 /// killed for it, and the attempt is interrupted, not failed.
 pub(super) fn stopping(ctx: &RunCtx) -> bool {
     ctx.control.should_stop() || super::interrupt::requested()
+}
+
+/// The next attempt's feedback for an error the agent reported about its
+/// own run (`status`: how it exited).
+fn error_feedback(e: &report::ReportedError, status: &str) -> String {
+    let mut text = format!(
+        "The previous attempt's agent reported an error ({}, {status})",
+        e.kind
+    );
+    if e.message.trim().is_empty() {
+        text.push('.');
+    } else {
+        text.push_str(":\n");
+        text.push_str(&e.message);
+    }
+    text
+}
+
+/// The last line of `text` that is not blank, at most 200 characters.
+pub fn last_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("");
+    one_line(line)
 }
 
 /// `what`, then `: ` and the first line of `summary` when it has one (no

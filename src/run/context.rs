@@ -7,7 +7,7 @@ use super::git::Git;
 use super::process::Control;
 use super::worktree::Layout;
 use crate::plan::{Plan, Task, TaskKind};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// Shared, read-mostly state of one run.
@@ -32,41 +32,105 @@ pub struct RunCtx {
     pub worktree_lock: Mutex<()>,
 }
 
-/// Where one try of a task keeps its files (all outside its worktree).
+/// The directory, inside a worktree, that holds what an agent or gate must
+/// read or write there (prompt, feedback, progress, handoff, diff, `TMPDIR`):
+/// a workspace-write sandbox lets an agent write only inside its working
+/// directory. `.loopc/` is ignored by git in every worktree of the
+/// repository (`info/exclude`), so nothing there is ever committed; loopc
+/// copies the files into the attempt's log directory.
+pub const WORK_DIR: &str = ".loopc/attempt";
+
+/// The [`WORK_DIR`] of the worktree `worktree`.
+pub fn work_dir(worktree: &Path) -> PathBuf {
+    worktree.join(WORK_DIR)
+}
+
+/// The `TMPDIR` of subprocesses running in `worktree`.
+pub fn tmp_dir(worktree: &Path) -> PathBuf {
+    work_dir(worktree).join("tmp")
+}
+
+/// Creates the [`WORK_DIR`] of `worktree` and its `tmp/`.
+///
+/// Errors: a directory cannot be created.
+pub fn create_work_dir(worktree: &Path) -> Result<PathBuf, String> {
+    let tmp = tmp_dir(worktree);
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+    Ok(work_dir(worktree))
+}
+
+/// Copies the regular files of `from` (not its subdirectories: `tmp/` is
+/// the agent's) into `to`, replacing files of the same name. Best effort:
+/// a file that cannot be copied is left out of the logs.
+pub fn copy_files(from: &Path, to: &Path) {
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::copy(e.path(), to.join(e.file_name()));
+        }
+    }
+}
+
+/// Where one try of a task keeps its files: what its agent and gates read
+/// and write lies in its worktree's [`WORK_DIR`] (`work`), where a
+/// sandboxed agent may write; loopc's own logs lie in `dir`, outside the
+/// worktree, and receive a copy of `work` when the try ends.
 #[derive(Debug, Clone)]
 pub struct AttemptFiles {
     /// The log directory `.loopc/logs/<task>/<name>/` ([`super::worktree::log_name`]).
-    pub dir: std::path::PathBuf,
+    pub dir: PathBuf,
+    /// The worktree's [`WORK_DIR`].
+    pub work: PathBuf,
     /// The prompt given on stdin (`LOOP_PROMPT_FILE`).
-    pub prompt: std::path::PathBuf,
+    pub prompt: PathBuf,
     /// The previous attempt's feedback (`LOOP_FEEDBACK_FILE`).
-    pub feedback: std::path::PathBuf,
+    pub feedback: PathBuf,
     /// Progress of passed tasks (`LOOP_PROGRESS_FILE`).
-    pub progress: std::path::PathBuf,
+    pub progress: PathBuf,
     /// The agent's handoff (`LOOP_HANDOFF`).
-    pub handoff: std::path::PathBuf,
+    pub handoff: PathBuf,
     /// The attempt's diff (`LOOP_DIFF_FILE` for gates).
-    pub diff: std::path::PathBuf,
+    pub diff: PathBuf,
 }
 
 impl AttemptFiles {
-    /// The files of `task`'s try whose log directory is named `name`;
-    /// creates the directory. Earlier runs' logs were moved out of
+    /// The files of `task`'s try whose log directory is named `name` and
+    /// whose worktree is `worktree` (`None`: no worktree of its own, as
+    /// for the checks of a cache replay; the files then lie in the log
+    /// directory and gates get copies in their scratch worktree); creates
+    /// the log directory (the work directory is made once the worktree
+    /// exists, [`create_work_dir`]). Earlier runs' logs were moved out of
     /// `.loopc/logs/` when this run started ([`Layout::keep_earlier_logs`]).
     ///
     /// Errors: the directory cannot be created.
-    pub fn create(layout: &Layout, task: &str, name: &str) -> Result<AttemptFiles, String> {
+    pub fn create(
+        layout: &Layout,
+        task: &str,
+        name: &str,
+        worktree: Option<&Path>,
+    ) -> Result<AttemptFiles, String> {
         let dir = layout.attempt_logs(task, name);
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let work = worktree.map_or_else(|| dir.clone(), work_dir);
         Ok(AttemptFiles {
-            prompt: dir.join("prompt.md"),
-            feedback: dir.join("feedback.md"),
-            progress: dir.join("progress.md"),
-            handoff: dir.join("handoff.json"),
-            diff: dir.join("diff.patch"),
+            prompt: work.join("prompt.md"),
+            feedback: work.join("feedback.md"),
+            progress: work.join("progress.md"),
+            handoff: work.join("handoff.json"),
+            diff: work.join("diff.patch"),
+            work,
             dir,
         })
+    }
+
+    /// Copies the work directory's files into the log directory.
+    pub fn save_logs(&self) {
+        if self.work != self.dir {
+            copy_files(&self.work, &self.dir);
+        }
     }
 }
 
@@ -120,6 +184,7 @@ impl Protocol<'_> {
             ("LOOP_HANDOFF", p(handoff)),
             ("LOOP_BASE", self.base.to_string()),
             ("LOOP_COST_CAP_USD", cap.unwrap_or_default()),
+            ("TMPDIR", p(&tmp_dir(worktree))),
         ];
         if let Some(d) = diff {
             set.push(("LOOP_DIFF_FILE", p(d)));

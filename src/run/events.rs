@@ -72,6 +72,24 @@ pub enum Event {
         /// What the attempt cost in micro-dollars, when known.
         #[serde(skip_serializing_if = "Option::is_none")]
         cost_micro_usd: Option<u64>,
+        /// What the agent's output reported (`output = claude-json`,
+        /// `codex-json`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<super::report::AgentRecord>,
+    },
+    /// An attempt was set aside because its agent hit a usage or rate
+    /// limit; the task waits, then runs the attempt again.
+    Waiting {
+        /// The task.
+        task: String,
+        /// The limited agent.
+        agent: String,
+        /// What the agent said.
+        message: String,
+        /// How long the task waits, in milliseconds.
+        wait_ms: u64,
+        /// The sentence shown on the terminal.
+        reason: String,
     },
     /// A task's work reached the integration branch.
     Merged {

@@ -9,7 +9,7 @@ use super::context::{Protocol, RunCtx};
 use super::events::Event;
 use super::handoff::{self, HandoffStatus};
 use super::process::{self, Exit, Spec};
-use crate::plan::{Agent, GateKind, OnFail, OutputFormat, Task};
+use crate::plan::{Agent, GateKind, OnFail, Task};
 use std::time::Duration;
 
 /// How much of a gate's output becomes feedback.
@@ -109,6 +109,8 @@ pub enum Verdict {
     },
     /// An agent gate said `blocked` or `needs_human`.
     Blocked(String),
+    /// An agent gate hit a usage or rate limit: no verdict yet.
+    Limited(super::attempt::Limited),
     /// The run is stopping.
     Stopped,
     /// loopc could not run a check (infrastructure).
@@ -143,6 +145,22 @@ pub fn run_checks(
     cost: &mut GateCost,
 ) -> Verdict {
     let dir = co.dir.as_path();
+    // What a gate reads and writes lies in the worktree under test, where a
+    // sandboxed reviewer may write; copies go to the logs.
+    let work = match super::context::create_work_dir(dir) {
+        Ok(w) => w,
+        Err(e) => return Verdict::Error(e),
+    };
+    let diff = work.join("diff.patch");
+    if diff != proto.files.diff
+        && let Err(e) = std::fs::copy(&proto.files.diff, &diff)
+    {
+        return Verdict::Error(format!(
+            "cannot copy {} to {}: {e}",
+            proto.files.diff.display(),
+            diff.display()
+        ));
+    }
     for check in checks {
         ctx.events.emit(Event::Phase {
             task: proto.task.name.clone(),
@@ -156,8 +174,8 @@ pub fn run_checks(
         });
         let stem = format!("{tag}-{}", file_name_part(&check.label));
         let log = proto.files.dir.join(format!("{stem}.log"));
-        let handoff_path = proto.files.dir.join(format!("{stem}.handoff.json"));
-        let prompt_path = proto.files.dir.join(format!("{stem}.prompt.md"));
+        let handoff_path = work.join(format!("{stem}.handoff.json"));
+        let prompt_path = work.join(format!("{stem}.prompt.md"));
         let _ = std::fs::remove_file(&handoff_path);
         let (command, stdin, agent) = match &check.kind {
             CheckKind::Command(run) => (run.as_str(), None, None),
@@ -169,13 +187,7 @@ pub fn run_checks(
                 (agent.run.as_str(), Some(text.into_bytes()), Some(agent))
             }
         };
-        let mut env = proto.env(
-            &ctx.git,
-            dir,
-            &prompt_path,
-            &handoff_path,
-            Some(&proto.files.diff),
-        );
+        let mut env = proto.env(&ctx.git, dir, &prompt_path, &handoff_path, Some(&diff));
         if let Some(a) = agent {
             // The gate's agent's own environment, under the protocol variables.
             let mut with_agent: Vec<(String, String)> =
@@ -207,7 +219,15 @@ pub fn run_checks(
                 ..spec
             }
         };
-        let exit = match process::run(&spec, &ctx.control) {
+        let exit = process::run(&spec, &ctx.control);
+        for p in [&prompt_path, &handoff_path] {
+            if p.exists()
+                && let Some(name) = p.file_name()
+            {
+                let _ = std::fs::copy(p, proto.files.dir.join(name));
+            }
+        }
+        let exit = match exit {
             Ok(e) => e,
             Err(e) => return Verdict::Error(format!("gate `{}`: {e}", check.label)),
         };
@@ -243,11 +263,9 @@ pub fn run_checks(
             Exit::Code(_) => None,
         };
         if let Some(a) = agent {
-            let structured = (a.output == OutputFormat::ClaudeJson)
-                .then(|| handoff::read_claude_json(&stdout_path))
-                .flatten();
+            let report = super::report::read(a.output, &stdout_path);
             let h = handoff::read(&handoff_path);
-            let reported = structured.as_ref().and_then(|s| s.cost).or_else(|| {
+            let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
                 h.as_ref()
                     .ok()
                     .and_then(|h| h.as_ref())
@@ -255,6 +273,21 @@ pub fn run_checks(
                     .and_then(super::time::usd_to_micro)
             });
             cost.add_reported(reported, a);
+            if !matches!(exit, Exit::Stopped | Exit::TimedOut)
+                && let Some(l) = super::attempt::Limited::of(&a.name, report.as_ref())
+            {
+                return Verdict::Limited(l);
+            }
+            // An error the reviewing agent reported about its own run is no
+            // verdict, whatever it exited with.
+            if let Some(e) = report.as_ref().and_then(|r| r.error.as_ref())
+                && !matches!(verdict, Some(Verdict::Stopped))
+            {
+                verdict = Some(reject(
+                    format!("gate `{}`'s agent reported {}", check.label, e.describe()),
+                    e.message.clone(),
+                ));
+            }
             if verdict.is_none() {
                 verdict = match h {
                     Err(e) => Some(reject(format!("gate `{}`: {e}", check.label), output())),

@@ -1,6 +1,7 @@
 //! The handoff protocol (spec §5 step 4): the JSON an agent may write to
-//! `$LOOP_HANDOFF`, Claude Code's JSON result (`output = claude-json`), and
-//! the instructions loopc appends to every agent prompt.
+//! `$LOOP_HANDOFF` and the instructions loopc appends to every agent
+//! prompt. What an agent's stdout reports (`output = claude-json`,
+//! `codex-json`) is [`super::report`].
 
 use serde::Deserialize;
 use std::io::Read;
@@ -36,7 +37,7 @@ pub struct Handoff {
     pub no_changes: bool,
 }
 
-/// The most a handoff or structured result file may be (larger is an error).
+/// The most a handoff file may be (larger is an error).
 const MAX_JSON: u64 = 16 * 1024 * 1024;
 
 fn read_capped(path: &Path) -> Result<Option<Vec<u8>>, String> {
@@ -81,69 +82,6 @@ pub fn read(path: &Path) -> Result<Option<Handoff>, String> {
     Ok(Some(h))
 }
 
-/// The fields loopc reads from Claude Code's `--output-format json` result.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StructuredResult {
-    /// `total_cost_usd` in micro-dollars, when present.
-    pub cost: Option<u64>,
-    /// The final `result` text.
-    pub summary: Option<String>,
-    /// `is_error`.
-    pub is_error: bool,
-}
-
-#[derive(Deserialize)]
-struct ClaudeJson {
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    total_cost_usd: Option<f64>,
-    result: Option<String>,
-    #[serde(default)]
-    is_error: bool,
-}
-
-/// Parses one JSON document of Claude Code's output: the `result` object
-/// itself (`--output-format json`), or an array of messages whose last
-/// element of type `result` is the result (`--output-format json
-/// --verbose`).
-fn parse_claude_value(bytes: &[u8]) -> Option<StructuredResult> {
-    let v: serde_json::Value = serde_json::from_slice(bytes.trim_ascii()).ok()?;
-    let v = match v {
-        serde_json::Value::Array(items) => items
-            .into_iter()
-            .rev()
-            .find(|m| m.get("type").and_then(|t| t.as_str()) == Some("result"))?,
-        other => other,
-    };
-    let v: ClaudeJson = serde_json::from_value(v).ok()?;
-    if v.kind.as_deref().is_some_and(|k| k != "result") {
-        return None;
-    }
-    Some(StructuredResult {
-        cost: v.total_cost_usd.and_then(super::time::usd_to_micro),
-        summary: v.result,
-        is_error: v.is_error,
-    })
-}
-
-/// Reads Claude Code's JSON result from the agent's stdout log: the whole
-/// output as one JSON document (the result object, or an array of messages
-/// holding it), else its last line that is a `result`
-/// object (stream-json). `None` when there is none.
-pub fn read_claude_json(stdout_log: &Path) -> Option<StructuredResult> {
-    // The result is at the end; a huge output is read from its last 16 MiB.
-    // Parsed as bytes (JSON is UTF-8): no lossy copy of a huge output.
-    let bytes = super::process::tail_bytes(stdout_log, MAX_JSON);
-    if let Some(r) = parse_claude_value(&bytes) {
-        return Some(r);
-    }
-    bytes
-        .split(|&b| b == b'\n')
-        .rev()
-        .filter(|l| !l.trim_ascii().is_empty())
-        .find_map(parse_claude_value)
-}
-
 /// The instructions appended to every agent prompt; `gate` selects the
 /// reviewer's wording.
 pub fn instructions(gate: bool) -> String {
@@ -160,7 +98,7 @@ pub fn instructions(gate: bool) -> String {
     } else {
         "## Handoff\n\
          When you stop, write a JSON object to the file named by the environment \
-         variable LOOP_HANDOFF (it is outside the repository; do not commit it):\n\
+         variable LOOP_HANDOFF (a file loopc keeps out of the commit):\n\
          {\"status\": \"completed\" | \"failed\" | \"blocked\" | \"needs_human\", \
          \"summary\": \"one line on what you did\", \"cost_usd\": 0.0, \"no_changes\": false}\n\
          Use \"blocked\" or \"needs_human\" when the task cannot be done without help; \
@@ -173,34 +111,6 @@ pub fn instructions(gate: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn claude_result_single_document() {
-        let r = parse_claude_value(
-            br#"{"type":"result","subtype":"success","total_cost_usd":0.0421,"result":"done","is_error":false}"#,
-        );
-        assert_eq!(
-            r,
-            Some(StructuredResult {
-                cost: Some(42_100),
-                summary: Some("done".into()),
-                is_error: false
-            })
-        );
-        assert_eq!(parse_claude_value(br#"{"type":"assistant"}"#), None);
-        assert_eq!(
-            parse_claude_value(
-                br#"[{"type":"system","subtype":"init"},{"type":"assistant","message":{"content":[]}},{"type":"result","total_cost_usd":0.5,"result":"ok","is_error":true}]"#
-            ),
-            Some(StructuredResult {
-                cost: Some(500_000),
-                summary: Some("ok".into()),
-                is_error: true
-            })
-        );
-        assert_eq!(parse_claude_value(br#"[{"type":"assistant"}]"#), None);
-        assert_eq!(parse_claude_value(b"not json"), None);
-    }
 
     #[test]
     fn a_negative_cost_is_an_invalid_handoff() {

@@ -159,6 +159,9 @@ fn gate_in_scratch(
             Err(e) => return Verdict::Error(format!("cannot create merge worktree: {e}")),
         }
     };
+    if let Err(e) = super::context::create_work_dir(&scratch) {
+        return Verdict::Error(e);
+    }
     let proto = Protocol {
         task,
         attempt,
@@ -281,7 +284,7 @@ pub fn replay(
     let how = if tree == entry.gated_tree {
         "replay"
     } else {
-        let files = match AttemptFiles::create(&ctx.layout, &task.name, "replay") {
+        let files = match AttemptFiles::create(&ctx.layout, &task.name, "replay", None) {
             Ok(f) => f,
             Err(e) => return Replay::Miss(e),
         };
@@ -299,6 +302,12 @@ pub fn replay(
             Verdict::Stopped => return Replay::Stopped,
             Verdict::Reject { reason, .. } => {
                 return Replay::Miss(format!("the replayed work failed its checks: {reason}"));
+            }
+            Verdict::Limited(l) => {
+                return Replay::Miss(format!(
+                    "the replayed work could not be checked: agent `{}` hit a limit: {}",
+                    l.agent, l.message
+                ));
             }
             Verdict::Blocked(why) | Verdict::Error(why) => {
                 return Replay::Miss(format!("the replayed work could not be checked: {why}"));

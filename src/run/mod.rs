@@ -14,14 +14,16 @@
 //! - [`context`]: what a run shares, attempt files and the environment protocol;
 //! - [`attempt`]: one attempt (steps 2–6); [`gate`]: checks; [`merge`]: step 7;
 //! - [`scheduler`]: the coordinator (parallelism, retries, skips, budgets);
-//! - [`handoff`]: handoff files and Claude Code's JSON result;
+//! - [`handoff`]: handoff files; [`report`]: what agents' JSON output reports;
 //! - [`state`], [`events`], [`progress`]: `.loopc/` files;
 //! - [`dry_run`]: `run --dry-run`;
-//! - [`ui`], [`summary`], [`out`]: what a person sees; [`status`], [`clean`]: the other commands;
+//! - [`ui`], [`summary`], [`out`]: what a person sees; [`status`], [`clean`], [`logs`]: the other commands;
 //! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
 //!   replays are [`merge::replay`];
 //! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C;
-//! - [`recover`]: cleaning up what a killed run left (`docs/resilience.md`).
+//!   [`limits`]: agents' usage and rate limits, which are waited for;
+//! - [`recover`]: cleaning up what a killed run left (`docs/resilience.md`);
+//! - [`programs`]: every `run` string's program is looked up before any work.
 
 pub mod attempt;
 pub mod budget;
@@ -36,12 +38,16 @@ pub mod git;
 pub mod guard;
 pub mod handoff;
 pub mod interrupt;
+pub mod limits;
 pub mod lock;
+pub mod logs;
 pub mod merge;
 pub mod out;
 pub mod process;
+pub mod programs;
 pub mod progress;
 pub mod recover;
+pub mod report;
 pub mod scheduler;
 pub mod state;
 pub mod status;

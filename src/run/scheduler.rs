@@ -37,6 +37,10 @@ struct Slot {
     since: Option<Instant>,
     /// Whether the cache was consulted for this task already.
     cache_tried: bool,
+    /// Waiting for an agent's usage or rate limit: no attempt before this.
+    wait_until: Option<Instant>,
+    /// Limits in a row without a reset time (the backoff's exponent).
+    limit_backoffs: u32,
 }
 
 /// How a run uses the cache (spec §6).
@@ -187,7 +191,7 @@ impl Scheduler {
             if self.stop.is_none() {
                 self.start_ready(state, &pool, &tx);
             }
-            if self.running == 0 {
+            if self.running == 0 && (self.stop.is_some() || !self.waiting(state)) {
                 break;
             }
             match rx.recv_timeout(Duration::from_millis(100)) {
@@ -201,6 +205,85 @@ impl Scheduler {
             }
         }
         self.finish(state)
+    }
+
+    /// Whether a pending task waits for an agent's limit to reset.
+    fn waiting(&self, state: &RunState) -> bool {
+        self.slots
+            .iter()
+            .zip(&state.tasks)
+            .any(|(s, t)| t.status == TaskStatus::Pending && s.wait_until.is_some())
+    }
+
+    /// Task `i`'s attempt was set aside for a usage or rate limit: it waits
+    /// until the limit resets (else backs off), within the `wait` and
+    /// `time` budgets.
+    fn wait_for_limit(&mut self, state: &mut RunState, i: usize, l: &attempt::Limited) {
+        let now = super::limits::now_epoch();
+        let slot = &mut self.slots[i];
+        let wait = match l.resets_at {
+            Some(at) if at > now => {
+                slot.limit_backoffs = 0;
+                Duration::from_secs(at - now)
+            }
+            _ => {
+                let w = super::limits::backoff(slot.limit_backoffs);
+                slot.limit_backoffs += 1;
+                w
+            }
+        };
+        let until = Instant::now() + wait;
+        slot.wait_until = Some(until);
+        let resets = super::limits::clock(now + wait.as_secs());
+        let said = if l.resets_at.is_some_and(|at| at > now) {
+            format!("resets {resets}")
+        } else {
+            format!("no reset time given; trying again at {resets}")
+        };
+        let why = format!(
+            "waiting for {}'s usage limit: {said}, in {}",
+            l.agent,
+            super::time::human_duration(wait)
+        );
+        let waited = Duration::from_millis(self.meter.spent.waited_ms) + wait;
+        if let Some(cap) = self.meter.limits.wait
+            && waited > cap
+        {
+            self.set_stop(
+                StopKind::Budget,
+                format!(
+                    "budget `wait` spent: waiting for {}'s usage limit ({said}) would make {}                      of waiting, over {}",
+                    l.agent,
+                    super::time::human_duration(waited),
+                    super::time::human_duration(cap)
+                ),
+            );
+        } else if let Some(d) = self.meter.deadline()
+            && until > d
+        {
+            self.set_stop(
+                StopKind::Budget,
+                format!(
+                    "budget `time` ends before {}'s usage limit resets ({said})",
+                    l.agent
+                ),
+            );
+        } else {
+            self.meter.spent.waited_ms = waited.as_millis() as u64;
+        }
+        let ts = &mut state.tasks[i];
+        ts.status = TaskStatus::Pending;
+        ts.reason = Some(why.clone());
+        ts.waiting_until = Some(super::time::format_rfc3339(Duration::from_secs(
+            now + wait.as_secs(),
+        )));
+        self.ctx.events.emit(Event::Waiting {
+            task: ts.name.clone(),
+            agent: l.agent.clone(),
+            message: l.message.clone(),
+            wait_ms: wait.as_millis() as u64,
+            reason: why,
+        });
     }
 
     fn set_stop(&mut self, kind: StopKind, reason: String) {
@@ -250,6 +333,14 @@ impl Scheduler {
             }
             if state.tasks[i].status != TaskStatus::Pending {
                 continue;
+            }
+            match self.slots[i].wait_until {
+                Some(t) if Instant::now() < t => continue,
+                Some(_) => {
+                    self.slots[i].wait_until = None;
+                    state.tasks[i].waiting_until = None;
+                }
+                None => {}
             }
             let ctx = Arc::clone(&self.ctx);
             let task = &ctx.plan.tasks[i];
@@ -347,6 +438,7 @@ impl Scheduler {
                     agent_started: false,
                     refs_before: None,
                     ref_changes: Vec::new(),
+                    report: None,
                     input: fallback,
                 });
                 let _ = tx.send(result);
@@ -478,6 +570,7 @@ impl Scheduler {
                     };
                 }
                 Merge::Rejected(Verdict::Blocked(why)) => outcome = Outcome::Blocked(why),
+                Merge::Rejected(Verdict::Limited(l)) => outcome = Outcome::Limited(l),
                 Merge::Rejected(Verdict::Error(e)) | Merge::Error(e) => {
                     // If someone else moved the integration branch onto a
                     // descendant of loopc's head, adopt it: later attempts
@@ -528,6 +621,10 @@ impl Scheduler {
             };
         }
 
+        if !matches!(outcome, Outcome::Limited(_)) {
+            self.slots[i].limit_backoffs = 0;
+        }
+
         // Cost and budget counters.
         // Unknown costs were charged the agent's cap where it has one; one
         // without a cap under a cost budget stops the run.
@@ -557,6 +654,13 @@ impl Scheduler {
             Outcome::Failed { reason, .. } => ("failed", Some(reason.clone())),
             Outcome::Blocked(why) => ("blocked", Some(why.clone())),
             Outcome::Infrastructure(why) => ("infrastructure", Some(why.clone())),
+            Outcome::Limited(l) => (
+                "limited",
+                Some(format!(
+                    "agent `{}` hit a usage limit: {}",
+                    l.agent, l.message
+                )),
+            ),
             Outcome::Interrupted => ("interrupted", None),
         };
         // A failed or blocked attempt's worktree is kept until `loopc
@@ -567,12 +671,25 @@ impl Scheduler {
         {
             self.ctx.events.ui().line(&format!("loopc: {e}"));
         }
+        let agent = r.report.as_ref().map(|rep| rep.record());
+        state.tasks[i].history.push(state::AttemptRecord {
+            attempt: r.input.attempt,
+            outcome: word.to_string(),
+            reason: reason.clone(),
+            cost_micro_usd: cost_known.then_some(charged),
+            logs: r
+                .files
+                .as_ref()
+                .map(|f| f.dir.to_string_lossy().into_owned()),
+            agent: agent.clone(),
+        });
         self.ctx.events.emit(Event::AttemptFinished {
             task: task.name.clone(),
             attempt: r.input.attempt,
             outcome: word.to_string(),
             reason,
             cost_micro_usd: cost_known.then_some(charged),
+            agent,
         });
 
         match outcome {
@@ -648,6 +765,22 @@ impl Scheduler {
                 }
             }
             Outcome::Blocked(why) => self.task_final(state, i, TaskStatus::Blocked, Some(why)),
+            Outcome::Limited(l) => {
+                // Set aside: counted in neither `attempts`, `iterations`
+                // nor the failure streak. Its worktree goes (the rerun
+                // starts afresh).
+                state.tasks[i].attempts -= 1;
+                if is_agent {
+                    self.meter.spent.iterations = self.meter.spent.iterations.saturating_sub(1);
+                }
+                {
+                    let _g = self.ctx.worktree_lock.lock();
+                    if let Err(e) = worktree::remove(&self.ctx.git, &r.worktree, Some(&r.branch)) {
+                        self.ctx.events.ui().line(&format!("loopc: {e}"));
+                    }
+                }
+                self.wait_for_limit(state, i, &l);
+            }
             Outcome::Infrastructure(why) => {
                 // Not counted against `attempts` or `iterations`.
                 state.tasks[i].attempts -= 1;
@@ -1128,6 +1261,8 @@ pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
                 worktree: None,
                 logs: None,
                 cache_key: None,
+                history: Vec::new(),
+                waiting_until: None,
             })
             .collect(),
     }

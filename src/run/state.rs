@@ -100,6 +100,14 @@ pub struct Spent {
     pub elapsed_ms: u64,
     /// Failed attempts in a row (the circuit breaker's counter).
     pub consecutive_failures: u32,
+    /// Milliseconds of waiting for agents' usage or rate limits, planned
+    /// so far (absent while none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waited_ms: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The run's budget (spec §3 `budget`), recorded next to what was spent.
@@ -113,6 +121,9 @@ pub struct Limits {
     pub time_ms: Option<u64>,
     /// `failures`: failed attempts in a row that stop the run (0: off).
     pub failures: u32,
+    /// `wait`, in milliseconds (absent when not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<u64>,
 }
 
 impl Limits {
@@ -125,6 +136,9 @@ impl Limits {
                 .time
                 .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
             failures: budget.failures,
+            wait_ms: budget
+                .wait
+                .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
         }
     }
 }
@@ -164,6 +178,35 @@ pub struct TaskState {
     /// under (absent with `--no-cache` or before it passed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_key: Option<String>,
+    /// One entry per attempt that ended in this run, in order (absent when
+    /// none did; added in a later loopc, so older files lack it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<AttemptRecord>,
+    /// While it waits for an agent's usage or rate limit: when it tries
+    /// again (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_until: Option<String>,
+}
+
+/// One ended attempt of a task, as recorded in state.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// The attempt number.
+    pub attempt: u32,
+    /// `passed`, `failed`, `blocked`, `infrastructure` or `interrupted`.
+    pub outcome: String,
+    /// Why, for anything but a pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What it cost in micro-dollars, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micro_usd: Option<u64>,
+    /// The try's log directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logs: Option<String>,
+    /// What the agent's output reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<super::report::AgentRecord>,
 }
 
 /// The state file's document.

@@ -207,6 +207,7 @@ fn plain_line(event: &Event) -> Option<String> {
             Some(r) => format!("loopc: {task} attempt {attempt}: {outcome}: {r}"),
             None => format!("loopc: {task} attempt {attempt}: {outcome}"),
         },
+        Event::Waiting { task, reason, .. } => format!("loopc: {task}: {reason}"),
         Event::Merged { task, commit, how } => {
             format!("loopc: {task}: merged ({how}) at {}", short(commit))
         }

@@ -1,0 +1,43 @@
+//! `loopc logs TASK [--attempt N] [--follow]`: prints
+//! [`loopc::run::logs`]'s files. Exit 0, or 2 when the task has no such
+//! logs.
+
+use super::{exit, say};
+
+/// `loopc logs TASK [--attempt N] [--follow]`
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// The task.
+    #[arg(value_name = "TASK")]
+    pub task: String,
+    /// The attempt (default: the task's last).
+    #[arg(long, value_name = "N")]
+    pub attempt: Option<u32>,
+    /// Keep printing the attempt's output while it runs.
+    #[arg(long)]
+    pub follow: bool,
+}
+
+/// Runs `loopc logs`.
+pub fn run(args: &Args) -> i32 {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            say(&format!("cannot read the current directory: {e}"));
+            return exit::USAGE;
+        }
+    };
+    let request = loopc::run::logs::LogsRequest {
+        task: args.task.clone(),
+        attempt: args.attempt,
+        follow: args.follow,
+    };
+    let mut out = std::io::stdout().lock();
+    match loopc::run::logs::logs(&cwd, &request, &mut out) {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            say(&e);
+            exit::USAGE
+        }
+    }
+}
