@@ -24,6 +24,7 @@ pub mod render;
 pub mod run;
 pub mod source_map;
 pub mod span;
+pub mod state;
 pub mod syntax;
 
 use diagnostic::{Code, Diagnostic};

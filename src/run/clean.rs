@@ -5,10 +5,10 @@
 //! `--integration` also the integration branch named in state.json, if
 //! loopc created it. Nothing else is touched; no global `git worktree prune`.
 
-use super::git::Git;
-use super::worktree::{self, Layout};
 use crate::commands::CleanArgs;
 use crate::exit;
+use crate::run::sys::git::Git;
+use crate::run::sys::worktree::{self, Layout};
 
 /// `loopc clean`. Exit 0; 2 when not in a repository or a run holds the lock.
 pub fn clean(args: &CleanArgs) -> i32 {
@@ -27,19 +27,22 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     let git = Git::discover(&cwd)?;
     let layout = Layout::new(&git.root);
     if !layout.dir.exists() {
-        let _ = super::out::stdout("nothing to clean\n");
+        let _ = crate::run::out::stdout("nothing to clean\n");
         return Ok(());
     }
-    let _lock = super::lock::acquire(&layout.lock)?;
+    let _lock = crate::run::sys::lock::acquire(&layout.lock)?;
     let mut removed_worktrees = 0;
     // A worktree the user made under `.loopc/worktrees/` is left alone.
     let ledgered = worktree::ledger(&layout)?;
     let mut kept = Vec::new();
     for w in git.worktrees()? {
         if w.path.starts_with(&layout.worktrees)
-            || super::git::same_path(w.path.parent().unwrap_or(&w.path), &layout.worktrees)
+            || crate::run::sys::git::same_path(
+                w.path.parent().unwrap_or(&w.path),
+                &layout.worktrees,
+            )
         {
-            if super::recover::is_loopcs_worktree(&w, &ledgered) {
+            if crate::run::sys::recover::is_loopcs_worktree(&w, &ledgered) {
                 git.worktree_remove(&w.path)?;
                 removed_worktrees += 1;
             } else {
@@ -56,7 +59,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
             let path = entry.path();
             if kept
                 .iter()
-                .any(|k| *k == path || super::git::same_path(k, &path))
+                .any(|k| *k == path || crate::run::sys::git::same_path(k, &path))
             {
                 continue;
             }
@@ -100,11 +103,11 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
                 .map_err(|e| format!("cannot remove {}: {e}", logs.display()))?;
         }
     }
-    let _ = super::out::stdout(&format!(
+    let _ = crate::run::out::stdout(&format!(
         "removed {removed_worktrees} worktree(s), {removed_branches} task branch(es) and the logs\n"
     ));
     if args.integration {
-        match super::state::load(&layout.state) {
+        match crate::state::load(&layout.state) {
             Ok(state) => {
                 let name = state.integration_branch;
                 let checked_out = git
@@ -124,7 +127,8 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
                 git.delete_ref(&format!("refs/heads/{name}"))?;
                 ours.remove(&name);
                 worktree::write_ledger(&layout, &ours)?;
-                let _ = super::out::stdout(&format!("removed the integration branch {name}\n"));
+                let _ =
+                    crate::run::out::stdout(&format!("removed the integration branch {name}\n"));
             }
             Err(e) => return Err(format!("cannot find the integration branch: {e}")),
         }

@@ -16,41 +16,29 @@
 //! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C;
 //! - [`recover`]: cleaning up what a killed run left (`docs/resilience.md`).
 
-pub mod attempt;
-pub mod budget;
-pub mod cache;
 pub mod clean;
-pub mod context;
-pub mod dry_run;
-pub mod events;
-pub mod gate;
-pub mod git;
-pub mod handoff;
-pub mod interrupt;
-pub mod lock;
-pub mod merge;
+pub mod engine;
 pub mod out;
-pub mod process;
-pub mod progress;
-pub mod recover;
-pub mod scheduler;
-pub mod state;
 pub mod status;
-pub mod summary;
+pub mod store;
+pub mod sys;
 pub mod time;
 pub mod ui;
-pub mod worktree;
 
 use crate::commands::{CleanArgs, RunArgs, StatusArgs};
 use crate::exit;
 use crate::plan::Plan;
-use context::RunCtx;
-use events::{Event, Recorder};
-use git::Git;
+use crate::state;
+use engine::context::RunCtx;
+use engine::{cache, dry_run, scheduler};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use worktree::Layout;
+use store::events::{Event, Recorder};
+use sys::git::Git;
+use sys::worktree::{self, Layout};
+use sys::{interrupt, lock, process, recover};
+use ui::summary;
 
 /// An error that ends `loopc run` before or outside the scheduler, with its
 /// exit status.
@@ -383,7 +371,8 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
             .collect(),
     };
     let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
-    let events = Recorder::open(&layout.events, ui::Ui::detect()).map_err(RunError::usage)?;
+    let events =
+        Recorder::open(&layout.events, ui::display::Ui::detect()).map_err(RunError::usage)?;
     // A new run starts new logs (an earlier run's are kept) and a new
     // progress file.
     layout.keep_earlier_logs().map_err(RunError::usage)?;

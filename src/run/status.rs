@@ -1,10 +1,10 @@
 //! `loopc status [--json]`: the last run's tasks, read from state.json. It
 //! takes no lock, so it works while a run is going on.
 
-use super::git::Git;
-use super::worktree::Layout;
 use crate::commands::StatusArgs;
 use crate::exit;
+use crate::run::sys::git::Git;
+use crate::run::sys::worktree::Layout;
 
 /// `loopc status`: prints the summary table (or the state document with
 /// `--json`). Exit 0, or 2 when there is no readable state.
@@ -24,7 +24,7 @@ pub fn status(args: &StatusArgs) -> i32 {
         }
     };
     let layout = Layout::new(&git.root);
-    let state = match super::state::load(&layout.state) {
+    let state = match crate::state::load(&layout.state) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("loopc: {e}");
@@ -34,8 +34,8 @@ pub fn status(args: &StatusArgs) -> i32 {
     // state.json says `running` but no live loopc holds the lock: that run
     // was killed (`kill -9`, a crash), and the next `loopc run` cleans up
     // after it and resumes. state.json itself is left as it is.
-    let killed = state.status == super::state::RunStatus::Running
-        && !super::lock::holder_alive(&layout.lock);
+    let killed = state.status == crate::state::RunStatus::Running
+        && !crate::run::sys::lock::holder_alive(&layout.lock);
     let text = if args.json {
         let mut value = match serde_json::to_value(&state) {
             Ok(v) => v,
@@ -57,11 +57,11 @@ pub fn status(args: &StatusArgs) -> i32 {
     } else {
         format!(
             "plan {} ({}), started {}{}\n{}{}",
-            super::ui::sanitize(&state.plan),
-            super::ui::sanitize(&state.plan_file),
+            crate::run::ui::display::sanitize(&state.plan),
+            crate::run::ui::display::sanitize(&state.plan_file),
             state.started_at,
             if killed { ": killed" } else { "" },
-            super::summary::table(&state),
+            crate::run::ui::summary::table(&state),
             if killed {
                 "this run was killed (state.json says running, but no loopc holds the lock); \
                  the next `loopc run` cleans up after it and resumes\n"
@@ -70,5 +70,5 @@ pub fn status(args: &StatusArgs) -> i32 {
             }
         )
     };
-    super::out::report(&text)
+    crate::run::out::report(&text)
 }

@@ -15,10 +15,10 @@
 //! index `.loopc/cache/index.json` remembers, per plan and task, the key
 //! recorded last, so `run --dry-run` can say what changed.
 
-use super::git::Git;
-use super::worktree::Layout;
 use crate::key::{Encoder, Key};
 use crate::plan::{Plan, Task, TaskKind};
+use crate::run::sys::git::Git;
+use crate::run::sys::worktree::Layout;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;

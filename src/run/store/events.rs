@@ -2,9 +2,9 @@
 //! each with a sequence number (`seq`, the order of events), a wall-clock
 //! timestamp (`time`, RFC 3339) and the monotonic milliseconds since the run
 //! started (`elapsed_ms`). Every event is also shown to the person watching
-//! (see [`super::ui`]). Format: `docs/state.md`.
+//! (see [`crate::run::ui::display`]). Format: `docs/state.md`.
 
-use super::ui::Ui;
+use crate::run::ui::display::Ui;
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -201,7 +201,7 @@ impl Recorder {
         let seq = inner.seq;
         let mut value = serde_json::json!({
             "seq": seq,
-            "time": super::time::now_rfc3339(),
+            "time": crate::run::time::now_rfc3339(),
             "elapsed_ms": self.start.elapsed().as_millis() as u64,
         });
         if let (Some(obj), Ok(serde_json::Value::Object(fields))) =

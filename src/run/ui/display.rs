@@ -3,7 +3,7 @@
 //! otherwise one plain line per event. The summary table is printed at the
 //! end by [`super::summary`].
 
-use super::events::Event;
+use crate::run::store::events::Event;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::io::IsTerminal;

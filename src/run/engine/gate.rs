@@ -5,10 +5,10 @@
 //! gate's output is the next attempt's feedback.
 
 use super::context::{Protocol, RunCtx};
-use super::events::Event;
 use super::handoff::{self, HandoffStatus};
-use super::process::{self, Exit, Spec};
 use crate::plan::{Agent, GateKind, OnFail, OutputFormat, Task};
+use crate::run::store::events::Event;
+use crate::run::sys::process::{self, Exit, Spec};
 use std::path::Path;
 use std::time::Duration;
 
@@ -251,7 +251,7 @@ pub fn run_checks(
                     .ok()
                     .and_then(|h| h.as_ref())
                     .and_then(|h| h.cost_usd)
-                    .and_then(super::time::usd_to_micro)
+                    .and_then(crate::run::time::usd_to_micro)
             });
             cost.add_reported(reported, a);
             if verdict.is_none() {

@@ -6,15 +6,17 @@
 
 use super::attempt::{self, AttemptInput, AttemptResult, Cost, Outcome};
 use super::budget::Meter;
+use super::cache;
 use super::context::RunCtx;
-use super::events::Event;
 use super::gate::{self, Check, Verdict};
 use super::merge::{self, Merge};
-use super::state::{self, RunState, RunStatus, TaskState, TaskStatus};
-use super::{cache, interrupt, progress, worktree};
 use crate::exit;
 use crate::key::Key;
 use crate::plan::{OnFail, TaskKind};
+use crate::run::store::events::Event;
+use crate::run::store::progress;
+use crate::run::sys::{interrupt, worktree};
+use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -258,7 +260,7 @@ impl Scheduler {
             }
             ts.status = TaskStatus::Running;
             if ts.started_at.is_none() {
-                ts.started_at = Some(super::time::now_rfc3339());
+                ts.started_at = Some(crate::run::time::now_rfc3339());
             }
             self.next_serial(i);
             let slot = &mut self.slots[i];
@@ -790,7 +792,7 @@ impl Scheduler {
                 ts.commit = Some(self.head.clone());
                 ts.reason = None;
                 if ts.started_at.is_none() {
-                    ts.started_at = Some(super::time::now_rfc3339());
+                    ts.started_at = Some(crate::run::time::now_rfc3339());
                 }
                 let title = task.title.clone().unwrap_or_else(|| task.name.clone());
                 if let Err(e) = progress::append(
@@ -852,7 +854,7 @@ impl Scheduler {
             key: rk.key.to_hex(),
             plan: self.ctx.plan.name.clone(),
             task: ts.name.clone(),
-            recorded_at: super::time::now_rfc3339(),
+            recorded_at: crate::run::time::now_rfc3339(),
             recorded_unix_ms: cache::unix_ms(),
             summary,
             cost_micro_usd: ts.cost_micro_usd,
@@ -882,7 +884,7 @@ impl Scheduler {
         let ts = &mut state.tasks[i];
         ts.status = status;
         ts.reason = reason.clone();
-        ts.finished_at = Some(super::time::now_rfc3339());
+        ts.finished_at = Some(crate::run::time::now_rfc3339());
         self.ctx.events.emit(Event::TaskFinished {
             task: ts.name.clone(),
             status: status.as_str().to_string(),
@@ -912,7 +914,7 @@ impl Scheduler {
                 let ts = &mut state.tasks[j];
                 ts.status = TaskStatus::Skipped;
                 ts.reason = Some(why.clone());
-                ts.finished_at = Some(super::time::now_rfc3339());
+                ts.finished_at = Some(crate::run::time::now_rfc3339());
                 self.ctx.events.emit(Event::TaskFinished {
                     task: ts.name.clone(),
                     status: "skipped".into(),
@@ -934,7 +936,7 @@ impl Scheduler {
         state.status = status;
         state.exit_code = Some(code);
         state.stop_reason = self.stop.as_ref().map(|s| s.1.clone());
-        state.finished_at = Some(super::time::now_rfc3339());
+        state.finished_at = Some(crate::run::time::now_rfc3339());
         self.save(state);
         self.ctx.events.emit(Event::RunFinished {
             status: status.as_str().to_string(),
@@ -957,7 +959,7 @@ pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
         status: RunStatus::Running,
         stop_reason: None,
         exit_code: None,
-        started_at: super::time::now_rfc3339(),
+        started_at: crate::run::time::now_rfc3339(),
         finished_at: None,
         spent: Default::default(),
         limits: state::Limits::of(&ctx.plan.budget),

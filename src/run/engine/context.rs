@@ -2,11 +2,11 @@
 //! the kill switch and the event recorder. Built once by the coordinator
 //! and shared (`Arc`) with the attempts on the thread pool.
 
-use super::events::Recorder;
-use super::git::Git;
-use super::process::Control;
-use super::worktree::Layout;
 use crate::plan::{Plan, Task, TaskKind};
+use crate::run::store::events::Recorder;
+use crate::run::sys::git::Git;
+use crate::run::sys::process::Control;
+use crate::run::sys::worktree::Layout;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -35,7 +35,7 @@ pub struct RunCtx {
 /// Where one try of a task keeps its files (all outside its worktree).
 #[derive(Debug, Clone)]
 pub struct AttemptFiles {
-    /// The log directory `.loopc/logs/<task>/<name>/` ([`super::worktree::log_name`]).
+    /// The log directory `.loopc/logs/<task>/<name>/` ([`crate::run::sys::worktree::log_name`]).
     pub dir: std::path::PathBuf,
     /// The prompt given on stdin (`LOOP_PROMPT_FILE`).
     pub prompt: std::path::PathBuf,
@@ -99,7 +99,7 @@ impl Protocol<'_> {
         let mut env: Vec<(String, String)> = git.identity_env().to_vec();
         env.extend(self.task.env.iter().map(|(k, v)| (k.clone(), v.clone())));
         let cap = match &self.task.kind {
-            TaskKind::Agent { agent, .. } => agent.cost.map(super::time::decimal_usd),
+            TaskKind::Agent { agent, .. } => agent.cost.map(crate::run::time::decimal_usd),
             TaskKind::Command { .. } => None,
         };
         let p = |p: &Path| p.to_string_lossy().into_owned();

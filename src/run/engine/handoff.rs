@@ -120,7 +120,7 @@ fn parse_claude_value(bytes: &[u8]) -> Option<StructuredResult> {
         return None;
     }
     Some(StructuredResult {
-        cost: v.total_cost_usd.and_then(super::time::usd_to_micro),
+        cost: v.total_cost_usd.and_then(crate::run::time::usd_to_micro),
         summary: v.result,
         is_error: v.is_error,
     })
@@ -133,7 +133,7 @@ fn parse_claude_value(bytes: &[u8]) -> Option<StructuredResult> {
 pub fn read_claude_json(stdout_log: &Path) -> Option<StructuredResult> {
     // The result is at the end; a huge output is read from its last 16 MiB.
     // Parsed as bytes (JSON is UTF-8): no lossy copy of a huge output.
-    let bytes = super::process::tail_bytes(stdout_log, MAX_JSON);
+    let bytes = crate::run::sys::process::tail_bytes(stdout_log, MAX_JSON);
     if let Some(r) = parse_claude_value(&bytes) {
         return Some(r);
     }

@@ -136,7 +136,10 @@ impl Exit {
         match self {
             Exit::Code(c) => format!("exit status {c}"),
             Exit::Signal(s) => format!("killed by signal {s}"),
-            Exit::TimedOut => format!("timed out after {}", super::time::human_duration(timeout)),
+            Exit::TimedOut => format!(
+                "timed out after {}",
+                crate::run::time::human_duration(timeout)
+            ),
             Exit::Stopped => "stopped (the run is stopping)".to_string(),
         }
     }

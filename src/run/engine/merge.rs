@@ -13,12 +13,12 @@
 use super::attempt::{AttemptResult, Cost};
 use super::cache::Entry;
 use super::context::{AttemptFiles, Protocol, RunCtx};
-use super::events::Event;
 use super::gate::{self, Check, GateCost, Verdict};
-use super::git::MergeTree;
-use super::process::Exit;
-use super::worktree;
 use crate::plan::Task;
+use crate::run::store::events::Event;
+use crate::run::sys::git::MergeTree;
+use crate::run::sys::process::Exit;
+use crate::run::sys::worktree;
 
 /// How a merge went.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,8 +2,8 @@
 //! finished attempt's result"). The scheduler asks [`Meter::exhausted`]
 //! before it starts an attempt and records every finished attempt.
 
-use super::state::Spent;
 use crate::plan::Budget;
+use crate::state::Spent;
 use std::time::Instant;
 
 /// The run's spending against its budget.
@@ -61,8 +61,8 @@ impl Meter {
         {
             return Some(format!(
                 "budget `cost` spent: {} of {}",
-                super::time::dollars(s.cost_micro_usd),
-                super::time::dollars(limit)
+                crate::run::time::dollars(s.cost_micro_usd),
+                crate::run::time::dollars(limit)
             ));
         }
         if let Some(limit) = self.limits.time
@@ -70,8 +70,8 @@ impl Meter {
         {
             return Some(format!(
                 "budget `time` spent: {} of {}",
-                super::time::human_duration(self.start.elapsed()),
-                super::time::human_duration(limit)
+                crate::run::time::human_duration(self.start.elapsed()),
+                crate::run::time::human_duration(limit)
             ));
         }
         if self.limits.failures > 0

@@ -104,7 +104,7 @@ pub fn acquire(path: &Path) -> Result<RepoLock, String> {
         file,
         "pid {}\nstarted {}\n",
         std::process::id(),
-        super::time::now_rfc3339()
+        crate::run::time::now_rfc3339()
     );
     let _ = file.flush();
     Ok(RepoLock { _file: file })

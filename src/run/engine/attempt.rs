@@ -4,12 +4,12 @@
 //! merge (step 7) is the coordinator's, see [`super::merge`].
 
 use super::context::{AttemptFiles, Protocol, RunCtx};
-use super::events::Event;
 use super::gate::{self, Verdict};
 use super::handoff::{self, HandoffStatus};
-use super::process::{self, Exit, Spec};
-use super::worktree;
 use crate::plan::{OnFail, OutputFormat, TaskKind};
+use crate::run::store::events::Event;
+use crate::run::sys::process::{self, Exit, Spec};
+use crate::run::sys::worktree;
 use std::path::PathBuf;
 
 /// What the coordinator hands an attempt.
@@ -185,7 +185,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     }
     let prompt_text = match &task.kind {
         TaskKind::Agent { prompt, .. } => {
-            super::progress::prompt(prompt, &r.input.progress, &r.input.feedback)
+            crate::run::store::progress::prompt(prompt, &r.input.progress, &r.input.feedback)
         }
         TaskKind::Command { .. } => String::new(),
     };
@@ -289,7 +289,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
                 .ok()
                 .and_then(|h| h.as_ref())
                 .and_then(|h| h.cost_usd)
-                .and_then(super::time::usd_to_micro)
+                .and_then(crate::run::time::usd_to_micro)
         });
         r.cost.add_reported(reported, agent);
     }

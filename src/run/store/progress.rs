@@ -70,7 +70,7 @@ pub fn prompt(task_prompt: &str, progress: &str, feedback: &str) -> String {
         out.push_str(feedback.trim_end());
         out.push_str("\n\n");
     }
-    out.push_str(&super::handoff::instructions(false));
+    out.push_str(&crate::run::engine::handoff::instructions(false));
     out
 }
 
