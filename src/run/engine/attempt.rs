@@ -3,9 +3,10 @@
 //! command, the handoff, the commit on the task branch, and the gates. The
 //! merge (step 7) is the coordinator's, see [`super::merge`].
 
+use super::budget::Cost;
 use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::gate::{self, Verdict};
-use super::handoff::{self, HandoffStatus};
+use super::handoff::{self, HandoffStatus, with_reason};
 use crate::plan::{OnFail, OutputFormat, TaskKind};
 use crate::run::store::events::Event;
 use crate::run::sys::process::{self, Exit, Spec};
@@ -31,46 +32,6 @@ pub struct AttemptInput {
     pub feedback: String,
     /// progress.md as of the start.
     pub progress: String,
-}
-
-/// What an attempt cost. An agent (or agent gate) whose cost cannot be read
-/// is charged its per-attempt `cost` cap; only one without a cap leaves the
-/// cost unknown (spec §5: unknown cost is never counted as zero).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Cost {
-    /// Known (or capped) cost in micro-dollars.
-    pub micro_usd: u64,
-    /// Some part (the agent or an agent gate) did not report its cost and
-    /// has no cap.
-    pub unknown: bool,
-    /// The first agent whose cost was unknown (named when the run stops).
-    pub unknown_agent: Option<String>,
-}
-
-impl Cost {
-    /// Adds what one agent run reported (`None`: nothing readable), charging
-    /// `cap` when the cost is unknown and the agent has one.
-    pub fn add_reported(&mut self, reported: Option<u64>, agent: &crate::plan::Agent) {
-        match (reported, agent.cost) {
-            (Some(c), _) => self.micro_usd += c,
-            (None, Some(cap)) => self.micro_usd += cap,
-            (None, None) => {
-                self.unknown = true;
-                if self.unknown_agent.is_none() {
-                    self.unknown_agent = Some(agent.name.clone());
-                }
-            }
-        }
-    }
-
-    /// Adds `other` (a gate's or a merge's cost).
-    pub fn absorb(&mut self, other: Cost) {
-        self.micro_usd += other.micro_usd;
-        self.unknown |= other.unknown;
-        if self.unknown_agent.is_none() {
-            self.unknown_agent = other.unknown_agent;
-        }
-    }
 }
 
 /// How an attempt ended.
@@ -185,7 +146,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     }
     let prompt_text = match &task.kind {
         TaskKind::Agent { prompt, .. } => {
-            crate::run::store::progress::prompt(prompt, &r.input.progress, &r.input.feedback)
+            handoff::prompt(prompt, &r.input.progress, &r.input.feedback)
         }
         TaskKind::Command { .. } => String::new(),
     };
@@ -417,31 +378,6 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Verdict::Stopped => Outcome::Interrupted,
         Verdict::Error(e) => Outcome::Infrastructure(e),
     }
-}
-
-/// `what`, then `: ` and the first line of `summary` when it has one (no
-/// dangling colon for an empty summary).
-pub fn with_reason(what: &str, summary: &str) -> String {
-    let line = one_line(summary);
-    if line.is_empty() {
-        what.to_string()
-    } else {
-        format!("{what}: {line}")
-    }
-}
-
-/// The first line of `text`, at most 200 characters.
-pub fn one_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    let mut s: String = line.chars().take(200).collect();
-    if line.chars().count() > 200 {
-        s.push('…');
-    }
-    s
 }
 
 /// Runs the plan's `setup` command in `dir` (a new worktree, or a scratch

@@ -116,7 +116,7 @@ pub enum Verdict {
 }
 
 /// Cost of agent gates: the same accounting as an attempt's.
-pub type GateCost = super::attempt::Cost;
+pub type GateCost = super::budget::Cost;
 
 fn file_name_part(label: &str) -> String {
     label
@@ -275,7 +275,7 @@ pub fn run_checks(
                             })
                         }
                         HandoffStatus::Blocked | HandoffStatus::NeedsHuman => {
-                            Some(Verdict::Blocked(super::attempt::with_reason(
+                            Some(Verdict::Blocked(handoff::with_reason(
                                 &format!("gate `{}` says the task needs help", check.label),
                                 &h.summary.unwrap_or_default(),
                             )))

@@ -10,7 +10,8 @@
 //! command checks of every task merged earlier in this run, run on it; only
 //! then does the branch move (compare-and-swap `update-ref`).
 
-use super::attempt::{AttemptResult, Cost};
+use super::attempt::AttemptResult;
+use super::budget::Cost;
 use super::cache::Entry;
 use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::gate::{self, Check, GateCost, Verdict};

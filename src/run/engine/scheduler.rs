@@ -4,8 +4,8 @@
 //! thread), decides retries, blocks and skips, keeps the budget counters and
 //! writes state.json after every change.
 
-use super::attempt::{self, AttemptInput, AttemptResult, Cost, Outcome};
-use super::budget::Meter;
+use super::attempt::{self, AttemptInput, AttemptResult, Outcome};
+use super::budget::{Cost, Meter};
 use super::cache;
 use super::context::RunCtx;
 use super::gate::{self, Check, Verdict};
