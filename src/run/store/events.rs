@@ -1,10 +1,10 @@
 //! The event log `.loopc/events.jsonl`: append-only, one JSON object a line,
 //! each with a sequence number (`seq`, the order of events), a wall-clock
 //! timestamp (`time`, RFC 3339) and the monotonic milliseconds since the run
-//! started (`elapsed_ms`). Every event is also shown to the person watching
-//! (see [`crate::run::ui::display`]). Format: `docs/state.md`.
+//! started (`elapsed_ms`). Every event is also shown to the person watching,
+//! through a [`Watcher`] (the display in `run::ui` is one; the store does not
+//! know it). Format: `docs/state.md`.
 
-use crate::run::ui::display::Ui;
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -148,11 +148,22 @@ fn count_lines(path: &Path) -> (u64, bool) {
     }
 }
 
-/// Writes events to `events.jsonl` and the display, in one order.
+/// Whoever shows a run to a person: told of every event, in order, and
+/// given loopc's own notes (warnings that are not events).
+pub trait Watcher: Send + Sync {
+    /// Shows one line of loopc's own (a warning, a note).
+    fn line(&self, text: &str);
+    /// Shows `event`.
+    fn on_event(&self, event: &Event);
+    /// The run is over: clears whatever is live (before the summary).
+    fn finish(&self);
+}
+
+/// Writes events to `events.jsonl` and the watcher, in one order.
 pub struct Recorder {
     inner: Mutex<Inner>,
     start: Instant,
-    ui: Ui,
+    ui: Box<dyn Watcher>,
 }
 
 struct Inner {
@@ -165,7 +176,7 @@ impl Recorder {
     /// file's existing lines.
     ///
     /// Errors: the file cannot be opened.
-    pub fn open(path: &Path, ui: Ui) -> Result<Recorder, String> {
+    pub fn open(path: &Path, ui: Box<dyn Watcher>) -> Result<Recorder, String> {
         let (existing, torn) = count_lines(path);
         let file = OpenOptions::new()
             .create(true)
@@ -187,8 +198,8 @@ impl Recorder {
     }
 
     /// The display.
-    pub fn ui(&self) -> &Ui {
-        &self.ui
+    pub fn ui(&self) -> &dyn Watcher {
+        self.ui.as_ref()
     }
 
     /// Records `event`. A failure to write the log is reported once on the
