@@ -4,12 +4,14 @@
 //! whole group (SIGTERM, then SIGKILL after a grace period).
 //!
 //! When it ends, its group is killed, and so is anything that left the group
-//! but still carries its `LOOP_WORKTREE` ([`super::recover::kill_escaped`]).
+//! but still carries its `LOOP_WORKTREE` ([`kill_escaped`]). Finding process
+//! groups by that variable is also how [`super::recover`] kills what a killed
+//! loopc left running; this module calls nothing of loopc's.
 //!
 //! [`Control`] is the run-wide kill switch: interrupts and the `time` budget
 //! set it, and every waiting subprocess then kills its group.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fs::File;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -205,7 +207,7 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
     signal_group(pgid, libc::SIGKILL);
     control.unregister(pgid);
     if let Some((_, worktree)) = spec.env.iter().find(|(k, _)| k == "LOOP_WORKTREE") {
-        super::recover::kill_escaped(worktree);
+        kill_escaped(worktree);
     }
     cap_log(spec.stdout, LOG_LIMIT);
     if let Some(p) = spec.stderr {
@@ -327,6 +329,74 @@ pub fn tail(path: &Path, limit: u64) -> String {
     text[start..].to_string()
 }
 
+/// Kills (SIGKILL) the process groups of processes whose `LOOP_WORKTREE`
+/// is exactly `worktree`: what a finished subprocess of an attempt left
+/// behind even outside its process group (`setsid`, a double fork into a
+/// new session). Linux only. Returns the number of groups killed.
+pub fn kill_escaped(worktree: &str) -> usize {
+    kill_groups_with_worktree(worktree.as_bytes(), true)
+}
+
+/// Kills the process groups of processes (other than loopc's own group)
+/// whose `LOOP_WORKTREE` equals `value` (`exact`) or starts with it.
+pub fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut wanted = b"LOOP_WORKTREE=".to_vec();
+    wanted.extend_from_slice(value);
+    let me = std::process::id();
+    // SAFETY: getpgrp has no preconditions.
+    let my_group = unsafe { libc::getpgrp() };
+    let mut groups = HashSet::new();
+    for entry in procs.filter_map(Result::ok) {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        let matches = |v: &[u8]| {
+            if exact {
+                v == wanted.as_slice()
+            } else {
+                v.starts_with(&wanted)
+            }
+        };
+        if !environ.split(|&b| b == 0).any(matches) {
+            continue;
+        }
+        if let Some(pgid) = process_group(pid)
+            && pgid > 1
+            && pgid != my_group
+        {
+            groups.insert(pgid);
+        }
+    }
+    for &g in &groups {
+        // SAFETY: killpg only sends a signal.
+        unsafe {
+            libc::killpg(g, libc::SIGKILL);
+        }
+    }
+    groups.len()
+}
+
+/// The process group of `pid`, from `/proc/<pid>/stat` (field 5).
+fn process_group(pid: u32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp …`; comm may contain spaces and parens.
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,5 +447,13 @@ mod tests {
         };
         assert_eq!(run(&spec, &control).unwrap(), Exit::Code(3));
         assert_eq!(std::fs::read(&out).unwrap(), b"prompt");
+    }
+
+    #[test]
+    fn own_process_group_is_read() {
+        let me = std::process::id();
+        // SAFETY: getpgrp has no preconditions.
+        let group = unsafe { libc::getpgrp() };
+        assert_eq!(process_group(me), Some(group));
     }
 }

@@ -25,6 +25,7 @@
 //! the base and passed tasks are replayed (`docs/cache.md`).
 
 use super::git::Git;
+use super::process;
 use super::worktree::{self, Layout};
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -256,75 +257,7 @@ fn remove_worktree(git: &Git, path: &Path) -> Result<(), String> {
 fn kill_orphans(worktrees: &Path) -> usize {
     let mut prefix = worktrees.as_os_str().as_encoded_bytes().to_vec();
     prefix.push(b'/');
-    kill_groups_with_worktree(&prefix, false)
-}
-
-/// Kills (SIGKILL) the process groups of processes whose `LOOP_WORKTREE`
-/// is exactly `worktree`: what a finished subprocess of an attempt left
-/// behind even outside its process group (`setsid`, a double fork into a
-/// new session). Linux only. Returns the number of groups killed.
-pub fn kill_escaped(worktree: &str) -> usize {
-    kill_groups_with_worktree(worktree.as_bytes(), true)
-}
-
-/// Kills the process groups of processes (other than loopc's own group)
-/// whose `LOOP_WORKTREE` equals `value` (`exact`) or starts with it.
-fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    let mut wanted = b"LOOP_WORKTREE=".to_vec();
-    wanted.extend_from_slice(value);
-    let me = std::process::id();
-    // SAFETY: getpgrp has no preconditions.
-    let my_group = unsafe { libc::getpgrp() };
-    let mut groups = HashSet::new();
-    for entry in procs.filter_map(Result::ok) {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        let matches = |v: &[u8]| {
-            if exact {
-                v == wanted.as_slice()
-            } else {
-                v.starts_with(&wanted)
-            }
-        };
-        if !environ.split(|&b| b == 0).any(matches) {
-            continue;
-        }
-        if let Some(pgid) = process_group(pid)
-            && pgid > 1
-            && pgid != my_group
-        {
-            groups.insert(pgid);
-        }
-    }
-    for &g in &groups {
-        // SAFETY: killpg only sends a signal.
-        unsafe {
-            libc::killpg(g, libc::SIGKILL);
-        }
-    }
-    groups.len()
-}
-
-/// The process group of `pid`, from `/proc/<pid>/stat` (field 5).
-fn process_group(pid: u32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid pgrp …`; comm may contain spaces and parens.
-    let rest = stat.rsplit_once(')')?.1;
-    rest.split_whitespace().nth(2)?.parse().ok()
+    process::kill_groups_with_worktree(&prefix, false)
 }
 
 #[cfg(test)]
@@ -339,13 +272,5 @@ mod tests {
         assert!(inside(&wt.join("a-1"), &wt));
         assert!(!inside(&dir.path().join("worktrees2/a-1"), &wt));
         assert!(!inside(dir.path(), &wt));
-    }
-
-    #[test]
-    fn own_process_group_is_read() {
-        let me = std::process::id();
-        // SAFETY: getpgrp has no preconditions.
-        let group = unsafe { libc::getpgrp() };
-        assert_eq!(process_group(me), Some(group));
     }
 }
