@@ -371,8 +371,8 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
             .collect(),
     };
     let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
-    let events =
-        Recorder::open(&layout.events, Box::new(ui::display::Ui::detect())).map_err(RunError::usage)?;
+    let events = Recorder::open(&layout.events, Box::new(ui::display::Ui::detect()))
+        .map_err(RunError::usage)?;
     // A new run starts new logs (an earlier run's are kept) and a new
     // progress file.
     layout.keep_earlier_logs().map_err(RunError::usage)?;

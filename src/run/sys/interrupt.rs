@@ -1,30 +1,23 @@
 //! Ctrl-C, SIGTERM and SIGHUP (the terminal went away): the handler only
-//! sets a flag; the coordinator sees it, stops starting work and kills every
-//! running process group through [`super::process::Control`], saves state
-//! and exits 130.
+//! sets a flag (`signal-hook`); the coordinator sees it, stops starting work
+//! and kills every running process group through
+//! [`super::process::Control`], saves state and exits 130.
 
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Once};
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
+static INSTALL: Once = Once::new();
 
-extern "C" fn on_signal(_sig: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// Installs the SIGINT, SIGTERM and SIGHUP handlers (idempotent).
+/// Installs the SIGINT, SIGTERM and SIGHUP handlers (idempotent). A signal
+/// that cannot be hooked keeps its default action, as before loopc ran.
 pub fn install() {
-    let handler: extern "C" fn(libc::c_int) = on_signal;
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the handler only stores to an atomic, which is
-        // async-signal-safe; sigaction is given a zeroed, valid struct.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = handler as usize;
-            libc::sigemptyset(&mut action.sa_mask);
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigaction(sig, &action, std::ptr::null_mut());
+    INSTALL.call_once(|| {
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            let _ = signal_hook::flag::register(sig, Arc::clone(&INTERRUPTED));
         }
-    }
+    });
 }
 
 /// Whether SIGINT, SIGTERM or SIGHUP arrived.
