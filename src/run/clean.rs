@@ -7,8 +7,9 @@
 
 use crate::commands::CleanArgs;
 use crate::exit;
+use crate::run::store::layout::{self, Layout};
 use crate::run::sys::git::Git;
-use crate::run::sys::worktree::{self, Layout};
+use crate::run::sys::worktree;
 
 /// `loopc clean`. Exit 0; 2 when not in a repository or a run holds the lock.
 pub fn clean(args: &CleanArgs) -> i32 {
@@ -33,7 +34,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     let _lock = crate::run::sys::lock::acquire(&layout.lock)?;
     let mut removed_worktrees = 0;
     // A worktree the user made under `.loopc/worktrees/` is left alone.
-    let ledgered = worktree::ledger(&layout)?;
+    let ledgered = layout::ledger(&layout)?;
     let mut kept = Vec::new();
     for w in git.worktrees()? {
         if w.path.starts_with(&layout.worktrees)
@@ -70,7 +71,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     }
     // Only branches loopc created (its ledger): a user's branch or one of
     // a plan that never ran may have the same shape.
-    let mut ours = worktree::ledger(&layout)?;
+    let mut ours = layout::ledger(&layout)?;
     let mut removed_branches = 0;
     let checked_out = git.worktrees()?;
     for b in git.branch_refs("loopc")? {
@@ -95,8 +96,8 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
     }
     // Forget branches that no longer exist (deleted by hand, or above).
     ours.retain(|b| matches!(git.commit_of(&format!("refs/heads/{b}")), Ok(Some(_))));
-    worktree::write_ledger(&layout, &ours)?;
-    worktree::write_kept(&layout, &std::collections::BTreeSet::new())?;
+    layout::write_ledger(&layout, &ours)?;
+    layout::write_kept(&layout, &std::collections::BTreeSet::new())?;
     for logs in [&layout.logs, &layout.earlier_logs] {
         if logs.exists() {
             std::fs::remove_dir_all(logs)
@@ -107,7 +108,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
         "removed {removed_worktrees} worktree(s), {removed_branches} task branch(es) and the logs\n"
     ));
     if args.integration {
-        match crate::state::load(&layout.state) {
+        match crate::run::store::state::load(&layout.state) {
             Ok(state) => {
                 let name = state.integration_branch;
                 let checked_out = git
@@ -126,7 +127,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
                 }
                 git.delete_ref(&format!("refs/heads/{name}"))?;
                 ours.remove(&name);
-                worktree::write_ledger(&layout, &ours)?;
+                layout::write_ledger(&layout, &ours)?;
                 let _ =
                     crate::run::out::stdout(&format!("removed the integration branch {name}\n"));
             }

@@ -35,8 +35,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use store::events::{Event, Recorder};
+use store::layout::{self, Layout};
 use sys::git::Git;
-use sys::worktree::{self, Layout};
+use sys::worktree;
 use sys::{interrupt, lock, process, recover};
 use ui::summary;
 
@@ -206,7 +207,7 @@ fn preflight(git: &Git, layout: &Layout, plan: &Plan) -> Result<String, RunError
     match &existing {
         None => {
             // loopc creates it: `loopc clean --integration` may remove it.
-            worktree::record_branch(layout, branch).map_err(RunError::usage)?;
+            layout::record_branch(layout, branch).map_err(RunError::usage)?;
         }
         Some(tip) => {
             // The branch is rebuilt from the base, which must lose nothing
@@ -331,12 +332,12 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
             &base,
         )));
     }
-    layout.create(&git).map_err(RunError::usage)?;
+    layout.create(&git.common_dir).map_err(RunError::usage)?;
     let _lock = lock::acquire(&layout.lock).map_err(RunError::usage)?;
     // The previous run's state: unreadable is refused (the person decides);
     // a run that never finished was killed, and is cleaned up after.
     if layout.state.exists() {
-        let previous = state::load(&layout.state).map_err(RunError::usage)?;
+        let previous = store::state::load(&layout.state).map_err(RunError::usage)?;
         if previous.status == state::RunStatus::Running {
             eprintln!(
                 "loopc: the previous run (started {}) did not finish: loopc was killed; \

@@ -3,8 +3,8 @@
 
 use crate::commands::StatusArgs;
 use crate::exit;
+use crate::run::store::layout::Layout;
 use crate::run::sys::git::Git;
-use crate::run::sys::worktree::Layout;
 
 /// `loopc status`: prints the summary table (or the state document with
 /// `--json`). Exit 0, or 2 when there is no readable state.
@@ -24,7 +24,7 @@ pub fn status(args: &StatusArgs) -> i32 {
         }
     };
     let layout = Layout::new(&git.root);
-    let state = match crate::state::load(&layout.state) {
+    let state = match crate::run::store::state::load(&layout.state) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("loopc: {e}");

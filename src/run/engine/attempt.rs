@@ -9,6 +9,7 @@ use super::gate::{self, Verdict};
 use super::handoff::{self, HandoffStatus, with_reason};
 use crate::plan::{OnFail, OutputFormat, TaskKind};
 use crate::run::store::events::Event;
+use crate::run::store::layout;
 use crate::run::sys::process::{self, Exit, Spec};
 use crate::run::sys::worktree;
 use std::path::PathBuf;
@@ -24,7 +25,7 @@ pub struct AttemptInput {
     /// infrastructure retry gets a new one but keeps `attempt`).
     pub serial: u32,
     /// Which try of `attempt` this is: 1, then 2… for infrastructure
-    /// retries (names the log directory, [`worktree::log_name`]).
+    /// retries (names the log directory, [`layout::log_name`]).
     pub retry: u32,
     /// The integration branch head the worktree starts from.
     pub base: String,
@@ -118,7 +119,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             gate: None,
         })
     };
-    let log_name = worktree::log_name(n, r.input.retry);
+    let log_name = layout::log_name(n, r.input.retry);
     ctx.events.emit(Event::AttemptStarted {
         task: name.clone(),
         attempt: n,

@@ -17,8 +17,8 @@
 
 use crate::key::{Encoder, Key};
 use crate::plan::{Plan, Task, TaskKind};
+use crate::run::store::layout::Layout;
 use crate::run::sys::git::Git;
-use crate::run::sys::worktree::Layout;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;

@@ -4,9 +4,9 @@
 
 use crate::plan::{Plan, Task, TaskKind};
 use crate::run::store::events::Recorder;
+use crate::run::store::layout::Layout;
 use crate::run::sys::git::Git;
 use crate::run::sys::process::Control;
-use crate::run::sys::worktree::Layout;
 use std::path::Path;
 use std::sync::Mutex;
 

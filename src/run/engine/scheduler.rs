@@ -14,6 +14,7 @@ use crate::exit;
 use crate::key::Key;
 use crate::plan::{OnFail, TaskKind};
 use crate::run::store::events::Event;
+use crate::run::store::layout;
 use crate::run::store::progress;
 use crate::run::sys::{interrupt, worktree};
 use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
@@ -202,7 +203,7 @@ impl Scheduler {
         self.meter.tick();
         state.spent = self.meter.spent.clone();
         state.head_commit = self.head.clone();
-        if let Err(e) = state::save(&self.ctx.layout.state, state) {
+        if let Err(e) = crate::run::store::state::save(&self.ctx.layout.state, state) {
             self.ctx.events.ui().line(&format!("loopc: {e}"));
         }
     }
@@ -289,7 +290,7 @@ impl Scheduler {
             ts.logs = Some(
                 self.ctx
                     .layout
-                    .attempt_logs(&task.name, &worktree::log_name(ts.attempts, retry))
+                    .attempt_logs(&task.name, &layout::log_name(ts.attempts, retry))
                     .to_string_lossy()
                     .into_owned(),
             );
@@ -466,7 +467,7 @@ impl Scheduler {
         // clean` (spec §5.8): recorded so that the next run leaves it alone.
         if matches!(outcome, Outcome::Failed { .. } | Outcome::Blocked(_))
             && r.worktree.exists()
-            && let Err(e) = worktree::record_kept(&self.ctx.layout, &r.branch)
+            && let Err(e) = layout::record_kept(&self.ctx.layout, &r.branch)
         {
             self.ctx.events.ui().line(&format!("loopc: {e}"));
         }

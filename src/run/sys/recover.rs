@@ -26,7 +26,8 @@
 
 use super::git::Git;
 use super::process;
-use super::worktree::{self, Layout};
+use super::worktree;
+use crate::run::store::layout::{self, Layout};
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -77,8 +78,8 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
     // other one there is the user's and is left alone.
     // Worktrees of attempts that ended failed or blocked are kept until
     // `loopc clean` (spec §5.8); their branches are not reused.
-    let ledgered = worktree::ledger(layout)?;
-    let kept_branches = worktree::kept(layout)?;
+    let ledgered = layout::ledger(layout)?;
+    let kept_branches = layout::kept(layout)?;
     let mut still_kept = BTreeSet::new();
     let mut removed = 0;
     let mut kept: Vec<PathBuf> = Vec::new();
@@ -144,11 +145,11 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         ));
     }
     if still_kept != kept_branches {
-        worktree::write_kept(layout, &still_kept)?;
+        layout::write_kept(layout, &still_kept)?;
     }
 
     // This plan's task branches that loopc created.
-    let mut ours = worktree::ledger(layout)?;
+    let mut ours = layout::ledger(layout)?;
     let checked_out: Vec<(String, PathBuf)> = git
         .worktrees()?
         .into_iter()
@@ -181,7 +182,7 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         deleted += 1;
     }
     if deleted > 0 {
-        worktree::write_ledger(layout, &ours)?;
+        layout::write_ledger(layout, &ours)?;
     }
     if deleted > 0 {
         done.notes.push(format!(

@@ -1,0 +1,248 @@
+//! Where loopc keeps things: the `.loopc/` directory at the repository root
+//! (state, events, progress, logs, worktrees, lock, cache index) as paths,
+//! the log directories of attempts, and the two list files loopc keeps
+//! there: the ledger of branches it created (`.loopc/branches`) and the
+//! task branches whose worktrees are kept (`.loopc/kept`).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Paths of loopc's files in one repository.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// `.loopc/`.
+    pub dir: PathBuf,
+    /// `.loopc/state.json`.
+    pub state: PathBuf,
+    /// `.loopc/events.jsonl`.
+    pub events: PathBuf,
+    /// `.loopc/progress.md`.
+    pub progress: PathBuf,
+    /// `.loopc/logs/`: this run's logs.
+    pub logs: PathBuf,
+    /// `.loopc/earlier-logs/`: earlier runs' logs, `<k>/` each.
+    pub earlier_logs: PathBuf,
+    /// `.loopc/worktrees/`.
+    pub worktrees: PathBuf,
+    /// `.loopc/lock`.
+    pub lock: PathBuf,
+    /// `.loopc/branches`: the ledger of branches loopc created, one a line.
+    pub branches: PathBuf,
+    /// `.loopc/kept`: the task branches of attempts that ended failed or
+    /// blocked, one a line; their worktrees are kept until `loopc clean`.
+    pub kept: PathBuf,
+}
+
+impl Layout {
+    /// The layout for the repository whose top level is `root`.
+    pub fn new(root: &Path) -> Layout {
+        let dir = root.join(".loopc");
+        Layout {
+            state: dir.join("state.json"),
+            events: dir.join("events.jsonl"),
+            progress: dir.join("progress.md"),
+            logs: dir.join("logs"),
+            earlier_logs: dir.join("earlier-logs"),
+            worktrees: dir.join("worktrees"),
+            lock: dir.join("lock"),
+            branches: dir.join("branches"),
+            kept: dir.join("kept"),
+            dir,
+        }
+    }
+
+    /// Creates `.loopc/` and its subdirectories and makes sure git ignores
+    /// it (`info/exclude` under `git_common_dir`, the repository's common
+    /// git directory).
+    ///
+    /// Errors: a directory or the exclude file cannot be written.
+    pub fn create(&self, git_common_dir: &Path) -> Result<(), String> {
+        for d in [&self.dir, &self.logs, &self.worktrees] {
+            std::fs::create_dir_all(d)
+                .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+        }
+        let info = git_common_dir.join("info");
+        let exclude = info.join("exclude");
+        let current = std::fs::read_to_string(&exclude).unwrap_or_default();
+        if !current
+            .lines()
+            .any(|l| l.trim() == ".loopc/" || l.trim() == "/.loopc/")
+        {
+            std::fs::create_dir_all(&info)
+                .map_err(|e| format!("cannot create {}: {e}", info.display()))?;
+            let mut text = current;
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str("# loopc's state, logs and worktrees\n/.loopc/\n");
+            std::fs::write(&exclude, text)
+                .map_err(|e| format!("cannot write {}: {e}", exclude.display()))?;
+        }
+        Ok(())
+    }
+
+    /// The worktree directory of a task's `n`th try.
+    pub fn task_worktree(&self, task: &str, n: u32) -> PathBuf {
+        self.worktrees.join(format!("{task}-{n}"))
+    }
+
+    /// The scratch worktree where a task's `n`th try is merged and gated
+    /// again. Its name starts with `+`, which a task name cannot contain,
+    /// so it never collides with a task's worktree.
+    pub fn merge_worktree(&self, task: &str, n: u32) -> PathBuf {
+        self.worktrees.join(format!("+merge-{task}-{n}"))
+    }
+
+    /// The log directory named `name` (see [`log_name`]) of a task.
+    pub fn attempt_logs(&self, task: &str, name: &str) -> PathBuf {
+        self.logs.join(task).join(name)
+    }
+
+    /// Moves the logs an earlier run left in `.loopc/logs/` to
+    /// `.loopc/earlier-logs/<k>/` (`k` one more than the highest there), so
+    /// that `logs/<task>/<attempt>/` is always this run's attempt and
+    /// nothing of an earlier run is overwritten. Returns where they went,
+    /// `None` when there were none.
+    ///
+    /// Errors: a directory cannot be read, made or renamed.
+    pub fn keep_earlier_logs(&self) -> Result<Option<PathBuf>, String> {
+        let empty = match std::fs::read_dir(&self.logs) {
+            Ok(mut entries) => entries.next().is_none(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+            Err(e) => return Err(format!("cannot read {}: {e}", self.logs.display())),
+        };
+        if empty {
+            return Ok(None);
+        }
+        std::fs::create_dir_all(&self.earlier_logs)
+            .map_err(|e| format!("cannot create {}: {e}", self.earlier_logs.display()))?;
+        let highest = std::fs::read_dir(&self.earlier_logs)
+            .map_err(|e| format!("cannot read {}: {e}", self.earlier_logs.display()))?
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u64>().ok()))
+            .max()
+            .unwrap_or(0);
+        let to = self.earlier_logs.join((highest + 1).to_string());
+        std::fs::rename(&self.logs, &to).map_err(|e| {
+            format!(
+                "cannot move {} to {}: {e}",
+                self.logs.display(),
+                to.display()
+            )
+        })?;
+        std::fs::create_dir_all(&self.logs)
+            .map_err(|e| format!("cannot create {}: {e}", self.logs.display()))?;
+        Ok(Some(to))
+    }
+}
+
+/// The name of the log directory of attempt `attempt`'s `retry`th try
+/// (1 for the first; an infrastructure failure such as `setup` retries the
+/// same attempt): `<attempt>`, then `<attempt>.retry-<retry>`. Checks of a
+/// replay from the cache (attempt 0) log to `replay`.
+pub fn log_name(attempt: u32, retry: u32) -> String {
+    match (attempt, retry) {
+        (0, _) => "replay".to_string(),
+        (a, 0 | 1) => a.to_string(),
+        (a, r) => format!("{a}.retry-{r}"),
+    }
+}
+
+/// The non-empty lines of the list file `path` (empty when it is missing).
+fn read_list(path: &Path) -> Result<BTreeSet<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeSet::new()),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Appends `line` to the list file `path` unless it is there already.
+fn append_to_list(path: &Path, line: &str) -> Result<(), String> {
+    use std::io::Write;
+    if read_list(path)?.contains(line) {
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| writeln!(f, "{line}"))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Rewrites the list file `path` as `lines`.
+fn write_list(path: &Path, lines: &BTreeSet<String>) -> Result<(), String> {
+    let text: String = lines.iter().map(|b| format!("{b}\n")).collect();
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The branches loopc recorded as its own in `.loopc/branches` (empty when
+/// there is no ledger yet).
+///
+/// Errors: the ledger exists but cannot be read.
+pub fn ledger(layout: &Layout) -> Result<BTreeSet<String>, String> {
+    read_list(&layout.branches)
+}
+
+/// Records `branch` in the ledger as created by loopc. Called before the
+/// branch is made, so that a crash in between leaves it recorded.
+///
+/// Errors: the ledger cannot be written.
+pub fn record_branch(layout: &Layout, branch: &str) -> Result<(), String> {
+    append_to_list(&layout.branches, branch)
+}
+
+/// The task branches whose worktrees are kept (`.loopc/kept`): attempts
+/// that ended failed or blocked (spec §5.8). Empty when there is no file.
+///
+/// Errors: the file exists but cannot be read.
+pub fn kept(layout: &Layout) -> Result<BTreeSet<String>, String> {
+    read_list(&layout.kept)
+}
+
+/// Records that the worktree of the attempt on task branch `branch` is kept
+/// until `loopc clean`.
+///
+/// Errors: the file cannot be written.
+pub fn record_kept(layout: &Layout, branch: &str) -> Result<(), String> {
+    append_to_list(&layout.kept, branch)
+}
+
+/// Rewrites the kept list as `branches` (removing the file when empty).
+///
+/// Errors: the file cannot be written or removed.
+pub fn write_kept(layout: &Layout, branches: &BTreeSet<String>) -> Result<(), String> {
+    if branches.is_empty() {
+        return match std::fs::remove_file(&layout.kept) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("cannot remove {}: {e}", layout.kept.display())),
+        };
+    }
+    write_list(&layout.kept, branches)
+}
+
+/// Rewrites the ledger as `branches`.
+///
+/// Errors: the ledger cannot be written.
+pub fn write_ledger(layout: &Layout, branches: &BTreeSet<String>) -> Result<(), String> {
+    write_list(&layout.branches, branches)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_name;
+
+    #[test]
+    fn log_names() {
+        assert_eq!(log_name(1, 1), "1");
+        assert_eq!(log_name(2, 1), "2");
+        assert_eq!(log_name(1, 2), "1.retry-2");
+        assert_eq!(log_name(0, 1), "replay");
+    }
+}
