@@ -24,4 +24,6 @@ pub mod dry_run;
 pub mod gate;
 pub mod handoff;
 pub mod merge;
+pub mod replay;
 pub mod scheduler;
+pub mod transition;

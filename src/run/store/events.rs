@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// One thing that happened during a run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// The run began.
