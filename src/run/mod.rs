@@ -1,20 +1,19 @@
 //! The interpreter: `loopc run` (spec §5), `loopc status` and `loopc clean`.
 //!
-//! One concept per file:
-//! - [`git`]: every repository operation, through the real `git`;
-//! - [`process`]: `sh -c` subprocesses in process groups, logs, timeouts, the kill switch;
-//! - [`worktree`]: `.loopc/` layout, task worktree and branch names;
-//! - [`context`]: what a run shares, attempt files and the environment protocol;
-//! - [`attempt`]: one attempt (steps 2–6); [`gate`]: checks; [`merge`]: step 7;
-//! - [`scheduler`]: the coordinator (parallelism, retries, skips, budgets);
-//! - [`handoff`]: handoff files and Claude Code's JSON result;
-//! - [`state`], [`events`], [`progress`]: `.loopc/` files;
-//! - [`dry_run`]: `run --dry-run`;
-//! - [`ui`], [`summary`], [`out`]: what a person sees; [`status`], [`clean`]: the other commands;
-//! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
-//!   replays are [`merge::replay`];
-//! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C;
-//! - [`recover`]: cleaning up what a killed run left (`docs/resilience.md`).
+//! Four rooms, with arrows that run one way: engine → sys → store,
+//! engine → store, ui → store; nothing imports the engine or the ui but
+//! this module, which wires them:
+//! - [`engine`]: what a run decides and in which order: the scheduler and
+//!   its pure state transitions, attempts, gates, merges, the cache and its
+//!   replays, budgets, `--dry-run`, the agent protocol;
+//! - [`sys`]: the outside world: git, subprocesses and the kill switch,
+//!   worktrees, the lock, signals, cleaning up after a killed run;
+//! - [`store`]: the files of `.loopc/`: layout and ledgers, state.json (its
+//!   document is [`crate::state`]), events.jsonl, progress.md;
+//! - [`ui`]: what a person sees: live bars or event lines, the summary table;
+//! - [`time`]: timestamps and the display of durations and money, used by
+//!   every room (a leaf, so it lives here rather than in one of them);
+//! - [`status`], [`clean`], [`out`]: the other commands and stdout.
 
 pub mod clean;
 pub mod engine;

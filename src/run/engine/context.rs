@@ -1,6 +1,8 @@
 //! What every part of a run shares: the plan, the repository, the layout,
 //! the kill switch and the event recorder. Built once by the coordinator
-//! and shared (`Arc`) with the attempts on the thread pool.
+//! and shared (`Arc`) with the attempts on the thread pool. It is the
+//! engine's: only the engine holds a run together (`sys` and the store are
+//! handed the pieces they need).
 
 use crate::plan::{Plan, Task, TaskKind};
 use crate::run::store::events::Recorder;

@@ -1,6 +1,6 @@
 //! `.loopc/progress.md`: one line per passed task, `task: title — summary;
-//! files changed`, fed into later prompts (spec §5 step 8; the prompt itself
-//! is [`crate::run::engine::handoff::prompt`]).
+//! files changed`, fed into later prompts (spec §5 step 8; the engine's
+//! `handoff::prompt` builds the prompt itself).
 
 use std::io::Write;
 use std::path::Path;
