@@ -5,7 +5,7 @@
 
 use crate::span::Span;
 use codespan_reporting::diagnostic as cs;
-use codespan_reporting::files::SimpleFile;
+use codespan_reporting::files;
 use codespan_reporting::term;
 use codespan_reporting::term::termcolor::WriteColor;
 use serde::Serialize;
@@ -190,15 +190,111 @@ pub fn emit_human(
     source: &str,
     diagnostics: &[Diagnostic],
 ) -> std::io::Result<()> {
-    let file = SimpleFile::new(name, source);
-    let config = term::Config::default();
-    for d in diagnostics {
-        let cs_diag = to_codespan(d, |span| ((), clamp(span, source.len())));
-        if let Err(e) = term::emit_to_write_style(out, &config, &file, &cs_diag) {
-            return Err(std::io::Error::other(e.to_string()));
+    let files = IndexedFiles::new(vec![(name, source)]);
+    files.emit(out, diagnostics, |span| (0, clamp(span, source.len())))
+}
+
+/// How many diagnostics of one file the human format shows; the rest are
+/// counted in one closing line. Each shown diagnostic quotes its source
+/// line, so without a bound the output grows as diagnostics × line length.
+pub const HUMAN_LIMIT: usize = 100;
+
+/// Source files for codespan-reporting, each with a [`LineIndex`], so that
+/// human output counts lines exactly as the JSON form and the language
+/// server do (`\n`, `\r\n` and a lone `\r` end a line) and each file's
+/// lines are indexed once.
+pub(crate) struct IndexedFiles<'a> {
+    files: Vec<(&'a str, &'a str, LineIndex)>,
+}
+
+impl<'a> IndexedFiles<'a> {
+    /// Indexes `(name, text)` pairs; file ids are their positions.
+    pub(crate) fn new(files: Vec<(&'a str, &'a str)>) -> Self {
+        IndexedFiles {
+            files: files
+                .into_iter()
+                .map(|(name, text)| (name, text, LineIndex::new(text)))
+                .collect(),
         }
     }
-    Ok(())
+
+    fn get(&self, id: usize) -> Result<&(&'a str, &'a str, LineIndex), files::Error> {
+        self.files.get(id).ok_or(files::Error::FileMissing)
+    }
+
+    /// Writes `diagnostics` in codespan-reporting's format, at most
+    /// [`HUMAN_LIMIT`] per file (by the file of the primary label) and then
+    /// one line per file saying how many more there are. `place` maps a span
+    /// to a file id and the byte range within that file.
+    pub(crate) fn emit(
+        &self,
+        out: &mut dyn WriteColor,
+        diagnostics: &[Diagnostic],
+        place: impl Fn(Span) -> (usize, std::ops::Range<usize>),
+    ) -> std::io::Result<()> {
+        let config = term::Config::default();
+        let mut shown = vec![0usize; self.files.len().max(1)];
+        let mut hidden = vec![0usize; shown.len()];
+        for d in diagnostics {
+            let (file, _) = place(d.primary.span);
+            let file = file.min(shown.len() - 1);
+            if shown[file] == HUMAN_LIMIT {
+                hidden[file] += 1;
+                continue;
+            }
+            shown[file] += 1;
+            let cs_diag = to_codespan(d, &place);
+            if let Err(e) = term::emit_to_write_style(out, &config, self, &cs_diag) {
+                return Err(match e {
+                    files::Error::Io(e) => e,
+                    e => std::io::Error::other(e.to_string()),
+                });
+            }
+        }
+        for (file, &n) in hidden.iter().enumerate() {
+            if n > 0 {
+                let name = self.files.get(file).map_or("", |f| f.0);
+                writeln!(
+                    out,
+                    "note: {n} more diagnostic{} in `{name}` not shown; `loopc check --format json` lists them all",
+                    if n == 1 { "" } else { "s" }
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'a> files::Files<'a> for IndexedFiles<'a> {
+    type FileId = usize;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: usize) -> Result<&'a str, files::Error> {
+        Ok(self.get(id)?.0)
+    }
+
+    fn source(&'a self, id: usize) -> Result<&'a str, files::Error> {
+        Ok(self.get(id)?.1)
+    }
+
+    fn line_index(&'a self, id: usize, byte_index: usize) -> Result<usize, files::Error> {
+        Ok(self.get(id)?.2.line_of(byte_index))
+    }
+
+    fn line_range(
+        &'a self,
+        id: usize,
+        line_index: usize,
+    ) -> Result<std::ops::Range<usize>, files::Error> {
+        let (_, text, index) = self.get(id)?;
+        index
+            .line_range(text, line_index)
+            .ok_or(files::Error::LineTooLarge {
+                given: line_index,
+                max: index.line_count() - 1,
+            })
+    }
 }
 
 /// Renders diagnostics to a plain (uncolored) string; used by tests and the LSP.
@@ -217,9 +313,9 @@ fn clamp(span: Span, len: usize) -> std::ops::Range<usize> {
 
 /// `d` for codespan-reporting; `place` maps a span to its file id and the
 /// byte range within that file.
-pub(crate) fn to_codespan<F>(
+fn to_codespan<F>(
     d: &Diagnostic,
-    place: impl Fn(Span) -> (F, std::ops::Range<usize>),
+    place: &impl Fn(Span) -> (F, std::ops::Range<usize>),
 ) -> cs::Diagnostic<F> {
     let severity = match d.severity {
         Severity::Error => cs::Severity::Error,
@@ -267,16 +363,39 @@ pub struct Range {
 }
 
 impl LineIndex {
-    /// Indexes the line starts of `source` (lines end at `\n`; a `\r` before it
-    /// belongs to the line's text, as in LSP).
+    /// Indexes the line starts of `source`. Lines end at `\n`, `\r\n` or a
+    /// lone `\r`, as in LSP (see [`crate::span::line_end`]).
     pub fn new(source: &str) -> Self {
+        let bytes = source.as_bytes();
         let mut line_starts = vec![0];
-        for (i, b) in source.bytes().enumerate() {
-            if b == b'\n' {
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
                 line_starts.push(i + 1);
             }
         }
         LineIndex { line_starts }
+    }
+
+    /// The number of lines (at least 1).
+    pub fn line_count(&self) -> usize {
+        self.line_starts.len()
+    }
+
+    /// The 0-based line holding byte `offset`.
+    pub fn line_of(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&s| s <= offset) - 1
+    }
+
+    /// The byte range of line `line`, its line break included; `None` past
+    /// the last line.
+    pub fn line_range(&self, source: &str, line: usize) -> Option<std::ops::Range<usize>> {
+        let start = *self.line_starts.get(line)?;
+        let end = self
+            .line_starts
+            .get(line + 1)
+            .copied()
+            .unwrap_or(source.len());
+        Some(start..end)
     }
 
     /// The position of byte `offset` in `source` (clamped to the text; an
@@ -307,7 +426,7 @@ impl LineIndex {
             .unwrap_or(source.len());
         let mut units = 0u32;
         for (i, c) in source[start..end].char_indices() {
-            if units >= position.character || c == '\n' {
+            if units >= position.character || c == '\n' || c == '\r' {
                 return start + i;
             }
             units += c.len_utf16() as u32;
@@ -381,6 +500,42 @@ pub fn to_json_line(file: &str, source: &str, index: &LineIndex, d: &Diagnostic)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lf_crlf_and_a_lone_cr_each_end_one_line() {
+        let text = "a\nb\r\nc\rd";
+        let index = LineIndex::new(text);
+        assert_eq!(index.line_count(), 4);
+        for (offset, line, character) in [(0, 0, 0), (2, 1, 0), (3, 1, 1), (5, 2, 0), (7, 3, 0)] {
+            let p = index.position(text, offset);
+            assert_eq!((p.line, p.character), (line, character), "offset {offset}");
+            assert_eq!(index.offset(text, p), offset);
+        }
+        // A column past the end of a line stops before its line break.
+        assert_eq!(
+            index.offset(
+                text,
+                Position {
+                    line: 2,
+                    character: 9
+                }
+            ),
+            6
+        );
+        assert_eq!(
+            index.offset(
+                text,
+                Position {
+                    line: 1,
+                    character: 9
+                }
+            ),
+            3
+        );
+        assert_eq!(crate::span::line_end(text, 5), 6);
+        assert_eq!(crate::span::line_start(text, 7), 7);
+        assert_eq!(crate::span::next_line(text, 3), 5);
+    }
 
     #[test]
     fn utf16_columns_count_surrogate_pairs() {

@@ -9,10 +9,10 @@
 //! file is never taken for the start of the next. A map of one file starting
 //! at offset 0 is exactly the single-file case of [`crate::diagnostic`].
 
-use crate::diagnostic::{self, Diagnostic, JsonDiagnostic, JsonLabel, LineIndex, Range};
+use crate::diagnostic::{
+    self, Diagnostic, IndexedFiles, JsonDiagnostic, JsonLabel, LineIndex, Range,
+};
 use crate::span::Span;
-use codespan_reporting::files::SimpleFiles;
-use codespan_reporting::term;
 use codespan_reporting::term::termcolor::WriteColor;
 
 /// One file of a [`SourceMap`]: its name and where its text sits in the buffer.
@@ -97,26 +97,16 @@ impl SourceMap {
             let text = source.get(only.span.range()).unwrap_or(source);
             return diagnostic::emit_human(out, &only.name, text, diagnostics);
         }
-        let mut files = SimpleFiles::new();
-        let ids: Vec<usize> = self
-            .files
-            .iter()
-            .map(|f| files.add(f.name.as_str(), source.get(f.span.range()).unwrap_or("")))
-            .collect();
-        let config = term::Config::default();
-        for d in diagnostics {
-            let diag = diagnostic::to_codespan(d, |span| {
-                let (index, local) = match self.file_of(span.start) {
-                    Some(i) => (i, self.locate(span).map_or(span, |(_, s)| s)),
-                    None => (0, span),
-                };
-                (ids.get(index).copied().unwrap_or(0), local.range())
-            });
-            if let Err(e) = term::emit_to_write_style(out, &config, &files, &diag) {
-                return Err(std::io::Error::other(e.to_string()));
-            }
-        }
-        Ok(())
+        let files = IndexedFiles::new(
+            self.files
+                .iter()
+                .map(|f| (f.name.as_str(), source.get(f.span.range()).unwrap_or("")))
+                .collect(),
+        );
+        files.emit(out, diagnostics, |span| match self.file_of(span.start) {
+            Some(i) => (i, self.locate(span).map_or(span, |(_, s)| s).range()),
+            None => (0, span.range()),
+        })
     }
 
     /// [`SourceMap::emit_human`] into a plain (uncolored) string.

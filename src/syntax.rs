@@ -147,12 +147,7 @@ pub fn comments(source: &str) -> Vec<Span> {
     while i < bytes.len() {
         match bytes[i] {
             b'#' => {
-                let end = source[i..].find('\n').map_or(source.len(), |n| i + n);
-                let end = if end > i && bytes[end - 1] == b'\r' {
-                    end - 1
-                } else {
-                    end
-                };
+                let end = crate::span::line_end(source, i);
                 out.push(Span::new(i, end));
                 i = end;
             }
@@ -184,7 +179,7 @@ fn unclosed_string(source: &str, start: usize, end: usize) -> Option<(usize, boo
     let mut i = start;
     while i < end {
         match bytes[i] {
-            b'#' => i = source[i..].find('\n').map_or(source.len(), |n| i + n),
+            b'#' => i = crate::span::line_end(source, i),
             b'"' if source[i..].starts_with("\"\"\"") => match source[i + 3..].find("\"\"\"") {
                 Some(n) => i = i + 3 + n + 3,
                 None => return Some((i, true)),
@@ -194,7 +189,7 @@ fn unclosed_string(source: &str, start: usize, end: usize) -> Option<(usize, boo
                 i += 1;
                 loop {
                     match bytes.get(i) {
-                        None | Some(b'\n') => return Some((open, false)),
+                        None | Some(b'\n' | b'\r') => return Some((open, false)),
                         Some(b'"') => break,
                         Some(b'\\') => i += 2,
                         Some(_) => i += 1,
@@ -214,7 +209,7 @@ fn skip_trivia(source: &str, mut pos: usize) -> usize {
     while pos < bytes.len() {
         match bytes[pos] {
             b' ' | b'\t' | b'\r' | b'\n' => pos += 1,
-            b'#' => pos = source[pos..].find('\n').map_or(source.len(), |n| pos + n),
+            b'#' => pos = crate::span::line_end(source, pos),
             _ => break,
         }
     }
@@ -227,20 +222,16 @@ fn recovery_point(source: &str, mut from: usize) -> usize {
     while from < source.len() && !source.is_char_boundary(from) {
         from += 1;
     }
-    let mut line_start = source[..from.min(source.len())]
-        .rfind('\n')
-        .map_or(0, |n| n + 1);
+    let mut line_start = crate::span::line_start(source, from);
     while line_start < source.len() {
-        let line_end = source[line_start..]
-            .find('\n')
-            .map_or(source.len(), |n| line_start + n);
+        let line_end = crate::span::line_end(source, line_start);
         let line = &source[line_start..line_end];
         let indent = line.len() - line.trim_start().len();
         let p = line_start + indent;
         if p >= from && starts_item(&source[p..line_end]) {
             return p;
         }
-        line_start = line_end + 1;
+        line_start = crate::span::next_line(source, line_end);
     }
     source.len()
 }

@@ -353,3 +353,54 @@ fn fmt_takes_directories_and_refuses_specs() {
         .status(2)
         .run();
 }
+
+#[test]
+fn a_lone_carriage_return_ends_a_line_in_every_format() {
+    // Editors and LSP count `\r` alone as a line break: the second item is on
+    // line 2 (1-based) for people and line 1 (0-based) in JSON.
+    let plan = "agent b { run = \"x\" }\rtask a { agent = b  promt = \"x\" }\n";
+    Test::new()
+        .file("plan.loop", plan)
+        .args(&["check", "plan.loop"])
+        .stderr_contains("┌─ plan.loop:2:21")
+        .stderr_contains("2 │ task a { agent = b  promt = \"x\" }\n")
+        .status(1)
+        .run();
+    let out = Test::new()
+        .file("plan.loop", plan)
+        .args(&["check", "--format", "json", "plan.loop"])
+        .status(1)
+        .run();
+    let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    assert_eq!(v["range"]["start"]["line"], 1, "{v}");
+    assert_eq!(v["range"]["start"]["character"], 20, "{v}");
+    // A comment ends at a lone `\r` too: the task after it is not commented out.
+    Test::new()
+        .file("plan.loop", "# comment\rtask a { run = \"x\" }\r")
+        .args(&["check", "plan.loop"])
+        .stdout("")
+        .stderr("")
+        .status(0)
+        .run();
+}
+
+#[test]
+fn human_output_shows_100_diagnostics_per_file_and_counts_the_rest() {
+    let plan = format!("task a {{ run = \"{}\" }}\n", "\\q".repeat(2000));
+    let out = Test::new()
+        .file("plan.loop", &plan)
+        .args(&["check", "plan.loop"])
+        .stderr_contains(
+            "note: 1900 more diagnostics in `plan.loop` not shown; `loopc check --format json` lists them all\n",
+        )
+        .stderr_contains("error: 1 file checked: 2000 errors, 0 warnings\n")
+        .status(1)
+        .run();
+    assert_eq!(out.stderr.matches("error[E0012]").count(), 100);
+    let json = Test::new()
+        .file("plan.loop", &plan)
+        .args(&["check", "--format", "json", "plan.loop"])
+        .status(1)
+        .run();
+    assert_eq!(json.stdout.lines().count(), 2000);
+}

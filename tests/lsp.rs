@@ -803,6 +803,39 @@ fn malformed_payloads_get_a_parse_error_and_the_server_goes_on() {
 }
 
 #[test]
+fn a_bad_frame_is_reported_once_and_later_requests_are_served() {
+    let body = r#"{"jsonrpc":"2.0","id":98,"method":"shutdown"}"#;
+    for bad in [
+        // Content-Length too short, too long, and missing.
+        format!("Content-Length: {}\r\n\r\n{body}", body.len() - 7),
+        format!("Content-Length: {}\r\n\r\n{body}", body.len() + 9),
+        format!("Content-Type: x\r\n\r\n{body}"),
+    ] {
+        let mut c = Client::start();
+        let stdin = c.stdin.as_mut().unwrap();
+        stdin.write_all(bad.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let mut answered = 0;
+        for _ in 0..4 {
+            let symbols = c.request(
+                "textDocument/documentSymbol",
+                json!({"textDocument": {"uri": "file:///none.loop"}}),
+            );
+            assert!(symbols.get("error").is_none(), "{bad:?}: {symbols}");
+            answered += 1;
+        }
+        assert_eq!(answered, 4);
+        let parse_errors = c
+            .stash
+            .iter()
+            .filter(|m| m["error"]["code"] == -32700)
+            .count();
+        assert_eq!(parse_errors, 1, "{bad:?}: {:?}", c.stash);
+        assert!(c.shutdown().success(), "{bad:?}");
+    }
+}
+
+#[test]
 fn did_open_before_initialized_is_served() {
     let mut c = Client::start_uninitialized();
     let diags = c.open("file:///early.loop", "task a { run = 1 }\n");

@@ -86,15 +86,18 @@ impl Printer<'_> {
             return false;
         }
         let mut newlines = 0;
-        for c in self.text(Span::new(from, to)).chars() {
+        let mut chars = self.text(Span::new(from, to)).chars().peekable();
+        while let Some(c) = chars.next() {
             match c {
-                '\n' => {
+                // A line ends at `\n`, `\r\n` or a lone `\r`.
+                '\r' if chars.peek() == Some(&'\n') => {}
+                '\n' | '\r' => {
                     newlines += 1;
                     if newlines >= 2 {
                         return true;
                     }
                 }
-                ' ' | '\t' | '\r' => {}
+                ' ' | '\t' => {}
                 _ => newlines = 0,
             }
         }
@@ -171,7 +174,7 @@ impl Printer<'_> {
         if c.start < after || c.start >= limit {
             return;
         }
-        if self.text(Span::new(after, c.start)).contains('\n') {
+        if self.text(Span::new(after, c.start)).contains(['\n', '\r']) {
             return;
         }
         let t = self.comment_text(c);

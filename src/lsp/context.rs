@@ -153,12 +153,12 @@ fn tokenize(text: &str) -> Option<Vec<Token>> {
                 i += 1;
                 continue;
             }
-            b'#' => match text[i..].find('\n') {
-                Some(n) => {
-                    i += n;
+            b'#' => match crate::span::line_end(text, i) {
+                end if end < text.len() => {
+                    i = end;
                     continue;
                 }
-                None => return None,
+                _ => return None,
             },
             b'"' if text[i..].starts_with("\"\"\"") => match text[i + 3..].find("\"\"\"") {
                 Some(n) => {

@@ -7,7 +7,7 @@
 //! on; a body larger than [`MAX_BODY`] is skipped without being held in memory.
 
 use lsp_server::{Connection, Message};
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::thread::JoinHandle;
 
 /// The largest message body accepted, in bytes (64 MiB); larger ones are
@@ -21,10 +21,9 @@ pub fn stdio() -> (Connection, Vec<JoinHandle<()>>) {
     let to_server = client.sender;
     let from_server = client.receiver;
     let reader = std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut input = stdin.lock();
+        let mut input = FrameReader::new(std::io::stdin().lock());
         loop {
-            match read_frame(&mut input) {
+            match input.read_frame() {
                 Ok(Frame::Message(m)) => {
                     if to_server.send(m).is_err() {
                         return;
@@ -84,57 +83,253 @@ fn null_parse_error_id(body: String) -> String {
 pub enum Frame {
     /// A well-formed message.
     Message(Message),
-    /// A frame whose body is not a JSON-RPC message (or is too large); why.
+    /// A frame whose body is not a JSON-RPC message (or is too large), or
+    /// bytes where a header should be; why.
     Malformed(String),
     /// The input ended.
     End,
 }
 
-/// Reads one framed message. I/O errors end the connection; bad headers and
-/// bad bodies are [`Frame::Malformed`] so the caller can answer and go on.
-pub fn read_frame(input: &mut impl BufRead) -> std::io::Result<Frame> {
-    let mut length: Option<usize> = None;
-    let mut saw_header = false;
-    loop {
-        let mut line = String::new();
-        if input.read_line(&mut line)? == 0 {
+/// How much input is read at once, in bytes.
+const CHUNK: usize = 64 * 1024;
+/// The header name that starts every frame; searched for case-insensitively.
+const HEADER: &[u8] = b"content-length";
+/// The longest header block accepted, in bytes; a longer one is skipped.
+const MAX_HEADER: usize = 8 * 1024;
+
+/// Reads framed messages and resynchronises after a bad frame.
+///
+/// A frame is a header block (lines ending in `\r\n` or `\n`, closed by an
+/// empty line) with a `Content-Length` header, then that many bytes of body.
+/// Each bad frame is reported once as [`Frame::Malformed`]; the reader then
+/// looks for the next `Content-Length` header and serves the messages after
+/// it. A length that was too short leaves the rest of the body before the
+/// next header (skipped silently: it was already reported); a length that
+/// was too long swallows the start of the next frame, and when the swallowed
+/// bytes hold a header the reader goes back to it, so only the bad frame is
+/// lost. A header block without a `Content-Length` is reported once and
+/// skipped together with the body that follows it.
+pub struct FrameReader<R> {
+    input: R,
+    /// Bytes read from `input` and not consumed yet.
+    buf: Vec<u8>,
+    /// `input` has ended.
+    eof: bool,
+    /// The last frame was bad: bytes up to the next header are its remains
+    /// and are skipped without a second report.
+    desynced: bool,
+}
+
+impl<R: Read> FrameReader<R> {
+    /// A reader of the frames in `input`.
+    pub fn new(input: R) -> Self {
+        FrameReader {
+            input,
+            buf: Vec::new(),
+            eof: false,
+            desynced: false,
+        }
+    }
+
+    /// Reads more input into the buffer; `false` when the input has ended.
+    fn fill(&mut self) -> std::io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        let old = self.buf.len();
+        self.buf.resize(old + CHUNK, 0);
+        let n = loop {
+            match self.input.read(&mut self.buf[old..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.buf.truncate(old);
+                    return Err(e);
+                }
+            }
+        };
+        self.buf.truncate(old + n);
+        if n == 0 {
+            self.eof = true;
+        }
+        Ok(n > 0)
+    }
+
+    /// Reads one frame. I/O errors end the connection; bad headers and bad
+    /// bodies are [`Frame::Malformed`] so the caller can answer and go on.
+    pub fn read_frame(&mut self) -> std::io::Result<Frame> {
+        if self.desynced && !self.skip_to_header()? {
             return Ok(Frame::End);
         }
-        let line = line.trim_end_matches(['\r', '\n']);
-        if line.is_empty() {
-            if saw_header {
+        // Blank lines between frames are tolerated.
+        loop {
+            let blank = self
+                .buf
+                .iter()
+                .take_while(|b| matches!(b, b'\r' | b'\n'))
+                .count();
+            self.buf.drain(..blank);
+            if !self.buf.is_empty() {
                 break;
             }
-            continue;
+            if !self.fill()? {
+                return Ok(Frame::End);
+            }
         }
-        saw_header = true;
-        if let Some((name, value)) = line.split_once(':')
-            && name.trim().eq_ignore_ascii_case("content-length")
-        {
-            length = value.trim().parse().ok();
+        // The header block: up to the first empty line.
+        let (block_end, body_start) = loop {
+            if let Some(found) = header_block_end(&self.buf) {
+                break found;
+            }
+            if self.buf.len() > MAX_HEADER {
+                return Ok(self.bad("header block is too long".into(), 1));
+            }
+            if !self.fill()? {
+                // The input ended inside a header block.
+                self.buf.clear();
+                return Ok(Frame::End);
+            }
+        };
+        let Some(length) = content_length(&self.buf[..block_end]) else {
+            return Ok(self.bad(
+                "missing or invalid Content-Length header".into(),
+                body_start,
+            ));
+        };
+        self.buf.drain(..body_start);
+        if length > MAX_BODY {
+            // Skip the body without holding it.
+            let mut left = length;
+            loop {
+                let n = left.min(self.buf.len());
+                self.buf.drain(..n);
+                left -= n;
+                if left == 0 {
+                    break;
+                }
+                if !self.fill()? {
+                    return Ok(Frame::End);
+                }
+            }
+            return Ok(Frame::Malformed(format!(
+                "message of {length} bytes is larger than {MAX_BODY}"
+            )));
+        }
+        while self.buf.len() < length {
+            if !self.fill()? {
+                // Too little body before the input ended: there is nobody
+                // left to answer.
+                self.buf.clear();
+                return Ok(Frame::End);
+            }
+        }
+        match serde_json::from_slice::<Message>(&self.buf[..length]) {
+            Ok(m) => {
+                self.buf.drain(..length);
+                Ok(Frame::Message(m))
+            }
+            Err(e) => {
+                // A length that was too long took in (the start of) the next
+                // frame's header: go back to it.
+                // Only bytes already read are looked at: the reply must not
+                // wait for the client's next message.
+                let consumed = find_header(&self.buf)
+                    .or_else(|| header_prefix_at_end(&self.buf))
+                    .filter(|&at| at < length)
+                    .unwrap_or(length);
+                Ok(self.bad(format!("malformed message: {e}"), consumed))
+            }
         }
     }
-    let Some(length) = length else {
-        return Ok(Frame::Malformed(
-            "missing or invalid Content-Length header".into(),
-        ));
-    };
-    if length > MAX_BODY {
-        // Skip the body without holding it.
-        let skipped = std::io::copy(&mut input.take(length as u64), &mut std::io::sink())?;
-        if skipped < length as u64 {
-            return Ok(Frame::End);
+
+    /// Reports a bad frame: drops its first `consumed` bytes and skips the
+    /// rest up to the next header on the next read.
+    fn bad(&mut self, why: String, consumed: usize) -> Frame {
+        self.buf.drain(..consumed.min(self.buf.len()));
+        self.desynced = true;
+        Frame::Malformed(why)
+    }
+
+    /// Drops bytes up to the next `Content-Length` header; `false` when the
+    /// input ends first.
+    fn skip_to_header(&mut self) -> std::io::Result<bool> {
+        loop {
+            if let Some(at) = find_header(&self.buf) {
+                self.buf.drain(..at);
+                self.desynced = false;
+                return Ok(true);
+            }
+            // Keep a tail that may be the start of a header.
+            let keep = self.buf.len().min(HEADER.len() - 1);
+            self.buf.drain(..self.buf.len() - keep);
+            if !self.fill()? {
+                self.buf.clear();
+                return Ok(false);
+            }
         }
-        return Ok(Frame::Malformed(format!(
-            "message of {length} bytes is larger than {MAX_BODY}"
-        )));
     }
-    let mut body = vec![0u8; length];
-    input.read_exact(&mut body)?;
-    match serde_json::from_slice::<Message>(&body) {
-        Ok(m) => Ok(Frame::Message(m)),
-        Err(e) => Ok(Frame::Malformed(format!("malformed message: {e}"))),
+}
+
+/// The offset of the first `Content-Length` header name (any case, followed
+/// by optional blanks and `:`) in `bytes`.
+fn find_header(bytes: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = bytes
+        .get(from..)?
+        .windows(HEADER.len())
+        .position(|w| w.eq_ignore_ascii_case(HEADER))
+    {
+        let at = from + at;
+        let rest = &bytes[at + HEADER.len()..];
+        let blanks = rest
+            .iter()
+            .take_while(|b| **b == b' ' || **b == b'\t')
+            .count();
+        match rest.get(blanks) {
+            Some(b':') => return Some(at),
+            // Not yet known: treat it as a header and let the block decide.
+            None => return Some(at),
+            Some(_) => from = at + 1,
+        }
     }
+    None
+}
+
+/// Where a proper prefix of the header name ends `bytes`, any case.
+fn header_prefix_at_end(bytes: &[u8]) -> Option<usize> {
+    (1..HEADER.len()).rev().find_map(|k| {
+        let at = bytes.len().checked_sub(k)?;
+        bytes[at..].eq_ignore_ascii_case(&HEADER[..k]).then_some(at)
+    })
+}
+
+/// Where the header block at the start of `bytes` ends (the offset of its
+/// empty line) and where the body starts, once the empty line has arrived.
+fn header_block_end(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut line_start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            let line = &bytes[line_start..i];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.is_empty() && line_start > 0 {
+                return Some((line_start, i + 1));
+            }
+            line_start = i + 1;
+        }
+    }
+    None
+}
+
+/// The value of the `Content-Length` header in a header block.
+fn content_length(block: &[u8]) -> Option<usize> {
+    let text = std::str::from_utf8(block).ok()?;
+    text.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.trim()
+            .eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse().ok())
+            .flatten()
+    })
 }
 
 #[cfg(test)]
@@ -145,26 +340,110 @@ mod tests {
         format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
     }
 
+    /// Every frame `input` holds: messages by method name, bad frames as `!`.
+    fn frames(input: Vec<u8>) -> Vec<String> {
+        let mut r = FrameReader::new(std::io::Cursor::new(input));
+        let mut out = Vec::new();
+        loop {
+            match r.read_frame().unwrap() {
+                Frame::Message(Message::Notification(n)) => out.push(n.method),
+                Frame::Message(Message::Request(q)) => out.push(q.method),
+                Frame::Message(Message::Response(_)) => out.push("response".into()),
+                Frame::Malformed(_) => out.push("!".into()),
+                Frame::End => return out,
+            }
+        }
+    }
+
+    fn note(method: &str) -> String {
+        format!(r#"{{"jsonrpc":"2.0","method":"{method}"}}"#)
+    }
+
     #[test]
     fn malformed_bodies_do_not_end_the_stream() {
         let mut input = frame(r#"{"jsonrpc":"2.0","method":"x","params":{"t":"\ud83d"}}"#);
         input.extend(frame("{not json"));
-        input.extend(frame(r#"{"jsonrpc":"2.0","method":"exit"}"#));
-        let mut r = std::io::Cursor::new(input);
-        assert!(matches!(read_frame(&mut r).unwrap(), Frame::Malformed(_)));
-        assert!(matches!(read_frame(&mut r).unwrap(), Frame::Malformed(_)));
-        assert!(matches!(read_frame(&mut r).unwrap(), Frame::Message(_)));
-        assert!(matches!(read_frame(&mut r).unwrap(), Frame::End));
+        input.extend(frame(&note("exit")));
+        assert_eq!(frames(input), ["!", "!", "exit"]);
     }
 
     #[test]
     fn oversized_bodies_are_skipped_not_allocated() {
         let mut input = format!("Content-Length: {}\r\n\r\n", MAX_BODY + 1).into_bytes();
         input.extend(std::iter::repeat_n(b' ', MAX_BODY + 1));
-        input.extend(frame(r#"{"jsonrpc":"2.0","method":"exit"}"#));
-        let mut r = std::io::Cursor::new(input);
-        assert!(matches!(read_frame(&mut r).unwrap(), Frame::Malformed(_)));
-        assert!(matches!(read_frame(&mut r).unwrap(), Frame::Message(_)));
+        input.extend(frame(&note("exit")));
+        assert_eq!(frames(input), ["!", "exit"]);
+    }
+
+    #[test]
+    fn a_short_content_length_is_reported_once_and_the_stream_resynchronises() {
+        let body = note("bad");
+        let mut input = format!("Content-Length: {}\r\n\r\n{body}", body.len() - 5).into_bytes();
+        for m in ["a", "b", "c", "d"] {
+            input.extend(frame(&note(m)));
+        }
+        assert_eq!(frames(input), ["!", "a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn a_long_content_length_loses_only_its_own_frame() {
+        let body = note("bad");
+        let mut input = format!("Content-Length: {}\r\n\r\n{body}", body.len() + 10).into_bytes();
+        for m in ["a", "b", "c", "d"] {
+            input.extend(frame(&note(m)));
+        }
+        assert_eq!(frames(input), ["!", "a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn a_header_block_without_content_length_is_reported_once() {
+        let body = note("bad");
+        let mut input = format!("Content-Type: x\r\n\r\n{body}").into_bytes();
+        for m in ["a", "b", "c", "d"] {
+            input.extend(frame(&note(m)));
+        }
+        assert_eq!(frames(input), ["!", "a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn other_headers_and_any_case_are_accepted() {
+        let body = note("a");
+        let mut input = format!(
+            "Content-Type: application/vscode-jsonrpc; charset=utf-8\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes();
+        // Bare LF line ends, and a blank line between frames.
+        input.extend(format!("Content-Length:{}\n\n{}\r\n", note("b").len(), note("b")).bytes());
+        input.extend(frame(&note("c")));
+        assert_eq!(frames(input), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn input_read_in_small_pieces_gives_the_same_frames() {
+        struct Trickle(std::io::Cursor<Vec<u8>>);
+        impl Read for Trickle {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = buf.len().min(3);
+                self.0.read(&mut buf[..n])
+            }
+        }
+        let body = note("bad");
+        let mut input = format!("Content-Length: {}\r\n\r\n{body}", body.len() - 5).into_bytes();
+        input.extend(frame(&note("a")));
+        input.extend(b"Content-Type: x\r\n\r\n{}");
+        input.extend(frame(&note("b")));
+        let mut r = FrameReader::new(Trickle(std::io::Cursor::new(input)));
+        let mut out = Vec::new();
+        loop {
+            match r.read_frame().unwrap() {
+                Frame::Message(Message::Notification(n)) => out.push(n.method),
+                Frame::Message(_) => out.push("?".into()),
+                Frame::Malformed(_) => out.push("!".into()),
+                Frame::End => break,
+            }
+        }
+        assert_eq!(out, ["!", "a", "!", "b"]);
     }
 
     #[test]
