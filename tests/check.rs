@@ -1,7 +1,6 @@
 //! End-to-end tests of `loopc check` (spec §4): exit statuses, formats, flags.
 
-mod common;
-use common::Test;
+use crate::harness::Test;
 
 const VALID: &str = "task build { run = \"make\" }\n";
 const WARNING: &str = "gate lint = \"make lint\"\ntask build { run = \"make\" }\n";
@@ -11,7 +10,7 @@ const ERROR: &str = "task build: nope { run = \"make\" }\n";
 fn a_valid_plan_exits_0_silently() {
     Test::new()
         .file("plan.loop", VALID)
-        .args(&["check", "plan.loop"])
+        .loopc(&["check", "plan.loop"])
         .stdout("")
         .stderr("")
         .status(0)
@@ -22,7 +21,7 @@ fn a_valid_plan_exits_0_silently() {
 fn errors_exit_1_with_the_diagnostic_and_a_summary() {
     Test::new()
         .file("plan.loop", ERROR)
-        .args(&["check", "plan.loop"])
+        .loopc(&["check", "plan.loop"])
         .stdout("")
         .stderr(
             "error[E0005]: unknown task `nope`
@@ -44,13 +43,13 @@ error: 1 file checked: 1 error, 0 warnings
 fn warnings_exit_0_unless_denied() {
     Test::new()
         .file("plan.loop", WARNING)
-        .args(&["check", "plan.loop"])
+        .loopc(&["check", "plan.loop"])
         .stderr_contains("warning[W0001]: gate `lint` is defined but never used")
         .status(0)
         .run();
     Test::new()
         .file("plan.loop", WARNING)
-        .args(&["check", "--deny-warnings", "plan.loop"])
+        .loopc(&["check", "--deny-warnings", "plan.loop"])
         .stderr_contains("error[W0001]: gate `lint` is defined but never used")
         .status(1)
         .run();
@@ -61,7 +60,7 @@ fn json_prints_one_object_per_line_on_stdout() {
     let out = Test::new()
         .file("a.loop", ERROR)
         .file("b.loop", WARNING)
-        .args(&["check", "--format", "json", "a.loop", "b.loop"])
+        .loopc(&["check", "--format", "json", "a.loop", "b.loop"])
         .stderr("")
         .status(1)
         .run();
@@ -87,7 +86,7 @@ fn json_prints_one_object_per_line_on_stdout() {
 #[test]
 fn a_missing_file_is_a_one_line_error_with_exit_2() {
     Test::new()
-        .args(&["check", "missing.loop"])
+        .loopc(&["check", "missing.loop"])
         .stdout("")
         .stderr("error: cannot read `missing.loop`: No such file or directory (os error 2)\n")
         .status(2)
@@ -98,7 +97,7 @@ fn a_missing_file_is_a_one_line_error_with_exit_2() {
 fn a_directory_is_not_a_plan() {
     let out = Test::new()
         .file("dir/x", "")
-        .args(&["check", "dir"])
+        .loopc(&["check", "dir"])
         .status(2)
         .run();
     assert!(
@@ -111,10 +110,10 @@ fn a_directory_is_not_a_plan() {
 
 #[test]
 fn usage_errors_exit_2() {
-    Test::new().args(&["check"]).status(2).run();
+    Test::new().loopc(&["check"]).status(2).run();
     Test::new()
         .file("plan.loop", VALID)
-        .args(&["check", "--format", "xml", "plan.loop"])
+        .loopc(&["check", "--format", "xml", "plan.loop"])
         .status(2)
         .run();
 }
@@ -123,7 +122,7 @@ fn usage_errors_exit_2() {
 fn output_is_plain_when_not_a_terminal() {
     let out = Test::new()
         .file("plan.loop", ERROR)
-        .args(&["check", "plan.loop"])
+        .loopc(&["check", "plan.loop"])
         .status(1)
         .run();
     assert!(!out.stderr.contains('\u{1b}'), "no escape codes expected");
@@ -136,7 +135,7 @@ fn crlf_and_bom_are_accepted() {
             "plan.loop",
             "\u{feff}# plan\r\ntask build {\r\n  run = \"make\"\r\n  prompt_note = 1\r\n}\r\n",
         )
-        .args(&["check", "plan.loop"])
+        .loopc(&["check", "plan.loop"])
         .stderr_contains("plan.loop:4:3")
         .status(1)
         .run();
@@ -145,7 +144,7 @@ fn crlf_and_bom_are_accepted() {
             "plan.loop",
             "\u{feff}task build {\r\n  run = \"\"\"\r\n    make\r\n    \"\"\"\r\n}\r\n",
         )
-        .args(&["check", "plan.loop"])
+        .loopc(&["check", "plan.loop"])
         .stderr("")
         .status(0)
         .run();
@@ -153,9 +152,9 @@ fn crlf_and_bom_are_accepted() {
 
 #[test]
 fn invalid_utf8_is_a_diagnostic() {
-    let t = Test::new();
-    std::fs::write(t.path().join("plan.loop"), b"task a { run = \"\xff\" }\n").unwrap();
-    t.args(&["check", "plan.loop"])
+    Test::new()
+        .file("plan.loop", b"task a { run = \"\xff\" }\n")
+        .loopc(&["check", "plan.loop"])
         .stderr_contains("error[E0001]: file is not valid UTF-8")
         .status(1)
         .run();
@@ -165,7 +164,7 @@ fn invalid_utf8_is_a_diagnostic() {
 fn every_example_checks_clean() {
     let mut count = 0;
     let mut paths = Vec::new();
-    for entry in std::fs::read_dir(common::examples_dir()).unwrap() {
+    for entry in std::fs::read_dir(crate::harness::examples_dir()).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
             for inner in std::fs::read_dir(&path).unwrap() {
@@ -201,7 +200,7 @@ fn a_loop_name_that_cannot_be_a_branch_is_e0009() {
             "plan.loop",
             "loop \"auth refactor\" {}\ntask a { run = \"x\" }\n",
         )
-        .args(&["check", "plan.loop"])
+        .loopc(&["check", "plan.loop"])
         .stderr_contains(
             "error[E0009]: the loop name `auth refactor` does not make a valid branch name",
         )
@@ -212,7 +211,7 @@ fn a_loop_name_that_cannot_be_a_branch_is_e0009() {
             "plan.loop",
             "loop \"auth refactor\" { branch = \"loop/auth\" }\ntask a { run = \"x\" }\n",
         )
-        .args(&["check", "plan.loop"])
+        .loopc(&["check", "plan.loop"])
         .stderr("")
         .status(0)
         .run();
@@ -306,7 +305,7 @@ fn a_directory_of_plans_checks_each_plan() {
     let out = Test::new()
         .file("plans/a.loop", VALID)
         .file("plans/b.loop", ERROR)
-        .args(&["check", "--format", "json", "plans"])
+        .loopc(&["check", "--format", "json", "plans"])
         .status(1)
         .run();
     let lines: Vec<serde_json::Value> = out
@@ -330,7 +329,7 @@ fn a_directory_with_specs_and_plans_checks_both() {
         .file("d/defaults.loop", defaults)
         .file("d/spec.md", spec)
         .file("d/x.loop", "task a { run = \"x\" bogus = 1 }\n")
-        .args(&["check", "d"])
+        .loopc(&["check", "d"])
         .stderr_contains("error[E0002]: unknown field `bogus` in task `a`")
         .stderr_contains("2 files checked")
         .status(1)
@@ -342,13 +341,13 @@ fn fmt_takes_directories_and_refuses_specs() {
     let out = Test::new()
         .file("d/a.loop", "task a {run=\"x\"}\n")
         .file("d/b.loop", "task b {\n  run = \"y\"\n}\n")
-        .args(&["fmt", "--check", "d"])
+        .loopc(&["fmt", "--check", "d"])
         .status(1)
         .run();
     assert_eq!(out.stdout.trim().replace('\\', "/"), "d/a.loop");
     Test::new()
         .file("s.md", "## 0a1b2c3d: x\n")
-        .args(&["fmt", "s.md"])
+        .loopc(&["fmt", "s.md"])
         .stderr_contains("is a REEL spec")
         .status(2)
         .run();
@@ -361,14 +360,14 @@ fn a_lone_carriage_return_ends_a_line_in_every_format() {
     let plan = "agent b { run = \"x\" }\rtask a { agent = b  promt = \"x\" }\n";
     Test::new()
         .file("plan.loop", plan)
-        .args(&["check", "plan.loop"])
+        .loopc(&["check", "plan.loop"])
         .stderr_contains("┌─ plan.loop:2:21")
         .stderr_contains("2 │ task a { agent = b  promt = \"x\" }\n")
         .status(1)
         .run();
     let out = Test::new()
         .file("plan.loop", plan)
-        .args(&["check", "--format", "json", "plan.loop"])
+        .loopc(&["check", "--format", "json", "plan.loop"])
         .status(1)
         .run();
     let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
@@ -377,7 +376,7 @@ fn a_lone_carriage_return_ends_a_line_in_every_format() {
     // A comment ends at a lone `\r` too: the task after it is not commented out.
     Test::new()
         .file("plan.loop", "# comment\rtask a { run = \"x\" }\r")
-        .args(&["check", "plan.loop"])
+        .loopc(&["check", "plan.loop"])
         .stdout("")
         .stderr("")
         .status(0)
@@ -389,7 +388,7 @@ fn human_output_shows_100_diagnostics_per_file_and_counts_the_rest() {
     let plan = format!("task a {{ run = \"{}\" }}\n", "\\q".repeat(2000));
     let out = Test::new()
         .file("plan.loop", &plan)
-        .args(&["check", "plan.loop"])
+        .loopc(&["check", "plan.loop"])
         .stderr_contains(
             "note: 1900 more diagnostics in `plan.loop` not shown; `loopc check --format json` lists them all\n",
         )
@@ -399,7 +398,7 @@ fn human_output_shows_100_diagnostics_per_file_and_counts_the_rest() {
     assert_eq!(out.stderr.matches("error[E0012]").count(), 100);
     let json = Test::new()
         .file("plan.loop", &plan)
-        .args(&["check", "--format", "json", "plan.loop"])
+        .loopc(&["check", "--format", "json", "plan.loop"])
         .status(1)
         .run();
     assert_eq!(json.stdout.lines().count(), 2000);

@@ -2,9 +2,9 @@
 //! plan of the repository, and the command line (`--check`, in-place writes,
 //! syntax errors, unreadable files).
 
+use crate::harness::Test;
 use loopc::fmt::format_source;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -167,77 +167,64 @@ fn snapshots_of_ugly_inputs() {
     });
 }
 
-fn loopc(args: &[&str], dir: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_loopc"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run loopc: {e}"))
-}
-
 #[test]
 fn check_names_changed_files_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
     let ugly = "task a{run=\"x\"}\n";
     let pretty = "task a {\n  run = \"x\"\n}\n";
-    std::fs::write(dir.path().join("ugly.loop"), ugly).unwrap();
-    std::fs::write(dir.path().join("pretty.loop"), pretty).unwrap();
-
-    let out = loopc(&["fmt", "--check", "ugly.loop", "pretty.loop"], dir.path());
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "ugly.loop\n");
-    assert_eq!(read(&dir.path().join("ugly.loop")), ugly);
-
-    let out = loopc(&["fmt", "--check", "pretty.loop"], dir.path());
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(out.stdout.is_empty());
+    let test = Test::new()
+        .file("ugly.loop", ugly)
+        .file("pretty.loop", pretty);
+    test.loopc(&["fmt", "--check", "ugly.loop", "pretty.loop"])
+        .stdout("ugly.loop\n")
+        .status(1)
+        .run();
+    assert_eq!(read(&test.root.join("ugly.loop")), ugly);
+    test.loopc(&["fmt", "--check", "pretty.loop"])
+        .stdout("")
+        .run();
 }
 
 #[test]
 fn fmt_rewrites_in_place() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("plan.loop");
-    std::fs::write(&path, "task a{run=\"x\" attempts=2}").unwrap();
-    let out = loopc(&["fmt", "plan.loop"], dir.path());
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let test = Test::new().file("plan.loop", "task a{run=\"x\" attempts=2}");
+    test.loopc(&["fmt", "plan.loop"]).run();
     assert_eq!(
-        read(&path),
+        read(&test.root.join("plan.loop")),
         "task a {\n  run      = \"x\"\n  attempts = 2\n}\n"
     );
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+    let leftovers: Vec<_> = std::fs::read_dir(&test.root)
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name())
         .collect();
     assert_eq!(leftovers.len(), 1, "temporary files left: {leftovers:?}");
-    let out = loopc(&["fmt", "--check", "plan.loop"], dir.path());
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    test.loopc(&["fmt", "--check", "plan.loop"]).run();
 }
 
 #[test]
 fn syntax_errors_are_reported_and_the_file_is_left_alone() {
-    let dir = tempfile::tempdir().unwrap();
     let broken = "task a { prompt = }\n";
-    std::fs::write(dir.path().join("broken.loop"), broken).unwrap();
+    let test = Test::new().file("broken.loop", broken);
     for args in [
         &["fmt", "broken.loop"][..],
         &["fmt", "--check", "broken.loop"][..],
     ] {
-        let out = loopc(args, dir.path());
-        assert_eq!(out.status.code(), Some(1), "{out:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("E0001"), "{err}");
-        assert!(err.contains("not formatted"), "{err}");
-        assert_eq!(read(&dir.path().join("broken.loop")), broken);
+        test.loopc(args)
+            .stderr_contains("E0001")
+            .stderr_contains("not formatted")
+            .status(1)
+            .run();
+        assert_eq!(read(&test.root.join("broken.loop")), broken);
     }
 }
 
 #[test]
 fn unreadable_files_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = loopc(&["fmt", "missing.loop"], dir.path());
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.loop"));
+    Test::new()
+        .loopc(&["fmt", "missing.loop"])
+        .stderr_contains("missing.loop")
+        .status(2)
+        .run();
 }
 
 /// Every prefix of every plan (as an editor sees a file being typed): the

@@ -4,12 +4,14 @@
 //! errors, `--state`, and pipes. Every test runs the real binary.
 //!
 //! Needs `dot` (Debian package `graphviz`) and `python3` on PATH.
+//!
+//! Over 600 lines: five output formats, each checked by its real consumer
+//! (Graphviz, an XML parser, a Mermaid label decoder) with those helpers here.
 
-mod common;
-
+use crate::harness::{self, Test};
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 const FORMATS: [&str; 5] = ["text", "dot", "mermaid", "json", "svg"];
 
@@ -62,26 +64,6 @@ const ESCAPING_TITLES: [(&str, &str); 3] = [
     ("end", "]]> --> -- %% end"),
 ];
 
-fn loopc(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loopc"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("NO_COLOR")
-        // Never let a test find a repository above its temporary directory.
-        .env("GIT_CEILING_DIRECTORIES", std::env::temp_dir())
-        .stdin(Stdio::null())
-        .output()
-        .expect("run loopc")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
-}
-
 /// Every `*.loop` under `examples/` (one directory level deep too), sorted;
 /// their file stems are unique (they name the snapshots).
 fn examples() -> Vec<PathBuf> {
@@ -118,24 +100,19 @@ fn stem(p: &Path) -> String {
         .to_string()
 }
 
-/// A temporary directory holding the escaping plan as `escaping.loop`.
-fn escaping_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("escaping.loop"), ESCAPING_PLAN).expect("write plan");
-    dir
+/// A test directory holding the escaping plan as `escaping.loop`.
+fn escaping() -> Test {
+    Test::new().file("escaping.loop", ESCAPING_PLAN)
 }
 
-/// Runs `graph` and asserts a clean success; returns stdout.
-fn graph_ok(plan: &Path, format: &str, cwd: &Path) -> String {
+/// Runs `graph PLAN --format FORMAT` in `test`'s directory and asserts a
+/// clean success; returns stdout.
+fn graph_ok(test: &Test, plan: &Path, format: &str) -> String {
     let plan = plan.to_str().expect("UTF-8 path");
-    let o = loopc(&["graph", plan, "--format", format], cwd);
-    assert_eq!(stderr(&o), "", "stderr of graph {plan} --format {format}");
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "exit of graph {plan} --format {format}"
-    );
-    stdout(&o)
+    test.loopc(&["graph", plan, "--format", format])
+        .stderr("")
+        .run()
+        .stdout
 }
 
 /// Runs a program with `input` on stdin; returns (exit code, stdout, stderr).
@@ -209,11 +186,11 @@ fn visible(s: &str) -> String {
 
 #[test]
 fn every_format_of_every_example_matches_its_snapshot() {
-    let cwd = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let test = Test::new();
     for plan in examples() {
         for format in FORMATS {
-            let first = graph_ok(&plan, format, cwd);
-            let second = graph_ok(&plan, format, cwd);
+            let first = graph_ok(&test, &plan, format);
+            let second = graph_ok(&test, &plan, format);
             assert_eq!(first, second, "{} --format {format} varies", plan.display());
             insta::assert_snapshot!(format!("{}_{format}", stem(&plan)), first);
         }
@@ -222,9 +199,9 @@ fn every_format_of_every_example_matches_its_snapshot() {
 
 #[test]
 fn every_format_of_the_escaping_plan_matches_its_snapshot() {
-    let dir = escaping_dir();
+    let test = escaping();
     for format in FORMATS {
-        let out = graph_ok(Path::new("escaping.loop"), format, dir.path());
+        let out = graph_ok(&test, Path::new("escaping.loop"), format);
         insta::assert_snapshot!(format!("escaping_{format}"), out);
     }
 }
@@ -234,11 +211,11 @@ fn every_format_of_the_escaping_plan_matches_its_snapshot() {
 
 #[test]
 fn dot_of_every_example_is_accepted_by_graphviz() {
-    let cwd = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let test = Test::new();
     for plan in examples() {
-        let svg = graphviz(&graph_ok(&plan, "dot", cwd));
+        let svg = graphviz(&graph_ok(&test, &plan, "dot"));
         let texts = svg_texts(&svg);
-        for line in graph_ok(&plan, "text", cwd)
+        for line in graph_ok(&test, &plan, "text")
             .lines()
             .filter(|l| l.starts_with("  "))
         {
@@ -250,8 +227,8 @@ fn dot_of_every_example_is_accepted_by_graphviz() {
 
 #[test]
 fn dot_escaping_round_trips_through_graphviz() {
-    let dir = escaping_dir();
-    let dot = graph_ok(Path::new("escaping.loop"), "dot", dir.path());
+    let test = escaping();
+    let dot = graph_ok(&test, Path::new("escaping.loop"), "dot");
     let drawn = svg_elements(&graphviz(&dot), "text");
     // Graphviz draws each label line as one <text>: the graph label first,
     // then per node its name, title lines and kind.
@@ -267,8 +244,8 @@ fn dot_escaping_round_trips_through_graphviz() {
 
 #[test]
 fn svg_is_well_formed_xml_and_keeps_text_exactly() {
-    let dir = escaping_dir();
-    let svg = graph_ok(Path::new("escaping.loop"), "svg", dir.path());
+    let test = escaping();
+    let svg = graph_ok(&test, Path::new("escaping.loop"), "svg");
     let texts = svg_texts(&svg);
     // Tooltips carry the full name and title (line breaks as spaces).
     for (name, title) in ESCAPING_TITLES {
@@ -284,15 +261,15 @@ fn svg_is_well_formed_xml_and_keeps_text_exactly() {
     assert!(texts.contains(&"]]> --> -- %% end".to_string()));
     assert!(texts.contains(&"line two\\tend\\u{1b}[31m".to_string()));
     for plan in examples() {
-        let svg = graph_ok(&plan, "svg", Path::new(env!("CARGO_MANIFEST_DIR")));
+        let svg = graph_ok(&test, &plan, "svg");
         assert!(!svg_texts(&svg).is_empty());
     }
 }
 
 #[test]
 fn json_keeps_every_string_exactly() {
-    let dir = escaping_dir();
-    let json = graph_ok(Path::new("escaping.loop"), "json", dir.path());
+    let test = escaping();
+    let json = graph_ok(&test, Path::new("escaping.loop"), "json");
     let doc: serde_json::Value = serde_json::from_str(&json).expect("one JSON document");
     assert_eq!(doc["version"], 1);
     assert_eq!(doc["name"], ESCAPING_NAME);
@@ -344,8 +321,8 @@ fn mermaid_decode(label: &str) -> String {
 
 #[test]
 fn mermaid_labels_have_no_raw_delimiters_and_decode_exactly() {
-    let dir = escaping_dir();
-    let mermaid = graph_ok(Path::new("escaping.loop"), "mermaid", dir.path());
+    let test = escaping();
+    let mermaid = graph_ok(&test, Path::new("escaping.loop"), "mermaid");
     let mut lines = mermaid.lines();
     assert_eq!(lines.next(), Some("flowchart TD"));
     let kinds = ["a_b", "command", "a_b"];
@@ -371,8 +348,8 @@ fn mermaid_labels_have_no_raw_delimiters_and_decode_exactly() {
 
 #[test]
 fn text_shows_control_characters_and_line_breaks_as_escapes() {
-    let dir = escaping_dir();
-    let text = graph_ok(Path::new("escaping.loop"), "text", dir.path());
+    let test = escaping();
+    let text = graph_ok(&test, Path::new("escaping.loop"), "text");
     assert!(!text.chars().any(|c| c != '\n' && c.is_control()));
     assert_eq!(
         text,
@@ -409,11 +386,10 @@ task b: a c {
 
 #[test]
 fn a_plan_with_errors_prints_checks_diagnostics_and_draws_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("bad.loop"), BAD_PLAN).expect("write");
-    let check = loopc(&["check", "bad.loop"], dir.path());
-    assert_eq!(check.status.code(), Some(1));
-    let check_err = stderr(&check);
+    let test = Test::new().file("bad.loop", BAD_PLAN);
+    let check = test.loopc(&["check", "bad.loop"]).output();
+    assert_eq!(check.status, 1);
+    let check_err = check.stderr;
     let summary = "error: 1 file checked: 3 errors, 2 warnings\n";
     let diagnostics = check_err
         .strip_suffix(summary)
@@ -421,34 +397,35 @@ fn a_plan_with_errors_prints_checks_diagnostics_and_draws_nothing() {
     assert!(diagnostics.contains("E0002"), "{diagnostics}");
     assert!(diagnostics.contains("E0005"), "{diagnostics}");
     for format in FORMATS {
-        let o = loopc(&["graph", "bad.loop", "--format", format], dir.path());
-        assert_eq!(o.status.code(), Some(1), "{format}");
-        assert_eq!(stdout(&o), "", "{format} drew something");
+        let o = test
+            .loopc(&["graph", "bad.loop", "--format", format])
+            .output();
+        assert_eq!(o.status, 1, "{format}");
+        assert_eq!(o.stdout, "", "{format} drew something");
         assert_eq!(
-            stderr(&o),
+            o.stderr,
             format!("{diagnostics}error: `bad.loop` has 3 errors; no graph drawn\n"),
             "{format}"
         );
     }
-    let o = loopc(&["graph", "bad.loop", "--state"], dir.path());
-    assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stdout(&o), "");
+    let o = test.loopc(&["graph", "bad.loop", "--state"]).output();
+    assert_eq!(o.status, 1);
+    assert_eq!(o.stdout, "");
 }
 
 #[test]
 fn warnings_are_printed_like_check_and_the_graph_is_drawn() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let plan = "task a { run = \"a\" }\ntask b: a { run = \"b\" }\ntask c: a b { run = \"c\" }\n";
-    std::fs::write(dir.path().join("warn.loop"), plan).expect("write");
-    let check = loopc(&["check", "warn.loop"], dir.path());
-    assert_eq!(check.status.code(), Some(0));
-    let warnings = stderr(&check);
+    let test = Test::new().file("warn.loop", plan);
+    let check = test.loopc(&["check", "warn.loop"]).output();
+    assert_eq!(check.status, 0);
+    let warnings = check.stderr;
     assert!(warnings.contains("W0002"), "{warnings}");
-    let o = loopc(&["graph", "warn.loop"], dir.path());
-    assert_eq!(o.status.code(), Some(0));
-    assert_eq!(stderr(&o), warnings);
+    let o = test.loopc(&["graph", "warn.loop"]).output();
+    assert_eq!(o.status, 0);
+    assert_eq!(o.stderr, warnings);
     assert_eq!(
-        stdout(&o),
+        o.stdout,
         "warn: 3 tasks in 3 layers\n\nlayer 0\n  a  command\n\nlayer 1\n  \
          b  command  ← a\n\nlayer 2\n  c  command  ← a, b\n"
     );
@@ -456,13 +433,14 @@ fn warnings_are_printed_like_check_and_the_graph_is_drawn() {
 
 #[test]
 fn an_empty_plan_draws_an_empty_graph_in_every_format() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("empty.loop"), "# nothing yet\n").expect("write");
+    let test = Test::new().file("empty.loop", "# nothing yet\n");
     for format in FORMATS {
-        let o = loopc(&["graph", "empty.loop", "--format", format], dir.path());
-        assert_eq!(o.status.code(), Some(0), "{format}");
-        assert!(stderr(&o).contains("W0004"), "{format}: {}", stderr(&o));
-        let out = stdout(&o);
+        let o = test
+            .loopc(&["graph", "empty.loop", "--format", format])
+            .output();
+        assert_eq!(o.status, 0, "{format}");
+        assert!(o.stderr.contains("W0004"), "{format}: {}", o.stderr);
+        let out = o.stdout;
         match format {
             "text" => assert_eq!(out, "empty: 0 tasks in 0 layers\n"),
             "dot" => {
@@ -480,34 +458,20 @@ fn an_empty_plan_draws_an_empty_graph_in_every_format() {
 
 #[test]
 fn an_unreadable_plan_is_a_usage_error() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let o = loopc(&["graph", "missing.loop"], dir.path());
-    assert_eq!(o.status.code(), Some(2));
-    assert_eq!(stdout(&o), "");
+    let test = Test::new();
+    let o = test.loopc(&["graph", "missing.loop"]).output();
+    assert_eq!(o.status, 2);
+    assert_eq!(o.stdout, "");
     assert_eq!(
-        stderr(&o),
+        o.stderr,
         "error: cannot read `missing.loop`: No such file or directory (os error 2)\n"
     );
-    let o = loopc(&["graph", "x.loop", "--format", "png"], dir.path());
-    assert_eq!(o.status.code(), Some(2));
+    let o = test.loopc(&["graph", "x.loop", "--format", "png"]).output();
+    assert_eq!(o.status, 2);
 }
 
 // ---------------------------------------------------------------------------
 // --state
-
-fn git_init(dir: &Path) {
-    let o = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run git");
-    assert!(
-        o.status.success(),
-        "git init: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
 
 fn pipeline() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pipeline.loop")
@@ -530,19 +494,18 @@ const STATE_MAP_FORM: &str = r#"{
 
 #[test]
 fn state_at_the_repository_root_colors_every_format() {
-    let repo = tempfile::tempdir().expect("tempdir");
-    git_init(repo.path());
-    std::fs::create_dir_all(repo.path().join(".loopc")).expect("mkdir");
-    std::fs::create_dir_all(repo.path().join("deep/er")).expect("mkdir");
-    std::fs::write(repo.path().join(".loopc/state.json"), STATE_MAP_FORM).expect("write");
-    let cwd = repo.path().join("deep/er");
+    let repo = Test::repo()
+        .file(".loopc/state.json", STATE_MAP_FORM)
+        .file("deep/er/.keep", "");
+    let cwd = repo.root.join("deep/er");
     let plan = pipeline();
     let plan = plan.to_str().expect("path");
     let run = |format: &str| {
-        let o = loopc(&["graph", plan, "--state", "--format", format], &cwd);
-        assert_eq!(stderr(&o), "", "{format}");
-        assert_eq!(o.status.code(), Some(0), "{format}");
-        stdout(&o)
+        repo.loopc(&["graph", plan, "--state", "--format", format])
+            .current_dir(&cwd)
+            .stderr("")
+            .run()
+            .stdout
     };
     assert_eq!(
         run("text"),
@@ -590,52 +553,46 @@ fn state_at_the_repository_root_colors_every_format() {
         insta::assert_snapshot!(format!("state_pipeline_{format}"), run(format));
     }
     // Without --state the state file is not read.
-    let o = loopc(&["graph", plan], &cwd);
-    assert!(!stdout(&o).contains("passed"));
+    let o = repo.loopc(&["graph", plan]).current_dir(&cwd).run();
+    assert!(!o.stdout.contains("passed"));
 }
 
 #[test]
 fn state_in_list_form_outside_a_repository_is_read_from_the_current_directory() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir_all(dir.path().join(".loopc")).expect("mkdir");
-    std::fs::write(
-        dir.path().join(".loopc/state.json"),
+    let test = Test::new().file(
+        ".loopc/state.json",
         r#"{"version":1,"tasks":[{"name":"schema","status":"running","title":null},
             {"name":"client","status":"interrupted"},{"name":"0f3a9b2c","status":"blocked"}]}"#,
-    )
-    .expect("write");
-    let plan = pipeline();
-    let o = loopc(
-        &["graph", plan.to_str().expect("path"), "--state"],
-        dir.path(),
     );
-    assert_eq!(stderr(&o), "");
-    assert_eq!(o.status.code(), Some(0));
-    assert_eq!(
-        stdout(&o),
-        "api-v2: 4 tasks in 3 layers\n\nlayer 0\n  \
+    let plan = pipeline();
+    test.loopc(&["graph", plan.to_str().expect("path"), "--state"])
+        .stderr("")
+        .stdout(
+            "api-v2: 4 tasks in 3 layers\n\nlayer 0\n  \
          running      schema    command  Regenerate the API schema\n\nlayer 1\n  \
          blocked      0f3a9b2c  codex    Implement the v2 endpoints  ← schema\n  \
          interrupted  client    codex    Update the typed client  ← schema\n\nlayer 2\n  \
-         pending      e2e       command  End-to-end report  ← 0f3a9b2c, client\n"
-    );
+         pending      e2e       command  End-to-end report  ← 0f3a9b2c, client\n",
+        )
+        .run();
 }
 
 #[test]
 fn a_corrupt_or_missing_state_file_is_a_warning_and_the_graph_is_drawn_plain() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().canonicalize().expect("canonical");
+    let test = Test::new();
+    let root = test.root.canonicalize().expect("canonical");
     let plan = pipeline();
     let plan = plan.to_str().expect("path");
-    let plain = stdout(&loopc(&["graph", plan, "--format", "json"], &root));
+    let graph = |args: &[&str]| test.loopc(args).current_dir(&root).output();
+    let plain = graph(&["graph", plan, "--format", "json"]).stdout;
     let path = root.join(".loopc/state.json");
     let shown = path.display();
 
-    let o = loopc(&["graph", plan, "--format", "json", "--state"], &root);
-    assert_eq!(o.status.code(), Some(0));
-    assert_eq!(stdout(&o), plain);
+    let o = graph(&["graph", plan, "--format", "json", "--state"]);
+    assert_eq!(o.status, 0);
+    assert_eq!(o.stdout, plain);
     assert_eq!(
-        stderr(&o),
+        o.stderr,
         format!(
             "warning: no run state at `{shown}` (no `loopc run` here yet); drawing without status\n"
         )
@@ -659,11 +616,11 @@ fn a_corrupt_or_missing_state_file_is_a_warning_and_the_graph_is_drawn_plain() {
     ];
     for (content, why) in cases {
         std::fs::write(&path, content).expect("write");
-        let o = loopc(&["graph", plan, "--format", "json", "--state"], &root);
-        assert_eq!(o.status.code(), Some(0), "{content}");
-        assert_eq!(stdout(&o), plain, "{content}");
+        let o = graph(&["graph", plan, "--format", "json", "--state"]);
+        assert_eq!(o.status, 0, "{content}");
+        assert_eq!(o.stdout, plain, "{content}");
         assert_eq!(
-            stderr(&o),
+            o.stderr,
             format!(
                 "warning: cannot understand run state `{shown}`: {why}; drawing without status\n"
             )
@@ -676,11 +633,11 @@ fn a_corrupt_or_missing_state_file_is_a_warning_and_the_graph_is_drawn_plain() {
         r#"{"version":1,"plan":"other","tasks":{"schema":"passed"}}"#,
     )
     .expect("write");
-    let o = loopc(&["graph", plan, "--format", "json", "--state"], &root);
-    assert_eq!(o.status.code(), Some(0));
-    assert_eq!(stdout(&o), plain);
+    let o = graph(&["graph", plan, "--format", "json", "--state"]);
+    assert_eq!(o.status, 0);
+    assert_eq!(o.stdout, plain);
     assert_eq!(
-        stderr(&o),
+        o.stderr,
         format!(
             "warning: the run state `{shown}` is for plan `other`, not `api-v2`; drawing without status\n"
         )
@@ -689,12 +646,13 @@ fn a_corrupt_or_missing_state_file_is_a_warning_and_the_graph_is_drawn_plain() {
     // A directory where the file should be: unreadable.
     std::fs::remove_file(&path).expect("rm");
     std::fs::create_dir(&path).expect("mkdir");
-    let o = loopc(&["graph", plan, "--state"], &root);
-    assert_eq!(o.status.code(), Some(0));
+    let o = graph(&["graph", plan, "--state"]);
+    assert_eq!(o.status, 0);
     assert!(
-        stderr(&o).starts_with(&format!("warning: cannot read run state `{shown}`: ")),
+        o.stderr
+            .starts_with(&format!("warning: cannot read run state `{shown}`: ")),
         "{}",
-        stderr(&o)
+        o.stderr
     );
 }
 
@@ -716,13 +674,11 @@ fn big_plan(n: usize) -> String {
 
 #[test]
 fn a_closed_stdout_is_a_normal_exit() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("big.loop"), big_plan(3000)).expect("write");
+    let test = Test::new().file("big.loop", big_plan(3000));
     for format in FORMATS {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_loopc"))
-            .args(["graph", "big.loop", "--format", format])
-            .current_dir(dir.path())
-            .stdin(Stdio::null())
+        let mut child = test
+            .loopc(&["graph", "big.loop", "--format", format])
+            .command()
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -740,19 +696,18 @@ fn a_closed_stdout_is_a_normal_exit() {
 #[test]
 fn a_large_plan_is_drawn_completely_in_every_format() {
     let n = 3000;
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("big.loop"), big_plan(n)).expect("write");
+    let test = Test::new().file("big.loop", big_plan(n));
     let big = Path::new("big.loop");
-    let text = graph_ok(big, "text", dir.path());
+    let text = graph_ok(&test, big, "text");
     assert_eq!(text.lines().filter(|l| l.starts_with("  t")).count(), n);
-    let dot = graph_ok(big, "dot", dir.path());
+    let dot = graph_ok(&test, big, "dot");
     assert_eq!(dot.matches(" -> ").count(), n - 1);
-    let mermaid = graph_ok(big, "mermaid", dir.path());
+    let mermaid = graph_ok(&test, big, "mermaid");
     assert_eq!(mermaid.matches(" --> ").count(), n - 1);
     let json: serde_json::Value =
-        serde_json::from_str(&graph_ok(big, "json", dir.path())).expect("json");
+        serde_json::from_str(&graph_ok(&test, big, "json")).expect("json");
     assert_eq!(json["tasks"].as_array().map(Vec::len), Some(n));
-    let svg = graph_ok(big, "svg", dir.path());
+    let svg = graph_ok(&test, big, "svg");
     let edges = svg
         .lines()
         .filter(|l| l.starts_with("<path d=\"M ") && l.contains(" C "));
@@ -762,24 +717,21 @@ fn a_large_plan_is_drawn_completely_in_every_format() {
 
 #[test]
 fn text_on_a_terminal_colors_the_status_unless_no_color_is_set() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir_all(dir.path().join(".loopc")).expect("mkdir");
-    std::fs::write(
-        dir.path().join(".loopc/state.json"),
+    let test = Test::new().file(
+        ".loopc/state.json",
         r#"{"version":1,"tasks":{"schema":"passed","client":"failed"}}"#,
-    )
-    .expect("write");
+    );
     let plan = pipeline();
     // `script` (util-linux) gives loopc a terminal as stdout.
     let command = format!(
         "'{}' graph '{}' --state",
-        env!("CARGO_BIN_EXE_loopc"),
+        harness::loopc_path().display(),
         plan.display()
     );
     let on_terminal = |no_color: Option<&str>| {
         let mut cmd = Command::new("script");
         cmd.args(["-qec", &command, "/dev/null"])
-            .current_dir(dir.path())
+            .current_dir(&test.root)
             .env("GIT_CEILING_DIRECTORIES", std::env::temp_dir())
             .env_remove("NO_COLOR")
             .stdin(Stdio::null());
@@ -826,7 +778,6 @@ fn attr(line: &str, key: &str) -> i64 {
 
 #[test]
 fn svg_routes_long_edges_between_the_nodes_of_the_rows_they_cross() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let plan = r#"task a "Set up" { run = "a" }
 task b "Backend API": a { run = "b" }
 task c "Frontend shell": a { run = "c" }
@@ -837,8 +788,8 @@ task g "Integration tests": e f { run = "g" }
 task h "Docs" { run = "h" }
 task i "Release": g h { run = "i" }
 "#;
-    std::fs::write(dir.path().join("wide.loop"), plan).expect("write");
-    let svg = graph_ok(Path::new("wide.loop"), "svg", dir.path());
+    let test = Test::new().file("wide.loop", plan);
+    let svg = graph_ok(&test, Path::new("wide.loop"), "svg");
     svg_texts(&svg);
     let rects: Vec<(i64, i64, i64, i64)> = svg
         .lines()
@@ -891,7 +842,7 @@ task i "Release": g h { run = "i" }
 
 #[test]
 fn state_written_by_a_real_run_is_shown() {
-    let repo = common::repo::Repo::new();
+    let repo = Test::repo();
     repo.plan(
         r#"task a "Write a" { run = "echo a > a.txt" }
 task b "Write b": a { run = "echo b > b.txt" }
@@ -902,19 +853,17 @@ task broken "Fails" {
 task after: broken { run = "echo x > x.txt" }
 "#,
     );
-    let run = repo.run();
-    assert_eq!(run.code, 1, "{run:?}");
-    let graph = repo.loopc(&["graph", "plan.loop", "--state"]);
-    assert_eq!(graph.code, 0, "{graph:?}");
-    assert_eq!(graph.stderr, "");
-    assert_eq!(
-        graph.stdout,
-        "plan: 4 tasks in 2 layers\n\nlayer 0\n  \
-         passed       a       command  Write a\n  \
-         failed       broken  command  Fails\n\nlayer 1\n  \
-         passed       b       command  Write b  ← a\n  \
-         skipped      after   command  ← broken\n"
-    );
+    repo.loopc(&["run"]).status(1).run();
+    repo.loopc(&["graph", "plan.loop", "--state"])
+        .stderr("")
+        .stdout(
+            "plan: 4 tasks in 2 layers\n\nlayer 0\n  \
+             passed       a       command  Write a\n  \
+             failed       broken  command  Fails\n\nlayer 1\n  \
+             passed       b       command  Write b  ← a\n  \
+             skipped      after   command  ← broken\n",
+        )
+        .run();
 }
 
 #[test]
@@ -923,16 +872,16 @@ fn an_unwritable_stdout_is_an_io_error() {
         .write(true)
         .open("/dev/full")
         .expect("open /dev/full");
-    let o = Command::new(env!("CARGO_BIN_EXE_loopc"))
-        .args(["graph", "examples/pipeline.loop", "--format", "json"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::null())
+    let plan = pipeline();
+    let o = Test::new()
+        .loopc(&["graph", plan.to_str().expect("path"), "--format", "json"])
+        .command()
         .stdout(full)
         .output()
         .expect("run loopc");
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
-        stderr(&o),
+        String::from_utf8_lossy(&o.stderr),
         "error: cannot write the graph: No space left on device (os error 28)\n"
     );
 }

@@ -1,16 +1,22 @@
 //! `loopc lsp` driven through its protocol: the built binary is started and
 //! spoken to over real stdio with JSON-RPC framing (`Content-Length`),
 //! as an editor does.
+//!
+//! Over 600 lines: the protocol client (about 200 lines) and one test per
+//! request kind; the client is used by nothing else.
 
+use crate::harness::Test;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 struct Client {
+    /// The directory the server runs in.
+    _test: Test,
     child: Child,
     stdin: Option<ChildStdin>,
     rx: Receiver<Value>,
@@ -49,8 +55,10 @@ impl Client {
 
     /// Started and `initialize`d, without the `initialized` notification.
     fn start_uninitialized() -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_loopc"))
-            .arg("lsp")
+        let test = Test::new();
+        let mut child = test
+            .loopc(&["lsp"])
+            .command()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -68,6 +76,7 @@ impl Client {
             }
         });
         let mut c = Client {
+            _test: test,
             child,
             stdin,
             rx,
@@ -284,15 +293,11 @@ fn initialize_announces_every_capability() {
 
 /// The diagnostics `loopc check --format json` prints for `text`.
 fn check_json(text: &str) -> Vec<Value> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("plan.loop");
-    std::fs::write(&path, text).expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_loopc"))
-        .args(["check", "--format", "json"])
-        .arg(&path)
-        .output()
-        .expect("run loopc check");
-    String::from_utf8_lossy(&out.stdout)
+    let test = Test::new().file("plan.loop", text);
+    let path = test.root.join("plan.loop");
+    let path = path.to_str().expect("UTF-8 path");
+    let out = test.loopc(&["check", "--format", "json", path]).output();
+    out.stdout
         .lines()
         .map(|l| serde_json::from_str(l).expect("json line"))
         .collect()

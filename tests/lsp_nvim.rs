@@ -4,6 +4,7 @@
 //! Skipped (with a message) only when `nvim` is not installed and `CI` is
 //! unset; in CI it must run (`.ci/run` installs Debian's `neovim`).
 
+use crate::harness;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -82,7 +83,7 @@ fn run_nvim(dir: &Path, script: &Path, plan: &Path, out: &Path, env: &[(&str, St
         .arg(format!("luafile {}", script.display()))
         .env("LOOP_PLAN", plan)
         .env("LOOP_OUT", out)
-        .env("LOOPC", env!("CARGO_BIN_EXE_loopc"))
+        .env("LOOPC", harness::loopc_path())
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -258,7 +259,7 @@ fn shipped_neovim_snippet_attaches_and_formats() {
     let out = dir.path().join("out.json");
     let snippet = Path::new(env!("CARGO_MANIFEST_DIR")).join("editors/nvim/loopc.lua");
     // The snippet runs `loopc lsp` from $PATH.
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_loopc"))
+    let bin_dir = harness::loopc_path()
         .parent()
         .expect("bin dir")
         .to_path_buf();

@@ -1,5 +1,8 @@
 //! REEL specs as plans (docs/reel.md): the three formats, the directory form,
 //! one snapshot per diagnostic, `import` round trips and `id`.
+//!
+//! Over 600 lines: the REEL front-end as a library, all formats and their
+//! mutation tests together; the binary's side is in `reel_cli` and `reel_run`.
 
 use loopc::diagnostic::Code;
 use loopc::reel::{self, Format};

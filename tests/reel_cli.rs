@@ -1,8 +1,7 @@
 //! `loopc check`, `graph`, `import` and `id` on REEL specs, end to end
 //! through the binary (docs/reel.md).
 
-mod common;
-use common::Test;
+use crate::harness::Test;
 
 const DEFAULTS: &str =
     "budget { iterations = 10 }\nagent bot { run = \"sh agent.sh\" }\ndefaults { agent = bot }\n";
@@ -28,7 +27,7 @@ fn check_accepts_a_spec_with_defaults_beside_it() {
     Test::new()
         .file("specs/defaults.loop", DEFAULTS)
         .file("specs/auth.md", SPEC_MD)
-        .args(&["check", "specs/auth.md"])
+        .loopc(&["check", "specs/auth.md"])
         .stdout("")
         .stderr("")
         .status(0)
@@ -41,9 +40,9 @@ fn check_reports_a_bad_dependency_at_its_line_in_the_spec() {
         .file("specs/defaults.loop", DEFAULTS)
         .file(
             "specs/auth.md",
-            &SPEC_MD.replace("**Depends on:** a1b2c3d4", "**Depends on:** a1b2c3d5"),
+            SPEC_MD.replace("**Depends on:** a1b2c3d4", "**Depends on:** a1b2c3d5"),
         )
-        .args(&["check", "specs/auth.md"])
+        .loopc(&["check", "specs/auth.md"])
         .stderr(
             "error[E0005]: unknown task `a1b2c3d5`
    ┌─ specs/auth.md:13:17
@@ -63,14 +62,14 @@ fn check_takes_defaults_from_the_option() {
     Test::new()
         .file("elsewhere/agent.loop", DEFAULTS)
         .file("auth.md", SPEC_MD)
-        .args(&["check", "--defaults", "elsewhere/agent.loop", "auth.md"])
+        .loopc(&["check", "--defaults", "elsewhere/agent.loop", "auth.md"])
         .stderr("")
         .status(0)
         .run();
     // Without it there is no agent: each task says where one comes from.
     let out = Test::new()
         .file("auth.md", SPEC_MD)
-        .args(&["check", "auth.md"])
+        .loopc(&["check", "auth.md"])
         .stderr_contains("error[E0013]: agent task `a1b2c3d4` has no agent")
         .stderr_contains("`defaults.loop` beside them or from `--defaults FILE.loop`")
         .status(1)
@@ -79,7 +78,7 @@ fn check_takes_defaults_from_the_option() {
     // A missing defaults file is an I/O error.
     Test::new()
         .file("auth.md", SPEC_MD)
-        .args(&["check", "--defaults", "nope.loop", "auth.md"])
+        .loopc(&["check", "--defaults", "nope.loop", "auth.md"])
         .stderr_contains("error: cannot read `nope.loop`")
         .status(2)
         .run();
@@ -94,7 +93,7 @@ fn check_json_names_the_file_of_each_diagnostic() {
             "specs/billing.json",
             "{\"tasks\": [\n  {\"id\": \"0f3a9b2c\", \"description\": \"Bill.\", \"acceptance\": \"true\",\n   \"depends_on\": [\"auth.a1b2c3d5\"]}\n]}\n",
         )
-        .args(&["check", "--format", "json", "specs"])
+        .loopc(&["check", "--format", "json", "specs"])
         .status(1)
         .run();
     let lines: Vec<serde_json::Value> = out
@@ -119,7 +118,7 @@ fn graph_draws_a_spec_directory() {
             "specs/billing.feature",
             "Feature: Billing\n\n  @id:0f3a9b2c @depends-on:auth.a1b2c3d4\n  @acceptance:pytest -q tests/test_billing.py\n  Scenario: Bill per session\n    Given a session\n    Then it is billed\n",
         )
-        .args(&["graph", "specs"])
+        .loopc(&["graph", "specs"])
         .stdout(
             "specs: 3 tasks in 2 layers
 
@@ -140,16 +139,16 @@ fn import_writes_a_plan_that_graphs_the_same() {
     let spec = Test::new()
         .file("defaults.loop", DEFAULTS)
         .file("auth.md", SPEC_MD)
-        .args(&["graph", "--format", "json", "auth.md"])
+        .loopc(&["graph", "--format", "json", "auth.md"])
         .run();
-    let out = Test::new()
+    let test = Test::new()
         .file("defaults.loop", DEFAULTS)
-        .file("auth.md", SPEC_MD)
-        .args(&["import", "auth.md", "-o", "plan.loop"])
+        .file("auth.md", SPEC_MD);
+    test.loopc(&["import", "auth.md", "-o", "plan.loop"])
         .stdout("")
         .stderr("")
         .run();
-    let plan = std::fs::read_to_string(out.dir.path().join("plan.loop")).unwrap();
+    let plan = std::fs::read_to_string(test.root.join("plan.loop")).unwrap();
     assert!(
         plan.starts_with("# Imported from auth.md by `loopc import`.\n"),
         "{plan}"
@@ -159,48 +158,31 @@ fn import_writes_a_plan_that_graphs_the_same() {
         "{plan}"
     );
     // The written plan checks clean, is formatted, and is the same plan.
-    let check = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
-        .args(["check", "plan.loop"])
-        .current_dir(out.dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
-    let fmt = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
-        .args(["fmt", "--check", "plan.loop"])
-        .current_dir(out.dir.path())
-        .output()
-        .unwrap();
-    assert!(fmt.status.success());
-    let graph = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
-        .args(["graph", "--format", "json", "plan.loop"])
-        .current_dir(out.dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&graph.stdout), spec.stdout);
+    test.loopc(&["check", "plan.loop"]).run();
+    test.loopc(&["fmt", "--check", "plan.loop"]).run();
+    test.loopc(&["graph", "--format", "json", "plan.loop"])
+        .stdout(&spec.stdout)
+        .run();
     // Without -o the plan goes to stdout.
     let stdout = Test::new()
         .file("defaults.loop", DEFAULTS)
         .file("auth.md", SPEC_MD)
-        .args(&["import", "auth.md"])
+        .loopc(&["import", "auth.md"])
         .run();
     assert_eq!(stdout.stdout, plan);
 }
 
 #[test]
 fn import_refuses_a_spec_with_errors() {
-    let out = Test::new()
+    let test = Test::new()
         .file("defaults.loop", DEFAULTS)
-        .file("auth.json", "{\"tasks\": [{\"id\": \"a1b2c3d4\"}]}")
-        .args(&["import", "auth.json", "-o", "plan.loop"])
+        .file("auth.json", "{\"tasks\": [{\"id\": \"a1b2c3d4\"}]}");
+    test.loopc(&["import", "auth.json", "-o", "plan.loop"])
         .stderr_contains("error[E0008]: task `a1b2c3d4` has no acceptance command")
         .stderr_contains("error: `auth.json` has errors; nothing imported")
         .status(1)
         .run();
-    assert!(!out.dir.path().join("plan.loop").exists());
+    assert!(!test.root.join("plan.loop").exists());
 }
 
 #[test]
@@ -209,15 +191,8 @@ fn id_prints_an_unused_reel_id() {
         .file("specs/auth.md", SPEC_MD)
         .file("specs/notes.txt", "not a spec");
     let mut seen = std::collections::BTreeSet::new();
-    let out = test.args(&["id", "specs"]).run();
-    for _ in 0..20 {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
-            .args(["id", "specs"])
-            .current_dir(out.dir.path())
-            .output()
-            .unwrap();
-        assert!(o.status.success());
-        let text = String::from_utf8(o.stdout).unwrap();
+    for _ in 0..21 {
+        let text = test.loopc(&["id", "specs"]).run().stdout;
         let id = text.strip_suffix('\n').expect("one line");
         assert!(loopc::reel::is_reel_id(id), "{id:?}");
         assert!(!["a1b2c3d4", "b2c3d4e5"].contains(&id));
@@ -225,7 +200,7 @@ fn id_prints_an_unused_reel_id() {
     }
     assert!(seen.len() > 1, "ids are random: {seen:?}");
     Test::new()
-        .args(&["id", "missing-dir"])
+        .loopc(&["id", "missing-dir"])
         .stderr_contains("error: cannot read the specs in `missing-dir`")
         .status(2)
         .run();

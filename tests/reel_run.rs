@@ -1,24 +1,15 @@
 //! `loopc run` on REEL specs, end to end: a temporary git repository, a
 //! scripted shell agent, the acceptance commands of the specs as gates.
 
-mod common;
-use common::repo::{Repo, SIMPLE_AGENT};
+use crate::harness::{SIMPLE_AGENT, Test};
 
 const DEFAULTS: &str = "budget { iterations = 10 }\nagent bot { run = \"sh @BIN@/agent.sh\" }\ndefaults { agent = bot }\n";
 
 #[test]
 fn a_directory_of_specs_runs_with_cross_file_dependencies() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
-    let specs = repo.root.join("specs");
-    std::fs::create_dir_all(&specs).unwrap();
-    let write = |name: &str, text: &str| {
-        std::fs::write(
-            specs.join(name),
-            text.replace("@BIN@", &repo.bin.to_string_lossy()),
-        )
-        .unwrap();
-    };
+    let write = |name: &str, text: &str| repo.write(&format!("specs/{name}"), repo.expand(text));
     write("defaults.loop", DEFAULTS);
     write(
         "auth.md",
@@ -37,8 +28,7 @@ fn a_directory_of_specs_runs_with_cross_file_dependencies() {
         "Feature: Notify\n\n  @id:9e8d7c6b @depends-on:billing.0f3a9b2c\n  @acceptance:grep -q 'made by notify.9e8d7c6b' notify.9e8d7c6b.txt\n  Scenario: Warn before expiry\n    Given a session about to expire\n    Then the user is warned\n",
     );
     let main_before = repo.git(&["rev-parse", "main"]);
-    let r = repo.loopc(&["run", "specs"]);
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run", "specs"]).status(0).run();
     for task in ["auth.a1b2c3d4", "billing.0f3a9b2c", "notify.9e8d7c6b"] {
         assert_eq!(repo.status_of(task), "passed", "{task}: {r:?}");
     }
@@ -61,8 +51,7 @@ fn a_directory_of_specs_runs_with_cross_file_dependencies() {
 
     // A second run replays every task from the cache: the lowered tasks'
     // keys are stable from one compilation of the specs to the next.
-    let again = repo.loopc(&["run", "specs"]);
-    assert_eq!(again.code, 0, "{again:?}");
+    let again = repo.loopc(&["run", "specs"]).status(0).run();
     for task in ["auth.a1b2c3d4", "billing.0f3a9b2c", "notify.9e8d7c6b"] {
         assert_eq!(repo.status_of(task), "cached", "{task}: {again:?}");
     }
@@ -70,25 +59,20 @@ fn a_directory_of_specs_runs_with_cross_file_dependencies() {
 
 #[test]
 fn a_failing_acceptance_command_fails_the_task_and_a_bad_spec_runs_nothing() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
-    std::fs::write(
-        repo.root.join("defaults.loop"),
-        DEFAULTS
-            .replace("@BIN@", &repo.bin.to_string_lossy())
-            .replace(
-                "defaults { agent = bot }",
-                "defaults { agent = bot  attempts = 1 }",
-            ),
-    )
-    .unwrap();
-    std::fs::write(
-        repo.root.join("spec.md"),
+    repo.write(
+        "defaults.loop",
+        repo.expand(DEFAULTS).replace(
+            "defaults { agent = bot }",
+            "defaults { agent = bot  attempts = 1 }",
+        ),
+    );
+    repo.write(
+        "spec.md",
         "## a1b2c3d4: Never good enough\n\nTry.\n\n**Acceptance:** `false`\n\n## b2c3d4e5: After it\n\nThen this.\n\n**Depends on:** a1b2c3d4\n**Acceptance:** `true`\n",
-    )
-    .unwrap();
-    let r = repo.loopc(&["run", "spec.md"]);
-    assert_eq!(r.code, 1, "{r:?}");
+    );
+    let r = repo.loopc(&["run", "spec.md"]).status(1).run();
     assert_eq!(repo.status_of("a1b2c3d4"), "failed");
     // The spec's acceptance command is the task's `accept` gate.
     assert!(
@@ -98,9 +82,8 @@ fn a_failing_acceptance_command_fails_the_task_and_a_bad_spec_runs_nothing() {
     );
     assert_eq!(repo.status_of("b2c3d4e5"), "skipped");
 
-    std::fs::write(repo.root.join("bad.json"), "{\"tasks\": [").unwrap();
-    let r = repo.loopc(&["run", "bad.json"]);
-    assert_eq!(r.code, 2, "{r:?}");
+    repo.write("bad.json", "{\"tasks\": [");
+    let r = repo.loopc(&["run", "bad.json"]).status(2).run();
     assert!(r.stderr.contains("error[E0001]: invalid JSON"), "{r:?}");
     assert!(r.stderr.contains("bad.json:1:12"), "{r:?}");
 }

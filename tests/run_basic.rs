@@ -2,12 +2,11 @@
 //! state, events and progress files, command tasks, the environment
 //! protocol, and the shell-injection case.
 
-mod common;
-use common::repo::{Repo, SIMPLE_AGENT};
+use crate::harness::{SIMPLE_AGENT, Test};
 
 /// An agent that waits (bounded) until both `a` and `b` have started, so
 /// the test proves overlap structurally, then writes its file.
-fn rendezvous_agent(repo: &Repo) -> String {
+fn rendezvous_agent(repo: &Test) -> String {
     let sync = repo.bin.join("sync");
     std::fs::create_dir_all(&sync).unwrap();
     repo.script(
@@ -31,7 +30,7 @@ printf '{{"status":"completed","summary":"wrote %s.txt","cost_usd":0.25}}' "$LOO
 
 #[test]
 fn independent_tasks_run_in_parallel_and_merge() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     rendezvous_agent(&repo);
     repo.plan(
         r#"
@@ -45,8 +44,7 @@ task c "Task C": a b { run = "cat a.txt b.txt > c.txt" }
 "#,
     );
     let main_before = repo.git(&["rev-parse", "main"]);
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run"]).status(0).run();
 
     // Both attempts started before either finished: they overlapped.
     let a_start = repo.seq_of("attempt_started", "a");
@@ -104,7 +102,7 @@ task c "Task C": a b { run = "cat a.txt b.txt > c.txt" }
 
 #[test]
 fn environment_protocol_and_prompt_on_stdin() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let out = repo.bin.join("seen");
     repo.script(
         "env-agent.sh",
@@ -126,8 +124,7 @@ agent bot { run = "sh @BIN@/env-agent.sh"  cost = $0.5  env = { FROM_AGENT = "1"
 task t "The title" { agent = bot  prompt = "PROMPT-TEXT"  env = { FROM_TASK = "2" } }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let stdin = std::fs::read_to_string(format!("{}.stdin", out.display())).unwrap();
     assert!(stdin.starts_with("PROMPT-TEXT"), "{stdin}");
     assert!(
@@ -159,7 +156,7 @@ task t "The title" { agent = bot  prompt = "PROMPT-TEXT"  env = { FROM_TASK = "2
 
 #[test]
 fn shell_injection_in_title_runs_nothing() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     let marker = repo.bin.join("pwned");
     repo.plan(&format!(
@@ -172,8 +169,7 @@ task evil "$(touch {m}) `touch {m}`; touch {m}" {{ agent = bot  prompt = "$(touc
 "#,
         m = marker.display()
     ));
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert!(!marker.exists(), "a value was pasted into a shell command");
     let log = repo.git(&["log", "-1", "--format=%s", "loop/inj"]);
     assert!(log.starts_with("loop(evil): $(touch"), "{log}");
@@ -181,7 +177,7 @@ task evil "$(touch {m}) `touch {m}`; touch {m}" {{ agent = bot  prompt = "$(touc
 
 #[test]
 fn command_tasks_need_no_agent() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.plan(
         r#"
 loop "cmds" { parallel = 2 }
@@ -189,8 +185,7 @@ task gen { run = "echo generated > gen.txt" }
 task check: gen { run = "grep -q generated gen.txt && echo ok > checked.txt" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.show("loop/cmds", "checked.txt").unwrap(), "ok\n");
     assert_eq!(repo.state()["spent"]["iterations"], 0);
     let msg = repo.git(&["log", "-1", "--format=%s", "loop/cmds"]);
@@ -199,10 +194,9 @@ task check: gen { run = "grep -q generated gen.txt && echo ok > checked.txt" }
 
 #[test]
 fn progress_shows_non_ascii_file_names_as_they_are() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.plan("loop \"nm\" { }\ntask a { run = \"echo x > 'ü sp.txt'\" }\n");
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let progress = std::fs::read_to_string(repo.root.join(".loopc/progress.md")).unwrap();
     assert!(progress.contains("ü sp.txt"), "{progress}");
     assert!(!progress.contains("\\303"), "{progress}");

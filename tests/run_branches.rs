@@ -3,8 +3,7 @@
 //! user's branch with a task branch's name, or one named `loopc` that
 //! blocks the namespace, is a pre-flight error.
 
-mod common;
-use common::repo::{Repo, SIMPLE_AGENT};
+use crate::harness::{SIMPLE_AGENT, Test};
 
 const TWO_TASKS: &str = r#"
 loop "h" { }
@@ -16,7 +15,7 @@ task b: a { agent = bot  prompt = "y" }
 
 #[test]
 fn clean_removes_only_branches_loopc_created() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.script(
         "fail.sh",
@@ -32,24 +31,21 @@ task a { agent = bad  prompt = "x"  attempts = 1 }
     );
     // Branches of a plan that never ran, in loopc's shape.
     repo.git(&["branch", "loopc/other/t/1"]);
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/h/a/1"]));
-    let c = repo.loopc(&["clean"]);
-    assert_eq!(c.code, 0, "{c:?}");
+    repo.loopc(&["clean"]).status(0).run();
     assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/h/a/1"]));
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/other/t/1"]));
 }
 
 #[test]
 fn a_users_branch_with_a_task_branch_name_is_not_replaced() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(TWO_TASKS);
     repo.git(&["branch", "loopc/h/a/1"]);
     let mine = repo.git(&["rev-parse", "loopc/h/a/1"]);
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("loopc/h/a/1"), "{r:?}");
     assert!(r.stderr.contains("not created by loopc"), "{r:?}");
     assert_eq!(repo.git(&["rev-parse", "loopc/h/a/1"]), mine);
@@ -57,38 +53,35 @@ fn a_users_branch_with_a_task_branch_name_is_not_replaced() {
 
 #[test]
 fn a_branch_named_loopc_is_a_preflight_error() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(TWO_TASKS);
     repo.git(&["branch", "loopc"]);
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("`loopc`"), "{r:?}");
     assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
 }
 
 #[test]
 fn clean_integration_leaves_a_branch_loopc_did_not_create() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(TWO_TASKS);
     // The user made the integration branch before loopc's first run.
     repo.git(&["branch", "loop/h"]);
-    assert_eq!(repo.run().code, 0);
-    let c = repo.loopc(&["clean", "--integration"]);
-    assert_eq!(c.code, 2, "{c:?}");
+    repo.loopc(&["run"]).run();
+    let c = repo.loopc(&["clean", "--integration"]).status(2).run();
     assert!(c.stderr.contains("not created by loopc"), "{c:?}");
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/h"]));
 }
 
 #[test]
 fn a_branch_blocking_the_plans_namespace_is_a_preflight_error() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(TWO_TASKS);
     repo.git(&["branch", "loopc/h/b"]);
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("`loopc/h/b`"), "{r:?}");
     assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
 }
@@ -101,15 +94,14 @@ task b "Task B": a { run = "echo b > b.txt" }
 
 #[test]
 fn an_existing_integration_branch_with_a_users_commits_is_refused() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.write("mine.txt", "precious\n");
     repo.commit("my work");
     let mine = repo.git(&["rev-parse", "main"]);
     // Run from another branch, one commit behind main.
     repo.git(&["checkout", "-q", "-b", "work", "main~1"]);
     repo.plan(ON_MAIN);
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("`main`"), "{r:?}");
     assert!(r.stderr.contains("my work"), "{r:?}");
     assert!(r.stderr.contains("choose another `branch`"), "{r:?}");
@@ -120,18 +112,16 @@ fn an_existing_integration_branch_with_a_users_commits_is_refused() {
 
 #[test]
 fn an_existing_integration_branch_with_only_loopcs_commits_is_rebuilt() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.git(&["checkout", "-q", "-b", "work"]);
     repo.plan(ON_MAIN);
     // `main` is behind nothing and ahead of nothing: loopc may use it.
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.show("main", "b.txt").as_deref(), Some("b\n"));
     // Without the ledger (the user deleted `.loopc/`), main's commits that
     // are not on the base are all loopc's: it is rebuilt.
     std::fs::remove_dir_all(repo.root.join(".loopc")).unwrap();
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.show("main", "b.txt").as_deref(), Some("b\n"));
     // A commit of the user's on top makes it the user's branch again.
     repo.git(&["checkout", "-q", "main"]);
@@ -141,17 +131,15 @@ fn an_existing_integration_branch_with_only_loopcs_commits_is_rebuilt() {
     let mine = repo.git(&["rev-parse", "main"]);
     repo.git(&["checkout", "-q", "work"]);
     std::fs::remove_dir_all(repo.root.join(".loopc")).unwrap();
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    repo.loopc(&["run"]).status(2).run();
     assert_eq!(repo.git(&["rev-parse", "main"]), mine);
 }
 
 #[test]
 fn a_users_commit_on_loopcs_own_integration_branch_is_not_dropped() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.plan("loop \"jg\" { }\ntask a { run = \"echo a > a.txt\" }\n");
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     // loopc created loop/jg; the user commits on it afterwards.
     repo.git(&["checkout", "-q", "loop/jg"]);
     repo.write("mine.txt", "precious\n");
@@ -159,8 +147,7 @@ fn a_users_commit_on_loopcs_own_integration_branch_is_not_dropped() {
     repo.git(&["commit", "-q", "-m", "my fix on top"]);
     let mine = repo.git(&["rev-parse", "loop/jg"]);
     repo.git(&["checkout", "-q", "main"]);
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("my fix on top"), "{r:?}");
     assert!(r.stderr.contains("merge them into the base"), "{r:?}");
     assert_eq!(repo.git(&["rev-parse", "loop/jg"]), mine);

@@ -5,9 +5,7 @@
 //! Every stop is exit 3 with the budget and what was spent in state.json,
 //! on stderr and in `loopc status`.
 
-mod common;
-
-use common::repo::Repo;
+use crate::harness::Test;
 
 /// Fails attempts below `$PASS_AT` (by `LOOP_ATTEMPT`), then writes
 /// `<task>.txt` with a handoff costing `$COST` (no `cost_usd` when COST is
@@ -21,8 +19,8 @@ if [ -n "$COST" ]; then
 fi
 "#;
 
-fn repo_with(plan: &str) -> Repo {
-    let repo = Repo::new();
+fn repo_with(plan: &str) -> Test {
+    let repo = Test::repo();
     repo.script("agent.sh", AGENT);
     repo.plan(plan);
     repo
@@ -40,8 +38,7 @@ agent bot { run = "sh @BIN@/agent.sh"  env = { PASS_AT = "3" } }
 task a { agent = bot  prompt = "x"  attempts = 3 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.status_of("a"), "passed");
     assert_eq!(repo.task("a")["attempts"], 3);
     let s = repo.state();
@@ -61,8 +58,7 @@ task a { agent = bot  prompt = "x" }
 task b { agent = bot  prompt = "y" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 3, "{r:?}");
+    let r = repo.loopc(&["run"]).status(3).run();
     assert_eq!(repo.status_of("a"), "passed");
     assert_eq!(repo.show("loop/b", "a.txt").unwrap(), "made by a\n");
     assert_eq!(repo.status_of("b"), "pending");
@@ -74,8 +70,7 @@ task b { agent = bot  prompt = "y" }
     let reason = "budget `iterations` spent: 1 of 1 agent attempts";
     assert_eq!(s["stop_reason"], reason);
     assert!(r.stderr.contains(reason), "{r:?}");
-    let st = repo.loopc(&["status"]);
-    assert_eq!(st.code, 0, "{st:?}");
+    let st = repo.loopc(&["status"]).status(0).run();
     assert!(st.stdout.contains(&format!("stopped: {reason}")), "{st:?}");
     assert!(
         st.stdout
@@ -95,8 +90,7 @@ task a { agent = bot  prompt = "x" }
 task b { agent = bot  prompt = "y" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 3, "{r:?}");
+    repo.loopc(&["run"]).status(3).run();
     assert_eq!(repo.status_of("a"), "passed");
     assert_eq!(repo.status_of("b"), "pending");
     let s = repo.state();
@@ -107,7 +101,7 @@ task b { agent = bot  prompt = "y" }
         reason.contains("budget `cost` spent: $0.06 of $0.05"),
         "{reason}"
     );
-    let st = repo.loopc(&["status"]);
+    let st = repo.loopc(&["status"]).run();
     assert!(st.stdout.contains("cost $0.06 of $0.05"), "{st:?}");
 }
 
@@ -125,8 +119,7 @@ task b: a { agent = bot  prompt = "y" }
 task c: b { agent = bot  prompt = "z" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 3, "{r:?}");
+    repo.loopc(&["run"]).status(3).run();
     assert_eq!(repo.status_of("a"), "passed");
     assert_eq!(repo.status_of("b"), "passed");
     assert_eq!(repo.status_of("c"), "pending");
@@ -154,8 +147,7 @@ task a { agent = mystery  prompt = "x" }
 task b { agent = mystery  prompt = "y" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 3, "{r:?}");
+    let r = repo.loopc(&["run"]).status(3).run();
     // The attempt keeps its result; nothing else starts.
     assert_eq!(repo.status_of("a"), "passed");
     assert_eq!(repo.show("loop/b", "a.txt").unwrap(), "made by a\n");
@@ -181,8 +173,7 @@ task a { agent = mystery  prompt = "x" }
 task b { agent = mystery  prompt = "y" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.task("b")["cost_unknown"], true);
 }
 
@@ -197,8 +188,7 @@ task a { agent = bot  prompt = "x"  attempts = 5 }
 task b { agent = bot  prompt = "y"  attempts = 5 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 3, "{r:?}");
+    let r = repo.loopc(&["run"]).status(3).run();
     let s = repo.state();
     assert_eq!(s["spent"]["consecutive_failures"], 2);
     let reason = "circuit breaker: 2 failed attempts in a row (budget `failures` = 2)";
@@ -228,15 +218,13 @@ task b: a {{ agent = bot  prompt = "y" }}
         repo
     };
     let capped = setup("cost = $0.25");
-    let r = capped.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    capped.loopc(&["run"]).status(0).run();
     // $0.01 reported by bot for a, its reviewer's cap $0.25, $0.01 for b.
     assert_eq!(capped.task("a")["cost_micro_usd"], 260_000);
     assert_eq!(capped.state()["spent"]["cost_micro_usd"], 270_000);
 
     let uncapped = setup("");
-    let r = uncapped.run();
-    assert_eq!(r.code, 3, "{r:?}");
+    uncapped.loopc(&["run"]).status(3).run();
     let reason = uncapped.state()["stop_reason"]
         .as_str()
         .unwrap()
@@ -258,8 +246,7 @@ task after: bad { run = "echo > after" }
 task good { run = "echo > good" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.task("bad")["status"], "failed");
     assert_eq!(repo.task("after")["status"], "skipped");
     assert_eq!(repo.task("good")["status"], "passed");
@@ -278,8 +265,7 @@ task c { run = "exit 1"  attempts = 1 }
 task d { run = "echo > d" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 3, "{r:?}");
+    repo.loopc(&["run"]).status(3).run();
     assert_eq!(repo.task("d")["status"], "pending");
 }
 
@@ -292,8 +278,7 @@ agent bot { run = "COST=-5 sh @BIN@/agent.sh" }
 task a { agent = bot  prompt = "x"  attempts = 1 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     let a = repo.task("a");
     assert_eq!(a["status"], "failed");
     assert!(

@@ -2,8 +2,7 @@
 //! for an unusable plan or repository, `loopc status`, `loopc clean`, the
 //! repository lock, and the budget stop (exit 3).
 
-mod common;
-use common::repo::{Repo, SIMPLE_AGENT};
+use crate::harness::{SIMPLE_AGENT, Test};
 
 const PLAN: &str = r#"
 loop "cli" { }
@@ -12,7 +11,7 @@ agent bot { run = "sh @BIN@/agent.sh" }
 task a { agent = bot  prompt = "x" }
 "#;
 
-fn no_work_started(repo: &Repo) {
+fn no_work_started(repo: &Test) {
     assert!(
         !repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cli"])
             || repo.git(&["rev-parse", "loop/cli"]) == repo.git(&["rev-parse", "main"])
@@ -22,32 +21,29 @@ fn no_work_started(repo: &Repo) {
 
 #[test]
 fn plan_errors_exit_2_with_diagnostics() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.plan("task a { prompt = \"x\"  agent = nobody }\n");
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("E0005"), "{r:?}");
     no_work_started(&repo);
 }
 
 #[test]
 fn not_a_git_repository_exits_2() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let outside = repo.bin.join("plain");
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("plan.loop"), "task a { run = \"true\" }\n").unwrap();
-    let r = repo.loopc_in(&outside, &["run"]);
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).current_dir(&outside).status(2).run();
     assert!(r.stderr.contains("not inside a git repository"), "{r:?}");
 }
 
 #[test]
 fn missing_base_branch_exits_2() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(&PLAN.replace("loop \"cli\" { }", "loop \"cli\" { base = \"nope\" }"));
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(
         r.stderr.contains("base branch `nope` does not exist"),
         "{r:?}"
@@ -57,7 +53,7 @@ fn missing_base_branch_exits_2() {
 
 #[test]
 fn merge_in_progress_exits_2() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.write("f.txt", "one\n");
     repo.commit("f");
@@ -69,28 +65,25 @@ fn merge_in_progress_exits_2() {
     repo.commit("three");
     assert!(!repo.git_ok(&["merge", "-q", "other"]));
     repo.plan(PLAN);
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("in the middle of a merge"), "{r:?}");
     no_work_started(&repo);
 }
 
 #[test]
 fn integration_branch_checked_out_exits_2() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.git(&["checkout", "-q", "-b", "loop/cli"]);
     repo.plan(PLAN);
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("is checked out"), "{r:?}");
 }
 
 #[test]
 fn status_and_clean() {
-    let repo = Repo::new();
-    let r = repo.loopc(&["status"]);
-    assert_eq!(r.code, 2, "no state yet: {r:?}");
+    let repo = Test::repo();
+    repo.loopc(&["status"]).status(2).run();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.script(
         "fail.sh",
@@ -106,16 +99,13 @@ task a { agent = bot  prompt = "x" }
 task b { agent = bad  prompt = "y"  attempts = 2 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    let r = repo.loopc(&["run"]).status(1).run();
     assert!(r.stderr.contains("exit status 3"), "{r:?}");
 
-    let s = repo.loopc(&["status"]);
-    assert_eq!(s.code, 0, "{s:?}");
+    let s = repo.loopc(&["status"]).status(0).run();
     assert!(s.stdout.contains("a     passed"), "{s:?}");
     assert!(s.stdout.contains("b     failed"), "{s:?}");
-    let j = repo.loopc(&["status", "--json"]);
-    assert_eq!(j.code, 0);
+    let j = repo.loopc(&["status", "--json"]).run();
     let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap();
     assert_eq!(v["version"], 1);
     assert_eq!(v["tasks"][1]["status"], "failed");
@@ -126,24 +116,22 @@ task b { agent = bad  prompt = "y"  attempts = 2 }
     assert_ne!(repo.git(&["branch", "--list", "loopc/*"]), "");
     // A user branch in a look-alike namespace is not loopc's.
     repo.git(&["branch", "loopc/mine"]);
-    let c = repo.loopc(&["clean"]);
-    assert_eq!(c.code, 0, "{c:?}");
+    repo.loopc(&["clean"]).status(0).run();
     assert_eq!(repo.git(&["branch", "--list", "loopc/*/*/*"]), "");
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/mine"]));
     assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
     assert!(!repo.root.join(".loopc/logs").exists());
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cli"]));
     // status still works after clean.
-    assert_eq!(repo.loopc(&["status"]).code, 0);
-    let c = repo.loopc(&["clean", "--integration"]);
-    assert_eq!(c.code, 0, "{c:?}");
+    repo.loopc(&["status"]).run();
+    repo.loopc(&["clean", "--integration"]).status(0).run();
     assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cli"]));
     assert_eq!(repo.git(&["symbolic-ref", "--short", "HEAD"]), "main");
 }
 
 #[test]
 fn second_run_is_refused_while_one_holds_the_lock() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let sync = repo.bin.join("started");
     let release = repo.bin.join("release");
     repo.script(
@@ -162,33 +150,26 @@ agent bot { run = "sh @BIN@/waiter.sh" }
 task a { agent = bot  prompt = "x" }
 "#,
     );
-    let mut first = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
-        .arg("run")
-        .current_dir(&repo.root)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut first = repo.loopc(&["run"]).spawn();
     let mut i = 0;
     while !sync.exists() && i < 500 {
         std::thread::sleep(std::time::Duration::from_millis(20));
         i += 1;
     }
-    let second = repo.run();
+    let second = repo.loopc(&["run"]).output();
     // Read-only commands still work while the lock is held.
-    let status = repo.loopc(&["status", "--json"]);
+    let status = repo.loopc(&["status", "--json"]).output();
     std::fs::write(&release, "").unwrap();
     let first_code = first.wait().unwrap().code();
-    assert_eq!(second.code, 2, "{second:?}");
+    assert_eq!(second.status, 2, "{second:?}");
     assert!(second.stderr.contains("holds the lock"), "{second:?}");
-    assert_eq!(status.code, 0, "{status:?}");
+    assert_eq!(status.status, 0, "{status:?}");
     assert_eq!(first_code, Some(0));
 }
 
 #[test]
 fn iterations_budget_stops_with_exit_3() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("fail.sh", "#!/bin/sh\ncat >/dev/null\nexit 1\n");
     repo.plan(
         r#"
@@ -198,8 +179,7 @@ agent bad { run = "sh @BIN@/fail.sh" }
 task a { agent = bad  prompt = "x"  attempts = 5 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 3, "{r:?}");
+    repo.loopc(&["run"]).status(3).run();
     let s = repo.state();
     assert_eq!(s["status"], "stopped");
     assert_eq!(s["spent"]["iterations"], 2);
@@ -211,7 +191,7 @@ task a { agent = bad  prompt = "x"  attempts = 5 }
 
 #[test]
 fn circuit_breaker_stops_with_exit_3() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("fail.sh", "#!/bin/sh\ncat >/dev/null\nexit 1\n");
     repo.plan(
         r#"
@@ -221,8 +201,7 @@ agent bad { run = "sh @BIN@/fail.sh" }
 task a { agent = bad  prompt = "x"  attempts = 5 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 3, "{r:?}");
+    repo.loopc(&["run"]).status(3).run();
     assert!(
         repo.state()["stop_reason"]
             .as_str()
@@ -234,7 +213,7 @@ task a { agent = bad  prompt = "x"  attempts = 5 }
 
 #[test]
 fn time_budget_stops_running_attempts_with_exit_3() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("sleepy.sh", "#!/bin/sh\ncat >/dev/null\nsleep 1000\n");
     repo.plan(
         r#"
@@ -244,8 +223,7 @@ agent bot { run = "sh @BIN@/sleepy.sh" }
 task a { agent = bot  prompt = "x" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 3, "{r:?}");
+    let r = repo.loopc(&["run"]).status(3).run();
     assert_eq!(repo.status_of("a"), "interrupted");
     // The attempt ran until the budget killed it: it counts (unlike one
     // cut off by Ctrl-C, see run_signals).
@@ -256,7 +234,7 @@ task a { agent = bot  prompt = "x" }
     );
     assert_eq!(repo.state()["spent"]["iterations"], 1);
     assert!(r.stdout.contains("1 agent attempts"), "{r:?}");
-    let status = repo.loopc(&["status"]);
+    let status = repo.loopc(&["status"]).run();
     assert!(
         status.stdout.contains("stopped by the `time` budget"),
         "{status:?}"
@@ -271,7 +249,7 @@ task a { agent = bot  prompt = "x" }
 
 #[test]
 fn sigterm_kills_running_work_and_exits_130() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let started = repo.bin.join("started");
     let pidfile = repo.bin.join("agent.pid");
     repo.script(
@@ -291,14 +269,7 @@ task a { agent = bot  prompt = "x" }
 task b: a { agent = bot  prompt = "y" }
 "#,
     );
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
-        .arg("run")
-        .current_dir(&repo.root)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = repo.loopc(&["run"]).spawn();
     let mut i = 0;
     while !started.exists() && i < 500 {
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -343,18 +314,16 @@ task b: a { agent = bot  prompt = "y" }
 
 #[test]
 fn missing_plan_file_exits_2() {
-    let repo = Repo::new();
-    let r = repo.loopc(&["run", "nope.loop"]);
-    assert_eq!(r.code, 2, "{r:?}");
+    let repo = Test::repo();
+    let r = repo.loopc(&["run", "nope.loop"]).status(2).run();
     assert!(r.stderr.contains("nope.loop"), "{r:?}");
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("no plan given"), "{r:?}");
 }
 
 #[test]
 fn jobs_flag_overrides_parallel() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(
         r#"
@@ -366,8 +335,7 @@ task b { agent = bot  prompt = "y" }
 task c { agent = bot  prompt = "z" }
 "#,
     );
-    let r = repo.loopc(&["run", "-j", "1"]);
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run", "-j", "1"]).status(0).run();
     assert_eq!(repo.events()[0]["parallel"], 1);
     // One at a time: each attempt finishes before the next starts.
     let a_end = repo.seq_of("attempt_finished", "a");

@@ -3,9 +3,7 @@
 //! SIGKILL at many points of a four-task run, then run again to the end; the
 //! integration branch must hold exactly what an uninterrupted run makes.
 
-mod common;
-
-use common::repo::Repo;
+use crate::harness::Test;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -37,8 +35,8 @@ n=$(grep -c "^$LOOP_TASK\$" shared.txt)
 [ "$n" = 1 ] || { echo "$LOOP_TASK appears $n times"; exit 1; }
 "#;
 
-fn setup() -> Repo {
-    let repo = Repo::new();
+fn setup() -> Test {
+    let repo = Test::repo();
     repo.write("shared.txt", "start\n");
     repo.commit("shared file");
     repo.script("agent.sh", AGENT);
@@ -49,7 +47,7 @@ fn setup() -> Repo {
 
 /// Checks the end state of a completed run of plan `branch`: its tree,
 /// every task done, nothing of loopc's left behind.
-fn assert_complete(repo: &Repo, branch: &str, tasks: &[&str], reference_tree: &str, label: &str) {
+fn assert_complete(repo: &Test, branch: &str, tasks: &[&str], reference_tree: &str, label: &str) {
     let tree = repo.git(&["rev-parse", &format!("{branch}^{{tree}}")]);
     assert_eq!(tree, reference_tree, "{label}: integration tree");
     for t in tasks {
@@ -87,8 +85,8 @@ const WORKERS: usize = 3;
 
 fn kill_and_rerun(
     points: &[usize],
-    setup: &(dyn Fn() -> Repo + Sync),
-    check: &(dyn Fn(&Repo, &str) + Sync),
+    setup: &(dyn Fn() -> Test + Sync),
+    check: &(dyn Fn(&Test, &str) + Sync),
 ) -> usize {
     let next = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
@@ -101,7 +99,7 @@ fn kill_and_rerun(
                         return;
                     };
                     let repo = setup();
-                    let mut child = repo.spawn(&["run"]);
+                    let mut child = repo.loopc(&["run"]).spawn();
                     let mut exited = false;
                     repo.wait_for(4000, || {
                         exited = matches!(child.try_wait(), Ok(Some(_)));
@@ -116,9 +114,9 @@ fn kill_and_rerun(
                         in_progress.fetch_add(1, Ordering::SeqCst);
                     }
                     let label = format!("kill point {n}");
-                    let r = repo.run();
+                    let r = repo.loopc(&["run"]).output();
                     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        assert_eq!(r.code, 0, "{label}: {r:?}");
+                        assert_eq!(r.status, 0, "{label}: {r:?}");
                         check(&repo, &label);
                     }));
                     if let Err(e) = outcome {
@@ -142,8 +140,7 @@ fn kill_and_rerun(
 fn kill_9_at_33_points_then_rerun_ends_like_an_uninterrupted_run() {
     // The reference: one uninterrupted run.
     let reference = setup();
-    let r = reference.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    reference.loopc(&["run"]).status(0).run();
     let reference_tree = reference.git(&["rev-parse", "loop/crash^{tree}"]);
     let events = reference.event_count();
     assert!(events >= 34, "the reference run has {events} events");
@@ -186,8 +183,8 @@ task r: p q { prompt = "r" }
 task s { prompt = "s" }
 "#;
 
-fn setup_parallel() -> Repo {
-    let repo = Repo::new();
+fn setup_parallel() -> Test {
+    let repo = Test::repo();
     repo.script(
         "agent.sh",
         "#!/bin/sh\ncat > /dev/null\necho \"made by $LOOP_TASK\" > \"$LOOP_TASK.txt\"\n",
@@ -200,8 +197,7 @@ fn setup_parallel() -> Repo {
 #[test]
 fn kill_9_during_parallel_work_then_rerun_ends_with_the_same_tree() {
     let reference = setup_parallel();
-    let r = reference.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    reference.loopc(&["run"]).status(0).run();
     let reference_tree = reference.git(&["rev-parse", "loop/par^{tree}"]);
     let events = reference.event_count();
     assert!(events >= 24, "the reference run has {events} events");

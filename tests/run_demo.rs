@@ -3,8 +3,7 @@
 //! parallel, a retry that succeeds from the feedback file, and an
 //! agent-judged review gate.
 
-mod common;
-use common::repo::Repo;
+use crate::harness::Test;
 use std::path::Path;
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -26,20 +25,16 @@ fn copy_dir(from: &Path, to: &Path) {
 #[test]
 fn demo_plan_runs_end_to_end() {
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
-    let repo = Repo::new();
+    let repo = Test::repo();
     copy_dir(&demo.join("project"), &repo.root);
     std::fs::copy(demo.join("demo.loop"), repo.root.join("demo.loop")).unwrap();
     repo.commit("demo project");
 
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_loopc"))
-        .args(["run", "demo.loop"])
-        .current_dir(&repo.root)
+    let out = repo
+        .loopc(&["run", "demo.loop"])
         .env("DEMO_AGENT", demo.join("agent.py"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+        .run();
+    let stderr = out.stderr;
 
     for t in ["slugify", "titlecase", "cli"] {
         assert_eq!(repo.status_of(t), "passed", "{stderr}");

@@ -2,8 +2,7 @@
 //! verdict), `on_fail = block` and `fail`, gates that change the worktree,
 //! and `setup` failures as infrastructure failures.
 
-mod common;
-use common::repo::{Repo, SIMPLE_AGENT};
+use crate::harness::{SIMPLE_AGENT, Test};
 
 /// A reviewer that approves `<task>.txt` only when it contains "good".
 const REVIEWER: &str = r#"#!/bin/sh
@@ -17,7 +16,7 @@ fi
 
 #[test]
 fn agent_gate_rejects_with_feedback_then_approves() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("reviewer.sh", REVIEWER);
     repo.script(
         "writer.sh",
@@ -36,8 +35,7 @@ gate review { agent = reviewer  prompt = "Review $LOOP_DIFF_FILE" }
 task t { agent = writer  prompt = "write"  gates = [review] }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.task("t")["attempts"], 2);
     assert_eq!(repo.show("loop/rev", "t.txt").unwrap(), "good\n");
     let fb = std::fs::read_to_string(repo.root.join(".loopc/logs/t/2/feedback.md")).unwrap();
@@ -54,7 +52,7 @@ task t { agent = writer  prompt = "write"  gates = [review] }
 
 #[test]
 fn agent_gate_without_verdict_rejects_and_on_fail_block_blocks() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.script("silent.sh", "#!/bin/sh\ncat > /dev/null\n");
     repo.plan(
@@ -67,8 +65,7 @@ gate review { agent = silent  prompt = "review"  on_fail = block }
 task t { agent = bot  prompt = "x"  gates = [review] }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("t"), "blocked");
     assert_eq!(repo.task("t")["attempts"], 1);
     assert!(
@@ -81,7 +78,7 @@ task t { agent = bot  prompt = "x"  gates = [review] }
 
 #[test]
 fn on_fail_fail_stops_the_run() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(
         r#"
@@ -93,8 +90,7 @@ task first { agent = bot  prompt = "x"  gates = [never] }
 task second { agent = bot  prompt = "y" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("first"), "failed");
     assert_eq!(repo.task("first")["attempts"], 1);
     assert_eq!(repo.status_of("second"), "pending");
@@ -108,7 +104,7 @@ task second { agent = bot  prompt = "y" }
 
 #[test]
 fn a_gate_that_changes_the_worktree_fails() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(
         r#"
@@ -119,8 +115,7 @@ gate sneaky = "echo extra > extra.txt"
 task t { agent = bot  prompt = "x"  gates = [sneaky]  attempts = 1 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert!(
         repo.task("t")["reason"]
             .as_str()
@@ -131,7 +126,7 @@ task t { agent = bot  prompt = "x"  gates = [sneaky]  attempts = 1 }
 
 #[test]
 fn accept_runs_before_gates() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     let order = repo.bin.join("order");
     repo.plan(&format!(
@@ -144,14 +139,13 @@ task t {{ agent = bot  prompt = "x"  accept = "echo accept >> {o}"  gates = [g] 
 "#,
         o = order.display()
     ));
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(std::fs::read_to_string(order).unwrap(), "accept\ngate\n");
 }
 
 #[test]
 fn setup_failure_is_retried_uncounted_then_blocks() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(
         r#"
@@ -161,8 +155,7 @@ agent bot { run = "sh @BIN@/agent.sh" }
 task t { agent = bot  prompt = "x" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("t"), "blocked");
     assert_eq!(
         repo.task("t")["attempts"],

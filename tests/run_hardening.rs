@@ -4,26 +4,7 @@
 //! `--force` swallowing the plan, gates that change files, terminal escapes
 //! in agent text, empty reasons.
 
-mod common;
-use common::repo::{Repo, SIMPLE_AGENT};
-use std::process::{Command, Stdio};
-
-/// Runs `sh -c SCRIPT` in the repository with `$LOOPC` set to the binary.
-fn shell(repo: &Repo, script: &str) -> (i32, String, String) {
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .env("LOOPC", env!("CARGO_BIN_EXE_loopc"))
-        .current_dir(&repo.root)
-        .stdin(Stdio::null())
-        .output()
-        .expect("sh");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::harness::{Output, SIMPLE_AGENT, Test};
 
 const TWO_TASKS: &str = r#"
 loop "h" { }
@@ -37,7 +18,7 @@ task b: a { agent = bot  prompt = "y" }
 
 #[test]
 fn an_agent_that_drops_the_base_commit_fails_and_loses_no_work() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.script(
         "rewrite.sh",
@@ -57,8 +38,7 @@ task a { agent = bot  prompt = "x" }
 task b: a { agent = evil  prompt = "y"  attempts = 1 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("a"), "passed");
     assert_eq!(repo.status_of("b"), "failed");
     let reason = repo.task("b")["reason"].as_str().unwrap().to_string();
@@ -73,7 +53,7 @@ task b: a { agent = evil  prompt = "y"  attempts = 1 }
 
 #[test]
 fn an_integration_branch_moved_off_loopcs_work_stops_the_run() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     // b's agent moves the integration branch back to main (dropping a).
     repo.script(
@@ -96,8 +76,7 @@ task c: b { agent = bot  prompt = "z" }
 "#,
     );
     let main = repo.git(&["rev-parse", "main"]);
-    let r = repo.run();
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo.loopc(&["run"]).status(2).run();
     assert!(
         r.stderr.contains("`loop/h` was moved by someone else"),
         "{r:?}"
@@ -108,7 +87,7 @@ task c: b { agent = bot  prompt = "z" }
 
 #[test]
 fn an_integration_branch_moved_onto_a_descendant_is_adopted() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     // On its first try, b's agent adds a commit on top of the integration
     // branch (keeping loopc's work), then does its own change; its merge
@@ -138,8 +117,7 @@ task a { agent = bot  prompt = "x" }
 task b: a { agent = adder  prompt = "y" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert!(repo.root.join(".loopc/moved").exists());
     assert_eq!(repo.show("loop/h", "a.txt").unwrap(), "made by a\n");
     assert_eq!(repo.show("loop/h", "b.txt").unwrap(), "b\n");
@@ -151,11 +129,15 @@ task b: a { agent = adder  prompt = "y" }
 
 #[test]
 fn a_closed_stdout_is_not_a_panic() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(TWO_TASKS);
     // `| true`: the reader is gone before loopc writes.
-    let (_, out, err) = shell(&repo, "(\"$LOOPC\" run; echo \"exit=$?\" >&2) | true");
+    let Output {
+        stdout: out,
+        stderr: err,
+        ..
+    } = repo.shell("(\"$LOOPC\" run; echo \"exit=$?\" >&2) | true");
     assert!(err.contains("exit=0"), "{out}{err}");
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(repo.status_of("b"), "passed");
@@ -163,7 +145,7 @@ fn a_closed_stdout_is_not_a_panic() {
     assert_eq!(st["exit_code"], 0, "{st}");
     for cmd in ["status", "status --json", "run --dry-run"] {
         let script = format!("(sleep 0.2; \"$LOOPC\" {cmd}; echo \"exit=$?\" >&2) | true");
-        let (_, _, err) = shell(&repo, &script);
+        let Output { stderr: err, .. } = repo.shell(&script);
         assert!(err.contains("exit=0"), "{cmd}: {err}");
         assert!(!err.contains("panicked"), "{cmd}: {err}");
     }
@@ -171,21 +153,33 @@ fn a_closed_stdout_is_not_a_panic() {
 
 #[test]
 fn a_full_stdout_is_exit_2_with_a_message() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(TWO_TASKS);
-    assert_eq!(repo.run().code, 0);
+    repo.loopc(&["run"]).run();
     for cmd in ["status", "status --json", "run --dry-run"] {
-        let (code, _, err) = shell(&repo, &format!("\"$LOOPC\" {cmd} > /dev/full"));
+        let Output {
+            status: code,
+            stderr: err,
+            ..
+        } = repo.shell(&format!("\"$LOOPC\" {cmd} > /dev/full"));
         assert_eq!(code, 2, "{cmd}: {err}");
         assert!(err.contains("No space left on device"), "{cmd}: {err}");
     }
     // A run's own result does not depend on its stdout.
-    let (code, _, err) = shell(&repo, "\"$LOOPC\" run > /dev/full");
+    let Output {
+        status: code,
+        stderr: err,
+        ..
+    } = repo.shell("\"$LOOPC\" run > /dev/full");
     assert_eq!(code, 0, "{err}");
     // check --format json with diagnostics to print.
     repo.write("bad.loop", "task a { agent = nobody  prompt = \"x\" }\n");
-    let (code, _, err) = shell(&repo, "\"$LOOPC\" check --format json bad.loop > /dev/full");
+    let Output {
+        status: code,
+        stderr: err,
+        ..
+    } = repo.shell("\"$LOOPC\" check --format json bad.loop > /dev/full");
     assert_eq!(code, 2, "{err}");
     assert!(err.starts_with("error: "), "{err}");
 }
@@ -194,7 +188,7 @@ fn a_full_stdout_is_exit_2_with_a_message() {
 
 #[test]
 fn a_task_named_like_a_scratch_worktree_keeps_its_worktree() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.script(
         "fail.sh",
@@ -229,8 +223,7 @@ task _merge-a { agent = bad  prompt = "y"  attempts = 1 }
 task b { agent = bot  prompt = "z" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("a"), "passed");
     let merged = repo
         .events()
@@ -250,7 +243,7 @@ task b { agent = bot  prompt = "z" }
 
 #[test]
 fn loop_variables_win_over_the_plans_env() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script(
         "agent.sh",
         r#"#!/bin/sh
@@ -272,8 +265,7 @@ task c: a { run = "echo \"$LOOP_TASK\" > seen-command.txt"  gates = [g]
             env = { LOOP_TASK = "evil" } }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.show("loop/h", "seen-agent.txt").unwrap(), "a\n");
     assert_eq!(repo.show("loop/h", "seen-command.txt").unwrap(), "c\n");
     assert_eq!(repo.task("a")["summary"], "handoff kept");
@@ -286,7 +278,7 @@ task c: a { run = "echo \"$LOOP_TASK\" > seen-command.txt"  gates = [g]
 
 #[test]
 fn force_does_not_swallow_the_plan_and_dry_run_checks_its_names() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     std::fs::write(
         repo.root.join("j.loop"),
@@ -294,14 +286,19 @@ fn force_does_not_swallow_the_plan_and_dry_run_checks_its_names() {
     )
     .unwrap();
     repo.write("other.loop", "task zzz { run = \"true\" }\n");
-    let r = repo.loopc(&["run", "--dry-run", "--force", "a", "b", "j.loop"]);
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo
+        .loopc(&["run", "--dry-run", "--force", "a", "b", "j.loop"])
+        .status(0)
+        .run();
     assert!(r.stdout.contains("a"), "{r:?}");
-    let r = repo.loopc(&["run", "--dry-run", "--force", "a", "nope", "j.loop"]);
-    assert_eq!(r.code, 2, "{r:?}");
+    let r = repo
+        .loopc(&["run", "--dry-run", "--force", "a", "nope", "j.loop"])
+        .status(2)
+        .run();
     assert!(r.stderr.contains("no task named `nope`"), "{r:?}");
-    let r = repo.loopc(&["run", "--force", "a", "j.loop"]);
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run", "--force", "a", "j.loop"])
+        .status(0)
+        .run();
     assert_eq!(repo.status_of("b"), "passed");
 }
 
@@ -309,7 +306,7 @@ fn force_does_not_swallow_the_plan_and_dry_run_checks_its_names() {
 
 #[test]
 fn a_gate_that_changes_the_worktree_names_the_paths() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(
         r#"
@@ -320,8 +317,7 @@ gate dirty = "echo junk > gate-junk.txt"
 task a { agent = bot  prompt = "x"  gates = [dirty]  attempts = 2 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     let reason = repo.task("a")["reason"].as_str().unwrap().to_string();
     assert!(reason.contains("gate-junk.txt"), "{reason}");
     let fb = std::fs::read_to_string(repo.root.join(".loopc/logs/a/2/feedback.md")).unwrap();
@@ -332,7 +328,7 @@ task a { agent = bot  prompt = "x"  gates = [dirty]  attempts = 2 }
 
 #[test]
 fn control_characters_in_agent_text_are_not_printed_raw() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script(
         "agent.sh",
         r#"#!/bin/sh
@@ -357,18 +353,16 @@ task a { agent = bot  prompt = "x" }
 task e { agent = quiet  prompt = "y" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    let r = repo.loopc(&["run"]).status(1).run();
     assert!(!r.stdout.contains('\u{1b}'), "{r:?}");
     assert!(!r.stderr.contains('\u{1b}'), "{r:?}");
     assert!(!r.stdout.contains('\u{7}'), "{r:?}");
     assert!(r.stdout.contains("cleared"), "{r:?}");
-    let s = repo.loopc(&["status"]);
-    assert_eq!(s.code, 0, "{s:?}");
+    let s = repo.loopc(&["status"]).status(0).run();
     assert!(!s.stdout.contains('\u{1b}'), "{s:?}");
     assert!(s.stdout.contains("cleared"), "{s:?}");
     // JSON keeps the exact text.
-    let j = repo.loopc(&["status", "--json"]);
+    let j = repo.loopc(&["status", "--json"]).run();
     let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap();
     let reason = v["tasks"][0]["reason"].as_str().unwrap();
     assert!(reason.contains("\u{1b}]0;pwned\u{7}"), "{reason}");
@@ -382,7 +376,7 @@ task e { agent = quiet  prompt = "y" }
 /// `logs/a/1.retry-2`, `logs/a/1.retry-3`.
 #[test]
 fn setup_retries_are_named_alike_in_events_and_log_directories() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let count = repo.bin.join("setups");
     repo.script(
         "setup.sh",
@@ -397,8 +391,7 @@ loop "h" { setup = "sh @BIN@/setup.sh" }
 task a { run = "echo a > a.txt"  attempts = 1 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.task("a")["attempts"], 1);
     let logs = repo.root.join(".loopc/logs/a");
     let mut dirs: Vec<String> = std::fs::read_dir(&logs)

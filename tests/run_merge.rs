@@ -2,12 +2,11 @@
 //! attempts with the paths as feedback; two tasks that pass alone but
 //! break the tests together never leave a failing commit at the head.
 
-mod common;
-use common::repo::Repo;
+use crate::harness::Test;
 
 /// Agents `a` and `b` wait (bounded) for each other, so both start from
 /// the same integration head and the second to finish must merge.
-fn sync_prelude(repo: &Repo) -> String {
+fn sync_prelude(repo: &Test) -> String {
     let sync = repo.bin.join("sync");
     std::fs::create_dir_all(&sync).unwrap();
     format!(
@@ -28,7 +27,7 @@ fi
 
 #[test]
 fn conflict_is_a_failed_attempt_with_paths_as_feedback() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.write("shared.txt", "original\n");
     repo.commit("shared file");
     let mut body = sync_prelude(&repo);
@@ -53,8 +52,7 @@ task a { prompt = "edit" }
 task b { prompt = "edit" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let events = repo.events();
     let conflict = events
         .iter()
@@ -81,7 +79,7 @@ task b { prompt = "edit" }
 
 #[test]
 fn integration_branch_never_points_at_a_failing_commit() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     // The project's "test suite": a.txt and b.txt must not both say "v1".
     repo.write(
         "check.sh",
@@ -106,8 +104,7 @@ task a { prompt = "a" }
 task b { prompt = "b" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     // Each task passed its gates alone at attempt 1; the second to merge
     // failed the gates on the merge result and needed attempt 2.
     let failed: Vec<_> = repo
@@ -152,7 +149,7 @@ task b { prompt = "b" }
 
 #[test]
 fn integration_branch_moved_by_someone_else_is_adopted() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let marker = repo.bin.join("moved");
     repo.script(
         "mover.sh",
@@ -180,8 +177,7 @@ agent bot { run = "sh @BIN@/mover.sh" }
 task a { agent = bot  prompt = "x" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let files = repo.files_at("loop/mv");
     assert!(files.contains(&"outside.txt".to_string()), "{files:?}");
     assert!(files.contains(&"a.txt".to_string()), "{files:?}");

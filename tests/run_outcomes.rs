@@ -2,12 +2,11 @@
 //! independent work goes on, "no changes", feedback on retry, timeouts that
 //! kill the process group, and claude-json cost parsing.
 
-mod common;
-use common::repo::{Repo, SIMPLE_AGENT};
+use crate::harness::{SIMPLE_AGENT, Test};
 
 #[test]
 fn failed_handoff_retries_then_fails_and_skips_dependents() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.script(
         "fails.sh",
@@ -29,8 +28,7 @@ task later: after { agent = ok  prompt = "z" }
 task free { agent = ok  prompt = "independent" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("broken"), "failed");
     assert_eq!(repo.task("broken")["attempts"], 2);
     assert!(
@@ -56,7 +54,7 @@ task free { agent = ok  prompt = "independent" }
 
 #[test]
 fn blocked_handoff_blocks_without_more_attempts() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script(
         "blocked.sh",
         r#"#!/bin/sh
@@ -73,8 +71,7 @@ task ask { agent = bot  prompt = "x" }
 task next: ask { run = "true" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("ask"), "blocked");
     assert_eq!(repo.task("ask")["attempts"], 1);
     assert!(
@@ -88,7 +85,7 @@ task next: ask { run = "true" }
 
 #[test]
 fn no_changes_fails_unless_the_handoff_says_so() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script("idle.sh", "#!/bin/sh\ncat > /dev/null\n");
     repo.script(
         "nothing-needed.sh",
@@ -107,8 +104,7 @@ task lazy { agent = idle  prompt = "x"  attempts = 1 }
 task ok { agent = fine  prompt = "y" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("lazy"), "failed");
     assert!(
         repo.task("lazy")["reason"]
@@ -121,7 +117,7 @@ task ok { agent = fine  prompt = "y" }
 
 #[test]
 fn gate_output_is_feedback_for_the_next_attempt() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     // First attempt writes the wrong value; the second reads the feedback
     // file and writes the value the gate asked for.
     repo.script(
@@ -149,8 +145,7 @@ gate answer = "sh @BIN@/gate.sh"
 task solve { agent = bot  prompt = "answer"  gates = [answer] }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.task("solve")["attempts"], 2);
     assert_eq!(repo.show("loop/fb", "answer.txt").unwrap(), "42\n");
     let prompt = std::fs::read_to_string(repo.root.join(".loopc/logs/solve/2/prompt.md")).unwrap();
@@ -162,7 +157,7 @@ task solve { agent = bot  prompt = "answer"  gates = [answer] }
 
 #[test]
 fn timeout_kills_the_whole_process_group() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let pidfile = repo.bin.join("bg.pid");
     repo.script(
         "sleeper.sh",
@@ -184,8 +179,7 @@ agent bot { run = "sh @BIN@/sleeper.sh" }
 task slow { agent = bot  prompt = "x"  attempts = 1  timeout = 300ms }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("slow"), "failed");
     assert!(
         repo.task("slow")["reason"]
@@ -221,7 +215,7 @@ task slow { agent = bot  prompt = "x"  attempts = 1  timeout = 300ms }
 
 #[test]
 fn claude_json_result_gives_cost_and_summary() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script(
         "claude.sh",
         r#"#!/bin/sh
@@ -248,8 +242,7 @@ task t "Do it" { agent = claude  prompt = "x" }
 task e { agent = broken  prompt = "x"  attempts = 1 }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     let t = repo.task("t");
     assert_eq!(t["status"], "passed");
     assert_eq!(t["cost_micro_usd"], 42_500);
@@ -267,7 +260,7 @@ task e { agent = broken  prompt = "x"  attempts = 1 }
 
 #[test]
 fn bytes_that_are_not_utf8_do_not_break_anything() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script(
         "binary.sh",
         r#"#!/bin/sh
@@ -289,8 +282,7 @@ gate g = "sh @BIN@/gate.sh"
 task t { agent = bot  prompt = "x"  gates = [g] }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let fb = std::fs::read_to_string(repo.root.join(".loopc/logs/t/2/feedback.md")).unwrap();
     assert!(fb.contains("out \u{fffd}\u{fffd} junk"), "{fb}");
     assert!(fb.contains("err \u{fffd} junk"), "{fb}");
@@ -304,7 +296,7 @@ task t { agent = bot  prompt = "x"  gates = [g] }
 
 #[test]
 fn claude_json_verbose_array_output_is_read() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script(
         "claude.sh",
         r#"#!/bin/sh
@@ -323,8 +315,7 @@ agent claude { run = "sh @BIN@/claude.sh"  output = claude-json }
 task t { agent = claude  prompt = "x" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let t = repo.task("t");
     assert_eq!(t["cost_micro_usd"], 42_500);
     assert_eq!(t["summary"], "Implemented the array thing");

@@ -4,9 +4,7 @@
 //! its memory; logs are capped; the next attempt's feedback stays within
 //! 64 KiB.
 
-mod common;
-
-use common::repo::{Repo, no_process_with};
+use crate::harness::{Test, no_process_with};
 use std::time::Duration;
 
 /// Waits for `pid` with `wait4`, returning its exit status and peak
@@ -46,18 +44,9 @@ fn two_hundred_megabytes_of_non_utf8_with_stdout_held_open_is_safe() {
 }
 
 fn huge_output(output: &str) {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let marker = format!("output-marker-{output}-{}", std::process::id());
-    let sleeper = repo.bin.join(&marker);
-    std::os::unix::fs::symlink(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v sleep"])
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap(),
-        &sleeper,
-    )
-    .unwrap();
+    let sleeper = repo.marked_sleep(&marker);
     repo.script(
         "loud.sh",
         &format!(
@@ -72,7 +61,7 @@ if [ "$LOOP_ATTEMPT" = 1 ]; then
 fi
 echo ok > ok.txt
 "#,
-            sleeper = sleeper.display()
+            sleeper = sleeper
         ),
     );
     repo.plan(&format!(
@@ -85,7 +74,7 @@ task t {{ agent = bot  prompt = "x" }}
     ));
     // Reaped by `wait4` (which also gives its resource usage).
     #[allow(clippy::zombie_processes)]
-    let child = repo.spawn(&["run"]);
+    let child = repo.loopc(&["run"]).spawn();
     let (code, peak_kib) = wait_with_peak_rss(child.id(), 2400);
     assert_eq!(
         code,
@@ -129,26 +118,14 @@ task t {{ agent = bot  prompt = "x" }}
 
 #[test]
 fn an_agent_that_never_reads_a_large_prompt_and_leaves_stdin_open_does_not_block() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let marker = format!("stdin-marker-{}", std::process::id());
-    let sleeper = repo.bin.join(&marker);
-    std::os::unix::fs::symlink(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v sleep"])
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap(),
-        &sleeper,
-    )
-    .unwrap();
+    let sleeper = repo.marked_sleep(&marker);
     // Never reads stdin; a background child inherits it (and stdout) and
     // outlives the agent.
     repo.script(
         "deaf.sh",
-        &format!(
-            "#!/bin/sh\n{} 1000 &\necho done > done.txt\n",
-            sleeper.display()
-        ),
+        &format!("#!/bin/sh\n{} 1000 &\necho done > done.txt\n", sleeper),
     );
     // A prompt far larger than a pipe's buffer.
     let prompt = "y".repeat(300_000);
@@ -162,7 +139,7 @@ task t {{ agent = bot  prompt = "{prompt}" }}
     ));
     // Reaped by `wait4`.
     #[allow(clippy::zombie_processes)]
-    let child = repo.spawn(&["run"]);
+    let child = repo.loopc(&["run"]).spawn();
     let (code, _) = wait_with_peak_rss(child.id(), 1200);
     assert_eq!(
         code,
@@ -178,7 +155,7 @@ task t {{ agent = bot  prompt = "{prompt}" }}
 /// makes one progress line per task.
 #[test]
 fn a_multi_line_title_makes_one_progress_line() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.script(
         "agent.sh",
         "#!/bin/sh\ncat >/dev/null\necho d > d.txt\nprintf '{\"status\":\"completed\",\"summary\":\"did\\\\nit\\\\tall\"}' > \"$LOOP_HANDOFF\"\n",
@@ -191,8 +168,7 @@ task d "multi\nline\r\ttitle" { agent = bot  prompt = "x" }
 task e "next": d { run = "echo e > e.txt" }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let progress = std::fs::read_to_string(repo.root.join(".loopc/progress.md")).unwrap();
     assert_eq!(
         progress,

@@ -2,9 +2,7 @@
 //! branches, a task branch the user checked out, work still running after
 //! `kill -9` of loopc, a damaged state.json and a torn events.jsonl.
 
-mod common;
-
-use common::repo::{Repo, SIMPLE_AGENT, no_process_with, process_alive_with};
+use crate::harness::{SIMPLE_AGENT, Test, no_process_with, process_alive_with};
 
 const PLAN: &str = r#"
 loop "res" { }
@@ -15,14 +13,14 @@ task a { prompt = "a" }
 task b: a { prompt = "b" }
 "#;
 
-fn setup() -> Repo {
-    let repo = Repo::new();
+fn setup() -> Test {
+    let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(PLAN);
     repo
 }
 
-fn set_state_status(repo: &Repo, status: &str) {
+fn set_state_status(repo: &Test, status: &str) {
     let mut s = repo.state();
     s["status"] = status.into();
     std::fs::write(
@@ -35,8 +33,7 @@ fn set_state_status(repo: &Repo, status: &str) {
 #[test]
 fn stale_worktrees_and_task_branches_of_a_killed_run_are_cleaned_up() {
     let repo = setup();
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let wt = repo.root.join(".loopc/worktrees");
     let p = |name: &str| wt.join(name).to_string_lossy().into_owned();
     // What a killed run can leave: a worktree on a task branch, one whose
@@ -111,8 +108,7 @@ fn stale_worktrees_and_task_branches_of_a_killed_run_are_cleaned_up() {
     repo.git(&["branch", "loopc/other/a/1", "main"]);
     set_state_status(&repo, "running");
 
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run"]).status(0).run();
     assert!(r.stderr.contains("did not finish"), "{r:?}");
     assert!(r.stderr.contains("stale worktree"), "{r:?}");
     // Both tasks were replayed from the cache: this run made no worktree,
@@ -148,8 +144,7 @@ fn a_task_branch_checked_out_elsewhere_is_left_alone_and_named() {
         "task a { prompt = \"a\" }",
         "task a { prompt = \"a\"  attempts = 1 }",
     ));
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     let inspect = repo.bin.join("inspect");
     let kept = repo.root.join(".loopc/worktrees/a-1");
     repo.git(&["worktree", "remove", "--force", &kept.to_string_lossy()]);
@@ -163,8 +158,7 @@ fn a_task_branch_checked_out_elsewhere_is_left_alone_and_named() {
     let before = repo.git(&["rev-parse", "loopc/res/a/1"]);
     repo.script("agent.sh", SIMPLE_AGENT);
 
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run"]).status(0).run();
     assert!(
         r.stderr.contains(&format!(
             "the task branch `loopc/res/a/1` is checked out at {}",
@@ -189,8 +183,7 @@ fn a_task_branch_checked_out_elsewhere_is_left_alone_and_named() {
     assert_eq!(repo.status_of("a"), "passed");
 
     // `loopc clean` keeps it too, and says so.
-    let c = repo.loopc(&["clean"]);
-    assert_eq!(c.code, 0, "{c:?}");
+    let c = repo.loopc(&["clean"]).status(0).run();
     assert!(c.stderr.contains("loopc/res/a/1"), "{c:?}");
     assert_eq!(repo.git(&["rev-parse", "loopc/res/a/1"]), before);
 }
@@ -199,16 +192,7 @@ fn a_task_branch_checked_out_elsewhere_is_left_alone_and_named() {
 fn work_left_running_by_a_killed_loopc_is_killed_by_the_next_run() {
     let repo = setup();
     let marker = format!("orphan-marker-{}", std::process::id());
-    let sleeper = repo.bin.join(&marker);
-    std::os::unix::fs::symlink(
-        std::process::Command::new("sh")
-            .args(["-c", "command -v sleep"])
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap(),
-        &sleeper,
-    )
-    .unwrap();
+    let sleeper = repo.marked_sleep(&marker);
     let hold = repo.bin.join("hold");
     let started = repo.bin.join("started");
     std::fs::write(&hold, "").unwrap();
@@ -225,11 +209,11 @@ fi
 echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
 "#,
             hold = hold.display(),
-            sleeper = sleeper.display(),
+            sleeper = sleeper,
             started = started.display()
         ),
     );
-    let mut child = repo.spawn(&["run"]);
+    let mut child = repo.loopc(&["run"]).spawn();
     assert!(
         repo.wait_for(2000, || started.exists()),
         "the agent never started"
@@ -243,8 +227,7 @@ echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
     );
 
     std::fs::remove_file(&hold).unwrap();
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run"]).status(0).run();
     assert!(r.stderr.contains("killed 1 process group"), "{r:?}");
     assert!(no_process_with(&marker), "the orphaned agent survived");
     assert_eq!(repo.status_of("b"), "passed");
@@ -253,8 +236,7 @@ echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
 #[test]
 fn damaged_or_newer_state_is_refused_with_what_to_do() {
     let repo = setup();
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let path = repo.root.join(".loopc/state.json");
     let good = std::fs::read_to_string(&path).unwrap();
     let newer = good.replacen("\"version\": 1", "\"version\": 99", 1);
@@ -281,8 +263,8 @@ fn damaged_or_newer_state_is_refused_with_what_to_do() {
     for (what, text, says) in cases {
         std::fs::write(&path, &text).unwrap();
         for args in [&["status"][..], &["status", "--json"], &["run"]] {
-            let r = repo.loopc(args);
-            assert_eq!(r.code, 2, "{what} {args:?}: {r:?}");
+            let r = repo.loopc(args).output();
+            assert_eq!(r.status, 2, "{what} {args:?}: {r:?}");
             assert!(r.stderr.contains("state.json"), "{what} {args:?}: {r:?}");
             assert!(r.stderr.contains(says), "{what} {args:?}: {r:?}");
             assert!(
@@ -295,8 +277,7 @@ fn damaged_or_newer_state_is_refused_with_what_to_do() {
     }
     // Doing what the message says works, and loses no passed work.
     std::fs::remove_file(&path).unwrap();
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.status_of("a"), "cached");
     assert_eq!(repo.status_of("b"), "cached");
 }
@@ -304,20 +285,18 @@ fn damaged_or_newer_state_is_refused_with_what_to_do() {
 #[test]
 fn a_torn_last_event_line_is_tolerated() {
     let repo = setup();
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let path = repo.root.join(".loopc/events.jsonl");
     let mut text = std::fs::read_to_string(&path).unwrap();
     let lines_before = text.lines().count();
     text.push_str("{\"seq\": 999, \"event\": \"attempt_sta");
     std::fs::write(&path, &text).unwrap();
 
-    let s = repo.loopc(&["status"]);
-    assert_eq!(s.code, 0, "{s:?}");
-    let g = repo.loopc(&["graph", "plan.loop", "--state"]);
-    assert_eq!(g.code, 0, "{g:?}");
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["status"]).status(0).run();
+    repo.loopc(&["graph", "plan.loop", "--state"])
+        .status(0)
+        .run();
+    repo.loopc(&["run"]).status(0).run();
 
     // The torn line stays on a line of its own; every new event is whole.
     let after = std::fs::read_to_string(&path).unwrap();
@@ -339,8 +318,7 @@ fn a_torn_last_event_line_is_tolerated() {
 #[test]
 fn a_users_worktree_under_loopcs_worktrees_directory_is_left_alone() {
     let repo = setup();
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let mine = repo.root.join(".loopc/worktrees/mine");
     repo.git(&["branch", "feature", "main"]);
     repo.git(&["worktree", "add", "-q", &mine.to_string_lossy(), "feature"]);
@@ -349,8 +327,7 @@ fn a_users_worktree_under_loopcs_worktrees_directory_is_left_alone() {
     let also = repo.root.join(".loopc/worktrees/a-7");
     repo.git(&["branch", "feature2", "main"]);
     repo.git(&["worktree", "add", "-q", &also.to_string_lossy(), "feature2"]);
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run"]).status(0).run();
     assert!(!r.stderr.contains("stale worktree"), "{r:?}");
     assert!(r.stderr.contains("not made by loopc"), "{r:?}");
     assert!(r.stderr.contains("feature"), "{r:?}");
@@ -369,8 +346,7 @@ fn a_users_worktree_under_loopcs_worktrees_directory_is_left_alone() {
         "{listed}"
     );
     // `loopc clean` leaves them alone too.
-    let c = repo.loopc(&["clean"]);
-    assert_eq!(c.code, 0, "{c:?}");
+    let c = repo.loopc(&["clean"]).status(0).run();
     assert!(c.stderr.contains("not made by loopc"), "{c:?}");
     assert_eq!(
         std::fs::read_to_string(mine.join("draft.txt")).unwrap(),
@@ -381,29 +357,25 @@ fn a_users_worktree_under_loopcs_worktrees_directory_is_left_alone() {
 
 #[test]
 fn failed_attempts_keep_their_worktrees_until_clean() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     repo.write(
         "a.loop",
         "task f { run = \"echo wip > work.txt; exit 1\" attempts = 1 }\n",
     );
     repo.write("b.loop", "task f { run = \"echo 1 > ok.txt\" }\n");
-    let r = repo.loopc(&["run", "a.loop"]);
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run", "a.loop"]).status(1).run();
     let kept = repo.root.join(".loopc/worktrees/f-1/work.txt");
     assert!(kept.exists(), "the failed attempt's worktree is kept");
     // Another plan, with a task of the same name, must neither remove it
     // nor reuse its directory.
-    let r = repo.loopc(&["run", "b.loop"]);
-    assert_eq!(r.code, 0, "{r:?}");
+    let r = repo.loopc(&["run", "b.loop"]).status(0).run();
     assert!(!r.stderr.contains("stale worktree"), "{r:?}");
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), "wip\n");
     // The same plan again: the new attempt uses the next free number.
-    let r = repo.loopc(&["run", "a.loop"]);
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run", "a.loop"]).status(1).run();
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), "wip\n");
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/a/f/1"]));
-    let r = repo.loopc(&["clean"]);
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["clean"]).status(0).run();
     assert!(!kept.exists());
     assert!(repo.extra_worktrees().is_empty());
 }

@@ -3,31 +3,17 @@
 //! during a run, and Ctrl-C/SIGTERM kill everything the tasks started
 //! (grandchildren too), save state, exit 130 and resume on the next run.
 
-mod common;
-
-use common::repo::{Repo, no_process_with, process_alive_with};
-
-/// A sleeper whose command line carries `marker` (a symlink to `sleep`).
-fn marked_sleep(repo: &Repo, marker: &str) -> String {
-    let path = repo.bin.join(marker);
-    let sleep = std::process::Command::new("sh")
-        .args(["-c", "command -v sleep"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap();
-    std::os::unix::fs::symlink(sleep, &path).unwrap();
-    path.to_string_lossy().into_owned()
-}
+use crate::harness::{Test, no_process_with, process_alive_with};
 
 /// An agent that, while `hold` exists and for task `slow_task`, starts a
 /// background sleeper and a foreground one (both marked), after touching
 /// `started`; otherwise it writes `<task>.txt` and logs its task name.
 fn holding_agent(
-    repo: &Repo,
+    repo: &Test,
     marker: &str,
     slow_task: &str,
 ) -> (std::path::PathBuf, std::path::PathBuf) {
-    let sleeper = marked_sleep(repo, marker);
+    let sleeper = repo.marked_sleep(marker);
     let hold = repo.bin.join("hold");
     let started = repo.bin.join("started");
     std::fs::write(&hold, "").unwrap();
@@ -52,7 +38,7 @@ echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
     (hold, started)
 }
 
-fn agent_log(repo: &Repo) -> Vec<String> {
+fn agent_log(repo: &Test) -> Vec<String> {
     std::fs::read_to_string(repo.bin.join("agent.log"))
         .unwrap_or_default()
         .lines()
@@ -62,8 +48,8 @@ fn agent_log(repo: &Repo) -> Vec<String> {
 
 #[test]
 fn a_second_run_is_refused_naming_the_first_and_read_only_commands_work() {
-    let repo = Repo::new();
-    let marker = format!("lock-marker-{}", std::process::id());
+    let repo = Test::repo();
+    let marker = format!("held-lock-marker-{}", std::process::id());
     let (hold, started) = holding_agent(&repo, &marker, "a");
     repo.plan(
         r#"
@@ -72,18 +58,18 @@ agent bot { run = "sh @BIN@/agent.sh" }
 task a { agent = bot  prompt = "x" }
 "#,
     );
-    let mut first = repo.spawn(&["run"]);
+    let mut first = repo.loopc(&["run"]).spawn();
     assert!(repo.wait_for(2000, || started.exists()));
-    let second = repo.run();
-    let status = repo.loopc(&["status"]);
-    let graph = repo.loopc(&["graph", "plan.loop", "--state"]);
-    let check = repo.loopc(&["check", "plan.loop"]);
+    let second = repo.loopc(&["run"]).output();
+    let status = repo.loopc(&["status"]).output();
+    let graph = repo.loopc(&["graph", "plan.loop", "--state"]).output();
+    let check = repo.loopc(&["check", "plan.loop"]).output();
     std::fs::remove_file(&hold).unwrap();
     // Ending the held attempt: interrupt the first run.
     unsafe_kill(first.id(), libc::SIGINT);
     assert_eq!(first.wait().unwrap().code(), Some(130));
 
-    assert_eq!(second.code, 2, "{second:?}");
+    assert_eq!(second.status, 2, "{second:?}");
     assert!(
         second
             .stderr
@@ -91,11 +77,11 @@ task a { agent = bot  prompt = "x" }
         "{second:?}"
     );
     assert!(second.stderr.contains(".loopc/lock"), "{second:?}");
-    assert_eq!(status.code, 0, "{status:?}");
+    assert_eq!(status.status, 0, "{status:?}");
     assert!(status.stdout.contains("running"), "{status:?}");
     assert!(!status.stdout.contains("not going on"), "{status:?}");
-    assert_eq!(graph.code, 0, "{graph:?}");
-    assert_eq!(check.code, 0, "{check:?}");
+    assert_eq!(graph.status, 0, "{graph:?}");
+    assert_eq!(check.status, 0, "{check:?}");
     // The refused run started nothing.
     assert_eq!(agent_log(&repo), ["a"]);
 }
@@ -108,7 +94,7 @@ fn unsafe_kill(pid: u32, sig: i32) {
 
 #[test]
 fn a_lock_left_by_kill_9_blocks_nothing() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let marker = format!("stale-lock-marker-{}", std::process::id());
     let (hold, started) = holding_agent(&repo, &marker, "a");
     repo.plan(
@@ -118,7 +104,7 @@ agent bot { run = "sh @BIN@/agent.sh" }
 task a { agent = bot  prompt = "x" }
 "#,
     );
-    let mut first = repo.spawn(&["run"]);
+    let mut first = repo.loopc(&["run"]).spawn();
     assert!(repo.wait_for(2000, || started.exists()));
     let pid = first.id();
     first.kill().unwrap();
@@ -129,8 +115,7 @@ task a { agent = bot  prompt = "x" }
                 .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
         })
     }));
-    let st = repo.loopc(&["status", "--json"]);
-    assert_eq!(st.code, 0, "{st:?}");
+    let st = repo.loopc(&["status", "--json"]).status(0).run();
     let v: serde_json::Value = serde_json::from_str(&st.stdout).unwrap();
     assert_eq!(v["status"], "killed", "{st:?}");
     first.wait().unwrap();
@@ -140,21 +125,19 @@ task a { agent = bot  prompt = "x" }
     assert!(lock.contains(&format!("pid {pid}")), "{lock}");
     // `status` tells a killed run from a running one; state.json itself
     // still says running.
-    let st = repo.loopc(&["status"]);
-    assert_eq!(st.code, 0, "{st:?}");
+    let st = repo.loopc(&["status"]).status(0).run();
     assert!(st.stdout.contains(": killed"), "{st:?}");
     assert!(
         st.stdout
             .contains("the next `loopc run` cleans up after it and resumes"),
         "{st:?}"
     );
-    let st = repo.loopc(&["status", "--json"]);
+    let st = repo.loopc(&["status", "--json"]).run();
     let v: serde_json::Value = serde_json::from_str(&st.stdout).unwrap();
     assert_eq!(v["status"], "killed", "{st:?}");
     assert_eq!(repo.state()["status"], "running");
 
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.status_of("a"), "passed");
     assert!(no_process_with(&marker));
 }
@@ -170,7 +153,7 @@ fn sigint_and_sigterm_kill_grandchildren_save_state_and_resume() {
         ("term", libc::SIGTERM),
         ("hup", libc::SIGHUP),
     ] {
-        let repo = Repo::new();
+        let repo = Test::repo();
         let marker = format!("sig-{name}-marker-{}", std::process::id());
         let (hold, started) = holding_agent(&repo, &marker, "b");
         repo.plan(
@@ -184,7 +167,7 @@ task b: a { prompt = "b" }
 task c: b { prompt = "c" }
 "#,
         );
-        let mut child = repo.spawn(&["run"]);
+        let mut child = repo.loopc(&["run"]).spawn();
         assert!(
             repo.wait_for(2000, || started.exists()),
             "{name}: b never started"
@@ -211,8 +194,8 @@ task c: b { prompt = "c" }
         assert!(stderr.contains("interrupted"), "{name}: {stderr}");
 
         std::fs::remove_file(&hold).unwrap();
-        let r = repo.run();
-        assert_eq!(r.code, 0, "{name}: {r:?}");
+        let r = repo.loopc(&["run"]).output();
+        assert_eq!(r.status, 0, "{name}: {r:?}");
         assert_eq!(repo.status_of("a"), "cached", "{name}");
         assert_eq!(repo.status_of("b"), "passed", "{name}");
         assert_eq!(repo.task("b")["attempts"], 1, "{name}");
@@ -227,9 +210,9 @@ task c: b { prompt = "c" }
 /// agent ends, as are the children of a timed-out agent.
 #[test]
 fn children_that_escape_the_process_group_are_killed_too() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let marker = format!("escape-marker-{}", std::process::id());
-    let sleeper = marked_sleep(&repo, &marker);
+    let sleeper = repo.marked_sleep(&marker);
     repo.script(
         "agent.sh",
         &format!(
@@ -247,8 +230,7 @@ task quick { agent = bot  prompt = "x" }
 task slow { agent = bot  prompt = "y"  attempts = 1  timeout = 300ms }
 "#,
     );
-    let r = repo.run();
-    assert_eq!(r.code, 1, "{r:?}");
+    repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("quick"), "passed");
     assert_eq!(repo.status_of("slow"), "failed");
     assert!(
@@ -262,9 +244,9 @@ task slow { agent = bot  prompt = "y"  attempts = 1  timeout = 300ms }
 /// this run's attempts.
 #[test]
 fn a_resumed_run_keeps_the_interrupted_attempts_logs() {
-    let repo = Repo::new();
+    let repo = Test::repo();
     let marker = format!("logs-marker-{}", std::process::id());
-    let sleeper = marked_sleep(&repo, &marker);
+    let sleeper = repo.marked_sleep(&marker);
     let hold = repo.bin.join("hold");
     let started = repo.bin.join("started");
     std::fs::write(&hold, "").unwrap();
@@ -292,13 +274,12 @@ agent bot { run = "sh @BIN@/agent.sh" }
 task a { agent = bot  prompt = "x" }
 "#,
     );
-    let mut child = repo.spawn(&["run"]);
+    let mut child = repo.loopc(&["run"]).spawn();
     assert!(repo.wait_for(2000, || started.exists()));
     unsafe_kill(child.id(), libc::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     std::fs::remove_file(&hold).unwrap();
-    let r = repo.run();
-    assert_eq!(r.code, 0, "{r:?}");
+    repo.loopc(&["run"]).status(0).run();
     let read = |rel: &str| std::fs::read_to_string(repo.root.join(rel)).unwrap_or_default();
     let now = read(".loopc/logs/a/1/agent.stdout");
     assert!(now.contains("second run's output"), "{now}");

@@ -2,7 +2,7 @@
 // Mermaid parser (not run by `cargo test`: it needs Node.js and npm packages).
 //
 //   mkdir -p /tmp/mm && cd /tmp/mm && npm init -y && npm install mermaid@11 jsdom
-//   cd /tmp/mm && node "$REPO/tests/graph/mermaid-check.mjs" "$REPO"/tests/snapshots/graph__*_mermaid.snap
+//   cd /tmp/mm && node "$REPO/tests/graph/mermaid-check.mjs" "$REPO"/tests/snapshots/tests__graph__*_mermaid.snap
 //
 // (packages are resolved from the current directory). Prints each diagram's
 // type, edge count and node labels as Mermaid stores them; exits 1 if any

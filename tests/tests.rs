@@ -1,0 +1,37 @@
+//! The integration tests: one test binary (it links once), one module per
+//! area, and one harness (`harness`) that sets up directories, git
+//! repositories, scripted agents and plans and runs the real `loopc` binary.
+//!
+//! Run one area with `cargo test --test tests run_cache::` (a module path
+//! filter). insta names snapshots after the module path: they live in
+//! `tests/snapshots/tests__<module>__<name>.snap` (the `fmt` ones beside
+//! their inputs, in `tests/fixtures/fmt/snapshots/`).
+
+mod harness;
+
+mod check;
+mod diagnostics;
+mod fmt;
+mod graph;
+mod lsp;
+mod lsp_editors;
+mod lsp_nvim;
+mod plan;
+mod reel;
+mod reel_cli;
+mod reel_run;
+mod robustness;
+mod run_basic;
+mod run_branches;
+mod run_budget;
+mod run_cache;
+mod run_cli;
+mod run_crash;
+mod run_demo;
+mod run_gates;
+mod run_hardening;
+mod run_merge;
+mod run_outcomes;
+mod run_output;
+mod run_resilience;
+mod run_signals;
