@@ -13,6 +13,7 @@ use std::hint::black_box;
 fn frontend(c: &mut Criterion) {
     let mut group = c.benchmark_group("frontend");
     group.sample_size(10);
+    let origin = loopc::origin::Origin::file("bench.loop");
     for n in [1_000usize, 10_000, 100_000] {
         let source = gen_plan::generate(n).plan;
         group.throughput(Throughput::Elements(n as u64));
@@ -21,13 +22,13 @@ fn frontend(c: &mut Criterion) {
         });
         let (ast, _) = loopc::syntax::parse(&source);
         group.bench_with_input(BenchmarkId::new("check", n), &ast, |b, ast| {
-            b.iter(|| loopc::check::check(black_box(ast)))
+            b.iter(|| loopc::check::check(black_box(ast), &origin))
         });
-        let (model, _) = loopc::check::check(&ast);
+        let (model, _) = loopc::check::check(&ast, &origin);
         group.bench_with_input(BenchmarkId::new("plan", n), &model, |b, m| {
             b.iter_batched(
                 || m.clone(),
-                |m| loopc::plan::build(black_box(m), "bench"),
+                |m| loopc::plan::build(black_box(m), &origin),
                 criterion::BatchSize::LargeInput,
             )
         });

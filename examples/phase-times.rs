@@ -5,12 +5,13 @@ fn main() {
         eprintln!("usage: phase-times PLAN");
         std::process::exit(2);
     };
+    let origin = loopc::origin::Origin::file(&path);
     let t = std::time::Instant::now();
     let (ast, d1) = loopc::syntax::parse(&src);
     let t1 = t.elapsed();
-    let (model, d2) = loopc::check::check(&ast);
+    let (model, d2) = loopc::check::check(&ast, &origin);
     let t2 = t.elapsed();
-    let (plan, d3) = loopc::plan::build(model, "plan");
+    let (plan, d3) = loopc::plan::build(model, &origin);
     let t3 = t.elapsed();
     println!(
         "parse {:?}  check {:?}  plan {:?}  ({} diagnostics, plan: {})",

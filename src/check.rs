@@ -10,6 +10,7 @@
 
 use crate::ast::{self, Block, Field, GateBody, Item, TaskName, Value, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
+use crate::origin::{DEFAULTS_FILE, Origin};
 use crate::plan::{OnFail, OutputFormat};
 use crate::span::Span;
 use std::collections::{BTreeMap, HashMap};
@@ -199,10 +200,11 @@ pub mod fields {
     ];
 }
 
-/// Checks a syntax tree.
-pub fn check(file: &ast::File) -> (Model, Vec<Diagnostic>) {
+/// Checks a syntax tree whose items came from `origin`.
+pub fn check(file: &ast::File, origin: &Origin) -> (Model, Vec<Diagnostic>) {
     let mut c = Checker::default();
     c.items(file);
+    c.references(file, origin);
     (c.model, c.diagnostics)
 }
 
@@ -322,7 +324,6 @@ impl Checker {
                 Item::Error(_) => {}
             }
         }
-        self.references(file);
     }
 
     /// Reports a second `loop`/`budget`/`defaults`; true for the first one.
@@ -1023,7 +1024,7 @@ impl Checker {
     }
 
     /// E0005, E0013, W0001, W0003, W0004: everything that needs all definitions.
-    fn references(&mut self, file: &ast::File) {
+    fn references(&mut self, file: &ast::File, origin: &Origin) {
         let agent_names: Vec<String> = self
             .model
             .agents
@@ -1124,9 +1125,12 @@ impl Checker {
                 span,
                 "no `agent` field and no `defaults.agent`",
             );
-            d = match agent_names.first() {
-                Some(a) => d.with_note(format!("add `agent = {a}` to the task or to a `defaults` block")),
-                None => d.with_note("define an agent (`agent claude { run = \"claude -p\" }`) and set `agent = claude` in `defaults`"),
+            d = match (origin, agent_names.first()) {
+                (Origin::Specs { defaults: false, .. }, _) => d.with_note(format!(
+                    "REEL specs take their agent from a `{DEFAULTS_FILE}` beside them or from `--defaults FILE.loop`, e.g. `agent claude {{ run = \"claude -p\" }}  defaults {{ agent = claude }}`"
+                )),
+                (_, Some(a)) => d.with_note(format!("add `agent = {a}` to the task or to a `defaults` block")),
+                (_, None) => d.with_note("define an agent (`agent claude { run = \"claude -p\" }`) and set `agent = claude` in `defaults`"),
             };
             self.push(d);
         }
@@ -1205,10 +1209,23 @@ impl Checker {
                 .items
                 .first()
                 .map_or(Span::at(0), |i| Span::new(i.span().start, i.span().start));
-            self.push(
-                Diagnostic::new(Code::W0004, "the plan has no tasks", span, "no `task` in this file")
-                    .with_note("declare work with `task NAME { prompt = \"…\" }` or `task NAME { run = \"…\" }`"),
-            );
+            match origin {
+                // What could not be read may well declare tasks.
+                Origin::Specs {
+                    unreadable: true, ..
+                } => {}
+                Origin::Specs {
+                    first_spec: Some(at),
+                    ..
+                } => self.push(
+                    Diagnostic::new(Code::W0004, "the plan has no tasks", Span::at(*at), "no task in this spec")
+                        .with_note("a REEL task is a `## <id>: <title>` heading, a JSON `tasks` entry or a Gherkin `Scenario:`"),
+                ),
+                _ => self.push(
+                    Diagnostic::new(Code::W0004, "the plan has no tasks", span, "no `task` in this file")
+                        .with_note("declare work with `task NAME { prompt = \"…\" }` or `task NAME { run = \"…\" }`"),
+                ),
+            }
         }
     }
 

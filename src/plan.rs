@@ -7,6 +7,7 @@
 use crate::check::{AgentDef, GateDef, GateDefKind, Model, Work};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::key::{Encoder, Key};
+use crate::origin::{DEFAULTS_FILE, Origin};
 use crate::span::Span;
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -240,10 +241,12 @@ pub enum GateKind {
 /// Builds the plan from a checked model: the DAG (E0006 for cycles, W0002 for
 /// redundant dependencies), resolved defaults, topological order and keys.
 ///
-/// `stem` is the plan file's stem (the default loop name). Graph diagnostics
+/// `origin` says where the items came from and gives the default loop
+/// name (the file's stem, or the REEL spec's name). Graph diagnostics
 /// are computed even when the model had errors; the plan is `None` when the
 /// model is incomplete (a task without valid work or agent) or cyclic.
-pub fn build(mut model: Model, stem: &str) -> (Option<Plan>, Vec<Diagnostic>) {
+pub fn build(mut model: Model, origin: &Origin) -> (Option<Plan>, Vec<Diagnostic>) {
+    let stem = origin.default_name();
     let mut diagnostics = Vec::new();
     let n = model.tasks.len();
     let index: HashMap<&str, usize> = model
@@ -280,14 +283,15 @@ pub fn build(mut model: Model, stem: &str) -> (Option<Plan>, Vec<Diagnostic>) {
         }
     }
 
-    // The default integration branch comes from the file name when the plan
-    // names neither the loop nor the branch; git must accept it.
+    // The default integration branch comes from the file name (or the REEL
+    // spec's) when the plan names neither the loop nor the branch; git must
+    // accept it.
     if model.settings.name.is_none()
         && model.settings.branch.is_none()
         && let Some(why) = crate::check::branch_problem(&format!("loop/{stem}"))
     {
-        diagnostics.push(
-            Diagnostic::new(
+        diagnostics.push(match origin {
+            Origin::File { .. } => Diagnostic::new(
                 Code::E0009,
                 format!("the file name `{stem}` does not make a valid branch name `loop/{stem}`"),
                 Span::at(0),
@@ -296,7 +300,16 @@ pub fn build(mut model: Model, stem: &str) -> (Option<Plan>, Vec<Diagnostic>) {
             .with_note(
                 "rename the file, or name the loop: `loop \"name\" { }` (or set its `branch`)",
             ),
-        );
+            Origin::Specs { first_spec, .. } => Diagnostic::new(
+                Code::E0009,
+                format!("the plan name `{stem}` does not make a valid branch name `loop/{stem}`"),
+                Span::at(first_spec.unwrap_or(0)),
+                why,
+            )
+            .with_note(format!(
+                "the plan is named after its spec file or directory; name it with `loop \"NAME\" {{}}` (or set `branch`) in {DEFAULTS_FILE} or the --defaults plan"
+            )),
+        });
     }
     drop(index);
     let cyclic = cycles(&model, &graph, &deps, &mut diagnostics);

@@ -16,8 +16,8 @@ fn fixture(rel: &str) -> PathBuf {
     PathBuf::from("tests/fixtures/reel").join(rel)
 }
 
-fn compile(paths: &[PathBuf]) -> reel::Reel {
-    reel::compile_paths(paths, None).expect("specs are readable")
+fn compile(paths: &[PathBuf]) -> loopc::compile::Reel {
+    loopc::compile::compile_specs(paths, None).expect("specs are readable")
 }
 
 fn codes(c: &loopc::Compilation) -> Vec<&'static str> {
@@ -240,14 +240,15 @@ fn without_a_defaults_plan_the_missing_agent_says_where_it_comes_from() {
     assert!(c.diagnostics[0].notes[0].contains("defaults.loop"));
     // --defaults names one explicitly, from anywhere.
     let other = temp_specs(&[("mine.loop", DEFAULTS)]);
-    let with = reel::compile_paths(
+    let with = loopc::compile::compile_specs(
         &[dir.path().join("spec.md")],
         Some(&other.path().join("mine.loop")),
     )
     .unwrap();
     assert!(with.compilation.diagnostics.is_empty());
     // A missing defaults file is an I/O error, not a diagnostic.
-    let missing = reel::compile_paths(&[dir.path().join("spec.md")], Some(Path::new("nope.loop")));
+    let missing =
+        loopc::compile::compile_specs(&[dir.path().join("spec.md")], Some(Path::new("nope.loop")));
     assert!(missing.is_err());
 }
 

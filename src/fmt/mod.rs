@@ -1,4 +1,4 @@
-//! `loopc fmt [--check] PLAN…`: rewrites plans in the one canonical layout
+//! The canonical layout of plans, for `loopc fmt` and the language server
 //! (spec §7; the layout is documented in `docs/fmt.md`).
 //!
 //! Formatting never changes what a plan means: literals are copied verbatim
@@ -9,16 +9,14 @@
 //!
 //! A file the parser reports anything for (syntax errors E0001, bad literals
 //! E0012, overflowing integers E0009, bare numeric task ids E0011) is not
-//! formatted: its diagnostics are printed and the file is left alone.
+//! formatted: its diagnostics are returned and the file is left alone.
 //! Checker errors (unknown fields, references…) do not stop formatting.
 
 mod printer;
 
 pub use printer::MAX_WIDTH;
 
-use crate::commands::FmtArgs;
 use crate::diagnostic::{self, Code, Diagnostic};
-use crate::exit;
 use crate::span::Span;
 use std::io::Write;
 use std::path::Path;
@@ -58,112 +56,80 @@ pub fn format_source(source: &str) -> Result<String, Vec<Diagnostic>> {
     Ok(printer::print(source, &file))
 }
 
-/// What happened to one file.
-enum Outcome {
+/// What [`format_file`] did to a file that could be formatted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Formatted {
+    /// The file was in the canonical layout already.
     Unchanged,
+    /// The file was not in the canonical layout: it was rewritten, or, when
+    /// only checking, would have been.
     Changed,
-    Invalid,
-    IoError,
 }
 
-/// Runs `loopc fmt`.
+/// Why [`format_file`] left a file alone.
+#[derive(Debug)]
+pub enum FmtError {
+    /// The file is a REEL spec (`loopc import` converts one into a plan).
+    ReelSpec,
+    /// The file could not be read.
+    Read(std::io::Error),
+    /// The file is not UTF-8: its text decoded lossily and the E0001 at the
+    /// first invalid byte (spans into that text).
+    NotUtf8 {
+        /// The text, invalid bytes replaced.
+        source: String,
+        /// The one E0001.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// The file has syntax errors ([`format_source`]'s diagnostics).
+    Syntax {
+        /// The file's text.
+        source: String,
+        /// The parser's diagnostics, sorted by position.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// The formatted text could not be written back.
+    Write(std::io::Error),
+}
+
+/// Formats the plan file at `path` in place; with `check`, only says
+/// whether it would change.
 ///
-/// Exit status: 0 when every file is formatted (or, with `--check`, already
-/// was); 1 when a file has syntax errors, or with `--check` when a file would
-/// change (its path is printed on stdout, one per line); 2 when a file could
-/// not be read or written (the worst status wins).
-pub fn run(args: &FmtArgs) -> i32 {
-    let mut status = exit::OK;
-    let mut would_change = 0usize;
-    // A directory stands for the `.loop` plans in it, as for `check`.
-    let mut plans = Vec::new();
-    for path in &args.plans {
-        match crate::loop_files_in(path) {
-            Some(files) if files.is_empty() => {
-                eprintln!(
-                    "error: `{}` is a directory with no .loop plan in it",
-                    path.display()
-                );
-                status = exit::USAGE;
-            }
-            Some(files) => plans.extend(files),
-            None => plans.push(path.clone()),
-        }
+/// The file is replaced atomically (a reader sees the old or the new text).
+///
+/// # Errors
+///
+/// [`FmtError`]: a REEL spec, unreadable, not UTF-8, syntax errors, or the
+/// file could not be written; the file is then unchanged.
+pub fn format_file(path: &Path, check: bool) -> Result<Formatted, FmtError> {
+    if crate::reel::is_spec(path) {
+        return Err(FmtError::ReelSpec);
     }
-    for path in &plans {
-        if crate::reel::is_spec(path) {
-            eprintln!(
-                "error: `{}` is a REEL spec; `loopc fmt` formats .loop plans (`loopc import` converts a spec into one)",
-                path.display()
-            );
-            status = exit::USAGE;
-            continue;
-        }
-        let outcome = one(path, args.check);
-        let s = match outcome {
-            Outcome::Unchanged => exit::OK,
-            Outcome::Changed => {
-                if args.check {
-                    would_change += 1;
-                    let mut out = std::io::stdout().lock();
-                    // A closed stdout still leaves the exit status to tell.
-                    let _ = writeln!(out, "{}", path.display());
-                    exit::FAILURE
-                } else {
-                    exit::OK
-                }
-            }
-            Outcome::Invalid => exit::FAILURE,
-            Outcome::IoError => exit::USAGE,
-        };
-        status = status.max(s);
-    }
-    if args.check && would_change > 0 {
-        let plural = if would_change == 1 { "" } else { "s" };
-        eprintln!(
-            "loopc fmt: {would_change} file{plural} would be reformatted (run `loopc fmt` without --check)"
-        );
-    }
-    status
-}
-
-fn one(path: &Path, check: bool) -> Outcome {
-    let name = path.display().to_string();
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: cannot read `{name}`: {e}");
-            return Outcome::IoError;
-        }
-    };
+    let bytes = std::fs::read(path).map_err(FmtError::Read)?;
     let Ok(source) = std::str::from_utf8(&bytes) else {
-        let c = crate::compile_bytes(&name, &bytes);
-        let diags: Vec<Diagnostic> = c
+        let c = crate::compile_bytes(&path.display().to_string(), &bytes);
+        let diagnostics: Vec<Diagnostic> = c
             .diagnostics
             .into_iter()
             .filter(|d| d.code == Code::E0001)
             .take(1)
             .collect();
-        crate::check_cmd::print_human(&name, &c.source, &diags);
-        eprintln!("error: `{name}` was not formatted");
-        return Outcome::Invalid;
+        return Err(FmtError::NotUtf8 {
+            source: c.source,
+            diagnostics,
+        });
     };
-    let formatted = match format_source(source) {
-        Ok(f) => f,
-        Err(diags) => {
-            crate::check_cmd::print_human(&name, source, &diags);
-            eprintln!("error: `{name}` has syntax errors and was not formatted");
-            return Outcome::Invalid;
-        }
-    };
+    let formatted = format_source(source).map_err(|diagnostics| FmtError::Syntax {
+        source: source.to_string(),
+        diagnostics,
+    })?;
     if formatted == source {
-        return Outcome::Unchanged;
+        return Ok(Formatted::Unchanged);
     }
-    if !check && let Err(e) = write_atomically(path, formatted.as_bytes()) {
-        eprintln!("error: cannot write `{name}`: {e}");
-        return Outcome::IoError;
+    if !check {
+        write_atomically(path, formatted.as_bytes()).map_err(FmtError::Write)?;
     }
-    Outcome::Changed
+    Ok(Formatted::Changed)
 }
 
 /// Replaces the file at `path` (following symlinks) with `contents`: writes a

@@ -18,8 +18,8 @@
 //! Positions are LSP positions: 0-based lines and UTF-16 code-unit columns.
 //! The server survives any document text: analysis never panics, and a
 //! request handler that did would be answered with an error instead of
-//! ending the server. A `shutdown` request followed by `exit` ends it with
-//! status 0; `exit` without `shutdown`, or a closed input, with status 1.
+//! ending the server. [`serve`] says how it ended: after `shutdown` and
+//! `exit`, or abruptly (`exit` without `shutdown`, or a closed input).
 
 mod analysis;
 mod context;
@@ -63,34 +63,40 @@ pub fn capabilities() -> lsp::ServerCapabilities {
     }
 }
 
+/// How the language server ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// `shutdown` then `exit`, as the protocol asks.
+    Shutdown,
+    /// `exit` without `shutdown`, a closed input, or a failed writer thread.
+    Abrupt,
+}
+
 /// Runs the language server on stdin/stdout until `exit`.
 ///
-/// Returns the process exit status: 0 after `shutdown` then `exit`, 1 when
-/// the client exits without `shutdown`, closes the connection, or breaks
-/// the protocol.
-pub fn serve() -> i32 {
+/// # Errors
+///
+/// The client broke the protocol (no `initialize` first, unreadable
+/// messages) or the connection failed.
+pub fn serve() -> Result<Ending, Box<dyn std::error::Error>> {
     let (connection, io_threads) = transport::stdio();
-    let status = match run(&connection) {
-        Ok(status) => status,
-        Err(e) => {
-            eprintln!("loopc lsp: {e}");
-            1
-        }
-    };
+    let ending = run(&connection);
     drop(connection);
     // The reader may be blocked on stdin after `exit`; only the writer must
     // finish, so that every response is flushed.
     let mut threads = io_threads.into_iter();
     let _reader = threads.next();
+    let mut writer_failed = false;
     for t in threads {
-        if t.join().is_err() {
-            return status.max(1);
-        }
+        writer_failed |= t.join().is_err();
     }
-    status
+    match ending {
+        Ok(_) if writer_failed => Ok(Ending::Abrupt),
+        ending => ending,
+    }
 }
 
-fn run(connection: &Connection) -> Result<i32, Box<dyn std::error::Error>> {
+fn run(connection: &Connection) -> Result<Ending, Box<dyn std::error::Error>> {
     let init = lsp::InitializeResult {
         capabilities: capabilities(),
         server_info: Some(lsp::ServerInfo {
@@ -129,7 +135,7 @@ fn run(connection: &Connection) -> Result<i32, Box<dyn std::error::Error>> {
             }
             Message::Notification(n) => {
                 if n.method == lsp::notification::Exit::METHOD {
-                    return Ok(1);
+                    return Ok(Ending::Abrupt);
                 }
                 let out = std::panic::catch_unwind(AssertUnwindSafe(|| server.notification(n)))
                     .unwrap_or_default();
@@ -140,16 +146,17 @@ fn run(connection: &Connection) -> Result<i32, Box<dyn std::error::Error>> {
             Message::Response(_) => {}
         }
     }
-    Ok(1)
+    Ok(Ending::Abrupt)
 }
 
-/// After `shutdown`: waits for `exit` (status 0), refusing requests and
-/// ignoring other notifications meanwhile; a closed input gives status 1.
-fn after_shutdown(connection: &Connection) -> Result<i32, Box<dyn std::error::Error>> {
+/// After `shutdown`: waits for `exit` ([`Ending::Shutdown`]), refusing
+/// requests and ignoring other notifications meanwhile; a closed input is
+/// [`Ending::Abrupt`].
+fn after_shutdown(connection: &Connection) -> Result<Ending, Box<dyn std::error::Error>> {
     for msg in &connection.receiver {
         match msg {
             Message::Notification(n) if n.method == lsp::notification::Exit::METHOD => {
-                return Ok(0);
+                return Ok(Ending::Shutdown);
             }
             Message::Request(req) => {
                 let response = Response::new_err(
@@ -162,7 +169,7 @@ fn after_shutdown(connection: &Connection) -> Result<i32, Box<dyn std::error::Er
             _ => {}
         }
     }
-    Ok(1)
+    Ok(Ending::Abrupt)
 }
 
 fn params<P: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<P, String> {

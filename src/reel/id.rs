@@ -1,9 +1,7 @@
-//! `loopc id [DIR]`: prints a new REEL id (8 lowercase hex characters) that
-//! no spec in `DIR` uses yet (`docs/reel.md`).
+//! New REEL ids (8 lowercase hex characters) that no spec in a directory
+//! uses yet, for `loopc id` (`docs/reel.md`).
 
 use super::{Format, spec_files};
-use crate::commands::IdArgs;
-use crate::exit;
 use std::collections::BTreeSet;
 use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
@@ -53,22 +51,6 @@ pub fn new_id(used: &BTreeSet<String>) -> String {
             return id;
         }
         counter = counter.wrapping_add(1);
-    }
-}
-
-/// Runs `loopc id`: prints the id and exits 0, or exits 2 when the
-/// directory cannot be read.
-pub fn run(args: &IdArgs) -> i32 {
-    let dir = args.dir.as_deref().unwrap_or(Path::new("."));
-    match used_ids(dir) {
-        Ok(used) => {
-            println!("{}", new_id(&used));
-            exit::OK
-        }
-        Err(e) => {
-            eprintln!("error: cannot read the specs in `{}`: {e}", dir.display());
-            exit::USAGE
-        }
     }
 }
 

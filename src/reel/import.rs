@@ -1,18 +1,17 @@
-//! `loopc import SPEC… [-o plan.loop] [--defaults FILE.loop]`: writes the
-//! `.loop` plan equivalent to REEL specs (`docs/reel.md`).
+//! The `.loop` plan equivalent to REEL specs, for `loopc import`
+//! (`docs/reel.md`).
 //!
 //! The output is the defaults plan's text (comments kept), a `loop` item
 //! naming the plan as the specs did, and one task per REEL task, formatted
 //! with [`crate::fmt::format_source`]. It compiles to the same plan: the same
-//! task names, dependencies and keys (spec §6). The command checks that
-//! before writing and refuses to write anything else.
+//! task names, dependencies and keys (spec §6): [`checked`] makes sure of
+//! it, and the command writes nothing else.
 
-use super::Reel;
+use crate::Compilation;
 use crate::ast::{Item, ValueKind};
-use crate::commands::ImportArgs;
+use crate::compile::Reel;
 use crate::diagnostic::Diagnostic;
-use crate::exit;
-use std::io::Write;
+use crate::plan::Plan;
 
 /// The `.loop` text for a compiled REEL plan, formatted.
 ///
@@ -129,41 +128,27 @@ pub fn literal(s: &str) -> String {
     quote(s)
 }
 
-/// Runs `loopc import`: exit 0 written, 1 the specs have errors (their
-/// diagnostics are printed and nothing is written), 2 a file could not be
-/// read or written.
-pub fn run(args: &ImportArgs) -> i32 {
-    let reel = match super::compile_paths(&args.specs, args.defaults.as_deref()) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::USAGE;
-        }
-    };
-    let c = &reel.compilation;
-    if !c.diagnostics.is_empty() {
-        crate::check_cmd::print_compilation(c, &c.diagnostics);
-    }
-    let Some(plan) = &c.plan else {
-        eprintln!("error: `{}` has errors; nothing imported", c.name);
-        return exit::FAILURE;
-    };
-    let text = match to_loop(&reel) {
-        Ok(t) => t,
-        Err(diags) => {
-            eprintln!(
-                "error: internal: the generated plan does not parse ({} diagnostics); please report this",
-                diags.len()
-            );
-            return exit::USAGE;
-        }
-    };
+/// Why [`checked`] has no text to give: both are bugs of this module.
+#[derive(Debug)]
+pub enum ImportError {
+    /// The generated text does not parse (the diagnostics of `fmt`).
+    Unparsable(Vec<Diagnostic>),
+    /// The generated text compiles to another plan, or not at all: its
+    /// compilation.
+    Differs(Box<Compilation>),
+}
+
+/// [`to_loop`] for the REEL plan `reel`, whose compiled plan is `plan`,
+/// checked to compile (as the file `out_name`) to the same plan: the same
+/// name, and the same tasks in order with the same keys and dependencies.
+///
+/// # Errors
+///
+/// [`ImportError`] when the text does not parse or compiles to another plan.
+pub fn checked(reel: &Reel, plan: &Plan, out_name: &str) -> Result<String, ImportError> {
+    let text = to_loop(reel).map_err(ImportError::Unparsable)?;
     // The promise of import: the same plan, task for task and key for key.
-    let out_name = args
-        .output
-        .as_ref()
-        .map_or_else(|| "plan.loop".to_string(), |p| p.display().to_string());
-    let check = crate::compile(&out_name, &text);
+    let check = crate::compile(out_name, &text);
     let same = check.plan.as_ref().is_some_and(|p| {
         p.name == plan.name
             && p.tasks.len() == plan.tasks.len()
@@ -171,33 +156,9 @@ pub fn run(args: &ImportArgs) -> i32 {
                 a.name == b.name && a.key == b.key && a.dependencies == b.dependencies
             })
     });
-    if !same {
-        eprintln!(
-            "error: internal: the generated plan does not compile to the specs' plan; please report this"
-        );
-        if !check.diagnostics.is_empty() {
-            crate::check_cmd::print_compilation(&check, &check.diagnostics);
-        }
-        return exit::USAGE;
-    }
-    match &args.output {
-        Some(path) => match std::fs::write(path, &text) {
-            Ok(()) => exit::OK,
-            Err(e) => {
-                eprintln!("error: cannot write `{}`: {e}", path.display());
-                exit::USAGE
-            }
-        },
-        None => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                Ok(()) => exit::OK,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
-                Err(e) => {
-                    eprintln!("error: cannot write the plan: {e}");
-                    exit::USAGE
-                }
-            }
-        }
+    if same {
+        Ok(text)
+    } else {
+        Err(ImportError::Differs(Box::new(check)))
     }
 }

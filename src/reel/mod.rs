@@ -3,19 +3,20 @@
 //! A REEL spec is a list of tasks, each with an 8-hex id, a title, a
 //! description (the prompt), an acceptance command and dependencies. The
 //! front-ends ([`markdown`], [`json`], [`gherkin`]) read one file each into a
-//! [`Spec`] whose spans are byte offsets into that file. [`compile_paths`]
+//! [`Spec`] whose spans are byte offsets into that file. [`lower_spec`]
 //! then lowers every task into an ordinary `.loop` task item,
 //!
 //! ```text
 //! task "<id>" "<title>": "<dep>"… { prompt = <description>  accept = <acceptance> }
 //! ```
 //!
-//! merges them with the items of the defaults plan (`--defaults FILE.loop` or
-//! a `defaults.loop` beside the specs) and runs the usual checker and plan
-//! phase on the result. All files sit in one buffer behind a
-//! [`SourceMap`], so the checker's own diagnostics (E0004 duplicate id,
-//! E0005 unknown dependency, E0006 cycle, …) point into the original spec
-//! at the right line.
+//! and the front-end driver ([`crate::compile::compile_specs`]) merges them
+//! with the items of the defaults plan (`--defaults FILE.loop` or a
+//! `defaults.loop` beside the specs) and runs the usual checker and plan
+//! phase on the result. All files sit in one buffer behind a source map, so
+//! the checker's own diagnostics (E0004 duplicate id, E0005 unknown
+//! dependency, E0006 cycle, …) point into the original spec at the right
+//! line.
 //!
 //! In a directory (or with several specs) each file's tasks are namespaced by
 //! the file's stem (`auth.md` gives `auth.a1b2c3d4`): a dependency without a
@@ -27,15 +28,11 @@ pub mod import;
 pub mod json;
 pub mod markdown;
 
-use crate::ast::{self, Item};
-use crate::diagnostic::{self, Code, Diagnostic};
-use crate::source_map::SourceMap;
+use crate::ast;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::origin::stem_of;
 use crate::span::Span;
-use crate::{Compilation, LoadError};
 use std::path::{Path, PathBuf};
-
-/// The file name of the defaults plan looked for beside the specs.
-pub const DEFAULTS_FILE: &str = "defaults.loop";
 
 /// The three REEL spec formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,40 +183,54 @@ pub fn spec_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(found)
 }
 
-/// A compiled REEL plan: the compilation, and the tasks lowered from the
-/// specs (for `loopc import`).
-#[derive(Debug)]
-pub struct Reel {
-    /// The compilation of the specs plus the defaults plan.
-    pub compilation: Compilation,
-    /// The task items made from the specs, in file order (spans into
-    /// `compilation.source`).
+/// One spec file read and lowered into task items.
+#[derive(Debug, Default)]
+pub struct LoweredSpec {
+    /// The plan name the spec gives itself (JSON `name`), if any.
+    pub name: Option<String>,
+    /// Its tasks as task items, in file order.
     pub tasks: Vec<ast::TaskItem>,
-    /// Where the defaults plan's text is in `compilation.source`, if one was used.
-    pub defaults: Option<Span>,
-    /// The spec files read, in order.
-    pub files: Vec<PathBuf>,
+    /// Its diagnostics (E0001 when it is no spec at all).
+    pub diagnostics: Vec<Diagnostic>,
 }
 
-fn read(path: &Path) -> Result<(String, Option<Diagnostic>), LoadError> {
-    let bytes = std::fs::read(path).map_err(|error| LoadError {
-        path: path.display().to_string(),
-        error,
-    })?;
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok((text, None)),
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-            let d = Diagnostic::new(
-                Code::E0001,
-                "file is not valid UTF-8",
-                Span::new(at, at + 1),
-                "invalid byte here",
-            )
-            .with_note("spec and plan files must be UTF-8 encoded");
-            Ok((text, Some(d)))
-        }
+/// Reads `text`, the spec file at `path` (its format by its extension), and
+/// lowers its tasks into task items. Every span, in the items and the
+/// diagnostics, is shifted by `start`: where the file's text begins in the
+/// compiled text. With `namespaced`, each task is named `<stem>.<id>` after
+/// the file's stem.
+pub fn lower_spec(path: &Path, text: &str, start: usize, namespaced: bool) -> LoweredSpec {
+    let Some(format) = Format::of(path) else {
+        return LoweredSpec {
+            diagnostics: vec![
+                Diagnostic::new(
+                    Code::E0001,
+                    format!("`{}` is not a REEL spec", path.display()),
+                    Span::at(start),
+                    "unknown kind of file",
+                )
+                .with_note(
+                    "REEL specs are `.md`, `.json` or `.feature` files; plans are `.loop` files",
+                ),
+            ],
+            ..LoweredSpec::default()
+        };
+    };
+    let (spec, mut diagnostics) = format.parse(text);
+    diagnostics.extend(validate(&spec));
+    let mut diagnostics: Vec<Diagnostic> =
+        diagnostics.into_iter().map(|d| shifted(d, start)).collect();
+    let stem = stem_of(path);
+    let namespace = namespaced.then_some(stem.as_str());
+    let tasks = spec
+        .tasks
+        .iter()
+        .map(|task| lower(task, namespace, &stem, start, &mut diagnostics))
+        .collect();
+    LoweredSpec {
+        name: spec.name.map(|n| n.text),
+        tasks,
+        diagnostics,
     }
 }
 
@@ -229,237 +240,6 @@ fn shifted(mut d: Diagnostic, by: usize) -> Diagnostic {
         l.span = l.span.shift(by);
     }
     d
-}
-
-fn stem_of(path: &Path) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("plan")
-        .to_string()
-}
-
-/// The defaults plan for `inputs`: `given`, else `defaults.loop` in the
-/// first input's directory (or in the first input, when it is a directory).
-fn defaults_path(inputs: &[PathBuf], given: Option<&Path>) -> Option<PathBuf> {
-    if let Some(p) = given {
-        return Some(p.to_path_buf());
-    }
-    let first = inputs.first()?;
-    let dir = if first.is_dir() {
-        first.clone()
-    } else {
-        match first.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        }
-    };
-    let candidate = dir.join(DEFAULTS_FILE);
-    candidate.is_file().then_some(candidate)
-}
-
-/// Compiles the REEL specs `inputs` (files, or directories of specs) with
-/// their defaults plan into one plan (spec §3 items; `docs/reel.md`).
-///
-/// One spec file alone keeps bare ids as task names; a directory or several
-/// files namespace each file's tasks by its stem. The plan's name is the
-/// JSON spec's `name` (when it is a valid task name), else the file's stem,
-/// or the directory's name.
-///
-/// Errors: a spec, a directory or the defaults file cannot be read, or a
-/// directory holds no spec. Problems in their contents are diagnostics in the
-/// compilation.
-pub fn compile_paths(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel, LoadError> {
-    let mut files = Vec::new();
-    for input in inputs {
-        if input.is_dir() {
-            let found = spec_files(input).map_err(|error| LoadError {
-                path: input.display().to_string(),
-                error,
-            })?;
-            // A directory without specs is a mistyped path, not an empty plan.
-            if found.is_empty() {
-                let plans = crate::loop_files_in(input).map_or(0, |f| f.len());
-                let why = if plans > 0 {
-                    format!(
-                        "a directory of {plans} .loop plan(s) and no REEL spec (.md, .json, .feature): name the plan file"
-                    )
-                } else {
-                    "a directory with no REEL spec (.md, .json, .feature) and no .loop plan in it"
-                        .to_string()
-                };
-                return Err(LoadError {
-                    path: input.display().to_string(),
-                    error: std::io::Error::new(std::io::ErrorKind::NotFound, why),
-                });
-            }
-            files.extend(found);
-        } else {
-            files.push(input.clone());
-        }
-    }
-    let namespaced = inputs.len() > 1 || inputs.first().is_some_and(|p| p.is_dir());
-    let display_name = inputs
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(" ");
-
-    let mut buffer = String::new();
-    let mut map = SourceMap::default();
-    let mut items = Vec::new();
-    let mut comments = Vec::new();
-    let mut diagnostics = Vec::new();
-    let mut tasks = Vec::new();
-
-    let defaults_file = defaults_path(inputs, defaults);
-    let mut defaults_span = None;
-    if let Some(path) = &defaults_file {
-        let (text, bad) = read(path)?;
-        let start = map.push(&mut buffer, &path.display().to_string(), &text);
-        let (file, diags) = crate::syntax::parse(&text);
-        // The defaults plan is the first file, at offset 0: its spans need no shift.
-        debug_assert_eq!(start, 0);
-        items.extend(file.items);
-        comments.extend(file.comments);
-        diagnostics.extend(diags);
-        diagnostics.extend(bad);
-        defaults_span = Some(Span::new(start, start + text.len()));
-    }
-
-    let mut name = match inputs {
-        // A directory's whole name (`specs.d` is not `specs`); `.` is the
-        // current directory's.
-        [one] if one.is_dir() => std::fs::canonicalize(one)
-            .ok()
-            .and_then(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
-            .unwrap_or_else(|| stem_of(one)),
-        [first, ..] => stem_of(first),
-        [] => "plan".to_string(),
-    };
-    let mut namespaces: std::collections::HashMap<String, (String, Span)> = Default::default();
-    for path in &files {
-        let (text, bad) = read(path)?;
-        let file_name = path.display().to_string();
-        let start = map.push(&mut buffer, &file_name, &text);
-        diagnostics.extend(bad.map(|d| shifted(d, start)));
-        let Some(format) = Format::of(path) else {
-            diagnostics.push(
-                Diagnostic::new(
-                    Code::E0001,
-                    format!("`{file_name}` is not a REEL spec"),
-                    Span::at(start),
-                    "unknown kind of file",
-                )
-                .with_note(
-                    "REEL specs are `.md`, `.json` or `.feature` files; plans are `.loop` files",
-                ),
-            );
-            continue;
-        };
-        let (spec, diags) = format.parse(&text);
-        diagnostics.extend(diags.into_iter().map(|d| shifted(d, start)));
-        diagnostics.extend(validate(&spec).into_iter().map(|d| shifted(d, start)));
-        let stem = stem_of(path);
-        if !namespaced
-            && let Some(n) = &spec.name
-            && crate::check::task_name_problem(&n.text).is_none()
-        {
-            name = n.text.clone();
-        }
-        let namespace = namespaced.then_some(stem.as_str());
-        if namespaced {
-            if let Some((other, _)) = namespaces.get(&stem) {
-                diagnostics.push(
-                    Diagnostic::new(
-                        Code::E0004,
-                        format!("two specs have the stem `{stem}`"),
-                        Span::at(start),
-                        format!("this file's tasks would be named `{stem}.<id>`"),
-                    )
-                    .with_note(format!(
-                        "so would those of `{other}`; rename one of the files"
-                    )),
-                );
-            } else {
-                namespaces.insert(stem.clone(), (file_name.clone(), Span::at(start)));
-            }
-        }
-        for task in &spec.tasks {
-            let item = lower(task, namespace, &stem, start, &mut diagnostics);
-            items.push(Item::Task(item.clone()));
-            tasks.push(item);
-        }
-    }
-    if map.files().is_empty() {
-        map.push(&mut buffer, &display_name, "");
-    }
-
-    let ast = ast::File { items, comments };
-    let (model, more) = crate::check::check(&ast);
-    // W0004 is about the specs: not when they could not be read, and at
-    // the first spec rather than in the defaults plan.
-    let front_end_errors = diagnostics.iter().any(Diagnostic::is_error);
-    let first_spec = map
-        .files()
-        .get(usize::from(defaults_span.is_some()))
-        .map(|f| f.span.start);
-    diagnostics.extend(more.into_iter().filter_map(|mut d| {
-        if d.code != Code::W0004 {
-            return Some(d);
-        }
-        if front_end_errors {
-            return None;
-        }
-        if let Some(at) = first_spec {
-            d.primary.span = Span::at(at);
-            d.primary.message = "no task in this spec".to_string();
-            d.notes = vec!["a REEL task is a `## <id>: <title>` heading, a JSON `tasks` entry or a Gherkin `Scenario:`".to_string()];
-        }
-        Some(d)
-    }));
-    let (plan, more) = crate::plan::build(model, &name);
-    // The plan phase's one E0009 is a default integration branch git refuses:
-    // here the name came from a spec's file or directory, so say it there.
-    diagnostics.extend(more.into_iter().map(|mut d| {
-        if d.code == Code::E0009 {
-            d.primary.span = Span::at(first_spec.unwrap_or(0));
-            d.message = format!(
-                "the plan name `{name}` does not make a valid branch name `loop/{name}`"
-            );
-            d.notes = vec![format!(
-                "the plan is named after its spec file or directory; name it with `loop \"NAME\" {{}}` (or set `branch`) in {DEFAULTS_FILE} or the --defaults plan"
-            )];
-        }
-        d
-    }));
-    diagnostic::sort(&mut diagnostics);
-    // A REEL id problem and the language's own E0011 for the same name say one thing.
-    diagnostics.dedup_by(|b, a| a.code == b.code && a.primary.span == b.primary.span);
-    if defaults_file.is_none() {
-        for d in diagnostics.iter_mut().filter(|d| d.code == Code::E0013) {
-            d.notes = vec![format!(
-                "REEL specs take their agent from a `{DEFAULTS_FILE}` beside them or from `--defaults FILE.loop`, e.g. `agent claude {{ run = \"claude -p\" }}  defaults {{ agent = claude }}`"
-            )];
-        }
-    }
-    let plan = if diagnostics.iter().any(Diagnostic::is_error) {
-        None
-    } else {
-        plan
-    };
-    Ok(Reel {
-        compilation: Compilation {
-            name: display_name,
-            source: buffer,
-            ast,
-            diagnostics,
-            plan,
-            files: map,
-        },
-        tasks,
-        defaults: defaults_span,
-        files,
-    })
 }
 
 /// The task item for `task` of the file at buffer offset `start`.

@@ -1,9 +1,5 @@
-//! `loopc graph PLAN [--format text|dot|mermaid|json|svg] [--state]` (spec §7).
-//!
-//! Compiles the plan, prints its diagnostics like `loopc check` does, and,
-//! when there are no errors, renders the compiled [`Plan`] in one of five
-//! formats on stdout. A plan with errors draws nothing and exits 1; a plan
-//! that cannot be read exits 2; warnings go to stderr and the graph is drawn.
+//! The drawings of `loopc graph` (spec §7): a compiled [`Plan`] in one of
+//! five [`Format`]s, written into any writer.
 //!
 //! Every renderer is a pure function of the plan (and, with `--state`, of the
 //! run state): the same input gives byte-identical output on every run and
@@ -18,65 +14,23 @@ pub mod state;
 pub mod svg;
 pub mod text;
 
-use crate::commands::{GraphArgs, GraphFormat};
-use crate::exit;
 use crate::plan::{Plan, Task, TaskKind};
 use state::{StateMap, Status};
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 
-/// Runs `loopc graph`: returns the process exit status (0 drawn, 1 plan
-/// errors, 2 the plan or stdout could not be used).
-pub fn run(args: &GraphArgs) -> i32 {
-    let compiled = match crate::compile_path(&args.plan, args.defaults.as_deref()) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::USAGE;
-        }
-    };
-    if !compiled.diagnostics.is_empty() {
-        crate::check_cmd::print_compilation(&compiled, &compiled.diagnostics);
-    }
-    let plan = match &compiled.plan {
-        Some(plan) if !compiled.has_errors() => plan,
-        _ => {
-            let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
-            eprintln!(
-                "error: `{}` has {} error{}; no graph drawn",
-                compiled.name,
-                errors,
-                if errors == 1 { "" } else { "s" }
-            );
-            return exit::FAILURE;
-        }
-    };
-    let statuses = if args.state {
-        match state::load_for_cwd(&plan.name) {
-            Ok(s) => Some(s),
-            Err(warning) => {
-                eprintln!("warning: {warning}");
-                None
-            }
-        }
-    } else {
-        None
-    };
-    let color = args.format == GraphFormat::Text
-        && io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let result =
-        render(args.format, plan, statuses.as_ref(), color, &mut out).and_then(|()| out.flush());
-    match result {
-        Ok(()) => exit::OK,
-        // `loopc graph … | head` is a normal end.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => exit::OK,
-        Err(e) => {
-            eprintln!("error: cannot write the graph: {e}");
-            exit::USAGE
-        }
-    }
+/// Graph output formats (spec §7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Tasks in layers, for a terminal.
+    Text,
+    /// Graphviz input.
+    Dot,
+    /// A Mermaid `flowchart`.
+    Mermaid,
+    /// The compiled plan as one JSON document.
+    Json,
+    /// An SVG drawing, laid out in-process.
+    Svg,
 }
 
 /// Renders `plan` in `format` into `out`.
@@ -86,24 +40,24 @@ pub fn run(args: &GraphArgs) -> i32 {
 ///
 /// Errors: only those of `out`.
 pub fn render(
-    format: GraphFormat,
+    format: Format,
     plan: &Plan,
     statuses: Option<&StateMap>,
     color: bool,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     match format {
-        GraphFormat::Text => text::render(plan, statuses, color, out),
-        GraphFormat::Dot => dot::render(plan, statuses, out),
-        GraphFormat::Mermaid => mermaid::render(plan, statuses, out),
-        GraphFormat::Json => json::render(plan, statuses, out),
-        GraphFormat::Svg => svg::render(plan, statuses, out),
+        Format::Text => text::render(plan, statuses, color, out),
+        Format::Dot => dot::render(plan, statuses, out),
+        Format::Mermaid => mermaid::render(plan, statuses, out),
+        Format::Json => json::render(plan, statuses, out),
+        Format::Svg => svg::render(plan, statuses, out),
     }
 }
 
 /// Renders `plan` in `format` into a string (no color). Used by tests and
 /// by callers that want the text rather than a stream.
-pub fn render_to_string(format: GraphFormat, plan: &Plan, statuses: Option<&StateMap>) -> String {
+pub fn render_to_string(format: Format, plan: &Plan, statuses: Option<&StateMap>) -> String {
     let mut buf = Vec::new();
     // Writing into a Vec cannot fail.
     let _ = render(format, plan, statuses, false, &mut buf);

@@ -129,17 +129,15 @@ pub fn state_path(cwd: &Path) -> PathBuf {
     root.join(".loopc").join("state.json")
 }
 
-/// Reads the statuses of the plan called `plan_name` for the current
-/// directory's repository ([`state_path`]). State entries of tasks the plan
+/// Reads the statuses of the plan called `plan_name` for the repository
+/// containing the directory `cwd` ([`state_path`]). State entries of tasks the plan
 /// does not have are ignored by the renderers.
 ///
 /// Errors: warning text for the user (no state file; unreadable; not
 /// understood; recorded for another plan), after which the graph is drawn
 /// without status.
-pub fn load_for_cwd(plan_name: &str) -> Result<StateMap, String> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| format!("cannot find the current directory ({e}); drawing without status"))?;
-    let path = state_path(&cwd);
+pub fn load_for_dir(cwd: &Path, plan_name: &str) -> Result<StateMap, String> {
+    let path = state_path(cwd);
     let state = load(&path)?;
     match &state.plan {
         Some(other) if other != plan_name => Err(format!(

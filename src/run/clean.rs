@@ -5,52 +5,70 @@
 //! `--integration` also the integration branch named in state.json, if
 //! loopc created it. Nothing else is touched; no global `git worktree prune`.
 
-use crate::commands::CleanArgs;
-use crate::exit;
-use crate::run::store::layout::{self, Layout};
-use crate::run::sys::git::Git;
-use crate::run::sys::worktree;
+use super::store::layout::{self, Layout};
+use super::sys::git::Git;
+use super::sys::worktree;
+use std::path::{Path, PathBuf};
 
-/// `loopc clean`. Exit 0; 2 when not in a repository or a run holds the lock.
-pub fn clean(args: &CleanArgs) -> i32 {
-    match clean_inner(args) {
-        Ok(()) => exit::OK,
-        Err(e) => {
-            eprintln!("loopc: {e}");
-            exit::USAGE
-        }
-    }
+/// Options of `loopc clean`.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--integration`: also delete the integration branch loopc created.
+    pub integration: bool,
 }
 
-fn clean_inner(args: &CleanArgs) -> Result<(), String> {
-    let cwd =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let git = Git::discover(&cwd)?;
+/// What [`clean`] did or left alone, reported as it happens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cleaned {
+    /// There is no `.loopc/` directory: nothing was done.
+    Nothing,
+    /// A worktree under `.loopc/worktrees/` that loopc did not make: kept.
+    ForeignWorktree(PathBuf),
+    /// A task branch kept because a worktree (the user's) has it checked out.
+    CheckedOutBranch {
+        /// The branch name.
+        branch: String,
+        /// The worktree it is checked out in.
+        at: PathBuf,
+    },
+    /// loopc's worktrees, task branches and logs were removed.
+    Removed {
+        /// Worktrees removed.
+        worktrees: usize,
+        /// Task branches deleted.
+        branches: usize,
+    },
+    /// The integration branch of this name was deleted (`--integration`).
+    IntegrationBranch(String),
+}
+
+/// Cleans up after loopc in the repository containing `cwd` (see the
+/// module documentation), telling `report` each step.
+///
+/// Errors: one line; not in a repository, a run holds the lock, something
+/// could not be removed, or (with `integration`) the integration branch is
+/// not loopc's or is checked out. Steps reported before an error are done.
+pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> Result<(), String> {
+    let git = Git::discover(cwd)?;
     let layout = Layout::new(&git.root);
     if !layout.dir.exists() {
-        let _ = crate::run::out::stdout("nothing to clean\n");
+        report(Cleaned::Nothing);
         return Ok(());
     }
-    let _lock = crate::run::sys::lock::acquire(&layout.lock)?;
+    let _lock = super::sys::lock::acquire(&layout.lock)?;
     let mut removed_worktrees = 0;
     // A worktree the user made under `.loopc/worktrees/` is left alone.
     let ledgered = layout::ledger(&layout)?;
     let mut kept = Vec::new();
     for w in git.worktrees()? {
         if w.path.starts_with(&layout.worktrees)
-            || crate::run::sys::git::same_path(
-                w.path.parent().unwrap_or(&w.path),
-                &layout.worktrees,
-            )
+            || super::sys::git::same_path(w.path.parent().unwrap_or(&w.path), &layout.worktrees)
         {
-            if crate::run::sys::recover::is_loopcs_worktree(&w, &ledgered) {
+            if super::sys::recover::is_loopcs_worktree(&w, &ledgered) {
                 git.worktree_remove(&w.path)?;
                 removed_worktrees += 1;
             } else {
-                eprintln!(
-                    "loopc: the worktree at {} was not made by loopc; left alone",
-                    w.path.display()
-                );
+                report(Cleaned::ForeignWorktree(w.path.clone()));
                 kept.push(w.path);
             }
         }
@@ -60,7 +78,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
             let path = entry.path();
             if kept
                 .iter()
-                .any(|k| *k == path || crate::run::sys::git::same_path(k, &path))
+                .any(|k| *k == path || super::sys::git::same_path(k, &path))
             {
                 continue;
             }
@@ -84,10 +102,10 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
             .find(|w| w.branch.as_deref() == Some(refname.as_str()))
         {
             // The user's worktree: deleting its branch would break it.
-            eprintln!(
-                "loopc: kept the task branch `{b}`: it is checked out at {}",
-                w.path.display()
-            );
+            report(Cleaned::CheckedOutBranch {
+                branch: b,
+                at: w.path.clone(),
+            });
             continue;
         }
         git.delete_ref(&refname)?;
@@ -104,11 +122,12 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
                 .map_err(|e| format!("cannot remove {}: {e}", logs.display()))?;
         }
     }
-    let _ = crate::run::out::stdout(&format!(
-        "removed {removed_worktrees} worktree(s), {removed_branches} task branch(es) and the logs\n"
-    ));
-    if args.integration {
-        match crate::run::store::state::load(&layout.state) {
+    report(Cleaned::Removed {
+        worktrees: removed_worktrees,
+        branches: removed_branches,
+    });
+    if options.integration {
+        match super::store::state::load(&layout.state) {
             Ok(state) => {
                 let name = state.integration_branch;
                 let checked_out = git
@@ -128,8 +147,7 @@ fn clean_inner(args: &CleanArgs) -> Result<(), String> {
                 git.delete_ref(&format!("refs/heads/{name}"))?;
                 ours.remove(&name);
                 layout::write_ledger(&layout, &ours)?;
-                let _ =
-                    crate::run::out::stdout(&format!("removed the integration branch {name}\n"));
+                report(Cleaned::IntegrationBranch(name));
             }
             Err(e) => return Err(format!("cannot find the integration branch: {e}")),
         }

@@ -1,5 +1,9 @@
 //! The interpreter: `loopc run` (spec §5), `loopc status` and `loopc clean`.
 //!
+//! [`execute`] runs a compiled plan and returns how it ended ([`Ran`]);
+//! [`status::status`] and [`clean::clean`] return their reports. The command
+//! line (`src/cli/`) prints them and picks the exit status.
+//!
 //! Four rooms, with arrows that run one way: engine → sys → store,
 //! engine → store, ui → store; nothing imports the engine or the ui but
 //! this module, which wires them:
@@ -13,7 +17,7 @@
 //! - [`ui`]: what a person sees: live bars or event lines, the summary table;
 //! - [`time`]: timestamps and the display of durations and money, used by
 //!   every room (a leaf, so it lives here rather than in one of them);
-//! - [`status`], [`clean`], [`out`]: the other commands and stdout.
+//! - [`status`], [`clean`], [`out`]: the other commands' reports and stdout.
 
 pub mod clean;
 pub mod engine;
@@ -24,13 +28,9 @@ pub mod sys;
 pub mod time;
 pub mod ui;
 
-use crate::commands::{CleanArgs, RunArgs, StatusArgs};
-use crate::exit;
 use crate::plan::Plan;
-use crate::state;
 use engine::context::RunCtx;
 use engine::{cache, dry_run, scheduler};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use store::events::{Event, Recorder};
@@ -40,12 +40,10 @@ use sys::worktree;
 use sys::{interrupt, lock, process, recover};
 use ui::summary;
 
-/// An error that ends `loopc run` before or outside the scheduler, with its
-/// exit status.
+/// An error that ends `loopc run` before or outside the scheduler: the
+/// plan or the repository cannot be used (spec §5: exit 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunError {
-    /// The exit status (spec §5).
-    pub code: i32,
     /// One line naming the place (path, branch, task).
     pub message: String,
 }
@@ -53,14 +51,44 @@ pub struct RunError {
 impl RunError {
     fn usage(message: impl Into<String>) -> RunError {
         RunError {
-            code: exit::USAGE,
             message: message.into(),
         }
     }
 }
 
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// How a run that started ended (spec §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every task passed or was replayed from the cache.
+    Passed,
+    /// Some task failed, was blocked or was skipped.
+    Failed,
+    /// A budget or the circuit breaker stopped the run.
+    Budget,
+    /// The integration branch was moved off loopc's work during the run.
+    BranchMoved,
+    /// Ctrl-C or SIGTERM stopped the run.
+    Interrupted,
+}
+
+/// What [`execute`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ran {
+    /// `--dry-run`: nothing ran; the report of what would run or be
+    /// replayed from the cache.
+    DryRun(String),
+    /// The run ended so; its summary table is on stdout already.
+    Finished(Outcome),
+}
+
 /// Options of one run (the command line, minus the plan file).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
     /// `-j N`: tasks at once, overriding `loop.parallel`.
     pub jobs: Option<u32>,
@@ -72,33 +100,16 @@ pub struct Options {
     pub no_cache: bool,
     /// The plan file as given (recorded in state.json).
     pub plan_file: String,
-}
-
-/// `loopc run`.
-pub fn run(args: &RunArgs) -> i32 {
-    match run_command(args) {
-        Ok(code) => code,
-        Err(e) => {
-            // A closed stderr must not turn the exit status into a panic.
-            let _ = writeln!(std::io::stderr(), "loopc: {}", e.message);
-            e.code
-        }
-    }
-}
-
-/// `loopc status`.
-pub fn status(args: &StatusArgs) -> i32 {
-    status::status(args)
-}
-
-/// `loopc clean`.
-pub fn clean(args: &CleanArgs) -> i32 {
-    clean::clean(args)
+    /// The process exit status of each outcome, recorded in state.json and
+    /// the `run_finished` event; the command line decides it.
+    pub exit_status: fn(Outcome) -> i32,
 }
 
 /// Finds the plan file: the one given, else `plan.loop`, else the only
 /// `*.loop` in `cwd`.
-fn find_plan(given: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError> {
+///
+/// Errors: no plan given and none or several `*.loop` files in `cwd`.
+pub fn find_plan(given: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError> {
     if let Some(p) = given {
         return Ok(p.to_path_buf());
     }
@@ -129,42 +140,6 @@ fn find_plan(given: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError> {
             cwd.display()
         ))),
     }
-}
-
-fn run_command(args: &RunArgs) -> Result<i32, RunError> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| RunError::usage(format!("cannot read the current directory: {e}")))?;
-    // `--force` takes one or more values, so `--force a b j.loop` puts the
-    // plan among them: without a PLAN, a last value that names a file or
-    // ends in `.loop` is the plan.
-    let mut force = args.force.clone();
-    let mut given = args.plan.clone();
-    if given.is_none()
-        && let Some(last) = force.last()
-        && (last.ends_with(".loop") || cwd.join(last).is_file())
-    {
-        given = force.pop().map(PathBuf::from);
-    }
-    let path = find_plan(given.as_deref(), &cwd)?;
-    let compilation = crate::compile_path(&path, args.defaults.as_deref())
-        .map_err(|e| RunError::usage(e.to_string()))?;
-    if !compilation.diagnostics.is_empty() {
-        crate::check_cmd::print_compilation(&compilation, &compilation.diagnostics);
-    }
-    let Some(plan) = compilation.plan else {
-        return Err(RunError::usage(format!(
-            "{} has errors; nothing was run",
-            path.display()
-        )));
-    };
-    let options = Options {
-        jobs: args.jobs,
-        dry_run: args.dry_run,
-        force,
-        no_cache: args.no_cache,
-        plan_file: path.display().to_string(),
-    };
-    execute(plan, &options, &cwd)
 }
 
 /// Checks that the repository can be used and prepares the integration
@@ -304,9 +279,12 @@ fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
     }
 }
 
-/// Runs `plan` in the repository containing `cwd`. Returns the exit status
-/// (0, 1, 3, 130); errors before any work starts are exit 2.
-pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunError> {
+/// Runs `plan` in the repository containing `cwd` (or, with `--dry-run`,
+/// says what would run), and returns how it ended.
+///
+/// Errors: the repository or the options cannot be used; found before any
+/// work starts.
+pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunError> {
     let git = Git::discover(cwd).map_err(RunError::usage)?;
     let layout = Layout::new(&git.root);
     for name in &options.force {
@@ -323,7 +301,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
         } else {
             Some(cache::Store::load(&git, &layout).map_err(RunError::usage)?)
         };
-        return Ok(out::report(&dry_run::report(
+        return Ok(Ran::DryRun(dry_run::report(
             &plan,
             &options.force,
             &git,
@@ -337,7 +315,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     // a run that never finished was killed, and is cleaned up after.
     if layout.state.exists() {
         let previous = store::state::load(&layout.state).map_err(RunError::usage)?;
-        if previous.status == state::RunStatus::Running {
+        if previous.status == crate::state::RunStatus::Running {
             eprintln!(
                 "loopc: the previous run (started {}) did not finish: loopc was killed; \
                  cleaning up after it and resuming (passed tasks are replayed from the cache)",
@@ -397,11 +375,17 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, RunErro
     });
     interrupt::install();
     let state = scheduler::initial_state(&ctx, &options.plan_file, &head);
-    let finish = scheduler::run(Arc::clone(&ctx), parallel, state, cache_use);
+    let finish = scheduler::run(
+        Arc::clone(&ctx),
+        parallel,
+        state,
+        cache_use,
+        options.exit_status,
+    );
     ctx.events.ui().finish();
     // A closed or full stdout does not change the run's result.
     let _ = out::stdout(&summary::table(&finish.state));
-    Ok(finish.code)
+    Ok(Ran::Finished(finish.outcome))
 }
 
 #[cfg(test)]

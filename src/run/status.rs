@@ -1,67 +1,49 @@
 //! `loopc status [--json]`: the last run's tasks, read from state.json. It
 //! takes no lock, so it works while a run is going on.
 
-use crate::commands::StatusArgs;
-use crate::exit;
-use crate::run::store::layout::Layout;
-use crate::run::sys::git::Git;
+use super::store::layout::Layout;
+use super::sys::git::Git;
+use std::path::Path;
 
-/// `loopc status`: prints the summary table (or the state document with
-/// `--json`). Exit 0, or 2 when there is no readable state.
-pub fn status(args: &StatusArgs) -> i32 {
-    let cwd = match std::env::current_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("loopc: cannot read the current directory: {e}");
-            return exit::USAGE;
-        }
-    };
-    let git = match Git::discover(&cwd) {
-        Ok(g) => g,
-        Err(e) => {
-            eprintln!("loopc: {e}");
-            return exit::USAGE;
-        }
-    };
+/// Options of `loopc status`.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--json`: the state document instead of the table.
+    pub json: bool,
+}
+
+/// What `loopc status` prints for the repository containing `cwd`: the
+/// summary table (or, with `json`, the state document), with a closing line
+/// break.
+///
+/// Errors: one line saying why there is no readable state (not in a
+/// repository, no or unreadable state.json).
+pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
+    let git = Git::discover(cwd)?;
     let layout = Layout::new(&git.root);
-    let state = match crate::run::store::state::load(&layout.state) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("loopc: {e}");
-            return exit::USAGE;
-        }
-    };
+    let state = super::store::state::load(&layout.state)?;
     // state.json says `running` but no live loopc holds the lock: that run
     // was killed (`kill -9`, a crash), and the next `loopc run` cleans up
     // after it and resumes. state.json itself is left as it is.
     let killed = state.status == crate::state::RunStatus::Running
-        && !crate::run::sys::lock::holder_alive(&layout.lock);
-    let text = if args.json {
-        let mut value = match serde_json::to_value(&state) {
-            Ok(v) => v,
-            Err(e) => {
-                eprintln!("loopc: cannot encode state: {e}");
-                return exit::USAGE;
-            }
-        };
+        && !super::sys::lock::holder_alive(&layout.lock);
+    Ok(if options.json {
+        let mut value =
+            serde_json::to_value(&state).map_err(|e| format!("cannot encode state: {e}"))?;
         if killed && let Some(obj) = value.as_object_mut() {
             obj.insert("status".into(), "killed".into());
         }
-        match serde_json::to_string_pretty(&value) {
-            Ok(s) => format!("{s}\n"),
-            Err(e) => {
-                eprintln!("loopc: cannot encode state: {e}");
-                return exit::USAGE;
-            }
-        }
+        let text = serde_json::to_string_pretty(&value)
+            .map_err(|e| format!("cannot encode state: {e}"))?;
+        format!("{text}\n")
     } else {
         format!(
             "plan {} ({}), started {}{}\n{}{}",
-            crate::run::ui::display::sanitize(&state.plan),
-            crate::run::ui::display::sanitize(&state.plan_file),
+            super::ui::display::sanitize(&state.plan),
+            super::ui::display::sanitize(&state.plan_file),
             state.started_at,
             if killed { ": killed" } else { "" },
-            crate::run::ui::summary::table(&state),
+            super::ui::summary::table(&state),
             if killed {
                 "this run was killed (state.json says running, but no loopc holds the lock); \
                  the next `loopc run` cleans up after it and resumes\n"
@@ -69,6 +51,5 @@ pub fn status(args: &StatusArgs) -> i32 {
                 ""
             }
         )
-    };
-    crate::run::out::report(&text)
+    })
 }

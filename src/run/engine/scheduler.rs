@@ -19,7 +19,7 @@ use super::merge;
 pub use super::replay::CacheUse;
 use super::replay::{Replay, RunCache};
 use super::transition::{self, Action, Books, Finished, Replayed, StopKind};
-use crate::exit;
+use crate::run::Outcome as RunOutcome;
 use crate::run::store::events::Event;
 use crate::run::store::layout;
 use crate::run::store::progress;
@@ -33,15 +33,23 @@ use std::time::{Duration, Instant};
 /// How the run ended.
 #[derive(Debug)]
 pub struct Finish {
-    /// The process exit status.
-    pub code: i32,
+    /// Why it ended.
+    pub outcome: RunOutcome,
     /// The final state.
     pub state: RunState,
 }
 
 /// Runs the plan to the end. `parallel` is the number of tasks at once
-/// (≥ 1); `state` the initial state (every task pending).
-pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse) -> Finish {
+/// (≥ 1); `state` the initial state (every task pending); `exit_status`
+/// the process exit status of each outcome, for state.json and the
+/// `run_finished` event.
+pub fn run(
+    ctx: Arc<RunCtx>,
+    parallel: u32,
+    mut state: RunState,
+    cache: CacheUse,
+    exit_status: fn(RunOutcome) -> i32,
+) -> Finish {
     let mut sched = Scheduler {
         cache: RunCache::new(ctx.plan.tasks.len(), cache),
         books: Books::new(&ctx.plan, Meter::new(ctx.plan.budget.clone())),
@@ -51,12 +59,13 @@ pub fn run(ctx: Arc<RunCtx>, parallel: u32, mut state: RunState, cache: CacheUse
         running: 0,
         ctx,
         parallel: parallel.max(1) as usize,
+        exit_status,
     };
     if let Some(d) = sched.books.meter.deadline() {
         sched.ctx.control.set_deadline(d);
     }
-    let code = sched.drive(&mut state);
-    Finish { code, state }
+    let outcome = sched.drive(&mut state);
+    Finish { outcome, state }
 }
 
 struct Scheduler {
@@ -73,10 +82,12 @@ struct Scheduler {
     running: usize,
     /// The cache, `--force` and the keys known so far.
     cache: RunCache,
+    /// The process exit status of each outcome (recorded, not chosen here).
+    exit_status: fn(RunOutcome) -> i32,
 }
 
 impl Scheduler {
-    fn drive(&mut self, state: &mut RunState) -> i32 {
+    fn drive(&mut self, state: &mut RunState) -> RunOutcome {
         let pool = match rayon::ThreadPoolBuilder::new()
             .num_threads(self.parallel)
             .thread_name(|i| format!("loopc-task-{i}"))
@@ -487,15 +498,16 @@ impl Scheduler {
         done
     }
 
-    fn finish(&mut self, state: &mut RunState) -> i32 {
+    fn finish(&mut self, state: &mut RunState) -> RunOutcome {
         let all_done = state.tasks.iter().all(|t| t.status.is_done());
-        let (status, code) = match self.books.stop_kind() {
-            Some(StopKind::Interrupted) => (RunStatus::Interrupted, exit::INTERRUPTED),
-            Some(StopKind::Budget) => (RunStatus::Stopped, exit::BUDGET),
-            Some(StopKind::BranchMoved) => (RunStatus::Stopped, exit::USAGE),
-            _ if all_done => (RunStatus::Passed, exit::OK),
-            _ => (RunStatus::Failed, exit::FAILURE),
+        let (status, outcome) = match self.books.stop_kind() {
+            Some(StopKind::Interrupted) => (RunStatus::Interrupted, RunOutcome::Interrupted),
+            Some(StopKind::Budget) => (RunStatus::Stopped, RunOutcome::Budget),
+            Some(StopKind::BranchMoved) => (RunStatus::Stopped, RunOutcome::BranchMoved),
+            _ if all_done => (RunStatus::Passed, RunOutcome::Passed),
+            _ => (RunStatus::Failed, RunOutcome::Failed),
         };
+        let code = (self.exit_status)(outcome);
         state.status = status;
         state.exit_code = Some(code);
         state.stop_reason = self.books.stop.as_ref().map(|s| s.1.clone());
@@ -506,7 +518,7 @@ impl Scheduler {
             exit_code: code,
             reason: state.stop_reason.clone(),
         });
-        code
+        outcome
     }
 }
 

@@ -6,54 +6,55 @@
 //! 2 a file could not be read or stdout could not be written (a closed pipe is
 //! a normal end).
 
-use crate::commands::{CheckArgs, DiagnosticFormat};
-use crate::diagnostic::{self, Diagnostic, Severity};
-use crate::exit;
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-use std::io::{IsTerminal, Write};
+use super::{exit, print_compilation};
+use clap::ValueEnum;
+use loopc::diagnostic::Severity;
+use loopc::origin::DEFAULTS_FILE;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
-/// Whether human output on stderr should be colored.
-pub fn stderr_color() -> ColorChoice {
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    if !no_color && std::io::stderr().is_terminal() {
-        ColorChoice::Auto
-    } else {
-        ColorChoice::Never
-    }
+/// `loopc check PLAN… [--format human|json] [--deny-warnings]`
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Plan files to check (`.loop`, or REEL specs: `.md`, `.json`,
+    /// `.feature`, or a directory of them).
+    #[arg(required = true, value_name = "PLAN")]
+    pub plans: Vec<PathBuf>,
+    /// The defaults plan for REEL specs (agent, gates, defaults, budget,
+    /// loop); default `defaults.loop` beside the specs.
+    #[arg(long, value_name = "FILE.loop")]
+    pub defaults: Option<PathBuf>,
+    /// Output format of diagnostics.
+    #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
+    pub format: DiagnosticFormat,
+    /// Treat warnings as errors (exit 1 when any warning is reported).
+    #[arg(long)]
+    pub deny_warnings: bool,
 }
 
-/// Prints `diagnostics` of one file to stderr in the human format.
-pub fn print_human(name: &str, source: &str, diagnostics: &[Diagnostic]) {
-    let mut err = StandardStream::stderr(stderr_color());
-    // A closed stderr is not worth failing over.
-    let _ = diagnostic::emit_human(&mut err, name, source, diagnostics);
-}
-
-/// Prints `diagnostics` of `compilation` to stderr in the human format,
-/// each in its own file (a REEL spec's diagnostics may be in its spec files
-/// and its defaults plan).
-pub fn print_compilation(compilation: &crate::Compilation, diagnostics: &[Diagnostic]) {
-    let mut err = StandardStream::stderr(stderr_color());
-    // A closed stderr is not worth failing over.
-    let _ = compilation
-        .files
-        .emit_human(&mut err, &compilation.source, diagnostics);
+/// How diagnostics are printed.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiagnosticFormat {
+    /// codespan-reporting's text on stderr, colored on a terminal.
+    Human,
+    /// One JSON object per diagnostic per line on stdout (spec §4).
+    Json,
 }
 
 /// A directory stands for its `.loop` plans, each checked on its own (like
 /// `loopc check dir/*.loop`), and, when it holds REEL specs, for those specs
 /// too, checked together with `defaults.loop` as their defaults. Anything
 /// else is checked as given.
-fn expand(path: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let Some(loops) = crate::loop_files_in(path) else {
+fn expand(path: &Path) -> Vec<PathBuf> {
+    let Some(loops) = loopc::loop_files_in(path) else {
         return vec![path.to_path_buf()];
     };
-    if crate::reel::spec_files(path).is_ok_and(|specs| !specs.is_empty()) {
+    if loopc::reel::spec_files(path).is_ok_and(|specs| !specs.is_empty()) {
         let mut out = vec![path.to_path_buf()];
         out.extend(
             loops
                 .into_iter()
-                .filter(|p| p.file_name().is_some_and(|n| n != "defaults.loop")),
+                .filter(|p| p.file_name().is_some_and(|n| n != DEFAULTS_FILE)),
         );
         return out;
     }
@@ -64,14 +65,14 @@ fn expand(path: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 /// Runs `loopc check`.
-pub fn run(args: &CheckArgs) -> i32 {
+pub fn run(args: &Args) -> i32 {
     let mut status = exit::OK;
     let mut errors = 0usize;
     let mut warnings = 0usize;
     let stdout = std::io::stdout();
-    let plans: Vec<std::path::PathBuf> = args.plans.iter().flat_map(|p| expand(p)).collect();
+    let plans: Vec<PathBuf> = args.plans.iter().flat_map(|p| expand(p)).collect();
     for path in &plans {
-        let mut compiled = match crate::compile_path(path, args.defaults.as_deref()) {
+        let mut compiled = match loopc::compile_path(path, args.defaults.as_deref()) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("error: {e}");

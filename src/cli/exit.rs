@@ -1,4 +1,5 @@
-//! Exit statuses (spec §4 for `check`, §5 for `run`).
+//! Exit statuses (spec §4 for `check`, §5 for `run`): the only place they
+//! are named.
 
 /// Success: no errors (`check`), every task passed or cached (`run`).
 pub const OK: i32 = 0;

@@ -1,0 +1,108 @@
+//! `loopc graph PLAN [--format text|dot|mermaid|json|svg] [--state]` (spec §7).
+//!
+//! Compiles the plan, prints its diagnostics like `loopc check` does, and,
+//! when there are no errors, renders the compiled plan with
+//! [`loopc::render`] on stdout. A plan with errors draws nothing and exits
+//! 1; a plan that cannot be read exits 2; warnings go to stderr and the
+//! graph is drawn.
+
+use super::{exit, output_status, print_compilation};
+use clap::ValueEnum;
+use loopc::render::{self, state};
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+
+/// `loopc graph PLAN [--format …] [--state]`
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// The plan file (or a REEL spec, or a directory of them).
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+    /// The defaults plan for REEL specs (agent, gates, defaults, budget,
+    /// loop); default `defaults.loop` beside the specs.
+    #[arg(long, value_name = "FILE.loop")]
+    pub defaults: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
+    pub format: GraphFormat,
+    /// Show each task's last status from `.loopc/state.json`.
+    #[arg(long)]
+    pub state: bool,
+}
+
+/// Graph output formats (spec §7).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphFormat {
+    /// Tasks in layers, for a terminal.
+    Text,
+    /// Graphviz input.
+    Dot,
+    /// A Mermaid `flowchart`.
+    Mermaid,
+    /// The compiled plan as one JSON document.
+    Json,
+    /// An SVG drawing, laid out in-process.
+    Svg,
+}
+
+impl From<GraphFormat> for render::Format {
+    fn from(format: GraphFormat) -> render::Format {
+        match format {
+            GraphFormat::Text => render::Format::Text,
+            GraphFormat::Dot => render::Format::Dot,
+            GraphFormat::Mermaid => render::Format::Mermaid,
+            GraphFormat::Json => render::Format::Json,
+            GraphFormat::Svg => render::Format::Svg,
+        }
+    }
+}
+
+/// Runs `loopc graph`: returns the process exit status (0 drawn, 1 plan
+/// errors, 2 the plan or stdout could not be used).
+pub fn run(args: &Args) -> i32 {
+    let compiled = match loopc::compile_path(&args.plan, args.defaults.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    if !compiled.diagnostics.is_empty() {
+        print_compilation(&compiled, &compiled.diagnostics);
+    }
+    let plan = match &compiled.plan {
+        Some(plan) if !compiled.has_errors() => plan,
+        _ => {
+            let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
+            eprintln!(
+                "error: `{}` has {} error{}; no graph drawn",
+                compiled.name,
+                errors,
+                if errors == 1 { "" } else { "s" }
+            );
+            return exit::FAILURE;
+        }
+    };
+    let statuses = if args.state {
+        let loaded = std::env::current_dir()
+            .map_err(|e| format!("cannot find the current directory ({e}); drawing without status"))
+            .and_then(|cwd| state::load_for_dir(&cwd, &plan.name));
+        match loaded {
+            Ok(s) => Some(s),
+            Err(warning) => {
+                eprintln!("warning: {warning}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let color = args.format == GraphFormat::Text
+        && io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let written = render::render(args.format.into(), plan, statuses.as_ref(), color, &mut out)
+        .and_then(|()| out.flush());
+    output_status(written, |e| format!("error: cannot write the graph: {e}"))
+}

@@ -1,0 +1,78 @@
+//! `loopc import SPEC… [-o plan.loop] [--defaults FILE.loop]`: writes the
+//! `.loop` plan equivalent to REEL specs (`docs/reel.md`).
+//!
+//! Exit 0 written, 1 the specs have errors (their diagnostics are printed
+//! and nothing is written), 2 a file could not be read or written.
+
+use super::{exit, output_status, print_compilation, write_stdout};
+use loopc::reel::import::ImportError;
+use std::path::PathBuf;
+
+/// `loopc import SPEC… [-o plan.loop] [--defaults FILE.loop]` (`docs/reel.md`)
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// REEL specs (`.md`, `.json`, `.feature`) or directories of them.
+    #[arg(required = true, value_name = "SPEC")]
+    pub specs: Vec<PathBuf>,
+    /// Write the plan here instead of to stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE.loop")]
+    pub output: Option<PathBuf>,
+    /// The defaults plan for REEL specs (agent, gates, defaults, budget,
+    /// loop); default `defaults.loop` beside the specs.
+    #[arg(long, value_name = "FILE.loop")]
+    pub defaults: Option<PathBuf>,
+}
+
+/// Runs `loopc import`.
+pub fn run(args: &Args) -> i32 {
+    let reel = match loopc::compile::compile_specs(&args.specs, args.defaults.as_deref()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let c = &reel.compilation;
+    if !c.diagnostics.is_empty() {
+        print_compilation(c, &c.diagnostics);
+    }
+    let Some(plan) = &c.plan else {
+        eprintln!("error: `{}` has errors; nothing imported", c.name);
+        return exit::FAILURE;
+    };
+    let out_name = args
+        .output
+        .as_ref()
+        .map_or_else(|| "plan.loop".to_string(), |p| p.display().to_string());
+    let text = match loopc::reel::import::checked(&reel, plan, &out_name) {
+        Ok(text) => text,
+        Err(ImportError::Unparsable(diags)) => {
+            eprintln!(
+                "error: internal: the generated plan does not parse ({} diagnostics); please report this",
+                diags.len()
+            );
+            return exit::USAGE;
+        }
+        Err(ImportError::Differs(check)) => {
+            eprintln!(
+                "error: internal: the generated plan does not compile to the specs' plan; please report this"
+            );
+            if !check.diagnostics.is_empty() {
+                print_compilation(&check, &check.diagnostics);
+            }
+            return exit::USAGE;
+        }
+    };
+    match &args.output {
+        Some(path) => match std::fs::write(path, &text) {
+            Ok(()) => exit::OK,
+            Err(e) => {
+                eprintln!("error: cannot write `{}`: {e}", path.display());
+                exit::USAGE
+            }
+        },
+        None => output_status(write_stdout(&text), |e| {
+            format!("error: cannot write the plan: {e}")
+        }),
+    }
+}

@@ -1,0 +1,33 @@
+//! `loopc status [--json]`: prints [`loopc::run::status`]'s report. Exit 0,
+//! or 2 when there is no readable state.
+
+use super::{exit, output_status, say, write_stdout};
+
+/// `loopc status [--json]`
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// Print state.json's task list as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `loopc status`.
+pub fn run(args: &Args) -> i32 {
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            say(&format!("cannot read the current directory: {e}"));
+            return exit::USAGE;
+        }
+    };
+    let options = loopc::run::status::Options { json: args.json };
+    match loopc::run::status::status(&cwd, &options) {
+        Ok(text) => output_status(write_stdout(&text), |e| {
+            format!("loopc: cannot write to stdout: {e}")
+        }),
+        Err(e) => {
+            say(&e);
+            exit::USAGE
+        }
+    }
+}

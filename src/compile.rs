@@ -1,0 +1,464 @@
+//! The front-end driver: files → source map → parse → check → plan, for a
+//! `.loop` plan and for REEL specs alike.
+//!
+//! A `.loop` file is parsed by [`crate::syntax`]; REEL specs are read by
+//! their front-ends and lowered into task items ([`crate::reel`]), after the
+//! items of their defaults plan. Either way the items go through the same
+//! [`crate::check`] and [`crate::plan`] calls, told where they came from
+//! ([`Origin`]) so that the few messages that depend on it are worded
+//! right the first time. Files are read here, once: bytes that are not
+//! UTF-8 are decoded lossily and reported as E0001 at the first invalid
+//! byte (spec §2: source is UTF-8). A leading byte-order mark is removed
+//! from a `.loop` file before parsing (spans count from after it); in the
+//! buffer of REEL specs each file keeps it and its front-end skips it, so
+//! that the buffer holds the files' bytes.
+
+use crate::ast::{self, Item};
+use crate::check::{self, Model};
+use crate::diagnostic::{self, Code, Diagnostic};
+use crate::origin::{DEFAULTS_FILE, Origin, stem_of};
+use crate::plan::{self, Plan};
+use crate::reel;
+use crate::source_map::SourceMap;
+use crate::span::Span;
+use crate::syntax;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The result of compiling one plan file: its tree, every diagnostic, and the
+/// plan when there were no errors.
+#[derive(Debug)]
+pub struct Compilation {
+    /// The file name as given (used in diagnostics).
+    pub name: String,
+    /// The source text (lossily decoded if the file was not UTF-8).
+    pub source: String,
+    /// The syntax tree (always present; unreadable items are error nodes).
+    pub ast: ast::File,
+    /// Every diagnostic, errors and warnings, sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The compiled plan; `None` when any error was reported.
+    pub plan: Option<Plan>,
+    /// The files behind `source` (one for a `.loop` file; a REEL spec's
+    /// defaults plan and spec files otherwise): diagnostics are rendered
+    /// through it so that each lands in its own file.
+    pub files: SourceMap,
+}
+
+impl Compilation {
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// `diagnostics` (this compilation's, possibly with severities changed)
+    /// in the human format, each in its own file (see [`Compilation::files`]).
+    pub fn render_plain(&self, diagnostics: &[Diagnostic]) -> String {
+        self.files.render_plain(&self.source, diagnostics)
+    }
+}
+
+/// Why a plan file could not be read.
+#[derive(Debug)]
+pub struct LoadError {
+    /// The path as given.
+    pub path: String,
+    /// The I/O error.
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot read `{}`: {}", self.path, self.error)
+    }
+}
+
+/// A compiled REEL plan: the compilation, and the tasks lowered from the
+/// specs (for `loopc import`).
+#[derive(Debug)]
+pub struct Reel {
+    /// The compilation of the specs plus the defaults plan.
+    pub compilation: Compilation,
+    /// The task items made from the specs, in file order (spans into
+    /// `compilation.source`).
+    pub tasks: Vec<ast::TaskItem>,
+    /// Where the defaults plan's text is in `compilation.source`, if one was used.
+    pub defaults: Option<Span>,
+    /// The spec files read, in order.
+    pub files: Vec<PathBuf>,
+}
+
+/// Compiles `source`, the text of the plan file called `name` (its file stem
+/// is the loop's default name).
+///
+/// A leading byte-order mark is ignored (spec §2): it is removed before
+/// parsing, so spans and columns count from the first character after it.
+pub fn compile(name: &str, source: &str) -> Compilation {
+    compile_string(name, source.to_string())
+}
+
+/// [`compile`] for a source the caller owns, which becomes
+/// [`Compilation::source`] without a copy.
+pub fn compile_string(name: &str, source: String) -> Compilation {
+    compile_loop(name, Text::valid(source), false).0
+}
+
+/// [`compile_string`] that also returns the checked model (definitions as far
+/// as they resolve, even when the plan has errors), for the language server,
+/// which would otherwise check the tree a second time on every keystroke.
+pub fn compile_with_model(name: &str, source: String) -> (Compilation, Model) {
+    let (compilation, model) = compile_loop(name, Text::valid(source), true);
+    (compilation, model.unwrap_or_default())
+}
+
+/// Compiles raw file bytes. Bytes that are not UTF-8 are decoded lossily and
+/// reported as E0001 at the first invalid byte (spec §2: source is UTF-8).
+pub fn compile_bytes(name: &str, bytes: &[u8]) -> Compilation {
+    compile_loop(name, Text::decode(bytes.to_vec()), false).0
+}
+
+/// Reads and compiles the plan file at `path`.
+///
+/// Errors: the file cannot be read (missing, a directory, no permission).
+pub fn compile_file(path: &Path) -> Result<Compilation, LoadError> {
+    let text = Text::read(path)?;
+    Ok(compile_loop(&path.display().to_string(), text, false).0)
+}
+
+/// Reads and compiles a plan given on the command line: a `.loop` file, or
+/// a REEL spec (`.md`, `.json`, `.feature`) or a directory of them, lowered
+/// into a plan with the defaults plan `defaults` (else `defaults.loop`
+/// beside the specs; see [`compile_specs`] and `docs/reel.md`).
+///
+/// Errors: a file or directory cannot be read; `defaults` given with a
+/// `.loop` plan (it only applies to REEL specs).
+pub fn compile_path(path: &Path, defaults: Option<&Path>) -> Result<Compilation, LoadError> {
+    if path.is_dir() || reel::is_spec(path) {
+        return compile_specs(&[path.to_path_buf()], defaults).map(|r| r.compilation);
+    }
+    if defaults.is_some() {
+        return Err(LoadError {
+            path: path.display().to_string(),
+            error: std::io::Error::other(
+                "--defaults applies to REEL specs (.md, .json, .feature or a directory of them), not to a .loop plan",
+            ),
+        });
+    }
+    compile_file(path)
+}
+
+/// The `*.loop` files directly inside `dir`, sorted by name; `None` when
+/// `dir` is not a readable directory.
+pub fn loop_files_in(dir: &Path) -> Option<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "loop"))
+        .collect();
+    files.sort();
+    Some(files)
+}
+
+/// Compiles the REEL specs `inputs` (files, or directories of specs) with
+/// their defaults plan into one plan (spec §3 items; `docs/reel.md`).
+///
+/// One spec file alone keeps bare ids as task names; a directory or several
+/// files namespace each file's tasks by its stem. The plan's name is the
+/// JSON spec's `name` (when it is a valid task name), else the file's stem,
+/// or the directory's name.
+///
+/// Errors: a spec, a directory or the defaults file cannot be read, or a
+/// directory holds no spec. Problems in their contents are diagnostics in the
+/// compilation.
+pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel, LoadError> {
+    let files = spec_files_of(inputs)?;
+    let namespaced = inputs.len() > 1 || inputs.first().is_some_and(|p| p.is_dir());
+    let display_name = inputs
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+
+    let mut buffer = String::new();
+    let mut map = SourceMap::default();
+    let mut items = Vec::new();
+    let mut comments = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut tasks = Vec::new();
+
+    let defaults_file = defaults_path(inputs, defaults);
+    let mut defaults_span = None;
+    if let Some(path) = &defaults_file {
+        let text = Text::read(path)?;
+        let start = map.push(&mut buffer, &path.display().to_string(), &text.text);
+        let (file, diags) = syntax::parse(&text.text);
+        // The defaults plan is the first file, at offset 0: its spans need no shift.
+        debug_assert_eq!(start, 0);
+        items.extend(file.items);
+        comments.extend(file.comments);
+        diagnostics.extend(diags);
+        diagnostics.extend(encoding_error(
+            text.invalid_at.map(|at| start + at),
+            SPEC_ENCODING,
+        ));
+        defaults_span = Some(Span::new(start, start + text.text.len()));
+    }
+
+    let mut name = match inputs {
+        // A directory's whole name (`specs.d` is not `specs`); `.` is the
+        // current directory's.
+        [one] if one.is_dir() => std::fs::canonicalize(one)
+            .ok()
+            .and_then(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
+            .unwrap_or_else(|| stem_of(one)),
+        [first, ..] => stem_of(first),
+        [] => "plan".to_string(),
+    };
+    let mut namespaces: HashMap<String, String> = HashMap::new();
+    for path in &files {
+        let text = Text::read(path)?;
+        let file_name = path.display().to_string();
+        let start = map.push(&mut buffer, &file_name, &text.text);
+        diagnostics.extend(encoding_error(
+            text.invalid_at.map(|at| start + at),
+            SPEC_ENCODING,
+        ));
+        let stem = stem_of(path);
+        if namespaced && reel::is_spec(path) {
+            match namespaces.get(&stem) {
+                Some(other) => diagnostics.push(
+                    Diagnostic::new(
+                        Code::E0004,
+                        format!("two specs have the stem `{stem}`"),
+                        Span::at(start),
+                        format!("this file's tasks would be named `{stem}.<id>`"),
+                    )
+                    .with_note(format!(
+                        "so would those of `{other}`; rename one of the files"
+                    )),
+                ),
+                None => {
+                    namespaces.insert(stem, file_name);
+                }
+            }
+        }
+        let spec = reel::lower_spec(path, &text.text, start, namespaced);
+        diagnostics.extend(spec.diagnostics);
+        if !namespaced
+            && let Some(n) = spec.name
+            && check::task_name_problem(&n).is_none()
+        {
+            name = n;
+        }
+        items.extend(spec.tasks.iter().cloned().map(Item::Task));
+        tasks.extend(spec.tasks);
+    }
+    if map.files().is_empty() {
+        map.push(&mut buffer, &display_name, "");
+    }
+
+    let origin = Origin::Specs {
+        name,
+        first_spec: map
+            .files()
+            .get(usize::from(defaults_span.is_some()))
+            .map(|f| f.span.start),
+        defaults: defaults_file.is_some(),
+        unreadable: diagnostics.iter().any(Diagnostic::is_error),
+    };
+    let ast = ast::File { items, comments };
+    let (mut diagnostics, plan, _) = analyse(&ast, diagnostics, &origin, false);
+    // A REEL id problem and the language's own E0011 for the same name say one thing.
+    diagnostics.dedup_by(|b, a| a.code == b.code && a.primary.span == b.primary.span);
+    let plan = plan_if_clean(plan, &diagnostics);
+    Ok(Reel {
+        compilation: Compilation {
+            name: display_name,
+            source: buffer,
+            ast,
+            diagnostics,
+            plan,
+            files: map,
+        },
+        tasks,
+        defaults: defaults_span,
+        files,
+    })
+}
+
+/// The note of E0001 for a `.loop` file that is not UTF-8.
+const PLAN_ENCODING: &str = "plan files must be UTF-8 encoded";
+/// The note of E0001 for a REEL spec or its defaults plan.
+const SPEC_ENCODING: &str = "spec and plan files must be UTF-8 encoded";
+
+/// One file's text, decoded.
+struct Text {
+    /// The text; bytes that are not UTF-8 are replaced by U+FFFD.
+    text: String,
+    /// The byte offset of the first byte that is not UTF-8, if any.
+    invalid_at: Option<usize>,
+}
+
+impl Text {
+    fn valid(text: String) -> Text {
+        Text {
+            text,
+            invalid_at: None,
+        }
+    }
+
+    fn decode(bytes: Vec<u8>) -> Text {
+        match String::from_utf8(bytes) {
+            Ok(text) => Text::valid(text),
+            Err(e) => Text {
+                invalid_at: Some(e.utf8_error().valid_up_to()),
+                text: String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            },
+        }
+    }
+
+    /// Reads and decodes the file at `path`.
+    ///
+    /// Errors: the file cannot be read.
+    fn read(path: &Path) -> Result<Text, LoadError> {
+        std::fs::read(path)
+            .map(Text::decode)
+            .map_err(|error| LoadError {
+                path: path.display().to_string(),
+                error,
+            })
+    }
+}
+
+/// E0001 at the byte offset `invalid_at` (in the compiled text), if any;
+/// `note` says which files must be UTF-8.
+fn encoding_error(invalid_at: Option<usize>, note: &str) -> Option<Diagnostic> {
+    invalid_at.map(|at| {
+        Diagnostic::new(
+            Code::E0001,
+            "file is not valid UTF-8",
+            Span::new(at, at + 1),
+            "invalid byte here",
+        )
+        .with_note(note)
+    })
+}
+
+/// Compiles the `.loop` file called `name` whose text is `text`; with
+/// `keep_model`, also returns the checked model.
+fn compile_loop(name: &str, text: Text, keep_model: bool) -> (Compilation, Option<Model>) {
+    let Text {
+        text: mut source,
+        invalid_at,
+    } = text;
+    let bom = if source.starts_with('\u{FEFF}') {
+        source.drain(..'\u{FEFF}'.len_utf8());
+        '\u{FEFF}'.len_utf8()
+    } else {
+        0
+    };
+    let (ast, diagnostics) = syntax::parse(&source);
+    let (mut diagnostics, plan, model) =
+        analyse(&ast, diagnostics, &Origin::file(name), keep_model);
+    // The encoding comes first: it may explain every other diagnostic.
+    // Offsets count from after a byte-order mark, as the parser's do.
+    if let Some(d) = encoding_error(invalid_at.map(|at| at.saturating_sub(bom)), PLAN_ENCODING) {
+        diagnostics.insert(0, d);
+    }
+    let plan = plan_if_clean(plan, &diagnostics);
+    let files = SourceMap::single(name, source.len());
+    let compilation = Compilation {
+        name: name.to_string(),
+        source,
+        ast,
+        diagnostics,
+        plan,
+        files,
+    };
+    (compilation, model)
+}
+
+/// Checks and plans the items of `ast` (which came from `origin`), adding
+/// the diagnostics to the front-end's `diagnostics` and sorting them.
+/// Returns them, the plan as built (errors or not) and, with `keep_model`,
+/// the checked model.
+fn analyse(
+    ast: &ast::File,
+    mut diagnostics: Vec<Diagnostic>,
+    origin: &Origin,
+    keep_model: bool,
+) -> (Vec<Diagnostic>, Option<Plan>, Option<Model>) {
+    let (model, more) = check::check(ast, origin);
+    diagnostics.extend(more);
+    // The plan takes the model's strings; a caller that keeps the model gets a copy.
+    let kept = keep_model.then(|| model.clone());
+    let (plan, more) = plan::build(model, origin);
+    diagnostics.extend(more);
+    diagnostic::sort(&mut diagnostics);
+    (diagnostics, plan, kept)
+}
+
+/// `plan`, unless `diagnostics` has an error.
+fn plan_if_clean(plan: Option<Plan>, diagnostics: &[Diagnostic]) -> Option<Plan> {
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        None
+    } else {
+        plan
+    }
+}
+
+/// The spec files `inputs` stand for: each file as given, each directory's
+/// specs ([`reel::spec_files`]).
+///
+/// Errors: a directory cannot be read or holds no spec (a mistyped path,
+/// not an empty plan).
+fn spec_files_of(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
+    let mut files = Vec::new();
+    for input in inputs {
+        if !input.is_dir() {
+            files.push(input.clone());
+            continue;
+        }
+        let found = reel::spec_files(input).map_err(|error| LoadError {
+            path: input.display().to_string(),
+            error,
+        })?;
+        if found.is_empty() {
+            let plans = loop_files_in(input).map_or(0, |f| f.len());
+            let why = if plans > 0 {
+                format!(
+                    "a directory of {plans} .loop plan(s) and no REEL spec (.md, .json, .feature): name the plan file"
+                )
+            } else {
+                "a directory with no REEL spec (.md, .json, .feature) and no .loop plan in it"
+                    .to_string()
+            };
+            return Err(LoadError {
+                path: input.display().to_string(),
+                error: std::io::Error::new(std::io::ErrorKind::NotFound, why),
+            });
+        }
+        files.extend(found);
+    }
+    Ok(files)
+}
+
+/// The defaults plan for `inputs`: `given`, else `defaults.loop` in the
+/// first input's directory (or in the first input, when it is a directory).
+fn defaults_path(inputs: &[PathBuf], given: Option<&Path>) -> Option<PathBuf> {
+    if let Some(p) = given {
+        return Some(p.to_path_buf());
+    }
+    let first = inputs.first()?;
+    let dir = if first.is_dir() {
+        first.clone()
+    } else {
+        match first.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    };
+    let candidate = dir.join(DEFAULTS_FILE);
+    candidate.is_file().then_some(candidate)
+}
