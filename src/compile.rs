@@ -14,8 +14,9 @@
 //! that the buffer holds the files' bytes.
 
 use crate::ast::{self, Item};
-use crate::check::{self, Model};
+use crate::check;
 use crate::diagnostic::{self, Code, Diagnostic};
+use crate::model::Model;
 use crate::origin::{DEFAULTS_FILE, Origin, stem_of};
 use crate::plan::{self, Plan};
 use crate::reel;
@@ -247,7 +248,7 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
         diagnostics.extend(spec.diagnostics);
         if !namespaced
             && let Some(n) = spec.name
-            && check::task_name_problem(&n).is_none()
+            && check::names::task_name_problem(&n).is_none()
         {
             name = n;
         }

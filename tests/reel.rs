@@ -372,7 +372,7 @@ fn literals_survive_every_awkward_text() {
         "ctrl \u{1} \u{7f} é 😀",
         "",
     ] {
-        let lit = reel::import::literal(s);
+        let lit = loopc::syntax::literal::print_text(s);
         let src = format!(
             "budget {{ iterations = 1 }}\nagent a {{ run = \"x\" }}\ndefaults {{ agent = a }}\ntask x {{ prompt = {lit} }}"
         );

@@ -131,7 +131,7 @@ task c: b { agent = bot  prompt = "z" }
         s["stop_reason"]
             .as_str()
             .unwrap()
-            .contains("budget `cost` spent: $1 of $0.6"),
+            .contains("budget `cost` spent: $1 of $0.60"),
         "{s}"
     );
 }

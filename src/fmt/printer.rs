@@ -19,6 +19,7 @@
 
 use crate::ast::{Block, Field, File, GateBody, Item, MapEntry, Value, ValueKind};
 use crate::span::Span;
+use crate::syntax::literal;
 
 /// Lists and maps are printed on one line when they contain no comment and
 /// no multi-line value, and the line (from the start of its indentation to
@@ -383,17 +384,8 @@ impl Printer<'_> {
         match &v.kind {
             ValueKind::BlockString(text) => {
                 // Two levels deeper than the line, as in the spec's examples.
-                let inner = indent + 2 * INDENT;
-                self.out.push_str("\"\"\"\n");
-                for line in text.split('\n') {
-                    if !line.is_empty() {
-                        self.indent(inner);
-                        self.out.push_str(line);
-                    }
-                    self.out.push('\n');
-                }
-                self.indent(inner);
-                self.out.push_str("\"\"\"");
+                let block = literal::print_block_string(text, indent + 2 * INDENT);
+                self.out.push_str(&block);
             }
             ValueKind::List(items) => {
                 if let Some(s) = self.flat(v)

@@ -6,7 +6,7 @@
 //! the same recovery rule as the parser: an item keyword where a field name
 //! is expected starts a new item. All offsets are byte offsets.
 
-/// The kinds of blocks, for the fields each takes ([`crate::check::fields`]).
+/// The kinds of blocks, for the fields each takes ([`crate::model::fields`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BlockKind {
     /// `loop { … }`
@@ -51,7 +51,7 @@ impl BlockKind {
 
     /// The field names this block takes (spec §3).
     pub fn fields(self) -> &'static [&'static str] {
-        use crate::check::fields;
+        use crate::model::fields;
         match self {
             BlockKind::Loop => fields::LOOP,
             BlockKind::Budget => fields::BUDGET,

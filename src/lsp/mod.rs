@@ -23,6 +23,7 @@
 
 mod analysis;
 mod context;
+mod hover;
 pub mod transport;
 
 pub use analysis::{Analysis, NameKind, Occurrence};

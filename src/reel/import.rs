@@ -12,6 +12,7 @@ use crate::ast::{Item, ValueKind};
 use crate::compile::Reel;
 use crate::diagnostic::Diagnostic;
 use crate::plan::Plan;
+use crate::syntax::literal::{print_string, print_text};
 
 /// The `.loop` text for a compiled REEL plan, formatted.
 ///
@@ -50,82 +51,36 @@ pub fn to_loop(reel: &Reel) -> Result<String, Vec<Diagnostic>> {
         (Some(_), Some(name), Some((head, tail))) => {
             // Name the loop as the specs did, right after its keyword.
             out.push_str(head);
-            out.push_str(&format!(" {}", quote(name)));
+            out.push_str(&format!(" {}", print_string(name)));
             out.push_str(tail);
         }
         (None, Some(name), _) => {
-            out.push_str(&format!("loop {} {{}}\n\n", quote(name)));
+            out.push_str(&format!("loop {} {{}}\n\n", print_string(name)));
             out.push_str(defaults_text);
         }
         _ => out.push_str(defaults_text),
     }
     out.push_str("\n\n");
     for t in &reel.tasks {
-        out.push_str(&format!("task {}", quote(&t.name.text)));
+        out.push_str(&format!("task {}", print_string(&t.name.text)));
         if let Some(title) = &t.title {
-            out.push_str(&format!(" {}", quote(&title.text)));
+            out.push_str(&format!(" {}", print_string(&title.text)));
         }
         if !t.dependencies.is_empty() {
             out.push(':');
             for d in &t.dependencies {
-                out.push_str(&format!(" {}", quote(&d.text)));
+                out.push_str(&format!(" {}", print_string(&d.text)));
             }
         }
         out.push_str(" {\n");
         for f in &t.block.fields {
             if let ValueKind::String(s) = &f.value.kind {
-                out.push_str(&format!("  {} = {}\n", f.name.text, literal(s)));
+                out.push_str(&format!("  {} = {}\n", f.name.text, print_text(s)));
             }
         }
         out.push_str("}\n\n");
     }
     crate::fmt::format_source(&out)
-}
-
-/// `s` as a `"…"` string literal (spec §2 escapes).
-pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\0' => out.push_str("\\0"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// `s` as a block string when it has several lines and a block string
-/// holds it exactly (checked by parsing it back), else as a `"…"` string.
-pub fn literal(s: &str) -> String {
-    if s.contains('\n') && !s.contains("\"\"\"") {
-        let mut block = String::from("\"\"\"\n");
-        for line in s.split('\n') {
-            if !line.is_empty() {
-                block.push_str("    ");
-                block.push_str(line);
-            }
-            block.push('\n');
-        }
-        block.push_str("    \"\"\"");
-        let probe = format!("task x {{ prompt = {block} }}");
-        let (file, diags) = crate::syntax::parse(&probe);
-        let same = diags.is_empty()
-            && matches!(file.items.first(), Some(Item::Task(t))
-                if matches!(t.block.fields.first().map(|f| &f.value.kind),
-                    Some(ValueKind::BlockString(v)) if v == s));
-        if same {
-            return block;
-        }
-    }
-    quote(s)
 }
 
 /// Why [`checked`] has no text to give: both are bugs of this module.

@@ -472,7 +472,7 @@ fn fields<'a>(
         }
         if !known.is_empty()
             && !known.contains(&m.key.as_str())
-            && let Some(s) = crate::check::suggest(&m.key, known.iter().copied())
+            && let Some(s) = crate::check::names::suggest(&m.key, known.iter().copied())
         {
             diags.push(
                 Diagnostic::new(

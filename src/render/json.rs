@@ -8,7 +8,7 @@
 //! same plan everywhere. Tasks are in the plan's topological order.
 
 use super::state::StateMap;
-use crate::key::Key;
+use crate::plan::Key;
 use crate::plan::{Agent, Gate, GateKind, Plan, Task, TaskKind};
 use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};

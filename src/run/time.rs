@@ -61,9 +61,10 @@ pub fn human_duration(d: Duration) -> String {
     }
 }
 
-/// Micro-dollars as a dollar amount without trailing zeros: `$0.42`, `$1`.
+/// Micro-dollars as loopc shows money: `$0.42`, `$1`, `$1.50` (see
+/// [`crate::syntax::Money`]).
 pub fn dollars(micro: u64) -> String {
-    format!("${}", decimal_usd(micro))
+    crate::syntax::Money(micro).to_string()
 }
 
 /// Micro-dollars as a plain decimal number of dollars (`0.42`, `1`), the
@@ -103,6 +104,7 @@ mod tests {
     fn money() {
         assert_eq!(dollars(420_000), "$0.42");
         assert_eq!(dollars(1_000_000), "$1");
+        assert_eq!(dollars(500_000), "$0.50");
         assert_eq!(decimal_usd(125), "0.000125");
         assert_eq!(usd_to_micro(0.42), Some(420_000));
         assert_eq!(usd_to_micro(-1.0), None);

@@ -12,7 +12,7 @@
 //! are outputs, not edits).
 
 use super::cache::{self, Store};
-use crate::key::Key;
+use crate::plan::Key;
 use crate::plan::Plan;
 use crate::run::sys::git::Git;
 use std::collections::HashSet;

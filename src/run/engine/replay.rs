@@ -9,7 +9,7 @@ use super::cache::{self, Entry, RunKey};
 use super::context::{AttemptFiles, RunCtx};
 use super::gate::{Check, Verdict};
 use super::merge::gate_in_scratch;
-use crate::key::Key;
+use crate::plan::Key;
 use crate::run::store::events::Event;
 use crate::run::sys::git::MergeTree;
 use crate::state::TaskState;

@@ -1,0 +1,353 @@
+//! Whole-file checks: one `loop`/`budget`/`defaults` block and unique names
+//! (E0004), then everything that needs all definitions: references (E0005),
+//! task names in dependencies (E0011), agents of agent tasks (E0013), unused
+//! definitions (W0001), a missing budget (W0003) and an empty plan (W0004).
+
+use super::Checker;
+use super::names::{suggest, task_name_problem};
+use crate::ast::{self, Item, TaskName};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::model::{Ref, Work};
+use crate::origin::{DEFAULTS_FILE, Origin};
+use crate::span::Span;
+use std::collections::HashMap;
+
+impl Checker {
+    pub(super) fn items(&mut self, file: &ast::File) {
+        let mut first_loop: Option<Span> = None;
+        let mut first_budget: Option<Span> = None;
+        let mut first_defaults: Option<Span> = None;
+        let mut agent_spans: HashMap<String, Span> = HashMap::new();
+        let mut gate_spans: HashMap<String, Span> = HashMap::new();
+        let mut task_spans: HashMap<String, Span> = HashMap::new();
+
+        for item in &file.items {
+            match item {
+                Item::Loop(l) => {
+                    if self.single("loop", l.block.keyword, &mut first_loop) {
+                        self.loop_item(l);
+                    }
+                }
+                Item::Budget(b) => {
+                    if self.single("budget", b.keyword, &mut first_budget) {
+                        self.budget(b);
+                    }
+                }
+                Item::Defaults(b) => {
+                    if self.single("defaults", b.keyword, &mut first_defaults) {
+                        self.defaults(b);
+                    }
+                }
+                Item::Agent(a) => {
+                    if self.unique("agent", &a.name.text, a.name.span, &mut agent_spans) {
+                        self.agent(a);
+                    }
+                }
+                Item::Gate(g) => {
+                    if self.unique("gate", &g.name.text, g.name.span, &mut gate_spans) {
+                        self.gate(g);
+                    }
+                }
+                Item::Task(t) => {
+                    if let Some(why) = task_name_problem(&t.name.text) {
+                        // Bare ids starting with a digit were reported by the parser.
+                        if t.name.quoted || !t.name.text.starts_with(|c: char| c.is_ascii_digit()) {
+                            self.push(Diagnostic::new(
+                                Code::E0011,
+                                format!("invalid task name `{}`", t.name.text),
+                                t.name.span,
+                                why,
+                            ).with_note("a task name becomes a git branch and a directory name: it must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,63} and contain no `..`"));
+                        }
+                    }
+                    if self.unique("task", &t.name.text, t.name.span, &mut task_spans) {
+                        self.task(t);
+                    }
+                }
+                Item::Error(_) => {}
+            }
+        }
+    }
+
+    /// Reports a second `loop`/`budget`/`defaults`; true for the first one.
+    pub(super) fn single(&mut self, what: &str, keyword: Span, first: &mut Option<Span>) -> bool {
+        match first {
+            Some(prev) => {
+                self.push(
+                    Diagnostic::new(
+                        Code::E0004,
+                        format!("a plan has at most one `{what}` block"),
+                        keyword,
+                        format!("second `{what}` block"),
+                    )
+                    .with_label(*prev, format!("first `{what}` block here"))
+                    .with_note(format!("merge the fields into the first `{what}` block")),
+                );
+                false
+            }
+            None => {
+                *first = Some(keyword);
+                true
+            }
+        }
+    }
+
+    /// Reports a second definition of `name`; true for the first one.
+    pub(super) fn unique(
+        &mut self,
+        what: &str,
+        name: &str,
+        span: Span,
+        seen: &mut HashMap<String, Span>,
+    ) -> bool {
+        if let Some(prev) = seen.get(name) {
+            self.push(
+                Diagnostic::new(
+                    Code::E0004,
+                    format!("{what} `{name}` is defined twice"),
+                    span,
+                    format!("second definition of `{name}`"),
+                )
+                .with_label(*prev, "first defined here")
+                .with_note(format!("rename one of them; {what} names must be unique")),
+            );
+            return false;
+        }
+        seen.insert(name.to_string(), span);
+        true
+    }
+
+    /// E0005, E0013, W0001, W0003, W0004: everything that needs all definitions.
+    pub(super) fn references(&mut self, file: &ast::File, origin: &Origin) {
+        let agent_names: Vec<String> = self
+            .model
+            .agents
+            .iter()
+            .map(|a| a.name.name.clone())
+            .collect();
+        let gate_names: Vec<String> = self
+            .model
+            .gates
+            .iter()
+            .map(|g| g.name.name.clone())
+            .collect();
+        let task_names: Vec<String> = self
+            .model
+            .tasks
+            .iter()
+            .map(|t| t.name.text.clone())
+            .collect();
+        let mut used_agents: Vec<String> = Vec::new();
+        let mut used_gates: Vec<String> = Vec::new();
+
+        let mut agent_refs: Vec<Ref> = Vec::new();
+        let mut gate_refs: Vec<Ref> = Vec::new();
+        agent_refs.extend(self.model.defaults.agent.clone());
+        gate_refs.extend(self.model.defaults.gates.clone().unwrap_or_default());
+        for g in &self.model.gates {
+            agent_refs.extend(g.agent_ref.clone());
+        }
+        for t in &self.model.tasks {
+            agent_refs.extend(t.agent.clone());
+            gate_refs.extend(t.gates.clone().unwrap_or_default());
+        }
+        for r in agent_refs {
+            used_agents.push(r.name.clone());
+            if !agent_names.contains(&r.name) {
+                self.unknown("agent", &r.name, r.span, &agent_names);
+            }
+        }
+        for r in gate_refs {
+            used_gates.push(r.name.clone());
+            if !gate_names.contains(&r.name) {
+                self.unknown("gate", &r.name, r.span, &gate_names);
+            }
+        }
+        let deps: Vec<(String, TaskName)> = self
+            .model
+            .tasks
+            .iter()
+            .flat_map(|t| {
+                t.dependencies
+                    .iter()
+                    .map(|d| (t.name.text.clone(), d.clone()))
+            })
+            .collect();
+        let known_tasks: std::collections::HashSet<&str> =
+            task_names.iter().map(String::as_str).collect();
+        for (owner, d) in deps {
+            if known_tasks.contains(d.text.as_str()) {
+                continue;
+            }
+            if let Some(why) = task_name_problem(&d.text) {
+                // Bare ids starting with a digit were reported by the parser.
+                if d.quoted || !d.text.starts_with(|c: char| c.is_ascii_digit()) {
+                    self.push(Diagnostic::new(
+                        Code::E0011,
+                        format!(
+                            "invalid task name `{}` in the dependencies of `{owner}`",
+                            d.text
+                        ),
+                        d.span,
+                        why,
+                    ));
+                }
+                continue;
+            }
+            // Never suggest that a task depend on itself.
+            let others: Vec<String> = task_names
+                .iter()
+                .filter(|n| **n != owner)
+                .cloned()
+                .collect();
+            self.unknown("task", &d.text, d.span, &others);
+        }
+
+        // E0013: agent tasks need an agent.
+        let default_agent = self.model.defaults.agent.is_some();
+        let missing: Vec<(String, Span)> = self
+            .model
+            .tasks
+            .iter()
+            .filter(|t| matches!(t.work, Work::Prompt(_)) && t.agent.is_none() && !default_agent)
+            .map(|t| (t.name.text.clone(), t.name.span))
+            .collect();
+        for (name, span) in missing {
+            let mut d = Diagnostic::new(
+                Code::E0013,
+                format!("agent task `{name}` has no agent"),
+                span,
+                "no `agent` field and no `defaults.agent`",
+            );
+            d = match (origin, agent_names.first()) {
+                (Origin::Specs { defaults: false, .. }, _) => d.with_note(format!(
+                    "REEL specs take their agent from a `{DEFAULTS_FILE}` beside them or from `--defaults FILE.loop`, e.g. `agent claude {{ run = \"claude -p\" }}  defaults {{ agent = claude }}`"
+                )),
+                (_, Some(a)) => d.with_note(format!("add `agent = {a}` to the task or to a `defaults` block")),
+                (_, None) => d.with_note("define an agent (`agent claude { run = \"claude -p\" }`) and set `agent = claude` in `defaults`"),
+            };
+            self.push(d);
+        }
+
+        // W0001: unused agents and gates. A file with an unreadable item may
+        // use them there, so the warning would be a guess.
+        let unreadable = file.items.iter().any(|i| matches!(i, Item::Error(_)));
+        let unused: Vec<(String, Span, &str)> = self
+            .model
+            .agents
+            .iter()
+            .filter(|a| !used_agents.contains(&a.name.name))
+            .map(|a| (a.name.name.clone(), a.name.span, "agent"))
+            .chain(
+                self.model
+                    .gates
+                    .iter()
+                    .filter(|g| !used_gates.contains(&g.name.name))
+                    .map(|g| (g.name.name.clone(), g.name.span, "gate")),
+            )
+            .collect();
+        for (name, span, what) in unused.into_iter().filter(|_| !unreadable) {
+            let hint = if what == "agent" {
+                format!("use it with `agent = {name}` in a task or in `defaults`, or remove it")
+            } else {
+                format!("list it in a task's or the defaults' `gates = [{name}]`, or remove it")
+            };
+            self.push(
+                Diagnostic::new(
+                    Code::W0001,
+                    format!("{what} `{name}` is defined but never used"),
+                    span,
+                    "never used",
+                )
+                .with_note(hint),
+            );
+        }
+
+        // W0003: agent tasks with no budget bounding iterations, time or cost.
+        let first_agent_task = self
+            .model
+            .tasks
+            .iter()
+            .find(|t| matches!(t.work, Work::Prompt(_)))
+            .map(|t| t.name.span);
+        let b = &self.model.budget;
+        if let Some(task_span) = first_agent_task
+            && !b.bounds_written
+            && b.iterations.is_none()
+            && b.time.is_none()
+            && b.cost.is_none()
+        {
+            let (span, label) = match b.span {
+                Some(s) => (s, "this budget bounds neither iterations, time nor cost"),
+                None => (task_span, "agent task without a budget"),
+            };
+            self.push(
+                Diagnostic::new(
+                    Code::W0003,
+                    "the plan runs agents but no budget bounds iterations, time or cost",
+                    span,
+                    label,
+                )
+                .with_note("add e.g. `budget { iterations = 20  time = 2h  cost = $20 }`"),
+            );
+        }
+
+        // W0004: no tasks.
+        // A file whose items could not all be parsed may well declare tasks.
+        let unreadable = file.items.iter().any(|i| matches!(i, Item::Error(_)));
+        if self.model.tasks.is_empty()
+            && !unreadable
+            && !file.items.iter().any(|i| matches!(i, Item::Task(_)))
+        {
+            let span = file
+                .items
+                .first()
+                .map_or(Span::at(0), |i| Span::new(i.span().start, i.span().start));
+            match origin {
+                // What could not be read may well declare tasks.
+                Origin::Specs {
+                    unreadable: true, ..
+                } => {}
+                Origin::Specs {
+                    first_spec: Some(at),
+                    ..
+                } => self.push(
+                    Diagnostic::new(Code::W0004, "the plan has no tasks", Span::at(*at), "no task in this spec")
+                        .with_note("a REEL task is a `## <id>: <title>` heading, a JSON `tasks` entry or a Gherkin `Scenario:`"),
+                ),
+                _ => self.push(
+                    Diagnostic::new(Code::W0004, "the plan has no tasks", span, "no `task` in this file")
+                        .with_note("declare work with `task NAME { prompt = \"…\" }` or `task NAME { run = \"…\" }`"),
+                ),
+            }
+        }
+    }
+
+    pub(super) fn unknown(&mut self, what: &str, name: &str, span: Span, known: &[String]) {
+        let mut d = Diagnostic::new(
+            Code::E0005,
+            format!("unknown {what} `{name}`"),
+            span,
+            format!("no {what} is called `{name}`"),
+        );
+        if let Some(s) = suggest(name, known.iter().map(String::as_str)) {
+            d.primary.message = format!("did you mean `{s}`?");
+        } else if known.is_empty() && what == "task" {
+            d = d.with_note("this plan defines no other task");
+        } else if known.is_empty() {
+            d = d.with_note(format!("this plan defines no {what}s"));
+        } else {
+            let mut list: Vec<&str> = known.iter().map(String::as_str).collect();
+            list.sort_unstable();
+            let more = list.len().saturating_sub(8);
+            list.truncate(8);
+            let tail = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            d = d.with_note(format!("known {what}s: {}{tail}", list.join(", ")));
+        }
+        self.push(d);
+    }
+}

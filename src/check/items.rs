@@ -1,0 +1,362 @@
+//! Per-item checks: each item's fields read into the model, with the rules
+//! of that item alone (required and conflicting fields, branch names,
+//! `inputs` globs).
+
+use super::Checker;
+use super::names::{branch_problem, glob_problem};
+use crate::ast::{self, Block, GateBody, ValueKind};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::model::{
+    AgentDef, BudgetDef, DefaultsDef, GateDef, GateDefKind, LoopDef, OnFail, OutputFormat, Ref,
+    TaskDef, Work, fields,
+};
+
+impl Checker {
+    pub(super) fn loop_item(&mut self, l: &ast::LoopItem) {
+        let f = self.fields(&l.block, "`loop`", fields::LOOP);
+        self.model.settings = LoopDef {
+            name: l.name.as_ref().map(|n| n.text.clone()),
+            base: self.string(&f, "base"),
+            branch: self.string(&f, "branch"),
+            parallel: self.positive_int(&f, "parallel"),
+            setup: self.string(&f, "setup"),
+        };
+        // The integration branch must be a name git accepts, or the run fails
+        // late; check the explicit one, or the default made from the name.
+        if let Some(field) = f.get("branch")
+            && let Some(branch) = &self.model.settings.branch
+            && (branch == "loopc" || branch.starts_with("loopc/"))
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::E0009,
+                    format!("`{branch}` is inside loopc's own branch namespace"),
+                    field.value.span,
+                    "task branches live under `loopc/`",
+                )
+                .with_note("choose another integration branch, e.g. `loop/…`"),
+            );
+        } else if let Some(field) = f.get("branch")
+            && let Some(branch) = &self.model.settings.branch
+            && let Some(why) = branch_problem(branch)
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::E0009,
+                    format!("`{branch}` is not a valid git branch name"),
+                    field.value.span,
+                    why,
+                )
+                .with_note("see `git check-ref-format --branch`"),
+            );
+        } else if f.get("branch").is_none()
+            && let Some(name) = &l.name
+            && let Some(why) = branch_problem(&format!("loop/{}", name.text))
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::E0009,
+                    format!(
+                        "the loop name `{}` does not make a valid branch name `loop/{}`",
+                        name.text, name.text
+                    ),
+                    name.span,
+                    why,
+                )
+                .with_note("set `branch = \"loop/…\"` explicitly, or use a name without spaces or special characters"),
+            );
+        }
+    }
+
+    pub(super) fn budget(&mut self, b: &Block) {
+        let f = self.fields(b, "`budget`", fields::BUDGET);
+        self.model.budget = BudgetDef {
+            span: Some(b.keyword),
+            iterations: self.positive_int(&f, "iterations"),
+            time: self.duration(&f, "time"),
+            cost: self.money(&f, "cost"),
+            failures: self.positive_int(&f, "failures"),
+            bounds_written: ["iterations", "time", "cost"]
+                .iter()
+                .any(|n| f.get(n).is_some()),
+        };
+    }
+
+    pub(super) fn defaults(&mut self, b: &Block) {
+        let f = self.fields(b, "`defaults`", fields::DEFAULTS);
+        self.model.defaults = DefaultsDef {
+            agent: self.reference(&f, "agent", "an agent"),
+            gates: self.gate_list(&f),
+            attempts: self.positive_int(&f, "attempts"),
+            timeout: self.duration(&f, "timeout"),
+            env: self.env(&f),
+        };
+    }
+
+    pub(super) fn agent(&mut self, a: &ast::AgentItem) {
+        let f = self.fields(&a.block, &format!("agent `{}`", a.name.text), fields::AGENT);
+        let run = self.string(&f, "run");
+        if f.get("run").is_none() && !f.had_unknown {
+            self.push(
+                Diagnostic::new(
+                    Code::E0008,
+                    format!("agent `{}` has no `run` field", a.name.text),
+                    a.name.span,
+                    "missing `run`",
+                )
+                .with_label(a.block.body, "this block needs `run = \"…\"`")
+                .with_note(
+                    "`run` is the shell command that starts the agent, e.g. `run = \"claude -p\"`",
+                ),
+            );
+        }
+        let output = self
+            .word(&f, "output", OutputFormat::WORDS)
+            .and_then(|(w, _)| OutputFormat::from_word(&w))
+            .unwrap_or(OutputFormat::Text);
+        let def = AgentDef {
+            name: Ref {
+                name: a.name.text.clone(),
+                span: a.name.span,
+            },
+            run,
+            output,
+            timeout: self.duration(&f, "timeout"),
+            cost: self.money(&f, "cost"),
+            env: self.env(&f),
+        };
+        self.model.agents.push(def);
+    }
+
+    pub(super) fn gate(&mut self, g: &ast::GateItem) {
+        let name = Ref {
+            name: g.name.text.clone(),
+            span: g.name.span,
+        };
+        match &g.body {
+            GateBody::Short(v) => {
+                let kind = match &v.kind {
+                    ValueKind::String(s) | ValueKind::BlockString(s) => {
+                        GateDefKind::Command(s.clone())
+                    }
+                    ValueKind::Invalid => GateDefKind::Invalid,
+                    other => {
+                        self.push(
+                            Diagnostic::new(
+                                Code::E0007,
+                                format!("gate `{}` expects a command string, found {}", g.name.text, other.describe()),
+                                v.span,
+                                "expected a string",
+                            )
+                            .with_note("the short form is `gate NAME = \"command\"`; use `gate NAME { … }` for more"),
+                        );
+                        GateDefKind::Invalid
+                    }
+                };
+                self.model.gates.push(GateDef {
+                    name,
+                    kind,
+                    timeout: None,
+                    on_fail: OnFail::Retry,
+                    agent_ref: None,
+                });
+            }
+            GateBody::Long(b) => {
+                let f = self.fields(b, &format!("gate `{}`", g.name.text), fields::GATE);
+                let run = self.string(&f, "run");
+                let agent = self.reference(&f, "agent", "an agent");
+                let agent_ref = agent.clone();
+                let prompt = self.string(&f, "prompt");
+                let kind = match (f.get("run"), f.get("agent")) {
+                    (Some(r), Some(a)) => {
+                        let (first, second) = if r.span.start < a.span.start {
+                            (r, a)
+                        } else {
+                            (a, r)
+                        };
+                        self.push(
+                            Diagnostic::new(
+                                Code::E0010,
+                                format!("gate `{}` has both `run` and `agent`", g.name.text),
+                                second.name.span,
+                                "conflicts with the other field",
+                            )
+                            .with_label(first.name.span, "first set here")
+                            .with_note("a gate is either a command (`run`) or agent-judged (`agent` + `prompt`)"),
+                        );
+                        GateDefKind::Invalid
+                    }
+                    (Some(_), None) => {
+                        if let Some(p) = f.get("prompt") {
+                            self.push(
+                                Diagnostic::new(
+                                    Code::E0010,
+                                    format!(
+                                        "gate `{}` has a `prompt` but runs a command",
+                                        g.name.text
+                                    ),
+                                    p.name.span,
+                                    "`prompt` is only used with `agent`",
+                                )
+                                .with_label(
+                                    f.get("run").map_or(b.body, |r| r.name.span),
+                                    "this gate is a command",
+                                ),
+                            );
+                        }
+                        run.map_or(GateDefKind::Invalid, GateDefKind::Command)
+                    }
+                    (None, Some(_)) => match (agent, prompt) {
+                        (Some(agent), Some(prompt)) => GateDefKind::Agent { agent, prompt },
+                        (_, None) if f.get("prompt").is_none() => {
+                            self.push(
+                                Diagnostic::new(
+                                    Code::E0008,
+                                    format!("agent-judged gate `{}` has no `prompt`", g.name.text),
+                                    g.name.span,
+                                    "missing `prompt`",
+                                )
+                                .with_label(b.body, "add `prompt = \"…\"` here")
+                                .with_note("an agent gate needs a prompt that says what to review"),
+                            );
+                            GateDefKind::Invalid
+                        }
+                        _ => GateDefKind::Invalid,
+                    },
+                    (None, None) if f.had_unknown => GateDefKind::Invalid,
+                    (None, None) => {
+                        self.push(
+                            Diagnostic::new(
+                                Code::E0008,
+                                format!("gate `{}` has neither `run` nor `agent`", g.name.text),
+                                g.name.span,
+                                "missing `run` or `agent`",
+                            )
+                            .with_label(b.body, "add `run = \"…\"` or `agent = …` with `prompt`"),
+                        );
+                        GateDefKind::Invalid
+                    }
+                };
+                let on_fail = self
+                    .word(&f, "on_fail", OnFail::WORDS)
+                    .and_then(|(w, _)| OnFail::from_word(&w))
+                    .unwrap_or(OnFail::Retry);
+                let timeout = self.duration(&f, "timeout");
+                self.model.gates.push(GateDef {
+                    name,
+                    kind,
+                    timeout,
+                    on_fail,
+                    agent_ref,
+                });
+            }
+        }
+    }
+
+    pub(super) fn task(&mut self, t: &ast::TaskItem) {
+        let what = format!("task `{}`", t.name.text);
+        let f = self.fields(&t.block, &what, fields::TASK);
+        let prompt = self.string(&f, "prompt");
+        let run = self.string(&f, "run");
+        let agent = self.reference(&f, "agent", "an agent");
+        let work = match (f.get("prompt"), f.get("run")) {
+            (Some(p), Some(r)) => {
+                let (first, second) = if p.span.start < r.span.start {
+                    (p, r)
+                } else {
+                    (r, p)
+                };
+                self.push(
+                    Diagnostic::new(
+                        Code::E0010,
+                        format!("{what} has both `prompt` and `run`"),
+                        second.name.span,
+                        "conflicts with the other field",
+                    )
+                    .with_label(first.name.span, "first set here")
+                    .with_note("an agent task has a `prompt`; a command task has `run`; not both"),
+                );
+                Work::Invalid
+            }
+            (Some(_), None) => prompt.map_or(Work::Invalid, Work::Prompt),
+            (None, Some(r)) => {
+                if let Some(a) = f.get("agent") {
+                    self.push(
+                        Diagnostic::new(
+                            Code::E0010,
+                            format!("{what} is a command task but sets `agent`"),
+                            a.name.span,
+                            "a command task runs no agent",
+                        )
+                        .with_label(r.name.span, "this makes it a command task")
+                        .with_note("remove `agent`, or replace `run` with a `prompt`"),
+                    );
+                }
+                run.map_or(Work::Invalid, Work::Run)
+            }
+            (None, None) if f.had_unknown => Work::Invalid,
+            (None, None) => {
+                self.push(
+                    Diagnostic::new(
+                        Code::E0008,
+                        format!("{what} has neither `prompt` nor `run`"),
+                        t.name.span,
+                        "missing `prompt` or `run`",
+                    )
+                    .with_label(
+                        t.block.body,
+                        "add `prompt = \"…\"` (agent task) or `run = \"…\"` (command task)",
+                    ),
+                );
+                Work::Invalid
+            }
+        };
+        let mut inputs = Vec::new();
+        if let Some(items) = self.list(&f, "inputs", "a list of glob strings") {
+            for v in items {
+                match &v.kind {
+                    ValueKind::String(s) | ValueKind::BlockString(s) => {
+                        if let Some(why) = glob_problem(s) {
+                            self.push(
+                                Diagnostic::new(
+                                    Code::E0014,
+                                    format!("invalid glob `{s}` in `inputs`"),
+                                    v.span,
+                                    why,
+                                )
+                                .with_note("inputs are globs relative to the repository root, e.g. `src/**/*.rs`"),
+                            );
+                        } else {
+                            inputs.push(s.clone());
+                        }
+                    }
+                    ValueKind::Invalid => {}
+                    other => self.push(Diagnostic::new(
+                        Code::E0007,
+                        format!("`inputs` lists glob strings, found {}", other.describe()),
+                        v.span,
+                        "expected a string",
+                    )),
+                }
+            }
+        }
+        if let Some(title) = &t.title {
+            self.no_nul("the title", &title.text, title.span);
+        }
+        let def = TaskDef {
+            name: t.name.clone(),
+            title: t.title.as_ref().map(|s| s.text.clone()),
+            dependencies: t.dependencies.clone(),
+            work,
+            agent,
+            accept: self.string(&f, "accept"),
+            gates: self.gate_list(&f),
+            attempts: self.positive_int(&f, "attempts"),
+            timeout: self.duration(&f, "timeout"),
+            inputs,
+            env: self.env(&f),
+            span: t.span,
+        };
+        self.model.tasks.push(def);
+    }
+}

@@ -1,0 +1,291 @@
+//! Hover text: a Markdown summary of the task, agent or gate under the
+//! cursor, as the model resolves it (with where each value comes from), and
+//! the documentation of each field.
+
+use super::analysis::{Analysis, NameKind};
+use super::context::BlockKind;
+use crate::ast::{GateBody, Item};
+use crate::model::{GateDefKind, Work};
+use crate::plan;
+use crate::span::Span;
+use crate::syntax::literal::{self, Money};
+use lsp_types as lsp;
+use std::fmt::Write as _;
+
+impl Analysis {
+    /// Hover: a summary of the task, agent or gate named under the cursor
+    /// (definition or reference), or the documentation of a field name.
+    pub fn hover(&self, offset: usize) -> Option<lsp::Hover> {
+        let (text, span) = match self.occurrence_at(offset) {
+            Some(o) => {
+                let text = match o.kind {
+                    NameKind::Task => self.task_hover(&o.name),
+                    NameKind::Agent => self.agent_hover(&o.name),
+                    NameKind::Gate => self.gate_hover(&o.name),
+                };
+                (text?, o.span)
+            }
+            None => self.field_hover(offset)?,
+        };
+        Some(lsp::Hover {
+            contents: lsp::HoverContents::Markup(lsp::MarkupContent {
+                kind: lsp::MarkupKind::Markdown,
+                value: text,
+            }),
+            range: Some(self.range(span)),
+        })
+    }
+
+    pub(super) fn task_hover(&self, name: &str) -> Option<String> {
+        let t = self.model.tasks.iter().find(|t| t.name.text == name)?;
+        let d = &self.model.defaults;
+        let mut s = format!("**task** {}", code(name));
+        if let Some(title) = &t.title {
+            let _ = write!(s, " — {}", escape(&one_line(title)));
+        }
+        s.push_str("\n\n");
+        let deps: Vec<String> = t.dependencies.iter().map(|d| code(&d.text)).collect();
+        let _ = writeln!(
+            s,
+            "- dependencies: {}",
+            if deps.is_empty() {
+                "none".to_string()
+            } else {
+                deps.join(", ")
+            }
+        );
+        let mut agent_timeout = None;
+        match &t.work {
+            Work::Run(cmd) => {
+                let _ = writeln!(s, "- command task: runs {}", code(&one_line(cmd)));
+            }
+            Work::Prompt(_) | Work::Invalid => {
+                let agent = match (&t.agent, &d.agent) {
+                    (Some(a), _) => Some((a.name.as_str(), "")),
+                    (None, Some(a)) => Some((a.name.as_str(), " (from defaults)")),
+                    (None, None) => None,
+                };
+                match agent {
+                    Some((a, from)) => {
+                        let _ = writeln!(s, "- agent: {}{from}", code(a));
+                        agent_timeout = self
+                            .model
+                            .agents
+                            .iter()
+                            .find(|x| x.name.name == a)
+                            .and_then(|x| x.timeout);
+                    }
+                    None => s.push_str("- agent: none (E0013)\n"),
+                }
+            }
+        }
+        let gates = match (&t.gates, &d.gates) {
+            (Some(g), _) => Some((g, "")),
+            (None, Some(g)) => Some((g, " (from defaults)")),
+            (None, None) => None,
+        };
+        match gates {
+            Some((g, from)) if !g.is_empty() => {
+                let names: Vec<String> = g.iter().map(|r| code(&r.name)).collect();
+                let _ = writeln!(s, "- gates: {}{from}", names.join(", "));
+            }
+            _ => s.push_str("- gates: none\n"),
+        }
+        if let Some(a) = &t.accept {
+            let _ = writeln!(s, "- accept: {}", code(&one_line(a)));
+        }
+        let attempts = match (t.attempts, d.attempts) {
+            (Some(n), _) => format!("{n}"),
+            (None, Some(n)) => format!("{n} (from defaults)"),
+            (None, None) => format!("{} (default)", plan::DEFAULT_ATTEMPTS),
+        };
+        let _ = writeln!(s, "- attempts: {attempts}");
+        let timeout = match (t.timeout, d.timeout, agent_timeout) {
+            (Some(x), _, _) => literal::print_duration(x),
+            (None, Some(x), _) => format!("{} (from defaults)", literal::print_duration(x)),
+            (None, None, Some(x)) => format!("{} (from the agent)", literal::print_duration(x)),
+            (None, None, None) => format!(
+                "{} (default)",
+                literal::print_duration(plan::DEFAULT_TIMEOUT)
+            ),
+        };
+        let _ = writeln!(s, "- timeout: {timeout}");
+        if !t.inputs.is_empty() {
+            let inputs: Vec<String> = t.inputs.iter().map(|i| code(i)).collect();
+            let _ = writeln!(s, "- inputs: {}", inputs.join(", "));
+        }
+        if let Some(p) = &self.compilation.plan
+            && let Some(task) = p.tasks.iter().find(|x| x.name == name)
+        {
+            let hex = task.key.to_hex();
+            let _ = writeln!(s, "- key: {}", code(hex.get(..16).unwrap_or(&hex)));
+        }
+        Some(s.trim_end().to_string())
+    }
+
+    pub(super) fn agent_hover(&self, name: &str) -> Option<String> {
+        let a = self.model.agents.iter().find(|a| a.name.name == name)?;
+        let mut s = format!("**agent** {}\n\n", code(name));
+        match &a.run {
+            Some(run) => {
+                let _ = writeln!(s, "- run: {}", code(&one_line(run)));
+            }
+            None => s.push_str("- run: missing\n"),
+        }
+        let _ = writeln!(s, "- output: {}", a.output.as_str());
+        if let Some(t) = a.timeout {
+            let _ = writeln!(s, "- timeout: {}", literal::print_duration(t));
+        }
+        if let Some(c) = a.cost {
+            let _ = writeln!(s, "- cost cap: {} per attempt", Money(c));
+        }
+        if !a.env.is_empty() {
+            let keys: Vec<String> = a.env.keys().map(|k| code(k)).collect();
+            let _ = writeln!(s, "- env: {}", keys.join(", "));
+        }
+        Some(s.trim_end().to_string())
+    }
+
+    pub(super) fn gate_hover(&self, name: &str) -> Option<String> {
+        let g = self.model.gates.iter().find(|g| g.name.name == name)?;
+        let mut s = format!("**gate** {}\n\n", code(name));
+        match &g.kind {
+            GateDefKind::Command(cmd) => {
+                let _ = writeln!(s, "- command: {}", code(&one_line(cmd)));
+            }
+            GateDefKind::Agent { agent, prompt } => {
+                let _ = writeln!(s, "- agent-judged by {}", code(&agent.name));
+                let _ = writeln!(s, "- prompt: {}", escape(&one_line(prompt)));
+            }
+            GateDefKind::Invalid => s.push_str("- invalid (see diagnostics)\n"),
+        }
+        let _ = writeln!(s, "- on_fail: {}", g.on_fail.as_str());
+        let _ = writeln!(
+            s,
+            "- timeout: {}",
+            g.timeout
+                .map(literal::print_duration)
+                .unwrap_or_else(|| format!(
+                    "{} (default)",
+                    literal::print_duration(plan::DEFAULT_TIMEOUT)
+                ))
+        );
+        Some(s.trim_end().to_string())
+    }
+
+    /// The documentation of the field name under `offset`.
+    fn field_hover(&self, offset: usize) -> Option<(String, Span)> {
+        for item in &self.compilation.ast.items {
+            let (kind, block) = match item {
+                Item::Loop(l) => (BlockKind::Loop, &l.block),
+                Item::Budget(b) => (BlockKind::Budget, b),
+                Item::Defaults(b) => (BlockKind::Defaults, b),
+                Item::Agent(a) => (BlockKind::Agent, &a.block),
+                Item::Gate(g) => match &g.body {
+                    GateBody::Long(b) => (BlockKind::Gate, b),
+                    GateBody::Short(_) => continue,
+                },
+                Item::Task(t) => (BlockKind::Task, &t.block),
+                Item::Error(_) => continue,
+            };
+            for f in &block.fields {
+                let s = f.name.span;
+                if s.start <= offset && offset <= s.end {
+                    let doc = field_doc(kind, &f.name.text)?;
+                    let text = format!("**{}.{}**\n\n{doc}", kind.keyword(), f.name.text);
+                    return Some((text, s));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// What each field means (spec §3), for hover and completion.
+pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
+    use BlockKind::*;
+    Some(match (block, field) {
+        (Loop, "base") => "Branch to start from (default: the branch checked out).",
+        (Loop, "branch") => "Integration branch (default `loop/<name or file stem>`).",
+        (Loop, "parallel") => "Tasks at once (default 1; `-j` overrides).",
+        (Loop, "setup") => "Command run in every new worktree before the agent.",
+        (Budget, "iterations") => "Agent attempts across the whole run.",
+        (Budget, "time") => "Wall clock for the whole run (a duration such as `2h`).",
+        (Budget, "cost") => "Sum of what agents report, in dollars (`$20`).",
+        (Budget, "failures") => "Consecutive failed attempts that stop the run (default 3).",
+        (Agent, "run") => "Shell command that starts the agent (required); the prompt is on stdin.",
+        (Agent, "output") => "`text` (default) or `claude-json`.",
+        (Agent, "timeout") => "Per-attempt timeout (default 30m).",
+        (Agent, "cost") => "Per-attempt cost cap, exported as `LOOP_COST_CAP_USD`.",
+        (Agent | Defaults | Task, "env") => {
+            "Environment map `{ KEY = \"value\" }`; agent, then defaults, then task (later wins)."
+        }
+        (Gate, "run") => "Command gate: passes on exit status 0.",
+        (Gate, "agent") => "Agent-judged gate: the agent reviews the diff read-only.",
+        (Gate, "prompt") => "What the reviewing agent is asked (required with `agent`).",
+        (Gate, "timeout") => "Timeout of one gate run (default 30m).",
+        (Gate, "on_fail") => "`retry` (default), `block` or `fail`.",
+        (Defaults, "agent") => "Agent of tasks that set none.",
+        (Defaults, "gates") => "Gates of tasks that set none.",
+        (Defaults, "attempts") => "Attempts per task (default 3).",
+        (Defaults, "timeout") => "Per-attempt timeout of tasks that set none.",
+        (Task, "prompt") => "The agent's instructions: makes this an agent task.",
+        (Task, "run") => "A shell command: makes this a command task (no agent).",
+        (Task, "agent") => "The agent doing this task (default `defaults.agent`).",
+        (Task, "accept") => "The task's own acceptance check, run before its gates.",
+        (Task, "gates") => "Gates the result must pass (replaces `defaults.gates`).",
+        (Task, "attempts") => "Attempts allowed (default `defaults.attempts`, else 3).",
+        (Task, "timeout") => "Per-attempt timeout.",
+        (Task, "inputs") => {
+            "Globs of files (relative to the repo root) that are part of the cache key."
+        }
+        _ => return None,
+    })
+}
+
+/// `text` as Markdown inline code (with a fence longer than any backtick run in it).
+fn code(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// `text` with Markdown's punctuation backslash-escaped, so a title such
+/// as `fix *all* the_things` shows as written.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\`*_{}[]<>()#+-.!|~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The first line of `text`, cut to 80 characters.
+pub(super) fn one_line(text: &str) -> String {
+    let first = text.trim().lines().next().unwrap_or("");
+    let mut s: String = first.chars().take(80).collect();
+    if first.chars().count() > 80 || text.trim().lines().count() > 1 {
+        s.push('…');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers() {
+        assert_eq!(code("a`b"), "``a`b``");
+        assert_eq!(code("x"), "`x`");
+        assert_eq!(escape("a *b* c_d."), "a \\*b\\* c\\_d\\.");
+    }
+}

@@ -1,0 +1,263 @@
+//! The checked model: what a plan file defines, with every value decoded
+//! and every name resolved as far as it goes (spec §3, §4).
+//!
+//! The checker (`check`) produces a [`Model`] from the syntax tree; the plan
+//! phase (`plan`) turns it into a plan; the language server reads it for
+//! hovers. It holds no behaviour beyond the plan-file words of its enums and
+//! the field tables, so both phases can depend on it without depending on
+//! each other.
+
+use crate::ast::TaskName;
+use crate::span::Span;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A reference by name (to an agent or a gate) with where it was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ref {
+    /// The referenced name.
+    pub name: String,
+    /// The span of the reference.
+    pub span: Span,
+}
+
+/// The checked content of a file: every definition with its values decoded.
+///
+/// Fields that were missing or invalid are `None`/empty; their diagnostics
+/// were reported. The plan phase only builds a plan from a model
+/// without errors, but computes graph diagnostics on any model.
+#[derive(Clone, Debug, Default)]
+pub struct Model {
+    /// `loop` settings.
+    pub settings: LoopDef,
+    /// `budget` values, and the span of the `budget` item if there was one.
+    pub budget: BudgetDef,
+    /// `defaults` values.
+    pub defaults: DefaultsDef,
+    /// Agents, first definition of each name only.
+    pub agents: Vec<AgentDef>,
+    /// Gates, first definition of each name only.
+    pub gates: Vec<GateDef>,
+    /// Tasks in source order, first definition of each name only.
+    pub tasks: Vec<TaskDef>,
+}
+
+/// The `loop` item.
+#[derive(Clone, Debug, Default)]
+pub struct LoopDef {
+    /// `loop "name"`.
+    pub name: Option<String>,
+    /// `base`.
+    pub base: Option<String>,
+    /// `branch`.
+    pub branch: Option<String>,
+    /// `parallel` (≥ 1).
+    pub parallel: Option<u32>,
+    /// `setup`.
+    pub setup: Option<String>,
+}
+
+/// The `budget` item.
+#[derive(Clone, Debug, Default)]
+pub struct BudgetDef {
+    /// Where the `budget` keyword is, if the item exists.
+    pub span: Option<Span>,
+    /// `iterations` (≥ 1).
+    pub iterations: Option<u32>,
+    /// `time` (> 0).
+    pub time: Option<Duration>,
+    /// `cost` in micro-dollars (> 0).
+    pub cost: Option<u64>,
+    /// `failures` (≥ 1).
+    pub failures: Option<u32>,
+    /// Whether `iterations`, `time` or `cost` was written (even if invalid,
+    /// so W0003 does not contradict the error about it).
+    pub bounds_written: bool,
+}
+
+/// The `defaults` item.
+#[derive(Clone, Debug, Default)]
+pub struct DefaultsDef {
+    /// `agent`.
+    pub agent: Option<Ref>,
+    /// `gates`.
+    pub gates: Option<Vec<Ref>>,
+    /// `attempts` (≥ 1).
+    pub attempts: Option<u32>,
+    /// `timeout` (> 0).
+    pub timeout: Option<Duration>,
+    /// `env`.
+    pub env: BTreeMap<String, String>,
+}
+
+/// An `agent` item.
+#[derive(Clone, Debug)]
+pub struct AgentDef {
+    /// The agent's name and its span.
+    pub name: Ref,
+    /// `run` (required).
+    pub run: Option<String>,
+    /// `output`.
+    pub output: OutputFormat,
+    /// `timeout`.
+    pub timeout: Option<Duration>,
+    /// `cost` cap in micro-dollars.
+    pub cost: Option<u64>,
+    /// `env`.
+    pub env: BTreeMap<String, String>,
+}
+
+/// A `gate` item.
+#[derive(Clone, Debug)]
+pub struct GateDef {
+    /// The gate's name and its span.
+    pub name: Ref,
+    /// What it runs.
+    pub kind: GateDefKind,
+    /// `timeout`.
+    pub timeout: Option<Duration>,
+    /// `on_fail`.
+    pub on_fail: OnFail,
+    /// The `agent` reference, even when the gate is invalid (for E0005, W0001).
+    pub agent_ref: Option<Ref>,
+}
+
+/// What a gate runs, before resolution.
+#[derive(Clone, Debug)]
+pub enum GateDefKind {
+    /// `run = "…"` or the short form.
+    Command(String),
+    /// `agent = NAME` with `prompt`.
+    Agent {
+        /// The agent reference.
+        agent: Ref,
+        /// The prompt.
+        prompt: String,
+    },
+    /// Invalid; reported.
+    Invalid,
+}
+
+/// A task's work before resolution.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Work {
+    /// `prompt`: an agent task.
+    Prompt(String),
+    /// `run`: a command task.
+    Run(String),
+    /// Missing or conflicting; reported.
+    Invalid,
+}
+
+/// A `task` item.
+#[derive(Clone, Debug)]
+pub struct TaskDef {
+    /// The task's name as written.
+    pub name: TaskName,
+    /// The title.
+    pub title: Option<String>,
+    /// Dependencies as written (unknown ones were reported).
+    pub dependencies: Vec<TaskName>,
+    /// Prompt or run.
+    pub work: Work,
+    /// `agent`.
+    pub agent: Option<Ref>,
+    /// `accept`.
+    pub accept: Option<String>,
+    /// `gates`.
+    pub gates: Option<Vec<Ref>>,
+    /// `attempts`.
+    pub attempts: Option<u32>,
+    /// `timeout`.
+    pub timeout: Option<Duration>,
+    /// `inputs` (valid globs).
+    pub inputs: Vec<String>,
+    /// `env`.
+    pub env: BTreeMap<String, String>,
+    /// The whole item.
+    pub span: Span,
+}
+
+/// Fields each block takes, for E0002 and for completion in the editor.
+pub mod fields {
+    /// `loop { … }`
+    pub const LOOP: &[&str] = &["base", "branch", "parallel", "setup"];
+    /// `budget { … }`
+    pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures"];
+    /// `agent NAME { … }`
+    pub const AGENT: &[&str] = &["run", "output", "timeout", "cost", "env"];
+    /// `gate NAME { … }`
+    pub const GATE: &[&str] = &["run", "agent", "prompt", "timeout", "on_fail"];
+    /// `defaults { … }`
+    pub const DEFAULTS: &[&str] = &["agent", "gates", "attempts", "timeout", "env"];
+    /// `task NAME { … }`
+    pub const TASK: &[&str] = &[
+        "prompt", "run", "agent", "accept", "gates", "attempts", "timeout", "inputs", "env",
+    ];
+}
+
+/// How agent output is read (spec §3 `agent.output`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OutputFormat {
+    /// Free text; only the handoff file is read.
+    Text,
+    /// Claude Code's `--output-format json` result on stdout (cost, summary).
+    ClaudeJson,
+}
+
+impl OutputFormat {
+    /// The words plan files use, in the order messages list them.
+    pub const WORDS: &[&str] = &["text", "claude-json"];
+
+    /// The format a plan-file word names.
+    pub fn from_word(word: &str) -> Option<OutputFormat> {
+        match word {
+            "text" => Some(OutputFormat::Text),
+            "claude-json" => Some(OutputFormat::ClaudeJson),
+            _ => None,
+        }
+    }
+
+    /// The word used in plan files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputFormat::Text => "text",
+            OutputFormat::ClaudeJson => "claude-json",
+        }
+    }
+}
+
+/// What a gate does when it rejects (spec §3 `on_fail`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OnFail {
+    /// Next attempt from a fresh worktree (default).
+    Retry,
+    /// The task is blocked.
+    Block,
+    /// The run stops.
+    Fail,
+}
+
+impl OnFail {
+    /// The words plan files use, in the order messages list them.
+    pub const WORDS: &[&str] = &["retry", "block", "fail"];
+
+    /// The behaviour a plan-file word names.
+    pub fn from_word(word: &str) -> Option<OnFail> {
+        match word {
+            "retry" => Some(OnFail::Retry),
+            "block" => Some(OnFail::Block),
+            "fail" => Some(OnFail::Fail),
+            _ => None,
+        }
+    }
+
+    /// The word used in plan files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnFail::Retry => "retry",
+            OnFail::Block => "block",
+            OnFail::Fail => "fail",
+        }
+    }
+}

@@ -1,0 +1,502 @@
+//! Everything that goes into a cache key (spec §6): blake3 digests over a
+//! canonical encoding ([`Encoder`]), a task's definition key computed when
+//! the plan is built ([`task_key`]), and the run-time key `loopc run`
+//! computes from it, its dependencies' run-time keys and the files its
+//! `inputs` match ([`run_key`]; see `docs/cache.md`).
+
+use super::types::{Gate, GateKind, Plan, Task, TaskKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// A 32-byte blake3 digest, shown as 64 lowercase hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key(pub [u8; 32]);
+
+impl Key {
+    /// The 64-digit lowercase hex form.
+    pub fn to_hex(&self) -> String {
+        blake3::Hash::from_bytes(self.0).to_hex().to_string()
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Key({})", self.to_hex())
+    }
+}
+
+/// The key format version; bump it whenever the encoding below changes so old
+/// cache entries stop matching instead of matching wrongly.
+pub const KEY_FORMAT_VERSION: &str = "loopc-key-v1";
+
+/// A canonical, unambiguous encoder feeding blake3.
+///
+/// Every item is written as a one-byte type tag, a field name, and a
+/// length-prefixed (u64 little-endian) payload, so no two different inputs
+/// encode to the same bytes. Maps are written in key order (callers pass a
+/// `BTreeMap`), so the encoding depends on content, not on source order.
+pub struct Encoder {
+    hasher: blake3::Hasher,
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Encoder {
+    /// A fresh encoder.
+    pub fn new() -> Self {
+        Encoder {
+            hasher: blake3::Hasher::new(),
+        }
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.hasher.update(&(b.len() as u64).to_le_bytes());
+        self.hasher.update(b);
+    }
+
+    /// Writes a named string.
+    pub fn str(&mut self, field: &str, value: &str) -> &mut Self {
+        self.hasher.update(b"s");
+        self.bytes(field.as_bytes());
+        self.bytes(value.as_bytes());
+        self
+    }
+
+    /// Writes a named optional string (absent and empty differ).
+    pub fn opt(&mut self, field: &str, value: Option<&str>) -> &mut Self {
+        match value {
+            Some(v) => {
+                self.hasher.update(b"o");
+                self.str(field, v)
+            }
+            None => {
+                self.hasher.update(b"n");
+                self.bytes(field.as_bytes());
+                self
+            }
+        }
+    }
+
+    /// Writes a named map of strings in key order.
+    pub fn map<'a>(
+        &mut self,
+        field: &str,
+        entries: impl ExactSizeIterator<Item = (&'a String, &'a String)>,
+    ) -> &mut Self {
+        self.hasher.update(b"m");
+        self.bytes(field.as_bytes());
+        self.hasher.update(&(entries.len() as u64).to_le_bytes());
+        for (k, v) in entries {
+            self.bytes(k.as_bytes());
+            self.bytes(v.as_bytes());
+        }
+        self
+    }
+
+    /// Writes a named key (a nested digest).
+    pub fn key(&mut self, field: &str, key: &Key) -> &mut Self {
+        self.hasher.update(b"k");
+        self.bytes(field.as_bytes());
+        self.hasher.update(&key.0);
+        self
+    }
+
+    /// The digest of everything written.
+    pub fn finish(&self) -> Key {
+        Key(*self.hasher.finalize().as_bytes())
+    }
+}
+
+/// Digests of the components of a task's definition key (spec §6), kept so
+/// that `run --dry-run` can name the part that changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyParts {
+    /// The prompt (agent task) or command (command task).
+    pub work: Key,
+    /// The agent's `run` and `output`.
+    pub agent: Key,
+    /// `accept` and the gates' definitions.
+    pub gates: Key,
+    /// The merged environment.
+    pub env: Key,
+    /// The dependencies' keys.
+    pub dependencies: Key,
+}
+
+/// A task's definition key (spec §6 without `inputs`) and its components.
+///
+/// In the key: the format version, the task name, the prompt or command, the
+/// agent's `run` and `output`, `accept`, each gate's definition (command, or
+/// agent `run`/`output`/`env` and prompt), the merged environment, and the
+/// dependencies' keys (sorted). Not in it: titles, timeouts, attempts,
+/// budgets, `on_fail`, gate names, comments and layout.
+pub(super) fn task_key(
+    name: &str,
+    kind: &TaskKind,
+    accept: Option<&str>,
+    gates: &[Arc<Gate>],
+    env: &BTreeMap<String, String>,
+    mut dep_keys: Vec<Key>,
+) -> (Key, KeyParts) {
+    let work = match kind {
+        TaskKind::Agent { prompt, .. } => Encoder::new().str("prompt", prompt).finish(),
+        TaskKind::Command { run } => Encoder::new().str("run", run).finish(),
+    };
+    let agent = match kind {
+        TaskKind::Agent { agent, .. } => Encoder::new()
+            .str("run", &agent.run)
+            .str("output", agent.output.as_str())
+            .finish(),
+        TaskKind::Command { .. } => Encoder::new().str("agent", "").finish(),
+    };
+    let mut g = Encoder::new();
+    g.opt("accept", accept);
+    for gate in gates {
+        match &gate.kind {
+            GateKind::Command { run } => g.str("gate.run", run),
+            GateKind::Agent { agent, prompt } => g
+                .str("gate.agent.run", &agent.run)
+                .str("gate.agent.output", agent.output.as_str())
+                .map("gate.agent.env", agent.env.iter())
+                .str("gate.prompt", prompt),
+        };
+    }
+    let gates = g.finish();
+    let env = Encoder::new().map("env", env.iter()).finish();
+    dep_keys.sort_unstable();
+    let mut d = Encoder::new();
+    for k in &dep_keys {
+        d.key("dependency", k);
+    }
+    let dependencies = d.finish();
+    let parts = KeyParts {
+        work,
+        agent,
+        gates,
+        env,
+        dependencies,
+    };
+    let key = Encoder::new()
+        .str("version", KEY_FORMAT_VERSION)
+        .str("task", name)
+        .key("work", &parts.work)
+        .key("agent", &parts.agent)
+        .key("gates", &parts.gates)
+        .key("env", &parts.env)
+        .key("dependencies", &parts.dependencies)
+        .finish();
+    (key, parts)
+}
+
+/// The cache format version: part of every run-time key and of every entry.
+/// Bump it whenever the encoding of [`run_key`] or the format of cache
+/// entries (`run::cache::Entry`) changes.
+pub const CACHE_FORMAT_VERSION: &str = "loopc-cache-v1";
+
+/// The components of a run-time key, kept in each entry so that a later
+/// key can be compared with it part by part. Digests are lowercase hex.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Components {
+    /// The cache format version ([`CACHE_FORMAT_VERSION`]).
+    pub format: String,
+    /// `agent` or `command`.
+    pub kind: String,
+    /// The definition key (spec §6 without `inputs`).
+    pub definition: String,
+    /// The prompt or command digest.
+    pub work: String,
+    /// The agent digest.
+    pub agent: String,
+    /// `accept` and gates digest.
+    pub gates: String,
+    /// The environment digest.
+    pub env: String,
+    /// Each dependency's name and run-time key.
+    pub dependencies: BTreeMap<String, String>,
+    /// With `inputs`: each matched path and its object id at the base commit.
+    pub inputs: Option<BTreeMap<String, String>>,
+}
+
+/// A run-time key and what it was computed from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunKey {
+    /// The digest.
+    pub key: Key,
+    /// Its components.
+    pub components: Components,
+}
+
+/// Computes task `index`'s run-time key. `deps` holds the run-time key of
+/// each of its dependencies (by task index); `files` is the base commit's
+/// file list (`Git::tree_files` in `run`), needed only when the task has `inputs`.
+///
+/// Errors: a dependency has no key, or an `inputs` glob does not compile.
+pub fn run_key(
+    plan: &Plan,
+    index: usize,
+    deps: &[Option<Key>],
+    files: Option<&[(String, String)]>,
+) -> Result<RunKey, String> {
+    let task = &plan.tasks[index];
+    let mut dependencies = BTreeMap::new();
+    let mut dep_keys = Vec::new();
+    for &d in &task.dependencies {
+        let Some(k) = deps.get(d).copied().flatten() else {
+            return Err(format!(
+                "dependency `{}` has no cache key",
+                plan.tasks[d].name
+            ));
+        };
+        dependencies.insert(plan.tasks[d].name.clone(), k.to_hex());
+        dep_keys.push((plan.tasks[d].name.as_str(), k));
+    }
+    dep_keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let inputs = if task.inputs.is_empty() {
+        None
+    } else {
+        let files = files.ok_or("the base commit's files were not listed")?;
+        Some(match_inputs(task, files)?)
+    };
+
+    let mut e = Encoder::new();
+    e.str("format", CACHE_FORMAT_VERSION)
+        .key("definition", &task.key)
+        .str("dependencies", &dep_keys.len().to_string());
+    for (name, k) in &dep_keys {
+        e.str("dependency.name", name).key("dependency.key", k);
+    }
+    match &inputs {
+        None => {
+            e.opt("inputs", None);
+        }
+        Some(list) => {
+            e.opt("inputs", Some(&list.len().to_string()));
+            for (path, oid) in list {
+                e.str("input.path", path).str("input.object", oid);
+            }
+        }
+    }
+    let parts = &task.key_parts;
+    Ok(RunKey {
+        key: e.finish(),
+        components: Components {
+            format: CACHE_FORMAT_VERSION.to_string(),
+            kind: match task.kind {
+                TaskKind::Agent { .. } => "agent".into(),
+                TaskKind::Command { .. } => "command".into(),
+            },
+            definition: task.key.to_hex(),
+            work: parts.work.to_hex(),
+            agent: parts.agent.to_hex(),
+            gates: parts.gates.to_hex(),
+            env: parts.env.to_hex(),
+            dependencies,
+            inputs,
+        },
+    })
+}
+
+/// The files of `files` that `task`'s `inputs` globs match, sorted by path
+/// (a `BTreeMap`: byte order of the UTF-8 paths). Globs are matched against
+/// whole repository-relative paths; `*` and `?` do not cross `/`, `**` does.
+///
+/// Errors: a glob does not compile (the checker rejects those first).
+pub fn match_inputs(
+    task: &Task,
+    files: &[(String, String)],
+) -> Result<BTreeMap<String, String>, String> {
+    let mut builder = globset::GlobSetBuilder::new();
+    for pattern in &task.inputs {
+        let glob = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| format!("task `{}`: input glob `{pattern}`: {e}", task.name))?;
+        builder.add(glob);
+    }
+    let set = builder
+        .build()
+        .map_err(|e| format!("task `{}`: inputs: {e}", task.name))?;
+    Ok(files
+        .iter()
+        .filter(|(path, _)| set.is_match(path))
+        .cloned()
+        .collect())
+}
+
+/// What changed between an older entry's key components and the current
+/// ones, in words (`prompt`, `command`, `agent`, `gates`, `env`,
+/// `dependency a`, `input file src/x.py`, `cache format`).
+pub fn changes(old: &Components, new: &Components) -> Vec<String> {
+    let mut out = Vec::new();
+    if old.format != new.format {
+        out.push("cache format".to_string());
+    }
+    if old.work != new.work || old.kind != new.kind {
+        out.push(if new.kind == "command" {
+            "command".to_string()
+        } else {
+            "prompt".to_string()
+        });
+    }
+    if old.agent != new.agent {
+        out.push("agent".to_string());
+    }
+    if old.gates != new.gates {
+        out.push("gates".to_string());
+    }
+    if old.env != new.env {
+        out.push("env".to_string());
+    }
+    let mut dep_names: Vec<&String> = old
+        .dependencies
+        .keys()
+        .chain(new.dependencies.keys())
+        .collect();
+    dep_names.sort();
+    dep_names.dedup();
+    for name in dep_names {
+        if old.dependencies.get(name) != new.dependencies.get(name) {
+            out.push(format!("dependency {name}"));
+        }
+    }
+    match (&old.inputs, &new.inputs) {
+        (None, None) => {}
+        (Some(_), None) | (None, Some(_)) => out.push("inputs".to_string()),
+        (Some(a), Some(b)) => {
+            let mut paths: Vec<&String> = a.keys().chain(b.keys()).collect();
+            paths.sort();
+            paths.dedup();
+            for p in paths {
+                if a.get(p) != b.get(p) {
+                    out.push(format!("input file {p}"));
+                }
+            }
+        }
+    }
+    if out.is_empty() && old.definition != new.definition {
+        // Parts of the definition key not listed above (its own version).
+        out.push("definition".to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_is_unambiguous() {
+        let a = Encoder::new().str("x", "ab").str("y", "c").finish();
+        let b = Encoder::new().str("x", "a").str("y", "bc").finish();
+        assert_ne!(a, b);
+        let c = Encoder::new().opt("x", None).finish();
+        let d = Encoder::new().opt("x", Some("")).finish();
+        assert_ne!(c, d);
+    }
+
+    fn plan(source: &str) -> Plan {
+        crate::compile("t.loop", source)
+            .plan
+            .unwrap_or_else(|| panic!("plan does not compile:\n{source}"))
+    }
+
+    const PLAN: &str = r#"
+        agent bot { run = "bot" }
+        defaults { agent = bot }
+        task a { prompt = "a" inputs = ["src/*.rs", "docs/**"] }
+        task b: a { prompt = "b" }
+    "#;
+
+    fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(p, o)| (p.to_string(), o.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn globs_match_whole_paths_and_star_stays_in_a_directory() {
+        let p = plan(PLAN);
+        let matched = match_inputs(
+            &p.tasks[0],
+            &files(&[
+                ("src/lib.rs", "1"),
+                ("src/deep/mod.rs", "2"),
+                ("docs/a/b.md", "3"),
+                ("README", "4"),
+                ("xsrc/lib.rs", "5"),
+            ]),
+        )
+        .unwrap();
+        let paths: Vec<&str> = matched.keys().map(String::as_str).collect();
+        assert_eq!(paths, ["docs/a/b.md", "src/lib.rs"]);
+    }
+
+    #[test]
+    fn run_keys_depend_on_inputs_and_dependencies_only_through_content() {
+        let p = plan(PLAN);
+        let f1 = files(&[("src/lib.rs", "1"), ("README", "x")]);
+        let f2 = files(&[("README", "y"), ("src/lib.rs", "1")]);
+        let f3 = files(&[("src/lib.rs", "2")]);
+        let a1 = run_key(&p, 0, &[], Some(&f1)).unwrap();
+        // Unmatched files and listing order do not matter.
+        assert_eq!(a1.key, run_key(&p, 0, &[], Some(&f2)).unwrap().key);
+        let a3 = run_key(&p, 0, &[], Some(&f3)).unwrap();
+        assert_ne!(a1.key, a3.key);
+        assert_eq!(
+            changes(&a1.components, &a3.components),
+            ["input file src/lib.rs"]
+        );
+        // A dependency's run-time key flows into its dependents'.
+        let b1 = run_key(&p, 1, &[Some(a1.key)], None).unwrap();
+        let b3 = run_key(&p, 1, &[Some(a3.key)], None).unwrap();
+        assert_ne!(b1.key, b3.key);
+        assert_eq!(changes(&b1.components, &b3.components), ["dependency a"]);
+        // No key without the dependency's.
+        assert!(run_key(&p, 1, &[None], None).is_err());
+        // The definition key is part of it.
+        assert_ne!(a1.key, p.tasks[0].key);
+    }
+
+    #[test]
+    fn changes_name_each_part() {
+        let old = plan(PLAN);
+        let new = plan(
+            r#"
+            agent bot { run = "bot2" }
+            gate g = "true"
+            defaults { agent = bot }
+            task a { prompt = "a!" inputs = ["src/*.rs", "docs/**"] gates = [g] env = { X = "1" } }
+            task b: a { prompt = "b" }
+        "#,
+        );
+        let f = files(&[("src/lib.rs", "1")]);
+        let o = run_key(&old, 0, &[], Some(&f)).unwrap();
+        let n = run_key(&new, 0, &[], Some(&f)).unwrap();
+        assert_eq!(
+            changes(&o.components, &n.components),
+            ["prompt", "agent", "gates", "env"]
+        );
+        // Titles and timeouts are not part of any of them.
+        let same = plan(
+            r#"
+            agent bot { run = "bot" timeout = 5m }
+            defaults { agent = bot }
+            task a "Title" { prompt = "a" inputs = ["src/*.rs", "docs/**"] timeout = 1m }
+            task b: a { prompt = "b" }
+        "#,
+        );
+        assert_eq!(o.key, run_key(&same, 0, &[], Some(&f)).unwrap().key);
+    }
+}

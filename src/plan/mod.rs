@@ -1,0 +1,104 @@
+//! The compiled plan: a petgraph DAG of tasks with every default resolved and
+//! each task's definition key (spec §3 "Resolution", §6, §7 `graph --format json`).
+//!
+//! Everything after the checker (graph rendering, the interpreter, the cache)
+//! works from a [`Plan`] and never looks at the syntax tree again.
+//!
+//! - `types`: the plan and its tasks, agents and gates;
+//! - `graph`: the DAG, topological order, layers, E0006 and W0002;
+//! - `resolve`: defaults resolved, agents and gates shared;
+//! - [`key`]: everything that goes into a cache key, the definition key
+//!   here and the run-time key `loopc run` computes from it.
+
+mod graph;
+pub mod key;
+mod resolve;
+mod types;
+
+pub use crate::model::{OnFail, OutputFormat};
+pub use key::{Key, KeyParts};
+pub use types::{
+    Agent, Budget, DEFAULT_ATTEMPTS, DEFAULT_FAILURES, DEFAULT_TIMEOUT, Gate, GateKind, Plan,
+    Settings, Task, TaskKind,
+};
+
+use crate::check::names::branch_problem;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::model::Model;
+use crate::origin::{DEFAULTS_FILE, Origin};
+use crate::span::Span;
+use std::collections::HashMap;
+
+/// Builds the plan from a checked model: the DAG (E0006 for cycles, W0002 for
+/// redundant dependencies), resolved defaults, topological order and keys.
+///
+/// `origin` says where the items came from and gives the default loop
+/// name (the file's stem, or the REEL spec's name). Graph diagnostics
+/// are computed even when the model had errors; the plan is `None` when the
+/// model is incomplete (a task without valid work or agent) or cyclic.
+pub fn build(mut model: Model, origin: &Origin) -> (Option<Plan>, Vec<Diagnostic>) {
+    let stem = origin.default_name();
+    let mut diagnostics = Vec::new();
+    let index: HashMap<&str, usize> = model
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.text.as_str(), i))
+        .collect();
+    // deps[i]: (dependency index, span of the reference), in source order.
+    let deps: Vec<Vec<(usize, Span)>> = model
+        .tasks
+        .iter()
+        .map(|t| {
+            t.dependencies
+                .iter()
+                .filter_map(|d| index.get(d.text.as_str()).map(|&j| (j, d.span)))
+                .collect()
+        })
+        .collect();
+
+    let graph = graph::dag(deps.iter().map(|ds| ds.iter().map(|&(j, _)| j)));
+
+    // The default integration branch comes from the file name (or the REEL
+    // spec's) when the plan names neither the loop nor the branch; git must
+    // accept it.
+    if model.settings.name.is_none()
+        && model.settings.branch.is_none()
+        && let Some(why) = branch_problem(&format!("loop/{stem}"))
+    {
+        diagnostics.push(match origin {
+            Origin::File { .. } => Diagnostic::new(
+                Code::E0009,
+                format!("the file name `{stem}` does not make a valid branch name `loop/{stem}`"),
+                Span::at(0),
+                why,
+            )
+            .with_note(
+                "rename the file, or name the loop: `loop \"name\" { }` (or set its `branch`)",
+            ),
+            Origin::Specs { first_spec, .. } => Diagnostic::new(
+                Code::E0009,
+                format!("the plan name `{stem}` does not make a valid branch name `loop/{stem}`"),
+                Span::at(first_spec.unwrap_or(0)),
+                why,
+            )
+            .with_note(format!(
+                "the plan is named after its spec file or directory; name it with `loop \"NAME\" {{}}` (or set `branch`) in {DEFAULTS_FILE} or the --defaults plan"
+            )),
+        });
+    }
+    drop(index);
+    let cyclic = graph::cycles(&model, &graph, &deps, &mut diagnostics);
+    if cyclic {
+        return (None, diagnostics);
+    }
+    let order = graph::topological_order(&graph);
+    graph::redundant(&model, &deps, &order, &mut diagnostics);
+
+    // The plan takes the tasks' strings rather than copying them.
+    let task_defs = std::mem::take(&mut model.tasks);
+    (
+        resolve::resolve(&model, task_defs, stem, &deps, &order),
+        diagnostics,
+    )
+}

@@ -1,0 +1,168 @@
+//! Default resolution (spec §3 "Resolution"): each task's agent, gates,
+//! attempts, timeout and environment, and the loop's settings and budget,
+//! from the task, else `defaults`, else the agent, else the language's
+//! defaults. Agents and gates are resolved once and shared.
+
+use super::graph;
+use super::key::{Key, task_key};
+use super::types::{Agent, Budget, Gate, GateKind, Plan, Settings, Task, TaskKind};
+use super::types::{DEFAULT_ATTEMPTS, DEFAULT_FAILURES, DEFAULT_TIMEOUT};
+use crate::model::{AgentDef, GateDef, GateDefKind, Model, TaskDef, Work};
+use crate::span::Span;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// Resolves defaults and computes keys; `None` if the model is incomplete.
+pub(super) fn resolve(
+    model: &Model,
+    mut task_defs: Vec<TaskDef>,
+    stem: &str,
+    deps: &[Vec<(usize, Span)>],
+    order: &[usize],
+) -> Option<Plan> {
+    let agents: HashMap<&str, &AgentDef> = model
+        .agents
+        .iter()
+        .map(|a| (a.name.name.as_str(), a))
+        .collect();
+    let gates: HashMap<&str, &GateDef> = model
+        .gates
+        .iter()
+        .map(|g| (g.name.name.as_str(), g))
+        .collect();
+    // Each agent and gate is resolved once and shared by the tasks using it.
+    let mut resolved_agents: HashMap<&str, Option<Arc<Agent>>> = HashMap::new();
+    for (name, a) in &agents {
+        let agent = a.run.clone().map(|run| {
+            Arc::new(Agent {
+                name: a.name.name.clone(),
+                run,
+                output: a.output,
+                timeout: a.timeout,
+                cost: a.cost,
+                env: a.env.clone(),
+            })
+        });
+        resolved_agents.insert(name, agent);
+    }
+    let resolve_agent =
+        |name: &str| -> Option<Arc<Agent>> { resolved_agents.get(name).cloned().flatten() };
+    let mut resolved_gates: HashMap<&str, Option<Arc<Gate>>> = HashMap::new();
+    for (name, g) in &gates {
+        let kind = match &g.kind {
+            GateDefKind::Command(run) => Some(GateKind::Command { run: run.clone() }),
+            GateDefKind::Agent { agent, prompt } => {
+                resolve_agent(&agent.name).map(|agent| GateKind::Agent {
+                    agent,
+                    prompt: prompt.clone(),
+                })
+            }
+            GateDefKind::Invalid => None,
+        };
+        let gate = kind.map(|kind| {
+            Arc::new(Gate {
+                name: g.name.name.clone(),
+                kind,
+                timeout: g.timeout.unwrap_or(DEFAULT_TIMEOUT),
+                on_fail: g.on_fail,
+            })
+        });
+        resolved_gates.insert(name, gate);
+    }
+    let resolve_gate =
+        |name: &str| -> Option<Arc<Gate>> { resolved_gates.get(name).cloned().flatten() };
+
+    // position[i] = where source task i lands in topological order.
+    let mut position = vec![0usize; task_defs.len()];
+    for (p, &i) in order.iter().enumerate() {
+        position[i] = p;
+    }
+    let layers = graph::layers(deps, order);
+    let mut tasks: Vec<Task> = Vec::with_capacity(order.len());
+    for &i in order {
+        let t = &mut task_defs[i];
+        let agent = match &t.work {
+            Work::Prompt(_) => {
+                let r = t.agent.as_ref().or(model.defaults.agent.as_ref())?;
+                Some(resolve_agent(&r.name)?)
+            }
+            Work::Run(_) => None,
+            Work::Invalid => return None,
+        };
+        let gate_refs = t.gates.as_ref().or(model.defaults.gates.as_ref());
+        let mut task_gates = Vec::new();
+        for r in gate_refs.into_iter().flatten() {
+            task_gates.push(resolve_gate(&r.name)?);
+        }
+        let mut env = BTreeMap::new();
+        if let Some(a) = &agent {
+            env.extend(a.env.clone());
+        }
+        env.extend(model.defaults.env.clone());
+        env.extend(std::mem::take(&mut t.env));
+        let timeout = t
+            .timeout
+            .or(model.defaults.timeout)
+            .or(agent.as_ref().and_then(|a| a.timeout))
+            .unwrap_or(DEFAULT_TIMEOUT);
+        let kind = match (std::mem::replace(&mut t.work, Work::Invalid), agent) {
+            (Work::Prompt(prompt), Some(agent)) => TaskKind::Agent { prompt, agent },
+            (Work::Run(run), _) => TaskKind::Command { run },
+            _ => return None,
+        };
+        let name = std::mem::take(&mut t.name.text);
+        let accept = t.accept.take();
+        let mut dependencies: Vec<usize> = deps[i].iter().map(|&(j, _)| position[j]).collect();
+        dependencies.sort_unstable();
+        dependencies.dedup();
+        let layer = layers[i];
+        let dep_keys: Vec<Key> = dependencies.iter().map(|&d| tasks[d].key).collect();
+        let (key, key_parts) =
+            task_key(&name, &kind, accept.as_deref(), &task_gates, &env, dep_keys);
+        tasks.push(Task {
+            name,
+            title: t.title.take(),
+            kind,
+            accept,
+            gates: task_gates,
+            attempts: t
+                .attempts
+                .or(model.defaults.attempts)
+                .unwrap_or(DEFAULT_ATTEMPTS),
+            timeout,
+            inputs: std::mem::take(&mut t.inputs),
+            env,
+            dependencies,
+            key,
+            key_parts,
+            layer,
+        });
+    }
+    let graph = graph::dag(tasks.iter().map(|t| t.dependencies.iter().copied()));
+    let name = model
+        .settings
+        .name
+        .clone()
+        .unwrap_or_else(|| stem.to_string());
+    Some(Plan {
+        settings: Settings {
+            base: model.settings.base.clone(),
+            branch: model
+                .settings
+                .branch
+                .clone()
+                .unwrap_or_else(|| format!("loop/{name}")),
+            parallel: model.settings.parallel.unwrap_or(1),
+            setup: model.settings.setup.clone(),
+        },
+        budget: Budget {
+            iterations: model.budget.iterations,
+            time: model.budget.time,
+            cost: model.budget.cost,
+            failures: model.budget.failures.unwrap_or(DEFAULT_FAILURES),
+        },
+        name,
+        tasks,
+        graph,
+    })
+}

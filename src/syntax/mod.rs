@@ -1,0 +1,423 @@
+//! The parser: pest grammar (`grammar/loop.pest`) → [`crate::ast::File`] (spec §2, §3).
+//!
+//! It never fails. It parses one item at a time; when an item cannot be
+//! parsed it reports E0001 (what was expected, what was found), records an
+//! [`crate::ast::Item::Error`] and resumes at the next line that starts an item, so a file
+//! with several independent mistakes gets one diagnostic for each. Literals are
+//! decoded here; a bad literal is E0012 (or E0009 for an integer overflow) and
+//! becomes [`crate::ast::ValueKind::Invalid`].
+//!
+//! This module is the driver: item-by-item parsing, recovery and syntax
+//! errors. `lower` turns pest's pairs into the tree; [`literal`] decodes
+//! literals and prints values back as literals.
+
+pub mod literal;
+mod lower;
+
+pub use literal::Money;
+
+use crate::ast::{File, Item};
+use crate::diagnostic::{Code, Diagnostic};
+use crate::span::Span;
+use lower::Lowering;
+use pest::Parser;
+
+#[derive(pest_derive::Parser)]
+#[grammar = "../grammar/loop.pest"]
+struct LoopParser;
+
+/// Item keywords, in the order used by messages.
+pub const ITEM_KEYWORDS: [&str; 6] = ["task", "agent", "gate", "defaults", "budget", "loop"];
+
+/// Parses `source` into a syntax tree and its syntax diagnostics
+/// (E0001, E0009 for integer overflow, E0011 for bare ids, E0012).
+pub fn parse(source: &str) -> (File, Vec<Diagnostic>) {
+    let start = if source.starts_with('\u{FEFF}') { 3 } else { 0 };
+    let (items, diagnostics) =
+        parse_parallel(source, start).unwrap_or_else(|| parse_range(source, start, source.len()));
+    let file = File {
+        items,
+        comments: comments(source),
+    };
+    (file, diagnostics)
+}
+
+/// Files at least this large (bytes) are parsed in chunks on several threads.
+const PARALLEL_MIN: usize = 1 << 20;
+
+/// Parses a large file in chunks that start at lines starting an item, one
+/// chunk per rayon task. Any diagnostic in any chunk (a chunk boundary that
+/// fell inside a block string shows as one) makes it give up, so that
+/// `parse` falls back to the sequential parser: the result is always the
+/// sequential parser's.
+fn parse_parallel(source: &str, start: usize) -> Option<(Vec<Item>, Vec<Diagnostic>)> {
+    use rayon::prelude::*;
+    let threads = rayon::current_num_threads();
+    if source.len() < PARALLEL_MIN || threads < 2 {
+        return None;
+    }
+    let chunks = threads * 4;
+    let mut bounds = vec![start];
+    for k in 1..chunks {
+        let b = recovery_point(source, source.len() * k / chunks);
+        if bounds.last().is_some_and(|&last| b > last) && b < source.len() {
+            bounds.push(b);
+        }
+    }
+    bounds.push(source.len());
+    let parts: Vec<(Vec<Item>, Vec<Diagnostic>)> = bounds
+        .par_windows(2)
+        .map(|w| parse_range(source, w[0], w[1]))
+        .collect();
+    if parts.iter().any(|(_, d)| !d.is_empty()) {
+        return None;
+    }
+    Some((
+        parts.into_iter().flat_map(|(items, _)| items).collect(),
+        Vec::new(),
+    ))
+}
+
+/// Parses the items of `source[start..end]` (`end` at an item boundary or
+/// the end of the file), recovering at item boundaries.
+fn parse_range(source: &str, start: usize, end: usize) -> (Vec<Item>, Vec<Diagnostic>) {
+    let mut p = Lowering::default();
+    let mut items = Vec::new();
+    let mut pos = start;
+    while pos < end {
+        p.offset = pos;
+        match LoopParser::parse(Rule::next_item, &source[pos..end]) {
+            Ok(mut pairs) => {
+                let Some(next) = pairs.next() else { break };
+                let Some(inner) = next.into_inner().next() else {
+                    break;
+                };
+                if inner.as_rule() != Rule::item {
+                    break; // end of input
+                }
+                let end = inner.as_span().end();
+                if let Some(item) = inner.into_inner().next() {
+                    items.push(p.item(item));
+                }
+                pos += end.max(1);
+            }
+            Err(e) => {
+                let start = skip_trivia(source, pos);
+                if start >= end {
+                    break;
+                }
+                let err_at = match e.location {
+                    pest::error::InputLocation::Pos(at) => pos + at,
+                    pest::error::InputLocation::Span((at, _)) => pos + at,
+                };
+                p.diagnostics
+                    .push(match unclosed_string(source, start, err_at) {
+                        Some((open, true)) => literal::unterminated_block(open),
+                        Some((open, false)) => literal::unterminated_string(open),
+                        None => syntax_error(source, err_at, &e),
+                    });
+                let resume = recovery_point(source, start + 1).min(end);
+                items.push(Item::Error(Span::new(start, resume)));
+                pos = resume;
+            }
+        }
+    }
+    (items, p.diagnostics)
+}
+
+/// The byte spans of every `#` comment in `source` (strings are skipped).
+///
+/// Used by the formatter to keep comments where they were.
+pub fn comments(source: &str) -> Vec<Span> {
+    let bytes = source.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'#' => {
+                let end = crate::span::line_end(source, i);
+                out.push(Span::new(i, end));
+                i = end;
+            }
+            b'"' if source[i..].starts_with("\"\"\"") => {
+                i = source[i + 3..]
+                    .find("\"\"\"")
+                    .map_or(source.len(), |n| i + 3 + n + 3);
+            }
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// The first string in `source[start..end]` (the text of an item that failed
+/// to parse, up to the error) that is never closed: `(offset, is_block)`.
+/// A `"…"` string must close on its line; a block string anywhere before the
+/// end of the file. Such a string is the real mistake behind the syntax error.
+fn unclosed_string(source: &str, start: usize, end: usize) -> Option<(usize, bool)> {
+    let bytes = source.as_bytes();
+    let end = end.min(source.len());
+    let mut i = start;
+    while i < end {
+        match bytes[i] {
+            b'#' => i = crate::span::line_end(source, i),
+            b'"' if source[i..].starts_with("\"\"\"") => match source[i + 3..].find("\"\"\"") {
+                Some(n) => i = i + 3 + n + 3,
+                None => return Some((i, true)),
+            },
+            b'"' => {
+                let open = i;
+                i += 1;
+                loop {
+                    match bytes.get(i) {
+                        None | Some(b'\n' | b'\r') => return Some((open, false)),
+                        Some(b'"') => break,
+                        Some(b'\\') => i += 2,
+                        Some(_) => i += 1,
+                    }
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Skips whitespace and comments from `pos`.
+fn skip_trivia(source: &str, mut pos: usize) -> usize {
+    let bytes = source.as_bytes();
+    while pos < bytes.len() {
+        match bytes[pos] {
+            b' ' | b'\t' | b'\r' | b'\n' => pos += 1,
+            b'#' => pos = crate::span::line_end(source, pos),
+            _ => break,
+        }
+    }
+    pos
+}
+
+/// The first position at or after `from` where a line's first token is an
+/// item keyword starting an item (not a field such as `agent = claude`).
+fn recovery_point(source: &str, mut from: usize) -> usize {
+    while from < source.len() && !source.is_char_boundary(from) {
+        from += 1;
+    }
+    let mut line_start = crate::span::line_start(source, from);
+    while line_start < source.len() {
+        let line_end = crate::span::line_end(source, line_start);
+        let line = &source[line_start..line_end];
+        let indent = line.len() - line.trim_start().len();
+        let p = line_start + indent;
+        if p >= from && starts_item(&source[p..line_end]) {
+            return p;
+        }
+        line_start = crate::span::next_line(source, line_end);
+    }
+    source.len()
+}
+
+fn starts_item(line: &str) -> bool {
+    ITEM_KEYWORDS.iter().any(|kw| {
+        let Some(rest) = line.strip_prefix(kw) else {
+            return false;
+        };
+        match rest.chars().next() {
+            None => true,
+            Some(c) if c.is_ascii_alphanumeric() || c == '_' || c == '-' => false,
+            // `agent = claude` is a field of a task or of `defaults`; no other
+            // item keyword is a field name, so `gate = "x"` is a broken item.
+            Some(_) => *kw != "agent" || !rest.trim_start().starts_with('='),
+        }
+    })
+}
+
+/// Describes what a rule stands for in "expected …" messages.
+fn describe(rule: Rule) -> &'static str {
+    match rule {
+        Rule::item | Rule::next_item => {
+            "an item (`task`, `agent`, `gate`, `defaults`, `budget` or `loop`)"
+        }
+        Rule::kw_loop
+        | Rule::kw_budget
+        | Rule::kw_defaults
+        | Rule::kw_agent
+        | Rule::kw_gate
+        | Rule::kw_task
+        | Rule::loop_item
+        | Rule::budget_item
+        | Rule::defaults_item
+        | Rule::agent_item
+        | Rule::gate_item
+        | Rule::task_item => "an item (`task`, `agent`, `gate`, `defaults`, `budget` or `loop`)",
+        Rule::EOI => "end of file",
+        Rule::name => "a name",
+        Rule::field_name => "a field name",
+        Rule::task_name | Rule::dependency | Rule::bad_bare_id => "a task name",
+        Rule::field => "a field (`name = value`)",
+        Rule::map_entry => "a map entry (`KEY = \"value\"`)",
+        Rule::value
+        | Rule::scalar
+        | Rule::list
+        | Rule::map
+        | Rule::money
+        | Rule::duration
+        | Rule::integer
+        | Rule::bad_number
+        | Rule::block_string
+        | Rule::unterminated_block => "a value",
+        Rule::string | Rule::unterminated_string | Rule::string_body | Rule::block_body => {
+            "a string"
+        }
+        Rule::block => "`{`",
+        Rule::lbrace => "`{`",
+        Rule::rbrace => "`}`",
+        Rule::lbrack => "`[`",
+        Rule::rbrack => "`]`",
+        Rule::eq => "`=`",
+        Rule::colon => "`:`",
+        Rule::comma => "`,`",
+        _ => "something else",
+    }
+}
+
+/// Builds the E0001 diagnostic for a pest error at absolute offset `at`.
+fn syntax_error(source: &str, at: usize, e: &pest::error::Error<Rule>) -> Diagnostic {
+    let mut expected: Vec<&str> = match &e.variant {
+        pest::error::ErrorVariant::ParsingError { positives, .. } => {
+            positives.iter().map(|r| describe(*r)).collect()
+        }
+        pest::error::ErrorVariant::CustomError { .. } => Vec::new(),
+    };
+    expected.dedup();
+    let mut seen = Vec::new();
+    expected.retain(|d| {
+        if seen.contains(d) {
+            false
+        } else {
+            seen.push(*d);
+            true
+        }
+    });
+    let (found, len) = found_token(source, at);
+    let expected = match expected.len() {
+        0 => "something else".to_string(),
+        1 => expected[0].to_string(),
+        n => format!("{} or {}", expected[..n - 1].join(", "), expected[n - 1]),
+    };
+    let mut d = Diagnostic::new(
+        Code::E0001,
+        format!("expected {expected}, found {found}"),
+        Span::new(at, at + len),
+        format!("expected {expected}"),
+    );
+    if expected.contains("`}`") && ITEM_KEYWORDS.iter().any(|k| found == format!("`{k}`")) {
+        d = d.with_note("the block before this item is not closed: add `}`");
+    }
+    if expected == "`=`" {
+        let before = source[..at.min(source.len())].trim_end();
+        let word: String = before
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if !word.is_empty() {
+            d = d.with_note(format!(
+                "`{word}` is read as a field name; a field is `name = value`"
+            ));
+        }
+    }
+    if found == "`,`" {
+        d = d.with_note("fields are separated by whitespace only, not commas");
+    }
+    d
+}
+
+/// Describes the token at `at` and its byte length.
+fn found_token(source: &str, at: usize) -> (String, usize) {
+    let rest = &source[at.min(source.len())..];
+    let Some(c) = rest.chars().next() else {
+        return ("end of file".to_string(), 0);
+    };
+    if c.is_alphanumeric() || c == '_' {
+        let word: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '-')
+            .collect();
+        let len = word.len();
+        return (format!("`{word}`"), len);
+    }
+    if c == '"' {
+        return ("a string".to_string(), 1);
+    }
+    if c == '\n' || c == '\r' {
+        return ("end of line".to_string(), 0);
+    }
+    (format!("`{c}`"), c.len_utf8())
+}
+
+#[cfg(test)]
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recovers_at_item_boundaries() {
+        let src =
+            "task a { prompt = }\ntask b { prompt = \"x\" }\ngate g = \ntask c { run = \"y\" }\n";
+        let (f, d) = parse(src);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(f.items.len(), 4, "{:#?}", f.items);
+        assert!(matches!(f.items[1], Item::Task(_)));
+        assert!(matches!(f.items[3], Item::Task(_)), "{:#?} {d:#?}", f.items);
+    }
+
+    #[test]
+    fn parallel_parsing_gives_the_sequential_tree_or_declines() {
+        let plan = |inner: &str| {
+            let mut src = String::new();
+            for i in 0..20_000 {
+                src.push_str(&format!(
+                    "# task {i}\ntask t{i} \"T {i}\" {{\n  prompt = \"\"\"\n      {inner}\n      \"\"\"\n  inputs = [\"src/**\"]\n}}\n"
+                ));
+            }
+            src
+        };
+        // A clean file is parsed in parallel, item for item the same.
+        let clean = plan("Do the work.");
+        assert!(clean.len() >= PARALLEL_MIN);
+        let sequential = parse_range(&clean, 0, clean.len());
+        assert!(sequential.1.is_empty());
+        if rayon::current_num_threads() >= 2 {
+            let (items, diags) = parse_parallel(&clean, 0).expect("parsed in parallel");
+            assert!(diags.is_empty());
+            assert_eq!(items, sequential.0);
+        }
+        assert_eq!(parse(&clean).0.items, sequential.0);
+        // Lines inside block strings that look like items can be chosen as
+        // chunk boundaries; a chunk then reports errors and parsing falls
+        // back to the sequential parser.
+        let tricky = plan("task x { inside a block string }");
+        assert!(parse_parallel(&tricky, 0).is_none());
+        let sequential = parse_range(&tricky, 0, tricky.len());
+        assert!(sequential.1.is_empty());
+        assert_eq!(parse(&tricky).0.items, sequential.0);
+    }
+
+    #[test]
+    fn comments_skip_strings() {
+        let src = "# a\nx = \"#no\" # b\n\"\"\"\n# no\n\"\"\"";
+        let c: Vec<&str> = comments(src).iter().map(|s| &src[s.range()]).collect();
+        assert_eq!(c, ["# a", "# b"]);
+    }
+}
