@@ -4,13 +4,13 @@
 //! definitions (W0001), a missing budget (W0003) and an empty plan (W0004).
 
 use super::Checker;
-use super::names::{suggest, task_name_problem};
+use super::names::{Suggester, task_name_problem};
 use crate::ast::{self, Item, TaskName};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{Ref, Work};
 use crate::origin::{DEFAULTS_FILE, Origin};
 use crate::span::Span;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 impl Checker {
     pub(super) fn items(&mut self, file: &ast::File) {
@@ -151,17 +151,19 @@ impl Checker {
             agent_refs.extend(t.agent.clone());
             gate_refs.extend(t.gates.clone().unwrap_or_default());
         }
+        let mut agents = Known::new(&agent_names);
+        let mut gates = Known::new(&gate_names);
         for r in agent_refs {
-            used_agents.push(r.name.clone());
-            if !agent_names.contains(&r.name) {
-                self.unknown("agent", &r.name, r.span, &agent_names);
+            if !agents.set.contains(r.name.as_str()) {
+                self.unknown("agent", &r.name, r.span, &mut agents, None);
             }
+            used_agents.push(r.name);
         }
         for r in gate_refs {
-            used_gates.push(r.name.clone());
-            if !gate_names.contains(&r.name) {
-                self.unknown("gate", &r.name, r.span, &gate_names);
+            if !gates.set.contains(r.name.as_str()) {
+                self.unknown("gate", &r.name, r.span, &mut gates, None);
             }
+            used_gates.push(r.name);
         }
         let deps: Vec<(String, TaskName)> = self
             .model
@@ -173,10 +175,9 @@ impl Checker {
                     .map(|d| (t.name.text.clone(), d.clone()))
             })
             .collect();
-        let known_tasks: std::collections::HashSet<&str> =
-            task_names.iter().map(String::as_str).collect();
+        let mut tasks = Known::new(&task_names);
         for (owner, d) in deps {
-            if known_tasks.contains(d.text.as_str()) {
+            if tasks.set.contains(d.text.as_str()) {
                 continue;
             }
             if let Some(why) = task_name_problem(&d.text) {
@@ -195,12 +196,7 @@ impl Checker {
                 continue;
             }
             // Never suggest that a task depend on itself.
-            let others: Vec<String> = task_names
-                .iter()
-                .filter(|n| **n != owner)
-                .cloned()
-                .collect();
-            self.unknown("task", &d.text, d.span, &others);
+            self.unknown("task", &d.text, d.span, &mut tasks, Some(&owner));
         }
 
         // E0013: agent tasks need an agent.
@@ -323,24 +319,43 @@ impl Checker {
         }
     }
 
-    pub(super) fn unknown(&mut self, what: &str, name: &str, span: Span, known: &[String]) {
+    /// E0005 for `name`, with a "did you mean" among `known` (never
+    /// `exclude`) or else a note listing what is known.
+    fn unknown(
+        &mut self,
+        what: &str,
+        name: &str,
+        span: Span,
+        known: &mut Known<'_>,
+        exclude: Option<&str>,
+    ) {
         let mut d = Diagnostic::new(
             Code::E0005,
             format!("unknown {what} `{name}`"),
             span,
             format!("no {what} is called `{name}`"),
         );
-        if let Some(s) = suggest(name, known.iter().map(String::as_str)) {
+        let excluded = exclude.map_or(0, |e| {
+            known.sorted.partition_point(|n| *n <= e) - known.sorted.partition_point(|n| *n < e)
+        });
+        let count = known.sorted.len() - excluded;
+        if let Some(s) = known.suggester.suggest(name, exclude) {
             d.primary.message = format!("did you mean `{s}`?");
-        } else if known.is_empty() && what == "task" {
+        } else if count == 0 && what == "task" {
             d = d.with_note("this plan defines no other task");
-        } else if known.is_empty() {
+        } else if count == 0 {
             d = d.with_note(format!("this plan defines no {what}s"));
         } else {
-            let mut list: Vec<&str> = known.iter().map(String::as_str).collect();
-            list.sort_unstable();
-            let more = list.len().saturating_sub(8);
-            list.truncate(8);
+            // The sorted names are shared by every E0005 of a kind, so each
+            // diagnostic costs the eight names it shows, not a sort.
+            let list: Vec<&str> = known
+                .sorted
+                .iter()
+                .copied()
+                .filter(|n| Some(*n) != exclude)
+                .take(8)
+                .collect();
+            let more = count - list.len();
             let tail = if more > 0 {
                 format!(" and {more} more")
             } else {
@@ -349,5 +364,30 @@ impl Checker {
             d = d.with_note(format!("known {what}s: {}{tail}", list.join(", ")));
         }
         self.push(d);
+    }
+}
+
+/// The names of one kind (tasks, agents or gates) that references may
+/// name, prepared once for every E0005 of that kind.
+struct Known<'a> {
+    set: HashSet<&'a str>,
+    /// Every name (duplicates too), sorted.
+    sorted: Vec<&'a str>,
+    suggester: Suggester<'a>,
+}
+
+impl<'a> Known<'a> {
+    fn new(names: &'a [String]) -> Self {
+        let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+        sorted.sort_unstable();
+        Known {
+            set: sorted.iter().copied().collect(),
+            suggester: Suggester::new({
+                let mut unique = sorted.clone();
+                unique.dedup();
+                unique
+            }),
+            sorted,
+        }
     }
 }

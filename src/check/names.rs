@@ -3,16 +3,141 @@
 //! phase (the default branch name) and the REEL front-end (task ids, field
 //! names) use them too.
 
-/// The closest of `candidates` to `name`, if one is close enough to suggest.
+use std::collections::{BTreeMap, HashMap};
+
+/// The closest of `candidates` to `name`, if one is close enough to suggest:
+/// at an edit distance of at least 1 and at most a third of the longer
+/// name's length (at least 1); ties go to the alphabetically first.
+///
+/// For a few candidates (field names, keywords). Names that are looked up
+/// many times among many candidates go through a [`Suggester`].
 pub fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let limit = (name.chars().count() / 3).max(1);
-    candidates
-        .into_iter()
-        .map(|c| (strsim::levenshtein(name, c), c))
-        .filter(|(d, c)| *d <= limit.max(c.chars().count() / 3) && *d > 0)
-        .min_by_key(|(d, c)| (*d, *c))
-        .map(|(_, c)| c)
-        .or(None)
+    let name: Vec<char> = name.chars().collect();
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let cs: Vec<char> = c.chars().collect();
+        if let Some(d) = close(&name, &cs)
+            && best.is_none_or(|b| (d, c) < b)
+        {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// The edit distance of `a` and `b` when it makes `b` worth suggesting for
+/// `a` (see [`suggest`]), else `None`.
+fn close(a: &[char], b: &[char]) -> Option<usize> {
+    let limit = (a.len() / 3).max(1).max(b.len() / 3);
+    bounded_levenshtein(a, b, limit).filter(|&d| d > 0)
+}
+
+/// The Levenshtein distance of `a` and `b` if it is at most `limit`, else
+/// `None`; stops as soon as every cell of a row exceeds `limit`, so a hopeless
+/// pair costs about `limit` rows rather than the whole table.
+fn bounded_levenshtein(a: &[char], b: &[char], limit: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > limit {
+        return None;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut row = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        row[0] = i + 1;
+        let mut row_min = row[0];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = prev[j] + usize::from(ca != cb);
+            row[j + 1] = substitution.min(prev[j + 1] + 1).min(row[j] + 1);
+            row_min = row_min.min(row[j + 1]);
+        }
+        if row_min > limit {
+            return None;
+        }
+        std::mem::swap(&mut prev, &mut row);
+    }
+    Some(prev[b.len()]).filter(|&d| d <= limit)
+}
+
+/// "Did you mean" for many unknown names among many candidates (E0005 in a
+/// generated plan can mean thousands of each).
+///
+/// Candidates are grouped by length, so only those whose length is within
+/// the distance limit are compared; each distinct name is looked up once;
+/// and the comparisons a whole check may spend are capped at
+/// [`Suggester::BUDGET`], after which names get no suggestion (their
+/// diagnostics are otherwise the same). The cost of checking a plan is thus
+/// linear in its size however many unknown names it has; a hand-written plan
+/// with a few typos never reaches the cap.
+pub struct Suggester<'a> {
+    /// Candidates by length in characters, each as `(chars, name)`, sorted
+    /// by name within a length.
+    by_len: BTreeMap<usize, Vec<(Vec<char>, &'a str)>>,
+    /// The two best candidates of each name looked up, best first (two, so
+    /// that one excluded candidate still leaves an answer).
+    seen: HashMap<String, Vec<(usize, &'a str)>>,
+    /// Comparisons left.
+    budget: usize,
+}
+
+impl<'a> Suggester<'a> {
+    /// How many name pairs one check may compare.
+    pub const BUDGET: usize = 2_000_000;
+
+    /// A suggester over `candidates`.
+    pub fn new(candidates: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut by_len: BTreeMap<usize, Vec<(Vec<char>, &'a str)>> = BTreeMap::new();
+        for c in candidates {
+            let chars: Vec<char> = c.chars().collect();
+            by_len.entry(chars.len()).or_default().push((chars, c));
+        }
+        for group in by_len.values_mut() {
+            group.sort_by(|a, b| a.1.cmp(b.1));
+        }
+        Suggester {
+            by_len,
+            seen: HashMap::new(),
+            budget: Self::BUDGET,
+        }
+    }
+
+    /// What [`suggest`] would answer for `name` among the candidates other
+    /// than `exclude`, or `None` once the budget is spent.
+    pub fn suggest(&mut self, name: &str, exclude: Option<&str>) -> Option<&'a str> {
+        if !self.seen.contains_key(name) {
+            let best = self.best_two(name);
+            self.seen.insert(name.to_string(), best);
+        }
+        self.seen
+            .get(name)?
+            .iter()
+            .find(|(_, c)| Some(*c) != exclude)
+            .map(|(_, c)| *c)
+    }
+
+    fn best_two(&mut self, name: &str) -> Vec<(usize, &'a str)> {
+        let chars: Vec<char> = name.chars().collect();
+        // A candidate of length `l` is close only if |l - n| <= max(n/3, 1, l/3),
+        // which bounds `l` by n/3-ish on both sides.
+        let n = chars.len();
+        let low = n.saturating_sub((n / 3).max(1));
+        let high = (n + (n / 3).max(1)).max((3 * n).div_ceil(2));
+        let mut best: Vec<(usize, &'a str)> = Vec::with_capacity(3);
+        for group in self.by_len.range(low..=high).map(|(_, g)| g) {
+            for (cs, c) in group {
+                if self.budget == 0 {
+                    // A scan cut short could suggest a worse name than the
+                    // best: suggest nothing.
+                    return Vec::new();
+                }
+                self.budget -= 1;
+                if let Some(d) = close(&chars, cs) {
+                    best.push((d, c));
+                    best.sort_unstable();
+                    best.truncate(2);
+                }
+            }
+        }
+        best
+    }
 }
 
 /// Whether `name` is a valid task name (spec §2; E0011), and if not, why.
@@ -88,5 +213,88 @@ pub fn glob_problem(pattern: &str) -> Option<String> {
     match globset::Glob::new(pattern) {
         Ok(_) => None,
         Err(e) => Some(e.kind().to_string()),
+    }
+}
+
+#[cfg(test)]
+mod suggestion_tests {
+    use super::*;
+
+    /// The suggestion as first specified: the full Levenshtein distance to
+    /// every candidate.
+    fn reference<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
+        let limit = (name.chars().count() / 3).max(1);
+        candidates
+            .iter()
+            .map(|c| (strsim::levenshtein(name, c), *c))
+            .filter(|(d, c)| *d <= limit.max(c.chars().count() / 3) && *d > 0)
+            .min_by_key(|(d, c)| (*d, *c))
+            .map(|(_, c)| c)
+    }
+
+    #[test]
+    fn bounded_search_agrees_with_the_full_distance() {
+        // Names over a small alphabet, so that many pairs are close.
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let alphabet = ['a', 'b', 'c', 'é', '-'];
+        let mut names: Vec<String> = (0..300)
+            .map(|_| {
+                (0..1 + next() % 9)
+                    .map(|_| alphabet[next() % alphabet.len()])
+                    .collect()
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        let candidates: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut suggester = Suggester::new(candidates.iter().copied());
+        for probe in names
+            .iter()
+            .take(150)
+            .chain(["abc".to_string(), "x".into()].iter())
+        {
+            let expected = reference(probe, &candidates);
+            assert_eq!(
+                suggest(probe, candidates.iter().copied()),
+                expected,
+                "{probe}"
+            );
+            assert_eq!(suggester.suggest(probe, None), expected, "{probe}");
+            // Excluding the answer gives the best of the others.
+            if let Some(e) = expected {
+                let others: Vec<&str> = candidates.iter().copied().filter(|c| *c != e).collect();
+                assert_eq!(
+                    suggester.suggest(probe, Some(e)),
+                    reference(probe, &others),
+                    "{probe}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_comparison_budget_ends_suggestions_not_diagnostics() {
+        let names: Vec<String> = (0..3_000).map(|i| format!("task{i:05}")).collect();
+        let mut s = Suggester::new(names.iter().map(String::as_str));
+        assert_eq!(s.suggest("task00001x", None), Some("task00001"));
+        let mut answered = 0;
+        for i in 0..2_000 {
+            if s.suggest(&format!("tsak{i:05}"), None).is_some() {
+                answered += 1;
+            }
+        }
+        // 3,000 comparisons a name: the budget lasts for about 666 names.
+        assert!(answered > 600 && answered < 700, "{answered}");
+        assert_eq!(
+            s.suggest("task00001x", None),
+            Some("task00001"),
+            "remembered"
+        );
     }
 }
