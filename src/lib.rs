@@ -32,6 +32,7 @@ pub mod render;
 pub mod run;
 pub mod source_map;
 pub mod span;
+pub mod state;
 pub mod syntax;
 
 pub use compile::{

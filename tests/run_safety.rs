@@ -340,7 +340,7 @@ fn a_run_that_cannot_record_its_state_says_so_in_its_exit_status() {
         "agent.sh",
         r#"#!/bin/sh
 cat > /dev/null
-mkdir "$(dirname "$LOOP_HANDOFF")/../../../state.json.tmp"
+mkdir "$LOOP_WORKTREE/../../state.json.tmp"
 echo x > x.txt
 "#,
     );

@@ -86,7 +86,7 @@ fn run_plan(args: &Args) -> Result<i32, String> {
     // A program that is not there fails every attempt the same way: say so
     // before any work.
     if !args.dry_run
-        && let Err(missing) = loopc::run::programs::check(&plan, &compilation, &cwd)
+        && let Err(missing) = loopc::run::engine::programs::check(&plan, &compilation, &cwd)
     {
         return Err(missing.join("\nloopc: "));
     }

@@ -20,7 +20,7 @@ use std::process::{Command, Stdio};
 
 /// A task's last status (spec §5 "Task states"): the interpreter's own
 /// type, so the words cannot drift apart; drawing adds colors below.
-pub use crate::run::state::TaskStatus as Status;
+pub use crate::state::TaskStatus as Status;
 
 impl Status {
     /// Every status, in the order legends list them.

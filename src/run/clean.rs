@@ -5,8 +5,9 @@
 //! `--integration` also the integration branch named in state.json, if
 //! loopc created it. Nothing else is touched; no global `git worktree prune`.
 
-use super::git::Git;
-use super::worktree::{self, Layout};
+use super::store::layout::{self, Layout};
+use super::sys::git::Git;
+use super::sys::worktree;
 use std::path::{Path, PathBuf};
 
 /// Options of `loopc clean`.
@@ -67,18 +68,19 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
             ));
         }
     }
-    let _lock = super::lock::acquire(&layout.lock, "clean", &git.root)?;
-    let _repo_lock = super::lock::acquire(&super::lock::repository_lock(&git), "clean", &git.root)?;
+    let _lock = super::sys::lock::acquire(&layout.lock, "clean", &git.root)?;
+    let _repo_lock =
+        super::sys::lock::acquire(&super::sys::lock::repository_lock(&git), "clean", &git.root)?;
     let mut removed_worktrees = 0;
     // A worktree the user made under `.loopc/worktrees/` is left alone.
-    let ledgered = worktree::ledger(&layout)?;
+    let ledgered = layout::ledger(&layout)?;
     let mut kept = Vec::new();
     for w in git.worktrees()? {
         if w.path.starts_with(&layout.worktrees)
-            || super::git::same_path(w.path.parent().unwrap_or(&w.path), &layout.worktrees)
+            || super::sys::git::same_path(w.path.parent().unwrap_or(&w.path), &layout.worktrees)
         {
-            if super::recover::is_loopcs_worktree(&w, &ledgered) {
-                super::recover::remove_worktree(&git, &w.path)?;
+            if super::sys::recover::is_loopcs_worktree(&w, &ledgered) {
+                super::sys::recover::remove_worktree(&git, &w.path)?;
                 removed_worktrees += 1;
             } else {
                 report(Cleaned::ForeignWorktree(w.path.clone()));
@@ -91,7 +93,7 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
             let path = entry.path();
             if kept
                 .iter()
-                .any(|k| *k == path || super::git::same_path(k, &path))
+                .any(|k| *k == path || super::sys::git::same_path(k, &path))
             {
                 continue;
             }
@@ -107,7 +109,7 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
     }
     // Only branches loopc created (its ledger): a user's branch or one of
     // a plan that never ran may have the same shape.
-    let mut ours = worktree::ledger(&layout)?;
+    let mut ours = layout::ledger(&layout)?;
     let mut removed_branches = 0;
     let checked_out = git.worktrees()?;
     for b in git.branch_refs("loopc")? {
@@ -132,8 +134,8 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
     }
     // Forget branches that no longer exist (deleted by hand, or above).
     ours.retain(|b| matches!(git.commit_of(&format!("refs/heads/{b}")), Ok(Some(_))));
-    worktree::write_ledger(&layout, &ours)?;
-    worktree::write_kept(&layout, &std::collections::BTreeSet::new())?;
+    layout::write_ledger(&layout, &ours)?;
+    layout::write_kept(&layout, &std::collections::BTreeSet::new())?;
     for logs in [&layout.logs, &layout.earlier_logs] {
         if logs.exists() {
             std::fs::remove_dir_all(logs)
@@ -145,7 +147,7 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
         branches: removed_branches,
     });
     if options.integration {
-        match super::state::load(&layout.state) {
+        match super::store::state::load(&layout.state) {
             Ok(state) => {
                 let name = state.integration_branch;
                 let checked_out = git
@@ -164,7 +166,7 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
                 }
                 git.delete_ref(&format!("refs/heads/{name}"))?;
                 ours.remove(&name);
-                worktree::write_ledger(&layout, &ours)?;
+                layout::write_ledger(&layout, &ours)?;
                 report(Cleaned::IntegrationBranch(name));
             }
             Err(e) => return Err(format!("cannot find the integration branch: {e}")),

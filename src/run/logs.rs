@@ -3,8 +3,8 @@
 //! what the running attempt's output logs gain until the attempt ends. It
 //! takes no lock. The command line is `src/cli/logs.rs`.
 
-use super::git::Git;
-use super::worktree::Layout;
+use super::store::layout::Layout;
+use super::sys::git::Git;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -102,11 +102,11 @@ fn copy_from(path: &Path, from: u64, out: &mut dyn Write) -> std::io::Result<u64
 /// Whether `task` has an attempt running now (state.json says so and a
 /// live loopc holds the lock).
 fn running(layout: &Layout, task: &str) -> bool {
-    super::lock::holder_alive(&layout.lock)
-        && super::state::load(&layout.state).is_ok_and(|s| {
+    super::sys::lock::holder_alive(&layout.lock)
+        && super::store::state::load(&layout.state).is_ok_and(|s| {
             s.tasks
                 .iter()
-                .any(|t| t.name == task && t.status == super::state::TaskStatus::Running)
+                .any(|t| t.name == task && t.status == crate::state::TaskStatus::Running)
         })
 }
 

@@ -4,65 +4,43 @@
 //! [`status::status`] and [`clean::clean`] return their reports. The command
 //! line (`src/cli/`) prints them and picks the exit status.
 //!
-//! One concept per file:
-//! - [`git`]: every repository operation, through the real `git`, bounded and
-//!   without the user's hooks; [`checkout`]: a task's worktree, verified
-//!   before loopc commits in it; [`guard`]: the user's refs, compared around
-//!   every attempt;
-//! - [`process`]: `sh -c` subprocesses in process groups, logs, timeouts, the kill switch;
-//! - [`worktree`]: `.loopc/` layout, task worktree and branch names;
-//! - [`context`]: what a run shares, attempt files and the environment protocol;
-//! - [`attempt`]: one attempt (steps 2–6); [`gate`]: checks; [`merge`]: step 7;
-//! - [`scheduler`]: the coordinator (parallelism, retries, skips, budgets);
-//! - [`handoff`]: handoff files; [`report`]: what agents' JSON output reports;
-//! - [`state`], [`events`], [`progress`]: `.loopc/` files;
-//! - [`dry_run`]: `run --dry-run`;
-//! - [`ui`], [`summary`], [`out`]: what a person sees; [`status`], [`clean`], [`logs`]: the other commands;
-//! - [`cache`]: run-time keys, entries under `refs/loopc/cache/`, the index (`docs/cache.md`);
-//!   replays are [`merge::replay`];
-//! - [`budget`], [`lock`], [`interrupt`]: budgets, the lock and Ctrl-C;
-//!   [`limits`]: agents' usage and rate limits, which are waited for;
-//! - [`recover`]: cleaning up what a killed run left (`docs/resilience.md`);
-//! - [`programs`]: every `run` string's program is looked up before any work.
+//! Four rooms, with arrows that run one way: engine → sys → store,
+//! engine → store, ui → store; nothing imports the engine or the ui but
+//! this module, which wires them:
+//! - [`engine`]: what a run decides and in which order: the scheduler and
+//!   its pure state transitions, attempts, gates, merges, the cache and its
+//!   replays, budgets, `--dry-run`, the agent protocol;
+//! - [`sys`]: the outside world: git, subprocesses and the kill switch,
+//!   worktrees, the lock, signals, cleaning up after a killed run;
+//! - [`store`]: the files of `.loopc/`: layout and ledgers, state.json (its
+//!   document is [`crate::state`]), events.jsonl, progress.md;
+//! - [`ui`]: what a person sees: live bars or event lines, the summary table;
+//! - [`time`]: timestamps and the display of durations and money, used by
+//!   every room (a leaf, so it lives here rather than in one of them);
+//! - [`status`], [`clean`], [`logs`], [`out`]: the other commands' reports and
+//!   stdout (`logs` reads `.loopc/` and the lock, as `status` does).
 
-pub mod attempt;
-pub mod budget;
-pub mod cache;
-pub mod checkout;
 pub mod clean;
-pub mod context;
-pub mod dry_run;
-pub mod events;
-pub mod gate;
-pub mod git;
-pub mod guard;
-pub mod handoff;
-pub mod interrupt;
-pub mod limits;
-pub mod lock;
+pub mod engine;
 pub mod logs;
-pub mod merge;
 pub mod out;
-pub mod process;
-pub mod programs;
-pub mod progress;
-pub mod recover;
-pub mod report;
-pub mod scheduler;
-pub mod state;
 pub mod status;
-pub mod summary;
+pub mod store;
+pub mod sys;
 pub mod time;
 pub mod ui;
-pub mod worktree;
 
 use crate::plan::Plan;
-use context::RunCtx;
-use events::{Event, Recorder};
-use git::Git;
+use engine::context::RunCtx;
+use engine::{cache, dry_run, scheduler};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use worktree::Layout;
+use store::events::{Event, Recorder};
+use store::layout::{self, Layout};
+use sys::git::Git;
+use sys::worktree;
+use sys::{interrupt, lock, process, recover};
+use ui::summary;
 
 /// An error that ends `loopc run` before or outside the scheduler: the
 /// plan or the repository cannot be used (spec §5: exit 2).
@@ -257,11 +235,11 @@ fn reset_integration(
     }
     if start.existing.is_none() {
         // Recorded first, so that a crash right after leaves it recorded.
-        worktree::record_branch(layout, branch).map_err(RunError::usage)?;
+        layout::record_branch(layout, branch).map_err(RunError::usage)?;
     }
     let moved = git.update_ref(&refname, &start.base, start.existing.as_deref());
     if start.existing.is_none() && !matches!(moved, Ok(true)) {
-        worktree::forget_branch(layout, branch).map_err(RunError::usage)?;
+        layout::forget_branch(layout, branch).map_err(RunError::usage)?;
     }
     match moved {
         Ok(true) => Ok(()),
@@ -367,15 +345,15 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             &base,
         )));
     }
-    layout.create(&git).map_err(RunError::usage)?;
+    layout.create(&git.common_dir).map_err(RunError::usage)?;
     let _lock = lock::acquire(&layout.lock, "run", &git.root).map_err(RunError::usage)?;
     let _repo_lock =
         lock::acquire(&lock::repository_lock(&git), "run", &git.root).map_err(RunError::usage)?;
     // The previous run's state: unreadable is refused (the person decides);
     // a run that never finished was killed, and is cleaned up after.
     if layout.state.exists() {
-        let previous = state::load(&layout.state).map_err(RunError::usage)?;
-        if previous.status == state::RunStatus::Running {
+        let previous = store::state::load(&layout.state).map_err(RunError::usage)?;
+        if previous.status == crate::state::RunStatus::Running {
             eprintln!(
                 "loopc: the previous run (started {}) did not finish: loopc was killed; \
                  cleaning up after it and resuming (passed tasks are replayed from the cache)",
@@ -412,8 +390,9 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     // Every file the run writes must be writable before anything moves: a
     // run that cannot start changes nothing.
     layout.check_files().map_err(RunError::usage)?;
-    state::probe(&layout.state).map_err(RunError::usage)?;
-    let events = Recorder::open(&layout.events, ui::Ui::detect()).map_err(RunError::usage)?;
+    store::state::probe(&layout.state).map_err(RunError::usage)?;
+    let events = Recorder::open(&layout.events, Box::new(ui::display::Ui::detect()))
+        .map_err(RunError::usage)?;
     // A new run starts new logs (an earlier run's are kept) and a new
     // progress file.
     layout.keep_earlier_logs().map_err(RunError::usage)?;

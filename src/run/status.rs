@@ -1,8 +1,8 @@
 //! `loopc status [--json]`: the last run's tasks, read from state.json. It
 //! takes no lock, so it works while a run is going on.
 
-use super::git::Git;
-use super::worktree::Layout;
+use super::store::layout::Layout;
+use super::sys::git::Git;
 use std::path::Path;
 
 /// Options of `loopc status`.
@@ -21,12 +21,12 @@ pub struct Options {
 pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
     let git = Git::discover(cwd)?;
     let layout = Layout::new(&git.root);
-    let state = super::state::load(&layout.state)?;
+    let state = super::store::state::load(&layout.state)?;
     // state.json says `running` but no live loopc holds the lock: that run
     // was killed (`kill -9`, a crash), and the next `loopc run` cleans up
     // after it and resumes. state.json itself is left as it is.
-    let killed = state.status == super::state::RunStatus::Running
-        && !super::lock::holder_alive(&layout.lock);
+    let killed = state.status == crate::state::RunStatus::Running
+        && !super::sys::lock::holder_alive(&layout.lock);
     Ok(if options.json {
         let mut value =
             serde_json::to_value(&state).map_err(|e| format!("cannot encode state: {e}"))?;
@@ -39,11 +39,11 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
     } else {
         format!(
             "plan {} ({}), started {}{}\n{}{}",
-            super::ui::sanitize(&state.plan),
-            super::ui::sanitize(&state.plan_file),
+            super::ui::display::sanitize(&state.plan),
+            super::ui::display::sanitize(&state.plan_file),
             state.started_at,
             if killed { ": killed" } else { "" },
-            super::summary::table(&state),
+            super::ui::summary::table(&state),
             if killed {
                 "this run was killed (state.json says running, but no loopc holds the lock); \
                  the next `loopc run` cleans up after it and resumes\n"

@@ -1,6 +1,10 @@
 //! Wall-clock timestamps (RFC 3339, UTC) for state and events, and the
 //! formatting of durations and money for people. Ordering never depends on
 //! these: events carry sequence numbers, timeouts use a monotonic clock.
+//!
+//! It sits at the root of `run` rather than in a room because every room
+//! uses it (state and events stamp times, processes describe timeouts,
+//! budgets and the display show money) and it uses nothing.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

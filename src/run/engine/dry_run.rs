@@ -12,9 +12,9 @@
 //! are outputs, not edits).
 
 use super::cache::{self, Store};
-use super::git::Git;
 use crate::plan::Key;
 use crate::plan::Plan;
+use crate::run::sys::git::Git;
 use std::collections::HashSet;
 
 /// Joins words as English: `a`, `a and b`, `a, b and c`.

@@ -214,12 +214,12 @@ pub fn detect(report: &mut AgentReport) {
     if says_limit(&text) {
         report.limit = Some(LimitHit {
             resets_at: reset_time(&text),
-            message: super::attempt::one_line(&e.message),
+            message: super::handoff::one_line(&e.message),
         });
     } else if matches!(report.api_error_status, Some(429 | 529)) {
         report.limit = Some(LimitHit {
             resets_at: None,
-            message: super::attempt::one_line(&e.message),
+            message: super::handoff::one_line(&e.message),
         });
     }
 }

@@ -4,13 +4,16 @@
 //! whole group (SIGTERM, then SIGKILL after a grace period).
 //!
 //! When it ends, its group is killed, and so is anything that left the group
-//! but still carries its `LOOP_WORKTREE` ([`super::recover::kill_escaped`]).
+//! but still carries its `LOOP_WORKTREE` ([`kill_escaped`]). Finding process
+//! groups by that variable is also how [`super::recover`] kills what a killed
+//! loopc left running; this module calls nothing of loopc's.
 //!
 //! [`Control`] is the run-wide kill switch: interrupts and the `time` budget
 //! set it, and every waiting subprocess then kills its group.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::fs::File;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::sync::Mutex;
@@ -144,7 +147,10 @@ impl Exit {
         match self {
             Exit::Code(c) => format!("exit status {c}"),
             Exit::Signal(s) => format!("killed by signal {s}"),
-            Exit::TimedOut => format!("timed out after {}", super::time::human_duration(timeout)),
+            Exit::TimedOut => format!(
+                "timed out after {}",
+                crate::run::time::human_duration(timeout)
+            ),
             Exit::Stopped => "stopped (the run is stopping)".to_string(),
         }
     }
@@ -211,7 +217,7 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
     signal_group(pgid, libc::SIGKILL);
     control.unregister(pgid);
     if let Some((_, worktree)) = spec.env.iter().find(|(k, _)| k == "LOOP_WORKTREE") {
-        super::recover::kill_escaped(worktree);
+        kill_escaped(worktree);
     }
     cap_log(spec.stdout, LOG_LIMIT);
     if let Some(p) = spec.stderr {
@@ -333,6 +339,93 @@ pub fn tail(path: &Path, limit: u64) -> String {
     text[start..].to_string()
 }
 
+/// Kills (SIGKILL) the process groups of processes whose `LOOP_WORKTREE`
+/// is exactly `worktree`, or that run inside `worktree` without a
+/// controlling terminal: what a finished subprocess of an attempt left
+/// behind even outside its process group (`setsid`, a double fork into a
+/// new session, `env -i`). Linux only. Returns the number of groups killed.
+pub fn kill_escaped(worktree: &str) -> usize {
+    kill_groups_with_worktree(worktree.as_bytes(), true)
+}
+
+/// Kills the process groups of processes (other than loopc's own group)
+/// whose `LOOP_WORKTREE` equals `value` (`exact`) or starts with it.
+pub fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut wanted = b"LOOP_WORKTREE=".to_vec();
+    wanted.extend_from_slice(value);
+    let me = std::process::id();
+    // SAFETY: getpgrp has no preconditions.
+    let my_group = unsafe { libc::getpgrp() };
+    let mut groups = HashSet::new();
+    let here = exact.then(|| {
+        let p = Path::new(std::ffi::OsStr::from_bytes(value));
+        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+    });
+    for entry in procs.filter_map(Result::ok) {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        let matches = |v: &[u8]| {
+            if exact {
+                v == wanted.as_slice()
+            } else {
+                v.starts_with(&wanted)
+            }
+        };
+        // A process that dropped its environment (`env -i setsid …`) is
+        // still found by its working directory inside the worktree, when it
+        // has no controlling terminal (a person's shell there has one and
+        // is left alone).
+        let escaped_here = here.as_ref().is_some_and(|dir| {
+            std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+                && controlling_tty(pid) == Some(0)
+        });
+        if !environ.split(|&b| b == 0).any(matches) && !escaped_here {
+            continue;
+        }
+        if let Some(pgid) = process_group(pid)
+            && pgid > 1
+            && pgid != my_group
+        {
+            groups.insert(pgid);
+        }
+    }
+    for &g in &groups {
+        // SAFETY: killpg only sends a signal.
+        unsafe {
+            libc::killpg(g, libc::SIGKILL);
+        }
+    }
+    groups.len()
+}
+
+/// The controlling terminal of `pid` (0: none), from `/proc/<pid>/stat`
+/// (field 7).
+fn controlling_tty(pid: u32) -> Option<i64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(4)?.parse().ok()
+}
+
+/// The process group of `pid`, from `/proc/<pid>/stat` (field 5).
+fn process_group(pid: u32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp …`; comm may contain spaces and parens.
+    let rest = stat.rsplit_once(')')?.1;
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,5 +476,13 @@ mod tests {
         };
         assert_eq!(run(&spec, &control).unwrap(), Exit::Code(3));
         assert_eq!(std::fs::read(&out).unwrap(), b"prompt");
+    }
+
+    #[test]
+    fn own_process_group_is_read() {
+        let me = std::process::id();
+        // SAFETY: getpgrp has no preconditions.
+        let group = unsafe { libc::getpgrp() };
+        assert_eq!(process_group(me), Some(group));
     }
 }

@@ -2,15 +2,21 @@
 //! fresh worktree from the integration branch head, `setup`, the agent or
 //! command, the handoff, the commit on the task branch, and the gates. The
 //! merge (step 7) is the coordinator's, see [`super::merge`].
+//!
+//! Over 600 lines: the steps of an attempt and the checks on its commit
+//! (gitlinks, the user's refs) read best in the order they run.
 
+use super::budget::Cost;
 use super::context::{AttemptFiles, Protocol, RunCtx};
-use super::events::Event;
 use super::gate::{self, Verdict};
 use super::guard;
-use super::handoff::{self, HandoffStatus};
-use super::process::{self, Exit, Spec};
-use super::{report, worktree};
+use super::handoff::{self, HandoffStatus, one_line, with_reason};
+use super::report;
 use crate::plan::{OnFail, OutputFormat, TaskKind};
+use crate::run::store::events::Event;
+use crate::run::store::layout;
+use crate::run::sys::process::{self, Exit, Spec};
+use crate::run::sys::worktree;
 use std::path::PathBuf;
 
 /// What the coordinator hands an attempt.
@@ -24,7 +30,7 @@ pub struct AttemptInput {
     /// infrastructure retry gets a new one but keeps `attempt`).
     pub serial: u32,
     /// Which try of `attempt` this is: 1, then 2… for infrastructure
-    /// retries (names the log directory, [`worktree::log_name`]).
+    /// retries (names the log directory, [`layout::log_name`]).
     pub retry: u32,
     /// The integration branch head the worktree starts from.
     pub base: String,
@@ -32,46 +38,6 @@ pub struct AttemptInput {
     pub feedback: String,
     /// progress.md as of the start.
     pub progress: String,
-}
-
-/// What an attempt cost. An agent (or agent gate) whose cost cannot be read
-/// is charged its per-attempt `cost` cap; only one without a cap leaves the
-/// cost unknown (spec §5: unknown cost is never counted as zero).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Cost {
-    /// Known (or capped) cost in micro-dollars.
-    pub micro_usd: u64,
-    /// Some part (the agent or an agent gate) did not report its cost and
-    /// has no cap.
-    pub unknown: bool,
-    /// The first agent whose cost was unknown (named when the run stops).
-    pub unknown_agent: Option<String>,
-}
-
-impl Cost {
-    /// Adds what one agent run reported (`None`: nothing readable), charging
-    /// `cap` when the cost is unknown and the agent has one.
-    pub fn add_reported(&mut self, reported: Option<u64>, agent: &crate::plan::Agent) {
-        match (reported, agent.cost) {
-            (Some(c), _) => self.micro_usd += c,
-            (None, Some(cap)) => self.micro_usd += cap,
-            (None, None) => {
-                self.unknown = true;
-                if self.unknown_agent.is_none() {
-                    self.unknown_agent = Some(agent.name.clone());
-                }
-            }
-        }
-    }
-
-    /// Adds `other` (a gate's or a merge's cost).
-    pub fn absorb(&mut self, other: Cost) {
-        self.micro_usd += other.micro_usd;
-        self.unknown |= other.unknown;
-        if self.unknown_agent.is_none() {
-            self.unknown_agent = other.unknown_agent;
-        }
-    }
 }
 
 /// How an attempt ended.
@@ -218,7 +184,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             gate: None,
         })
     };
-    let log_name = worktree::log_name(n, r.input.retry);
+    let log_name = layout::log_name(n, r.input.retry);
     ctx.events.emit(Event::AttemptStarted {
         task: name.clone(),
         attempt: n,
@@ -254,7 +220,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     }
     let prompt_text = match &task.kind {
         TaskKind::Agent { prompt, .. } => {
-            super::progress::prompt(prompt, &r.input.progress, &r.input.feedback)
+            handoff::prompt(prompt, &r.input.progress, &r.input.feedback)
         }
         TaskKind::Command { .. } => String::new(),
     };
@@ -364,7 +330,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
                 .ok()
                 .and_then(|h| h.as_ref())
                 .and_then(|h| h.cost_usd)
-                .and_then(super::time::usd_to_micro)
+                .and_then(crate::run::time::usd_to_micro)
         });
         r.cost.add_reported(reported, agent);
     }
@@ -463,7 +429,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             ),
         );
     }
-    let title = super::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
+    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
     let commit = match git.commit_all(&checkout, &format!("loop({}): {title}", task.name)) {
         Ok(c) => c,
         Err(_) if stopping(ctx) => return Outcome::Interrupted,
@@ -544,8 +510,8 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
 ///
 /// Errors: git failed.
 fn dangling_gitlinks(
-    git: &super::git::Git,
-    co: &super::checkout::Checkout,
+    git: &crate::run::sys::git::Git,
+    co: &crate::run::sys::checkout::Checkout,
     base: &str,
     commit: &str,
 ) -> Result<Option<(String, String)>, String> {
@@ -604,7 +570,7 @@ fn dangling_gitlinks(
 /// foreign move of the integration branch): a git call that failed then was
 /// killed for it, and the attempt is interrupted, not failed.
 pub(super) fn stopping(ctx: &RunCtx) -> bool {
-    ctx.control.should_stop() || super::interrupt::requested()
+    ctx.control.should_stop() || crate::run::sys::interrupt::requested()
 }
 
 /// The next attempt's feedback for an error the agent reported about its
@@ -631,31 +597,6 @@ pub fn last_line(text: &str) -> String {
         .rfind(|l| !l.is_empty())
         .unwrap_or("");
     one_line(line)
-}
-
-/// `what`, then `: ` and the first line of `summary` when it has one (no
-/// dangling colon for an empty summary).
-pub fn with_reason(what: &str, summary: &str) -> String {
-    let line = one_line(summary);
-    if line.is_empty() {
-        what.to_string()
-    } else {
-        format!("{what}: {line}")
-    }
-}
-
-/// The first line of `text`, at most 200 characters.
-pub fn one_line(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    let mut s: String = line.chars().take(200).collect();
-    if line.chars().count() > 200 {
-        s.push('…');
-    }
-    s
 }
 
 /// Runs the plan's `setup` command in `dir` (a new worktree, or a scratch

@@ -25,9 +25,10 @@
 //! the base and passed tasks are replayed (`docs/cache.md`).
 
 use super::git::Git;
-use super::worktree::{self, Layout};
+use super::process;
+use super::worktree;
+use crate::run::store::layout::{self, Layout};
 use std::collections::{BTreeSet, HashSet};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// What reconciling found and did.
@@ -77,8 +78,8 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
     // other one there is the user's and is left alone.
     // Worktrees of attempts that ended failed or blocked are kept until
     // `loopc clean` (spec §5.8); their branches are not reused.
-    let ledgered = worktree::ledger(layout)?;
-    let kept_branches = worktree::kept(layout)?;
+    let ledgered = layout::ledger(layout)?;
+    let kept_branches = layout::kept(layout)?;
     let mut still_kept = BTreeSet::new();
     let mut removed = 0;
     let mut kept: Vec<PathBuf> = Vec::new();
@@ -153,11 +154,11 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         ));
     }
     if still_kept != kept_branches {
-        worktree::write_kept(layout, &still_kept)?;
+        layout::write_kept(layout, &still_kept)?;
     }
 
     // This plan's task branches that loopc created.
-    let mut ours = worktree::ledger(layout)?;
+    let mut ours = layout::ledger(layout)?;
     let checked_out: Vec<(String, PathBuf)> = git
         .worktrees()?
         .into_iter()
@@ -190,7 +191,7 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         deleted += 1;
     }
     if deleted > 0 {
-        worktree::write_ledger(layout, &ours)?;
+        layout::write_ledger(layout, &ours)?;
     }
     if deleted > 0 {
         done.notes.push(format!(
@@ -300,94 +301,7 @@ pub fn remove_worktree(git: &Git, path: &Path) -> Result<(), String> {
 fn kill_orphans(worktrees: &Path) -> usize {
     let mut prefix = worktrees.as_os_str().as_encoded_bytes().to_vec();
     prefix.push(b'/');
-    kill_groups_with_worktree(&prefix, false)
-}
-
-/// Kills (SIGKILL) the process groups of processes whose `LOOP_WORKTREE`
-/// is exactly `worktree`, or that run inside `worktree` without a
-/// controlling terminal: what a finished subprocess of an attempt left
-/// behind even outside its process group (`setsid`, a double fork into a
-/// new session, `env -i`). Linux only. Returns the number of groups killed.
-pub fn kill_escaped(worktree: &str) -> usize {
-    kill_groups_with_worktree(worktree.as_bytes(), true)
-}
-
-/// Kills the process groups of processes (other than loopc's own group)
-/// whose `LOOP_WORKTREE` equals `value` (`exact`) or starts with it.
-fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    let mut wanted = b"LOOP_WORKTREE=".to_vec();
-    wanted.extend_from_slice(value);
-    let me = std::process::id();
-    // SAFETY: getpgrp has no preconditions.
-    let my_group = unsafe { libc::getpgrp() };
-    let mut groups = HashSet::new();
-    let here = exact.then(|| {
-        let p = Path::new(std::ffi::OsStr::from_bytes(value));
-        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
-    });
-    for entry in procs.filter_map(Result::ok) {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
-        let matches = |v: &[u8]| {
-            if exact {
-                v == wanted.as_slice()
-            } else {
-                v.starts_with(&wanted)
-            }
-        };
-        // A process that dropped its environment (`env -i setsid …`) is
-        // still found by its working directory inside the worktree, when it
-        // has no controlling terminal (a person's shell there has one and
-        // is left alone).
-        let escaped_here = here.as_ref().is_some_and(|dir| {
-            std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
-                && controlling_tty(pid) == Some(0)
-        });
-        if !environ.split(|&b| b == 0).any(matches) && !escaped_here {
-            continue;
-        }
-        if let Some(pgid) = process_group(pid)
-            && pgid > 1
-            && pgid != my_group
-        {
-            groups.insert(pgid);
-        }
-    }
-    for &g in &groups {
-        // SAFETY: killpg only sends a signal.
-        unsafe {
-            libc::killpg(g, libc::SIGKILL);
-        }
-    }
-    groups.len()
-}
-
-/// The controlling terminal of `pid` (0: none), from `/proc/<pid>/stat`
-/// (field 7).
-fn controlling_tty(pid: u32) -> Option<i64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = stat.rsplit_once(')')?.1;
-    rest.split_whitespace().nth(4)?.parse().ok()
-}
-
-/// The process group of `pid`, from `/proc/<pid>/stat` (field 5).
-fn process_group(pid: u32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid pgrp …`; comm may contain spaces and parens.
-    let rest = stat.rsplit_once(')')?.1;
-    rest.split_whitespace().nth(2)?.parse().ok()
+    process::kill_groups_with_worktree(&prefix, false)
 }
 
 #[cfg(test)]
@@ -402,13 +316,5 @@ mod tests {
         assert!(inside(&wt.join("a-1"), &wt));
         assert!(!inside(&dir.path().join("worktrees2/a-1"), &wt));
         assert!(!inside(dir.path(), &wt));
-    }
-
-    #[test]
-    fn own_process_group_is_read() {
-        let me = std::process::id();
-        // SAFETY: getpgrp has no preconditions.
-        let group = unsafe { libc::getpgrp() };
-        assert_eq!(process_group(me), Some(group));
     }
 }

@@ -4,12 +4,12 @@
 //! that leaves the worktree changed fails. The last 64 KiB of a rejecting
 //! gate's output is the next attempt's feedback.
 
-use super::checkout::Checkout;
 use super::context::{Protocol, RunCtx};
-use super::events::Event;
 use super::handoff::{self, HandoffStatus};
-use super::process::{self, Exit, Spec};
 use crate::plan::{Agent, GateKind, OnFail, Task};
+use crate::run::store::events::Event;
+use crate::run::sys::checkout::Checkout;
+use crate::run::sys::process::{self, Exit, Spec};
 use std::time::Duration;
 
 /// How much of a gate's output becomes feedback.
@@ -118,7 +118,7 @@ pub enum Verdict {
 }
 
 /// Cost of agent gates: the same accounting as an attempt's.
-pub type GateCost = super::attempt::Cost;
+pub type GateCost = super::budget::Cost;
 
 fn file_name_part(label: &str) -> String {
     label
@@ -270,7 +270,7 @@ pub fn run_checks(
                     .ok()
                     .and_then(|h| h.as_ref())
                     .and_then(|h| h.cost_usd)
-                    .and_then(super::time::usd_to_micro)
+                    .and_then(crate::run::time::usd_to_micro)
             });
             cost.add_reported(reported, a);
             if !matches!(exit, Exit::Stopped | Exit::TimedOut)
@@ -309,7 +309,7 @@ pub fn run_checks(
                             })
                         }
                         HandoffStatus::Blocked | HandoffStatus::NeedsHuman => {
-                            Some(Verdict::Blocked(super::attempt::with_reason(
+                            Some(Verdict::Blocked(handoff::with_reason(
                                 &format!("gate `{}` says the task needs help", check.label),
                                 &h.summary.unwrap_or_default(),
                             )))

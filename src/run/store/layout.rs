@@ -1,11 +1,9 @@
 //! Where loopc keeps things: the `.loopc/` directory at the repository root
-//! (state, events, progress, logs, worktrees, lock) and the names of task
-//! worktrees and branches. Branches live under `loopc/<plan>/<task>/<n>`,
-//! a namespace a user's branches do not use; worktrees under
-//! `.loopc/worktrees/`. The branches loopc created are recorded in
-//! `.loopc/branches`, and only those are ever replaced or removed.
+//! (state, events, progress, logs, worktrees, lock, cache index) as paths,
+//! the log directories of attempts, and the two list files loopc keeps
+//! there: the ledger of branches it created (`.loopc/branches`) and the
+//! task branches whose worktrees are kept (`.loopc/kept`).
 
-use super::git::Git;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -54,16 +52,17 @@ impl Layout {
     }
 
     /// Creates `.loopc/` and its subdirectories and makes sure git ignores
-    /// it (`.git/info/exclude`).
+    /// it (`info/exclude` under `git_common_dir`, the repository's common
+    /// git directory).
     ///
     /// Errors: a directory or the exclude file cannot be written.
-    pub fn create(&self, git: &Git) -> Result<(), String> {
+    pub fn create(&self, git_common_dir: &Path) -> Result<(), String> {
         self.refuse_symlink()?;
         for d in [&self.dir, &self.logs, &self.worktrees] {
             std::fs::create_dir_all(d)
                 .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
         }
-        let info = git.common_dir.join("info");
+        let info = git_common_dir.join("info");
         let exclude = info.join("exclude");
         let current = std::fs::read_to_string(&exclude).unwrap_or_default();
         if !current
@@ -217,51 +216,6 @@ pub fn log_name(attempt: u32, retry: u32) -> String {
     }
 }
 
-/// A plan name made safe as one git ref component (`[A-Za-z0-9._-]`, no
-/// leading dot, no `..`, never empty).
-pub fn slug(name: &str) -> String {
-    let mut s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    while s.contains("..") {
-        s = s.replace("..", ".");
-    }
-    let s = s.trim_matches('.').trim_end_matches(".lock").to_string();
-    if s.is_empty() { "plan".to_string() } else { s }
-}
-
-/// The branch of a task's `n`th try.
-pub fn task_branch(plan_slug: &str, task: &str, n: u32) -> String {
-    format!("loopc/{plan_slug}/{task}/{n}")
-}
-
-/// Whether `branch` has the shape of a task branch: `loopc/P/T/N`, N a number.
-pub fn is_task_branch(branch: &str) -> bool {
-    let parts: Vec<&str> = branch.split('/').collect();
-    parts.len() == 4
-        && parts[0] == "loopc"
-        && !parts[3].is_empty()
-        && parts[3].bytes().all(|b| b.is_ascii_digit())
-}
-
-/// Makes a fresh worktree at `path` on new branch `branch` at `commit`,
-/// first removing a worktree or branch of the same name that an earlier run
-/// left there (both are loopc's: its directory, its branch namespace).
-pub fn create(git: &Git, path: &Path, branch: Option<&str>, commit: &str) -> Result<(), String> {
-    git.worktree_remove(path)?;
-    if let Some(b) = branch {
-        git.delete_ref(&format!("refs/heads/{b}"))?;
-    }
-    git.worktree_add(path, branch, commit)
-}
-
 /// The non-empty lines of the list file `path` (empty when it is missing).
 fn read_list(path: &Path) -> Result<BTreeSet<String>, String> {
     match std::fs::read_to_string(path) {
@@ -359,94 +313,9 @@ pub fn write_ledger(layout: &Layout, branches: &BTreeSet<String>) -> Result<(), 
     write_list(&layout.branches, branches)
 }
 
-/// Like [`create`] for a task's try on its task branch `branch`: an
-/// existing branch of that name is replaced only when loopc's ledger says
-/// loopc created it; the new branch is recorded first.
-///
-/// Errors: the branch exists and is not loopc's; the ledger, `git worktree`
-/// or the branch failed.
-pub fn create_task(
-    git: &Git,
-    layout: &Layout,
-    path: &Path,
-    branch: &str,
-    commit: &str,
-) -> Result<(), String> {
-    if git.commit_of(&format!("refs/heads/{branch}"))?.is_some()
-        && !ledger(layout)?.contains(branch)
-    {
-        return Err(format!(
-            "the branch `{branch}` exists and was not created by loopc; rename or delete it"
-        ));
-    }
-    record_branch(layout, branch)?;
-    create(git, path, Some(branch), commit)
-}
-
-/// Pre-flight check of loopc's branch namespace for plan `plan_slug` with
-/// tasks `tasks`: no branch may block the task branches (`loopc`,
-/// `loopc/<plan>`, `loopc/<plan>/<task>`), and a branch shaped like one of
-/// this plan's task branches must be one loopc created.
-///
-/// Errors: a message naming the branch.
-pub fn check_namespace<'a>(
-    git: &Git,
-    layout: &Layout,
-    plan_slug: &str,
-    tasks: impl Iterator<Item = &'a str>,
-) -> Result<(), String> {
-    let branches = git.branch_refs("loopc")?;
-    if branches.is_empty() {
-        return Ok(());
-    }
-    let ours = ledger(layout)?;
-    let plan_dir = format!("loopc/{plan_slug}");
-    let tasks: BTreeSet<&str> = tasks.collect();
-    for b in &branches {
-        let blocking = b == "loopc"
-            || *b == plan_dir
-            || b.strip_prefix(&format!("{plan_dir}/"))
-                .is_some_and(|t| tasks.contains(t));
-        if blocking {
-            return Err(format!(
-                "a branch named `{b}` exists, which keeps git from creating loopc's task \
-                 branches `{plan_dir}/<task>/<n>`; rename it (git branch -m {b} <new-name>)"
-            ));
-        }
-        let Some(rest) = b.strip_prefix(&format!("{plan_dir}/")) else {
-            continue;
-        };
-        let mut parts = rest.splitn(2, '/');
-        let (Some(task), Some(n)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        let number = n.split('/').next().unwrap_or("");
-        if tasks.contains(task)
-            && !number.is_empty()
-            && number.bytes().all(|c| c.is_ascii_digit())
-            && !ours.contains(b.as_str())
-        {
-            return Err(format!(
-                "the branch `{b}` has the name of one of loopc's task branches but was not \
-                 created by loopc; rename or delete it"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Removes a worktree loopc made and, if given, its branch.
-pub fn remove(git: &Git, path: &Path, branch: Option<&str>) -> Result<(), String> {
-    git.worktree_remove(path)?;
-    if let Some(b) = branch {
-        git.delete_ref(&format!("refs/heads/{b}"))?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{is_task_branch, log_name, slug};
+    use super::log_name;
 
     #[test]
     fn log_names() {
@@ -454,21 +323,5 @@ mod tests {
         assert_eq!(log_name(2, 1), "2");
         assert_eq!(log_name(1, 2), "1.retry-2");
         assert_eq!(log_name(0, 1), "replay");
-    }
-
-    #[test]
-    fn task_branch_shape() {
-        assert!(is_task_branch("loopc/demo/a/1"));
-        assert!(!is_task_branch("loopc/demo/a"));
-        assert!(!is_task_branch("loopc/demo/a/x"));
-        assert!(!is_task_branch("feature/demo/a/1"));
-    }
-
-    #[test]
-    fn slugs_are_ref_safe() {
-        assert_eq!(slug("auth-refactor"), "auth-refactor");
-        assert_eq!(slug("my plan/x"), "my-plan-x");
-        assert_eq!(slug("..a..b"), "a.b");
-        assert_eq!(slug(""), "plan");
     }
 }

@@ -138,7 +138,7 @@ pub fn acquire(path: &Path, command: &str, checkout: &Path) -> Result<RepoLock, 
         file,
         "pid {}\nstarted {}\ncommand {command}\ncheckout {}\n",
         std::process::id(),
-        super::time::now_rfc3339(),
+        crate::run::time::now_rfc3339(),
         checkout.display()
     );
     let _ = file.flush();

@@ -108,9 +108,65 @@ pub fn instructions(gate: bool) -> String {
     }
 }
 
+/// The prompt given to an agent: the task's prompt, then the progress of
+/// passed tasks, then the previous attempt's feedback, then the handoff
+/// instructions.
+pub fn prompt(task_prompt: &str, progress: &str, feedback: &str) -> String {
+    let mut out = task_prompt.trim_end().to_string();
+    out.push_str("\n\n");
+    if !progress.trim().is_empty() {
+        out.push_str("## Progress so far (tasks already done)\n");
+        out.push_str(progress.trim_end());
+        out.push_str("\n\n");
+    }
+    if !feedback.trim().is_empty() {
+        out.push_str("## Feedback from the previous attempt\n");
+        out.push_str(feedback.trim_end());
+        out.push_str("\n\n");
+    }
+    out.push_str(&instructions(false));
+    out
+}
+
+/// `what`, then `: ` and the first line of `summary` when it has one (no
+/// dangling colon for an empty summary).
+pub fn with_reason(what: &str, summary: &str) -> String {
+    let line = one_line(summary);
+    if line.is_empty() {
+        what.to_string()
+    } else {
+        format!("{what}: {line}")
+    }
+}
+
+/// The first line of `text`, at most 200 characters.
+pub fn one_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut s: String = line.chars().take(200).collect();
+    if line.chars().count() > 200 {
+        s.push('…');
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prompt_order() {
+        let p = prompt("Do X.", "- a: A — did a; f.py\n", "tests failed");
+        let i_task = p.find("Do X.").unwrap();
+        let i_prog = p.find("- a: A").unwrap();
+        let i_fb = p.find("tests failed").unwrap();
+        let i_hand = p.find("LOOP_HANDOFF").unwrap();
+        assert!(i_task < i_prog && i_prog < i_fb && i_fb < i_hand);
+        assert!(!prompt("Do X.", "", "").contains("Feedback"));
+    }
 
     #[test]
     fn a_negative_cost_is_an_invalid_handoff() {

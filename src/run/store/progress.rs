@@ -1,6 +1,6 @@
 //! `.loopc/progress.md`: one line per passed task, `task: title — summary;
-//! files changed`, fed into later prompts (spec §5 step 8), and the prompt
-//! an agent is given (task prompt, progress, feedback, handoff instructions).
+//! files changed`, fed into later prompts (spec §5 step 8; the engine's
+//! `handoff::prompt` builds the prompt itself).
 
 use std::io::Write;
 use std::path::Path;
@@ -56,40 +56,9 @@ pub fn read(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// The prompt given to an agent: the task's prompt, then the progress of
-/// passed tasks, then the previous attempt's feedback, then the handoff
-/// instructions.
-pub fn prompt(task_prompt: &str, progress: &str, feedback: &str) -> String {
-    let mut out = task_prompt.trim_end().to_string();
-    out.push_str("\n\n");
-    if !progress.trim().is_empty() {
-        out.push_str("## Progress so far (tasks already done)\n");
-        out.push_str(progress.trim_end());
-        out.push_str("\n\n");
-    }
-    if !feedback.trim().is_empty() {
-        out.push_str("## Feedback from the previous attempt\n");
-        out.push_str(feedback.trim_end());
-        out.push_str("\n\n");
-    }
-    out.push_str(&super::handoff::instructions(false));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn prompt_order() {
-        let p = prompt("Do X.", "- a: A — did a; f.py\n", "tests failed");
-        let i_task = p.find("Do X.").unwrap();
-        let i_prog = p.find("- a: A").unwrap();
-        let i_fb = p.find("tests failed").unwrap();
-        let i_hand = p.find("LOOP_HANDOFF").unwrap();
-        assert!(i_task < i_prog && i_prog < i_fb && i_fb < i_hand);
-        assert!(!prompt("Do X.", "", "").contains("Feedback"));
-    }
 
     #[test]
     fn progress_lines_are_one_line() {

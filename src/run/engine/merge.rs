@@ -10,15 +10,15 @@
 //! command checks of every task merged earlier in this run, run on it; only
 //! then does the branch move (compare-and-swap `update-ref`).
 
-use super::attempt::{AttemptResult, Cost, stopping};
-use super::cache::Entry;
+use super::attempt::{AttemptResult, Outcome, stopping};
+use super::budget::Cost;
 use super::context::{AttemptFiles, Protocol, RunCtx};
-use super::events::Event;
 use super::gate::{self, Check, GateCost, Verdict};
-use super::git::MergeTree;
-use super::process::Exit;
-use super::worktree;
-use crate::plan::Task;
+use crate::plan::{OnFail, Task};
+use crate::run::store::events::Event;
+use crate::run::sys::git::MergeTree;
+use crate::run::sys::process::Exit;
+use crate::run::sys::worktree;
 
 /// How a merge went.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +38,109 @@ pub enum Merge {
     Stopped,
     /// loopc could not merge (git failed, the branch moved under it).
     Error(String),
+}
+
+/// A passed attempt after step 7.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Landed {
+    /// The attempt's outcome after the merge: its pass, or the failure,
+    /// block, infrastructure failure or interruption the merge made of it.
+    pub outcome: Outcome,
+    /// The integration branch head afterwards.
+    pub head: String,
+    /// Why the run must stop, when someone else moved the integration
+    /// branch off the work loopc merged.
+    pub moved_off: Option<String>,
+}
+
+/// Brings the passed attempt `r` (task commit `commit`) onto the
+/// integration branch at `head` ([`integrate`]), announces the merge, and
+/// turns a conflict or a failed check of the merge into the attempt's
+/// outcome. The merge checks' cost is added to `r.cost`. If someone else
+/// moved the branch onto a descendant of `head`, it is adopted: later
+/// attempts start from (and merge into) it; a move that drops loopc's
+/// merged work is [`Landed::moved_off`].
+pub fn land(
+    ctx: &RunCtx,
+    r: &mut AttemptResult,
+    commit: &str,
+    head: &str,
+    earlier: &[Check],
+) -> Landed {
+    let task = &ctx.plan.tasks[r.input.task];
+    let mut cost = Cost::default();
+    let merged = integrate(ctx, r, commit, head, earlier, &mut cost);
+    r.cost.absorb(cost);
+    let mut landed = Landed {
+        outcome: r.outcome.clone(),
+        head: head.to_string(),
+        moved_off: None,
+    };
+    landed.outcome = match merged {
+        Merge::Advanced {
+            commit: new_head,
+            how,
+        } => {
+            landed.head = new_head.clone();
+            ctx.events.emit(Event::Merged {
+                task: task.name.clone(),
+                commit: new_head,
+                how: how.to_string(),
+            });
+            return landed;
+        }
+        Merge::Conflict(paths) => Outcome::Failed {
+            reason: format!("merge conflict in {}", paths.join(", ")),
+            feedback: format!(
+                "Your change conflicted with work merged meanwhile into the integration \
+                 branch, in these paths:\n{}\nThe next attempt starts from the new \
+                 integration branch head; redo the change on top of it.",
+                paths.join("\n")
+            ),
+            on_fail: OnFail::Retry,
+        },
+        Merge::Rejected(Verdict::Reject {
+            reason,
+            feedback,
+            on_fail,
+        }) => Outcome::Failed {
+            reason: format!("after merging with the integration branch: {reason}"),
+            feedback: format!(
+                "Your change passed on its own but failed once merged with work \
+                 merged meanwhile into the integration branch:\n{feedback}"
+            ),
+            on_fail,
+        },
+        Merge::Rejected(Verdict::Blocked(why)) => Outcome::Blocked(why),
+        Merge::Rejected(Verdict::Limited(l)) => Outcome::Limited(l),
+        Merge::Rejected(Verdict::Error(e)) | Merge::Error(e) => {
+            let now = ctx.git.commit_of(&ctx.integration_ref);
+            if let Ok(None) = now {
+                landed.moved_off = Some(format!(
+                    "the integration branch `{}` was deleted by someone else while loopc was \
+                     running (loopc's last head: {}); the run stops",
+                    ctx.plan.settings.branch, head
+                ));
+            }
+            if let Ok(Some(h)) = now
+                && h != head
+            {
+                if ctx.git.is_ancestor(head, &h).unwrap_or(false) {
+                    landed.head = h;
+                } else {
+                    landed.moved_off = Some(format!(
+                        "the integration branch `{}` was moved by someone else from {} \
+                         (loopc's last head) to {}, which does not contain the work \
+                         loopc merged; the run stops",
+                        ctx.plan.settings.branch, head, h
+                    ));
+                }
+            }
+            Outcome::Infrastructure(format!("merge: {e}"))
+        }
+        Merge::Rejected(Verdict::Stopped | Verdict::Pass) | Merge::Stopped => Outcome::Interrupted,
+    };
+    landed
 }
 
 /// Merges the passed attempt `r` (task commit `commit`) into the
@@ -83,7 +186,7 @@ pub fn integrate(
         Ok(MergeTree::Conflict(paths)) => return Merge::Conflict(paths),
         Err(e) => return Merge::Error(e),
     };
-    let title = super::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
+    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
     let message = format!("loop: merge {} ({title})", task.name);
     let merged = match ctx.git.commit_tree(&tree, &[head, commit], &message) {
         Ok(c) => c,
@@ -128,7 +231,7 @@ pub fn integrate(
 /// removes the worktree. `head` is the integration branch head the result
 /// would replace (`LOOP_BASE`).
 #[allow(clippy::too_many_arguments)]
-fn gate_in_scratch(
+pub(super) fn gate_in_scratch(
     ctx: &RunCtx,
     task: &Task,
     attempt: u32,
@@ -194,135 +297,4 @@ fn gate_in_scratch(
         let _ = worktree::remove(&ctx.git, &scratch, None);
     }
     verdict
-}
-
-/// How replaying a cache entry went (spec §5 step 1).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Replay {
-    /// The task's work is on the integration branch, now at `commit`.
-    Done {
-        /// The new head (unchanged when the work was already there).
-        commit: String,
-        /// `fast_forward` (the recorded commit itself), `replay` (a new
-        /// commit whose tree the task's gates passed on), `gated` (a new
-        /// commit whose checks ran again) or `none` (nothing to apply).
-        how: &'static str,
-    },
-    /// The entry cannot be used; the task runs.
-    Miss(String),
-    /// The run is stopping.
-    Stopped,
-}
-
-/// Replays `entry` (task index `task`) onto the integration branch at
-/// `head`, without touching any checkout. A replay whose tree the task's
-/// gates passed on (or that changes nothing) advances without checks; any
-/// other runs the task's checks and `earlier` on the result first, in a
-/// scratch worktree; checks log to `.loopc/logs/<task>/replay/`.
-/// `cost` receives agent gates' costs.
-pub fn replay(
-    ctx: &RunCtx,
-    task: usize,
-    serial: u32,
-    entry: &Entry,
-    head: &str,
-    earlier: &[Check],
-    cost: &mut Cost,
-) -> Replay {
-    let task = &ctx.plan.tasks[task];
-    let moved = || {
-        Replay::Miss(format!(
-            "{} moved while loopc was running; it must only be changed by loopc during a run",
-            ctx.integration_ref
-        ))
-    };
-    let Some(parent) = entry.parent.as_deref() else {
-        return Replay::Done {
-            commit: head.to_string(),
-            how: "none",
-        };
-    };
-    if parent == head {
-        return match ctx
-            .git
-            .update_ref(&ctx.integration_ref, &entry.commit, Some(head))
-        {
-            Ok(true) => Replay::Done {
-                commit: entry.commit.clone(),
-                how: "fast_forward",
-            },
-            Ok(false) => moved(),
-            Err(e) => Replay::Miss(e),
-        };
-    }
-    let tree = match ctx.git.merge_tree_onto(parent, head, &entry.commit) {
-        Ok(MergeTree::Clean(tree)) => tree,
-        Ok(MergeTree::Conflict(paths)) => {
-            return Replay::Miss(format!("replay conflicts in {}", paths.join(", ")));
-        }
-        Err(e) => return Replay::Miss(e),
-    };
-    match ctx.git.tree_of(head) {
-        Ok(t) if t == tree => {
-            return Replay::Done {
-                commit: head.to_string(),
-                how: "none",
-            };
-        }
-        Ok(_) => {}
-        Err(e) => return Replay::Miss(e),
-    }
-    let title = super::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
-    let message = format!(
-        "loop({}): {title}\n\nReplayed from the loopc cache.",
-        task.name
-    );
-    let replayed = match ctx.git.commit_tree(&tree, &[head], &message) {
-        Ok(c) => c,
-        Err(e) => return Replay::Miss(e),
-    };
-    let how = if tree == entry.gated_tree {
-        "replay"
-    } else {
-        let files = match AttemptFiles::create(&ctx.layout, &task.name, "replay", None) {
-            Ok(f) => f,
-            Err(e) => return Replay::Miss(e),
-        };
-        if let Err(e) = ctx.git.diff_to_file(head, &replayed, &files.diff) {
-            return Replay::Miss(e);
-        }
-        ctx.events.emit(Event::Phase {
-            task: task.name.clone(),
-            attempt: 0,
-            phase: "replay".into(),
-            gate: None,
-        });
-        match gate_in_scratch(ctx, task, 0, serial, &files, &replayed, head, earlier, cost) {
-            Verdict::Pass => "gated",
-            Verdict::Stopped => return Replay::Stopped,
-            Verdict::Reject { reason, .. } => {
-                return Replay::Miss(format!("the replayed work failed its checks: {reason}"));
-            }
-            Verdict::Limited(l) => {
-                return Replay::Miss(format!(
-                    "the replayed work could not be checked: agent `{}` hit a limit: {}",
-                    l.agent, l.message
-                ));
-            }
-            Verdict::Blocked(why) | Verdict::Error(why) => {
-                return Replay::Miss(format!("the replayed work could not be checked: {why}"));
-            }
-        }
-    };
-    match ctx
-        .git
-        .update_ref(&ctx.integration_ref, &replayed, Some(head))
-    {
-        Ok(true) => Replay::Done {
-            commit: replayed,
-            how,
-        },
-        Ok(false) => moved(),
-        Err(e) => Replay::Miss(e),
-    }
 }

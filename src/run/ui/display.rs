@@ -3,7 +3,7 @@
 //! otherwise one plain line per event. The summary table is printed at the
 //! end by [`super::summary`].
 
-use super::events::Event;
+use crate::run::store::events::{Event, Watcher};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -35,9 +35,11 @@ impl Ui {
             Ui::Plain
         }
     }
+}
 
+impl Watcher for Ui {
     /// Prints one line above the live bars (or plainly).
-    pub fn line(&self, text: &str) {
+    fn line(&self, text: &str) {
         let text = sanitize(text);
         match self {
             Ui::Live { multi, .. } => {
@@ -48,7 +50,7 @@ impl Ui {
     }
 
     /// Updates the display for `event`.
-    pub fn on_event(&self, event: &Event) {
+    fn on_event(&self, event: &Event) {
         match self {
             Ui::Plain => {
                 if let Some(text) = plain_line(event) {
@@ -101,7 +103,7 @@ impl Ui {
     }
 
     /// Removes any bars left (before the summary is printed).
-    pub fn finish(&self) {
+    fn finish(&self) {
         if let Ui::Live { multi, bars } = self {
             if let Ok(mut bars) = bars.lock() {
                 for (_, bar) in bars.drain() {

@@ -15,9 +15,9 @@
 
 use super::attempt::{AttemptResult, Outcome};
 use super::context::RunCtx;
-use super::git::Git;
-use super::state::{RunState, TaskStatus};
 use crate::plan::OnFail;
+use crate::run::sys::git::Git;
+use crate::state::{RunState, TaskStatus};
 use std::collections::BTreeMap;
 use std::path::Path;
 

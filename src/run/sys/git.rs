@@ -292,7 +292,7 @@ impl Git {
             if let Some(t) = self.timeout
                 && started.elapsed() >= t
             {
-                break format!("timed out after {}", super::time::human_duration(t));
+                break format!("timed out after {}", crate::run::time::human_duration(t));
             }
             if control.should_stop() || super::interrupt::requested() {
                 break "was stopped (the run is stopping)".to_string();

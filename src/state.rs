@@ -1,9 +1,10 @@
-//! `.loopc/state.json`: the run's state, rewritten atomically (temporary
-//! file + rename) after every change. Format (version 1): `docs/state.md`.
+//! The document of `.loopc/state.json` (format version 1, `docs/state.md`):
+//! the run's and each task's status, counters and budget, with their serde
+//! form. `loopc run` writes it (`run::store::state`) and `loopc graph
+//! --state` colours tasks by it, so it lives below both: neither `run` nor
+//! `render` reaches into the other for it.
 
 use serde::{Deserialize, Serialize};
-use std::io::Write;
-use std::path::Path;
 
 /// The state file format this loopc writes and reads.
 pub const STATE_VERSION: u32 = 1;
@@ -206,7 +207,7 @@ pub struct AttemptRecord {
     pub logs: Option<String>,
     /// What the agent's output reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agent: Option<super::report::AgentRecord>,
+    pub agent: Option<AgentRecord>,
 }
 
 /// The state file's document.
@@ -243,82 +244,62 @@ pub struct RunState {
     pub tasks: Vec<TaskState>,
     /// What the person must know about the run beyond the tasks' results:
     /// refs that are not loopc's and changed during the run
-    /// ([`super::guard`]). Absent when empty.
+    /// ([`crate::run::engine::guard`]). Absent when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
 
-/// Writes `state` to `path` atomically.
-///
-/// Errors: the directory is not writable.
-pub fn save(path: &Path, state: &RunState) -> Result<(), String> {
-    let tmp = path.with_extension("json.tmp");
-    let text =
-        serde_json::to_string_pretty(state).map_err(|e| format!("cannot encode state: {e}"))?;
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+/// Token counts an agent reported; absent counts were not reported.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input tokens (Claude: not read from the cache; Codex: all input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// Claude: input tokens written to the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_input_tokens: Option<u64>,
+    /// Claude: input tokens read from the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_input_tokens: Option<u64>,
+    /// Codex: input tokens served from the cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
 }
 
-/// Checks that `state` can be written at `path` (its temporary file can
-/// be created there), before a run changes anything.
-///
-/// Errors: it cannot; the message names the path.
-pub fn probe(path: &Path) -> Result<(), String> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::File::create(&tmp)
-        .and_then(|_| std::fs::remove_file(&tmp))
-        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))
-}
-
-/// Reads the state file at `path`.
-///
-/// Errors: missing, unreadable, truncated or not valid JSON, or another
-/// format version; the message says what to do.
-pub fn load(path: &Path) -> Result<RunState, String> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!(
-                "no run recorded here ({} does not exist); start one with `loopc run`",
-                path.display()
-            ));
-        }
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    let damaged = |e: &dyn std::fmt::Display| {
-        format!(
-            "{} is truncated or corrupt ({e}); remove it and run `loopc run` again \
-             (passed tasks are kept in the cache and replayed, not run again)",
-            path.display()
-        )
-    };
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| damaged(&e))?;
-    let version = value.get("version").and_then(|v| v.as_u64());
-    match version {
-        Some(v) if v == u64::from(STATE_VERSION) => {}
-        Some(v) if v > u64::from(STATE_VERSION) => {
-            return Err(format!(
-                "{} was written by a newer loopc (state format version {v}; this loopc reads \
-                 version {STATE_VERSION}); use that loopc, or remove the file to go on with this \
-                 one (passed tasks are kept in the cache)",
-                path.display()
-            ));
-        }
-        Some(v) => {
-            return Err(format!(
-                "{} has state format version {v}, which this loopc (version {STATE_VERSION}) \
-                 does not read; remove it and run `loopc run` again (passed tasks are kept in \
-                 the cache)",
-                path.display()
-            ));
-        }
-        None => return Err(damaged(&"no format version")),
+impl Usage {
+    /// Whether no count was reported.
+    pub fn is_empty(&self) -> bool {
+        *self == Usage::default()
     }
-    serde_json::from_value(value).map_err(|e| damaged(&e))
+}
+
+/// What state.json and the event log record of an agent's report, per
+/// attempt (fields absent when the agent did not report them).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentRecord {
+    /// Claude's `session_id`, Codex's `thread_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Turns the agent took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_turns: Option<u64>,
+    /// The model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Token counts.
+    #[serde(default, skip_serializing_if = "Usage::is_empty")]
+    pub usage: Usage,
+    /// The HTTP status of a failed API call (Claude).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_error_status: Option<u16>,
+    /// The cost the agent reported, in micro-dollars.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micro_usd: Option<u64>,
+    /// The kind of error it reported (Claude's result `subtype`, Codex's
+    /// `turn.failed` or `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }

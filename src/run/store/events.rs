@@ -1,10 +1,10 @@
 //! The event log `.loopc/events.jsonl`: append-only, one JSON object a line,
 //! each with a sequence number (`seq`, the order of events), a wall-clock
 //! timestamp (`time`, RFC 3339) and the monotonic milliseconds since the run
-//! started (`elapsed_ms`). Every event is also shown to the person watching
-//! (see [`super::ui`]). Format: `docs/state.md`.
+//! started (`elapsed_ms`). Every event is also shown to the person watching,
+//! through a [`Watcher`] (the display in `run::ui` is one; the store does not
+//! know it). Format: `docs/state.md`.
 
-use super::ui::Ui;
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 /// One thing that happened during a run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// The run began.
@@ -75,7 +75,7 @@ pub enum Event {
         /// What the agent's output reported (`output = claude-json`,
         /// `codex-json`).
         #[serde(skip_serializing_if = "Option::is_none")]
-        agent: Option<super::report::AgentRecord>,
+        agent: Option<crate::state::AgentRecord>,
     },
     /// An attempt was set aside because its agent hit a usage or rate
     /// limit; the task waits, then runs the attempt again.
@@ -166,11 +166,22 @@ fn count_lines(path: &Path) -> (u64, bool) {
     }
 }
 
-/// Writes events to `events.jsonl` and the display, in one order.
+/// Whoever shows a run to a person: told of every event, in order, and
+/// given loopc's own notes (warnings that are not events).
+pub trait Watcher: Send + Sync {
+    /// Shows one line of loopc's own (a warning, a note).
+    fn line(&self, text: &str);
+    /// Shows `event`.
+    fn on_event(&self, event: &Event);
+    /// The run is over: clears whatever is live (before the summary).
+    fn finish(&self);
+}
+
+/// Writes events to `events.jsonl` and the watcher, in one order.
 pub struct Recorder {
     inner: Mutex<Inner>,
     start: Instant,
-    ui: Ui,
+    ui: Box<dyn Watcher>,
 }
 
 struct Inner {
@@ -183,7 +194,7 @@ impl Recorder {
     /// file's existing lines.
     ///
     /// Errors: the file cannot be opened.
-    pub fn open(path: &Path, ui: Ui) -> Result<Recorder, String> {
+    pub fn open(path: &Path, ui: Box<dyn Watcher>) -> Result<Recorder, String> {
         let (existing, torn) = count_lines(path);
         let file = OpenOptions::new()
             .create(true)
@@ -205,8 +216,8 @@ impl Recorder {
     }
 
     /// The display.
-    pub fn ui(&self) -> &Ui {
-        &self.ui
+    pub fn ui(&self) -> &dyn Watcher {
+        self.ui.as_ref()
     }
 
     /// Records `event`. A failure to write the log is reported once on the
@@ -219,7 +230,7 @@ impl Recorder {
         let seq = inner.seq;
         let mut value = serde_json::json!({
             "seq": seq,
-            "time": super::time::now_rfc3339(),
+            "time": crate::run::time::now_rfc3339(),
             "elapsed_ms": self.start.elapsed().as_millis() as u64,
         });
         if let (Some(obj), Ok(serde_json::Value::Object(fields))) =

@@ -16,13 +16,13 @@
 //! index `.loopc/cache/index.json` remembers, per plan and task, the key
 //! recorded last, so `run --dry-run` can say what changed.
 
-use super::git::Git;
-use super::worktree::Layout;
 use crate::plan::Task;
 use crate::plan::key::Key;
 pub use crate::plan::key::{
     CACHE_FORMAT_VERSION, Components, RunKey, changes, match_inputs, run_key,
 };
+use crate::run::store::layout::Layout;
+use crate::run::sys::git::Git;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;

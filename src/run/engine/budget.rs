@@ -1,10 +1,51 @@
 //! Budget counters (spec §3 `budget`, §5 "Budgets are judged after a
 //! finished attempt's result"). The scheduler asks [`Meter::exhausted`]
-//! before it starts an attempt and records every finished attempt.
+//! before it starts an attempt and records every finished attempt; what an
+//! attempt, a gate or a merge cost is a [`Cost`].
 
-use super::state::Spent;
 use crate::plan::Budget;
+use crate::state::Spent;
 use std::time::Instant;
+
+/// What an attempt cost. An agent (or agent gate) whose cost cannot be read
+/// is charged its per-attempt `cost` cap; only one without a cap leaves the
+/// cost unknown (spec §5: unknown cost is never counted as zero).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cost {
+    /// Known (or capped) cost in micro-dollars.
+    pub micro_usd: u64,
+    /// Some part (the agent or an agent gate) did not report its cost and
+    /// has no cap.
+    pub unknown: bool,
+    /// The first agent whose cost was unknown (named when the run stops).
+    pub unknown_agent: Option<String>,
+}
+
+impl Cost {
+    /// Adds what one agent run reported (`None`: nothing readable), charging
+    /// `cap` when the cost is unknown and the agent has one.
+    pub fn add_reported(&mut self, reported: Option<u64>, agent: &crate::plan::Agent) {
+        match (reported, agent.cost) {
+            (Some(c), _) => self.micro_usd += c,
+            (None, Some(cap)) => self.micro_usd += cap,
+            (None, None) => {
+                self.unknown = true;
+                if self.unknown_agent.is_none() {
+                    self.unknown_agent = Some(agent.name.clone());
+                }
+            }
+        }
+    }
+
+    /// Adds `other` (a gate's or a merge's cost).
+    pub fn absorb(&mut self, other: Cost) {
+        self.micro_usd += other.micro_usd;
+        self.unknown |= other.unknown;
+        if self.unknown_agent.is_none() {
+            self.unknown_agent = other.unknown_agent;
+        }
+    }
+}
 
 /// The run's spending against its budget.
 #[derive(Debug, Clone)]
@@ -61,8 +102,8 @@ impl Meter {
         {
             return Some(format!(
                 "budget `cost` spent: {} of {}",
-                super::time::dollars(s.cost_micro_usd),
-                super::time::dollars(limit)
+                crate::run::time::dollars(s.cost_micro_usd),
+                crate::run::time::dollars(limit)
             ));
         }
         if let Some(limit) = self.limits.time
@@ -70,8 +111,8 @@ impl Meter {
         {
             return Some(format!(
                 "budget `time` spent: {} of {}",
-                super::time::human_duration(self.start.elapsed()),
-                super::time::human_duration(limit)
+                crate::run::time::human_duration(self.start.elapsed()),
+                crate::run::time::human_duration(limit)
             ));
         }
         if self.limits.failures > 0

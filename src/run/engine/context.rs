@@ -1,12 +1,14 @@
 //! What every part of a run shares: the plan, the repository, the layout,
 //! the kill switch and the event recorder. Built once by the coordinator
-//! and shared (`Arc`) with the attempts on the thread pool.
+//! and shared (`Arc`) with the attempts on the thread pool. It is the
+//! engine's: only the engine holds a run together (`sys` and the store are
+//! handed the pieces they need).
 
-use super::events::Recorder;
-use super::git::Git;
-use super::process::Control;
-use super::worktree::Layout;
 use crate::plan::{Plan, Task, TaskKind};
+use crate::run::store::events::Recorder;
+use crate::run::store::layout::Layout;
+use crate::run::sys::git::Git;
+use crate::run::sys::process::Control;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -79,7 +81,7 @@ pub fn copy_files(from: &Path, to: &Path) {
 /// worktree, and receive a copy of `work` when the try ends.
 #[derive(Debug, Clone)]
 pub struct AttemptFiles {
-    /// The log directory `.loopc/logs/<task>/<name>/` ([`super::worktree::log_name`]).
+    /// The log directory `.loopc/logs/<task>/<name>/` ([`crate::run::store::layout::log_name`]).
     pub dir: PathBuf,
     /// The worktree's [`WORK_DIR`].
     pub work: PathBuf,
@@ -163,7 +165,7 @@ impl Protocol<'_> {
         let mut env: Vec<(String, String)> = git.identity_env().to_vec();
         env.extend(self.task.env.iter().map(|(k, v)| (k.clone(), v.clone())));
         let cap = match &self.task.kind {
-            TaskKind::Agent { agent, .. } => agent.cost.map(super::time::decimal_usd),
+            TaskKind::Agent { agent, .. } => agent.cost.map(crate::run::time::decimal_usd),
             TaskKind::Command { .. } => None,
         };
         let p = |p: &Path| p.to_string_lossy().into_owned();

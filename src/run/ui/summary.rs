@@ -2,8 +2,8 @@
 //! status, attempts, time, cost. Text from agents is shown with its control
 //! characters escaped.
 
-use super::state::RunState;
-use super::ui::sanitize_line;
+use super::display::sanitize_line;
+use crate::state::RunState;
 use std::time::Duration;
 
 /// The summary table of `state`, one line per task, then a total line.
@@ -21,9 +21,9 @@ pub fn table(state: &RunState) -> String {
         total_cost += t.cost_micro_usd;
         any_unknown |= t.cost_unknown;
         let cost = if t.cost_unknown {
-            format!("{}+?", super::time::dollars(t.cost_micro_usd))
+            format!("{}+?", crate::run::time::dollars(t.cost_micro_usd))
         } else {
-            super::time::dollars(t.cost_micro_usd)
+            crate::run::time::dollars(t.cost_micro_usd)
         };
         rows.push([
             t.name.clone(),
@@ -32,7 +32,7 @@ pub fn table(state: &RunState) -> String {
             if t.duration_ms == 0 {
                 "-".into()
             } else {
-                super::time::human_duration(Duration::from_millis(t.duration_ms))
+                crate::run::time::human_duration(Duration::from_millis(t.duration_ms))
             },
             cost,
         ]);
@@ -65,7 +65,7 @@ pub fn table(state: &RunState) -> String {
     let cached = state
         .tasks
         .iter()
-        .filter(|t| t.status == super::state::TaskStatus::Cached)
+        .filter(|t| t.status == crate::state::TaskStatus::Cached)
         .count();
     out.push_str(&format!(
         "run {}: {passed}/{} tasks passed{}, {} agent attempts, {}{}, integration branch {} at {}\n",
@@ -77,7 +77,7 @@ pub fn table(state: &RunState) -> String {
             String::new()
         },
         state.spent.iterations,
-        super::time::dollars(total_cost),
+        crate::run::time::dollars(total_cost),
         if any_unknown {
             " (some costs unknown)"
         } else {
@@ -95,15 +95,15 @@ pub fn table(state: &RunState) -> String {
     if let Some(c) = l.cost_micro_usd {
         budget.push(format!(
             "cost {} of {}",
-            super::time::dollars(s.cost_micro_usd),
-            super::time::dollars(c)
+            crate::run::time::dollars(s.cost_micro_usd),
+            crate::run::time::dollars(c)
         ));
     }
     if let Some(t) = l.time_ms {
         budget.push(format!(
             "time {} of {}",
-            super::time::human_duration(Duration::from_millis(s.elapsed_ms)),
-            super::time::human_duration(Duration::from_millis(t))
+            crate::run::time::human_duration(Duration::from_millis(s.elapsed_ms)),
+            crate::run::time::human_duration(Duration::from_millis(t))
         ));
     }
     if l.failures > 0 {

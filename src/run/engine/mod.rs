@@ -1,0 +1,36 @@
+//! The engine: what `loopc run` decides and in which order. The
+//! [`scheduler`] (the one thread that moves the integration branch) starts
+//! [`attempt`]s on a thread pool, judges them by [`gate`]s, brings passed
+//! work onto the integration branch ([`merge`]), replays and records passes
+//! in the [`cache`], and keeps the [`budget`]; [`dry_run`] answers
+//! `run --dry-run` from the same keys.
+//!
+//! Also here, because only the engine uses them: [`context`] (what every
+//! part of one run shares: plan, repository, `.loopc/` layout, kill switch,
+//! event recorder; the attempt files and the `LOOP_*` environment) and
+//! [`handoff`] (the agent protocol: the prompt an agent is given, the
+//! handoff it writes back), [`report`] (what agents' JSON output reports)
+//! and [`limits`] (usage and rate limits, which are waited for), [`guard`]
+//! (the user's refs, compared around every attempt) and [`programs`] (every
+//! `run` string's program is looked up before any work).
+//!
+//! Arrows: the engine uses [`super::sys`] (git, processes, worktrees) and
+//! [`super::store`] (the files of `.loopc/`); neither of them uses the
+//! engine. It reaches the display only through
+//! [`super::store::events::Recorder`].
+
+pub mod attempt;
+pub mod budget;
+pub mod cache;
+pub mod context;
+pub mod dry_run;
+pub mod gate;
+pub mod guard;
+pub mod handoff;
+pub mod limits;
+pub mod merge;
+pub mod programs;
+pub mod replay;
+pub mod report;
+pub mod scheduler;
+pub mod transition;

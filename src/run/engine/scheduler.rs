@@ -1,0 +1,730 @@
+//! The coordinator: starts every task whose dependencies have passed, up to
+//! `parallel` at once, on a rayon thread pool; receives finished attempts,
+//! merges passed ones into the integration branch one at a time (on this
+//! thread), decides retries, blocks and skips, keeps the budget counters and
+//! writes state.json after every change.
+//!
+//! What a finished attempt or a replay does to the run's state is decided
+//! by the pure functions of [`super::transition`]; this module carries out
+//! their actions (events, `progress.md`, the cache, worktrees). Replaying
+//! and recording cache entries is [`super::replay`]'s; the merge is
+//! [`super::merge`]'s.
+//!
+//! Over 600 lines: the coordinator's loop, starting attempts, carrying out
+//! actions and the checks only it can make (the integration branch, the
+//! user's refs, waits for agents' limits) share its one `Scheduler`.
+
+use super::attempt::{self, AttemptInput, AttemptResult, Outcome};
+use super::budget::{Cost, Meter};
+use super::cache::{Entry, RunKey};
+use super::context::RunCtx;
+use super::gate::{self, Check};
+use super::guard;
+use super::merge;
+pub use super::replay::CacheUse;
+use super::replay::{Replay, RunCache};
+use super::transition::{self, Action, Books, Finished, Replayed, StopKind};
+use crate::run::Outcome as RunOutcome;
+use crate::run::store::events::Event;
+use crate::run::store::layout;
+use crate::run::store::progress;
+use crate::run::sys::{interrupt, worktree};
+use crate::run::time::now_rfc3339;
+use crate::state::{RunState, RunStatus, TaskStatus};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// How the run ended.
+#[derive(Debug)]
+pub struct Finish {
+    /// Why it ended.
+    pub outcome: RunOutcome,
+    /// The final state.
+    pub state: RunState,
+}
+
+/// Runs the plan to the end. `parallel` is the number of tasks at once
+/// (≥ 1); `state` the initial state (every task pending); `exit_status`
+/// the process exit status of each outcome, for state.json and the
+/// `run_finished` event.
+pub fn run(
+    ctx: Arc<RunCtx>,
+    parallel: u32,
+    mut state: RunState,
+    cache: CacheUse,
+    exit_status: fn(RunOutcome) -> i32,
+) -> Finish {
+    let mut sched = Scheduler {
+        cache: RunCache::new(ctx.plan.tasks.len(), cache),
+        books: Books::new(&ctx.plan, Meter::new(ctx.plan.budget.clone())),
+        defer_ref: false,
+        head: state.head_commit.clone(),
+        merged_checks: Vec::new(),
+        running: 0,
+        refs_at_start: None,
+        attributed: Vec::new(),
+        save_error: None,
+        ctx,
+        parallel: parallel.max(1) as usize,
+        exit_status,
+    };
+    sched.refs_at_start = guard::snapshot(
+        &sched.ctx.git,
+        &sched.ctx.integration_ref,
+        &sched.ctx.layout.worktrees,
+    )
+    .ok();
+    if let Some(d) = sched.books.meter.deadline() {
+        sched.ctx.control.set_deadline(d);
+    }
+    let outcome = sched.drive(&mut state);
+    Finish { outcome, state }
+}
+
+struct Scheduler {
+    ctx: Arc<RunCtx>,
+    parallel: usize,
+    /// Budget meter, per-task slots, failure streak, stop.
+    books: Books,
+    /// While replaying fast-forwards: move only `head`, not the branch.
+    defer_ref: bool,
+    /// The integration branch head (only this thread moves it).
+    head: String,
+    /// Command checks of tasks merged in this run (gated again on merges).
+    merged_checks: Vec<Check>,
+    running: usize,
+    /// The cache, `--force` and the keys known so far.
+    cache: RunCache,
+    /// The user's refs when the run started ([`guard`]).
+    refs_at_start: Option<guard::Snapshot>,
+    /// Ref changes already charged to an attempt.
+    attributed: guard::Attributed,
+    /// Why the last attempt to save state.json failed (`None`: it worked).
+    save_error: Option<String>,
+    /// The process exit status of each outcome (recorded, not chosen here).
+    exit_status: fn(RunOutcome) -> i32,
+}
+
+impl Scheduler {
+    fn drive(&mut self, state: &mut RunState) -> RunOutcome {
+        let pool = match rayon::ThreadPoolBuilder::new()
+            .num_threads(self.parallel)
+            .thread_name(|i| format!("loopc-task-{i}"))
+            .build()
+        {
+            Ok(p) => p,
+            Err(e) => {
+                self.set_stop(StopKind::Interrupted, format!("cannot start threads: {e}"));
+                return self.finish(state);
+            }
+        };
+        let (tx, rx) = mpsc::channel::<AttemptResult>();
+        self.save(state);
+        loop {
+            if interrupt::requested() && self.books.stop_kind() != Some(StopKind::Interrupted) {
+                self.set_stop(StopKind::Interrupted, "interrupted".into());
+                self.ctx.control.stop();
+            }
+            if self.past_deadline() {
+                // `time` also stops running attempts (their subprocesses see
+                // the same deadline through `Control`).
+                if let Some(reason) = self.books.meter.exhausted(false) {
+                    self.set_stop(StopKind::Budget, reason);
+                }
+            }
+            if self.books.stop.is_none() {
+                self.start_ready(state, &pool, &tx);
+            }
+            if self.running == 0 && (self.books.stop.is_some() || !self.waiting(state)) {
+                break;
+            }
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(result) => {
+                    self.running -= 1;
+                    self.finished(state, result);
+                    self.save(state);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        self.finish(state)
+    }
+
+    /// Whether a pending task waits for an agent's limit to reset.
+    fn waiting(&self, state: &RunState) -> bool {
+        self.books
+            .slots
+            .iter()
+            .zip(&state.tasks)
+            .any(|(s, t)| t.status == TaskStatus::Pending && s.wait_until.is_some())
+    }
+
+    /// Task `i`'s attempt was set aside for a usage or rate limit: it waits
+    /// until the limit resets (else backs off), within the `wait` and
+    /// `time` budgets.
+    fn wait_for_limit(&mut self, state: &mut RunState, i: usize, l: &attempt::Limited) {
+        let now = super::limits::now_epoch();
+        let slot = &mut self.books.slots[i];
+        let wait = match l.resets_at {
+            Some(at) if at > now => {
+                slot.limit_backoffs = 0;
+                Duration::from_secs(at - now)
+            }
+            _ => {
+                let w = super::limits::backoff(slot.limit_backoffs);
+                slot.limit_backoffs += 1;
+                w
+            }
+        };
+        let until = Instant::now() + wait;
+        slot.wait_until = Some(until);
+        let resets = super::limits::clock(now + wait.as_secs());
+        let said = if l.resets_at.is_some_and(|at| at > now) {
+            format!("resets {resets}")
+        } else {
+            format!("no reset time given; trying again at {resets}")
+        };
+        let why = format!(
+            "waiting for {}'s usage limit: {said}, in {}",
+            l.agent,
+            crate::run::time::human_duration(wait)
+        );
+        let waited = Duration::from_millis(self.books.meter.spent.waited_ms) + wait;
+        if let Some(cap) = self.books.meter.limits.wait
+            && waited > cap
+        {
+            self.set_stop(
+                StopKind::Budget,
+                format!(
+                    "budget `wait` spent: waiting for {}'s usage limit ({said}) would make {}                      of waiting, over {}",
+                    l.agent,
+                    crate::run::time::human_duration(waited),
+                    crate::run::time::human_duration(cap)
+                ),
+            );
+        } else if let Some(d) = self.books.meter.deadline()
+            && until > d
+        {
+            self.set_stop(
+                StopKind::Budget,
+                format!(
+                    "budget `time` ends before {}'s usage limit resets ({said})",
+                    l.agent
+                ),
+            );
+        } else {
+            self.books.meter.spent.waited_ms = waited.as_millis() as u64;
+        }
+        let ts = &mut state.tasks[i];
+        ts.status = TaskStatus::Pending;
+        ts.reason = Some(why.clone());
+        ts.waiting_until = Some(crate::run::time::format_rfc3339(Duration::from_secs(
+            now + wait.as_secs(),
+        )));
+        self.ctx.events.emit(Event::Waiting {
+            task: ts.name.clone(),
+            agent: l.agent.clone(),
+            message: l.message.clone(),
+            wait_ms: wait.as_millis() as u64,
+            reason: why,
+        });
+    }
+
+    fn set_stop(&mut self, kind: StopKind, reason: String) {
+        self.books.set_stop(kind, reason);
+    }
+
+    /// Whether the `time` budget has run out.
+    fn past_deadline(&self) -> bool {
+        self.books
+            .meter
+            .deadline()
+            .is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Shows one of loopc's own notes (a failure that does not stop the run).
+    fn note(&self, text: &str) {
+        self.ctx.events.ui().line(&format!("loopc: {text}"));
+    }
+
+    fn save(&mut self, state: &mut RunState) {
+        self.books.meter.tick();
+        state.spent = self.books.meter.spent.clone();
+        state.head_commit = self.head.clone();
+        if let Err(e) = crate::run::store::state::save(&self.ctx.layout.state, state) {
+            // Said once; the exit status says it too (see `finish`).
+            if self.save_error.is_none() {
+                self.note(&e);
+            }
+            self.save_error = Some(e);
+        } else {
+            self.save_error = None;
+        }
+    }
+
+    /// Starts ready tasks (topological order) while slots are free.
+    fn start_ready(
+        &mut self,
+        state: &mut RunState,
+        pool: &rayon::ThreadPool,
+        tx: &mpsc::Sender<AttemptResult>,
+    ) {
+        self.replay_fast_forwards(state);
+        for i in 0..self.ctx.plan.tasks.len() {
+            if self.books.stop.is_some() {
+                return;
+            }
+            if !transition::ready(&self.ctx.plan, state, i) {
+                continue;
+            }
+            match self.books.slots[i].wait_until {
+                Some(t) if Instant::now() < t => continue,
+                Some(_) => {
+                    self.books.slots[i].wait_until = None;
+                    state.tasks[i].waiting_until = None;
+                }
+                None => {}
+            }
+            let ctx = Arc::clone(&self.ctx);
+            let task = &ctx.plan.tasks[i];
+            if state.tasks[i].attempts == 0
+                && self.books.slots[i].infra == 0
+                && !self.books.slots[i].cache_tried
+            {
+                self.books.slots[i].cache_tried = true;
+                if self.try_cache(state, i) {
+                    self.save(state);
+                    continue;
+                }
+                if self.books.stop.is_some() {
+                    return;
+                }
+            }
+            // Replays need no slot; attempts do.
+            if self.running >= self.parallel {
+                continue;
+            }
+            let is_agent = matches!(task.kind, crate::plan::TaskKind::Agent { .. });
+            if let Some(reason) = self.books.meter.exhausted(is_agent) {
+                self.set_stop(StopKind::Budget, reason);
+                return;
+            }
+            let (attempt, retry) =
+                transition::started(&ctx.plan, state, &mut self.books, i, now_rfc3339());
+            self.next_serial(i);
+            let slot = &mut self.books.slots[i];
+            slot.since = Some(Instant::now());
+            let ts = &mut state.tasks[i];
+            let input = AttemptInput {
+                task: i,
+                attempt,
+                serial: slot.serial,
+                retry,
+                base: self.head.clone(),
+                feedback: slot.feedback.clone(),
+                progress: progress::read(&self.ctx.layout.progress),
+            };
+            ts.worktree = Some(
+                self.ctx
+                    .layout
+                    .task_worktree(&task.name, slot.serial)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+            ts.logs = Some(
+                self.ctx
+                    .layout
+                    .attempt_logs(&task.name, &layout::log_name(attempt, retry))
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+            self.running += 1;
+            let ctx = Arc::clone(&self.ctx);
+            let tx = tx.clone();
+            pool.spawn(move || {
+                // A bug in an attempt must not leave the coordinator waiting
+                // forever: a panic becomes an infrastructure failure.
+                let fallback = input.clone();
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    attempt::run(&ctx, input)
+                }))
+                .unwrap_or_else(|_| AttemptResult {
+                    outcome: Outcome::Infrastructure("internal error in the attempt".into()),
+                    cost: Cost::default(),
+                    worktree: ctx
+                        .layout
+                        .task_worktree(&ctx.plan.tasks[fallback.task].name, fallback.serial),
+                    branch: worktree::task_branch(
+                        &ctx.slug,
+                        &ctx.plan.tasks[fallback.task].name,
+                        fallback.serial,
+                    ),
+                    files: None,
+                    agent_started: false,
+                    refs_before: None,
+                    ref_changes: Vec::new(),
+                    report: None,
+                    input: fallback,
+                });
+                let _ = tx.send(result);
+            });
+            self.save(state);
+        }
+    }
+
+    /// Moves task `i` to its next try's serial number, skipping those whose
+    /// task branch the user has checked out (reserved).
+    fn next_serial(&mut self, i: usize) {
+        let name = &self.ctx.plan.tasks[i].name;
+        let slot = &mut self.books.slots[i];
+        loop {
+            slot.serial += 1;
+            let branch = worktree::task_branch(&self.ctx.slug, name, slot.serial);
+            // A kept worktree (a failed attempt's, perhaps of another plan
+            // with a task of the same name) is never reused.
+            if !self.ctx.reserved.contains(&branch)
+                && !self.ctx.layout.task_worktree(name, slot.serial).exists()
+            {
+                return;
+            }
+        }
+    }
+
+    /// The integration branch no longer exists: someone deleted it during
+    /// the run. Stops at once (exit 2), as a foreign move does.
+    fn branch_deleted(&mut self) {
+        self.set_stop(
+            StopKind::BranchMoved,
+            format!(
+                "the integration branch `{}` was deleted by someone else while loopc was \
+                 running (loopc's last head: {}); the run stops",
+                self.ctx.plan.settings.branch, self.head
+            ),
+        );
+        self.ctx.control.stop();
+    }
+
+    /// Checks, whenever an attempt ends, that the integration branch is still
+    /// where loopc left it or on a descendant of it; stops the run when it
+    /// was deleted or moved off loopc's work.
+    fn check_integration(&mut self) {
+        match self.ctx.git.commit_of(&self.ctx.integration_ref) {
+            Ok(None) => self.branch_deleted(),
+            Ok(Some(h))
+                if h != self.head && !self.ctx.git.is_ancestor(&self.head, &h).unwrap_or(true) =>
+            {
+                self.set_stop(
+                    StopKind::BranchMoved,
+                    format!(
+                        "the integration branch `{}` was moved by someone else from {} \
+                             (loopc's last head) to {}, which does not contain the work \
+                             loopc merged; the run stops",
+                        self.ctx.plan.settings.branch, self.head, h
+                    ),
+                );
+                self.ctx.control.stop();
+            }
+            _ => {}
+        }
+    }
+
+    /// Handles one finished attempt: merges a pass (step 7), then applies
+    /// [`transition::finished`].
+    fn finished(&mut self, state: &mut RunState, mut r: AttemptResult) {
+        self.check_integration();
+        let i = r.input.task;
+        // Refs that are not loopc's changed while the attempt ran: it fails
+        // (unless blocked or interrupted anyway), and the summary warns.
+        // loopc never moves them back: the person decides.
+        if !r.ref_changes.is_empty() {
+            r.outcome = self.refs_changed(state, &r, r.outcome.clone());
+        }
+        let merge_base = self.head.clone();
+        let outcome = match r.outcome.clone() {
+            Outcome::Passed { commit, .. } => {
+                let landed =
+                    merge::land(&self.ctx, &mut r, &commit, &self.head, &self.merged_checks);
+                self.head = landed.head;
+                if let Some(why) = landed.moved_off {
+                    self.set_stop(StopKind::BranchMoved, why);
+                    self.ctx.control.stop();
+                }
+                landed.outcome
+            }
+            other => other,
+        };
+        let finished = Finished {
+            task: i,
+            attempt: r.input.attempt,
+            outcome,
+            cost: r.cost.clone(),
+            elapsed_ms: self.books.slots[i]
+                .since
+                .take()
+                .map(|since| since.elapsed().as_millis() as u64),
+            head: self.head.clone(),
+            now: now_rfc3339(),
+            signalled: interrupt::requested(),
+            past_deadline: self.past_deadline(),
+            agent_started: r.agent_started,
+            logs: r
+                .files
+                .as_ref()
+                .map(|f| f.dir.to_string_lossy().into_owned()),
+            agent: r.report.as_ref().map(|rep| rep.record()),
+        };
+        let actions = transition::finished(&self.ctx.plan, state, &mut self.books, finished);
+        self.apply(state, i, actions, Some((&r, &merge_base)));
+    }
+
+    /// Carries out a transition's `actions` for task `i`; `attempt` is the
+    /// finished attempt and the head its work was merged onto (none for a
+    /// replay).
+    fn apply(
+        &mut self,
+        state: &mut RunState,
+        i: usize,
+        actions: Vec<Action>,
+        attempt: Option<(&AttemptResult, &str)>,
+    ) {
+        let ctx = Arc::clone(&self.ctx);
+        let task = &ctx.plan.tasks[i];
+        for action in actions {
+            match action {
+                Action::Emit(event) => ctx.events.emit(event),
+                Action::KeepWorktree => {
+                    if let Some((r, _)) = attempt
+                        && r.worktree.exists()
+                        && let Err(e) = layout::record_kept(&ctx.layout, &r.branch)
+                    {
+                        self.note(&e);
+                    }
+                }
+                Action::Progress {
+                    title,
+                    summary,
+                    files,
+                } => {
+                    if let Err(e) = progress::append(
+                        &ctx.layout.progress,
+                        &task.name,
+                        &title,
+                        summary.as_deref(),
+                        &files,
+                    ) {
+                        self.note(&e);
+                    }
+                }
+                Action::Record { summary, files } => {
+                    if let Some((r, before)) = attempt {
+                        self.cache.record(
+                            &ctx,
+                            &mut state.tasks[i],
+                            i,
+                            &r.input.base,
+                            before,
+                            &self.head,
+                            summary,
+                            files,
+                        );
+                    }
+                }
+                Action::RememberChecks => self.remember_checks(i),
+                Action::WaitForLimit(l) => self.wait_for_limit(state, i, &l),
+                Action::RemoveWorktree => {
+                    if let Some((r, _)) = attempt {
+                        let _g = ctx.worktree_lock.lock();
+                        if let Err(e) = worktree::remove(&ctx.git, &r.worktree, Some(&r.branch)) {
+                            self.note(&e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Attempt `r` saw refs that are not loopc's change while it ran: warns
+    /// and returns the outcome to judge it by ([`guard::judge`]).
+    fn refs_changed(
+        &mut self,
+        state: &mut RunState,
+        r: &AttemptResult,
+        outcome: Outcome,
+    ) -> Outcome {
+        guard::judge(&self.ctx, state, r, outcome, &mut self.attributed)
+    }
+
+    /// Warns about refs that changed during the run without an attempt
+    /// having seen it ([`guard::unattributed`]).
+    fn unattributed_ref_changes(&mut self, state: &mut RunState) {
+        if let Some(start) = &self.refs_at_start {
+            guard::unattributed(&self.ctx, start, &self.attributed, state);
+        }
+    }
+
+    /// Adds task `i`'s command checks to those gated again on later merges.
+    fn remember_checks(&mut self, i: usize) {
+        let task = &self.ctx.plan.tasks[i];
+        for mut c in gate::checks_of(task) {
+            if !gate::is_agent(&c) && !self.merged_checks.iter().any(|k| k.kind == c.kind) {
+                if c.label == "accept" {
+                    c.label = format!("accept of {}", task.name);
+                }
+                self.merged_checks.push(c);
+            }
+        }
+    }
+
+    /// Step 1: looks task `i` up in the cache and replays a hit. Returns
+    /// true when the task is done (`cached`).
+    fn try_cache(&mut self, state: &mut RunState, i: usize) -> bool {
+        match self.cache.lookup(&self.ctx, i, &self.head) {
+            Some((rk, entry)) => self.replay(state, i, rk, entry),
+            None => false,
+        }
+    }
+
+    /// Replays first the hits that fast-forward to their recorded commit
+    /// (or change nothing), as long as there are any: a rerun then follows
+    /// the order in which an earlier (parallel) run merged, reproducing its
+    /// commits without checks or worktrees, whatever the plan's order.
+    fn replay_fast_forwards(&mut self, state: &mut RunState) {
+        // Fast-forwards only move `self.head`; the branch itself moves once,
+        // at the end, by compare-and-swap from where it was (every commit in
+        // between passed its gates, so the jump keeps the §5 invariant). A
+        // no-op rerun of a large plan then costs one `update-ref`, and state
+        // is saved once per pass rather than once per task.
+        let ref_head = self.head.clone();
+        self.defer_ref = true;
+        loop {
+            let mut progressed = false;
+            for i in 0..self.ctx.plan.tasks.len() {
+                if self.books.stop.is_some() {
+                    break;
+                }
+                let slot = &self.books.slots[i];
+                if !transition::ready(&self.ctx.plan, state, i)
+                    || state.tasks[i].attempts != 0
+                    || slot.infra != 0
+                    || slot.cache_tried
+                {
+                    continue;
+                }
+                let Some((rk, entry)) = self.cache.lookup(&self.ctx, i, &self.head) else {
+                    continue;
+                };
+                if entry.parent.as_ref().is_some_and(|p| *p != self.head) {
+                    continue;
+                }
+                self.books.slots[i].cache_tried = true;
+                progressed |= self.replay(state, i, rk, entry);
+            }
+            self.save(state);
+            if !progressed || self.books.stop.is_some() {
+                break;
+            }
+        }
+        self.defer_ref = false;
+        if self.head != ref_head {
+            match self
+                .ctx
+                .git
+                .update_ref(&self.ctx.integration_ref, &self.head, Some(&ref_head))
+            {
+                Ok(true) => {}
+                Ok(false) => self.set_stop(
+                    StopKind::BranchMoved,
+                    format!(
+                        "{} moved while loopc was replaying the cache; it must only be \
+                         changed by loopc during a run",
+                        self.ctx.integration_ref
+                    ),
+                ),
+                Err(e) => self.set_stop(StopKind::BranchMoved, e),
+            }
+            self.save(state);
+        }
+    }
+
+    /// Replays the hit `entry` of task `i` (key `rk`) and applies
+    /// [`transition::replayed`]. Returns true when the task is done
+    /// (`cached`); false on a miss.
+    fn replay(&mut self, state: &mut RunState, i: usize, rk: RunKey, entry: Entry) -> bool {
+        let head = self.head.clone();
+        self.next_serial(i);
+        let since = Instant::now();
+        let (result, cost): (Replay, Cost) = self.cache.replay(
+            &self.ctx,
+            i,
+            self.books.slots[i].serial,
+            &rk,
+            &entry,
+            &head,
+            &self.merged_checks,
+            self.defer_ref,
+        );
+        let done = match &result {
+            Replay::Done { commit, .. } => {
+                self.head = commit.clone();
+                true
+            }
+            Replay::Miss(_) | Replay::Stopped => false,
+        };
+        let replayed = Replayed {
+            task: i,
+            key: rk.key.to_hex(),
+            result,
+            summary: entry.summary,
+            files: entry.files,
+            cost,
+            elapsed_ms: since.elapsed().as_millis() as u64,
+            now: now_rfc3339(),
+        };
+        let actions = transition::replayed(&self.ctx.plan, state, &mut self.books, replayed);
+        self.apply(state, i, actions, None);
+        done
+    }
+
+    fn finish(&mut self, state: &mut RunState) -> RunOutcome {
+        self.unattributed_ref_changes(state);
+        let all_done = state.tasks.iter().all(|t| t.status.is_done());
+        let (status, outcome) = match self.books.stop_kind() {
+            Some(StopKind::Interrupted) => (RunStatus::Interrupted, RunOutcome::Interrupted),
+            Some(StopKind::Budget) => (RunStatus::Stopped, RunOutcome::Budget),
+            Some(StopKind::BranchMoved) => (RunStatus::Stopped, RunOutcome::BranchMoved),
+            _ if all_done => (RunStatus::Passed, RunOutcome::Passed),
+            _ => (RunStatus::Failed, RunOutcome::Failed),
+        };
+        let code = (self.exit_status)(outcome);
+        state.status = status;
+        state.exit_code = Some(code);
+        state.stop_reason = self.books.stop.as_ref().map(|s| s.1.clone());
+        state.finished_at = Some(now_rfc3339());
+        self.save(state);
+        // A run whose state is not recorded must not look like a success:
+        // `loopc status` and the next run would not know what it did.
+        let (outcome, code) = match &self.save_error {
+            Some(e) if outcome != RunOutcome::Interrupted => {
+                self.ctx.events.ui().line(&format!(
+                    "loopc: the run's state could not be recorded ({e})"
+                ));
+                let o = RunOutcome::StateNotRecorded;
+                (o, (self.exit_status)(o))
+            }
+            _ => (outcome, code),
+        };
+        self.ctx.events.emit(Event::RunFinished {
+            status: status.as_str().to_string(),
+            exit_code: code,
+            reason: state.stop_reason.clone(),
+        });
+        outcome
+    }
+}
+
+/// The initial state: every task pending.
+pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
+    transition::initial(&ctx.plan, plan_file, head, now_rfc3339())
+}

@@ -1,0 +1,633 @@
+//! The scheduler's state transitions as pure functions: the run's state
+//! (`state.json`'s [`RunState`] plus the unsaved [`Books`]) and what
+//! happened (an attempt started or finished, a cache entry was replayed)
+//! give the new state and the [`Action`]s the scheduler then carries out,
+//! in order. Nothing here runs git or a process, reads a clock or writes a
+//! file: timestamps and elapsed times come in with the event, so every rule
+//! (retries, blocks, skips, budgets, the circuit breaker) is tested below
+//! without a repository.
+//!
+//! Over 600 lines: one function per event, each a match over every
+//! outcome; split, the rules of one outcome would be scattered.
+
+use super::attempt::Outcome;
+use super::budget::{Cost, Meter};
+use crate::plan::{OnFail, Plan, TaskKind};
+use crate::run::store::events::Event;
+use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
+
+/// Infrastructure failures (e.g. `setup`) a task may have before it is blocked.
+pub const MAX_INFRA_FAILURES: u32 = 3;
+
+/// Why the run stops starting work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopKind {
+    /// A budget or the circuit breaker (exit 3).
+    Budget,
+    /// Ctrl-C, SIGTERM or SIGHUP (exit 130).
+    Interrupted,
+    /// A task failed whose gate says `on_fail = fail` (exit 1).
+    FailedTask,
+    /// The integration branch was moved off loopc's work (exit 2).
+    BranchMoved,
+}
+
+/// Per-task bookkeeping that is not saved.
+#[derive(Debug, Default)]
+pub struct Slot {
+    /// Tries started (names worktrees, branches, logs).
+    pub serial: u32,
+    /// Infrastructure failures so far.
+    pub infra: u32,
+    /// The attempt number of the last try and which try of it that was
+    /// (infrastructure retries repeat the attempt number).
+    pub last_try: (u32, u32),
+    /// Feedback for the next attempt.
+    pub feedback: String,
+    /// When the current attempt started (monotonic).
+    pub since: Option<std::time::Instant>,
+    /// Whether the cache was consulted for this task already.
+    pub cache_tried: bool,
+    /// Waiting for an agent's usage or rate limit: no attempt before this.
+    pub wait_until: Option<std::time::Instant>,
+    /// Limits in a row without a reset time (the backoff's exponent).
+    pub limit_backoffs: u32,
+}
+
+/// What the scheduler keeps besides `state.json`: the budget meter, the
+/// per-task slots, the current streak of failures and why the run stops.
+#[derive(Debug)]
+pub struct Books {
+    /// The budget counters.
+    pub meter: Meter,
+    /// One per task, in plan order.
+    pub slots: Vec<Slot>,
+    /// The tasks whose failed attempts make up the current run of
+    /// consecutive failures (see [`Books::task_ended_failing`]).
+    pub streak: Vec<usize>,
+    /// Why the run stops starting work, once it does.
+    pub stop: Option<(StopKind, String)>,
+}
+
+impl Books {
+    /// Fresh books for `plan` with `meter`.
+    pub fn new(plan: &Plan, meter: Meter) -> Books {
+        Books {
+            meter,
+            slots: (0..plan.tasks.len()).map(|_| Slot::default()).collect(),
+            streak: Vec::new(),
+            stop: None,
+        }
+    }
+
+    /// Stops the run for `kind` unless it is stopping for a weightier
+    /// reason already: a foreign move of the integration branch outranks an
+    /// interrupt, which outranks a budget stop, which outranks a failed task.
+    pub fn set_stop(&mut self, kind: StopKind, reason: String) {
+        let rank = |k: StopKind| match k {
+            StopKind::BranchMoved => 4,
+            StopKind::Interrupted => 3,
+            StopKind::Budget => 2,
+            StopKind::FailedTask => 1,
+        };
+        if self
+            .stop
+            .as_ref()
+            .is_none_or(|(k, _)| rank(kind) > rank(*k))
+        {
+            self.stop = Some((kind, reason));
+        }
+    }
+
+    /// The kind of stop, if the run is stopping.
+    pub fn stop_kind(&self) -> Option<StopKind> {
+        self.stop.as_ref().map(|s| s.0)
+    }
+
+    /// A task ended failed or blocked. When every failure of the current
+    /// streak is its own, the streak is that task's failure and nothing more
+    /// (the breaker waits: one more failure of another task trips it):
+    /// spec §5 lets independent work go on after a failed task, which with
+    /// `attempts` and `failures` both at their default of 3 the circuit
+    /// breaker would otherwise forbid. Failures spanning tasks still count.
+    fn task_ended_failing(&mut self, i: usize) {
+        self.meter.breaker_spares_streak = self.streak == [i];
+    }
+
+    /// Charges task `i` what was spent (`cost`, and `elapsed_ms` of its
+    /// time); an unknown cost under a cost budget stops the run with the
+    /// message `unknown(agent)` makes.
+    fn charge(
+        &mut self,
+        state: &mut RunState,
+        i: usize,
+        cost: &Cost,
+        elapsed_ms: Option<u64>,
+        unknown: impl FnOnce(&str) -> String,
+    ) {
+        // Unknown costs were charged the agent's cap where it has one; one
+        // without a cap under a cost budget stops the run.
+        if cost.unknown && self.meter.counts_cost() {
+            let name = cost.unknown_agent.as_deref().unwrap_or("?");
+            self.set_stop(StopKind::Budget, unknown(name));
+        }
+        self.meter.spent.cost_micro_usd += cost.micro_usd;
+        let ts = &mut state.tasks[i];
+        ts.cost_micro_usd += cost.micro_usd;
+        ts.cost_unknown |= cost.unknown;
+        if let Some(ms) = elapsed_ms {
+            ts.duration_ms += ms;
+        }
+    }
+}
+
+/// What the scheduler must do after a transition, in the order given.
+// Actions live for one transition, a handful at a time: boxing the event
+// would only add allocations.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Record and show this event.
+    Emit(Event),
+    /// Record the finished attempt's worktree as kept until `loopc clean`
+    /// (spec §5.8), if it still exists.
+    KeepWorktree,
+    /// Append the task's line to `progress.md`.
+    Progress {
+        /// The task's title (its name when it has none).
+        title: String,
+        /// The summary of its work.
+        summary: Option<String>,
+        /// The paths it changed.
+        files: Vec<String>,
+    },
+    /// Record the attempt's pass in the cache (step 8).
+    Record {
+        /// The summary of its work.
+        summary: Option<String>,
+        /// The paths it changed.
+        files: Vec<String>,
+    },
+    /// Gate later merges with the task's command checks too.
+    RememberChecks,
+    /// Remove the attempt's worktree and task branch (a pass, or a try
+    /// set aside for a limit: the rerun starts afresh).
+    RemoveWorktree,
+    /// The try was set aside for an agent's usage or rate limit: the task
+    /// waits until the limit resets (else backs off), within the `wait`
+    /// and `time` budgets. The scheduler reads the clocks this needs.
+    WaitForLimit(super::attempt::Limited),
+}
+
+/// The initial state: every task pending; `now` is the start (RFC 3339).
+pub fn initial(plan: &Plan, plan_file: &str, head: &str, now: String) -> RunState {
+    RunState {
+        version: state::STATE_VERSION,
+        plan: plan.name.clone(),
+        plan_file: plan_file.to_string(),
+        integration_branch: plan.settings.branch.clone(),
+        start_commit: head.to_string(),
+        head_commit: head.to_string(),
+        status: RunStatus::Running,
+        stop_reason: None,
+        exit_code: None,
+        started_at: now,
+        finished_at: None,
+        spent: Default::default(),
+        limits: state::Limits::of(&plan.budget),
+        warnings: Vec::new(),
+        tasks: plan
+            .tasks
+            .iter()
+            .map(|t| TaskState {
+                name: t.name.clone(),
+                title: t.title.clone(),
+                status: TaskStatus::Pending,
+                attempts: 0,
+                started_at: None,
+                finished_at: None,
+                duration_ms: 0,
+                cost_micro_usd: 0,
+                cost_unknown: false,
+                summary: None,
+                reason: None,
+                commit: None,
+                worktree: None,
+                logs: None,
+                cache_key: None,
+                history: Vec::new(),
+                waiting_until: None,
+            })
+            .collect(),
+    }
+}
+
+fn is_agent(plan: &Plan, i: usize) -> bool {
+    matches!(plan.tasks[i].kind, TaskKind::Agent { .. })
+}
+
+/// Whether task `i` is pending with every dependency done.
+pub fn ready(plan: &Plan, state: &RunState, i: usize) -> bool {
+    state.tasks[i].status == TaskStatus::Pending
+        && plan.tasks[i]
+            .dependencies
+            .iter()
+            .all(|&d| state.tasks[d].status.is_done())
+}
+
+/// Task `i` starts a try at `now`: counts the attempt (and the iteration,
+/// for an agent) and marks it running. Returns the attempt number and
+/// which try of it this is (infrastructure retries repeat the number).
+pub fn started(
+    plan: &Plan,
+    state: &mut RunState,
+    books: &mut Books,
+    i: usize,
+    now: String,
+) -> (u32, u32) {
+    let ts = &mut state.tasks[i];
+    ts.attempts += 1;
+    if is_agent(plan, i) {
+        books.meter.spent.iterations += 1;
+    }
+    ts.status = TaskStatus::Running;
+    if ts.started_at.is_none() {
+        ts.started_at = Some(now);
+    }
+    let slot = &mut books.slots[i];
+    slot.last_try = match slot.last_try {
+        (a, r) if a == ts.attempts => (a, r + 1),
+        _ => (ts.attempts, 1),
+    };
+    (ts.attempts, slot.last_try.1)
+}
+
+/// A finished attempt, as the transition sees it: after the merge of a
+/// pass (which may have turned it into a failure).
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// The task's index.
+    pub task: usize,
+    /// The attempt number.
+    pub attempt: u32,
+    /// How it ended, merge included.
+    pub outcome: Outcome,
+    /// What it cost (agent, agent gates, merge checks).
+    pub cost: Cost,
+    /// Milliseconds it took, when its start was recorded.
+    pub elapsed_ms: Option<u64>,
+    /// The integration branch head after the merge.
+    pub head: String,
+    /// Now (RFC 3339), for `finished_at`.
+    pub now: String,
+    /// Whether Ctrl-C, SIGTERM or SIGHUP arrived.
+    pub signalled: bool,
+    /// Whether the `time` budget has run out.
+    pub past_deadline: bool,
+    /// Whether the agent (or command) had started: from then on the
+    /// attempt counts, and an infrastructure failure after it is a failed
+    /// attempt, not one retried for free.
+    pub agent_started: bool,
+    /// The try's log directory, for its history entry.
+    pub logs: Option<String>,
+    /// What the agent's output reported.
+    pub agent: Option<state::AgentRecord>,
+}
+
+/// Task `i`'s attempt finished: counts its cost and outcome, decides
+/// retry, block, failure or pass, and skips the dependents of a dead task.
+pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finished) -> Vec<Action> {
+    let i = f.task;
+    let task = &plan.tasks[i];
+    let mut out = Vec::new();
+    books.charge(state, i, &f.cost, f.elapsed_ms, |name| {
+        format!(
+            "the cost of task `{}` attempt {} could not be read from agent `{name}` \
+             and it has no `cost` cap; a cost budget is set, so the run stops",
+            task.name, f.attempt
+        )
+    });
+    let mut f = f;
+    // From the moment the agent started, the attempt counts: what fails
+    // after it (a commit, a diff, a gate that cannot run, the merge) is a
+    // failed attempt, not an infrastructure failure to retry for free.
+    if let Outcome::Infrastructure(why) = &f.outcome
+        && f.agent_started
+    {
+        f.outcome = Outcome::Failed {
+            reason: why.clone(),
+            feedback: format!(
+                "loopc could not finish the previous attempt after its agent ran: {why}"
+            ),
+            on_fail: OnFail::Retry,
+        };
+    }
+    if !matches!(f.outcome, Outcome::Limited(_)) {
+        books.slots[i].limit_backoffs = 0;
+    }
+    let (word, reason) = match &f.outcome {
+        Outcome::Passed { .. } => ("passed", None),
+        Outcome::Failed { reason, .. } => ("failed", Some(reason.clone())),
+        Outcome::Blocked(why) => ("blocked", Some(why.clone())),
+        Outcome::Infrastructure(why) => ("infrastructure", Some(why.clone())),
+        Outcome::Limited(l) => (
+            "limited",
+            Some(format!(
+                "agent `{}` hit a usage limit: {}",
+                l.agent, l.message
+            )),
+        ),
+        Outcome::Interrupted => ("interrupted", None),
+    };
+    // A failed or blocked attempt's worktree is kept until `loopc
+    // clean` (spec §5.8): recorded so that the next run leaves it alone.
+    if matches!(f.outcome, Outcome::Failed { .. } | Outcome::Blocked(_)) {
+        out.push(Action::KeepWorktree);
+    }
+    let cost_micro_usd = (!f.cost.unknown).then_some(f.cost.micro_usd);
+    state.tasks[i].history.push(state::AttemptRecord {
+        attempt: f.attempt,
+        outcome: word.to_string(),
+        reason: reason.clone(),
+        cost_micro_usd,
+        logs: f.logs.clone(),
+        agent: f.agent.clone(),
+    });
+    out.push(Action::Emit(Event::AttemptFinished {
+        task: task.name.clone(),
+        attempt: f.attempt,
+        outcome: word.to_string(),
+        reason,
+        cost_micro_usd,
+        agent: f.agent.clone(),
+    }));
+
+    match f.outcome {
+        Outcome::Passed { summary, files, .. } => {
+            books.meter.spent.consecutive_failures = 0;
+            books.meter.breaker_spares_streak = false;
+            books.streak.clear();
+            let ts = &mut state.tasks[i];
+            ts.status = TaskStatus::Passed;
+            ts.summary = summary.clone();
+            ts.commit = Some(f.head);
+            ts.reason = None;
+            ts.worktree = None;
+            out.push(Action::Progress {
+                title: task.title.clone().unwrap_or_else(|| task.name.clone()),
+                summary: summary.clone(),
+                files: files.clone(),
+            });
+            out.push(Action::Record { summary, files });
+            out.push(Action::RememberChecks);
+            out.push(Action::RemoveWorktree);
+            finalize(plan, state, i, TaskStatus::Passed, None, &f.now, &mut out);
+        }
+        Outcome::Failed {
+            reason,
+            feedback,
+            on_fail,
+        } => {
+            books.meter.spent.consecutive_failures += 1;
+            books.meter.breaker_spares_streak = false;
+            if !books.streak.contains(&i) {
+                books.streak.push(i);
+            }
+            books.slots[i].feedback = super::gate::cut_feedback(feedback);
+            match on_fail {
+                OnFail::Retry if state.tasks[i].attempts < task.attempts => {
+                    state.tasks[i].status = TaskStatus::Pending;
+                    state.tasks[i].reason = Some(reason);
+                }
+                OnFail::Retry => {
+                    let why = format!(
+                        "out of attempts ({} of {}): {reason}",
+                        state.tasks[i].attempts, task.attempts
+                    );
+                    books.task_ended_failing(i);
+                    let status = TaskStatus::Failed;
+                    finalize(plan, state, i, status, Some(why), &f.now, &mut out);
+                }
+                OnFail::Block => {
+                    books.task_ended_failing(i);
+                    let status = TaskStatus::Blocked;
+                    finalize(plan, state, i, status, Some(reason), &f.now, &mut out);
+                }
+                OnFail::Fail => {
+                    books.set_stop(
+                        StopKind::FailedTask,
+                        format!(
+                            "task `{}` failed and its gate says on_fail = fail",
+                            task.name
+                        ),
+                    );
+                    let status = TaskStatus::Failed;
+                    finalize(plan, state, i, status, Some(reason), &f.now, &mut out);
+                }
+            }
+        }
+        Outcome::Blocked(why) => {
+            finalize(
+                plan,
+                state,
+                i,
+                TaskStatus::Blocked,
+                Some(why),
+                &f.now,
+                &mut out,
+            );
+        }
+        Outcome::Limited(l) => {
+            // Set aside: counted in neither `attempts`, `iterations` nor
+            // the failure streak. Its worktree goes (the rerun starts
+            // afresh).
+            uncount(plan, state, books, i);
+            out.push(Action::RemoveWorktree);
+            out.push(Action::WaitForLimit(l));
+        }
+        Outcome::Infrastructure(why) => {
+            // Not counted against `attempts` or `iterations`.
+            uncount(plan, state, books, i);
+            books.slots[i].infra += 1;
+            if books.slots[i].infra >= MAX_INFRA_FAILURES {
+                let why = format!("{MAX_INFRA_FAILURES} infrastructure failures, the last: {why}");
+                finalize(
+                    plan,
+                    state,
+                    i,
+                    TaskStatus::Blocked,
+                    Some(why),
+                    &f.now,
+                    &mut out,
+                );
+            } else {
+                state.tasks[i].status = TaskStatus::Pending;
+                state.tasks[i].reason = Some(why);
+            }
+        }
+        Outcome::Interrupted => {
+            // An attempt killed by the `time` budget did run: budgets
+            // are judged after an attempt's result, and `time` also
+            // stops running ones, so it counts in `attempts` and
+            // `iterations`. One cut off by Ctrl-C or SIGTERM is not
+            // counted (spec §5: it is resumed as if it never ran).
+            let by_time = !f.signalled
+                && books.stop_kind().is_none_or(|k| k == StopKind::Budget)
+                && f.past_deadline;
+            // An attempt whose agent ran, cut off because the integration
+            // branch was moved or deleted, ran: it is counted.
+            let by_branch = f.agent_started && books.stop_kind() == Some(StopKind::BranchMoved);
+            let reason = if by_branch {
+                Some("the run stopped: its integration branch was changed".into())
+            } else if by_time {
+                Some("the attempt was stopped by the `time` budget".into())
+            } else {
+                uncount(plan, state, books, i);
+                None
+            };
+            finalize(
+                plan,
+                state,
+                i,
+                TaskStatus::Interrupted,
+                reason,
+                &f.now,
+                &mut out,
+            );
+        }
+    }
+    out
+}
+
+/// Takes back the attempt (and iteration) counted when task `i` started.
+fn uncount(plan: &Plan, state: &mut RunState, books: &mut Books, i: usize) {
+    state.tasks[i].attempts -= 1;
+    if is_agent(plan, i) {
+        books.meter.spent.iterations = books.meter.spent.iterations.saturating_sub(1);
+    }
+}
+
+/// A replay of task `i`'s cache entry ended, as the transition sees it.
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    /// The task's index.
+    pub task: usize,
+    /// Its run-time key (hex).
+    pub key: String,
+    /// How the replay went.
+    pub result: super::replay::Replay,
+    /// The entry's summary.
+    pub summary: Option<String>,
+    /// The entry's changed paths.
+    pub files: Vec<String>,
+    /// What agent gates run on the replay cost.
+    pub cost: Cost,
+    /// Milliseconds it took.
+    pub elapsed_ms: u64,
+    /// Now (RFC 3339).
+    pub now: String,
+}
+
+/// Task `i`'s cache entry was replayed (step 1): on success the task is
+/// `cached` at the new head; on a miss it will run. Agent gates run on a
+/// replay are paid for like merge checks; an unknown cost under a cost
+/// budget counts the agent's cap, or stops the run (never zero).
+pub fn replayed(plan: &Plan, state: &mut RunState, books: &mut Books, r: Replayed) -> Vec<Action> {
+    use super::replay::Replay;
+    let i = r.task;
+    let task = &plan.tasks[i];
+    let mut out = Vec::new();
+    books.charge(state, i, &r.cost, Some(r.elapsed_ms), |name| {
+        format!(
+            "the cost of agent `{name}`, gating the replay of task `{}`, could not be \
+             read and it has no `cost` cap; a cost budget is set, so the run stops",
+            task.name
+        )
+    });
+    match r.result {
+        Replay::Done { commit, how } => {
+            out.push(Action::Emit(Event::Cached {
+                task: task.name.clone(),
+                key: r.key.clone(),
+                commit: commit.clone(),
+                how: how.to_string(),
+            }));
+            let ts = &mut state.tasks[i];
+            ts.cache_key = Some(r.key);
+            ts.summary = r.summary.clone();
+            ts.commit = Some(commit);
+            ts.reason = None;
+            if ts.started_at.is_none() {
+                ts.started_at = Some(r.now.clone());
+            }
+            out.push(Action::Progress {
+                title: task.title.clone().unwrap_or_else(|| task.name.clone()),
+                summary: r.summary,
+                files: r.files,
+            });
+            out.push(Action::RememberChecks);
+            finalize(plan, state, i, TaskStatus::Cached, None, &r.now, &mut out);
+        }
+        Replay::Miss(reason) => out.push(Action::Emit(Event::CacheMiss {
+            task: task.name.clone(),
+            key: r.key,
+            reason,
+        })),
+        Replay::Stopped => books.set_stop(StopKind::Interrupted, "interrupted".into()),
+    }
+    out
+}
+
+/// Puts task `i` in a final state at `now` and, when it is dead, skips the
+/// pending tasks that depend on a dead one.
+fn finalize(
+    plan: &Plan,
+    state: &mut RunState,
+    i: usize,
+    status: TaskStatus,
+    reason: Option<String>,
+    now: &str,
+    out: &mut Vec<Action>,
+) {
+    let ts = &mut state.tasks[i];
+    ts.status = status;
+    ts.reason = reason.clone();
+    ts.finished_at = Some(now.to_string());
+    out.push(Action::Emit(Event::TaskFinished {
+        task: ts.name.clone(),
+        status: status.as_str().to_string(),
+        reason,
+    }));
+    if !status.is_dead() {
+        return;
+    }
+    // Tasks are in topological order: one forward sweep suffices.
+    for j in 0..plan.tasks.len() {
+        if state.tasks[j].status != TaskStatus::Pending {
+            continue;
+        }
+        let dead = plan.tasks[j]
+            .dependencies
+            .iter()
+            .find(|&&d| state.tasks[d].status.is_dead());
+        if let Some(&d) = dead {
+            let why = format!(
+                "dependency `{}` {}",
+                state.tasks[d].name,
+                state.tasks[d].status.as_str()
+            );
+            let ts = &mut state.tasks[j];
+            ts.status = TaskStatus::Skipped;
+            ts.reason = Some(why.clone());
+            ts.finished_at = Some(now.to_string());
+            out.push(Action::Emit(Event::TaskFinished {
+                task: ts.name.clone(),
+                status: "skipped".into(),
+                reason: Some(why),
+            }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,82 @@
+//! Reading and writing `.loopc/state.json` (its document is [`crate::state`]):
+//! rewritten atomically (temporary file + rename) after every change; read
+//! strictly, with a message that says what to do when it cannot be used.
+
+use crate::state::{RunState, STATE_VERSION};
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `state` to `path` atomically.
+///
+/// Errors: the directory is not writable.
+pub fn save(path: &Path, state: &RunState) -> Result<(), String> {
+    let tmp = path.with_extension("json.tmp");
+    let text =
+        serde_json::to_string_pretty(state).map_err(|e| format!("cannot encode state: {e}"))?;
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Checks that `state` can be written at `path` (its temporary file can
+/// be created there), before a run changes anything.
+///
+/// Errors: it cannot; the message names the path.
+pub fn probe(path: &Path) -> Result<(), String> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::File::create(&tmp)
+        .and_then(|_| std::fs::remove_file(&tmp))
+        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))
+}
+
+/// Reads the state file at `path`.
+///
+/// Errors: missing, unreadable, truncated or not valid JSON, or another
+/// format version; the message says what to do.
+pub fn load(path: &Path) -> Result<RunState, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "no run recorded here ({} does not exist); start one with `loopc run`",
+                path.display()
+            ));
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let damaged = |e: &dyn std::fmt::Display| {
+        format!(
+            "{} is truncated or corrupt ({e}); remove it and run `loopc run` again \
+             (passed tasks are kept in the cache and replayed, not run again)",
+            path.display()
+        )
+    };
+    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| damaged(&e))?;
+    let version = value.get("version").and_then(|v| v.as_u64());
+    match version {
+        Some(v) if v == u64::from(STATE_VERSION) => {}
+        Some(v) if v > u64::from(STATE_VERSION) => {
+            return Err(format!(
+                "{} was written by a newer loopc (state format version {v}; this loopc reads \
+                 version {STATE_VERSION}); use that loopc, or remove the file to go on with this \
+                 one (passed tasks are kept in the cache)",
+                path.display()
+            ));
+        }
+        Some(v) => {
+            return Err(format!(
+                "{} has state format version {v}, which this loopc (version {STATE_VERSION}) \
+                 does not read; remove it and run `loopc run` again (passed tasks are kept in \
+                 the cache)",
+                path.display()
+            ));
+        }
+        None => return Err(damaged(&"no format version")),
+    }
+    serde_json::from_value(value).map_err(|e| damaged(&e))
+}

@@ -1,0 +1,21 @@
+//! The outside world, as loopc touches it: the repository through the real
+//! `git` ([`git`]), a task's worktree verified before loopc commits in it
+//! ([`checkout`]), `sh -c` subprocesses in process groups with logs,
+//! timeouts and the run-wide kill switch ([`process`]), task worktrees and
+//! branch names ([`worktree`]), the repository lock ([`lock`]), Ctrl-C,
+//! SIGTERM and SIGHUP ([`interrupt`]), and cleaning up what a killed run
+//! left in the world ([`recover`]).
+//!
+//! Arrows: `sys` knows where `.loopc/` keeps things ([`super::store`]) but
+//! never the engine or the display. Inside, low-level code never calls
+//! policy: [`recover`] uses [`process`], [`worktree`] and [`git`];
+//! [`git`] uses [`process`] (the variables it must not pass on); [`process`]
+//! uses nothing of loopc's.
+
+pub mod checkout;
+pub mod git;
+pub mod interrupt;
+pub mod lock;
+pub mod process;
+pub mod recover;
+pub mod worktree;
