@@ -340,7 +340,7 @@ fn a_run_that_cannot_record_its_state_says_so_in_its_exit_status() {
         "agent.sh",
         r#"#!/bin/sh
 cat > /dev/null
-mkdir "$(dirname "$LOOP_HANDOFF")/../../../state.json.tmp"
+mkdir "$LOOP_WORKTREE/../../state.json.tmp"
 echo x > x.txt
 "#,
     );
@@ -748,7 +748,7 @@ fn no_hostile_agent_touches_the_users_branches_head_index_files_or_stash() {
         },
         Hostile {
             name: "overwrites state.json",
-            script: "echo work > work.txt && echo garbage > \"$(dirname \"$LOOP_HANDOFF\")/../../../state.json\"",
+            script: "echo work > work.txt && echo garbage > \"$LOOP_WORKTREE/../../state.json\"",
             passes: true,
             changes: &[],
         },
