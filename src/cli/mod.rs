@@ -147,6 +147,14 @@ fn output_status(written: io::Result<()>, failed: impl FnOnce(&io::Error) -> Str
 
 /// Prints `message` on stderr as `loopc: {message}`, the way `run`,
 /// `status` and `clean` report what stopped them.
+/// The current directory, or (having said why) exit status 2.
+fn current_dir() -> Result<std::path::PathBuf, i32> {
+    std::env::current_dir().map_err(|e| {
+        say(&format!("cannot read the current directory: {e}"));
+        exit::USAGE
+    })
+}
+
 fn say(message: &str) {
     // A closed stderr is not worth failing over.
     let _ = writeln!(io::stderr(), "loopc: {message}");
