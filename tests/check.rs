@@ -403,3 +403,37 @@ fn human_output_shows_100_diagnostics_per_file_and_counts_the_rest() {
         .run();
     assert_eq!(json.stdout.lines().count(), 2000);
 }
+
+#[test]
+fn an_item_keyword_used_as_a_field_name_is_an_unknown_field() {
+    // `gate = [t]` for `gates`: one E0002 each, no syntax error, no knock-on
+    // E0013 although `defaults` names an agent.
+    let plan = "agent a { run = \"x\" }\ngate t = \"true\"\ndefaults {\n  agent = a\n  gate = [t]\n}\ntask one {\n  prompt = \"p\"\n  task = [t]\n}\nbudget { iterations = 3 }\n";
+    let out = Test::new()
+        .file("plan.loop", plan)
+        .loopc(&["check", "--format", "json", "plan.loop"])
+        .status(1)
+        .run();
+    let codes: Vec<String> = out
+        .stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            format!(
+                "{} {}",
+                v["code"].as_str().unwrap(),
+                v["labels"][0]["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "W0001 never used",
+            "E0002 did you mean `gates`?",
+            "E0002 unknown field",
+        ],
+        "{}",
+        out.stdout
+    );
+}

@@ -232,9 +232,9 @@ fn starts_item(line: &str) -> bool {
         match rest.chars().next() {
             None => true,
             Some(c) if c.is_ascii_alphanumeric() || c == '_' || c == '-' => false,
-            // `agent = claude` is a field of a task or of `defaults`; no other
-            // item keyword is a field name, so `gate = "x"` is a broken item.
-            Some(_) => *kw != "agent" || !rest.trim_start().starts_with('='),
+            // No item starts `KEYWORD =`: `agent = claude` is a field, and
+            // `gate = [t]` a misspelled one (E0002), not a broken item.
+            Some(_) => !rest.trim_start_matches([' ', '\t']).starts_with('='),
         }
     })
 }
