@@ -437,3 +437,27 @@ fn an_item_keyword_used_as_a_field_name_is_an_unknown_field() {
         out.stdout
     );
 }
+
+#[test]
+fn a_closed_stderr_is_a_normal_end_not_a_panic() {
+    // As `loopc check plan.loop 2>&1 >/dev/null | head -1`: stderr is a pipe
+    // whose reader has gone before loopc writes.
+    let plan = format!("task a {{ run = \"{}\" }}\n", "\\q".repeat(50));
+    let test = Test::new().file("plan.loop", &plan);
+    for args in [
+        &["check", "plan.loop"][..],
+        &["graph", "plan.loop"],
+        &["fmt", "--check", "plan.loop"],
+    ] {
+        let mut child = test
+            .loopc(args)
+            .command()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(1), "{args:?}: {status:?}");
+    }
+}

@@ -63,7 +63,7 @@ pub fn run(args: &Args) -> i32 {
     let compiled = match loopc::compile_path(&args.plan, args.defaults.as_deref()) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e}");
+            eline!("error: {e}");
             return exit::USAGE;
         }
     };
@@ -74,7 +74,7 @@ pub fn run(args: &Args) -> i32 {
         Some(plan) if !compiled.has_errors() => plan,
         _ => {
             let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
-            eprintln!(
+            eline!(
                 "error: `{}` has {} error{}; no graph drawn",
                 compiled.name,
                 errors,
@@ -90,7 +90,7 @@ pub fn run(args: &Args) -> i32 {
         match loaded {
             Ok(s) => Some(s),
             Err(warning) => {
-                eprintln!("warning: {warning}");
+                eline!("warning: {warning}");
                 None
             }
         }

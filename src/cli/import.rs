@@ -28,7 +28,7 @@ pub fn run(args: &Args) -> i32 {
     let reel = match loopc::compile::compile_specs(&args.specs, args.defaults.as_deref()) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            eline!("error: {e}");
             return exit::USAGE;
         }
     };
@@ -37,7 +37,7 @@ pub fn run(args: &Args) -> i32 {
         print_compilation(c, &c.diagnostics);
     }
     let Some(plan) = &c.plan else {
-        eprintln!("error: `{}` has errors; nothing imported", c.name);
+        eline!("error: `{}` has errors; nothing imported", c.name);
         return exit::FAILURE;
     };
     let out_name = args
@@ -47,14 +47,14 @@ pub fn run(args: &Args) -> i32 {
     let text = match loopc::reel::import::checked(&reel, plan, &out_name) {
         Ok(text) => text,
         Err(ImportError::Unparsable(diags)) => {
-            eprintln!(
+            eline!(
                 "error: internal: the generated plan does not parse ({} diagnostics); please report this",
                 diags.len()
             );
             return exit::USAGE;
         }
         Err(ImportError::Differs(check)) => {
-            eprintln!(
+            eline!(
                 "error: internal: the generated plan does not compile to the specs' plan; please report this"
             );
             if !check.diagnostics.is_empty() {
@@ -67,7 +67,7 @@ pub fn run(args: &Args) -> i32 {
         Some(path) => match std::fs::write(path, &text) {
             Ok(()) => exit::OK,
             Err(e) => {
-                eprintln!("error: cannot write `{}`: {e}", path.display());
+                eline!("error: cannot write `{}`: {e}", path.display());
                 exit::USAGE
             }
         },

@@ -7,6 +7,15 @@
 //! prints a command's result, never reads clap structs and never names an
 //! exit status. A closed stdout (`loopc graph … | head`) is a normal end.
 
+/// `eprintln!` for the command line: a closed stderr (`loopc check … 2>&1
+/// >/dev/null | head -1`) is a normal end, never a panic.
+macro_rules! eline {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod check;
 mod clean;
 mod exit;
