@@ -461,3 +461,26 @@ fn a_closed_stderr_is_a_normal_end_not_a_panic() {
         assert_eq!(status.code(), Some(1), "{args:?}: {status:?}");
     }
 }
+
+#[test]
+fn color_follows_one_rule_and_the_color_flag() {
+    let test = Test::new().file("plan.loop", WARNING);
+    let colored = |args: &[&str], env: &[(&str, &str)]| {
+        let mut inv = test.loopc(args);
+        for (k, v) in env {
+            inv = inv.env(k, v);
+        }
+        inv.output().stderr.contains('\u{1b}')
+    };
+    assert!(colored(&["--color", "always", "check", "plan.loop"], &[]));
+    assert!(colored(
+        &["check", "--color=always", "plan.loop"],
+        &[("TERM", "dumb")]
+    ));
+    assert!(!colored(&["check", "--color", "never", "plan.loop"], &[]));
+    // Not a terminal: plain, whatever TERM says.
+    assert!(!colored(
+        &["check", "plan.loop"],
+        &[("TERM", "xterm-256color")]
+    ));
+}

@@ -97,9 +97,7 @@ pub fn run(args: &Args) -> i32 {
     } else {
         None
     };
-    let color = args.format == GraphFormat::Text
-        && io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let color = args.format == GraphFormat::Text && super::color_for(io::stdout().is_terminal());
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let written = render::render(args.format.into(), plan, statuses.as_ref(), color, &mut out)
