@@ -37,7 +37,7 @@ pub struct Args {
 pub enum DiagnosticFormat {
     /// codespan-reporting's text on stderr, colored on a terminal.
     Human,
-    /// One JSON object per diagnostic per line on stdout (spec §4).
+    /// One JSON object per diagnostic per line on stdout (see docs/language.md).
     Json,
 }
 
