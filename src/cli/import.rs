@@ -21,10 +21,23 @@ pub struct Args {
     /// loop); default `defaults.loop` beside the specs.
     #[arg(long, value_name = "FILE.loop")]
     pub defaults: Option<PathBuf>,
+    /// Overwrite the `-o` file if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Runs `loopc import`.
 pub fn run(args: &Args) -> i32 {
+    if let Some(path) = &args.output
+        && !args.force
+        && std::fs::symlink_metadata(path).is_ok()
+    {
+        eline!(
+            "error: `{}` exists; nothing imported (pass --force to overwrite it)",
+            path.display()
+        );
+        return exit::USAGE;
+    }
     let reel = match loopc::compile::compile_specs(&args.specs, args.defaults.as_deref()) {
         Ok(r) => r,
         Err(e) => {
@@ -64,7 +77,7 @@ pub fn run(args: &Args) -> i32 {
         }
     };
     match &args.output {
-        Some(path) => match std::fs::write(path, &text) {
+        Some(path) => match write_output(path, &text, args.force) {
             Ok(()) => exit::OK,
             Err(e) => {
                 eline!("error: cannot write `{}`: {e}", path.display());
@@ -75,4 +88,18 @@ pub fn run(args: &Args) -> i32 {
             format!("error: cannot write the plan: {e}")
         }),
     }
+}
+
+/// Writes `text` to `path`; without `force`, only if `path` does not exist
+/// (checked again at the write, so a file made meanwhile is not lost).
+fn write_output(path: &std::path::Path, text: &str, force: bool) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    options.open(path)?.write_all(text.as_bytes())
 }
