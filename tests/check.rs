@@ -484,3 +484,36 @@ fn color_follows_one_rule_and_the_color_flag() {
         &[("TERM", "xterm-256color")]
     ));
 }
+
+#[test]
+fn common_mistakes_get_a_hint_that_says_what_to_write() {
+    let notes = |plan: &str| -> Vec<String> {
+        let out = Test::new()
+            .file("plan.loop", plan)
+            .loopc(&["check", "--format", "json", "plan.loop"])
+            .status(1)
+            .run();
+        let first: serde_json::Value =
+            serde_json::from_str(out.stdout.lines().next().unwrap()).unwrap();
+        first["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    let deps = "task x { run = \"a\" }\ntask w { run = \"a\" }\ntask y: x, w { run = \"b\" }\n";
+    assert_eq!(
+        notes(deps),
+        ["dependencies are separated by whitespace only, as in make: `task y: x w { … }`"]
+    );
+    assert_eq!(
+        notes("task x { run = 'a' }\n"),
+        ["strings are written in double quotes: `\"…\"`"]
+    );
+    let field = notes("task x { run = \"a\" }\ntask y { run = \"b\"  depends = [x] }\n");
+    assert_eq!(
+        field.last().map(String::as_str),
+        Some("dependencies go in the task header, as in make: `task NAME: DEP1 DEP2 { … }`")
+    );
+}

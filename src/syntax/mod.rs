@@ -338,7 +338,14 @@ fn syntax_error(source: &str, at: usize, e: &pest::error::Error<Rule>) -> Diagno
         }
     }
     if found == "`,`" {
-        d = d.with_note("fields are separated by whitespace only, not commas");
+        d = d.with_note(if expected.contains("a task name") {
+            "dependencies are separated by whitespace only, as in make: `task y: x w { … }`"
+        } else {
+            "fields are separated by whitespace only, not commas"
+        });
+    }
+    if found == "`'`" {
+        d = d.with_note("strings are written in double quotes: `\"…\"`");
     }
     d
 }
