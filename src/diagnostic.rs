@@ -60,6 +60,8 @@ pub enum Code {
     W0003,
     /// Plan has no tasks.
     W0004,
+    /// A cost budget, and an agent that may report no cost and has no cap.
+    W0005,
 }
 
 impl Code {
@@ -84,6 +86,7 @@ impl Code {
             Code::W0002 => "W0002",
             Code::W0003 => "W0003",
             Code::W0004 => "W0004",
+            Code::W0005 => "W0005",
         }
     }
 

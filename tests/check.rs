@@ -403,3 +403,117 @@ fn human_output_shows_100_diagnostics_per_file_and_counts_the_rest() {
         .run();
     assert_eq!(json.stdout.lines().count(), 2000);
 }
+
+#[test]
+fn an_item_keyword_used_as_a_field_name_is_an_unknown_field() {
+    // `gate = [t]` for `gates`: one E0002 each, no syntax error, no knock-on
+    // E0013 although `defaults` names an agent.
+    let plan = "agent a { run = \"x\" }\ngate t = \"true\"\ndefaults {\n  agent = a\n  gate = [t]\n}\ntask one {\n  prompt = \"p\"\n  task = [t]\n}\nbudget { iterations = 3 }\n";
+    let out = Test::new()
+        .file("plan.loop", plan)
+        .loopc(&["check", "--format", "json", "plan.loop"])
+        .status(1)
+        .run();
+    let codes: Vec<String> = out
+        .stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            format!(
+                "{} {}",
+                v["code"].as_str().unwrap(),
+                v["labels"][0]["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "W0001 never used",
+            "E0002 did you mean `gates`?",
+            "E0002 unknown field",
+        ],
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_closed_stderr_is_a_normal_end_not_a_panic() {
+    // As `loopc check plan.loop 2>&1 >/dev/null | head -1`: stderr is a pipe
+    // whose reader has gone before loopc writes.
+    let plan = format!("task a {{ run = \"{}\" }}\n", "\\q".repeat(50));
+    let test = Test::new().file("plan.loop", &plan);
+    for args in [
+        &["check", "plan.loop"][..],
+        &["graph", "plan.loop"],
+        &["fmt", "--check", "plan.loop"],
+    ] {
+        let mut child = test
+            .loopc(args)
+            .command()
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(1), "{args:?}: {status:?}");
+    }
+}
+
+#[test]
+fn color_follows_one_rule_and_the_color_flag() {
+    let test = Test::new().file("plan.loop", WARNING);
+    let colored = |args: &[&str], env: &[(&str, &str)]| {
+        let mut inv = test.loopc(args);
+        for (k, v) in env {
+            inv = inv.env(k, v);
+        }
+        inv.output().stderr.contains('\u{1b}')
+    };
+    assert!(colored(&["--color", "always", "check", "plan.loop"], &[]));
+    assert!(colored(
+        &["check", "--color=always", "plan.loop"],
+        &[("TERM", "dumb")]
+    ));
+    assert!(!colored(&["check", "--color", "never", "plan.loop"], &[]));
+    // Not a terminal: plain, whatever TERM says.
+    assert!(!colored(
+        &["check", "plan.loop"],
+        &[("TERM", "xterm-256color")]
+    ));
+}
+
+#[test]
+fn common_mistakes_get_a_hint_that_says_what_to_write() {
+    let notes = |plan: &str| -> Vec<String> {
+        let out = Test::new()
+            .file("plan.loop", plan)
+            .loopc(&["check", "--format", "json", "plan.loop"])
+            .status(1)
+            .run();
+        let first: serde_json::Value =
+            serde_json::from_str(out.stdout.lines().next().unwrap()).unwrap();
+        first["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    let deps = "task x { run = \"a\" }\ntask w { run = \"a\" }\ntask y: x, w { run = \"b\" }\n";
+    assert_eq!(
+        notes(deps),
+        ["dependencies are separated by whitespace only, as in make: `task y: x w { … }`"]
+    );
+    assert_eq!(
+        notes("task x { run = 'a' }\n"),
+        ["strings are written in double quotes: `\"…\"`"]
+    );
+    let field = notes("task x { run = \"a\" }\ntask y { run = \"b\"  depends = [x] }\n");
+    assert_eq!(
+        field.last().map(String::as_str),
+        Some("dependencies go in the task header, as in make: `task NAME: DEP1 DEP2 { … }`")
+    );
+}

@@ -163,6 +163,22 @@ fn import_writes_a_plan_that_graphs_the_same() {
     test.loopc(&["graph", "--format", "json", "plan.loop"])
         .stdout(&spec.stdout)
         .run();
+    // An existing file is not overwritten without --force.
+    std::fs::write(test.root.join("plan.loop"), "# mine\n").unwrap();
+    test.loopc(&["import", "auth.md", "-o", "plan.loop"])
+        .stderr("error: `plan.loop` exists; nothing imported (pass --force to overwrite it)\n")
+        .status(2)
+        .run();
+    assert_eq!(
+        std::fs::read_to_string(test.root.join("plan.loop")).unwrap(),
+        "# mine\n"
+    );
+    test.loopc(&["import", "auth.md", "-o", "plan.loop", "--force"])
+        .run();
+    assert_eq!(
+        std::fs::read_to_string(test.root.join("plan.loop")).unwrap(),
+        plan
+    );
     // Without -o the plan goes to stdout.
     let stdout = Test::new()
         .file("defaults.loop", DEFAULTS)

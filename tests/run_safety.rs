@@ -748,7 +748,7 @@ fn no_hostile_agent_touches_the_users_branches_head_index_files_or_stash() {
         },
         Hostile {
             name: "overwrites state.json",
-            script: "echo work > work.txt && echo garbage > \"$(dirname \"$LOOP_HANDOFF\")/../../../state.json\"",
+            script: "echo work > work.txt && echo garbage > \"$LOOP_WORKTREE/../../state.json\"",
             passes: true,
             changes: &[],
         },

@@ -7,7 +7,7 @@ use super::Checker;
 use super::names::{Suggester, task_name_problem};
 use crate::ast::{self, Item, TaskName};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::model::{Ref, Work};
+use crate::model::{OutputFormat, Ref, Work};
 use crate::origin::{DEFAULTS_FILE, Origin};
 use crate::span::Span;
 use std::collections::{HashMap, HashSet};
@@ -286,6 +286,51 @@ impl Checker {
                 )
                 .with_note("add e.g. `budget { iterations = 20  time = 2h  cost = $20 }`"),
             );
+        }
+
+        // W0005: a cost budget, and an agent in use whose cost may be
+        // unknown (no `cost` cap, and not an output loopc reads a cost
+        // from): the run would stop at its first attempt.
+        if self.model.budget.cost.is_some() {
+            let mut in_use: HashSet<&str> = HashSet::new();
+            let default_agent = self.model.defaults.agent.as_ref().map(|r| r.name.as_str());
+            for t in &self.model.tasks {
+                if matches!(t.work, Work::Prompt(_))
+                    && let Some(a) = t.agent.as_ref().map(|r| r.name.as_str()).or(default_agent)
+                {
+                    in_use.insert(a);
+                }
+            }
+            for g in &self.model.gates {
+                if let Some(r) = &g.agent_ref {
+                    in_use.insert(r.name.as_str());
+                }
+            }
+            let warnings: Vec<Diagnostic> = self
+                .model
+                .agents
+                .iter()
+                .filter(|a| {
+                    in_use.contains(a.name.name.as_str())
+                        && a.cost.is_none()
+                        && a.output != OutputFormat::ClaudeJson
+                })
+                .map(|a| {
+                    let name = &a.name.name;
+                    Diagnostic::new(
+                        Code::W0005,
+                        format!("the budget caps cost, but agent `{name}` may report none"),
+                        a.name.span,
+                        "no `cost` cap",
+                    )
+                    .with_note(format!(
+                        "an attempt whose cost cannot be read stops the run; add `cost = $1` (the cap, counted when it reports none) to agent `{name}`, or have it write `cost_usd` in its handoff"
+                    ))
+                })
+                .collect();
+            for d in warnings {
+                self.push(d);
+            }
         }
 
         // W0004: no tasks.

@@ -34,6 +34,20 @@ impl Checker {
                     d.primary.message = format!("did you mean `{s}`?");
                 }
                 d = d.with_note(format!("{what} takes: {}", allowed.join(", ")));
+                const DEPENDENCY_WORDS: &[&str] = &[
+                    "after",
+                    "dependencies",
+                    "depends",
+                    "depends_on",
+                    "deps",
+                    "needs",
+                    "requires",
+                ];
+                if allowed.contains(&"prompt") && DEPENDENCY_WORDS.contains(&name) {
+                    d = d.with_note(
+                        "dependencies go in the task header, as in make: `task NAME: DEP1 DEP2 { … }`",
+                    );
+                }
                 self.push(d);
                 had_unknown = true;
                 continue;

@@ -37,7 +37,7 @@ pub struct Args {
 pub enum DiagnosticFormat {
     /// codespan-reporting's text on stderr, colored on a terminal.
     Human,
-    /// One JSON object per diagnostic per line on stdout (spec §4).
+    /// One JSON object per diagnostic per line on stdout (see docs/language.md).
     Json,
 }
 
@@ -75,7 +75,7 @@ pub fn run(args: &Args) -> i32 {
         let mut compiled = match loopc::compile_path(path, args.defaults.as_deref()) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("error: {e}");
+                eline!("error: {e}");
                 status = exit::USAGE;
                 continue;
             }
@@ -100,7 +100,7 @@ pub fn run(args: &Args) -> i32 {
                             return status.max(if errors > 0 { exit::FAILURE } else { exit::OK });
                         }
                         Err(e) => {
-                            eprintln!("error: cannot write diagnostics: {e}");
+                            eline!("error: cannot write diagnostics: {e}");
                             return exit::USAGE;
                         }
                     }
@@ -115,7 +115,7 @@ pub fn run(args: &Args) -> i32 {
         let files = plans.len();
         let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
         if errors > 0 {
-            eprintln!(
+            eline!(
                 "error: {} checked: {}, {}",
                 plural(files, "file"),
                 plural(errors, "error"),

@@ -2,7 +2,7 @@
 //! it did. Exit 0; 2 when not in a repository, a run holds the lock, or
 //! something could not be removed.
 
-use super::{exit, say, write_stdout};
+use super::{current_dir, exit, say, write_stdout};
 use loopc::run::clean::Cleaned;
 
 /// `loopc clean [--integration]`
@@ -15,12 +15,9 @@ pub struct Args {
 
 /// Runs `loopc clean`.
 pub fn run(args: &Args) -> i32 {
-    let cwd = match std::env::current_dir() {
+    let cwd = match current_dir() {
         Ok(d) => d,
-        Err(e) => {
-            say(&format!("cannot read the current directory: {e}"));
-            return exit::USAGE;
-        }
+        Err(status) => return status,
     };
     let options = loopc::run::clean::Options {
         integration: args.integration,

@@ -31,7 +31,7 @@ pub fn run(args: &Args) -> i32 {
     for path in &args.plans {
         match loopc::loop_files_in(path) {
             Some(files) if files.is_empty() => {
-                eprintln!(
+                eline!(
                     "error: `{}` is a directory with no .loop plan in it",
                     path.display()
                 );
@@ -54,13 +54,13 @@ pub fn run(args: &Args) -> i32 {
             }
             Ok(Formatted::Changed) => exit::OK,
             Err(FmtError::ReelSpec) => {
-                eprintln!(
+                eline!(
                     "error: `{name}` is a REEL spec; `loopc fmt` formats .loop plans (`loopc import` converts a spec into one)"
                 );
                 exit::USAGE
             }
             Err(FmtError::Read(e)) => {
-                eprintln!("error: cannot read `{name}`: {e}");
+                eline!("error: cannot read `{name}`: {e}");
                 exit::USAGE
             }
             Err(FmtError::NotUtf8 {
@@ -68,7 +68,7 @@ pub fn run(args: &Args) -> i32 {
                 diagnostics,
             }) => {
                 print_human(&name, &source, &diagnostics);
-                eprintln!("error: `{name}` was not formatted");
+                eline!("error: `{name}` was not formatted");
                 exit::FAILURE
             }
             Err(FmtError::Syntax {
@@ -76,11 +76,11 @@ pub fn run(args: &Args) -> i32 {
                 diagnostics,
             }) => {
                 print_human(&name, &source, &diagnostics);
-                eprintln!("error: `{name}` has syntax errors and was not formatted");
+                eline!("error: `{name}` has syntax errors and was not formatted");
                 exit::FAILURE
             }
             Err(FmtError::Write(e)) => {
-                eprintln!("error: cannot write `{name}`: {e}");
+                eline!("error: cannot write `{name}`: {e}");
                 exit::USAGE
             }
         };
@@ -88,7 +88,7 @@ pub fn run(args: &Args) -> i32 {
     }
     if args.check && would_change > 0 {
         let plural = if would_change == 1 { "" } else { "s" };
-        eprintln!(
+        eline!(
             "loopc fmt: {would_change} file{plural} would be reformatted (run `loopc fmt` without --check)"
         );
     }

@@ -63,7 +63,7 @@ pub fn run(args: &Args) -> i32 {
     let compiled = match loopc::compile_path(&args.plan, args.defaults.as_deref()) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e}");
+            eline!("error: {e}");
             return exit::USAGE;
         }
     };
@@ -74,7 +74,7 @@ pub fn run(args: &Args) -> i32 {
         Some(plan) if !compiled.has_errors() => plan,
         _ => {
             let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
-            eprintln!(
+            eline!(
                 "error: `{}` has {} error{}; no graph drawn",
                 compiled.name,
                 errors,
@@ -90,16 +90,14 @@ pub fn run(args: &Args) -> i32 {
         match loaded {
             Ok(s) => Some(s),
             Err(warning) => {
-                eprintln!("warning: {warning}");
+                eline!("warning: {warning}");
                 None
             }
         }
     } else {
         None
     };
-    let color = args.format == GraphFormat::Text
-        && io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let color = args.format == GraphFormat::Text && super::color_for(io::stdout().is_terminal());
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let written = render::render(args.format.into(), plan, statuses.as_ref(), color, &mut out)

@@ -23,7 +23,7 @@ pub fn run(args: &Args) -> i32 {
             })
         }
         Err(e) => {
-            eprintln!("error: cannot read the specs in `{}`: {e}", dir.display());
+            eline!("error: cannot read the specs in `{}`: {e}", dir.display());
             exit::USAGE
         }
     }

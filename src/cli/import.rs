@@ -21,14 +21,27 @@ pub struct Args {
     /// loop); default `defaults.loop` beside the specs.
     #[arg(long, value_name = "FILE.loop")]
     pub defaults: Option<PathBuf>,
+    /// Overwrite the `-o` file if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Runs `loopc import`.
 pub fn run(args: &Args) -> i32 {
+    if let Some(path) = &args.output
+        && !args.force
+        && std::fs::symlink_metadata(path).is_ok()
+    {
+        eline!(
+            "error: `{}` exists; nothing imported (pass --force to overwrite it)",
+            path.display()
+        );
+        return exit::USAGE;
+    }
     let reel = match loopc::compile::compile_specs(&args.specs, args.defaults.as_deref()) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            eline!("error: {e}");
             return exit::USAGE;
         }
     };
@@ -37,7 +50,7 @@ pub fn run(args: &Args) -> i32 {
         print_compilation(c, &c.diagnostics);
     }
     let Some(plan) = &c.plan else {
-        eprintln!("error: `{}` has errors; nothing imported", c.name);
+        eline!("error: `{}` has errors; nothing imported", c.name);
         return exit::FAILURE;
     };
     let out_name = args
@@ -47,14 +60,14 @@ pub fn run(args: &Args) -> i32 {
     let text = match loopc::reel::import::checked(&reel, plan, &out_name) {
         Ok(text) => text,
         Err(ImportError::Unparsable(diags)) => {
-            eprintln!(
+            eline!(
                 "error: internal: the generated plan does not parse ({} diagnostics); please report this",
                 diags.len()
             );
             return exit::USAGE;
         }
         Err(ImportError::Differs(check)) => {
-            eprintln!(
+            eline!(
                 "error: internal: the generated plan does not compile to the specs' plan; please report this"
             );
             if !check.diagnostics.is_empty() {
@@ -64,10 +77,10 @@ pub fn run(args: &Args) -> i32 {
         }
     };
     match &args.output {
-        Some(path) => match std::fs::write(path, &text) {
+        Some(path) => match write_output(path, &text, args.force) {
             Ok(()) => exit::OK,
             Err(e) => {
-                eprintln!("error: cannot write `{}`: {e}", path.display());
+                eline!("error: cannot write `{}`: {e}", path.display());
                 exit::USAGE
             }
         },
@@ -75,4 +88,18 @@ pub fn run(args: &Args) -> i32 {
             format!("error: cannot write the plan: {e}")
         }),
     }
+}
+
+/// Writes `text` to `path`; without `force`, only if `path` does not exist
+/// (checked again at the write, so a file made meanwhile is not lost).
+fn write_output(path: &std::path::Path, text: &str, force: bool) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if force {
+        options.create(true).truncate(true);
+    } else {
+        options.create_new(true);
+    }
+    options.open(path)?.write_all(text.as_bytes())
 }

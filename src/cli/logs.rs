@@ -2,7 +2,7 @@
 //! [`loopc::run::logs`]'s files. Exit 0, or 2 when the task has no such
 //! logs.
 
-use super::{exit, say};
+use super::{current_dir, exit, say};
 
 /// `loopc logs TASK [--attempt N] [--follow]`
 #[derive(clap::Args, Debug, Clone)]
@@ -20,12 +20,9 @@ pub struct Args {
 
 /// Runs `loopc logs`.
 pub fn run(args: &Args) -> i32 {
-    let cwd = match std::env::current_dir() {
+    let cwd = match current_dir() {
         Ok(d) => d,
-        Err(e) => {
-            say(&format!("cannot read the current directory: {e}"));
-            return exit::USAGE;
-        }
+        Err(status) => return status,
     };
     let request = loopc::run::logs::LogsRequest {
         task: args.task.clone(),

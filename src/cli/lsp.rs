@@ -12,7 +12,7 @@ pub fn run() -> i32 {
         Ok(Ending::Shutdown) => exit::OK,
         Ok(Ending::Abrupt) => exit::FAILURE,
         Err(e) => {
-            eprintln!("loopc lsp: {e}");
+            eline!("loopc lsp: {e}");
             exit::FAILURE
         }
     }

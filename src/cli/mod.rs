@@ -7,6 +7,15 @@
 //! prints a command's result, never reads clap structs and never names an
 //! exit status. A closed stdout (`loopc graph … | head`) is a normal end.
 
+/// `eprintln!` for the command line: a closed stderr (`loopc check … 2>&1
+/// >/dev/null | head -1`) is a normal end, never a panic.
+macro_rules! eline {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod check;
 mod clean;
 mod exit;
@@ -30,8 +39,51 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(name = "loopc", version, about, propagate_version = true)]
 struct Cli {
+    /// When to color output: `auto` colors a terminal unless NO_COLOR is set,
+    /// CLICOLOR is 0 or TERM is dumb.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    color: ColorWhen,
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--color`: when output is colored.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum ColorWhen {
+    /// Color a terminal, unless the environment says not to.
+    #[default]
+    Auto,
+    /// Always color.
+    Always,
+    /// Never color.
+    Never,
+}
+
+/// The `--color` of this invocation (set once, in [`main`]).
+static COLOR: std::sync::OnceLock<ColorWhen> = std::sync::OnceLock::new();
+
+/// The one rule for color on every stream: `--color always` and `never` win;
+/// `auto` colors a terminal unless `NO_COLOR` is set (non-empty),
+/// `CLICOLOR=0` or `TERM=dumb`. `env` reads an environment variable.
+fn use_color(when: ColorWhen, is_terminal: bool, env: impl Fn(&str) -> Option<String>) -> bool {
+    match when {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => {
+            is_terminal
+                && env("NO_COLOR").is_none_or(|v| v.is_empty())
+                && env("CLICOLOR").is_none_or(|v| v != "0")
+                && env("TERM").is_none_or(|v| v != "dumb")
+        }
+    }
+}
+
+/// Whether output to a stream that is (or is not) a terminal is colored.
+fn color_for(is_terminal: bool) -> bool {
+    let when = COLOR.get().copied().unwrap_or_default();
+    use_color(when, is_terminal, |k| {
+        std::env::var_os(k).map(|v| v.to_string_lossy().into_owned())
+    })
 }
 
 #[derive(Subcommand)]
@@ -72,6 +124,7 @@ pub fn main() -> ExitCode {
             return status(code);
         }
     };
+    let _ = COLOR.set(cli.color);
     let code = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Graph(args) => graph::run(&args),
@@ -92,11 +145,10 @@ fn status(code: i32) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
-/// Whether human output on stderr should be colored.
+/// Whether human output on stderr is colored ([`use_color`]).
 fn stderr_color() -> ColorChoice {
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    if !no_color && io::stderr().is_terminal() {
-        ColorChoice::Auto
+    if color_for(io::stderr().is_terminal()) {
+        ColorChoice::Always
     } else {
         ColorChoice::Never
     }
@@ -147,7 +199,44 @@ fn output_status(written: io::Result<()>, failed: impl FnOnce(&io::Error) -> Str
 
 /// Prints `message` on stderr as `loopc: {message}`, the way `run`,
 /// `status` and `clean` report what stopped them.
+/// The current directory, or (having said why) exit status 2.
+fn current_dir() -> Result<std::path::PathBuf, i32> {
+    std::env::current_dir().map_err(|e| {
+        say(&format!("cannot read the current directory: {e}"));
+        exit::USAGE
+    })
+}
+
 fn say(message: &str) {
     // A closed stderr is not worth failing over.
     let _ = writeln!(io::stderr(), "loopc: {message}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_color_rule() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert!(use_color(ColorWhen::Auto, true, env(&[])));
+        assert!(!use_color(ColorWhen::Auto, false, env(&[])));
+        assert!(!use_color(ColorWhen::Auto, true, env(&[("NO_COLOR", "1")])));
+        assert!(use_color(ColorWhen::Auto, true, env(&[("NO_COLOR", "")])));
+        assert!(!use_color(ColorWhen::Auto, true, env(&[("CLICOLOR", "0")])));
+        assert!(!use_color(ColorWhen::Auto, true, env(&[("TERM", "dumb")])));
+        assert!(use_color(
+            ColorWhen::Always,
+            false,
+            env(&[("TERM", "dumb")])
+        ));
+        assert!(!use_color(ColorWhen::Never, true, env(&[])));
+    }
 }

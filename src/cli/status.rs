@@ -1,24 +1,21 @@
 //! `loopc status [--json]`: prints [`loopc::run::status`]'s report. Exit 0,
 //! or 2 when there is no readable state.
 
-use super::{exit, output_status, say, write_stdout};
+use super::{current_dir, exit, output_status, say, write_stdout};
 
 /// `loopc status [--json]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Print state.json's task list as JSON.
+    /// Print the whole state document (`.loopc/state.json`, see docs/state.md) as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 /// Runs `loopc status`.
 pub fn run(args: &Args) -> i32 {
-    let cwd = match std::env::current_dir() {
+    let cwd = match current_dir() {
         Ok(d) => d,
-        Err(e) => {
-            say(&format!("cannot read the current directory: {e}"));
-            return exit::USAGE;
-        }
+        Err(status) => return status,
     };
     let options = loopc::run::status::Options { json: args.json };
     match loopc::run::status::status(&cwd, &options) {

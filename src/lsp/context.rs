@@ -312,10 +312,10 @@ impl Scan {
             }
             return;
         }
-        // An item keyword where a field could start begins a new item
-        // (`agent` only when it is not a field, i.e. not followed by `=`).
-        let starts_item = keyword
-            .is_some_and(|k| k != BlockKind::Agent || next.is_none_or(|n| n.kind != Tok::Eq));
+        // An item keyword where a field could start begins a new item unless
+        // `=` follows it (no item starts `KEYWORD =`: `agent = a` is a field,
+        // `gate = [t]` a misspelled one), as in the parser.
+        let starts_item = keyword.is_some() && next.is_none_or(|n| n.kind != Tok::Eq);
         match (&self.field, self.after_eq, t.kind) {
             (_, _, Tok::RBrace) => self.close_item(),
             (None, _, Tok::Word) | (Some(_), false, Tok::Word) => {

@@ -300,8 +300,9 @@ enum Field {
     Depends,
 }
 
-/// A field line: `**Label:** rest` or `**Label**: rest` (also `__…__`),
-/// optionally after a list marker. Returns the field, the label text (from
+/// A field line: `**Label:** rest` or `**Label**: rest` (also `__…__`,
+/// `*…*`, `_…_`, and a plain `Depends on: rest`), optionally after a list
+/// marker. Returns the field, the label text (from
 /// the first `*`) and the rest of the line.
 fn field(line: &str) -> Option<(Field, &str, &str)> {
     let mut t = line.trim_start();
@@ -311,17 +312,20 @@ fn field(line: &str) -> Option<(Field, &str, &str)> {
             break;
         }
     }
-    let strong = if t.starts_with("**") {
-        "**"
-    } else if t.starts_with("__") {
-        "__"
+    // Bold, italic or plain: `**Depends on:**`, `*Depends on:*`,
+    // `Depends on:`; a dependency line is never dropped for its emphasis.
+    let emphasis = ["**", "__", "*", "_"]
+        .into_iter()
+        .find(|d| t.starts_with(d))
+        .unwrap_or("");
+    let inner = &t[emphasis.len()..];
+    let (label_text, mut rest) = if emphasis.is_empty() {
+        let colon = inner.find(':')?;
+        (&inner[..=colon], &inner[colon + 1..])
     } else {
-        return None;
+        let close = inner.find(emphasis)?;
+        (&inner[..close], &inner[close + emphasis.len()..])
     };
-    let inner = &t[2..];
-    let close = inner.find(strong)?;
-    let label_text = &inner[..close];
-    let mut rest = &inner[close + 2..];
     let name = match label_text.trim().strip_suffix(':') {
         Some(n) => n,
         None => {
@@ -330,7 +334,8 @@ fn field(line: &str) -> Option<(Field, &str, &str)> {
         }
     };
     let kind = match name.trim().to_ascii_lowercase().as_str() {
-        "acceptance" | "accept" | "acceptance command" => Field::Acceptance,
+        // A plain `Acceptance:` may be prose; only an emphasised one is a field.
+        "acceptance" | "accept" | "acceptance command" if !emphasis.is_empty() => Field::Acceptance,
         "depends on" | "depends-on" | "depends" | "dependencies" => Field::Depends,
         _ => return None,
     };
@@ -398,5 +403,32 @@ mod tests {
         let (_, diags) = parse("## a1b2c3d4: T\n**Acceptance:** pytest\n");
         let codes: Vec<Code> = diags.iter().map(|d| d.code).collect();
         assert_eq!(codes, [Code::E0001]);
+    }
+
+    #[test]
+    fn dependency_lines_are_read_whatever_their_emphasis() {
+        for line in [
+            "**Depends on:** b2c3d4e5",
+            "**Dependencies**: b2c3d4e5",
+            "Dependencies: b2c3d4e5",
+            "Depends on: b2c3d4e5",
+            "*Depends on:* b2c3d4e5",
+            "_Depends on_: b2c3d4e5",
+            "- depends on: b2c3d4e5",
+        ] {
+            let src = format!("## a1b2c3d4: T\n\n{line}\n**Acceptance:** `true`\n");
+            let (spec, diags) = parse(&src);
+            assert!(diags.is_empty(), "{line}: {diags:?}");
+            let deps: Vec<&str> = spec.tasks[0]
+                .depends_on
+                .iter()
+                .map(|d| d.text.as_str())
+                .collect();
+            assert_eq!(deps, ["b2c3d4e5"], "{line}");
+        }
+        // A plain `Acceptance:` line is prose, not the field.
+        let (spec, _) =
+            parse("## a1b2c3d4: T\nAcceptance: the user can log in\n**Acceptance:** `true`\n");
+        assert_eq!(spec.tasks[0].acceptance.as_ref().unwrap().text, "true");
     }
 }

@@ -232,9 +232,9 @@ fn starts_item(line: &str) -> bool {
         match rest.chars().next() {
             None => true,
             Some(c) if c.is_ascii_alphanumeric() || c == '_' || c == '-' => false,
-            // `agent = claude` is a field of a task or of `defaults`; no other
-            // item keyword is a field name, so `gate = "x"` is a broken item.
-            Some(_) => *kw != "agent" || !rest.trim_start().starts_with('='),
+            // No item starts `KEYWORD =`: `agent = claude` is a field, and
+            // `gate = [t]` a misspelled one (E0002), not a broken item.
+            Some(_) => !rest.trim_start_matches([' ', '\t']).starts_with('='),
         }
     })
 }
@@ -338,7 +338,14 @@ fn syntax_error(source: &str, at: usize, e: &pest::error::Error<Rule>) -> Diagno
         }
     }
     if found == "`,`" {
-        d = d.with_note("fields are separated by whitespace only, not commas");
+        d = d.with_note(if expected.contains("a task name") {
+            "dependencies are separated by whitespace only, as in make: `task y: x w { … }`"
+        } else {
+            "fields are separated by whitespace only, not commas"
+        });
+    }
+    if found == "`'`" {
+        d = d.with_note("strings are written in double quotes: `\"…\"`");
     }
     d
 }
