@@ -6,7 +6,7 @@
 //! through [`reel`]'s front-ends instead) → [`check`] (names, fields, types
 //! → a resolved model and diagnostics) → [`plan`] (petgraph DAG, defaults
 //! resolved, cache keys) → [`render`] (`loopc graph`), [`run`] (`loopc
-//! run`), [`fmt`], [`lsp`] or [`reel::import`].
+//! run`), [`fmt`], [`lsp`] or [`import`].
 //!
 //! [`mod@compile`] is the one front-end driver: it reads files (UTF-8 checked)
 //! into a [`source_map`], parses `.loop` plans or lowers REEL specs, checks
@@ -23,6 +23,7 @@ pub mod check;
 pub mod compile;
 pub mod diagnostic;
 pub mod fmt;
+pub mod import;
 pub mod lsp;
 pub mod model;
 pub mod origin;

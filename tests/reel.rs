@@ -5,6 +5,7 @@
 //! mutation tests together; the binary's side is in `reel_cli` and `reel_run`.
 
 use loopc::diagnostic::Code;
+use loopc::import;
 use loopc::reel::{self, Format};
 use std::path::{Path, PathBuf};
 
@@ -305,7 +306,7 @@ fn import_writes_the_same_plan_formatted() {
     for input in inputs {
         let r = compile(&input);
         let want = r.compilation.plan.as_ref().expect("a plan");
-        let text = reel::import::to_loop(&r).expect("formats");
+        let text = import::to_loop(&r).expect("formats");
         // Formatted: formatting it again changes nothing.
         assert_eq!(loopc::fmt::format_source(&text).unwrap(), text);
         let got = loopc::compile("plan.loop", &text);
@@ -338,7 +339,7 @@ fn import_names_an_unnamed_loop_and_keeps_the_defaults_comments() {
         ),
     ]);
     let r = compile(&[dir.path().join("spec.md")]);
-    let text = reel::import::to_loop(&r).unwrap();
+    let text = import::to_loop(&r).unwrap();
     assert!(text.contains("# Our agent."), "{text}");
     assert!(text.contains("loop \"spec\" {"), "{text}");
     let got = loopc::compile("other-name.loop", &text);
@@ -625,7 +626,7 @@ fn mutated_spec_directories_compile_and_render() {
             assert_eq!(json["file"], file.name.as_str());
         }
         if let Some(plan) = &c.plan {
-            let text = reel::import::to_loop(&r).expect("an import of a clean plan formats");
+            let text = import::to_loop(&r).expect("an import of a clean plan formats");
             let again = loopc::compile("plan.loop", &text);
             let keys = |p: &loopc::plan::Plan| p.tasks.iter().map(|t| t.key).collect::<Vec<_>>();
             assert_eq!(again.plan.as_ref().map(keys), Some(keys(plan)), "{text}");

@@ -5,7 +5,7 @@
 //! and nothing is written), 2 a file could not be read or written.
 
 use super::{exit, output_status, print_compilation, write_stdout};
-use loopc::reel::import::ImportError;
+use loopc::import::ImportError;
 use std::path::PathBuf;
 
 /// `loopc import SPEC… [-o plan.loop] [--defaults FILE.loop]` (`docs/reel.md`)
@@ -57,7 +57,7 @@ pub fn run(args: &Args) -> i32 {
         .output
         .as_ref()
         .map_or_else(|| "plan.loop".to_string(), |p| p.display().to_string());
-    let text = match loopc::reel::import::checked(&reel, plan, &out_name) {
+    let text = match loopc::import::checked(&reel, plan, &out_name) {
         Ok(text) => text,
         Err(ImportError::Unparsable(diags)) => {
             eline!(

@@ -24,7 +24,6 @@
 
 pub mod gherkin;
 pub mod id;
-pub mod import;
 pub mod json;
 pub mod markdown;
 
