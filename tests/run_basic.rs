@@ -201,3 +201,15 @@ fn progress_shows_non_ascii_file_names_as_they_are() {
     assert!(progress.contains("ü sp.txt"), "{progress}");
     assert!(!progress.contains("\\303"), "{progress}");
 }
+
+#[test]
+fn a_huge_parallel_runs_no_more_threads_than_tasks() {
+    // `-j 100000` on two tasks once started a thread per slot and hung.
+    let repo = Test::repo();
+    repo.plan("task a { run = \"echo a > a1.txt\" }\ntask b: a { run = \"echo b > b1.txt\" }\n");
+    repo.commit("plan");
+    let r = repo.loopc(&["run", "-j", "100000", "plan.loop"]).output();
+    assert_eq!(r.status, 0, "{r:?}");
+    assert_eq!(repo.status_of("a"), "passed");
+    assert_eq!(repo.status_of("b"), "passed");
+}

@@ -35,7 +35,7 @@ pub struct Args {
 /// How diagnostics are printed.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiagnosticFormat {
-    /// codespan-reporting's text on stderr, colored on a terminal.
+    /// Compiler-style text on stderr (the source line under each message), colored on a terminal.
     Human,
     /// One JSON object per diagnostic per line on stdout (see docs/language.md).
     Json,

@@ -66,5 +66,8 @@ fn tell(step: Cleaned) {
         Cleaned::IntegrationBranch(name) => {
             write_stdout(&format!("removed the integration branch {name}\n"))
         }
+        Cleaned::NoIntegrationBranch(name) => write_stdout(&format!(
+            "no integration branch to remove ({name} does not exist)\n"
+        )),
     };
 }

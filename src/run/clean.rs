@@ -43,6 +43,9 @@ pub enum Cleaned {
     },
     /// The integration branch of this name was deleted (`--integration`).
     IntegrationBranch(String),
+    /// `--integration`, but the integration branch of this name does not
+    /// exist (already removed): nothing to do.
+    NoIntegrationBranch(String),
 }
 
 /// Cleans up after loopc in the repository containing `cwd` (see the
@@ -150,6 +153,14 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
         match super::store::state::load(&layout.state) {
             Ok(state) => {
                 let name = state.integration_branch;
+                if git.commit_of(&format!("refs/heads/{name}"))?.is_none() {
+                    // Already gone (a second `clean --integration`): done.
+                    if ours.remove(&name) {
+                        layout::write_ledger(&layout, &ours)?;
+                    }
+                    report(Cleaned::NoIntegrationBranch(name));
+                    return Ok(());
+                }
                 let checked_out = git
                     .worktrees()?
                     .iter()

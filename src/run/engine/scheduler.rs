@@ -108,8 +108,11 @@ struct Scheduler {
 
 impl Scheduler {
     fn drive(&mut self, state: &mut RunState) -> RunOutcome {
+        // No more threads than tasks: `-j 100000` must not start 100,000
+        // threads for three tasks (at most `parallel` attempts run at once).
+        let threads = self.parallel.min(self.ctx.plan.tasks.len()).max(1);
         let pool = match rayon::ThreadPoolBuilder::new()
-            .num_threads(self.parallel)
+            .num_threads(threads)
             .thread_name(|i| format!("loopc-task-{i}"))
             .build()
         {
