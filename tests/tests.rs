@@ -34,6 +34,7 @@ mod run_hardening;
 mod run_merge;
 mod run_outcomes;
 mod run_output;
+mod run_preflight;
 mod run_resilience;
 mod run_safety;
 mod run_signals;

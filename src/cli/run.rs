@@ -84,10 +84,8 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         return Err(format!("{} has errors; nothing was run", path.display()));
     };
     // A program that is not there fails every attempt the same way: say so
-    // before any work.
-    if !args.dry_run
-        && let Err(missing) = loopc::run::engine::programs::check(&plan, &compilation, &cwd)
-    {
+    // before any work (`--dry-run` too: it refuses what `run` refuses).
+    if let Err(missing) = loopc::run::engine::programs::check(&plan, &compilation, &cwd) {
         return Err(missing.join("\nloopc: "));
     }
     let options = Options {

@@ -330,8 +330,30 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             )));
         }
     }
+    // Every check that refuses the run comes first, before anything is
+    // created, cleaned up or locked, and `--dry-run` makes the same ones:
+    // a dry run that passes is a run that starts.
+    layout.refuse_symlink().map_err(RunError::usage)?;
+    layout.check_files().map_err(RunError::usage)?;
+    let start = preflight(&git, &plan)?;
+    let slug = worktree::slug(&plan.name);
+    worktree::check_namespace(
+        &git,
+        &layout,
+        &slug,
+        plan.tasks.iter().map(|t| t.name.as_str()),
+    )
+    .map_err(RunError::usage)?;
+    // The previous run's state: unreadable is refused (the person decides).
+    let previous = if layout.state.exists() {
+        Some(store::state::load(&layout.state).map_err(RunError::usage)?)
+    } else {
+        None
+    };
     if options.dry_run {
-        let base = base_commit(&git, &plan)?;
+        for path in [layout.lock.clone(), lock::repository_lock(&git)] {
+            lock::check_free(&path, &git.root).map_err(RunError::usage)?;
+        }
         let store = if options.no_cache {
             None
         } else {
@@ -342,38 +364,27 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             &options.force,
             &git,
             store.as_ref(),
-            &base,
+            &start.base,
         )));
     }
     layout.create(&git.common_dir).map_err(RunError::usage)?;
     let _lock = lock::acquire(&layout.lock, "run", &git.root).map_err(RunError::usage)?;
     let _repo_lock =
         lock::acquire(&lock::repository_lock(&git), "run", &git.root).map_err(RunError::usage)?;
-    // The previous run's state: unreadable is refused (the person decides);
-    // a run that never finished was killed, and is cleaned up after.
-    if layout.state.exists() {
-        let previous = store::state::load(&layout.state).map_err(RunError::usage)?;
-        if previous.status == crate::state::RunStatus::Running {
-            eprintln!(
-                "loopc: the previous run (started {}) did not finish: loopc was killed; \
-                 cleaning up after it and resuming (passed tasks are replayed from the cache)",
-                previous.started_at
-            );
-        }
+    // A run that never finished was killed, and is cleaned up after.
+    if let Some(previous) = &previous
+        && previous.status == crate::state::RunStatus::Running
+    {
+        eprintln!(
+            "loopc: the previous run (started {}) did not finish: loopc was killed; \
+             cleaning up after it and resuming (passed tasks are replayed from the cache)",
+            previous.started_at
+        );
     }
-    let slug = worktree::slug(&plan.name);
     let reconciled = recover::reconcile(&git, &layout, &slug).map_err(RunError::usage)?;
     for note in &reconciled.notes {
         eprintln!("loopc: {note}");
     }
-    worktree::check_namespace(
-        &git,
-        &layout,
-        &slug,
-        plan.tasks.iter().map(|t| t.name.as_str()),
-    )
-    .map_err(RunError::usage)?;
-    let start = preflight(&git, &plan)?;
     let cache_use = scheduler::CacheUse {
         store: if options.no_cache {
             None
@@ -389,7 +400,6 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
     // Every file the run writes must be writable before anything moves: a
     // run that cannot start changes nothing.
-    layout.check_files().map_err(RunError::usage)?;
     store::state::probe(&layout.state).map_err(RunError::usage)?;
     let events = Recorder::open(&layout.events, Box::new(ui::display::Ui::detect()))
         .map_err(RunError::usage)?;

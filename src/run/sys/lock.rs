@@ -115,18 +115,7 @@ pub fn acquire(path: &Path, command: &str, checkout: &Path) -> Result<RepoLock, 
     match fs4::FileExt::try_lock(&file) {
         Ok(()) => {}
         Err(fs4::TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            let stop = match holder_pid(&holder) {
-                Some(pid) => format!("stop it (Ctrl-C or `kill {pid}`)"),
-                None => "stop it".to_string(),
-            };
-            return Err(format!(
-                "{} holds the lock {} on this repository; wait for it to finish, or {stop} \
-                 and run again",
-                describe_holder(&holder, Some(checkout)),
-                path.display(),
-            ));
+            return Err(held(&mut file, path, checkout));
         }
         Err(fs4::TryLockError::Error(e)) => {
             return Err(format!("cannot lock {}: {e}", path.display()));
@@ -143,6 +132,42 @@ pub fn acquire(path: &Path, command: &str, checkout: &Path) -> Result<RepoLock, 
     );
     let _ = file.flush();
     Ok(RepoLock { _file: file })
+}
+
+/// The message refusing a run because the lock at `path` (open as
+/// `file`) is held by the process its file names.
+fn held(file: &mut std::fs::File, path: &Path, checkout: &Path) -> String {
+    let mut holder = String::new();
+    let _ = file.read_to_string(&mut holder);
+    let stop = match holder_pid(&holder) {
+        Some(pid) => format!("stop it (Ctrl-C or `kill {pid}`)"),
+        None => "stop it".to_string(),
+    };
+    format!(
+        "{} holds the lock {} on this repository; wait for it to finish, or {stop} and run \
+         again",
+        describe_holder(&holder, Some(checkout)),
+        path.display(),
+    )
+}
+
+/// Checks, without taking it or writing anything, that no other loopc run
+/// or clean holds the lock at `path` (for `run --dry-run`, which refuses
+/// what `run` would refuse). A missing file is free.
+///
+/// Errors: the lock is held (the message is [`acquire`]'s) or the file
+/// cannot be opened.
+pub fn check_free(path: &Path, checkout: &Path) -> Result<(), String> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("cannot open {}: {e}", path.display())),
+    };
+    match fs4::FileExt::try_lock_shared(&file) {
+        Ok(()) => Ok(()),
+        Err(fs4::TryLockError::WouldBlock) => Err(held(&mut file, path, checkout)),
+        Err(fs4::TryLockError::Error(e)) => Err(format!("cannot lock {}: {e}", path.display())),
+    }
 }
 
 #[cfg(test)]

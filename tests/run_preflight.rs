@@ -1,0 +1,80 @@
+//! The checks that refuse a run come before anything changes, and
+//! `run --dry-run` makes every one of them, failing the same way with the
+//! same exit status.
+
+use crate::harness::{SIMPLE_AGENT, Test};
+
+const PLAN: &str = r#"
+loop "pre" { }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+"#;
+
+/// `loopc run` and `loopc run --dry-run` both exit 2 with `needle` on stderr.
+fn both_refuse(repo: &Test, needle: &str) {
+    for args in [&["run"][..], &["run", "--dry-run"][..]] {
+        let r = repo.loopc(args).status(2).run();
+        assert!(r.stderr.contains(needle), "{args:?}: {r:?}");
+        assert!(!r.stdout.contains("dry run of plan"), "{args:?}: {r:?}");
+    }
+}
+
+#[test]
+fn a_refused_run_cleans_nothing_up_first() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(PLAN);
+    // What a killed run leaves: a worktree on one of its task branches.
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "loopc/pre/a/1",
+        ".loopc/worktrees/a-1",
+    ]);
+    repo.write(".loopc/branches", "loopc/pre/a/1\n");
+    repo.git(&["checkout", "-q", "-b", "loop/pre"]);
+    both_refuse(&repo, "is checked out at");
+    assert!(repo.root.join(".loopc/worktrees/a-1").is_dir());
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/pre/a/1"]));
+}
+
+#[test]
+fn dry_run_refuses_a_missing_program() {
+    let repo = Test::repo();
+    repo.plan(
+        "loop \"pre\" { }\nagent bot { run = \"no-such-program-here --go\" }\n\
+         task a { agent = bot  prompt = \"x\" }\n",
+    );
+    both_refuse(&repo, "no-such-program-here");
+}
+
+#[test]
+fn dry_run_refuses_while_another_run_holds_the_lock() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(PLAN);
+    std::fs::create_dir_all(repo.root.join(".loopc")).unwrap();
+    let path = repo.root.join(".loopc/lock");
+    std::fs::write(&path, format!("pid {}\n", std::process::id())).unwrap();
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    fs4::FileExt::lock(&held).unwrap();
+    both_refuse(&repo, "holds the lock");
+    drop(held);
+    let r = repo.loopc(&["run", "--dry-run"]).status(0).run();
+    assert!(r.stdout.contains("a: run"), "{r:?}");
+}
+
+#[test]
+fn dry_run_refuses_an_unreadable_state() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(PLAN);
+    repo.write(".loopc/state.json", "{ not json");
+    both_refuse(&repo, "state.json");
+}
