@@ -35,6 +35,7 @@ mod run_merge;
 mod run_outcomes;
 mod run_output;
 mod run_preflight;
+mod run_replay;
 mod run_resilience;
 mod run_safety;
 mod run_signals;

@@ -6,12 +6,15 @@
 //! The run is simulated the way the scheduler goes: hits that fast-forward
 //! to their recorded commit first (following the branch, so later tasks'
 //! `inputs` are read where they would start), then the other tasks in
-//! topological order. Once a task would run, or a replay is not a
-//! fast-forward, the branch's future content is not known exactly; input
+//! topological order. A replay onto a new base is computed as the run
+//! computes it (the same reproducible commit), and said to run the task's
+//! checks again when its tree is not the one they passed on. Once a task
+//! would run, the branch's future content is not known exactly; input
 //! files that earlier tasks wrote are then not reported as changed (they
 //! are outputs, not edits).
 
 use super::cache::{self, Store};
+use super::replay::{self, Planned};
 use crate::plan::Key;
 use crate::plan::Plan;
 use crate::run::sys::git::Git;
@@ -102,14 +105,33 @@ impl Sim<'_> {
         };
         self.keys[i] = Some(rk.key);
         let forced = self.forced(i);
-        if !forced && let Some(entry) = self.store.get(&rk.key) {
-            if entry.parent.is_some() {
-                self.exact = false;
-            }
-            self.written.extend(entry.files.iter().cloned());
-            return "cached".into();
-        }
         let mut why = Vec::new();
+        if !forced && let Some(entry) = self.store.get(&rk.key) {
+            match replay::plan(self.git, &self.plan.tasks[i], entry, &self.head) {
+                Ok(Planned::Nothing) => {}
+                Ok(Planned::FastForward(commit)) => self.head = commit,
+                Ok(Planned::Commit { commit, gated }) => {
+                    self.head = commit;
+                    self.written.extend(entry.files.iter().cloned());
+                    return if gated {
+                        "cached (replayed onto a new base; its checks run again first)".into()
+                    } else {
+                        "cached (replayed onto a new base)".into()
+                    };
+                }
+                Ok(Planned::Conflict(paths)) => {
+                    why.push(format!(
+                        "its cached work conflicts with the base in {}",
+                        paths.join(", ")
+                    ));
+                }
+                Err(e) => why.push(format!("its cached work cannot be replayed: {e}")),
+            }
+            if why.is_empty() {
+                self.written.extend(entry.files.iter().cloned());
+                return "cached".into();
+            }
+        }
         if forced {
             why.push("forced".to_string());
         }
@@ -183,7 +205,7 @@ pub fn report(
     let mut out = String::new();
     let mut cached = 0;
     for (task, line) in plan.tasks.iter().zip(&lines) {
-        if line == "cached" {
+        if line.starts_with("cached") {
             cached += 1;
         }
         out.push_str(&format!("{}: {line}\n", task.name));

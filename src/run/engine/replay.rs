@@ -107,10 +107,41 @@ impl RunCache {
         } else {
             apply(ctx, i, serial, entry, head, earlier, &mut cost)
         };
-        if matches!(replayed, Replay::Done { .. }) {
+        if let Replay::Done { commit, how } = &replayed {
             self.keys[i] = Some(rk.key);
+            // A replay onto a new head made a new commit (after its checks
+            // ran again, for `gated`): recorded under the same key, so that
+            // the next run from this head fast-forwards to it, checks and
+            // all paid once.
+            if matches!(*how, "replay" | "gated") {
+                self.re_record(ctx, entry, head, commit);
+            }
         }
         (replayed, cost)
+    }
+
+    /// Records `entry` again as replayed onto `head`, giving `commit`.
+    /// Failures are notes on the display (the next run replays again).
+    fn re_record(&mut self, ctx: &RunCtx, entry: &Entry, head: &str, commit: &str) {
+        let Some(store) = self.cache.store.as_mut() else {
+            return;
+        };
+        let recorded = ctx.git.tree_of(commit).and_then(|gated_tree| {
+            store.record(
+                &ctx.git,
+                Entry {
+                    recorded_at: crate::run::time::now_rfc3339(),
+                    recorded_unix_ms: cache::unix_ms(),
+                    commit: commit.to_string(),
+                    parent: Some(head.to_string()),
+                    gated_tree,
+                    ..entry.clone()
+                },
+            )
+        });
+        if let Err(e) = recorded {
+            ctx.events.ui().line(&format!("loopc: cache: {e}"));
+        }
     }
 
     /// Records task `i`'s pass in the cache (step 8): its work started at
@@ -185,12 +216,73 @@ pub enum Replay {
     Stopped,
 }
 
+/// What replaying a cache entry onto a head would do, found without
+/// changing any ref or checkout ([`plan`]); `--dry-run` reports it, the run
+/// carries it out ([`apply`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Planned {
+    /// The task changed nothing, or its work is in the head already.
+    Nothing,
+    /// The entry was recorded on this head: the branch moves to its commit.
+    FastForward(String),
+    /// A new commit (reproducible: the recorded commit's identity and
+    /// dates) with the task's work on top of the head.
+    Commit {
+        /// The replayed commit.
+        commit: String,
+        /// Whether its tree is not the one the task's gates passed on, so
+        /// that its checks run again before it lands.
+        gated: bool,
+    },
+    /// The task's recorded work conflicts with the head in these paths.
+    Conflict(Vec<String>),
+}
+
+/// The commit message of a replay of `task`'s work.
+fn replay_message(task: &crate::plan::Task) -> String {
+    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
+    format!(
+        "loop({}): {title}\n\nReplayed from the loopc cache.",
+        task.name
+    )
+}
+
+/// What replaying `entry` of `task` onto `head` would do. Writes at most
+/// git objects (a merged tree and the replayed commit), never a ref.
+///
+/// Errors: git fails.
+pub fn plan(
+    git: &crate::run::sys::git::Git,
+    task: &crate::plan::Task,
+    entry: &Entry,
+    head: &str,
+) -> Result<Planned, String> {
+    let Some(parent) = entry.parent.as_deref() else {
+        return Ok(Planned::Nothing);
+    };
+    if parent == head {
+        return Ok(Planned::FastForward(entry.commit.clone()));
+    }
+    let tree = match git.merge_tree_onto(parent, head, &entry.commit)? {
+        MergeTree::Clean(tree) => tree,
+        MergeTree::Conflict(paths) => return Ok(Planned::Conflict(paths)),
+    };
+    if git.tree_of(head)? == tree {
+        return Ok(Planned::Nothing);
+    }
+    let commit = git.commit_tree_like(&tree, &[head], &replay_message(task), &entry.commit)?;
+    Ok(Planned::Commit {
+        commit,
+        gated: tree != entry.gated_tree,
+    })
+}
+
 /// Replays `entry` (task index `task`) onto the integration branch at
-/// `head`, without touching any checkout. A replay whose tree the task's
-/// gates passed on (or that changes nothing) advances without checks; any
-/// other runs the task's checks and `earlier` on the result first, in a
-/// scratch worktree; checks log to `.loopc/logs/<task>/replay/`.
-/// `cost` receives agent gates' costs.
+/// `head`, without touching any checkout ([`plan`]). A replay whose tree
+/// the task's gates passed on (or that changes nothing) advances without
+/// checks; any other runs the task's checks and `earlier` on the result
+/// first, in a scratch worktree; checks log to
+/// `.loopc/logs/<task>/replay/`. `cost` receives agent gates' costs.
 pub fn apply(
     ctx: &RunCtx,
     task: usize,
@@ -201,89 +293,27 @@ pub fn apply(
     cost: &mut Cost,
 ) -> Replay {
     let task = &ctx.plan.tasks[task];
-    let moved = || {
-        Replay::Miss(format!(
-            "{} moved while loopc was running; it must only be changed by loopc during a run",
-            ctx.integration_ref
-        ))
-    };
-    let Some(parent) = entry.parent.as_deref() else {
-        return Replay::Done {
-            commit: head.to_string(),
-            how: "none",
-        };
-    };
-    if parent == head {
-        return match ctx
-            .git
-            .update_ref(&ctx.integration_ref, &entry.commit, Some(head))
-        {
-            Ok(true) => Replay::Done {
-                commit: entry.commit.clone(),
-                how: "fast_forward",
-            },
-            Ok(false) => moved(),
-            Err(e) => Replay::Miss(e),
-        };
-    }
-    let tree = match ctx.git.merge_tree_onto(parent, head, &entry.commit) {
-        Ok(MergeTree::Clean(tree)) => tree,
-        Ok(MergeTree::Conflict(paths)) => {
-            return Replay::Miss(format!("replay conflicts in {}", paths.join(", ")));
-        }
-        Err(e) => return Replay::Miss(e),
-    };
-    match ctx.git.tree_of(head) {
-        Ok(t) if t == tree => {
+    let (replayed, gated) = match plan(&ctx.git, task, entry, head) {
+        Ok(Planned::Nothing) => {
             return Replay::Done {
                 commit: head.to_string(),
                 how: "none",
             };
         }
-        Ok(_) => {}
-        Err(e) => return Replay::Miss(e),
-    }
-    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
-    let message = format!(
-        "loop({}): {title}\n\nReplayed from the loopc cache.",
-        task.name
-    );
-    let replayed = match ctx.git.commit_tree(&tree, &[head], &message) {
-        Ok(c) => c,
+        Ok(Planned::FastForward(commit)) => (commit, None),
+        Ok(Planned::Commit { commit, gated }) => (commit, Some(gated)),
+        Ok(Planned::Conflict(paths)) => {
+            return Replay::Miss(format!("replay conflicts in {}", paths.join(", ")));
+        }
         Err(e) => return Replay::Miss(e),
     };
-    let how = if tree == entry.gated_tree {
-        "replay"
-    } else {
-        let files = match AttemptFiles::create(&ctx.layout, &task.name, "replay", None) {
-            Ok(f) => f,
-            Err(e) => return Replay::Miss(e),
-        };
-        if let Err(e) = ctx.git.diff_to_file(head, &replayed, &files.diff) {
-            return Replay::Miss(e);
-        }
-        ctx.events.emit(Event::Phase {
-            task: task.name.clone(),
-            attempt: 0,
-            phase: "replay".into(),
-            gate: None,
-        });
-        match gate_in_scratch(ctx, task, 0, serial, &files, &replayed, head, earlier, cost) {
-            Verdict::Pass => "gated",
-            Verdict::Stopped => return Replay::Stopped,
-            Verdict::Reject { reason, .. } => {
-                return Replay::Miss(format!("the replayed work failed its checks: {reason}"));
-            }
-            Verdict::Limited(l) => {
-                return Replay::Miss(format!(
-                    "the replayed work could not be checked: agent `{}` hit a limit: {}",
-                    l.agent, l.message
-                ));
-            }
-            Verdict::Blocked(why) | Verdict::Error(why) => {
-                return Replay::Miss(format!("the replayed work could not be checked: {why}"));
-            }
-        }
+    let how = match gated {
+        None => "fast_forward",
+        Some(false) => "replay",
+        Some(true) => match gate_replay(ctx, task, serial, head, &replayed, earlier, cost) {
+            Ok(()) => "gated",
+            Err(not) => return not,
+        },
     };
     match ctx
         .git
@@ -293,7 +323,48 @@ pub fn apply(
             commit: replayed,
             how,
         },
-        Ok(false) => moved(),
+        Ok(false) => Replay::Miss(format!(
+            "{} moved while loopc was running; it must only be changed by loopc during a run",
+            ctx.integration_ref
+        )),
         Err(e) => Replay::Miss(e),
+    }
+}
+
+/// Runs `task`'s checks and `earlier` on `replayed` (its work replayed onto
+/// `head`) in a scratch worktree. Errors: how the replay ends instead.
+fn gate_replay(
+    ctx: &RunCtx,
+    task: &crate::plan::Task,
+    serial: u32,
+    head: &str,
+    replayed: &str,
+    earlier: &[Check],
+    cost: &mut Cost,
+) -> Result<(), Replay> {
+    let files =
+        AttemptFiles::create(&ctx.layout, &task.name, "replay", None).map_err(Replay::Miss)?;
+    ctx.git
+        .diff_to_file(head, replayed, &files.diff)
+        .map_err(Replay::Miss)?;
+    ctx.events.emit(Event::Phase {
+        task: task.name.clone(),
+        attempt: 0,
+        phase: "replay".into(),
+        gate: None,
+    });
+    match gate_in_scratch(ctx, task, 0, serial, &files, replayed, head, earlier, cost) {
+        Verdict::Pass => Ok(()),
+        Verdict::Stopped => Err(Replay::Stopped),
+        Verdict::Reject { reason, .. } => Err(Replay::Miss(format!(
+            "the replayed work failed its checks: {reason}"
+        ))),
+        Verdict::Limited(l) => Err(Replay::Miss(format!(
+            "the replayed work could not be checked: agent `{}` hit a limit: {}",
+            l.agent, l.message
+        ))),
+        Verdict::Blocked(why) | Verdict::Error(why) => Err(Replay::Miss(format!(
+            "the replayed work could not be checked: {why}"
+        ))),
     }
 }

@@ -596,6 +596,44 @@ impl Git {
         self.read(&args)
     }
 
+    /// Like [`Git::commit_tree`], with the author and committer (names,
+    /// e-mails and dates) of commit `like` instead of now's: the same
+    /// tree, parents and message then give the same commit id on every
+    /// run (a cache replay is reproducible).
+    ///
+    /// Errors: git fails or `like` is not a commit.
+    pub fn commit_tree_like(
+        &self,
+        tree: &str,
+        parents: &[&str],
+        message: &str,
+        like: &str,
+    ) -> Result<String, String> {
+        let who = self.read(&[
+            "show",
+            "-s",
+            "--date=raw",
+            "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd",
+            like,
+        ])?;
+        let fields: Vec<&str> = who.split('\0').collect();
+        let [an, ae, ad, cn, ce, cd] = fields.as_slice() else {
+            return Err(format!("cannot read the identity of commit {like}: {who}"));
+        };
+        let mut git = self.clone();
+        for (k, v) in [
+            ("GIT_AUTHOR_NAME", an),
+            ("GIT_AUTHOR_EMAIL", ae),
+            ("GIT_AUTHOR_DATE", ad),
+            ("GIT_COMMITTER_NAME", cn),
+            ("GIT_COMMITTER_EMAIL", ce),
+            ("GIT_COMMITTER_DATE", cd),
+        ] {
+            git.env.push((k.to_string(), v.to_string()));
+        }
+        git.commit_tree(tree, parents, message)
+    }
+
     /// Whether the main worktree is in the middle of a merge, rebase,
     /// cherry-pick or revert (spec: "dirty merge state").
     pub fn operation_in_progress(&self) -> Result<Option<&'static str>, String> {
