@@ -25,6 +25,7 @@ mod run_agents;
 mod run_basic;
 mod run_branches;
 mod run_budget;
+mod run_budget_order;
 mod run_cache;
 mod run_cli;
 mod run_crash;

@@ -59,7 +59,18 @@ pub struct Meter {
     /// does not trip on it (spec §5: independent work goes on after a failed
     /// task), but the streak keeps counting into the next failure.
     pub breaker_spares_streak: bool,
+    /// When (milliseconds from the start) limits were reached.
+    reached: Reached,
     start: Instant,
+}
+
+/// When the limits other than `time` were reached, in milliseconds from the
+/// run's start (`None`: not reached).
+#[derive(Debug, Clone, Default)]
+struct Reached {
+    cost: Option<u64>,
+    iterations: Option<u64>,
+    failures: Option<u64>,
 }
 
 impl Meter {
@@ -69,6 +80,7 @@ impl Meter {
             limits,
             spent: Spent::default(),
             breaker_spares_streak: false,
+            reached: Reached::default(),
             start: Instant::now(),
         }
     }
@@ -83,48 +95,110 @@ impl Meter {
         self.spent.elapsed_ms = self.start.elapsed().as_millis() as u64;
     }
 
+    /// Milliseconds from the run's start to `at` (0 before it).
+    pub fn ms_at(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.start).as_millis() as u64
+    }
+
+    /// Milliseconds since the run's start.
+    pub fn now_ms(&self) -> u64 {
+        self.ms_at(Instant::now())
+    }
+
+    /// An attempt (an agent's: `agent`) finished at `at_ms`, after its cost
+    /// was charged: notes when the `cost`, `iterations` and `failures`
+    /// limits were reached, for [`Meter::exhausted_at`].
+    pub fn note_finished(&mut self, at_ms: u64, agent: bool) {
+        let s = &self.spent;
+        let cost = self.limits.cost.is_some_and(|l| s.cost_micro_usd >= l);
+        let iterations = agent && self.limits.iterations.is_some_and(|l| s.iterations >= l);
+        let failures = self.limits.failures > 0 && s.consecutive_failures >= self.limits.failures;
+        for (hit, slot) in [
+            (cost, &mut self.reached.cost),
+            (iterations, &mut self.reached.iterations),
+            (failures, &mut self.reached.failures),
+        ] {
+            if !hit {
+                *slot = None;
+            } else if slot.is_none() {
+                *slot = Some(at_ms);
+            }
+        }
+    }
+
     /// The budget that forbids starting another attempt (`agent`: whether it
     /// is an agent attempt), as a message naming it and what was spent.
     pub fn exhausted(&mut self, agent: bool) -> Option<String> {
+        self.exhausted_at(agent).map(|(_, why)| why)
+    }
+
+    /// Like [`Meter::exhausted`], with when (milliseconds from the run's
+    /// start) the limit was reached. Of several limits spent, the one
+    /// reached first is named: `time` at its limit, `cost`, `iterations`
+    /// and the circuit breaker when the attempt that spent them finished
+    /// ([`Meter::note_finished`]; now, if not noted). Ties go to `time`,
+    /// then `cost`, `iterations`, the breaker: the answer never depends on
+    /// the order in which the scheduler noticed them.
+    pub fn exhausted_at(&mut self, agent: bool) -> Option<(u64, String)> {
         self.tick();
+        let now = self.now_ms();
+        let mut spent: Vec<(u64, String)> = self.time_spent().into_iter().collect();
         let s = &self.spent;
+        if let Some(limit) = self.limits.cost
+            && s.cost_micro_usd >= limit
+        {
+            spent.push((
+                self.reached.cost.unwrap_or(now),
+                format!(
+                    "budget `cost` spent: {} of {}",
+                    crate::run::time::dollars(s.cost_micro_usd),
+                    crate::run::time::dollars(limit)
+                ),
+            ));
+        }
         if let Some(limit) = self.limits.iterations
             && agent
             && s.iterations >= limit
         {
-            return Some(format!(
-                "budget `iterations` spent: {} of {limit} agent attempts",
-                s.iterations
-            ));
-        }
-        if let Some(limit) = self.limits.cost
-            && s.cost_micro_usd >= limit
-        {
-            return Some(format!(
-                "budget `cost` spent: {} of {}",
-                crate::run::time::dollars(s.cost_micro_usd),
-                crate::run::time::dollars(limit)
-            ));
-        }
-        if let Some(limit) = self.limits.time
-            && self.start.elapsed() >= limit
-        {
-            return Some(format!(
-                "budget `time` spent: {} of {}",
-                crate::run::time::human_duration(self.start.elapsed()),
-                crate::run::time::human_duration(limit)
+            spent.push((
+                self.reached.iterations.unwrap_or(now),
+                format!(
+                    "budget `iterations` spent: {} of {limit} agent attempts",
+                    s.iterations
+                ),
             ));
         }
         if self.limits.failures > 0
             && s.consecutive_failures >= self.limits.failures
             && !self.breaker_spares_streak
         {
-            return Some(format!(
-                "circuit breaker: {} failed attempts in a row (budget `failures` = {})",
-                s.consecutive_failures, self.limits.failures
+            spent.push((
+                self.reached.failures.unwrap_or(now),
+                format!(
+                    "circuit breaker: {} failed attempts in a row (budget `failures` = {})",
+                    s.consecutive_failures, self.limits.failures
+                ),
             ));
         }
-        None
+        // `min_by_key` keeps the first of equals: the order above.
+        spent.into_iter().min_by_key(|(at, _)| *at)
+    }
+
+    /// The `time` budget's limit and the message naming it, once it is
+    /// spent (a check or an attempt stopped by it names it so).
+    pub fn time_spent(&self) -> Option<(u64, String)> {
+        let limit = self.limits.time?;
+        if self.start.elapsed() < limit {
+            return None;
+        }
+        Some((
+            limit.as_millis() as u64,
+            format!(
+                "budget `time` spent: {} of {}",
+                crate::run::time::human_duration(self.start.elapsed()),
+                crate::run::time::human_duration(limit)
+            ),
+        ))
     }
 
     /// Whether a cost budget is set (then an unknown cost must not count as zero).

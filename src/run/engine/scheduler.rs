@@ -10,20 +10,21 @@
 //! and recording cache entries is [`super::replay`]'s; the merge is
 //! [`super::merge`]'s.
 //!
+//! Looking tasks up in the cache and replaying hits is in [`cached`].
+//!
 //! Over 600 lines: the coordinator's loop, starting attempts, carrying out
 //! actions and the checks only it can make (the integration branch, the
 //! user's refs, waits for agents' limits) share its one `Scheduler`.
 
 use super::attempt::{self, AttemptInput, AttemptResult, Outcome};
 use super::budget::{Cost, Meter};
-use super::cache::{Entry, RunKey};
 use super::context::RunCtx;
 use super::gate::{self, Check};
 use super::guard;
 use super::merge;
 pub use super::replay::CacheUse;
-use super::replay::{Replay, RunCache};
-use super::transition::{self, Action, Books, Finished, Replayed, StopKind};
+use super::replay::RunCache;
+use super::transition::{self, Action, Books, Finished, StopKind};
 use crate::run::Outcome as RunOutcome;
 use crate::run::store::events::Event;
 use crate::run::store::layout;
@@ -34,6 +35,8 @@ use crate::state::{RunState, RunStatus, TaskStatus};
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+mod cached;
 
 /// How the run ended.
 #[derive(Debug)]
@@ -122,7 +125,7 @@ impl Scheduler {
                 return self.finish(state);
             }
         };
-        let (tx, rx) = mpsc::channel::<AttemptResult>();
+        let (tx, rx) = mpsc::channel::<(AttemptResult, Instant)>();
         self.save(state);
         loop {
             if interrupt::requested() && self.books.stop_kind() != Some(StopKind::Interrupted) {
@@ -132,8 +135,8 @@ impl Scheduler {
             if self.past_deadline() {
                 // `time` also stops running attempts (their subprocesses see
                 // the same deadline through `Control`).
-                if let Some(reason) = self.books.meter.exhausted(false) {
-                    self.set_stop(StopKind::Budget, reason);
+                if let Some((at, reason)) = self.books.meter.exhausted_at(false) {
+                    self.books.set_budget_stop(at, reason);
                 }
             }
             if self.books.stop.is_none() {
@@ -143,9 +146,9 @@ impl Scheduler {
                 break;
             }
             match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(result) => {
+                Ok((result, ended)) => {
                     self.running -= 1;
-                    self.finished(state, result);
+                    self.finished(state, result, ended);
                     self.save(state);
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
@@ -195,11 +198,12 @@ impl Scheduler {
             crate::run::time::human_duration(wait)
         );
         let waited = Duration::from_millis(self.books.meter.spent.waited_ms) + wait;
+        let now_ms = self.books.meter.now_ms();
         if let Some(cap) = self.books.meter.limits.wait
             && waited > cap
         {
-            self.set_stop(
-                StopKind::Budget,
+            self.books.set_budget_stop(
+                now_ms,
                 format!(
                     "budget `wait` spent: waiting for {}'s usage limit ({said}) would make {}                      of waiting, over {}",
                     l.agent,
@@ -210,8 +214,8 @@ impl Scheduler {
         } else if let Some(d) = self.books.meter.deadline()
             && until > d
         {
-            self.set_stop(
-                StopKind::Budget,
+            self.books.set_budget_stop(
+                now_ms,
                 format!(
                     "budget `time` ends before {}'s usage limit resets ({said})",
                     l.agent
@@ -272,7 +276,7 @@ impl Scheduler {
         &mut self,
         state: &mut RunState,
         pool: &rayon::ThreadPool,
-        tx: &mpsc::Sender<AttemptResult>,
+        tx: &mpsc::Sender<(AttemptResult, Instant)>,
     ) {
         self.replay_fast_forwards(state);
         for i in 0..self.ctx.plan.tasks.len() {
@@ -310,8 +314,8 @@ impl Scheduler {
                 continue;
             }
             let is_agent = matches!(task.kind, crate::plan::TaskKind::Agent { .. });
-            if let Some(reason) = self.books.meter.exhausted(is_agent) {
-                self.set_stop(StopKind::Budget, reason);
+            if let Some((at, reason)) = self.books.meter.exhausted_at(is_agent) {
+                self.books.set_budget_stop(at, reason);
                 return;
             }
             let (attempt, retry) =
@@ -371,7 +375,9 @@ impl Scheduler {
                     report: None,
                     input: fallback,
                 });
-                let _ = tx.send(result);
+                // When it ended, measured here: the coordinator may get to
+                // it later, after a budget it noticed meanwhile.
+                let _ = tx.send((result, Instant::now()));
             });
             self.save(state);
         }
@@ -433,9 +439,9 @@ impl Scheduler {
         }
     }
 
-    /// Handles one finished attempt: merges a pass (step 7), then applies
+    /// Handles one attempt that finished at `ended`: merges a pass (step 7), then applies
     /// [`transition::finished`].
-    fn finished(&mut self, state: &mut RunState, mut r: AttemptResult) {
+    fn finished(&mut self, state: &mut RunState, mut r: AttemptResult, ended: Instant) {
         self.check_integration();
         let i = r.input.task;
         // Refs that are not loopc's changed while the attempt ran: it fails
@@ -471,6 +477,7 @@ impl Scheduler {
             now: now_rfc3339(),
             signalled: interrupt::requested(),
             past_deadline: self.past_deadline(),
+            ended_ms: self.books.meter.ms_at(ended),
             agent_started: r.agent_started,
             logs: r
                 .files
@@ -578,116 +585,6 @@ impl Scheduler {
                 self.merged_checks.push(c);
             }
         }
-    }
-
-    /// Step 1: looks task `i` up in the cache and replays a hit. Returns
-    /// true when the task is done (`cached`).
-    fn try_cache(&mut self, state: &mut RunState, i: usize) -> bool {
-        match self.cache.lookup(&self.ctx, i, &self.head) {
-            Some((rk, entry)) => self.replay(state, i, rk, entry),
-            None => false,
-        }
-    }
-
-    /// Replays first the hits that fast-forward to their recorded commit
-    /// (or change nothing), as long as there are any: a rerun then follows
-    /// the order in which an earlier (parallel) run merged, reproducing its
-    /// commits without checks or worktrees, whatever the plan's order.
-    fn replay_fast_forwards(&mut self, state: &mut RunState) {
-        // Fast-forwards only move `self.head`; the branch itself moves once,
-        // at the end, by compare-and-swap from where it was (every commit in
-        // between passed its gates, so the jump keeps the §5 invariant). A
-        // no-op rerun of a large plan then costs one `update-ref`, and state
-        // is saved once per pass rather than once per task.
-        let ref_head = self.head.clone();
-        self.defer_ref = true;
-        loop {
-            let mut progressed = false;
-            for i in 0..self.ctx.plan.tasks.len() {
-                if self.books.stop.is_some() {
-                    break;
-                }
-                let slot = &self.books.slots[i];
-                if !transition::ready(&self.ctx.plan, state, i)
-                    || state.tasks[i].attempts != 0
-                    || slot.infra != 0
-                    || slot.cache_tried
-                {
-                    continue;
-                }
-                let Some((rk, entry)) = self.cache.lookup(&self.ctx, i, &self.head) else {
-                    continue;
-                };
-                if entry.parent.as_ref().is_some_and(|p| *p != self.head) {
-                    continue;
-                }
-                self.books.slots[i].cache_tried = true;
-                progressed |= self.replay(state, i, rk, entry);
-            }
-            self.save(state);
-            if !progressed || self.books.stop.is_some() {
-                break;
-            }
-        }
-        self.defer_ref = false;
-        if self.head != ref_head {
-            match self
-                .ctx
-                .git
-                .update_ref(&self.ctx.integration_ref, &self.head, Some(&ref_head))
-            {
-                Ok(true) => {}
-                Ok(false) => self.set_stop(
-                    StopKind::BranchMoved,
-                    format!(
-                        "{} moved while loopc was replaying the cache; it must only be \
-                         changed by loopc during a run",
-                        self.ctx.integration_ref
-                    ),
-                ),
-                Err(e) => self.set_stop(StopKind::BranchMoved, e),
-            }
-            self.save(state);
-        }
-    }
-
-    /// Replays the hit `entry` of task `i` (key `rk`) and applies
-    /// [`transition::replayed`]. Returns true when the task is done
-    /// (`cached`); false on a miss.
-    fn replay(&mut self, state: &mut RunState, i: usize, rk: RunKey, entry: Entry) -> bool {
-        let head = self.head.clone();
-        self.next_serial(i);
-        let since = Instant::now();
-        let (result, cost): (Replay, Cost) = self.cache.replay(
-            &self.ctx,
-            i,
-            self.books.slots[i].serial,
-            &rk,
-            &entry,
-            &head,
-            &self.merged_checks,
-            self.defer_ref,
-        );
-        let done = match &result {
-            Replay::Done { commit, .. } => {
-                self.head = commit.clone();
-                true
-            }
-            Replay::Miss(_) | Replay::Stopped => false,
-        };
-        let replayed = Replayed {
-            task: i,
-            key: rk.key.to_hex(),
-            result,
-            summary: entry.summary,
-            files: entry.files,
-            cost,
-            elapsed_ms: since.elapsed().as_millis() as u64,
-            now: now_rfc3339(),
-        };
-        let actions = transition::replayed(&self.ctx.plan, state, &mut self.books, replayed);
-        self.apply(state, i, actions, None);
-        done
     }
 
     fn finish(&mut self, state: &mut RunState) -> RunOutcome {

@@ -32,6 +32,16 @@ pub enum StopKind {
     BranchMoved,
 }
 
+/// How much a reason to stop weighs (see [`Books::set_stop`]).
+fn rank(kind: StopKind) -> u8 {
+    match kind {
+        StopKind::BranchMoved => 4,
+        StopKind::Interrupted => 3,
+        StopKind::Budget => 2,
+        StopKind::FailedTask => 1,
+    }
+}
+
 /// Per-task bookkeeping that is not saved.
 #[derive(Debug, Default)]
 pub struct Slot {
@@ -67,6 +77,9 @@ pub struct Books {
     pub streak: Vec<usize>,
     /// Why the run stops starting work, once it does.
     pub stop: Option<(StopKind, String)>,
+    /// For a budget stop: when (milliseconds from the run's start) its
+    /// limit was reached.
+    stop_at: u64,
 }
 
 impl Books {
@@ -77,25 +90,42 @@ impl Books {
             slots: (0..plan.tasks.len()).map(|_| Slot::default()).collect(),
             streak: Vec::new(),
             stop: None,
+            stop_at: u64::MAX,
         }
     }
 
     /// Stops the run for `kind` unless it is stopping for a weightier
     /// reason already: a foreign move of the integration branch outranks an
     /// interrupt, which outranks a budget stop, which outranks a failed task.
+    /// A budget stop set so counts as reached now, after any other
+    /// ([`Books::set_budget_stop`]).
     pub fn set_stop(&mut self, kind: StopKind, reason: String) {
-        let rank = |k: StopKind| match k {
-            StopKind::BranchMoved => 4,
-            StopKind::Interrupted => 3,
-            StopKind::Budget => 2,
-            StopKind::FailedTask => 1,
-        };
+        if kind == StopKind::Budget {
+            return self.set_budget_stop(u64::MAX, reason);
+        }
         if self
             .stop
             .as_ref()
             .is_none_or(|(k, _)| rank(kind) > rank(*k))
         {
             self.stop = Some((kind, reason));
+        }
+    }
+
+    /// Stops the run for a budget whose limit was reached at `at_ms`
+    /// (milliseconds from the run's start), unless it is stopping for a
+    /// weightier reason ([`Books::set_stop`]); of two budget stops, the
+    /// limit reached first is the reason, however late the scheduler
+    /// noticed it (ties keep the first).
+    pub fn set_budget_stop(&mut self, at_ms: u64, reason: String) {
+        let replace = match &self.stop {
+            None => true,
+            Some((StopKind::Budget, _)) => at_ms < self.stop_at,
+            Some((k, _)) => rank(StopKind::Budget) > rank(*k),
+        };
+        if replace {
+            self.stop = Some((StopKind::Budget, reason));
+            self.stop_at = at_ms;
         }
     }
 
@@ -115,21 +145,25 @@ impl Books {
     }
 
     /// Charges task `i` what was spent (`cost`, and `elapsed_ms` of its
-    /// time); an unknown cost under a cost budget stops the run with the
-    /// message `unknown(agent)` makes.
+    /// time) by an attempt or replay that ended at `ended_ms` (from the
+    /// run's start); an unknown cost under a cost budget stops the run with
+    /// the message `unknown(agent)` makes.
+    #[allow(clippy::too_many_arguments)]
     fn charge(
         &mut self,
         state: &mut RunState,
         i: usize,
         cost: &Cost,
         elapsed_ms: Option<u64>,
+        ended_ms: u64,
         unknown: impl FnOnce(&str) -> String,
     ) {
         // Unknown costs were charged the agent's cap where it has one; one
-        // without a cap under a cost budget stops the run.
+        // without a cap under a cost budget stops the run, as reached when
+        // the attempt ended (a `time` budget spent before then is named).
         if cost.unknown && self.meter.counts_cost() {
             let name = cost.unknown_agent.as_deref().unwrap_or("?");
-            self.set_stop(StopKind::Budget, unknown(name));
+            self.set_budget_stop(ended_ms, unknown(name));
         }
         self.meter.spent.cost_micro_usd += cost.micro_usd;
         let ts = &mut state.tasks[i];
@@ -284,6 +318,9 @@ pub struct Finished {
     pub signalled: bool,
     /// Whether the `time` budget has run out.
     pub past_deadline: bool,
+    /// When the attempt ended, in milliseconds from the run's start
+    /// (measured where it ran, not when the scheduler got to it).
+    pub ended_ms: u64,
     /// Whether the agent (or command) had started: from then on the
     /// attempt counts, and an infrastructure failure after it is a failed
     /// attempt, not one retried for free.
@@ -300,7 +337,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
     let i = f.task;
     let task = &plan.tasks[i];
     let mut out = Vec::new();
-    books.charge(state, i, &f.cost, f.elapsed_ms, |name| {
+    books.charge(state, i, &f.cost, f.elapsed_ms, f.ended_ms, |name| {
         format!(
             "the cost of task `{}` attempt {} could not be read from agent `{name}` \
              and it has no `cost` cap; a cost budget is set, so the run stops",
@@ -345,6 +382,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         out.push(Action::KeepWorktree);
     }
     let cost_micro_usd = (!f.cost.unknown).then_some(f.cost.micro_usd);
+    let ended_ms = f.ended_ms;
     state.tasks[i].history.push(state::AttemptRecord {
         attempt: f.attempt,
         outcome: word.to_string(),
@@ -496,6 +534,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
             );
         }
     }
+    books.meter.note_finished(ended_ms, is_agent(plan, i));
     out
 }
 
@@ -524,6 +563,11 @@ pub struct Replayed {
     pub cost: Cost,
     /// Milliseconds it took.
     pub elapsed_ms: u64,
+    /// When it ended, in milliseconds from the run's start.
+    pub ended_ms: u64,
+    /// Whether a check it ran was stopped by the `time` budget (not by
+    /// Ctrl-C or SIGTERM): the run stops for the budget.
+    pub by_deadline: bool,
     /// Now (RFC 3339).
     pub now: String,
 }
@@ -537,7 +581,7 @@ pub fn replayed(plan: &Plan, state: &mut RunState, books: &mut Books, r: Replaye
     let i = r.task;
     let task = &plan.tasks[i];
     let mut out = Vec::new();
-    books.charge(state, i, &r.cost, Some(r.elapsed_ms), |name| {
+    books.charge(state, i, &r.cost, Some(r.elapsed_ms), r.ended_ms, |name| {
         format!(
             "the cost of agent `{name}`, gating the replay of task `{}`, could not be \
              read and it has no `cost` cap; a cost budget is set, so the run stops",
@@ -573,7 +617,10 @@ pub fn replayed(plan: &Plan, state: &mut RunState, books: &mut Books, r: Replaye
             key: r.key,
             reason,
         })),
-        Replay::Stopped => books.set_stop(StopKind::Interrupted, "interrupted".into()),
+        Replay::Stopped => match books.meter.time_spent() {
+            Some((at, why)) if r.by_deadline => books.set_budget_stop(at, why),
+            _ => books.set_stop(StopKind::Interrupted, "interrupted".into()),
+        },
     }
     out
 }

@@ -81,6 +81,7 @@ fn attempt_after(
             now: "t2".into(),
             signalled: false,
             past_deadline: false,
+            ended_ms: 5,
             agent_started,
             logs: Some("logs/a/1".into()),
             agent: None,
@@ -355,6 +356,7 @@ fn interrupted_attempts_count_only_when_the_time_budget_stopped_them() {
         now: "t2".into(),
         signalled,
         past_deadline,
+        ended_ms: 5,
         agent_started: false,
         logs: None,
         agent: None,
@@ -386,6 +388,8 @@ fn a_replay_caches_the_task_or_misses() {
         files: vec![],
         cost: Cost::default(),
         elapsed_ms: 1,
+        ended_ms: 1,
+        by_deadline: false,
         now: "t1".into(),
     };
     let miss = replayed(
@@ -498,4 +502,19 @@ fn a_limited_attempt_is_not_counted_and_waits() {
         state.tasks[0].history[0].reason.as_deref(),
         Some("agent `bot` hit a usage limit: usage limit reached")
     );
+}
+
+#[test]
+fn the_budget_reached_first_is_the_reason_whenever_it_is_noticed() {
+    let (_, _, mut books) = setup(TWO);
+    books.set_budget_stop(1500, "cost".into());
+    books.set_budget_stop(1000, "time".into());
+    books.set_budget_stop(1200, "iterations".into());
+    books.set_budget_stop(1000, "time again".into());
+    assert_eq!(books.stop, Some((StopKind::Budget, "time".into())));
+    books.set_stop(StopKind::FailedTask, "f".into());
+    assert_eq!(books.stop, Some((StopKind::Budget, "time".into())));
+    books.set_stop(StopKind::Interrupted, "i".into());
+    books.set_budget_stop(0, "earlier".into());
+    assert_eq!(books.stop_kind(), Some(StopKind::Interrupted));
 }

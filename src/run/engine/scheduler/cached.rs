@@ -1,0 +1,128 @@
+//! The scheduler's use of the cache (spec §5 step 1): looking a ready task
+//! up, replaying hits (fast-forwards first, so a rerun follows the order an
+//! earlier run merged in) and applying [`transition::replayed`]. The
+//! replays themselves are [`super::super::replay`]'s.
+
+use super::Scheduler;
+use crate::run::engine::budget::Cost;
+use crate::run::engine::cache::{Entry, RunKey};
+use crate::run::engine::replay::Replay;
+use crate::run::engine::transition::{self, Replayed, StopKind};
+use crate::run::sys::interrupt;
+use crate::run::time::now_rfc3339;
+use crate::state::RunState;
+use std::time::Instant;
+
+impl Scheduler {
+    /// Step 1: looks task `i` up in the cache and replays a hit. Returns
+    /// true when the task is done (`cached`).
+    pub(super) fn try_cache(&mut self, state: &mut RunState, i: usize) -> bool {
+        match self.cache.lookup(&self.ctx, i, &self.head) {
+            Some((rk, entry)) => self.replay(state, i, rk, entry),
+            None => false,
+        }
+    }
+
+    /// Replays first the hits that fast-forward to their recorded commit
+    /// (or change nothing), as long as there are any: a rerun then follows
+    /// the order in which an earlier (parallel) run merged, reproducing its
+    /// commits without checks or worktrees, whatever the plan's order.
+    pub(super) fn replay_fast_forwards(&mut self, state: &mut RunState) {
+        // Fast-forwards only move `self.head`; the branch itself moves once,
+        // at the end, by compare-and-swap from where it was (every commit in
+        // between passed its gates, so the jump keeps the §5 invariant). A
+        // no-op rerun of a large plan then costs one `update-ref`, and state
+        // is saved once per pass rather than once per task.
+        let ref_head = self.head.clone();
+        self.defer_ref = true;
+        loop {
+            let mut progressed = false;
+            for i in 0..self.ctx.plan.tasks.len() {
+                if self.books.stop.is_some() {
+                    break;
+                }
+                let slot = &self.books.slots[i];
+                if !transition::ready(&self.ctx.plan, state, i)
+                    || state.tasks[i].attempts != 0
+                    || slot.infra != 0
+                    || slot.cache_tried
+                {
+                    continue;
+                }
+                let Some((rk, entry)) = self.cache.lookup(&self.ctx, i, &self.head) else {
+                    continue;
+                };
+                if entry.parent.as_ref().is_some_and(|p| *p != self.head) {
+                    continue;
+                }
+                self.books.slots[i].cache_tried = true;
+                progressed |= self.replay(state, i, rk, entry);
+            }
+            self.save(state);
+            if !progressed || self.books.stop.is_some() {
+                break;
+            }
+        }
+        self.defer_ref = false;
+        if self.head != ref_head {
+            match self
+                .ctx
+                .git
+                .update_ref(&self.ctx.integration_ref, &self.head, Some(&ref_head))
+            {
+                Ok(true) => {}
+                Ok(false) => self.set_stop(
+                    StopKind::BranchMoved,
+                    format!(
+                        "{} moved while loopc was replaying the cache; it must only be \
+                         changed by loopc during a run",
+                        self.ctx.integration_ref
+                    ),
+                ),
+                Err(e) => self.set_stop(StopKind::BranchMoved, e),
+            }
+            self.save(state);
+        }
+    }
+
+    /// Replays the hit `entry` of task `i` (key `rk`) and applies
+    /// [`transition::replayed`]. Returns true when the task is done
+    /// (`cached`); false on a miss.
+    fn replay(&mut self, state: &mut RunState, i: usize, rk: RunKey, entry: Entry) -> bool {
+        let head = self.head.clone();
+        self.next_serial(i);
+        let since = Instant::now();
+        let (result, cost): (Replay, Cost) = self.cache.replay(
+            &self.ctx,
+            i,
+            self.books.slots[i].serial,
+            &rk,
+            &entry,
+            &head,
+            &self.merged_checks,
+            self.defer_ref,
+        );
+        let done = match &result {
+            Replay::Done { commit, .. } => {
+                self.head = commit.clone();
+                true
+            }
+            Replay::Miss(_) | Replay::Stopped => false,
+        };
+        let replayed = Replayed {
+            task: i,
+            key: rk.key.to_hex(),
+            result,
+            summary: entry.summary,
+            files: entry.files,
+            cost,
+            elapsed_ms: since.elapsed().as_millis() as u64,
+            ended_ms: self.books.meter.now_ms(),
+            by_deadline: self.past_deadline() && !interrupt::requested(),
+            now: now_rfc3339(),
+        };
+        let actions = transition::replayed(&self.ctx.plan, state, &mut self.books, replayed);
+        self.apply(state, i, actions, None);
+        done
+    }
+}
