@@ -55,6 +55,21 @@ pub struct LoopDef {
     pub parallel: Option<u32>,
     /// `setup`.
     pub setup: Option<String>,
+    /// `copy`: files of the main checkout copied into every new worktree.
+    pub copy: Vec<PathPattern>,
+    /// `link`: files of the main checkout symlinked into every new worktree.
+    pub link: Vec<PathPattern>,
+    /// `notify`: a command run once when the run ends.
+    pub notify: Option<String>,
+}
+
+/// A glob pattern of a `copy` or `link` list, with where it is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathPattern {
+    /// The glob, relative to the repository root.
+    pub pattern: String,
+    /// The string literal in the plan.
+    pub span: Span,
 }
 
 /// The `budget` item.
@@ -174,6 +189,8 @@ pub struct TaskDef {
     pub timeout: Option<Duration>,
     /// `inputs` (valid globs).
     pub inputs: Vec<String>,
+    /// `changes = optional`: an attempt may change nothing.
+    pub changes_optional: bool,
     /// `env`.
     pub env: BTreeMap<String, String>,
     /// The whole item.
@@ -183,7 +200,9 @@ pub struct TaskDef {
 /// Fields each block takes, for E0002 and for completion in the editor.
 pub mod fields {
     /// `loop { … }`
-    pub const LOOP: &[&str] = &["base", "branch", "parallel", "setup"];
+    pub const LOOP: &[&str] = &[
+        "base", "branch", "parallel", "setup", "copy", "link", "notify",
+    ];
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
     /// `agent NAME { … }`
@@ -194,9 +213,14 @@ pub mod fields {
     pub const DEFAULTS: &[&str] = &["agent", "gates", "attempts", "timeout", "env"];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
-        "prompt", "run", "agent", "accept", "gates", "attempts", "timeout", "inputs", "env",
+        "prompt", "run", "agent", "accept", "gates", "attempts", "timeout", "inputs", "changes",
+        "env",
     ];
 }
+
+/// The words a task's `changes` field takes: `required` (the default: an
+/// attempt that changes nothing fails) and `optional`.
+pub const CHANGES_WORDS: &[&str] = &["required", "optional"];
 
 /// How agent output is read (spec §3 `agent.output`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -2,14 +2,15 @@
 //! of that item alone (required and conflicting fields, branch names,
 //! `inputs` globs).
 
-use super::Checker;
 use super::names::{branch_problem, glob_problem};
+use super::{Checker, Fields};
 use crate::ast::{self, Block, GateBody, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{
-    AgentDef, BudgetDef, DefaultsDef, GateDef, GateDefKind, LoopDef, OnFail, OutputFormat, Ref,
-    TaskDef, Work, fields,
+    AgentDef, BudgetDef, CHANGES_WORDS, DefaultsDef, GateDef, GateDefKind, LoopDef, OnFail,
+    OutputFormat, PathPattern, Ref, TaskDef, Work, fields,
 };
+use crate::span::Span;
 
 impl Checker {
     pub(super) fn loop_item(&mut self, l: &ast::LoopItem) {
@@ -20,6 +21,9 @@ impl Checker {
             branch: self.string(&f, "branch"),
             parallel: self.positive_int(&f, "parallel"),
             setup: self.string(&f, "setup"),
+            copy: self.path_patterns(&f, "copy"),
+            link: self.path_patterns(&f, "link"),
+            notify: self.string(&f, "notify"),
         };
         // The integration branch must be a name git accepts, or the run fails
         // late; check the explicit one, or the default made from the name.
@@ -312,35 +316,15 @@ impl Checker {
                 Work::Invalid
             }
         };
-        let mut inputs = Vec::new();
-        if let Some(items) = self.list(&f, "inputs", "a list of glob strings") {
-            for v in items {
-                match &v.kind {
-                    ValueKind::String(s) | ValueKind::BlockString(s) => {
-                        if let Some(why) = glob_problem(s) {
-                            self.push(
-                                Diagnostic::new(
-                                    Code::E0014,
-                                    format!("invalid glob `{s}` in `inputs`"),
-                                    v.span,
-                                    why,
-                                )
-                                .with_note("inputs are globs relative to the repository root, e.g. `src/**/*.rs`"),
-                            );
-                        } else {
-                            inputs.push(s.clone());
-                        }
-                    }
-                    ValueKind::Invalid => {}
-                    other => self.push(Diagnostic::new(
-                        Code::E0007,
-                        format!("`inputs` lists glob strings, found {}", other.describe()),
-                        v.span,
-                        "expected a string",
-                    )),
-                }
-            }
-        }
+        let inputs = self
+            .globs(
+                &f,
+                "inputs",
+                "inputs are globs relative to the repository root, e.g. `src/**/*.rs`",
+            )
+            .into_iter()
+            .map(|(pattern, _)| pattern)
+            .collect();
         if let Some(title) = &t.title {
             self.no_nul("the title", &title.text, title.span);
         }
@@ -355,9 +339,60 @@ impl Checker {
             attempts: self.positive_int(&f, "attempts"),
             timeout: self.duration(&f, "timeout"),
             inputs,
+            changes_optional: self
+                .word(&f, "changes", CHANGES_WORDS)
+                .is_some_and(|(w, _)| w == "optional"),
             env: self.env(&f),
             span: t.span,
         };
         self.model.tasks.push(def);
+    }
+
+    /// The valid glob strings of the list field `name` with their spans;
+    /// a bad glob is E0014 (with `note`), a value that is not a string E0007.
+    fn globs(&mut self, f: &Fields<'_>, name: &str, note: &str) -> Vec<(String, Span)> {
+        let mut out = Vec::new();
+        let Some(items) = self.list(f, name, "a list of glob strings") else {
+            return out;
+        };
+        for v in items {
+            match &v.kind {
+                ValueKind::String(s) | ValueKind::BlockString(s) => {
+                    if let Some(why) = glob_problem(s) {
+                        self.push(
+                            Diagnostic::new(
+                                Code::E0014,
+                                format!("invalid glob `{s}` in `{name}`"),
+                                v.span,
+                                why,
+                            )
+                            .with_note(note),
+                        );
+                    } else {
+                        out.push((s.clone(), v.span));
+                    }
+                }
+                ValueKind::Invalid => {}
+                other => self.push(Diagnostic::new(
+                    Code::E0007,
+                    format!("`{name}` lists glob strings, found {}", other.describe()),
+                    v.span,
+                    "expected a string",
+                )),
+            }
+        }
+        out
+    }
+
+    /// `loop.copy` or `loop.link`: globs of files in the main checkout.
+    fn path_patterns(&mut self, f: &Fields<'_>, name: &str) -> Vec<PathPattern> {
+        let note = format!(
+            "`{name}` lists globs of files in the main checkout (relative to its top level) \
+             to bring into every new worktree, e.g. `[\".env\", \"config/*.local.toml\"]`"
+        );
+        self.globs(f, name, &note)
+            .into_iter()
+            .map(|(pattern, span)| PathPattern { pattern, span })
+            .collect()
     }
 }

@@ -88,6 +88,10 @@ fn run_plan(args: &Args) -> Result<i32, String> {
     if let Err(missing) = loopc::run::engine::programs::check(&plan, &compilation, &cwd) {
         return Err(missing.join("\nloopc: "));
     }
+    // So is a file `loop.copy` or `loop.link` names that is not there.
+    if let Err(missing) = loopc::run::engine::worktree_files::check(&plan, &compilation, &cwd) {
+        return Err(missing.join("\nloopc: "));
+    }
     let options = Options {
         jobs: args.jobs,
         dry_run: args.dry_run,

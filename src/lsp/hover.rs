@@ -209,6 +209,15 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Loop, "branch") => "Integration branch (default `loop/<name or file stem>`).",
         (Loop, "parallel") => "Tasks at once (default 1; `-j` overrides).",
         (Loop, "setup") => "Command run in every new worktree before the agent.",
+        (Loop, "copy") => {
+            "Globs of untracked or ignored files in the main checkout copied into every new worktree (part of the cache key)."
+        }
+        (Loop, "link") => {
+            "Globs of untracked or ignored files or directories in the main checkout symlinked into every new worktree."
+        }
+        (Loop, "notify") => {
+            "Command run once when the run ends, with the run's state (`loopc status --json`) on stdin."
+        }
         (Budget, "iterations") => "Agent attempts across the whole run.",
         (Budget, "time") => "Wall clock for the whole run (a duration such as `2h`).",
         (Budget, "cost") => "Sum of what agents report, in dollars (`$20`).",
@@ -241,6 +250,9 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Task, "gates") => "Gates the result must pass (replaces `defaults.gates`).",
         (Task, "attempts") => "Attempts allowed (default `defaults.attempts`, else 3).",
         (Task, "timeout") => "Per-attempt timeout.",
+        (Task, "changes") => {
+            "`required` (default: an attempt that changes nothing fails) or `optional` (a check-only task)."
+        }
         (Task, "inputs") => {
             "Globs of files (relative to the repo root) that are part of the cache key."
         }

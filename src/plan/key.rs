@@ -227,6 +227,10 @@ pub struct Components {
     pub dependencies: BTreeMap<String, String>,
     /// With `inputs`: each matched path and its object id at the base commit.
     pub inputs: Option<BTreeMap<String, String>>,
+    /// With `loop.copy`: each file copied into the worktrees and the
+    /// blake3 digest of its content (absent from entries of plans without).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copied: Option<BTreeMap<String, String>>,
 }
 
 /// A run-time key and what it was computed from.
@@ -240,7 +244,10 @@ pub struct RunKey {
 
 /// Computes task `index`'s run-time key. `deps` holds the run-time key of
 /// each of its dependencies (by task index); `files` is the base commit's
-/// file list (`Git::tree_files` in `run`), needed only when the task has `inputs`.
+/// file list (`Git::tree_files` in `run`), needed only when the task has `inputs`;
+/// `copied` the files `loop.copy` brings into every worktree, each with the
+/// digest of its content (empty without `copy`: the key is then what it
+/// was before `copy` existed).
 ///
 /// Errors: a dependency has no key, or an `inputs` glob does not compile.
 pub fn run_key(
@@ -248,6 +255,7 @@ pub fn run_key(
     index: usize,
     deps: &[Option<Key>],
     files: Option<&[(String, String)]>,
+    copied: &BTreeMap<String, String>,
 ) -> Result<RunKey, String> {
     let task = &plan.tasks[index];
     let mut dependencies = BTreeMap::new();
@@ -288,6 +296,12 @@ pub fn run_key(
             }
         }
     }
+    if !copied.is_empty() {
+        e.str("copied", &copied.len().to_string());
+        for (path, digest) in copied {
+            e.str("copied.path", path).str("copied.content", digest);
+        }
+    }
     let parts = &task.key_parts;
     Ok(RunKey {
         key: e.finish(),
@@ -304,6 +318,7 @@ pub fn run_key(
             env: parts.env.to_hex(),
             dependencies,
             inputs,
+            copied: (!copied.is_empty()).then(|| copied.clone()),
         },
     })
 }
@@ -385,6 +400,19 @@ pub fn changes(old: &Components, new: &Components) -> Vec<String> {
             }
         }
     }
+    let none = BTreeMap::new();
+    let (a, b) = (
+        old.copied.as_ref().unwrap_or(&none),
+        new.copied.as_ref().unwrap_or(&none),
+    );
+    let mut paths: Vec<&String> = a.keys().chain(b.keys()).collect();
+    paths.sort();
+    paths.dedup();
+    for p in paths {
+        if a.get(p) != b.get(p) {
+            out.push(format!("copied file {p}"));
+        }
+    }
     if out.is_empty() && old.definition != new.definition {
         // Parts of the definition key not listed above (its own version).
         out.push("definition".to_string());
@@ -449,22 +477,27 @@ mod tests {
         let f1 = files(&[("src/lib.rs", "1"), ("README", "x")]);
         let f2 = files(&[("README", "y"), ("src/lib.rs", "1")]);
         let f3 = files(&[("src/lib.rs", "2")]);
-        let a1 = run_key(&p, 0, &[], Some(&f1)).unwrap();
+        let a1 = run_key(&p, 0, &[], Some(&f1), &BTreeMap::new()).unwrap();
         // Unmatched files and listing order do not matter.
-        assert_eq!(a1.key, run_key(&p, 0, &[], Some(&f2)).unwrap().key);
-        let a3 = run_key(&p, 0, &[], Some(&f3)).unwrap();
+        assert_eq!(
+            a1.key,
+            run_key(&p, 0, &[], Some(&f2), &BTreeMap::new())
+                .unwrap()
+                .key
+        );
+        let a3 = run_key(&p, 0, &[], Some(&f3), &BTreeMap::new()).unwrap();
         assert_ne!(a1.key, a3.key);
         assert_eq!(
             changes(&a1.components, &a3.components),
             ["input file src/lib.rs"]
         );
         // A dependency's run-time key flows into its dependents'.
-        let b1 = run_key(&p, 1, &[Some(a1.key)], None).unwrap();
-        let b3 = run_key(&p, 1, &[Some(a3.key)], None).unwrap();
+        let b1 = run_key(&p, 1, &[Some(a1.key)], None, &BTreeMap::new()).unwrap();
+        let b3 = run_key(&p, 1, &[Some(a3.key)], None, &BTreeMap::new()).unwrap();
         assert_ne!(b1.key, b3.key);
         assert_eq!(changes(&b1.components, &b3.components), ["dependency a"]);
         // No key without the dependency's.
-        assert!(run_key(&p, 1, &[None], None).is_err());
+        assert!(run_key(&p, 1, &[None], None, &BTreeMap::new()).is_err());
         // The definition key is part of it.
         assert_ne!(a1.key, p.tasks[0].key);
     }
@@ -482,8 +515,8 @@ mod tests {
         "#,
         );
         let f = files(&[("src/lib.rs", "1")]);
-        let o = run_key(&old, 0, &[], Some(&f)).unwrap();
-        let n = run_key(&new, 0, &[], Some(&f)).unwrap();
+        let o = run_key(&old, 0, &[], Some(&f), &BTreeMap::new()).unwrap();
+        let n = run_key(&new, 0, &[], Some(&f), &BTreeMap::new()).unwrap();
         assert_eq!(
             changes(&o.components, &n.components),
             ["prompt", "agent", "gates", "env"]
@@ -497,6 +530,30 @@ mod tests {
             task b: a { prompt = "b" }
         "#,
         );
-        assert_eq!(o.key, run_key(&same, 0, &[], Some(&f)).unwrap().key);
+        assert_eq!(
+            o.key,
+            run_key(&same, 0, &[], Some(&f), &BTreeMap::new())
+                .unwrap()
+                .key
+        );
+    }
+
+    #[test]
+    fn copied_files_are_part_of_the_key_and_said_when_changed() {
+        let p = plan(PLAN);
+        let none = BTreeMap::new();
+        let f: Vec<(String, String)> = vec![];
+        let plain = run_key(&p, 0, &[], Some(&f), &none).unwrap();
+        let one: BTreeMap<String, String> = [(".env".to_string(), "d1".to_string())].into();
+        let two: BTreeMap<String, String> = [(".env".to_string(), "d2".to_string())].into();
+        let k1 = run_key(&p, 0, &[], Some(&f), &one).unwrap();
+        let k2 = run_key(&p, 0, &[], Some(&f), &two).unwrap();
+        assert_ne!(plain.key, k1.key);
+        assert_ne!(k1.key, k2.key);
+        assert_eq!(
+            changes(&k1.components, &k2.components),
+            ["copied file .env"]
+        );
+        assert_eq!(plain.components.copied, None);
     }
 }

@@ -131,6 +131,7 @@ pub(super) fn resolve(
                 .unwrap_or(DEFAULT_ATTEMPTS),
             timeout,
             inputs: std::mem::take(&mut t.inputs),
+            changes_optional: t.changes_optional,
             env,
             dependencies,
             key,
@@ -154,6 +155,9 @@ pub(super) fn resolve(
                 .unwrap_or_else(|| format!("loop/{name}")),
             parallel: model.settings.parallel.unwrap_or(1),
             setup: model.settings.setup.clone(),
+            copy: model.settings.copy.clone(),
+            link: model.settings.link.clone(),
+            notify: model.settings.notify.clone(),
         },
         budget: Budget {
             iterations: model.budget.iterations,

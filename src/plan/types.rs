@@ -61,6 +61,13 @@ pub struct Settings {
     pub parallel: u32,
     /// Command run in every new worktree before the agent.
     pub setup: Option<String>,
+    /// Globs of files in the main checkout copied into every new worktree
+    /// (their content is part of every task's cache key).
+    pub copy: Vec<crate::model::PathPattern>,
+    /// Globs of files in the main checkout symlinked into every new worktree.
+    pub link: Vec<crate::model::PathPattern>,
+    /// Command run once when the run ends, the run's state as JSON on stdin.
+    pub notify: Option<String>,
 }
 
 /// The run's budget (spec §3 `budget`). `None` means unbounded.
@@ -99,6 +106,8 @@ pub struct Task {
     pub timeout: Duration,
     /// Glob patterns relative to the repository root.
     pub inputs: Vec<String>,
+    /// `changes = optional`: an attempt that changes nothing may pass.
+    pub changes_optional: bool,
     /// Environment: agent, then defaults, then task (later wins).
     pub env: BTreeMap<String, String>,
     /// Indices (into [`Plan::tasks`]) of direct dependencies, ascending.

@@ -32,6 +32,7 @@ pub mod ui;
 
 use crate::plan::Plan;
 use engine::context::RunCtx;
+use engine::worktree_files::WorktreeFiles;
 use engine::{cache, dry_run, scheduler};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -315,6 +316,32 @@ fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
     }
 }
 
+/// Resolves what `loop.copy` and `loop.link` bring into every worktree
+/// ([`engine::worktree_files`]).
+///
+/// Errors: a pattern matches nothing or a file cannot be read (exit 2; the
+/// command line names where each pattern is written, before this).
+fn worktree_files(git: &Git, plan: &Plan) -> Result<WorktreeFiles, RunError> {
+    let empty = WorktreeFiles {
+        root: git.root.clone(),
+        ..WorktreeFiles::default()
+    };
+    if plan.settings.copy.is_empty() && plan.settings.link.is_empty() {
+        return Ok(empty);
+    }
+    let tracked = git.tracked_paths().map_err(RunError::usage)?;
+    engine::worktree_files::resolve(plan, &git.root, &tracked).map_err(|e| match e {
+        Ok(unmatched) => RunError::usage(
+            unmatched
+                .iter()
+                .map(|u| u.message(&git.root, None))
+                .collect::<Vec<_>>()
+                .join("\nloopc: "),
+        ),
+        Err(e) => RunError::usage(e),
+    })
+}
+
 /// Runs `plan` in the repository containing `cwd` (or, with `--dry-run`,
 /// says what would run), and returns how it ended.
 ///
@@ -350,6 +377,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     } else {
         None
     };
+    let brought = worktree_files(&git, &plan)?;
     if options.dry_run {
         for path in [layout.lock.clone(), lock::repository_lock(&git)] {
             lock::check_free(&path, &git.root).map_err(RunError::usage)?;
@@ -362,6 +390,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         return Ok(Ran::DryRun(dry_run::report(
             &plan,
             &options.force,
+            &brought.digests,
             &git,
             store.as_ref(),
             &start.base,
@@ -396,6 +425,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             .iter()
             .map(|t| options.force.iter().any(|f| f == &t.name))
             .collect(),
+        copied: brought.digests.clone(),
     };
     let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
     // Every file the run writes must be writable before anything moves: a
@@ -423,6 +453,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         control,
         events,
         worktree_lock: Mutex::new(()),
+        brought,
     });
     ctx.events.emit(Event::RunStarted {
         plan: ctx.plan.name.clone(),

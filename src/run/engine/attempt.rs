@@ -205,7 +205,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // loopc's own git calls for this attempt are bounded by its timeout
     // (and, like every subprocess, by the run's kill switch).
     let git = ctx.git.with_timeout(task.timeout);
-    let checkout = {
+    let mut checkout = {
         let _guard = ctx.worktree_lock.lock();
         match worktree::create_task(&git, &ctx.layout, &r.worktree, &r.branch, &r.input.base)
             .and_then(|()| git.checkout(&r.worktree))
@@ -215,6 +215,10 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             Err(e) => return Outcome::Infrastructure(format!("cannot create worktree: {e}")),
         }
     };
+    checkout.excluded = ctx.brought.paths();
+    if let Err(e) = super::worktree_files::place(&ctx.brought, &r.worktree) {
+        return Outcome::Infrastructure(e);
+    }
     if let Err(e) = super::context::create_work_dir(&r.worktree) {
         return Outcome::Infrastructure(e);
     }
@@ -452,9 +456,16 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         }
         Err(e) => return Outcome::Infrastructure(e),
     }
-    if commit == r.input.base && !no_changes {
+    if commit == r.input.base && !no_changes && !task.changes_optional {
+        let how = match task.kind {
+            TaskKind::Command { .. } => "",
+            TaskKind::Agent { .. } => ", or its agent says \"no_changes\": true in the handoff",
+        };
         return failed(
-            "no changes",
+            format!(
+                "no changes: the attempt changed no file (a task that may change nothing \
+                 says `changes = optional` in its block{how})"
+            ),
             "The previous attempt changed no file. Make the change the task asks for \
              (or, if nothing needs to change, say \"no_changes\": true in the handoff).",
         );

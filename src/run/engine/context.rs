@@ -32,6 +32,8 @@ pub struct RunCtx {
     pub events: Recorder,
     /// Serializes `git worktree add/remove` (they share `.git/worktrees`).
     pub worktree_lock: Mutex<()>,
+    /// What `loop.copy` and `loop.link` bring into every new worktree.
+    pub brought: super::worktree_files::WorktreeFiles,
 }
 
 /// The directory, inside a worktree, that holds what an agent or gate must
@@ -185,6 +187,7 @@ impl Protocol<'_> {
             ("LOOP_PROGRESS_FILE", p(&self.files.progress)),
             ("LOOP_HANDOFF", p(handoff)),
             ("LOOP_BASE", self.base.to_string()),
+            ("LOOP_REPO_ROOT", p(&git.root)),
             ("LOOP_COST_CAP_USD", cap.unwrap_or_default()),
             ("TMPDIR", p(&tmp_dir(worktree))),
         ];

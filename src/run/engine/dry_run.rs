@@ -18,7 +18,7 @@ use super::replay::{self, Planned};
 use crate::plan::Key;
 use crate::plan::Plan;
 use crate::run::sys::git::Git;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 /// Joins words as English: `a`, `a and b`, `a, b and c`.
 fn join_words(words: &[String]) -> String {
@@ -34,6 +34,7 @@ struct Sim<'a> {
     git: &'a Git,
     store: &'a Store,
     forced: &'a [String],
+    copied: &'a BTreeMap<String, String>,
     head: String,
     exact: bool,
     written: HashSet<String>,
@@ -51,6 +52,7 @@ impl Sim<'_> {
             i,
             &self.keys,
             files.as_deref().map(|v| v.as_slice()),
+            self.copied,
         )
     }
 
@@ -164,10 +166,12 @@ impl Sim<'_> {
 
 /// The dry run's report: one `task: cached|run [(why)]` line per task in
 /// topological order, then a total line. `store` is `None` with
-/// `--no-cache`; `base` is the commit the run would start from.
+/// `--no-cache`; `base` is the commit the run would start from; `copied`
+/// the files `loop.copy` brings and their digests (part of every key).
 pub fn report(
     plan: &Plan,
     forced: &[String],
+    copied: &BTreeMap<String, String>,
     git: &Git,
     store: Option<&Store>,
     base: &str,
@@ -181,6 +185,7 @@ pub fn report(
                 git,
                 store,
                 forced,
+                copied,
                 head: base.to_string(),
                 exact: true,
                 written: HashSet::new(),

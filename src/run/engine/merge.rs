@@ -254,7 +254,7 @@ pub(super) fn gate_in_scratch(
     }
     let scratch = ctx.layout.merge_worktree(&task.name, serial);
     let git = ctx.git.with_timeout(task.timeout);
-    let co = {
+    let mut co = {
         let _g = ctx.worktree_lock.lock();
         match worktree::create(&git, &scratch, None, merged).and_then(|()| git.checkout(&scratch)) {
             Ok(co) => co,
@@ -262,6 +262,10 @@ pub(super) fn gate_in_scratch(
             Err(e) => return Verdict::Error(format!("cannot create merge worktree: {e}")),
         }
     };
+    co.excluded = ctx.brought.paths();
+    if let Err(e) = super::worktree_files::place(&ctx.brought, &scratch) {
+        return Verdict::Error(e);
+    }
     if let Err(e) = super::context::create_work_dir(&scratch) {
         return Verdict::Error(e);
     }

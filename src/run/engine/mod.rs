@@ -34,3 +34,4 @@ pub mod replay;
 pub mod report;
 pub mod scheduler;
 pub mod transition;
+pub mod worktree_files;

@@ -147,6 +147,11 @@ fn location(compilation: &Compilation, run: &str) -> Option<String> {
         Item::Task(t) => in_block(&t.block, run),
         Item::Budget(_) | Item::Error(_) => None,
     })?;
+    span_location(compilation, span)
+}
+
+/// Where `span` is in the plan's files, as `file:line:column` (1-based).
+pub fn span_location(compilation: &Compilation, span: crate::span::Span) -> Option<String> {
     let (file, local) = compilation.files.locate(span)?;
     let text = compilation.source.get(file.span.start..file.span.end)?;
     let before = text.get(..local.start)?;

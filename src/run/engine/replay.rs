@@ -21,6 +21,9 @@ pub struct CacheUse {
     pub store: Option<cache::Store>,
     /// Per task: `--force` named it (not read, still written).
     pub forced: Vec<bool>,
+    /// The files `loop.copy` brings into every worktree and their content
+    /// digests (part of every key).
+    pub copied: std::collections::BTreeMap<String, String>,
 }
 
 /// The cache as one run uses it.
@@ -58,6 +61,7 @@ impl RunCache {
                     i,
                     &self.keys,
                     files.as_deref().map(|v| v.as_slice()),
+                    &self.cache.copied,
                 )
             });
         match computed {

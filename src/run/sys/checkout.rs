@@ -19,6 +19,30 @@ pub struct Checkout {
     pub admin: PathBuf,
     /// The text of its `.git` file when loopc made it.
     dotgit: String,
+    /// Paths (relative to the worktree) loopc brought in from the main
+    /// checkout (`loop.copy`, `loop.link`): never staged, and not a change
+    /// a gate made.
+    pub excluded: Vec<String>,
+}
+
+impl Checkout {
+    /// `args`, then a pathspec of everything but [`Checkout::excluded`].
+    fn with_pathspec<'a>(&self, args: &[&'a str], specs: &'a [String]) -> Vec<&'a str> {
+        let mut out = args.to_vec();
+        if !specs.is_empty() {
+            out.extend(["--", "."]);
+            out.extend(specs.iter().map(String::as_str));
+        }
+        out
+    }
+
+    /// The `:(exclude,literal)` pathspecs of [`Checkout::excluded`].
+    fn exclusions(&self) -> Vec<String> {
+        self.excluded
+            .iter()
+            .map(|p| format!(":(exclude,literal){p}"))
+            .collect()
+    }
 }
 
 /// The text of the `.git` file at `path`, which must be a regular file
@@ -65,6 +89,7 @@ impl Git {
             dir: dir.to_path_buf(),
             admin,
             dotgit,
+            excluded: Vec::new(),
         })
     }
 
@@ -149,6 +174,18 @@ impl Git {
     /// Call [`Git::verify_checkout`] first.
     pub fn commit_all(&self, co: &Checkout, message: &str) -> Result<String, String> {
         self.run_co(co, &["add", "-A"])?;
+        if !co.excluded.is_empty() {
+            // Unstaged again (an exclusion pathspec in `add` is refused
+            // for an ignored path).
+            let literal: Vec<String> = co
+                .excluded
+                .iter()
+                .map(|p| format!(":(literal){p}"))
+                .collect();
+            let mut args = vec!["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"];
+            args.extend(literal.iter().map(String::as_str));
+            self.run_co(co, &args)?;
+        }
         let staged = self.try_run_co(co, &["diff", "--cached", "--quiet"])?;
         if staged.code == 1 {
             self.run_co(co, &["commit", "-q", "--no-verify", "-m", message])?;
@@ -169,7 +206,13 @@ impl Git {
     /// `git status --porcelain` of worktree `co` (empty: clean).
     pub fn status_porcelain(&self, co: &Checkout) -> Result<String, String> {
         Ok(self
-            .run_co(co, &["status", "--porcelain", "--untracked-files=all"])?
+            .run_co(
+                co,
+                &co.with_pathspec(
+                    &["status", "--porcelain", "--untracked-files=all"],
+                    &co.exclusions(),
+                ),
+            )?
             .stdout)
     }
 

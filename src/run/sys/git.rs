@@ -7,6 +7,7 @@
 //! Over 600 lines: one small wrapper per git operation loopc performs, and
 //! the runner that bounds and isolates every call; each is a few lines.
 
+pub use super::objects::MergeTree;
 use super::process::Control;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -56,7 +57,7 @@ pub struct Git {
     /// `worktrees/<name>` when `root` is a linked worktree).
     pub git_dir: PathBuf,
     /// Extra environment for every git call (a fallback commit identity).
-    env: Vec<(String, String)>,
+    pub(super) env: Vec<(String, String)>,
     /// The run's kill switch: a call is killed when the run stops or its
     /// `time` budget runs out (`None` outside a run).
     control: Option<Arc<Control>>,
@@ -73,15 +74,6 @@ pub struct GitOutput {
     pub stdout: String,
     /// Standard error, lossily decoded.
     pub stderr: String,
-}
-
-/// The result of `git merge-tree --write-tree`.
-#[derive(Debug, PartialEq, Eq)]
-pub enum MergeTree {
-    /// The merge is clean; the merged tree's id.
-    Clean(String),
-    /// The merge conflicts in these paths.
-    Conflict(Vec<String>),
 }
 
 /// One entry of `git worktree list --porcelain`.
@@ -506,38 +498,6 @@ impl Git {
         Ok(())
     }
 
-    /// Merges commits `ours` and `theirs` without touching any worktree
-    /// (`git merge-tree --write-tree`).
-    pub fn merge_tree(&self, ours: &str, theirs: &str) -> Result<MergeTree, String> {
-        self.merge_tree_with(&[], ours, theirs)
-    }
-
-    fn merge_tree_with(
-        &self,
-        options: &[&str],
-        ours: &str,
-        theirs: &str,
-    ) -> Result<MergeTree, String> {
-        let mut args = vec!["merge-tree", "--write-tree", "--name-only", "--no-messages"];
-        args.extend_from_slice(options);
-        args.extend([ours, theirs]);
-        let out = self.try_run_in(&self.root, &args)?;
-        parse_merge_tree(out)
-    }
-
-    /// Replays the change `base..theirs` onto `ours` without touching any
-    /// worktree (`git merge-tree --write-tree --merge-base=BASE`), as
-    /// `git cherry-pick` would.
-    pub fn merge_tree_onto(
-        &self,
-        base: &str,
-        ours: &str,
-        theirs: &str,
-    ) -> Result<MergeTree, String> {
-        let merge_base = format!("--merge-base={base}");
-        self.merge_tree_with(&[&merge_base], ours, theirs)
-    }
-
     /// Every file of the tree of `rev` (recursively): `(path, object id)`
     /// pairs in git's order (`git ls-tree -r -z --full-tree`).
     pub fn tree_files(&self, rev: &str) -> Result<Vec<(String, String)>, String> {
@@ -579,59 +539,6 @@ impl Git {
             list.push((name.trim_start().to_string(), message.to_string()));
         }
         Ok(list)
-    }
-
-    /// Creates a commit of `tree` with `parents` and `message`.
-    pub fn commit_tree(
-        &self,
-        tree: &str,
-        parents: &[&str],
-        message: &str,
-    ) -> Result<String, String> {
-        let mut args = vec!["commit-tree", tree];
-        for p in parents {
-            args.extend(["-p", p]);
-        }
-        args.extend(["-m", message]);
-        self.read(&args)
-    }
-
-    /// Like [`Git::commit_tree`], with the author and committer (names,
-    /// e-mails and dates) of commit `like` instead of now's: the same
-    /// tree, parents and message then give the same commit id on every
-    /// run (a cache replay is reproducible).
-    ///
-    /// Errors: git fails or `like` is not a commit.
-    pub fn commit_tree_like(
-        &self,
-        tree: &str,
-        parents: &[&str],
-        message: &str,
-        like: &str,
-    ) -> Result<String, String> {
-        let who = self.read(&[
-            "show",
-            "-s",
-            "--date=raw",
-            "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd",
-            like,
-        ])?;
-        let fields: Vec<&str> = who.split('\0').collect();
-        let [an, ae, ad, cn, ce, cd] = fields.as_slice() else {
-            return Err(format!("cannot read the identity of commit {like}: {who}"));
-        };
-        let mut git = self.clone();
-        for (k, v) in [
-            ("GIT_AUTHOR_NAME", an),
-            ("GIT_AUTHOR_EMAIL", ae),
-            ("GIT_AUTHOR_DATE", ad),
-            ("GIT_COMMITTER_NAME", cn),
-            ("GIT_COMMITTER_EMAIL", ce),
-            ("GIT_COMMITTER_DATE", cd),
-        ] {
-            git.env.push((k.to_string(), v.to_string()));
-        }
-        git.commit_tree(tree, parents, message)
     }
 
     /// Whether the main worktree is in the middle of a merge, rebase,
@@ -691,24 +598,6 @@ impl Git {
             .lines()
             .map(str::to_string)
             .collect())
-    }
-}
-
-/// Reads the output of `git merge-tree --write-tree --name-only`.
-fn parse_merge_tree(out: GitOutput) -> Result<MergeTree, String> {
-    let mut lines = out.stdout.lines();
-    let tree = lines.next().unwrap_or("").trim().to_string();
-    match out.code {
-        0 => Ok(MergeTree::Clean(tree)),
-        1 => {
-            let mut paths: Vec<String> = lines
-                .take_while(|l| !l.is_empty())
-                .map(str::to_string)
-                .collect();
-            paths.dedup();
-            Ok(MergeTree::Conflict(paths))
-        }
-        _ => Err(format!("`git merge-tree` failed: {}", why(&out))),
     }
 }
 

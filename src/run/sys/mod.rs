@@ -3,8 +3,9 @@
 //! ([`checkout`]), `sh -c` subprocesses in process groups with logs,
 //! timeouts and the run-wide kill switch ([`process`]), task worktrees and
 //! branch names ([`worktree`]), the repository lock ([`lock`]), Ctrl-C,
-//! SIGTERM and SIGHUP ([`interrupt`]), and cleaning up what a killed run
-//! left in the world ([`recover`]).
+//! SIGTERM and SIGHUP ([`interrupt`]), cleaning up what a killed run
+//! left in the world ([`recover`]), writing git objects without a checkout
+//! ([`objects`]) and reading the checkout loopc runs in ([`main_checkout`]).
 //!
 //! Arrows: `sys` knows where `.loopc/` keeps things ([`super::store`]) but
 //! never the engine or the display. Inside, low-level code never calls
@@ -16,6 +17,8 @@ pub mod checkout;
 pub mod git;
 pub mod interrupt;
 pub mod lock;
+pub mod main_checkout;
+pub mod objects;
 pub mod process;
 pub mod recover;
 pub mod worktree;
