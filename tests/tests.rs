@@ -34,6 +34,7 @@ mod run_demo;
 mod run_gates;
 mod run_hardening;
 mod run_merge;
+mod run_notify;
 mod run_outcomes;
 mod run_output;
 mod run_preflight;

@@ -473,6 +473,12 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     ctx.events.ui().finish();
     // A closed or full stdout does not change the run's result.
     let _ = out::stdout(&summary::table(&finish.state));
+    if let Some(command) = &ctx.plan.settings.notify {
+        let log = ctx.layout.logs.join("notify.log");
+        if let Err(e) = engine::notify::notify(command, &ctx.git.root, &finish.state, &log) {
+            eprintln!("loopc: {e}");
+        }
+    }
     Ok(Ran::Finished(finish.outcome))
 }
 

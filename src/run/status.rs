@@ -12,6 +12,21 @@ pub struct Options {
     pub json: bool,
 }
 
+/// The state document as `loopc status --json` prints it (pretty JSON and a
+/// line break); `killed`: the run was killed, which `status` says instead
+/// of `running`. `loop.notify` gets the same document.
+///
+/// Errors: the state cannot be encoded.
+pub fn state_json(state: &crate::state::RunState, killed: bool) -> Result<String, String> {
+    let mut value = serde_json::to_value(state).map_err(|e| format!("cannot encode state: {e}"))?;
+    if killed && let Some(obj) = value.as_object_mut() {
+        obj.insert("status".into(), "killed".into());
+    }
+    let text =
+        serde_json::to_string_pretty(&value).map_err(|e| format!("cannot encode state: {e}"))?;
+    Ok(format!("{text}\n"))
+}
+
 /// What `loopc status` prints for the repository containing `cwd`: the
 /// summary table (or, with `json`, the state document), with a closing line
 /// break.
@@ -28,14 +43,7 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
     let killed = state.status == crate::state::RunStatus::Running
         && !super::sys::lock::holder_alive(&layout.lock);
     Ok(if options.json {
-        let mut value =
-            serde_json::to_value(&state).map_err(|e| format!("cannot encode state: {e}"))?;
-        if killed && let Some(obj) = value.as_object_mut() {
-            obj.insert("status".into(), "killed".into());
-        }
-        let text = serde_json::to_string_pretty(&value)
-            .map_err(|e| format!("cannot encode state: {e}"))?;
-        format!("{text}\n")
+        state_json(&state, killed)?
     } else {
         format!(
             "plan {} ({}), started {}{}\n{}{}",

@@ -29,6 +29,7 @@ pub mod guard;
 pub mod handoff;
 pub mod limits;
 pub mod merge;
+pub mod notify;
 pub mod programs;
 pub mod replay;
 pub mod report;
