@@ -42,4 +42,5 @@ mod run_replay;
 mod run_resilience;
 mod run_safety;
 mod run_signals;
+mod run_uncommitted;
 mod run_worktree_files;

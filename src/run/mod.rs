@@ -378,6 +378,19 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         None
     };
     let brought = worktree_files(&git, &plan)?;
+    // Attempts start from a commit: say so when files the plan reads have
+    // uncommitted changes (a warning; the run goes on).
+    if let Ok(changed) = git.changed_tracked_paths()
+        && let Some(w) = engine::uncommitted::warning(
+            &plan,
+            &cwd.join(&options.plan_file),
+            &git.root,
+            &changed,
+            &start.base,
+        )
+    {
+        eprintln!("loopc: {w}");
+    }
     if options.dry_run {
         for path in [layout.lock.clone(), lock::repository_lock(&git)] {
             lock::check_free(&path, &git.root).map_err(RunError::usage)?;

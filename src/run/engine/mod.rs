@@ -35,4 +35,5 @@ pub mod replay;
 pub mod report;
 pub mod scheduler;
 pub mod transition;
+pub mod uncommitted;
 pub mod worktree_files;
