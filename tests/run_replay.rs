@@ -78,3 +78,38 @@ fn a_gated_replay_is_recorded_and_reproducible() {
     repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.git(&["rev-parse", "loop/rp"]), tip2);
 }
+
+#[test]
+fn a_missed_replay_takes_no_try_number_and_kept_worktrees_are_counted() {
+    let repo = Test::repo();
+    // The gate rejects the replay's check (attempt 0), passes attempts.
+    repo.plan(
+        r#"
+loop "rn" { }
+gate g = "test \"$LOOP_ATTEMPT\" != 0"
+task t { run = "echo hi > out.txt"  gates = [g] }
+task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
+"#,
+    );
+    let r = repo.loopc(&["run"]).status(1).run();
+    assert!(
+        r.stdout
+            .contains("kept: 2 worktree(s) of failed or blocked attempts")
+            && r.stdout.contains("remove them with `loopc clean`"),
+        "{r:?}"
+    );
+    repo.write("unrelated.txt", "x\n");
+    repo.commit("unrelated work");
+    repo.loopc(&["run"]).status(1).run();
+    let started: Vec<String> = repo
+        .events()
+        .iter()
+        .filter(|e| e["event"] == "attempt_started" && e["task"] == "t")
+        .map(|e| e["worktree"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let last = started.last().cloned().unwrap_or_default();
+    assert!(last.ends_with("/.loopc/worktrees/t-1"), "{started:?}");
+    repo.loopc(&["clean"]).status(0).run();
+    let r = repo.loopc(&["run"]).status(1).run();
+    assert!(r.stdout.contains("kept: 2 worktree(s)"), "{r:?}");
+}

@@ -316,6 +316,29 @@ fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
     }
 }
 
+/// The line after the summary table saying how many worktrees (each with
+/// its task branch) of failed or blocked attempts are kept, this run's and
+/// earlier ones', and how to remove them; `None` when none is.
+fn kept_note(layout: &Layout) -> Option<String> {
+    let kept = layout::kept(layout).ok()?;
+    let here = kept
+        .iter()
+        .filter(|b| {
+            let mut parts = b.rsplitn(3, '/');
+            let n = parts.next().and_then(|n| n.parse::<u32>().ok());
+            let task = parts.next();
+            matches!((task, n), (Some(t), Some(n)) if layout.task_worktree(t, n).is_dir())
+        })
+        .count();
+    (here > 0).then(|| {
+        format!(
+            "kept: {here} worktree(s) of failed or blocked attempts, each with its task branch, \
+             in {}; remove them with `loopc clean`\n",
+            layout.worktrees.display()
+        )
+    })
+}
+
 /// Resolves what `loop.copy` and `loop.link` bring into every worktree
 /// ([`engine::worktree_files`]).
 ///
@@ -486,6 +509,9 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     ctx.events.ui().finish();
     // A closed or full stdout does not change the run's result.
     let _ = out::stdout(&summary::table(&finish.state));
+    if let Some(note) = kept_note(&ctx.layout) {
+        let _ = out::stdout(&note);
+    }
     if let Some(command) = &ctx.plan.settings.notify {
         let log = ctx.layout.logs.join("notify.log");
         if let Err(e) = engine::notify::notify(command, &ctx.git.root, &finish.state, &log) {

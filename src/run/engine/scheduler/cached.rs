@@ -90,12 +90,13 @@ impl Scheduler {
     /// (`cached`); false on a miss.
     fn replay(&mut self, state: &mut RunState, i: usize, rk: RunKey, entry: Entry) -> bool {
         let head = self.head.clone();
-        self.next_serial(i);
         let since = Instant::now();
+        // A replay's checks run in `+merge-<task>-0`: it takes no try
+        // number, so attempt 1 after a missed replay is still `<task>-1`.
         let (result, cost): (Replay, Cost) = self.cache.replay(
             &self.ctx,
             i,
-            self.books.slots[i].serial,
+            0,
             &rk,
             &entry,
             &head,
