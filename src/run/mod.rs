@@ -383,10 +383,23 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         }
     }
     // Every check that refuses the run comes first, before anything is
-    // created, cleaned up or locked, and `--dry-run` makes the same ones:
-    // a dry run that passes is a run that starts.
+    // cleaned up or changed, and `--dry-run` makes the same ones: a dry run
+    // that passes is a run that starts. The locks come first: while another
+    // run holds them, what it is doing must not look like a problem here.
     layout.refuse_symlink().map_err(RunError::usage)?;
     layout.check_files().map_err(RunError::usage)?;
+    let _locks = if options.dry_run {
+        for path in [layout.lock.clone(), lock::repository_lock(&git)] {
+            lock::check_free(&path, &git.root).map_err(RunError::usage)?;
+        }
+        None
+    } else {
+        layout.create(&git.common_dir).map_err(RunError::usage)?;
+        let here = lock::acquire(&layout.lock, "run", &git.root).map_err(RunError::usage)?;
+        let repo = lock::acquire(&lock::repository_lock(&git), "run", &git.root)
+            .map_err(RunError::usage)?;
+        Some((here, repo))
+    };
     let start = preflight(&git, &plan)?;
     let slug = worktree::slug(&plan.name);
     worktree::check_namespace(
@@ -417,9 +430,6 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         eprintln!("loopc: {w}");
     }
     if options.dry_run {
-        for path in [layout.lock.clone(), lock::repository_lock(&git)] {
-            lock::check_free(&path, &git.root).map_err(RunError::usage)?;
-        }
         let store = if options.no_cache {
             None
         } else {
@@ -434,10 +444,6 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             &start.base,
         )));
     }
-    layout.create(&git.common_dir).map_err(RunError::usage)?;
-    let _lock = lock::acquire(&layout.lock, "run", &git.root).map_err(RunError::usage)?;
-    let _repo_lock =
-        lock::acquire(&lock::repository_lock(&git), "run", &git.root).map_err(RunError::usage)?;
     // A run that never finished was killed, and is cleaned up after.
     if let Some(previous) = &previous
         && previous.status == crate::state::RunStatus::Running
