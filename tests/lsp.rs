@@ -43,7 +43,10 @@ fn read_message(r: &mut impl BufRead) -> Option<Value> {
     }
     let mut body = vec![0; length?];
     r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    let message: Value = serde_json::from_slice(&body).ok()?;
+    // Every JSON-RPC 2.0 message says so; strict clients drop one that does not.
+    assert_eq!(message["jsonrpc"], "2.0", "{message}");
+    Some(message)
 }
 
 impl Client {
