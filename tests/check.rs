@@ -517,3 +517,29 @@ fn common_mistakes_get_a_hint_that_says_what_to_write() {
         Some("dependencies go in the task header, as in make: `task NAME: DEP1 DEP2 { … }`")
     );
 }
+
+#[test]
+fn a_fifo_or_a_device_is_refused_at_once_not_read_forever() {
+    let t = Test::new();
+    let fifo = t.root.join("pipe.loop");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_string_lossy().into_owned();
+    for args in [
+        vec!["check", fifo.as_str()],
+        vec!["graph", fifo.as_str()],
+        vec!["fmt", "--check", fifo.as_str()],
+        vec!["check", "/dev/zero"],
+        vec!["fmt", "/dev/zero"],
+    ] {
+        let path = args.last().unwrap();
+        // A read of either would never end: the harness would hang here.
+        t.loopc(&args)
+            .status(2)
+            .stderr_contains(&format!("cannot read `{path}`: not a regular file"))
+            .run();
+    }
+}
