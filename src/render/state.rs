@@ -24,7 +24,7 @@ pub use crate::state::TaskStatus as Status;
 
 impl Status {
     /// Every status, in the order legends list them.
-    pub const ALL: [Status; 8] = [
+    pub const ALL: [Status; 9] = [
         Status::Pending,
         Status::Running,
         Status::Passed,
@@ -33,6 +33,7 @@ impl Status {
         Status::Blocked,
         Status::Skipped,
         Status::Interrupted,
+        Status::NeedsHuman,
     ];
 
     /// Parses a status word (ASCII case-insensitive).
@@ -53,6 +54,7 @@ impl Status {
             Status::Blocked => "#ffcc80",
             Status::Skipped => "#fafafa",
             Status::Interrupted => "#ce93d8",
+            Status::NeedsHuman => "#fff59d",
         }
     }
 
@@ -67,6 +69,7 @@ impl Status {
             Status::Blocked => "#ef6c00",
             Status::Skipped => "#bdbdbd",
             Status::Interrupted => "#6a1b9a",
+            Status::NeedsHuman => "#f9a825",
         }
     }
 
@@ -81,6 +84,7 @@ impl Status {
             Status::Blocked => "33",
             Status::Skipped => "2",
             Status::Interrupted => "35",
+            Status::NeedsHuman => "93",
         }
     }
 }

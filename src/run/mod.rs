@@ -20,6 +20,7 @@
 //! - [`status`], [`clean`], [`logs`], [`out`]: the other commands' reports and
 //!   stdout (`logs` reads `.loopc/` and the lock, as `status` does).
 
+pub mod answer;
 pub mod clean;
 pub mod engine;
 pub mod logs;
@@ -351,7 +352,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         lock::acquire(&lock::repository_lock(&git), "run", &git.root).map_err(RunError::usage)?;
     // The previous run's state: unreadable is refused (the person decides);
     // a run that never finished was killed, and is cleaned up after.
-    if layout.state.exists() {
+    let previous = if layout.state.exists() {
         let previous = store::state::load(&layout.state).map_err(RunError::usage)?;
         if previous.status == crate::state::RunStatus::Running {
             eprintln!(
@@ -360,7 +361,10 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
                 previous.started_at
             );
         }
-    }
+        Some(previous)
+    } else {
+        None
+    };
     let slug = worktree::slug(&plan.name);
     let reconciled = recover::reconcile(&git, &layout, &slug).map_err(RunError::usage)?;
     for note in &reconciled.notes {
@@ -421,7 +425,11 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         parallel,
     });
     interrupt::install();
-    let state = scheduler::initial_state(&ctx, &options.plan_file, &head);
+    let mut state = scheduler::initial_state(&ctx, &options.plan_file, &head);
+    // A task that was waiting for an agent's usage limit waits out the rest.
+    if let Some(previous) = &previous {
+        scheduler::carry_waits(previous, &mut state);
+    }
     let finish = scheduler::run(
         Arc::clone(&ctx),
         parallel,
