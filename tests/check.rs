@@ -517,3 +517,47 @@ fn common_mistakes_get_a_hint_that_says_what_to_write() {
         Some("dependencies go in the task header, as in make: `task NAME: DEP1 DEP2 { … }`")
     );
 }
+
+#[test]
+fn an_agents_fallback_is_a_checked_reference() {
+    Test::new()
+        .file(
+            "plan.loop",
+            "agent claude { run = \"claude -p\"  fallback = codx }\n\
+             agent codex { run = \"codex exec -\" }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("error[E0005]: unknown agent `codx`")
+        .stderr_contains("did you mean `codex`?")
+        .status(1)
+        .run();
+    Test::new()
+        .file(
+            "plan.loop",
+            "agent claude { run = \"claude -p\"  fallback = codex }\n\
+             agent codex { run = \"codex exec -\"  fallback = gemini }\n\
+             agent gemini { run = \"gemini\"  fallback = claude }\n\
+             agent solo { run = \"solo\"  fallback = solo }\n\
+             task a { agent = claude  prompt = \"x\" }\n\
+             task b { agent = solo  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("error[E0006]: fallback cycle: claude → codex → gemini → claude")
+        .stderr_contains("`gemini` falls back to `claude`")
+        .stderr_contains("error[E0006]: fallback cycle: solo → solo")
+        .status(1)
+        .run();
+    Test::new()
+        .file(
+            "plan.loop",
+            "budget { iterations = 3 }\n\
+             agent claude { run = \"claude -p\"  fallback = codex }\n\
+             agent codex { run = \"codex exec -\" }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr("")
+        .status(0)
+        .run();
+}
