@@ -39,3 +39,4 @@ mod run_output;
 mod run_resilience;
 mod run_safety;
 mod run_signals;
+mod run_watch;

@@ -331,7 +331,9 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         stderr: agent_name.is_some().then_some(stderr.as_path()),
         timeout: task.timeout,
     };
-    let exit = match process::run(&spec, &ctx.control) {
+    // While it runs, the display shows what it is doing now.
+    let run = || process::run(&spec, &ctx.control);
+    let exit = match super::watch::while_running(ctx, &task.name, n, output, &stdout, run) {
         Ok(e) => e,
         Err(e) => return Outcome::Infrastructure(e),
     };

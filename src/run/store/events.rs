@@ -181,6 +181,10 @@ pub trait Watcher: Send + Sync {
     fn line(&self, text: &str);
     /// Shows `event`.
     fn on_event(&self, event: &Event);
+    /// Shows what `task`'s running attempt `attempt` is doing now (its
+    /// agent's last tool call or message, or its last output line). Not an
+    /// event: it is not recorded.
+    fn activity(&self, task: &str, attempt: u32, text: &str);
     /// The run is over: clears whatever is live (before the summary).
     fn finish(&self);
 }
