@@ -186,7 +186,7 @@ pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
     };
     if let Some(v) = obj.get("version") {
         match v.as_u64() {
-            Some(1) => {}
+            Some(n) if (1..=u64::from(crate::state::STATE_VERSION)).contains(&n) => {}
             _ => return Err(format!("unsupported state format version {v}")),
         }
     }
@@ -259,8 +259,8 @@ mod tests {
         assert_eq!(parse(b"[]").unwrap_err(), "expected a JSON object");
         assert_eq!(parse(b"{}").unwrap_err(), "no `tasks` field");
         assert_eq!(
-            parse(br#"{"version":2,"tasks":[]}"#).unwrap_err(),
-            "unsupported state format version 2"
+            parse(br#"{"version":3,"tasks":[]}"#).unwrap_err(),
+            "unsupported state format version 3"
         );
         assert_eq!(
             parse(br#"{"tasks":{"a":{"status":"weird"}}}"#).unwrap_err(),
