@@ -588,7 +588,11 @@ fn an_agents_fallback_is_completed_resolved_and_hovered() {
     let (line, col) = pos(text, "codex }", 0);
     let (dl, dc) = pos(text, "codex {", 0);
     let r = c.at("textDocument/definition", URI, line, col + 1);
-    assert_eq!(r["range"]["start"], json!({"line": dl, "character": dc}), "{r}");
+    assert_eq!(
+        r["range"]["start"],
+        json!({"line": dl, "character": dc}),
+        "{r}"
+    );
     // Hover on the reference shows the agent; on `claude`, its fallback.
     let h = c.at("textDocument/hover", URI, line, col + 1);
     let value = h["contents"]["value"].as_str().unwrap_or("");

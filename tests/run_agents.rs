@@ -524,14 +524,16 @@ task t { agent = bot  prompt = "say hello" }
     assert_eq!(repo.task("t")["status"], "cached");
     let cached = repo.loopc(&["logs", "t"]).status(0).run();
     assert!(
-        cached
-            .stdout
-            .contains("/.loopc/earlier-logs/1/t/2/agent.stdout <==\nagent says hello on attempt 2\n"),
+        cached.stdout.contains(
+            "/.loopc/earlier-logs/1/t/2/agent.stdout <==\nagent says hello on attempt 2\n"
+        ),
         "{}",
         cached.stdout
     );
     assert!(
-        cached.stderr.contains("task `t` has no logs in the last run")
+        cached
+            .stderr
+            .contains("task `t` has no logs in the last run")
             && cached.stderr.contains("/.loopc/earlier-logs/1"),
         "{}",
         cached.stderr

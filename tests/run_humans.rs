@@ -55,14 +55,18 @@ task b: a { run = "echo b > b.txt" }
     let json = repo.loopc(&["status", "--json"]).run();
     assert!(
         json.stdout.contains("\"status\": \"needs-human\"")
-            && json.stdout.contains("\"question\": \"Postgres or SQLite?\\nBoth are installed.\""),
+            && json
+                .stdout
+                .contains("\"question\": \"Postgres or SQLite?\\nBoth are installed.\""),
         "{}",
         json.stdout
     );
 
     // Wrong answers are refused, each saying why.
     repo.loopc(&["answer", "nope", "x"])
-        .stderr_contains("the last run (plan `ask`) has no task `nope`; tasks waiting for an answer: a")
+        .stderr_contains(
+            "the last run (plan `ask`) has no task `nope`; tasks waiting for an answer: a",
+        )
         .status(2)
         .run();
     repo.loopc(&["answer", "b", "x"])
@@ -92,12 +96,20 @@ task b: a { run = "echo b > b.txt" }
     assert!(a.get("question").is_none(), "{a}");
     let prompt = std::fs::read_to_string(repo.bin.join("prompt.2")).unwrap();
     let heading = prompt.find("## Answer from a human\n").expect(&prompt);
-    assert!(prompt.find("Store the data.").unwrap() < heading, "{prompt}");
     assert!(
-        prompt.contains("> Postgres or SQLite?\n> Both are installed.\n\nThe answer:\nUse SQLite.\n"),
+        prompt.find("Store the data.").unwrap() < heading,
         "{prompt}"
     );
-    assert!(!std::fs::read_to_string(repo.bin.join("prompt.1")).unwrap().contains("Answer from"));
+    assert!(
+        prompt
+            .contains("> Postgres or SQLite?\n> Both are installed.\n\nThe answer:\nUse SQLite.\n"),
+        "{prompt}"
+    );
+    assert!(
+        !std::fs::read_to_string(repo.bin.join("prompt.1"))
+            .unwrap()
+            .contains("Answer from")
+    );
     assert_eq!(repo.show("loop/ask", "db.txt").as_deref(), Some("sqlite\n"));
 }
 

@@ -16,8 +16,17 @@ fn shows_while_running(repo: &Test, line: &str) {
     let mut run = repo.loopc(&["run"]).spawn();
     let seen = repo.wait_for(4000, || repo.spawned_stderr().contains(line));
     std::fs::write(repo.bin.join("go"), "").unwrap();
-    assert_eq!(run.wait().unwrap().code(), Some(0), "{}", repo.spawned_stderr());
-    assert!(seen, "{line:?} not shown while the agent ran:\n{}", repo.spawned_stderr());
+    assert_eq!(
+        run.wait().unwrap().code(),
+        Some(0),
+        "{}",
+        repo.spawned_stderr()
+    );
+    assert!(
+        seen,
+        "{line:?} not shown while the agent ran:\n{}",
+        repo.spawned_stderr()
+    );
 }
 
 #[test]

@@ -84,7 +84,11 @@ impl Checker {
             .model
             .agents
             .iter()
-            .map(|a| a.fallback.as_ref().and_then(|r| index.get(r.name.as_str()).copied()))
+            .map(|a| {
+                a.fallback
+                    .as_ref()
+                    .and_then(|r| index.get(r.name.as_str()).copied())
+            })
             .collect();
         // Each agent has at most one fallback, so following them from any
         // agent either ends or runs into a cycle; every agent is walked once.
@@ -101,7 +105,11 @@ impl Checker {
                     let from = path.iter().position(|&p| p == i).unwrap_or(0);
                     let mut cycle: Vec<usize> = path[from..].to_vec();
                     // Start the cycle at its first agent in source order.
-                    let min = cycle.iter().enumerate().min_by_key(|(_, a)| **a).map_or(0, |(k, _)| k);
+                    let min = cycle
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, a)| **a)
+                        .map_or(0, |(k, _)| k);
                     cycle.rotate_left(min);
                     cycles.push(cycle);
                     break;
@@ -116,7 +124,10 @@ impl Checker {
         }
         for cycle in cycles {
             let agents = &self.model.agents;
-            let mut names: Vec<&str> = cycle.iter().map(|&i| agents[i].name.name.as_str()).collect();
+            let mut names: Vec<&str> = cycle
+                .iter()
+                .map(|&i| agents[i].name.name.as_str())
+                .collect();
             names.push(names[0]);
             let label = |i: usize| {
                 let a = &agents[i];

@@ -11,7 +11,11 @@ pub struct Args {
     #[arg(value_name = "TASK")]
     pub task: String,
     /// The answer.
-    #[arg(value_name = "TEXT", required_unless_present = "file", conflicts_with = "file")]
+    #[arg(
+        value_name = "TEXT",
+        required_unless_present = "file",
+        conflicts_with = "file"
+    )]
     pub text: Option<String>,
     /// Read the answer from this file (`-` for stdin).
     #[arg(long, value_name = "PATH")]

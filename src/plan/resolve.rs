@@ -61,7 +61,9 @@ pub(super) fn resolve(
                     break;
                 }
                 chain.push(f);
-                next = agents.get(r.name.as_str()).and_then(|d| d.fallback.as_ref());
+                next = agents
+                    .get(r.name.as_str())
+                    .and_then(|d| d.fallback.as_ref());
             }
             (name, chain)
         })

@@ -79,7 +79,11 @@ pub enum Found {
 /// The log directory of `task`'s attempt `attempt` (its last try, when
 /// infrastructure failures retried it), else of the task's last try: in
 /// this run's logs, else in the latest earlier run's that has it.
-fn directory(layout: &Layout, task: &str, attempt: Option<u32>) -> Result<(PathBuf, Found), String> {
+fn directory(
+    layout: &Layout,
+    task: &str,
+    attempt: Option<u32>,
+) -> Result<(PathBuf, Found), String> {
     if let Some(d) = pick(tries_in(&layout.logs.join(task)), attempt) {
         return Ok((d, Found::ThisRun));
     }

@@ -302,7 +302,13 @@ pub fn read(output: crate::plan::OutputFormat, stdout_log: &Path) -> Option<Agen
 pub fn activity(output: crate::plan::OutputFormat, tail: &str) -> Option<String> {
     use crate::plan::OutputFormat;
     // The newest lines first; only the last few are worth parsing.
-    for line in tail.lines().rev().map(str::trim).filter(|l| !l.is_empty()).take(32) {
+    for line in tail
+        .lines()
+        .rev()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(32)
+    {
         let found = match output {
             OutputFormat::Text => return Some(line.to_string()),
             OutputFormat::ClaudeJson => claude::activity_of(line),

@@ -127,6 +127,10 @@ mod tests {
              > Which database?\n> Postgres or SQLite?\n\nThe answer:\nSQLite.\n\n"
         );
         std::fs::write(path(&layout, "a"), "{").unwrap();
-        assert!(load(&layout, "a").unwrap_err().contains("not a loopc answers file"));
+        assert!(
+            load(&layout, "a")
+                .unwrap_err()
+                .contains("not a loopc answers file")
+        );
     }
 }

@@ -5,7 +5,7 @@
 //! `types.py`: `ResultMessage`, `RateLimitEvent`).
 
 use super::{
-    AgentReport, LimitHit, Lenient, ReportedError, Usage, absorb, for_each_message, last_line,
+    AgentReport, Lenient, LimitHit, ReportedError, Usage, absorb, for_each_message, last_line,
     string, text_of,
 };
 use serde::Deserialize;

@@ -226,5 +226,4 @@ impl Scheduler {
             fallback: None,
         });
     }
-
 }

@@ -237,7 +237,10 @@ fn a_question_for_a_person_ends_the_task_needs_human_and_skips_its_dependents() 
     let a = &state.tasks[0];
     assert_eq!(a.status, TaskStatus::NeedsHuman);
     assert_eq!(a.attempts, 1);
-    assert_eq!(a.question.as_deref(), Some("Postgres or SQLite?\nBoth work."));
+    assert_eq!(
+        a.question.as_deref(),
+        Some("Postgres or SQLite?\nBoth work.")
+    );
     assert_eq!(
         a.reason.as_deref(),
         Some("the agent needs a human to answer: Postgres or SQLite?")
