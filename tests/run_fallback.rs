@@ -35,7 +35,7 @@ agent claude {
   fallback = codex
   env = { FIXTURE_MODE = "rate_limited" }
 }
-agent codex { run = "sh @FIX@/codex exec --json --full-auto -"  output = codex-json  cost = $1 }
+agent codex { run = "sh @FIX@/codex exec --json --sandbox workspace-write -"  output = codex-json  cost = $1 }
 task t { agent = claude  prompt = "x" }
 "#,
     );

@@ -57,7 +57,7 @@ fn a_running_codex_agents_command_is_shown() {
 loop "wx" { }
 budget { iterations = 2 }
 agent codex {
-  run = "sh @FIX@/codex exec --json --full-auto -"
+  run = "sh @FIX@/codex exec --json --sandbox workspace-write -"
   output = codex-json
   env = { FIXTURE_WAIT_FOR = "@BIN@/go" }
 }
