@@ -532,6 +532,18 @@ fn an_agents_fallback_is_a_checked_reference() {
         .stderr_contains("did you mean `codex`?")
         .status(1)
         .run();
+    // An agent is never suggested as its own fallback.
+    let r = Test::new()
+        .file(
+            "plan.loop",
+            "agent claude { run = \"claude -p\"  fallback = claud }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("error[E0005]: unknown agent `claud`")
+        .status(1)
+        .run();
+    assert!(!r.stderr.contains("did you mean"), "{}", r.stderr);
     Test::new()
         .file(
             "plan.loop",

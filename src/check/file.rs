@@ -231,9 +231,13 @@ impl Checker {
         for g in &self.model.gates {
             agent_refs.extend(g.agent_ref.clone());
         }
-        for a in &self.model.agents {
-            agent_refs.extend(a.fallback.clone());
-        }
+        // An agent's fallback: never suggest the agent itself (a cycle).
+        let fallbacks: Vec<(Ref, String)> = self
+            .model
+            .agents
+            .iter()
+            .filter_map(|a| Some((a.fallback.clone()?, a.name.name.clone())))
+            .collect();
         for t in &self.model.tasks {
             agent_refs.extend(t.agent.clone());
             gate_refs.extend(t.gates.clone().unwrap_or_default());
@@ -243,6 +247,12 @@ impl Checker {
         for r in agent_refs {
             if !agents.set.contains(r.name.as_str()) {
                 self.unknown("agent", &r.name, r.span, &mut agents, None);
+            }
+            used_agents.push(r.name);
+        }
+        for (r, owner) in fallbacks {
+            if !agents.set.contains(r.name.as_str()) {
+                self.unknown("agent", &r.name, r.span, &mut agents, Some(&owner));
             }
             used_agents.push(r.name);
         }
