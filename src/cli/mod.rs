@@ -17,6 +17,7 @@ macro_rules! eline {
 }
 
 mod answer;
+mod board;
 mod check;
 mod clean;
 mod exit;
@@ -103,6 +104,8 @@ enum Command {
     Logs(logs::Args),
     /// Answer the question of a task that needs a human.
     Answer(answer::Args),
+    /// Watch the run's tasks (or a REEL tree's specs) on a terminal board.
+    Board(board::Args),
     /// Format plans in the canonical layout.
     Fmt(fmt::Args),
     /// Start the language server on stdio.
@@ -136,6 +139,7 @@ pub fn main() -> ExitCode {
         Command::Clean(args) => clean::run(&args),
         Command::Logs(args) => logs::run(&args),
         Command::Answer(args) => answer::run(&args),
+        Command::Board(args) => board::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Lsp => lsp::run(),
         Command::Import(args) => import::run(&args),

@@ -17,10 +17,13 @@
 //! - [`ui`]: what a person sees: live bars or event lines, the summary table;
 //! - [`time`]: timestamps and the display of durations and money, used by
 //!   every room (a leaf, so it lives here rather than in one of them);
-//! - [`status`], [`clean`], [`logs`], [`out`]: the other commands' reports and
-//!   stdout (`logs` reads `.loopc/` and the lock, as `status` does).
+//! - [`status`], [`clean`], [`logs`], [`out`], [`board`], [`answer`]: the
+//!   other commands' reports and stdout (`logs` reads `.loopc/` and the
+//!   lock, as `status` does; `board` reads `.loopc/` only, never the lock;
+//!   `answer` writes only `.loopc/answers/`).
 
 pub mod answer;
+pub mod board;
 pub mod clean;
 pub mod engine;
 pub mod logs;
