@@ -48,7 +48,7 @@ task b: a { run = "echo b > b.txt" }
     }
     let status = repo.loopc(&["status"]).run();
     assert!(
-        status.stdout.contains("Postgres or SQLite?"),
+        status.stdout.contains("Postgres or SQLite?") && !status.stdout.contains("answered;"),
         "{}",
         status.stdout
     );
@@ -86,6 +86,14 @@ task b: a { run = "echo b > b.txt" }
     repo.write("answer.txt", "Use SQLite.\n");
     let ok = repo.loopc(&["answer", "a", "--file", "answer.txt"]).run();
     assert!(ok.stdout.starts_with("answered task `a`"), "{}", ok.stdout);
+    let status = repo.loopc(&["status"]).run();
+    assert!(
+        status
+            .stdout
+            .contains("a: answered; the next `loopc run` gives the task the answer"),
+        "{}",
+        status.stdout
+    );
 
     // The next run gives the task its answer under its own heading, with
     // the question quoted, and starts its attempts afresh.
