@@ -560,6 +560,19 @@ fn an_agents_fallback_is_a_checked_reference() {
         .stderr_contains("error[E0006]: fallback cycle: solo → solo")
         .status(1)
         .run();
+    // A fallback in use counts for W0005 like the agent it stands in for.
+    Test::new()
+        .file(
+            "plan.loop",
+            "budget { cost = $5 }\n\
+             agent claude { run = \"claude -p --output-format json\"  output = claude-json  fallback = codex }\n\
+             agent codex { run = \"codex exec --json -\"  output = codex-json }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("warning[W0005]: the budget caps cost, but agent `codex` may report none")
+        .status(0)
+        .run();
     Test::new()
         .file(
             "plan.loop",

@@ -405,6 +405,23 @@ impl Checker {
                     in_use.insert(r.name.as_str());
                 }
             }
+            // A task agent's fallbacks may take its attempts (the chain
+            // ends at a repeat: a cycle is E0006).
+            let fallback_of: HashMap<&str, &str> = self
+                .model
+                .agents
+                .iter()
+                .filter_map(|a| Some((a.name.name.as_str(), a.fallback.as_ref()?.name.as_str())))
+                .collect();
+            let starts: Vec<&str> = in_use.iter().copied().collect();
+            for mut a in starts {
+                while let Some(&f) = fallback_of.get(a) {
+                    if !in_use.insert(f) {
+                        break;
+                    }
+                    a = f;
+                }
+            }
             let warnings: Vec<Diagnostic> = self
                 .model
                 .agents
