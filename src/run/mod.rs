@@ -17,10 +17,12 @@
 //! - [`ui`]: what a person sees: live bars or event lines, the summary table;
 //! - [`time`]: timestamps and the display of durations and money, used by
 //!   every room (a leaf, so it lives here rather than in one of them);
-//! - [`status`], [`clean`], [`logs`], [`out`], [`board`]: the other commands'
-//!   reports and stdout (`logs` reads `.loopc/` and the lock, as `status`
-//!   does; `board` reads `.loopc/` only, never the lock).
+//! - [`status`], [`clean`], [`logs`], [`out`], [`board`], [`answer`]: the
+//!   other commands' reports and stdout (`logs` reads `.loopc/` and the
+//!   lock, as `status` does; `board` reads `.loopc/` only, never the lock;
+//!   `answer` writes only `.loopc/answers/`).
 
+pub mod answer;
 pub mod board;
 pub mod clean;
 pub mod engine;
@@ -353,7 +355,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         lock::acquire(&lock::repository_lock(&git), "run", &git.root).map_err(RunError::usage)?;
     // The previous run's state: unreadable is refused (the person decides);
     // a run that never finished was killed, and is cleaned up after.
-    if layout.state.exists() {
+    let previous = if layout.state.exists() {
         let previous = store::state::load(&layout.state).map_err(RunError::usage)?;
         if previous.status == crate::state::RunStatus::Running {
             eprintln!(
@@ -362,7 +364,10 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
                 previous.started_at
             );
         }
-    }
+        Some(previous)
+    } else {
+        None
+    };
     let slug = worktree::slug(&plan.name);
     let reconciled = recover::reconcile(&git, &layout, &slug).map_err(RunError::usage)?;
     for note in &reconciled.notes {
@@ -423,7 +428,11 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         parallel,
     });
     interrupt::install();
-    let state = scheduler::initial_state(&ctx, &options.plan_file, &head);
+    let mut state = scheduler::initial_state(&ctx, &options.plan_file, &head);
+    // A task that was waiting for an agent's usage limit waits out the rest.
+    if let Some(previous) = &previous {
+        scheduler::carry_waits(previous, &mut state);
+    }
     let finish = scheduler::run(
         Arc::clone(&ctx),
         parallel,
