@@ -517,3 +517,96 @@ fn common_mistakes_get_a_hint_that_says_what_to_write() {
         Some("dependencies go in the task header, as in make: `task NAME: DEP1 DEP2 { … }`")
     );
 }
+
+#[test]
+fn a_fifo_or_a_device_is_refused_at_once_not_read_forever() {
+    let t = Test::new();
+    let fifo = t.root.join("pipe.loop");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_string_lossy().into_owned();
+    for args in [
+        vec!["check", fifo.as_str()],
+        vec!["graph", fifo.as_str()],
+        vec!["fmt", "--check", fifo.as_str()],
+        vec!["check", "/dev/zero"],
+        vec!["fmt", "/dev/zero"],
+    ] {
+        let path = args.last().unwrap();
+        // A read of either would never end: the harness would hang here.
+        t.loopc(&args)
+            .status(2)
+            .stderr_contains(&format!("cannot read `{path}`: not a regular file"))
+            .run();
+    }
+
+fn an_agents_fallback_is_a_checked_reference() {
+    Test::new()
+        .file(
+            "plan.loop",
+            "agent claude { run = \"claude -p\"  fallback = codx }\n\
+             agent codex { run = \"codex exec -\" }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("error[E0005]: unknown agent `codx`")
+        .stderr_contains("did you mean `codex`?")
+        .status(1)
+        .run();
+    // An agent is never suggested as its own fallback.
+    let r = Test::new()
+        .file(
+            "plan.loop",
+            "agent claude { run = \"claude -p\"  fallback = claud }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("error[E0005]: unknown agent `claud`")
+        .status(1)
+        .run();
+    assert!(!r.stderr.contains("did you mean"), "{}", r.stderr);
+    Test::new()
+        .file(
+            "plan.loop",
+            "agent claude { run = \"claude -p\"  fallback = codex }\n\
+             agent codex { run = \"codex exec -\"  fallback = gemini }\n\
+             agent gemini { run = \"gemini\"  fallback = claude }\n\
+             agent solo { run = \"solo\"  fallback = solo }\n\
+             task a { agent = claude  prompt = \"x\" }\n\
+             task b { agent = solo  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("error[E0006]: fallback cycle: claude → codex → gemini → claude")
+        .stderr_contains("`gemini` falls back to `claude`")
+        .stderr_contains("error[E0006]: fallback cycle: solo → solo")
+        .status(1)
+        .run();
+    // A fallback in use counts for W0005 like the agent it stands in for.
+    Test::new()
+        .file(
+            "plan.loop",
+            "budget { cost = $5 }\n\
+             agent claude { run = \"claude -p --output-format json\"  output = claude-json  fallback = codex }\n\
+             agent codex { run = \"codex exec --json -\"  output = codex-json }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("warning[W0005]: the budget caps cost, but agent `codex` may report none")
+        .status(0)
+        .run();
+    Test::new()
+        .file(
+            "plan.loop",
+            "budget { iterations = 3 }\n\
+             agent claude { run = \"claude -p\"  fallback = codex }\n\
+             agent codex { run = \"codex exec -\" }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr("")
+        .status(0)
+        .run();
+}

@@ -512,9 +512,30 @@ task t { agent = bot  prompt = "say hello" }
     let none = repo.loopc(&["logs", "t", "--attempt", "3"]).status(2).run();
     assert!(
         none.stderr
-            .contains("loopc: task `t` has no attempt 3 in this run's logs"),
+            .contains("loopc: no logs of attempt 3 of task `t` in this run ("),
         "{}",
         none.stderr
     );
     repo.loopc(&["logs", "nope"]).status(2).run();
+
+    // A rerun replays `t` from the cache and has no logs of it: `loopc
+    // logs` shows the earlier run's and says where they are.
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(repo.task("t")["status"], "cached");
+    let cached = repo.loopc(&["logs", "t"]).status(0).run();
+    assert!(
+        cached.stdout.contains(
+            "/.loopc/earlier-logs/1/t/2/agent.stdout <==\nagent says hello on attempt 2\n"
+        ),
+        "{}",
+        cached.stdout
+    );
+    assert!(
+        cached
+            .stderr
+            .contains("task `t` has no logs in the last run")
+            && cached.stderr.contains("/.loopc/earlier-logs/1"),
+        "{}",
+        cached.stderr
+    );
 }

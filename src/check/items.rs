@@ -129,6 +129,7 @@ impl Checker {
             timeout: self.duration(&f, "timeout"),
             cost: self.money(&f, "cost"),
             env: self.env(&f),
+            fallback: self.reference(&f, "fallback", "an agent"),
         };
         self.model.agents.push(def);
     }

@@ -16,6 +16,7 @@ macro_rules! eline {
     }};
 }
 
+mod answer;
 mod board;
 mod check;
 mod clean;
@@ -101,6 +102,8 @@ enum Command {
     Clean(clean::Args),
     /// Print the logs of a task's attempt in the last run.
     Logs(logs::Args),
+    /// Answer the question of a task that needs a human.
+    Answer(answer::Args),
     /// Watch the run's tasks (or a REEL tree's specs) on a terminal board.
     Board(board::Args),
     /// Format plans in the canonical layout.
@@ -135,6 +138,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(&args),
         Command::Clean(args) => clean::run(&args),
         Command::Logs(args) => logs::run(&args),
+        Command::Answer(args) => answer::run(&args),
         Command::Board(args) => board::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Lsp => lsp::run(),

@@ -17,10 +17,12 @@
 //! - [`ui`]: what a person sees: live bars or event lines, the summary table;
 //! - [`time`]: timestamps and the display of durations and money, used by
 //!   every room (a leaf, so it lives here rather than in one of them);
-//! - [`status`], [`clean`], [`logs`], [`out`], [`board`]: the other commands'
-//!   reports and stdout (`logs` reads `.loopc/` and the lock, as `status`
-//!   does; `board` reads `.loopc/` only, never the lock).
+//! - [`status`], [`clean`], [`logs`], [`out`], [`board`], [`answer`]: the
+//!   other commands' reports and stdout (`logs` reads `.loopc/` and the
+//!   lock, as `status` does; `board` reads `.loopc/` only, never the lock;
+//!   `answer` writes only `.loopc/answers/`).
 
+pub mod answer;
 pub mod board;
 pub mod clean;
 pub mod engine;
@@ -506,7 +508,11 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         parallel,
     });
     interrupt::install();
-    let state = scheduler::initial_state(&ctx, &options.plan_file, &head);
+    let mut state = scheduler::initial_state(&ctx, &options.plan_file, &head);
+    // A task that was waiting for an agent's usage limit waits out the rest.
+    if let Some(previous) = &previous {
+        scheduler::carry_waits(previous, &mut state);
+    }
     let finish = scheduler::run(
         Arc::clone(&ctx),
         parallel,

@@ -42,11 +42,29 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
     // after it and resumes. state.json itself is left as it is.
     let killed = state.status == crate::state::RunStatus::Running
         && !super::sys::lock::holder_alive(&layout.lock);
+    // Questions already answered: the next run gives the answer.
+    let answered: String = state
+        .tasks
+        .iter()
+        .filter(|t| t.status == crate::state::TaskStatus::NeedsHuman)
+        .filter(|t| {
+            super::store::answers::load(&layout, &t.name).is_ok_and(|a| {
+                a.last()
+                    .is_some_and(|a| Some(&a.question) == t.question.as_ref())
+            })
+        })
+        .map(|t| {
+            format!(
+                "{}: answered; the next `loopc run` gives the task the answer\n",
+                t.name
+            )
+        })
+        .collect();
     Ok(if options.json {
         state_json(&state, killed)?
     } else {
         format!(
-            "plan {} ({}), started {}{}\n{}{}",
+            "plan {} ({}), started {}{}\n{}{answered}{}",
             super::ui::display::sanitize(&state.plan),
             super::ui::display::sanitize(&state.plan_file),
             state.started_at,

@@ -251,6 +251,8 @@ pub fn initial(plan: &Plan, plan_file: &str, head: &str, now: String) -> RunStat
                 cache_key: None,
                 history: Vec::new(),
                 waiting_until: None,
+                waiting_for: None,
+                question: None,
             })
             .collect(),
     }
@@ -329,6 +331,8 @@ pub struct Finished {
     pub logs: Option<String>,
     /// What the agent's output reported.
     pub agent: Option<state::AgentRecord>,
+    /// The fallback agent that ran the attempt, if the task's own did not.
+    pub fallback: Option<String>,
 }
 
 /// Task `i`'s attempt finished: counts its cost and outcome, decides
@@ -366,6 +370,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         Outcome::Passed { .. } => ("passed", None),
         Outcome::Failed { reason, .. } => ("failed", Some(reason.clone())),
         Outcome::Blocked(why) => ("blocked", Some(why.clone())),
+        Outcome::NeedsHuman(q) => ("needs-human", Some(needs_human_reason(q))),
         Outcome::Infrastructure(why) => ("infrastructure", Some(why.clone())),
         Outcome::Limited(l) => (
             "limited",
@@ -378,7 +383,10 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
     };
     // A failed or blocked attempt's worktree is kept until `loopc
     // clean` (spec §5.8): recorded so that the next run leaves it alone.
-    if matches!(f.outcome, Outcome::Failed { .. } | Outcome::Blocked(_)) {
+    if matches!(
+        f.outcome,
+        Outcome::Failed { .. } | Outcome::Blocked(_) | Outcome::NeedsHuman(_)
+    ) {
         out.push(Action::KeepWorktree);
     }
     let cost_micro_usd = (!f.cost.unknown).then_some(f.cost.micro_usd);
@@ -390,6 +398,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         cost_micro_usd,
         logs: f.logs.clone(),
         agent: f.agent.clone(),
+        fallback: f.fallback.clone(),
     });
     out.push(Action::Emit(Event::AttemptFinished {
         task: task.name.clone(),
@@ -474,6 +483,12 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
                 &f.now,
                 &mut out,
             );
+        }
+        Outcome::NeedsHuman(question) => {
+            let why = needs_human_reason(&question);
+            state.tasks[i].question = Some(question);
+            let status = TaskStatus::NeedsHuman;
+            finalize(plan, state, i, status, Some(why), &f.now, &mut out);
         }
         Outcome::Limited(l) => {
             // Set aside: counted in neither `attempts`, `iterations` nor
@@ -627,6 +642,12 @@ pub fn replayed(plan: &Plan, state: &mut RunState, books: &mut Books, r: Replaye
 
 /// Puts task `i` in a final state at `now` and, when it is dead, skips the
 /// pending tasks that depend on a dead one.
+/// The reason recorded for a task that needs a person: its question's
+/// first line.
+fn needs_human_reason(question: &str) -> String {
+    super::handoff::with_reason("the agent needs a human to answer", question)
+}
+
 fn finalize(
     plan: &Plan,
     state: &mut RunState,

@@ -62,7 +62,7 @@ impl Watcher for Ui {
                 match event {
                     Event::AttemptStarted { task, attempt, .. } => {
                         let style = ProgressStyle::with_template(
-                            "{spinner} {prefix:.bold} {msg} [{elapsed}]",
+                            "{spinner} {prefix:.bold} [{elapsed}] {wide_msg}",
                         )
                         .unwrap_or_else(|_| ProgressStyle::default_spinner());
                         let bar = multi.add(ProgressBar::new_spinner().with_style(style));
@@ -97,6 +97,27 @@ impl Watcher for Ui {
                             let _ = multi.println(text);
                         }
                     }
+                }
+            }
+        }
+    }
+
+    /// Shows what a running attempt does: on its live line (cut to the
+    /// terminal's width), else as a plain line.
+    fn activity(&self, task: &str, attempt: u32, text: &str) {
+        // One line, at most 200 characters (the live line is cut to the
+        // terminal's width besides).
+        let line = text.lines().next().unwrap_or("").trim();
+        let mut text = sanitize_line(&line.chars().take(200).collect::<String>());
+        if line.chars().count() > 200 {
+            text.push('…');
+        }
+        match self {
+            Ui::Plain => stderr_line(&format!("loopc: {task} attempt {attempt}: now: {text}")),
+            Ui::Live { bars, .. } => {
+                let Ok(bars) = bars.lock() else { return };
+                if let Some(bar) = bars.get(task) {
+                    bar.set_message(text);
                 }
             }
         }

@@ -3,7 +3,7 @@
 //! characters escaped.
 
 use super::display::sanitize_line;
-use crate::state::RunState;
+use crate::state::{RunState, TaskStatus};
 use std::time::Duration;
 
 /// The summary table of `state`, one line per task, then a total line.
@@ -65,7 +65,7 @@ pub fn table(state: &RunState) -> String {
     let cached = state
         .tasks
         .iter()
-        .filter(|t| t.status == crate::state::TaskStatus::Cached)
+        .filter(|t| t.status == TaskStatus::Cached)
         .count();
     out.push_str(&format!(
         "run {}: {passed}/{} tasks passed{}, {} agent attempts, {}{}, integration branch {} at {}\n",
@@ -126,6 +126,27 @@ pub fn table(state: &RunState) -> String {
             && !t.status.is_done()
         {
             out.push_str(&format!("  {}: {}\n", t.name, sanitize_line(r)));
+            if t.status == TaskStatus::NeedsHuman {
+                if let Some(q) = &t.question
+                    && q.trim().lines().nth(1).is_some()
+                {
+                    for line in q.trim().lines() {
+                        out.push_str(&format!("    > {}\n", sanitize_line(line)));
+                    }
+                }
+                out.push_str(&format!(
+                    "    answer with `loopc answer {} \"…\"` (or `--file PATH`), then `loopc run`\n",
+                    t.name
+                ));
+            }
+            // Where to look: the last attempt's log directory.
+            if matches!(
+                t.status,
+                TaskStatus::Failed | TaskStatus::Blocked | TaskStatus::NeedsHuman
+            ) && let Some(logs) = &t.logs
+            {
+                out.push_str(&format!("    logs: {}\n", sanitize_line(logs)));
+            }
         }
     }
     out
