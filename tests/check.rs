@@ -542,7 +542,9 @@ fn a_fifo_or_a_device_is_refused_at_once_not_read_forever() {
             .stderr_contains(&format!("cannot read `{path}`: not a regular file"))
             .run();
     }
+}
 
+#[test]
 fn an_agents_fallback_is_a_checked_reference() {
     Test::new()
         .file(
