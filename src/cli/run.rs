@@ -24,7 +24,9 @@ pub struct Args {
     /// Tasks at once; overrides `loop.parallel`.
     #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
-    /// Say what would run or be replayed from the cache, and run nothing.
+    /// Make every check `run` makes (failing the same way), then say what
+    /// would run or be replayed from the cache, and which replays run
+    /// their checks again; run nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// Do not read the cache for these tasks (their results are still written).

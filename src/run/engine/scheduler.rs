@@ -10,12 +10,11 @@
 //! and recording cache entries is [`super::replay`]'s; the merge is
 //! [`super::merge`]'s.
 //!
-//! Looking tasks up in the cache and replaying hits is in [`cached`].
-//!
-//! Over 600 lines: the coordinator's loop, starting attempts, carrying out
-//! actions and the checks only it can make (the integration branch, the
-//! user's refs) share its one `Scheduler`. Waits for agents' limits and
-//! their fallbacks are [`waits`]'s.
+//! The coordinator's loop, starting attempts, carrying out actions and the
+//! checks only it can make (the integration branch, the user's refs) share
+//! its one `Scheduler`; looking tasks up in the cache and replaying hits
+//! are [`cached`]'s, waits for agents' limits and their fallbacks
+//! [`waits`]'s.
 
 mod cached;
 mod waits;
