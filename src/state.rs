@@ -218,6 +218,10 @@ pub struct AttemptRecord {
     /// The try's log directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logs: Option<String>,
+    /// The try's worktree, kept until `loopc clean`, for an attempt that
+    /// failed or was blocked (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
     /// What the agent's output reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentRecord>,

@@ -109,6 +109,19 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
         .collect();
     let last = started.last().cloned().unwrap_or_default();
     assert!(last.ends_with("/.loopc/worktrees/t-1"), "{started:?}");
+    // The earlier run's kept worktrees hold `bad-1` and `bad-2`: this run's
+    // attempts 1 and 2 of `bad` say where theirs are.
+    let kept: Vec<String> = repo.task("bad")["history"]
+        .as_array()
+        .map(|h| {
+            h.iter()
+                .map(|a| a["worktree"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(kept[0].ends_with("/.loopc/worktrees/bad-3"), "{kept:?}");
+    assert!(kept[1].ends_with("/.loopc/worktrees/bad-4"), "{kept:?}");
     repo.loopc(&["clean"]).status(0).run();
     let r = repo.loopc(&["run"]).status(1).run();
     assert!(r.stdout.contains("kept: 2 worktree(s)"), "{r:?}");

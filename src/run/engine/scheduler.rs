@@ -411,6 +411,10 @@ impl Scheduler {
                 .files
                 .as_ref()
                 .map(|f| f.dir.to_string_lossy().into_owned()),
+            worktree: r
+                .worktree
+                .exists()
+                .then(|| r.worktree.to_string_lossy().into_owned()),
             agent: r.report.as_ref().map(|rep| rep.record()),
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
         };

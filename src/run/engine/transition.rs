@@ -329,6 +329,8 @@ pub struct Finished {
     pub agent_started: bool,
     /// The try's log directory, for its history entry.
     pub logs: Option<String>,
+    /// The try's worktree, when it still exists.
+    pub worktree: Option<String>,
     /// What the agent's output reported.
     pub agent: Option<state::AgentRecord>,
     /// The fallback agent that ran the attempt, if the task's own did not.
@@ -383,10 +385,11 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
     };
     // A failed or blocked attempt's worktree is kept until `loopc
     // clean` (spec §5.8): recorded so that the next run leaves it alone.
-    if matches!(
+    let kept = matches!(
         f.outcome,
         Outcome::Failed { .. } | Outcome::Blocked(_) | Outcome::NeedsHuman(_)
-    ) {
+    );
+    if kept {
         out.push(Action::KeepWorktree);
     }
     let cost_micro_usd = (!f.cost.unknown).then_some(f.cost.micro_usd);
@@ -397,6 +400,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         reason: reason.clone(),
         cost_micro_usd,
         logs: f.logs.clone(),
+        worktree: f.worktree.clone().filter(|_| kept),
         agent: f.agent.clone(),
         fallback: f.fallback.clone(),
     });

@@ -84,6 +84,7 @@ fn attempt_after(
             ended_ms: 5,
             agent_started,
             logs: Some("logs/a/1".into()),
+            worktree: Some("worktrees/a-1".into()),
             agent: None,
             fallback: None,
         },
@@ -386,6 +387,7 @@ fn interrupted_attempts_count_only_when_the_time_budget_stopped_them() {
         ended_ms: 5,
         agent_started: false,
         logs: None,
+        worktree: None,
         agent: None,
         fallback: None,
     };
