@@ -10,6 +10,7 @@
 mod harness;
 
 mod check;
+mod cli_commands;
 mod diagnostics;
 mod fmt;
 mod graph;

@@ -1,4 +1,5 @@
-//! `loopc graph PLAN [--format text|dot|mermaid|json|svg] [--state]` (spec §7).
+//! `loopc graph [PLAN] [--format text|dot|mermaid|json|svg] [--state]`; no
+//! PLAN: the plan `run` would find.
 //!
 //! Compiles the plan, prints its diagnostics like `loopc check` does, and,
 //! when there are no errors, renders the compiled plan with
@@ -6,18 +7,19 @@
 //! 1; a plan that cannot be read exits 2; warnings go to stderr and the
 //! graph is drawn.
 
-use super::{exit, output_status, print_compilation};
+use super::{exit, output_status, plan_or_discover, print_compilation, warn};
 use clap::ValueEnum;
 use loopc::render::{self, state};
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
-/// `loopc graph PLAN [--format …] [--state]`
+/// `loopc graph [PLAN] [--format …] [--state]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// The plan file (or a REEL spec, or a directory of them).
+    /// The plan file (or a REEL spec, or a directory of them); default: the
+    /// plan found from the current directory, as `run` finds it.
     #[arg(value_name = "PLAN")]
-    pub plan: PathBuf,
+    pub plan: Option<PathBuf>,
     /// The defaults plan for REEL specs (agent, gates, defaults, budget,
     /// loop); default `defaults.loop` beside the specs.
     #[arg(long, value_name = "FILE.loop")]
@@ -60,7 +62,11 @@ impl From<GraphFormat> for render::Format {
 /// Runs `loopc graph`: returns the process exit status (0 drawn, 1 plan
 /// errors, 2 the plan or stdout could not be used).
 pub fn run(args: &Args) -> i32 {
-    let compiled = match loopc::compile_path(&args.plan, args.defaults.as_deref()) {
+    let path = match plan_or_discover(args.plan.as_deref()) {
+        Ok(p) => p,
+        Err(status) => return status,
+    };
+    let compiled = match loopc::compile_path(&path, args.defaults.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             eline!("error: {e}");
@@ -90,7 +96,7 @@ pub fn run(args: &Args) -> i32 {
         match loaded {
             Ok(s) => Some(s),
             Err(warning) => {
-                eline!("warning: {warning}");
+                warn(&warning);
                 None
             }
         }

@@ -21,9 +21,33 @@ pub enum Ui {
     },
     /// One line per event on stderr.
     Plain,
+    /// No progress at all (`-q`); warnings from the run still print.
+    Silent,
+}
+
+/// How a run shows its progress on stderr.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Progress {
+    /// Live bars on a terminal, one line per event otherwise.
+    #[default]
+    Auto,
+    /// One line per event, even on a terminal (`-v`).
+    Lines,
+    /// None (`-q`).
+    Off,
 }
 
 impl Ui {
+    /// The display for `progress`: with `Auto`, live bars when stderr is a
+    /// terminal, else plain lines.
+    pub fn for_progress(progress: Progress) -> Ui {
+        match progress {
+            Progress::Auto => Ui::detect(),
+            Progress::Lines => Ui::Plain,
+            Progress::Off => Ui::Silent,
+        }
+    }
+
     /// Live bars when stderr is a terminal, else plain lines.
     pub fn detect() -> Ui {
         if std::io::stderr().is_terminal() {
@@ -45,13 +69,14 @@ impl Watcher for Ui {
             Ui::Live { multi, .. } => {
                 let _ = multi.println(text);
             }
-            Ui::Plain => stderr_line(&text),
+            Ui::Plain | Ui::Silent => stderr_line(&text),
         }
     }
 
     /// Updates the display for `event`.
     fn on_event(&self, event: &Event) {
         match self {
+            Ui::Silent => {}
             Ui::Plain => {
                 if let Some(text) = plain_line(event) {
                     stderr_line(&text);
