@@ -7,13 +7,20 @@ const WARNING: &str = "gate lint = \"make lint\"\ntask build { run = \"make\" }\
 const ERROR: &str = "task build: nope { run = \"make\" }\n";
 
 #[test]
-fn a_valid_plan_exits_0_silently() {
-    Test::new()
-        .file("plan.loop", VALID)
-        .loopc(&["check", "plan.loop"])
+fn a_valid_plan_exits_0_with_one_ok_line() {
+    let test = Test::new().file("plan.loop", VALID);
+    test.loopc(&["check", "plan.loop"])
+        .stdout("")
+        .stderr("ok: 1 task, 0 warnings\n")
+        .status(0)
+        .run();
+    // `-q`: nothing at all; several files are counted.
+    test.loopc(&["-q", "check", "plan.loop"])
         .stdout("")
         .stderr("")
-        .status(0)
+        .run();
+    test.loopc(&["check", "plan.loop", "plan.loop"])
+        .stderr("ok: 2 files, 2 tasks, 0 warnings\n")
         .run();
 }
 
@@ -144,7 +151,7 @@ fn crlf_and_bom_are_accepted() {
             "plan.loop",
             "\u{feff}task build {\r\n  run = \"\"\"\r\n    make\r\n    \"\"\"\r\n}\r\n",
         )
-        .loopc(&["check", "plan.loop"])
+        .loopc(&["-q", "check", "plan.loop"])
         .stderr("")
         .status(0)
         .run();
@@ -211,7 +218,7 @@ fn a_loop_name_that_cannot_be_a_branch_is_e0009() {
             "plan.loop",
             "loop \"auth refactor\" { branch = \"loop/auth\" }\ntask a { run = \"x\" }\n",
         )
-        .loopc(&["check", "plan.loop"])
+        .loopc(&["-q", "check", "plan.loop"])
         .stderr("")
         .status(0)
         .run();
@@ -376,7 +383,7 @@ fn a_lone_carriage_return_ends_a_line_in_every_format() {
     // A comment ends at a lone `\r` too: the task after it is not commented out.
     Test::new()
         .file("plan.loop", "# comment\rtask a { run = \"x\" }\r")
-        .loopc(&["check", "plan.loop"])
+        .loopc(&["-q", "check", "plan.loop"])
         .stdout("")
         .stderr("")
         .status(0)

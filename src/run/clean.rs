@@ -171,6 +171,7 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
             Cleaned::Removed {
                 worktrees: removed_worktrees,
                 branches: removed_branches,
+                logs: had_logs,
             }
         },
     );

@@ -126,7 +126,10 @@ impl Scheduler {
         self.save(state);
         loop {
             if interrupt::requested() && self.books.stop_kind() != Some(StopKind::Interrupted) {
-                self.set_stop(StopKind::Interrupted, "interrupted".into());
+                self.set_stop(
+                    StopKind::Interrupted,
+                    crate::run::sys::interrupt::REASON.into(),
+                );
                 self.ctx.control.stop();
             }
             if self.past_deadline() {

@@ -184,6 +184,12 @@ pub fn sanitize_line(text: &str) -> String {
     out
 }
 
+/// A merge's `how` (events.jsonl's word) as shown to a person:
+/// `fast_forward` is `fast-forward`; the others are shown as they are.
+fn how_words(how: &str) -> String {
+    how.replace('_', "-")
+}
+
 /// The plain one-line form of an event.
 fn plain_line(event: &Event) -> Option<String> {
     Some(sanitize_line(&match event {
@@ -235,13 +241,28 @@ fn plain_line(event: &Event) -> Option<String> {
             None => format!("loopc: {task} attempt {attempt}: {outcome}"),
         },
         Event::Waiting { task, reason, .. } => format!("loopc: {task}: {reason}"),
+        Event::Merged { task, commit, how } if how == "none" => format!(
+            "loopc: {task}: no changes to merge; the integration branch stays at {}",
+            short(commit)
+        ),
         Event::Merged { task, commit, how } => {
-            format!("loopc: {task}: merged ({how}) at {}", short(commit))
+            format!(
+                "loopc: {task}: merged ({}) at {}",
+                how_words(how),
+                short(commit)
+            )
         }
         Event::Cached {
             task, commit, how, ..
+        } if how == "none" => format!(
+            "loopc: {task}: replayed from the cache (no changes to apply) at {}",
+            short(commit)
+        ),
+        Event::Cached {
+            task, commit, how, ..
         } => format!(
-            "loopc: {task}: replayed from the cache ({how}) at {}",
+            "loopc: {task}: replayed from the cache ({}) at {}",
+            how_words(how),
             short(commit)
         ),
         Event::CacheMiss { task, reason, .. } => {
