@@ -523,4 +523,33 @@ fn common_mistakes_get_a_hint_that_says_what_to_write() {
         field.last().map(String::as_str),
         Some("dependencies go in the task header, as in make: `task NAME: DEP1 DEP2 { … }`")
     );
+    // An item keyword as a dependency name ends the list: quote it.
+    for (kw, plan) in [
+        (
+            "task",
+            "task \"task\" { run = \"a\" }\ntask z: task { run = \"b\" }\n",
+        ),
+        (
+            "gate",
+            "task a { run = \"a\" }\ntask z: a gate { run = \"b\" }\n",
+        ),
+    ] {
+        assert_eq!(
+            notes(plan),
+            [format!(
+                "`{kw}` is an item keyword, so it ends the dependency list: write a \
+                 dependency named `{kw}` quoted (`\"{kw}\"`), or rename that task"
+            )],
+            "{plan}"
+        );
+    }
+    // Quoted, it is a dependency like any other.
+    Test::new()
+        .file(
+            "plan.loop",
+            "task \"task\" { run = \"a\" }\ntask z: \"task\" { run = \"b\" }\n",
+        )
+        .loopc(&["-q", "check"])
+        .stderr("")
+        .run();
 }

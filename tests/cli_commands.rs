@@ -222,3 +222,24 @@ fn quiet_and_verbose_runs() {
     let r = repo.loopc(&["-q", "-v", "run"]).status(2).run();
     assert!(r.stderr.contains("cannot be used with"), "{r:?}");
 }
+
+#[test]
+fn status_says_when_the_integration_branch_is_gone() {
+    let repo = Test::repo();
+    repo.plan(PLAN);
+    repo.loopc(&["run", "a"]).run();
+    let before = repo.loopc(&["status"]).run();
+    assert!(!before.stdout.contains("is gone"), "{before:?}");
+    repo.git(&["branch", "-D", "loop/cmds"]);
+    let after = repo.loopc(&["status"]).run();
+    assert!(
+        after.stdout.ends_with(
+            "the integration branch loop/cmds is gone: it was deleted after this run (the next \
+             `loopc run` creates it again from the base, replaying passed tasks from the cache)\n"
+        ),
+        "{after:?}"
+    );
+    // The next run does so.
+    repo.loopc(&["run", "a"]).run();
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cmds"]));
+}

@@ -321,7 +321,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         let previous = store::state::load(&layout.state).map_err(RunError::usage)?;
         if previous.status == crate::state::RunStatus::Running {
             eprintln!(
-                "loopc: the previous run (started {}) did not finish: loopc was killed; \
+                "note: the previous run (started {}) did not finish: loopc was killed; \
                  cleaning up after it and resuming (passed tasks are replayed from the cache)",
                 previous.started_at
             );
@@ -330,7 +330,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     let slug = worktree::slug(&plan.name);
     let reconciled = recover::reconcile(&git, &layout, &slug).map_err(RunError::usage)?;
     for note in &reconciled.notes {
-        eprintln!("loopc: {note}");
+        eprintln!("note: {note}");
     }
     worktree::check_namespace(
         &git,
