@@ -243,3 +243,25 @@ fn status_says_when_the_integration_branch_is_gone() {
     repo.loopc(&["run", "a"]).run();
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cmds"]));
 }
+
+/// The README's plans are what `loopc fmt` writes, and its example plan
+/// checks clean: a new user copies them.
+#[test]
+fn the_readme_plans_are_in_fmt_layout() {
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let test = Test::new();
+    let mut blocks = 0;
+    for (i, block) in readme.split("```loop\n").skip(1).enumerate() {
+        let plan = block.split("```").next().unwrap();
+        let name = format!("readme{i}.loop");
+        test.write(&name, plan);
+        test.loopc(&["fmt", "--check", &name]).stdout("").run();
+        blocks += 1;
+    }
+    assert!(blocks >= 2, "{blocks} loop blocks in README.md");
+    test.loopc(&["check", "readme0.loop"])
+        .stderr("ok: 2 tasks, 0 warnings\n")
+        .run();
+}

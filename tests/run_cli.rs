@@ -291,6 +291,14 @@ task b: a { agent = bot  prompt = "y" }
     assert_eq!(code, Some(130));
     let state = repo.state();
     assert_eq!(state["status"], "interrupted");
+    // Not "run interrupted: interrupted".
+    assert_eq!(state["stop_reason"], "Ctrl-C, SIGTERM or SIGHUP received");
+    assert!(
+        repo.spawned_stderr()
+            .contains("loopc: run interrupted: Ctrl-C, SIGTERM or SIGHUP received"),
+        "{}",
+        repo.spawned_stderr()
+    );
     assert_eq!(repo.status_of("a"), "interrupted");
     assert_eq!(repo.status_of("b"), "pending");
     // The agent's process is gone (or a zombie awaiting init).

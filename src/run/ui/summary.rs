@@ -68,7 +68,7 @@ pub fn table(state: &RunState) -> String {
         .filter(|t| t.status == crate::state::TaskStatus::Cached)
         .count();
     out.push_str(&format!(
-        "run {}: {passed}/{} tasks passed{}, {} agent attempts, {}{}, integration branch {} at {}\n",
+        "run {}: {passed}/{} tasks passed{}, {} agent attempt{}, {}{}, integration branch {} at {}\n",
         state.status.as_str(),
         state.tasks.len(),
         if cached > 0 {
@@ -77,6 +77,7 @@ pub fn table(state: &RunState) -> String {
             String::new()
         },
         state.spent.iterations,
+        if state.spent.iterations == 1 { "" } else { "s" },
         crate::run::time::dollars(total_cost),
         if any_unknown {
             " (some costs unknown)"
