@@ -1,4 +1,4 @@
-//! `loopc check PLAN…` (spec §4): prints every diagnostic of every file.
+//! `loopc check [PLAN…]`: prints every diagnostic of every file.
 //!
 //! Human diagnostics go to stderr (colored by the one color rule), then one
 //! line: `ok: 5 tasks, 0 warnings` (not with `-q`) or `error: 1 file

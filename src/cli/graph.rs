@@ -32,7 +32,7 @@ pub struct Args {
     pub state: bool,
 }
 
-/// Graph output formats (spec §7).
+/// Graph output formats (docs/graph.md).
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GraphFormat {
     /// Tasks in layers, for a terminal.

@@ -44,7 +44,7 @@ pub struct Args {
     pub no_cache: bool,
 }
 
-/// The exit status of a run that ended so (spec §5).
+/// The exit status of a run that ended so (docs/running.md).
 fn exit_status(outcome: Outcome) -> i32 {
     match outcome {
         Outcome::Passed => exit::OK,
