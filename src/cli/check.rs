@@ -15,7 +15,7 @@ use loopc::origin::DEFAULTS_FILE;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// `loopc check PLAN… [--format human|json] [--deny-warnings]`
+/// `loopc check [PLAN…] [--format human|json] [--deny-warnings]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// Plan files to check (`.loop`, or REEL specs: `.md`, `.json`,
