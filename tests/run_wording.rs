@@ -4,8 +4,9 @@
 
 use crate::harness::Test;
 
-#[test]
-fn a_timeout_with_no_output_says_so_instead_of_an_empty_heading() {
+/// The feedback the second attempt gets after the first timed out having
+/// printed `before` (a shell line, maybe empty).
+fn timeout_feedback(before: &str) -> String {
     let repo = Test::repo();
     let feedback = repo.bin.join("feedback.txt");
     repo.script(
@@ -18,6 +19,7 @@ if [ -s "$LOOP_FEEDBACK_FILE" ]; then
   echo done > done.txt
   exit 0
 fi
+{before}
 exec sleep 1000
 "#,
             fb = feedback.display(),
@@ -31,41 +33,16 @@ task t { agent = bot  prompt = "x"  attempts = 2  timeout = 300ms }
 "#,
     );
     repo.loopc(&["run"]).run();
-    let text = std::fs::read_to_string(&feedback).unwrap();
-    assert!(text.contains("timed out"), "{text}");
-    assert!(text.contains("It printed nothing."), "{text}");
-    assert!(!text.contains("Its last output"), "{text}");
+    std::fs::read_to_string(&feedback).unwrap()
 }
 
 #[test]
-fn a_timeout_after_some_output_shows_it() {
-    let repo = Test::repo();
-    let feedback = repo.bin.join("feedback.txt");
-    repo.script(
-        "agent.sh",
-        &format!(
-            r#"#!/bin/sh
-cat > /dev/null
-if [ -s "$LOOP_FEEDBACK_FILE" ]; then
-  cp "$LOOP_FEEDBACK_FILE" "{fb}"
-  echo done > done.txt
-  exit 0
-fi
-echo "thinking hard"
-exec sleep 1000
-"#,
-            fb = feedback.display(),
-        ),
-    );
-    repo.plan(
-        r#"
-budget { iterations = 5 }
-agent bot { run = "sh @BIN@/agent.sh" }
-task t { agent = bot  prompt = "x"  attempts = 2  timeout = 300ms }
-"#,
-    );
-    repo.loopc(&["run"]).run();
-    let text = std::fs::read_to_string(&feedback).unwrap();
+fn a_timeout_with_no_output_says_so_instead_of_an_empty_heading() {
+    let text = timeout_feedback("");
+    assert!(text.contains("timed out"), "{text}");
+    assert!(text.contains("It printed nothing."), "{text}");
+    assert!(!text.contains("Its last output"), "{text}");
+    let text = timeout_feedback("echo 'thinking hard'");
     assert!(text.contains("Its last output:\nthinking hard"), "{text}");
 }
 

@@ -8,7 +8,7 @@
 //! 2 a file could not be read or stdout could not be written (a closed pipe is
 //! a normal end).
 
-use super::{exit, plan_or_discover, print_compilation, quiet};
+use super::{exit, plans_or_discover, print_compilation, quiet};
 use clap::ValueEnum;
 use loopc::diagnostic::Severity;
 use loopc::origin::DEFAULTS_FILE;
@@ -74,13 +74,9 @@ pub fn run(args: &Args) -> i32 {
     let mut warnings = 0usize;
     let mut tasks = 0usize;
     let stdout = std::io::stdout();
-    let given = if args.plans.is_empty() {
-        match plan_or_discover(None) {
-            Ok(p) => vec![p],
-            Err(status) => return status,
-        }
-    } else {
-        args.plans.clone()
+    let given = match plans_or_discover(&args.plans) {
+        Ok(p) => p,
+        Err(status) => return status,
     };
     let plans: Vec<PathBuf> = given.iter().flat_map(|p| expand(p)).collect();
     for path in &plans {

@@ -6,7 +6,7 @@
 //! change (its path is printed on stdout, one per line); 2 when a file could
 //! not be read or written (the worst status wins).
 
-use super::{exit, plan_or_discover, print_human, quiet};
+use super::{exit, plans_or_discover, print_human, quiet};
 use loopc::fmt::{FmtError, Formatted};
 use std::io::Write;
 use std::path::PathBuf;
@@ -29,13 +29,9 @@ pub fn run(args: &Args) -> i32 {
     let mut would_change = 0usize;
     // A directory stands for the `.loop` plans in it, as for `check`.
     let mut plans = Vec::new();
-    let given = if args.plans.is_empty() {
-        match plan_or_discover(None) {
-            Ok(p) => vec![p],
-            Err(status) => return status,
-        }
-    } else {
-        args.plans.clone()
+    let given = match plans_or_discover(&args.plans) {
+        Ok(p) => p,
+        Err(status) => return status,
     };
     for path in &given {
         match loopc::loop_files_in(path) {

@@ -7,7 +7,7 @@
 //! 1; a plan that cannot be read exits 2; warnings go to stderr and the
 //! graph is drawn.
 
-use super::{exit, output_status, plan_or_discover, print_compilation, warn};
+use super::{compile_for_display, exit, output_status, warn};
 use clap::ValueEnum;
 use loopc::render::{self, state};
 use std::io::{self, IsTerminal, Write};
@@ -62,32 +62,16 @@ impl From<GraphFormat> for render::Format {
 /// Runs `loopc graph`: returns the process exit status (0 drawn, 1 plan
 /// errors, 2 the plan or stdout could not be used).
 pub fn run(args: &Args) -> i32 {
-    let path = match plan_or_discover(args.plan.as_deref()) {
-        Ok(p) => p,
+    let compiled = match compile_for_display(
+        args.plan.as_deref(),
+        args.defaults.as_deref(),
+        "no graph drawn",
+    ) {
+        Ok((_, c)) => c,
         Err(status) => return status,
     };
-    let compiled = match loopc::compile_path(&path, args.defaults.as_deref()) {
-        Ok(c) => c,
-        Err(e) => {
-            eline!("error: {e}");
-            return exit::USAGE;
-        }
-    };
-    if !compiled.diagnostics.is_empty() {
-        print_compilation(&compiled, &compiled.diagnostics);
-    }
-    let plan = match &compiled.plan {
-        Some(plan) if !compiled.has_errors() => plan,
-        _ => {
-            let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
-            eline!(
-                "error: `{}` has {} error{}; no graph drawn",
-                compiled.name,
-                errors,
-                if errors == 1 { "" } else { "s" }
-            );
-            return exit::FAILURE;
-        }
+    let Some(plan) = &compiled.plan else {
+        return exit::FAILURE;
     };
     let statuses = if args.state {
         let loaded = std::env::current_dir()

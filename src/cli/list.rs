@@ -6,7 +6,7 @@
 //! Exit status: 0; 1 the plan has errors; 2 no plan found, or it cannot be
 //! read, or stdout cannot be written (a closed pipe is a normal end).
 
-use super::{exit, output_status, plan_or_discover, print_compilation, warn, write_stdout};
+use super::{compile_for_display, exit, output_status, warn, write_stdout};
 use loopc::render::state::{self, StateMap};
 use std::path::PathBuf;
 
@@ -57,26 +57,16 @@ pub struct Args {
 
 /// Runs `loopc list`.
 pub fn run(args: &Args) -> i32 {
-    let path = match plan_or_discover(args.plan.as_deref()) {
-        Ok(p) => p,
+    let (path, compiled) = match compile_for_display(
+        args.plan.as_deref(),
+        args.defaults.as_deref(),
+        "no tasks listed",
+    ) {
+        Ok(found) => found,
         Err(status) => return status,
     };
-    let compiled = match loopc::compile_path(&path, args.defaults.as_deref()) {
-        Ok(c) => c,
-        Err(e) => {
-            eline!("error: {e}");
-            return exit::USAGE;
-        }
-    };
-    if !compiled.diagnostics.is_empty() {
-        print_compilation(&compiled, &compiled.diagnostics);
-    }
-    let plan = match &compiled.plan {
-        Some(plan) if !compiled.has_errors() => plan,
-        _ => {
-            eline!("error: `{}` has errors; no tasks listed", compiled.name);
-            return exit::FAILURE;
-        }
+    let Some(plan) = &compiled.plan else {
+        return exit::FAILURE;
     };
     let statuses = statuses(&plan.name);
     let status_of = |name: &str| statuses.as_ref().and_then(|s| s.recorded(name));

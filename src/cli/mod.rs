@@ -284,6 +284,48 @@ fn say(message: &str) {
     let _ = writeln!(io::stderr(), "error: {message}");
 }
 
+/// The plans a command that takes several uses: `given`, else the one
+/// [`plan_or_discover`] finds, or (having said why) exit status 2.
+fn plans_or_discover(given: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, i32> {
+    if given.is_empty() {
+        plan_or_discover(None).map(|p| vec![p])
+    } else {
+        Ok(given.to_vec())
+    }
+}
+
+/// Finds (see [`plan_or_discover`]) and compiles the plan of a command that
+/// shows it (`graph`, `list`), printing its diagnostics like `check`.
+/// `nothing` says what was not done when it has errors (`no graph drawn`).
+///
+/// Errors: the exit status, having said why: 2 no plan or it cannot be
+/// read, 1 it has errors.
+fn compile_for_display(
+    given: Option<&std::path::Path>,
+    defaults: Option<&std::path::Path>,
+    nothing: &str,
+) -> Result<(std::path::PathBuf, Compilation), i32> {
+    let path = plan_or_discover(given)?;
+    let compiled = loopc::compile_path(&path, defaults).map_err(|e| {
+        say(&e.to_string());
+        exit::USAGE
+    })?;
+    if !compiled.diagnostics.is_empty() {
+        print_compilation(&compiled, &compiled.diagnostics);
+    }
+    if compiled.plan.is_none() || compiled.has_errors() {
+        let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
+        eline!(
+            "error: `{}` has {} error{}; {nothing}",
+            compiled.name,
+            errors,
+            if errors == 1 { "" } else { "s" }
+        );
+        return Err(exit::FAILURE);
+    }
+    Ok((path, compiled))
+}
+
 /// The plan a command uses: `given`, else the one [`loopc::discover`]
 /// finds from the current directory (named with `-v`), or (having said
 /// why) exit status 2.
