@@ -92,7 +92,7 @@ mod tests {
                    task b: a { run = \"true\" }\n\
                    task c: b { run = \"true\" }\n\
                    task d { run = \"true\" }\n\
-                   task e: d, a { run = \"true\" }\n";
+                   task e: d a { run = \"true\" }\n";
         let c = crate::compile_string("p.loop", src.to_string());
         c.plan.expect("the test plan compiles")
     }
