@@ -144,6 +144,7 @@ enum Command {
     /// Render a plan's task graph.
     Graph(graph::Args),
     /// Execute a plan (or some of its tasks) in git worktrees.
+    #[command(override_usage = "loopc run [OPTIONS] [PLAN] [TASK]...")]
     Run(run::Args),
     /// List a plan's tasks in topological order with their last status.
     List(list::Args),

@@ -24,7 +24,7 @@ pub struct Args {
     /// without one, the plan is found from the current directory: its
     /// `plan.loop`, else its only `*.loop`, else the same in the directories
     /// above it up to the repository's top.
-    #[arg(value_name = "[PLAN] [TASK]")]
+    #[arg(value_name = "PLAN|TASK")]
     pub words: Vec<String>,
     /// The defaults plan for REEL specs (agent, gates, defaults, budget,
     /// loop); default `defaults.loop` beside the specs.
