@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod board;
 mod check;
 mod cli_commands;
 mod diagnostics;
