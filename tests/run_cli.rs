@@ -238,7 +238,7 @@ task a { agent = bot  prompt = "x" }
         "an attempt killed by the time budget is counted"
     );
     assert_eq!(repo.state()["spent"]["iterations"], 1);
-    assert!(r.stdout.contains("1 agent attempts"), "{r:?}");
+    assert!(r.stdout.contains("1 agent attempt,"), "{r:?}");
     let status = repo.loopc(&["status"]).run();
     assert!(
         status.stdout.contains("stopped by the `time` budget"),
