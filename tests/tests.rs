@@ -11,6 +11,7 @@ mod harness;
 
 mod board;
 mod check;
+mod cli_commands;
 mod diagnostics;
 mod fmt;
 mod graph;
@@ -41,3 +42,4 @@ mod run_resilience;
 mod run_safety;
 mod run_signals;
 mod run_watch;
+mod run_wording;

@@ -588,7 +588,10 @@ pub fn replayed(plan: &Plan, state: &mut RunState, books: &mut Books, r: Replaye
             key: r.key,
             reason,
         })),
-        Replay::Stopped => books.set_stop(StopKind::Interrupted, "interrupted".into()),
+        Replay::Stopped => books.set_stop(
+            StopKind::Interrupted,
+            crate::run::sys::interrupt::REASON.into(),
+        ),
     }
     out
 }
