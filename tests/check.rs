@@ -7,13 +7,20 @@ const WARNING: &str = "gate lint = \"make lint\"\ntask build { run = \"make\" }\
 const ERROR: &str = "task build: nope { run = \"make\" }\n";
 
 #[test]
-fn a_valid_plan_exits_0_silently() {
-    Test::new()
-        .file("plan.loop", VALID)
-        .loopc(&["check", "plan.loop"])
+fn a_valid_plan_exits_0_with_one_ok_line() {
+    let test = Test::new().file("plan.loop", VALID);
+    test.loopc(&["check", "plan.loop"])
+        .stdout("")
+        .stderr("ok: 1 task, 0 warnings\n")
+        .status(0)
+        .run();
+    // `-q`: nothing at all; several files are counted.
+    test.loopc(&["-q", "check", "plan.loop"])
         .stdout("")
         .stderr("")
-        .status(0)
+        .run();
+    test.loopc(&["check", "plan.loop", "plan.loop"])
+        .stderr("ok: 2 files, 2 tasks, 0 warnings\n")
         .run();
 }
 
@@ -144,7 +151,7 @@ fn crlf_and_bom_are_accepted() {
             "plan.loop",
             "\u{feff}task build {\r\n  run = \"\"\"\r\n    make\r\n    \"\"\"\r\n}\r\n",
         )
-        .loopc(&["check", "plan.loop"])
+        .loopc(&["-q", "check", "plan.loop"])
         .stderr("")
         .status(0)
         .run();
@@ -211,7 +218,7 @@ fn a_loop_name_that_cannot_be_a_branch_is_e0009() {
             "plan.loop",
             "loop \"auth refactor\" { branch = \"loop/auth\" }\ntask a { run = \"x\" }\n",
         )
-        .loopc(&["check", "plan.loop"])
+        .loopc(&["-q", "check", "plan.loop"])
         .stderr("")
         .status(0)
         .run();
@@ -376,7 +383,7 @@ fn a_lone_carriage_return_ends_a_line_in_every_format() {
     // A comment ends at a lone `\r` too: the task after it is not commented out.
     Test::new()
         .file("plan.loop", "# comment\rtask a { run = \"x\" }\r")
-        .loopc(&["check", "plan.loop"])
+        .loopc(&["-q", "check", "plan.loop"])
         .stdout("")
         .stderr("")
         .status(0)
@@ -516,6 +523,35 @@ fn common_mistakes_get_a_hint_that_says_what_to_write() {
         field.last().map(String::as_str),
         Some("dependencies go in the task header, as in make: `task NAME: DEP1 DEP2 { … }`")
     );
+    // An item keyword as a dependency name ends the list: quote it.
+    for (kw, plan) in [
+        (
+            "task",
+            "task \"task\" { run = \"a\" }\ntask z: task { run = \"b\" }\n",
+        ),
+        (
+            "gate",
+            "task a { run = \"a\" }\ntask z: a gate { run = \"b\" }\n",
+        ),
+    ] {
+        assert_eq!(
+            notes(plan),
+            [format!(
+                "`{kw}` is an item keyword, so it ends the dependency list: write a \
+                 dependency named `{kw}` quoted (`\"{kw}\"`), or rename that task"
+            )],
+            "{plan}"
+        );
+    }
+    // Quoted, it is a dependency like any other.
+    Test::new()
+        .file(
+            "plan.loop",
+            "task \"task\" { run = \"a\" }\ntask z: \"task\" { run = \"b\" }\n",
+        )
+        .loopc(&["-q", "check"])
+        .stderr("")
+        .run();
 }
 
 #[test]
@@ -608,7 +644,7 @@ fn an_agents_fallback_is_a_checked_reference() {
              task a { agent = claude  prompt = \"x\" }\n",
         )
         .loopc(&["check", "plan.loop"])
-        .stderr("")
+        .stderr("ok: 1 task, 0 warnings\n")
         .status(0)
         .run();
 }

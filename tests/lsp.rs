@@ -929,3 +929,30 @@ fn field_completion_skips_fields_set_later_and_conflicting_ones() {
     }
     assert!(c.shutdown().success());
 }
+
+/// Not an editor: text piped in by hand, or nothing at all. Exit 1 (the
+/// connection closed without `shutdown`) with a sentence that says what
+/// `loopc lsp` is, never lsp-server's "disconnected channel".
+#[test]
+fn input_that_ends_before_initialize_is_explained() {
+    let want = "error: stdin ended before an `initialize` request: `loopc lsp` is a language \
+                server that an editor starts, speaking the Language Server Protocol \
+                (`Content-Length:` framed JSON-RPC) on stdin and stdout; see docs/editors.md \
+                for Neovim, VS Code and Helix\n";
+    let test = Test::new();
+    test.loopc(&["lsp"]).stdout("").stderr(want).status(1).run();
+    let mut child = test
+        .loopc(&["lsp"])
+        .command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start loopc lsp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(b"x\n").expect("write to loopc lsp");
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait for loopc lsp");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), want);
+}

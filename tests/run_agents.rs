@@ -258,7 +258,7 @@ task c { run = "true" }
     let r = repo.loopc(&["run"]).status(2).run();
     assert!(
         r.stderr.contains(
-            "loopc: plan.loop:4:22: agent `claude` (task `a`): `claud` is not a command the shell \
+            "error: plan.loop:4:22: agent `claude` (task `a`): `claud` is not a command the shell \
              can find (run = \"claud -p --output-format json\"); nothing was run"
         ),
         "{}",
@@ -512,7 +512,7 @@ task t { agent = bot  prompt = "say hello" }
     let none = repo.loopc(&["logs", "t", "--attempt", "3"]).status(2).run();
     assert!(
         none.stderr
-            .contains("loopc: no logs of attempt 3 of task `t` in this run ("),
+            .contains("error: no logs of attempt 3 of task `t` in this run ("),
         "{}",
         none.stderr
     );

@@ -129,7 +129,7 @@ task b { agent = bad  prompt = "y"  attempts = 2 }
     assert_eq!(repo.git(&["symbolic-ref", "--short", "HEAD"]), "main");
     // A second time there is nothing to remove, and that is not an error.
     repo.loopc(&["clean", "--integration"])
-        .stdout("removed 0 worktree(s), 0 task branch(es) and the logs\nno integration branch to remove (loop/cli does not exist)\n")
+        .stdout("nothing to clean\nno integration branch to remove (loop/cli does not exist)\n")
         .status(0)
         .run();
 }
@@ -238,7 +238,7 @@ task a { agent = bot  prompt = "x" }
         "an attempt killed by the time budget is counted"
     );
     assert_eq!(repo.state()["spent"]["iterations"], 1);
-    assert!(r.stdout.contains("1 agent attempts"), "{r:?}");
+    assert!(r.stdout.contains("1 agent attempt,"), "{r:?}");
     let status = repo.loopc(&["status"]).run();
     assert!(
         status.stdout.contains("stopped by the `time` budget"),
@@ -291,6 +291,14 @@ task b: a { agent = bot  prompt = "y" }
     assert_eq!(code, Some(130));
     let state = repo.state();
     assert_eq!(state["status"], "interrupted");
+    // Not "run interrupted: interrupted".
+    assert_eq!(state["stop_reason"], "Ctrl-C, SIGTERM or SIGHUP received");
+    assert!(
+        repo.spawned_stderr()
+            .contains("loopc: run interrupted: Ctrl-C, SIGTERM or SIGHUP received"),
+        "{}",
+        repo.spawned_stderr()
+    );
     assert_eq!(repo.status_of("a"), "interrupted");
     assert_eq!(repo.status_of("b"), "pending");
     // The agent's process is gone (or a zombie awaiting init).

@@ -11,6 +11,7 @@ mod harness;
 
 mod board;
 mod check;
+mod cli_commands;
 mod diagnostics;
 mod fmt;
 mod graph;
@@ -47,4 +48,5 @@ mod run_safety;
 mod run_signals;
 mod run_uncommitted;
 mod run_watch;
+mod run_wording;
 mod run_worktree_files;

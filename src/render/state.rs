@@ -111,6 +111,12 @@ impl StateMap {
     pub fn status(&self, name: &str) -> Status {
         self.statuses.get(name).copied().unwrap_or(Status::Pending)
     }
+
+    /// The recorded status of task `name`, `None` when the state has no
+    /// entry for it (it was not part of the last run).
+    pub fn recorded(&self, name: &str) -> Option<Status> {
+        self.statuses.get(name).copied()
+    }
 }
 
 /// Where the state file is for a process whose current directory is `cwd`:

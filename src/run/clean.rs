@@ -3,7 +3,9 @@
 //! ledger `.loopc/branches` says it created, and its logs (this run's and
 //! earlier runs'); a worktree the user made there is left alone; with
 //! `--integration` also the integration branch named in state.json, if
-//! loopc created it. Nothing else is touched; no global `git worktree prune`.
+//! loopc created it; with `--cache` also every cache entry (the refs under
+//! `refs/loopc/cache/` and `.loopc/cache/`). Nothing else is touched; no
+//! global `git worktree prune`.
 
 use super::store::layout::{self, Layout};
 use super::sys::git::Git;
@@ -15,12 +17,15 @@ use std::path::{Path, PathBuf};
 pub struct Options {
     /// `--integration`: also delete the integration branch loopc created.
     pub integration: bool,
+    /// `--cache`: also delete every cache entry, so every task runs again.
+    pub cache: bool,
 }
 
 /// What [`clean`] did or left alone, reported as it happens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cleaned {
-    /// There is no `.loopc/` directory: nothing was done.
+    /// There was nothing to remove: no worktree, task branch or log of
+    /// loopc's (or no `.loopc/` directory at all).
     Nothing,
     /// A worktree under `.loopc/worktrees/` that loopc did not make: kept.
     ForeignWorktree(PathBuf),
@@ -40,12 +45,16 @@ pub enum Cleaned {
         worktrees: usize,
         /// Task branches deleted.
         branches: usize,
+        /// Whether there were logs (they were removed).
+        logs: bool,
     },
     /// The integration branch of this name was deleted (`--integration`).
     IntegrationBranch(String),
     /// `--integration`, but the integration branch of this name does not
     /// exist (already removed): nothing to do.
     NoIntegrationBranch(String),
+    /// `--cache`: this many cache entries were deleted (0: there were none).
+    Cache(usize),
 }
 
 /// Cleans up after loopc in the repository containing `cwd` (see the
@@ -60,6 +69,14 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
     layout.refuse_symlink()?;
     if !layout.dir.exists() {
         report(Cleaned::Nothing);
+        if options.cache {
+            let _repo_lock = super::sys::lock::acquire(
+                &super::sys::lock::repository_lock(&git),
+                "clean",
+                &git.root,
+            )?;
+            report(Cleaned::Cache(clean_cache(&git, &layout)?));
+        }
         return Ok(());
     }
     for d in [&layout.logs, &layout.earlier_logs, &layout.worktrees] {
@@ -139,16 +156,28 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
     ours.retain(|b| matches!(git.commit_of(&format!("refs/heads/{b}")), Ok(Some(_))));
     layout::write_ledger(&layout, &ours)?;
     layout::write_kept(&layout, &std::collections::BTreeSet::new())?;
+    let mut had_logs = false;
     for logs in [&layout.logs, &layout.earlier_logs] {
         if logs.exists() {
+            had_logs = true;
             std::fs::remove_dir_all(logs)
                 .map_err(|e| format!("cannot remove {}: {e}", logs.display()))?;
         }
     }
-    report(Cleaned::Removed {
-        worktrees: removed_worktrees,
-        branches: removed_branches,
-    });
+    report(
+        if removed_worktrees == 0 && removed_branches == 0 && !had_logs {
+            Cleaned::Nothing
+        } else {
+            Cleaned::Removed {
+                worktrees: removed_worktrees,
+                branches: removed_branches,
+                logs: had_logs,
+            }
+        },
+    );
+    if options.cache {
+        report(Cleaned::Cache(clean_cache(&git, &layout)?));
+    }
     if options.integration {
         match super::store::state::load(&layout.state) {
             Ok(state) => {
@@ -184,4 +213,21 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
         }
     }
     Ok(())
+}
+
+/// Deletes every cache entry: the refs under `refs/loopc/cache/` and the
+/// index in `.loopc/cache/`. Returns how many entries there were.
+///
+/// Errors: git fails, or the index cannot be removed.
+fn clean_cache(git: &Git, layout: &Layout) -> Result<usize, String> {
+    let refs = git.ref_messages(super::engine::cache::REF_PREFIX)?;
+    for (refname, _) in &refs {
+        git.delete_ref(refname)?;
+    }
+    let dir = layout.dir.join("cache");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)
+            .map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+    }
+    Ok(refs.len())
 }

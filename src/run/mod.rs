@@ -38,7 +38,7 @@ use crate::plan::Plan;
 use engine::context::RunCtx;
 use engine::worktree_files::WorktreeFiles;
 use engine::{cache, dry_run, scheduler};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use store::events::{Event, Recorder};
 use store::layout::{self, Layout};
@@ -113,43 +113,9 @@ pub struct Options {
     /// The process exit status of each outcome, recorded in state.json and
     /// the `run_finished` event; the command line decides it.
     pub exit_status: fn(Outcome) -> i32,
-}
-
-/// Finds the plan file: the one given, else `plan.loop`, else the only
-/// `*.loop` in `cwd`.
-///
-/// Errors: no plan given and none or several `*.loop` files in `cwd`.
-pub fn find_plan(given: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError> {
-    if let Some(p) = given {
-        return Ok(p.to_path_buf());
-    }
-    let default = cwd.join("plan.loop");
-    if default.is_file() {
-        return Ok(PathBuf::from("plan.loop"));
-    }
-    let entries = std::fs::read_dir(cwd)
-        .map_err(|e| RunError::usage(format!("cannot read {}: {e}", cwd.display())))?;
-    let mut found: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "loop"))
-        .collect();
-    found.sort();
-    match found.len() {
-        1 => Ok(found
-            .pop()
-            .and_then(|p| p.file_name().map(PathBuf::from))
-            .unwrap_or_default()),
-        0 => Err(RunError::usage(format!(
-            "no plan given and no plan.loop or *.loop file in {}",
-            cwd.display()
-        ))),
-        _ => Err(RunError::usage(format!(
-            "no plan given and {} *.loop files in {}; name one",
-            found.len(),
-            cwd.display()
-        ))),
-    }
+    /// How progress is shown; with [`ui::display::Progress::Off`] (`-q`)
+    /// the summary table is printed only when the run did not pass.
+    pub progress: ui::display::Progress,
 }
 
 /// Checks that the repository can be used and where the integration branch
@@ -363,7 +329,7 @@ fn worktree_files(git: &Git, plan: &Plan) -> Result<WorktreeFiles, RunError> {
                 .iter()
                 .map(|u| u.message(&git.root, None))
                 .collect::<Vec<_>>()
-                .join("\nloopc: "),
+                .join("\nerror: "),
         ),
         Err(e) => RunError::usage(e),
     })
@@ -429,7 +395,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             &start.base,
         )
     {
-        eprintln!("loopc: {w}");
+        eprintln!("{w}");
     }
     if options.dry_run {
         let store = if options.no_cache {
@@ -451,14 +417,14 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         && previous.status == crate::state::RunStatus::Running
     {
         eprintln!(
-            "loopc: the previous run (started {}) did not finish: loopc was killed; \
+            "note: the previous run (started {}) did not finish: loopc was killed; \
              cleaning up after it and resuming (passed tasks are replayed from the cache)",
             previous.started_at
         );
     }
     let reconciled = recover::reconcile(&git, &layout, &slug).map_err(RunError::usage)?;
     for note in &reconciled.notes {
-        eprintln!("loopc: {note}");
+        eprintln!("note: {note}");
     }
     let cache_use = scheduler::CacheUse {
         store: if options.no_cache {
@@ -477,8 +443,11 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     // Every file the run writes must be writable before anything moves: a
     // run that cannot start changes nothing.
     store::state::probe(&layout.state).map_err(RunError::usage)?;
-    let events = Recorder::open(&layout.events, Box::new(ui::display::Ui::detect()))
-        .map_err(RunError::usage)?;
+    let events = Recorder::open(
+        &layout.events,
+        Box::new(ui::display::Ui::for_progress(options.progress)),
+    )
+    .map_err(RunError::usage)?;
     // A new run starts new logs (an earlier run's are kept) and a new
     // progress file.
     layout.keep_earlier_logs().map_err(RunError::usage)?;
@@ -522,14 +491,16 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     );
     ctx.events.ui().finish();
     // A closed or full stdout does not change the run's result.
-    let _ = out::stdout(&summary::table(&finish.state));
-    if let Some(note) = kept_note(&ctx.layout) {
-        let _ = out::stdout(&note);
+    if options.progress != ui::display::Progress::Off || finish.outcome != Outcome::Passed {
+        let _ = out::stdout(&summary::table(&finish.state));
+        if let Some(note) = kept_note(&ctx.layout) {
+            let _ = out::stdout(&note);
+        }
     }
     if let Some(command) = &ctx.plan.settings.notify {
         let log = ctx.layout.logs.join("notify.log");
         if let Err(e) = engine::notify::notify(command, &ctx.git.root, &finish.state, &log) {
-            eprintln!("loopc: {e}");
+            eprintln!("warning: {e}");
         }
     }
     Ok(Ran::Finished(finish.outcome))

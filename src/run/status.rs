@@ -60,16 +60,32 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
             )
         })
         .collect();
+    // The integration branch deleted since the run (by hand, or `loopc
+    // clean --integration`): the summary would name a branch that is gone.
+    let gone = !state.integration_branch.is_empty()
+        && git
+            .commit_of(&format!("refs/heads/{}", state.integration_branch))?
+            .is_none();
     Ok(if options.json {
         state_json(&state, killed)?
     } else {
         format!(
-            "plan {} ({}), started {}{}\n{}{answered}{}",
+            "plan {} ({}), started {}{}\n{}{answered}{}{}",
             super::ui::display::sanitize(&state.plan),
             super::ui::display::sanitize(&state.plan_file),
             state.started_at,
             if killed { ": killed" } else { "" },
             super::ui::summary::table(&state),
+            if gone {
+                format!(
+                    "the integration branch {} is gone: it was deleted after this run (the next \
+                     `loopc run` creates it again from the base, replaying passed tasks from the \
+                     cache)\n",
+                    super::ui::display::sanitize(&state.integration_branch)
+                )
+            } else {
+                String::new()
+            },
             if killed {
                 "this run was killed (state.json says running, but no loopc holds the lock); \
                  the next `loopc run` cleans up after it and resumes\n"

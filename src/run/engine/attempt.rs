@@ -342,14 +342,21 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Err(e) => return Outcome::Infrastructure(e),
     };
     r.agent_started = true;
-    let output_tail = || {
+    // `why`, then the end of the output under a heading (none when there
+    // was no output: a heading over nothing reads like lost output).
+    let with_output = |why: &str| {
         // At most 64 KiB in all: half for each stream of an agent.
-        if agent_name.is_some() {
+        let tail = if agent_name.is_some() {
             let mut t = process::tail(&stdout, gate::FEEDBACK_LIMIT / 2);
             t.push_str(&process::tail(&stderr, gate::FEEDBACK_LIMIT / 2));
             t
         } else {
             process::tail(&stdout, gate::FEEDBACK_LIMIT)
+        };
+        if tail.trim().is_empty() {
+            format!("{why}. It printed nothing.")
+        } else {
+            format!("{why}. Its last output:\n{tail}")
         }
     };
     let what = if agent_name.is_some() {
@@ -385,10 +392,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Exit::Stopped => return Outcome::Interrupted,
         Exit::TimedOut => {
             let why = format!("{what} {}", exit.describe(task.timeout));
-            return failed(
-                why.clone(),
-                format!("{why}. Its last output:\n{}", output_tail()),
-            );
+            return failed(why.clone(), with_output(&why));
         }
         Exit::Code(0) => {}
         // The shell could not run the agent's program (126: not
@@ -411,10 +415,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
                 );
             }
             let why = format!("{what} failed ({status})");
-            return failed(
-                why.clone(),
-                format!("{why}. Its last output:\n{}", output_tail()),
-            );
+            return failed(why.clone(), with_output(&why));
         }
     }
     let handoff = match handoff {

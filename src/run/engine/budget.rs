@@ -175,8 +175,10 @@ impl Meter {
             spent.push((
                 self.reached.failures.unwrap_or(now),
                 format!(
-                    "circuit breaker: {} failed attempts in a row (budget `failures` = {})",
-                    s.consecutive_failures, self.limits.failures
+                    "circuit breaker: {} failed attempt{} in a row (budget `failures` = {})",
+                    s.consecutive_failures,
+                    if s.consecutive_failures == 1 { "" } else { "s" },
+                    self.limits.failures
                 ),
             ));
         }

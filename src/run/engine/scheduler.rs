@@ -135,7 +135,10 @@ impl Scheduler {
         self.save(state);
         loop {
             if interrupt::requested() && self.books.stop_kind() != Some(StopKind::Interrupted) {
-                self.set_stop(StopKind::Interrupted, "interrupted".into());
+                self.set_stop(
+                    StopKind::Interrupted,
+                    crate::run::sys::interrupt::REASON.into(),
+                );
                 self.ctx.control.stop();
             }
             if self.past_deadline() {
@@ -176,9 +179,9 @@ impl Scheduler {
             .is_some_and(|d| Instant::now() >= d)
     }
 
-    /// Shows one of loopc's own notes (a failure that does not stop the run).
+    /// Shows a failure that does not stop the run, as `error: {text}`.
     fn note(&self, text: &str) {
-        self.ctx.events.ui().line(&format!("loopc: {text}"));
+        self.ctx.events.ui().line(&format!("error: {text}"));
     }
 
     fn save(&mut self, state: &mut RunState) {
@@ -541,7 +544,7 @@ impl Scheduler {
         let (outcome, code) = match &self.save_error {
             Some(e) if outcome != RunOutcome::Interrupted => {
                 self.ctx.events.ui().line(&format!(
-                    "loopc: the run's state could not be recorded ({e})"
+                    "error: the run's state could not be recorded ({e})"
                 ));
                 let o = RunOutcome::StateNotRecorded;
                 (o, (self.exit_status)(o))

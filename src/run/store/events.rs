@@ -254,7 +254,7 @@ impl Recorder {
         line.push('\n');
         if let Err(e) = inner.file.write_all(line.as_bytes()) {
             self.ui
-                .line(&format!("loopc: cannot write events.jsonl: {e}"));
+                .line(&format!("error: cannot write events.jsonl: {e}"));
         }
         self.ui.on_event(&event);
     }
