@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::run::engine::attempt::Limited;
+use crate::run::engine::budget::Meter;
 use crate::run::engine::replay::Replay;
 
 fn plan(source: &str) -> Plan {
