@@ -13,8 +13,8 @@
 //! The coordinator's loop, starting attempts, carrying out actions and the
 //! checks only it can make (the integration branch, the user's refs) share
 //! its one `Scheduler`; looking tasks up in the cache and replaying hits
-//! are [`cached`]'s, waits for agents' limits and their fallbacks
-//! [`waits`]'s.
+//! are `cached`'s, waits for agents' limits and their fallbacks
+//! `waits`'s.
 
 mod cached;
 mod waits;

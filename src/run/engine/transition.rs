@@ -9,7 +9,7 @@
 //!
 //! One function per event, each a match over every outcome (split, the
 //! rules of one outcome would be scattered); the books they keep are
-//! [`books`]'s.
+//! `books`'s.
 
 use super::attempt::Outcome;
 use super::budget::Cost;

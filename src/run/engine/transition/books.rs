@@ -48,7 +48,7 @@ pub struct Books {
     /// One per task, in plan order.
     pub slots: Vec<Slot>,
     /// The tasks whose failed attempts make up the current run of
-    /// consecutive failures (see [`Books::task_ended_failing`]).
+    /// consecutive failures (see `Books::task_ended_failing`).
     pub streak: Vec<usize>,
     /// Why the run stops starting work, once it does.
     pub stop: Option<(StopKind, String)>,
