@@ -648,3 +648,55 @@ fn an_agents_fallback_is_a_checked_reference() {
         .status(0)
         .run();
 }
+
+#[test]
+fn empty_commands_prompts_and_names_are_e0009_where_written() {
+    let out = Test::new()
+        .file(
+            "plan.loop",
+            "loop { base = \"\" }\ngate g = \"\"\nagent a { run = \"  \" }\n\
+             task v { run = \"\"  gates = [g]  accept = \"\" }\n\
+             task w { agent = a  prompt = \"\" }\nbudget { iterations = 3 }\n",
+        )
+        .loopc(&["check", "--format", "json", "plan.loop"])
+        .status(1)
+        .run();
+    let found: Vec<(String, String, u64)> = out
+        .stdout
+        .lines()
+        .map(|l| {
+            let d: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["message"].as_str().unwrap().to_string(),
+                d["range"]["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("E0009", "`base` is empty", 0),
+        ("E0009", "the command of gate `g` is empty", 1),
+        ("E0009", "`run` is empty", 2),
+        ("E0009", "`run` is empty", 3),
+        ("E0009", "`accept` is empty", 3),
+        ("E0009", "`prompt` is empty", 4),
+    ];
+    let want: Vec<(String, String, u64)> = want
+        .iter()
+        .map(|(c, m, l)| (c.to_string(), m.to_string(), *l))
+        .collect();
+    assert_eq!(found, want, "{}", out.stdout);
+}
+
+#[test]
+fn a_branch_written_with_refs_heads_is_e0009() {
+    Test::new()
+        .file(
+            "plan.loop",
+            "loop { branch = \"refs/heads/x\" }\ntask t { run = \"true\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("a branch is named without `refs/heads/`")
+        .status(1)
+        .run();
+}

@@ -479,6 +479,24 @@ task t { agent = bot  prompt = "say hello" }
 "#,
     );
     repo.loopc(&["run"]).status(0).run();
+    // A full disk is an error (exit 2 naming what could not be printed);
+    // a closed pipe is a normal end.
+    let full = repo
+        .loopc(&["logs", "t"])
+        .command()
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(full.status.code(), Some(2), "{full:?}");
+    assert!(
+        String::from_utf8_lossy(&full.stderr).contains("error: cannot print "),
+        "{full:?}"
+    );
     let last = repo.loopc(&["logs", "t"]).status(0).run();
     assert!(
         last.stdout
@@ -533,7 +551,7 @@ task t { agent = bot  prompt = "say hello" }
     assert!(
         cached
             .stderr
-            .contains("task `t` has no logs in the last run")
+            .contains("note: task `t` has no logs in the last run")
             && cached.stderr.contains("/.loopc/earlier-logs/1"),
         "{}",
         cached.stderr

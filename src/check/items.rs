@@ -143,6 +143,11 @@ impl Checker {
             GateBody::Short(v) => {
                 let kind = match &v.kind {
                     ValueKind::String(s) | ValueKind::BlockString(s) => {
+                        self.not_blank(
+                            &format!("the command of gate `{}`", g.name.text),
+                            s,
+                            v.span,
+                        );
                         GateDefKind::Command(s.clone())
                     }
                     ValueKind::Invalid => GateDefKind::Invalid,

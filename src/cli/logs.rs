@@ -33,12 +33,15 @@ pub fn run(args: &Args) -> i32 {
     match loopc::run::logs::logs(&cwd, &request, &mut out) {
         Ok(loopc::run::logs::Found::ThisRun) => exit::OK,
         Ok(loopc::run::logs::Found::EarlierRun(dir)) => {
-            say(&format!(
-                "task `{}` has no logs in the last run (it was replayed from the cache or did \
-                 not run); these are the latest earlier run's, in {}",
-                args.task,
-                dir.display()
-            ));
+            // Not an error: the logs were printed, from another run.
+            if !super::quiet() {
+                eline!(
+                    "note: task `{}` has no logs in the last run (it was replayed from the cache \
+                     or did not run); these are the latest earlier run's, in {}",
+                    args.task,
+                    dir.display()
+                );
+            }
             exit::OK
         }
         Err(e) => {

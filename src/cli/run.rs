@@ -145,7 +145,21 @@ fn run_plan(args: &Args) -> Result<i32, String> {
             Ran::DryRun(report) => output_status(write_stdout(&report), |e| {
                 format!("error: cannot write to stdout: {e}")
             }),
-            Ran::Finished(outcome) => exit_status(outcome),
+            Ran::Finished { outcome, summary } => {
+                // `-q` prints the summary only when the run did not pass. A
+                // closed or full stdout does not change the run's result
+                // (state.json has it), but a full one is said.
+                if !(verbosity() == Verbosity::Quiet && outcome == Outcome::Passed)
+                    && let Err(e) = write_stdout(&summary)
+                    && e.kind() != std::io::ErrorKind::BrokenPipe
+                {
+                    eline!(
+                        "warning: cannot write the run's summary to stdout: {e} (`loopc status` \
+                         prints it again)"
+                    );
+                }
+                exit_status(outcome)
+            }
         },
     )
 }

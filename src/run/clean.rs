@@ -91,6 +91,13 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
     let _lock = super::sys::lock::acquire(&layout.lock, "clean", &git.root)?;
     let _repo_lock =
         super::sys::lock::acquire(&super::sys::lock::repository_lock(&git), "clean", &git.root)?;
+    // Refuse before anything is removed: a refused `--integration` leaves
+    // everything as it was.
+    let integration = if options.integration {
+        Some(integration_branch(&git, &layout)?)
+    } else {
+        None
+    };
     let mut removed_worktrees = 0;
     // A worktree the user made under `.loopc/worktrees/` is left alone.
     let ledgered = layout::ledger(&layout)?;
@@ -178,41 +185,63 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
     if options.cache {
         report(Cleaned::Cache(clean_cache(&git, &layout)?));
     }
-    if options.integration {
-        match super::store::state::load(&layout.state) {
-            Ok(state) => {
-                let name = state.integration_branch;
-                if git.commit_of(&format!("refs/heads/{name}"))?.is_none() {
-                    // Already gone (a second `clean --integration`): done.
-                    if ours.remove(&name) {
-                        layout::write_ledger(&layout, &ours)?;
-                    }
-                    report(Cleaned::NoIntegrationBranch(name));
-                    return Ok(());
-                }
-                let checked_out = git
-                    .worktrees()?
-                    .iter()
-                    .any(|w| w.branch.as_deref() == Some(&format!("refs/heads/{name}")));
-                if !ours.contains(&name) {
-                    return Err(format!(
-                        "the integration branch {name} was not created by loopc; left alone"
-                    ));
-                }
-                if checked_out {
-                    return Err(format!(
-                        "the integration branch {name} is checked out; check out another branch first"
-                    ));
-                }
-                git.delete_ref(&format!("refs/heads/{name}"))?;
-                ours.remove(&name);
+    match integration {
+        Some(Integration::Gone(name)) => {
+            // Already gone (a second `clean --integration`): done.
+            if ours.remove(&name) {
                 layout::write_ledger(&layout, &ours)?;
-                report(Cleaned::IntegrationBranch(name));
             }
-            Err(e) => return Err(format!("cannot find the integration branch: {e}")),
+            report(Cleaned::NoIntegrationBranch(name));
         }
+        Some(Integration::Delete(name)) => {
+            git.delete_ref(&format!("refs/heads/{name}"))?;
+            ours.remove(&name);
+            layout::write_ledger(&layout, &ours)?;
+            report(Cleaned::IntegrationBranch(name));
+        }
+        None => {}
     }
     Ok(())
+}
+
+/// What `--integration` will do with the integration branch named in
+/// state.json.
+enum Integration {
+    /// It no longer exists.
+    Gone(String),
+    /// loopc created it and it is not checked out: delete it.
+    Delete(String),
+}
+
+/// Decides what `--integration` does, before anything is removed.
+///
+/// Errors: no readable state.json, the branch was not created by loopc, or
+/// it is checked out (the message names the worktree).
+fn integration_branch(git: &Git, layout: &Layout) -> Result<Integration, String> {
+    let state = super::store::state::load(&layout.state)
+        .map_err(|e| format!("cannot find the integration branch: {e}"))?;
+    let name = state.integration_branch;
+    if git.commit_of(&format!("refs/heads/{name}"))?.is_none() {
+        return Ok(Integration::Gone(name));
+    }
+    if !layout::ledger(layout)?.contains(&name) {
+        return Err(format!(
+            "the integration branch {name} was not created by loopc; left alone (nothing was removed)"
+        ));
+    }
+    let refname = format!("refs/heads/{name}");
+    if let Some(w) = git
+        .worktrees()?
+        .into_iter()
+        .find(|w| w.branch.as_deref() == Some(refname.as_str()))
+    {
+        return Err(format!(
+            "the integration branch {name} is checked out at {}; check out another branch there \
+             first (nothing was removed)",
+            w.path.display()
+        ));
+    }
+    Ok(Integration::Delete(name))
 }
 
 /// Deletes every cache entry: the refs under `refs/loopc/cache/` and the

@@ -154,10 +154,11 @@ fn running(layout: &Layout, task: &str) -> bool {
 
 /// `loopc logs`: writes the attempt's files to `out` (the repository is
 /// the one holding `cwd`), each under a `==> path <==` header; returns where
-/// they were found. A write that fails (a closed stdout) ends it quietly.
+/// they were found. A closed stdout (`| head`) ends it quietly.
 ///
-/// Errors: not in a git repository, or no such logs in this run or an
-/// earlier one (the message says which and where it looked).
+/// Errors: not in a git repository, no such logs in this run or an
+/// earlier one (the message says which and where it looked), or the logs
+/// could not be written (a full disk) or read.
 pub fn logs(cwd: &Path, req: &LogsRequest, out: &mut dyn Write) -> Result<Found, String> {
     let git = Git::discover(cwd)?;
     let layout = Layout::new(&git.root);
@@ -169,15 +170,17 @@ pub fn logs(cwd: &Path, req: &LogsRequest, out: &mut dyn Write) -> Result<Found,
     for f in files_of(&dir) {
         let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
         let name = name.unwrap_or_default();
-        if writeln!(out, "==> {} <==", f.display()).is_err() {
-            return Ok(found);
+        if let Err(e) = writeln!(out, "==> {} <==", f.display()) {
+            return ended(e, &f, found);
         }
         match copy_from(&f, 0, out) {
             Ok(end) => ends.push((name.clone(), end)),
-            Err(_) => return Ok(found),
+            Err(e) => return ended(e, &f, found),
         }
         last = Some(name);
-        let _ = writeln!(out);
+        if let Err(e) = writeln!(out) {
+            return ended(e, &f, found);
+        }
     }
     // Following an earlier run's logs: nothing is running there.
     if req.follow && found == Found::ThisRun {
@@ -193,8 +196,8 @@ pub fn logs(cwd: &Path, req: &LogsRequest, out: &mut dyn Write) -> Result<Found,
                     continue;
                 }
                 if last.as_deref() != Some(*name) {
-                    if writeln!(out, "\n==> {} <==", path.display()).is_err() {
-                        return Ok(found);
+                    if let Err(e) = writeln!(out, "\n==> {} <==", path.display()) {
+                        return ended(e, &path, found);
                     }
                     last = Some((*name).to_string());
                 }
@@ -203,15 +206,30 @@ pub fn logs(cwd: &Path, req: &LogsRequest, out: &mut dyn Write) -> Result<Found,
                         Some(i) => ends[i].1 = end,
                         None => ends.push((name.to_string(), end)),
                     },
-                    Err(_) => return Ok(found),
+                    Err(e) => return ended(e, &path, found),
                 }
             }
-            if out.flush().is_err() || !live {
+            if let Err(e) = out.flush() {
+                return ended(e, &dir, found);
+            }
+            if !live {
                 break;
             }
             std::thread::sleep(Duration::from_millis(200));
         }
     }
-    let _ = out.flush();
-    Ok(found)
+    match out.flush() {
+        Ok(()) => Ok(found),
+        Err(e) => ended(e, &dir, found),
+    }
+}
+
+/// How printing `path` ended on error `e`: quietly when the reader went
+/// away (a closed pipe), else an error naming the file.
+fn ended(e: std::io::Error, path: &Path, found: Found) -> Result<Found, String> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(found)
+    } else {
+        Err(format!("cannot print {}: {e}", path.display()))
+    }
 }

@@ -17,7 +17,7 @@
 //! - [`ui`]: what a person sees: live bars or event lines, the summary table;
 //! - [`time`]: timestamps and the display of durations and money, used by
 //!   every room (a leaf, so it lives here rather than in one of them);
-//! - [`status`], [`clean`], [`logs`], [`out`], [`board`], [`answer`]: the
+//! - [`status`], [`clean`], [`logs`], [`board`], [`answer`]: the
 //!   other commands' reports and stdout (`logs` reads `.loopc/` and the
 //!   lock, as `status` does; `board` reads `.loopc/` only, never the lock;
 //!   `answer` writes only `.loopc/answers/`).
@@ -27,7 +27,6 @@ pub mod board;
 pub mod clean;
 pub mod engine;
 pub mod logs;
-pub mod out;
 pub mod status;
 pub mod store;
 pub mod sys;
@@ -93,8 +92,13 @@ pub enum Ran {
     /// `--dry-run`: nothing ran; the report of what would run or be
     /// replayed from the cache.
     DryRun(String),
-    /// The run ended so; its summary table is on stdout already.
-    Finished(Outcome),
+    /// The run ended so, with its summary table (for stdout).
+    Finished {
+        /// How it ended.
+        outcome: Outcome,
+        /// The summary table: a line per task, then the run's totals.
+        summary: String,
+    },
 }
 
 /// Options of one run (the command line, minus the plan file).
@@ -113,8 +117,7 @@ pub struct Options {
     /// The process exit status of each outcome, recorded in state.json and
     /// the `run_finished` event; the command line decides it.
     pub exit_status: fn(Outcome) -> i32,
-    /// How progress is shown; with [`ui::display::Progress::Off`] (`-q`)
-    /// the summary table is printed only when the run did not pass.
+    /// How progress is shown on stderr (`-q`: none, `-v`: a line per event).
     pub progress: ui::display::Progress,
 }
 
@@ -490,12 +493,9 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         options.exit_status,
     );
     ctx.events.ui().finish();
-    // A closed or full stdout does not change the run's result.
-    if options.progress != ui::display::Progress::Off || finish.outcome != Outcome::Passed {
-        let _ = out::stdout(&summary::table(&finish.state));
-        if let Some(note) = kept_note(&ctx.layout) {
-            let _ = out::stdout(&note);
-        }
+    let mut table = summary::table(&finish.state);
+    if let Some(note) = kept_note(&ctx.layout) {
+        table.push_str(&note);
     }
     if let Some(command) = &ctx.plan.settings.notify {
         let log = ctx.layout.logs.join("notify.log");
@@ -503,7 +503,10 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             eprintln!("warning: {e}");
         }
     }
-    Ok(Ran::Finished(finish.outcome))
+    Ok(Ran::Finished {
+        outcome: finish.outcome,
+        summary: table,
+    })
 }
 
 #[cfg(test)]
