@@ -7,7 +7,7 @@ use super::names::{branch_problem, glob_problem};
 use crate::ast::{self, Block, GateBody, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{
-    AgentDef, BudgetDef, DefaultsDef, GateDef, GateDefKind, LoopDef, OnFail, OutputFormat, Ref,
+    AgentDef, BudgetDef, DefaultsDef, ExecutorDef, GateDef, GateDefKind, LoopDef, OnFail, OutputFormat, Ref,
     TaskDef, Work, fields,
 };
 
@@ -20,6 +20,7 @@ impl Checker {
             branch: self.string(&f, "branch"),
             parallel: self.positive_int(&f, "parallel"),
             setup: self.string(&f, "setup"),
+            executor: self.reference(&f, "executor", "an executor"),
         };
         // The integration branch must be a name git accepts, or the run fails
         // late; check the explicit one, or the default made from the name.
@@ -91,7 +92,47 @@ impl Checker {
             attempts: self.positive_int(&f, "attempts"),
             timeout: self.duration(&f, "timeout"),
             env: self.env(&f),
+            executor: self.reference(&f, "executor", "an executor"),
         };
+    }
+
+    pub(super) fn executor(&mut self, e: &ast::AgentItem) {
+        let what = format!("executor `{}`", e.name.text);
+        let f = self.fields(&e.block, &what, fields::EXECUTOR);
+        let mut run = self.string(&f, "run");
+        if f.get("run").is_none() && !f.had_unknown {
+            self.push(
+                Diagnostic::new(
+                    Code::E0008,
+                    format!("{what} has no `run` field"),
+                    e.name.span,
+                    "missing `run`",
+                )
+                .with_label(e.block.body, "this block needs `run = \"…\"`")
+                .with_note("`run` is the launcher the command is handed to as `sh -c COMMAND`, e.g. `run = \"bwrap --ro-bind / / --\"`"),
+            );
+        }
+        if let (Some(text), Some(field)) = (&run, f.get("run"))
+            && text.trim().is_empty()
+        {
+            self.push(
+                Diagnostic::new(
+                    Code::E0009,
+                    format!("{what} has an empty `run`"),
+                    field.value.span,
+                    "empty launcher",
+                )
+                .with_note("write the launcher, e.g. `run = \"srun --job-name=loopc-$LOOP_TASK\"`, or remove the executor"),
+            );
+            run = None;
+        }
+        self.model.executors.push(ExecutorDef {
+            name: Ref {
+                name: e.name.text.clone(),
+                span: e.name.span,
+            },
+            run,
+        });
     }
 
     pub(super) fn agent(&mut self, a: &ast::AgentItem) {
@@ -125,6 +166,7 @@ impl Checker {
             timeout: self.duration(&f, "timeout"),
             cost: self.money(&f, "cost"),
             env: self.env(&f),
+            executor: self.reference(&f, "executor", "an executor"),
         };
         self.model.agents.push(def);
     }
@@ -160,6 +202,7 @@ impl Checker {
                     timeout: None,
                     on_fail: OnFail::Retry,
                     agent_ref: None,
+                    executor: None,
                 });
             }
             GateBody::Long(b) => {
@@ -243,12 +286,14 @@ impl Checker {
                     .and_then(|(w, _)| OnFail::from_word(&w))
                     .unwrap_or(OnFail::Retry);
                 let timeout = self.duration(&f, "timeout");
+                let executor = self.reference(&f, "executor", "an executor");
                 self.model.gates.push(GateDef {
                     name,
                     kind,
                     timeout,
                     on_fail,
                     agent_ref,
+                    executor,
                 });
             }
         }

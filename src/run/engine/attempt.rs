@@ -12,7 +12,7 @@ use super::gate::{self, Verdict};
 use super::guard;
 use super::handoff::{self, HandoffStatus, one_line, with_reason};
 use super::report;
-use crate::plan::{OnFail, OutputFormat, TaskKind};
+use crate::plan::{Executor, OnFail, OutputFormat, TaskKind};
 use crate::run::store::events::Event;
 use crate::run::store::layout;
 use crate::run::sys::process::{self, Exit, Spec};
@@ -288,8 +288,9 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         "command.log"
     });
     let stderr = files.dir.join("agent.stderr");
+    let command = Executor::wrap(task.work_executor().map(|e| &**e), command);
     let spec = Spec {
-        command,
+        command: &command,
         dir: &r.worktree,
         env: &env,
         env_remove: &["LOOP_DIFF_FILE"],
@@ -601,7 +602,7 @@ pub fn last_line(text: &str) -> String {
 
 /// Runs the plan's `setup` command in `dir` (a new worktree, or a scratch
 /// worktree before re-gating a merge), its output in `log`, with /dev/null
-/// as stdin and without `LOOP_DIFF_FILE`.
+/// as stdin and without `LOOP_DIFF_FILE`, through the plan's setup executor.
 ///
 /// Errors: the command could not be started or its log written.
 pub(super) fn run_setup(
@@ -612,8 +613,9 @@ pub(super) fn run_setup(
     log: &std::path::Path,
     timeout: std::time::Duration,
 ) -> Result<Exit, String> {
+    let command = Executor::wrap(ctx.plan.settings.setup_executor.as_deref(), setup);
     let spec = Spec {
-        command: setup,
+        command: &command,
         dir,
         env,
         env_remove: &["LOOP_DIFF_FILE"],
