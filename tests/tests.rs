@@ -29,6 +29,7 @@ mod run_cache;
 mod run_cli;
 mod run_crash;
 mod run_demo;
+mod run_executors;
 mod run_gates;
 mod run_hardening;
 mod run_merge;

@@ -278,7 +278,9 @@ impl Checker {
             let hint = if what == "agent" {
                 format!("use it with `agent = {name}` in a task or in `defaults`, or remove it")
             } else if what == "executor" {
-                format!("use it with `executor = {name}` in an agent, a gate, `defaults` or `loop`, or remove it")
+                format!(
+                    "use it with `executor = {name}` in an agent, a gate, `defaults` or `loop`, or remove it"
+                )
             } else {
                 format!("list it in a task's or the defaults' `gates = [{name}]`, or remove it")
             };

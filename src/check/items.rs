@@ -7,8 +7,8 @@ use super::names::{branch_problem, glob_problem};
 use crate::ast::{self, Block, GateBody, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{
-    AgentDef, BudgetDef, DefaultsDef, ExecutorDef, GateDef, GateDefKind, LoopDef, OnFail, OutputFormat, Ref,
-    TaskDef, Work, fields,
+    AgentDef, BudgetDef, DefaultsDef, ExecutorDef, GateDef, GateDefKind, LoopDef, OnFail,
+    OutputFormat, Ref, TaskDef, Work, fields,
 };
 
 impl Checker {

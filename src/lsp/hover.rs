@@ -246,7 +246,9 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Gate, "executor") => {
             "Executor that launches this gate's command or agent (default: the agent's, else `defaults.executor`)."
         }
-        (Defaults, "executor") => "Executor of commands that name none (agents, gates, command tasks, `accept`).",
+        (Defaults, "executor") => {
+            "Executor of commands that name none (agents, gates, command tasks, `accept`)."
+        }
         (Loop, "executor") => "Executor that launches `setup` (default `defaults.executor`).",
         (Gate, "run") => "Command gate: passes on exit status 0.",
         (Gate, "agent") => "Agent-judged gate: the agent reviews the diff read-only.",

@@ -260,7 +260,9 @@ fn describe(rule: Rule) -> &'static str {
         | Rule::agent_item
         | Rule::executor_item
         | Rule::gate_item
-        | Rule::task_item => "an item (`task`, `agent`, `gate`, `executor`, `defaults`, `budget` or `loop`)",
+        | Rule::task_item => {
+            "an item (`task`, `agent`, `gate`, `executor`, `defaults`, `budget` or `loop`)"
+        }
         Rule::EOI => "end of file",
         Rule::name => "a name",
         Rule::field_name => "a field name",
