@@ -38,3 +38,4 @@ mod run_output;
 mod run_resilience;
 mod run_safety;
 mod run_signals;
+mod run_slurm;

@@ -288,11 +288,14 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         "command.log"
     });
     let stderr = files.dir.join("agent.stderr");
-    let command = Executor::wrap(task.work_executor().map(|e| &**e), command);
+    let executor = task.work_executor().map(|e| &**e);
+    let command = Executor::wrap(executor, command);
+    let report_file = super::executor::report_path(&files.dir, "agent");
+    let work_env = super::executor::with_report(env.clone(), executor, &report_file);
     let spec = Spec {
         command: &command,
         dir: &r.worktree,
-        env: &env,
+        env: &work_env,
         env_remove: &["LOOP_DIFF_FILE"],
         stdin,
         stdout: &stdout,
@@ -303,6 +306,14 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Ok(e) => e,
         Err(e) => return Outcome::Infrastructure(e),
     };
+    // The executor ended the command (a cluster job cancelled from
+    // outside, a node that failed): infrastructure, before the attempt
+    // counts as the agent's.
+    if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
+        && let Some(why) = super::executor::failure(executor, &report_file)
+    {
+        return Outcome::Infrastructure(why);
+    }
     r.agent_started = true;
     let output_tail = || {
         // At most 64 KiB in all: half for each stream of an agent.

@@ -205,6 +205,8 @@ pub fn run_checks(
             log.clone()
         };
         let command = Executor::wrap(check.executor.as_deref(), command);
+        let report_file = super::executor::report_path(&proto.files.dir, &stem);
+        let env = super::executor::with_report(env, check.executor.as_deref(), &report_file);
         let spec = Spec {
             command: &command,
             dir,
@@ -236,6 +238,11 @@ pub fn run_checks(
             Ok(e) => e,
             Err(e) => return Verdict::Error(format!("gate `{}`: {e}", check.label)),
         };
+        if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
+            && let Some(why) = super::executor::failure(check.executor.as_deref(), &report_file)
+        {
+            return Verdict::Error(format!("gate `{}`: {why}", check.label));
+        }
         let output = || {
             // At most 64 KiB in all: half for each stream of an agent gate.
             if agent.is_some() {
