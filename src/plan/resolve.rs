@@ -201,7 +201,10 @@ pub(super) fn resolve(
                 .unwrap_or_else(|| format!("loop/{name}")),
             parallel: model.settings.parallel.unwrap_or(1),
             setup: model.settings.setup.clone(),
-            setup_executor: own_or_default(model.settings.executor.as_ref())?,
+            setup_executor: match &model.settings.setup {
+                Some(_) => own_or_default(model.settings.executor.as_ref())?,
+                None => None,
+            },
         },
         budget: Budget {
             iterations: model.budget.iterations,

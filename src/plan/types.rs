@@ -61,8 +61,8 @@ pub struct Settings {
     pub parallel: u32,
     /// Command run in every new worktree before the agent.
     pub setup: Option<String>,
-    /// The executor that launches `setup`: `loop.executor`, else
-    /// `defaults.executor`, else none (run directly).
+    /// The executor that launches `setup` (none without `setup`):
+    /// `loop.executor`, else `defaults.executor`, else none (run directly).
     pub setup_executor: Option<Arc<Executor>>,
 }
 
