@@ -39,8 +39,9 @@ pub fn with_report(
     env
 }
 
-/// The reason of the last `failed REASON` line of the report at `path`, if
-/// the launcher wrote one; `what` names the executor in it.
+/// Why `executor`'s launcher says it ended the command: the last
+/// `failed REASON` line of the report at `path`, worded with the
+/// executor's name. `None` without an executor, a report or such a line.
 pub fn failure(executor: Option<&Executor>, path: &Path) -> Option<String> {
     let e = executor?;
     let text = std::fs::read_to_string(path).ok()?;
