@@ -290,7 +290,10 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     let stderr = files.dir.join("agent.stderr");
     let executor = task.work_executor().map(|e| &**e);
     let command = Executor::wrap(executor, command);
-    let report_file = super::executor::report_path(&files.dir, "agent");
+    let report_file = super::executor::report_path(
+        &files.dir,
+        if agent_name.is_some() { "agent" } else { "command" },
+    );
     let work_env = super::executor::with_report(env.clone(), executor, &report_file);
     let spec = Spec {
         command: &command,
