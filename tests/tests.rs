@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod board;
 mod check;
 mod diagnostics;
 mod fmt;

@@ -16,6 +16,7 @@ macro_rules! eline {
     }};
 }
 
+mod board;
 mod check;
 mod clean;
 mod exit;
@@ -100,6 +101,8 @@ enum Command {
     Clean(clean::Args),
     /// Print the logs of a task's attempt in the last run.
     Logs(logs::Args),
+    /// Watch the run's tasks (or a REEL tree's specs) on a terminal board.
+    Board(board::Args),
     /// Format plans in the canonical layout.
     Fmt(fmt::Args),
     /// Start the language server on stdio.
@@ -132,6 +135,7 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(&args),
         Command::Clean(args) => clean::run(&args),
         Command::Logs(args) => logs::run(&args),
+        Command::Board(args) => board::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Lsp => lsp::run(),
         Command::Import(args) => import::run(&args),

@@ -17,9 +17,11 @@
 //! - [`ui`]: what a person sees: live bars or event lines, the summary table;
 //! - [`time`]: timestamps and the display of durations and money, used by
 //!   every room (a leaf, so it lives here rather than in one of them);
-//! - [`status`], [`clean`], [`logs`], [`out`]: the other commands' reports and
-//!   stdout (`logs` reads `.loopc/` and the lock, as `status` does).
+//! - [`status`], [`clean`], [`logs`], [`out`], [`board`]: the other commands'
+//!   reports and stdout (`logs` reads `.loopc/` and the lock, as `status`
+//!   does; `board` reads `.loopc/` only, never the lock).
 
+pub mod board;
 pub mod clean;
 pub mod engine;
 pub mod logs;
