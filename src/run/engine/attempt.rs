@@ -292,7 +292,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     let command = Executor::wrap(executor, command);
     let report_file = super::executor::report_path(
         &files.dir,
-        if agent_name.is_some() { "agent" } else { "command" },
+        if agent_name.is_some() {
+            "agent"
+        } else {
+            "command"
+        },
     );
     let work_env = super::executor::with_report(env.clone(), executor, &report_file);
     let spec = Spec {
