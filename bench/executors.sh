@@ -55,8 +55,8 @@ read -r bu bs < "$work/base.time"
 
 out=$root/bench/results/executors.md
 {
-  echo "| parallel | wall | ideal | ratio | loopc CPU / attempt | peak RSS |"
-  echo "|---:|---:|---:|---:|---:|---:|"
+  echo "| parallel | wall | ideal | ratio | loopc CPU / attempt | peak RSS | landed |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|"
 } > "$out.tmp"
 for p in "${pars[@]}"; do
   repo=$work/repo-$p
@@ -71,18 +71,17 @@ for p in "${pars[@]}"; do
     for i in $(seq -w 1 "$n"); do echo "task t$i { prompt = \"x\" }"; done
   } > "$repo/plan.loop"
   echo "/plan.loop" >> "$repo/.git/info/exclude"
+  # A failed task is reported (the row says how many landed), not fatal.
   (cd "$repo" && /usr/bin/time -f '%e %U %S %M' -o "$work/time-$p" \
     "$loopc" --color never run plan.loop > "$work/log-$p" 2>&1) || {
-    echo "bench: the run at parallel $p failed; its output:" >&2
-    tail -n 20 "$work/log-$p" >&2
-    exit 1
+    echo "bench: the run at parallel $p did not pass every task:" >&2
+    grep -A3 '^run ' "$work/log-$p" >&2 || tail -n 5 "$work/log-$p" >&2
   }
-  read -r wall user sys rss < "$work/time-$p"
-  passed=$(git -C "$repo" ls-tree --name-only loop/bench | grep -c '^t')
-  [[ $passed == "$n" ]] || { echo "bench: only $passed of $n tasks landed at parallel $p" >&2; exit 1; }
+  read -r wall user sys rss < <(grep -v '^Command' "$work/time-$p" | tail -n 1)
+  passed=$(git -C "$repo" ls-tree --name-only loop/bench | grep -c '^t' || true)
   ideal=$(( (n + p - 1) / p * 2 ))
-  awk -v p="$p" -v w="$wall" -v i="$ideal" -v u="$user" -v s="$sys" -v bu="$bu" -v bs="$bs" -v n="$n" -v m="$rss" \
-    'BEGIN { printf "| %d | %.1f s | %d s | %.2f× | %.0f ms | %.0f MB |\n", p, w, i, w / i, (u + s - bu - bs) * 1000 / n, m / 1024 }' \
+  awk -v p="$p" -v w="$wall" -v i="$ideal" -v u="$user" -v s="$sys" -v bu="$bu" -v bs="$bs" -v n="$n" -v m="$rss" -v k="$passed" \
+    'BEGIN { printf "| %d | %.1f s | %d s | %.2f× | %.0f ms | %.0f MB | %d |\n", p, w, i, w / i, (u + s - bu - bs) * 1000 / n, m / 1024, k }' \
     | tee -a "$out.tmp"
   rm -rf "$repo"
 done
