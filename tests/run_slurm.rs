@@ -330,8 +330,8 @@ if [ ! -e '{0}' ]; then touch '{0}'; sleep 60; fi
     let id = our_jobs(conf, &repo).pop().unwrap();
     slurm(conf, &[&id], "scancel");
     let out = run.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
     let t = repo.task("a");
+    assert_eq!(out.status.code(), Some(0), "{t}\n{}", repo.spawned_stderr());
     assert_eq!(t["status"], "passed", "{t}");
     // Neither `attempts = 1` nor `failures = 1` was spent on it.
     assert_eq!(t["history"][0]["outcome"], "infrastructure", "{t}");

@@ -156,10 +156,30 @@ impl Exit {
     }
 }
 
-/// Whether process group `pgid` still has a member (a zombie counts).
+/// Whether process group `pgid` still has a running member. Zombies do not
+/// count: where PID 1 does not reap orphans promptly, a group of zombies
+/// would otherwise seem alive for the whole grace period.
 fn group_alive(pgid: i32) -> bool {
     // SAFETY: killpg with signal 0 only checks that the group exists.
-    pgid > 1 && unsafe { libc::killpg(pgid, 0) } == 0
+    if pgid <= 1 || unsafe { libc::killpg(pgid, 0) } != 0 {
+        return false;
+    }
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    procs.filter_map(Result::ok).any(|entry| {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            return false;
+        };
+        // `pid (comm) state ppid pgrp …`; comm may contain spaces and parens.
+        let mut rest = stat
+            .rsplit_once(')')
+            .map_or("", |(_, r)| r)
+            .split_whitespace();
+        let state = rest.next();
+        let group = rest.nth(1).and_then(|g| g.parse::<i32>().ok());
+        group == Some(pgid) && state != Some("Z")
+    })
 }
 
 /// Sends `sig` to process group `pgid` (nothing for groups 0 and 1).
@@ -517,6 +537,36 @@ mod tests {
         };
         assert_eq!(run(&spec, &control).unwrap(), Exit::Code(3));
         assert_eq!(std::fs::read(&out).unwrap(), b"prompt");
+    }
+
+    #[test]
+    fn a_group_of_zombies_is_not_alive() {
+        use std::os::unix::process::CommandExt as _;
+        let mut live = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut done = std::process::Command::new("true")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let (live_group, done_group) = (live.id() as i32, done.id() as i32);
+        // Not reaped yet: a zombie, alone in its group.
+        let zombie = (0..200).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            std::fs::read_to_string(format!("/proc/{done_group}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+            })
+        });
+        assert!(zombie);
+        assert!(group_alive(live_group));
+        assert!(!group_alive(done_group));
+        signal_group(live_group, libc::SIGKILL);
+        live.wait().unwrap();
+        done.wait().unwrap();
+        assert!(!group_alive(live_group));
     }
 
     #[test]
