@@ -124,6 +124,9 @@ pub struct AgentDef {
     pub env: BTreeMap<String, String>,
     /// `executor`.
     pub executor: Option<Ref>,
+    /// `fallback`: the agent that takes an attempt while this one is
+    /// usage or rate limited.
+    pub fallback: Option<Ref>,
 }
 
 /// A `gate` item.
@@ -206,7 +209,9 @@ pub mod fields {
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
     /// `agent NAME { … }`
-    pub const AGENT: &[&str] = &["run", "output", "timeout", "cost", "env", "executor"];
+    pub const AGENT: &[&str] = &[
+        "run", "output", "timeout", "cost", "env", "fallback", "executor",
+    ];
     /// `executor NAME { … }`
     pub const EXECUTOR: &[&str] = &["run"];
     /// `gate NAME { … }`

@@ -167,6 +167,7 @@ impl Checker {
             cost: self.money(&f, "cost"),
             env: self.env(&f),
             executor: self.reference(&f, "executor", "an executor"),
+            fallback: self.reference(&f, "fallback", "an agent"),
         };
         self.model.agents.push(def);
     }
@@ -180,6 +181,11 @@ impl Checker {
             GateBody::Short(v) => {
                 let kind = match &v.kind {
                     ValueKind::String(s) | ValueKind::BlockString(s) => {
+                        self.not_blank(
+                            &format!("the command of gate `{}`", g.name.text),
+                            s,
+                            v.span,
+                        );
                         GateDefKind::Command(s.clone())
                     }
                     ValueKind::Invalid => GateDefKind::Invalid,

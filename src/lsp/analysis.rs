@@ -403,6 +403,12 @@ impl Analysis {
                         out.push(item(&n, lsp::CompletionItemKind::OPERATOR, "executor", doc));
                     }
                 }
+                ("fallback", false) if block == BlockKind::Agent => {
+                    for n in names(NameKind::Agent) {
+                        let doc = self.agent_hover(&n);
+                        out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
+                    }
+                }
                 ("gates", true) if matches!(block, BlockKind::Task | BlockKind::Defaults) => {
                     for n in names(NameKind::Gate) {
                         let doc = self.gate_hover(&n);
@@ -453,11 +459,13 @@ impl Analysis {
 }
 
 /// Agent, executor and gate references in a block's fields (`agent = NAME`,
-/// `executor = NAME`, `gates = [NAME…]`).
+/// `fallback = NAME`, `executor = NAME`, `gates = [NAME…]`).
 fn block_refs(block: &ast::Block, push: &mut impl FnMut(NameKind, &str, Span, bool)) {
     for f in &block.fields {
         match (f.name.text.as_str(), &f.value.kind) {
-            ("agent", ValueKind::Name(n)) => push(NameKind::Agent, n, f.value.span, false),
+            ("agent" | "fallback", ValueKind::Name(n)) => {
+                push(NameKind::Agent, n, f.value.span, false);
+            }
             ("executor", ValueKind::Name(n)) => push(NameKind::Executor, n, f.value.span, false),
             ("gates", ValueKind::List(items)) => {
                 for v in items {

@@ -137,6 +137,9 @@ pub struct Task {
     /// `accept`): `defaults.executor`. An agent task's agent runs through
     /// the agent's executor ([`Agent::executor`]); see [`Task::work_executor`].
     pub executor: Option<Arc<Executor>>,
+    /// Environment of the defaults, then the task, without the agent's: a
+    /// fallback agent's environment is merged under it.
+    pub own_env: BTreeMap<String, String>,
     /// Indices (into [`Plan::tasks`]) of direct dependencies, ascending.
     pub dependencies: Vec<usize>,
     /// The definition key (spec §6 without the `inputs` part).
@@ -194,6 +197,10 @@ pub struct Agent {
     /// The executor that launches it: its own `executor`, else
     /// `defaults.executor`, else none.
     pub executor: Option<Arc<Executor>>,
+    /// Who takes an attempt while this agent is usage or rate limited, in
+    /// turn: its `fallback`, that agent's `fallback`, and so on (each
+    /// without fallbacks of its own; empty when it names none).
+    pub fallbacks: Vec<Arc<Agent>>,
 }
 
 /// A resolved gate.

@@ -129,7 +129,10 @@ fn column_of(status: TaskStatus) -> usize {
         TaskStatus::Pending => 0,
         TaskStatus::Running => 1,
         TaskStatus::Passed | TaskStatus::Cached => 2,
-        TaskStatus::Failed | TaskStatus::Blocked | TaskStatus::Interrupted => 3,
+        TaskStatus::Failed
+        | TaskStatus::Blocked
+        | TaskStatus::Interrupted
+        | TaskStatus::NeedsHuman => 3,
         TaskStatus::Skipped => 4,
     }
 }

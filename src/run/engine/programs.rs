@@ -61,11 +61,26 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
     }
     for task in &plan.tasks {
         match &task.kind {
-            TaskKind::Agent { agent, .. } => out.push(Use {
-                what: format!("agent `{}` (task `{}`)", agent.name, task.name),
-                run: through(agent.executor.as_ref(), &agent.run),
-                env: task.env.clone(),
-            }),
+            TaskKind::Agent { agent, .. } => {
+                out.push(Use {
+                    what: format!("agent `{}` (task `{}`)", agent.name, task.name),
+                    run: through(agent.executor.as_ref(), &agent.run),
+                    env: task.env.clone(),
+                });
+                // A fallback may take any of its attempts.
+                for f in &agent.fallbacks {
+                    let mut env = f.env.clone();
+                    env.extend(task.own_env.clone());
+                    out.push(Use {
+                        what: format!(
+                            "agent `{}`, the fallback of `{}` (task `{}`)",
+                            f.name, agent.name, task.name
+                        ),
+                        run: through(f.executor.as_ref(), &f.run),
+                        env,
+                    });
+                }
+            }
             TaskKind::Command { run } => out.push(Use {
                 what: format!("task `{}`", task.name),
                 run: through(task.executor.as_ref(), run),
