@@ -566,7 +566,9 @@ fn completion_of_fields_and_names() {
     let agent_fields = complete("run = \"y\"", 0, 0);
     assert_eq!(
         agent_fields,
-        ["run", "output", "timeout", "cost", "env", "fallback", "executor"]
+        [
+            "run", "output", "timeout", "cost", "env", "fallback", "executor"
+        ]
     );
     // Between items: item keywords.
     let top = complete("gate lint", 0, 0);

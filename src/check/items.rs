@@ -99,7 +99,8 @@ impl Checker {
     pub(super) fn executor(&mut self, e: &ast::AgentItem) {
         let what = format!("executor `{}`", e.name.text);
         let f = self.fields(&e.block, &what, fields::EXECUTOR);
-        let mut run = self.string(&f, "run");
+        // A blank `run` is E0009, as every blank command is (`string`).
+        let run = self.string(&f, "run");
         if f.get("run").is_none() && !f.had_unknown {
             self.push(
                 Diagnostic::new(
@@ -111,20 +112,6 @@ impl Checker {
                 .with_label(e.block.body, "this block needs `run = \"…\"`")
                 .with_note("`run` is the launcher the command is handed to as `sh -c COMMAND`, e.g. `run = \"bwrap --ro-bind / / --\"`"),
             );
-        }
-        if let (Some(text), Some(field)) = (&run, f.get("run"))
-            && text.trim().is_empty()
-        {
-            self.push(
-                Diagnostic::new(
-                    Code::E0009,
-                    format!("{what} has an empty `run`"),
-                    field.value.span,
-                    "empty launcher",
-                )
-                .with_note("write the launcher, e.g. `run = \"srun --job-name=loopc-$LOOP_TASK\"`, or remove the executor"),
-            );
-            run = None;
         }
         self.model.executors.push(ExecutorDef {
             name: Ref {
