@@ -29,6 +29,8 @@ pub enum Item {
     Defaults(Block),
     /// `agent NAME { … }`
     Agent(AgentItem),
+    /// `executor NAME { … }` (same shape as an agent: a name and a block)
+    Executor(AgentItem),
     /// `gate NAME = value` or `gate NAME { … }`
     Gate(GateItem),
     /// `task NAME [TITLE] [: DEP…] { … }`
@@ -43,7 +45,7 @@ impl Item {
         match self {
             Item::Loop(i) => i.span,
             Item::Budget(b) | Item::Defaults(b) => b.span,
-            Item::Agent(i) => i.span,
+            Item::Agent(i) | Item::Executor(i) => i.span,
             Item::Gate(i) => i.span,
             Item::Task(i) => i.span,
             Item::Error(s) => *s,
@@ -176,10 +178,10 @@ pub struct LoopItem {
     pub span: Span,
 }
 
-/// `agent NAME { … }`
+/// `agent NAME { … }` or `executor NAME { … }`: a named block.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentItem {
-    /// The agent's name.
+    /// The agent's (or executor's) name.
     pub name: Ident,
     /// The body.
     pub block: Block,

@@ -38,6 +38,8 @@ pub struct Model {
     pub agents: Vec<AgentDef>,
     /// Gates, first definition of each name only.
     pub gates: Vec<GateDef>,
+    /// Executors, first definition of each name only.
+    pub executors: Vec<ExecutorDef>,
     /// Tasks in source order, first definition of each name only.
     pub tasks: Vec<TaskDef>,
 }
@@ -61,6 +63,8 @@ pub struct LoopDef {
     pub link: Vec<PathPattern>,
     /// `notify`: a command run once when the run ends.
     pub notify: Option<String>,
+    /// `executor`: how `setup` is launched.
+    pub executor: Option<Ref>,
 }
 
 /// A glob pattern of a `copy` or `link` list, with where it is written.
@@ -105,6 +109,17 @@ pub struct DefaultsDef {
     pub timeout: Option<Duration>,
     /// `env`.
     pub env: BTreeMap<String, String>,
+    /// `executor`: how commands without their own executor are launched.
+    pub executor: Option<Ref>,
+}
+
+/// An `executor` item: how loopc launches a command.
+#[derive(Clone, Debug)]
+pub struct ExecutorDef {
+    /// The executor's name and its span.
+    pub name: Ref,
+    /// `run` (required): the launcher prefix.
+    pub run: Option<String>,
 }
 
 /// An `agent` item.
@@ -122,6 +137,8 @@ pub struct AgentDef {
     pub cost: Option<u64>,
     /// `env`.
     pub env: BTreeMap<String, String>,
+    /// `executor`.
+    pub executor: Option<Ref>,
     /// `fallback`: the agent that takes an attempt while this one is
     /// usage or rate limited.
     pub fallback: Option<Ref>,
@@ -140,6 +157,8 @@ pub struct GateDef {
     pub on_fail: OnFail,
     /// The `agent` reference, even when the gate is invalid (for E0005, W0001).
     pub agent_ref: Option<Ref>,
+    /// `executor` (long form only).
+    pub executor: Option<Ref>,
 }
 
 /// What a gate runs, before resolution.
@@ -204,16 +223,20 @@ pub struct TaskDef {
 pub mod fields {
     /// `loop { … }`
     pub const LOOP: &[&str] = &[
-        "base", "branch", "parallel", "setup", "copy", "link", "notify",
+        "base", "branch", "parallel", "setup", "copy", "link", "notify", "executor",
     ];
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
     /// `agent NAME { … }`
-    pub const AGENT: &[&str] = &["run", "output", "timeout", "cost", "env", "fallback"];
+    pub const AGENT: &[&str] = &[
+        "run", "output", "timeout", "cost", "env", "fallback", "executor",
+    ];
+    /// `executor NAME { … }`
+    pub const EXECUTOR: &[&str] = &["run"];
     /// `gate NAME { … }`
-    pub const GATE: &[&str] = &["run", "agent", "prompt", "timeout", "on_fail"];
+    pub const GATE: &[&str] = &["run", "agent", "prompt", "timeout", "on_fail", "executor"];
     /// `defaults { … }`
-    pub const DEFAULTS: &[&str] = &["agent", "gates", "attempts", "timeout", "env"];
+    pub const DEFAULTS: &[&str] = &["agent", "gates", "attempts", "timeout", "env", "executor"];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
         "prompt", "run", "agent", "accept", "gates", "attempts", "timeout", "inputs", "changes",

@@ -566,13 +566,74 @@ fn completion_of_fields_and_names() {
     let agent_fields = complete("run = \"y\"", 0, 0);
     assert_eq!(
         agent_fields,
-        ["run", "output", "timeout", "cost", "env", "fallback"]
+        [
+            "run", "output", "timeout", "cost", "env", "fallback", "executor"
+        ]
     );
     // Between items: item keywords.
     let top = complete("gate lint", 0, 0);
     assert!(top.contains(&"task".to_string()), "{top:?}");
     // Inside a string: nothing.
     assert!(complete("\"p\"", 0, 1).is_empty());
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn executors_are_known_to_the_editor() {
+    let mut c = Client::start();
+    let text = "executor sandbox { run = \"bwrap --ro-bind / / --\" }\n\
+                executor cluster { run = \"srun\" }\n\
+                agent claude {\n  run = \"claude -p\"\n  executor = sandbox\n}\n\
+                gate tests {\n  run = \"make test\"\n  executor = cluster\n}\n\
+                defaults { agent = claude  gates = [tests] }\n\
+                budget { iterations = 3 }\n\
+                task a { prompt = \"p\" }\n\
+                loop {\n  setup = \"true\"\n  executor = \n";
+    c.open(URI, text);
+    // Completion: executor names after `executor = `, the field in blocks.
+    let (line, col) = pos(text, "executor = \n", 0);
+    let names = labels(&c.at("textDocument/completion", URI, line, col + 11));
+    assert_eq!(names, ["sandbox", "cluster"]);
+    let (line, col) = pos(text, "run = \"srun\"", 0);
+    let fields = labels(&c.at("textDocument/completion", URI, line, col));
+    assert_eq!(fields, ["run"]);
+    // Go to definition from `executor = sandbox` and `executor = cluster`.
+    for (reference, def) in [("sandbox\n}", "sandbox {"), ("cluster\n}", "cluster {")] {
+        let (line, col) = pos(text, reference, 0);
+        let (dl, dc) = pos(text, def, 0);
+        let r = c.at("textDocument/definition", URI, line, col + 1);
+        assert_eq!(
+            r["range"]["start"],
+            json!({"line": dl, "character": dc}),
+            "{reference}: {r}"
+        );
+    }
+    // Hover on a reference shows the executor; on the field, its meaning.
+    let (line, col) = pos(text, "sandbox\n}", 0);
+    let h = c.at("textDocument/hover", URI, line, col + 1);
+    let h = h["contents"]["value"].as_str().unwrap_or("").to_string();
+    assert!(h.starts_with("**executor** `sandbox`"), "{h}");
+    assert!(
+        h.contains("`bwrap --ro-bind / / --` `sh -c COMMAND`"),
+        "{h}"
+    );
+    let (line, col) = pos(text, "executor = cluster", 0);
+    let h = c.at("textDocument/hover", URI, line, col + 1);
+    let h = h["contents"]["value"].as_str().unwrap_or("").to_string();
+    assert!(h.starts_with("**gate.executor**"), "{h}");
+    // Document symbols list executors.
+    let r = c.call(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": URI}}),
+    );
+    let executors: Vec<&str> = r
+        .as_array()
+        .expect("symbols")
+        .iter()
+        .filter(|s| s["detail"] == "executor")
+        .map(|s| s["name"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(executors, ["sandbox", "cluster"]);
     assert!(c.shutdown().success());
 }
 

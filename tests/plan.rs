@@ -157,3 +157,113 @@ fn quoted_task_ids_work_as_names_and_dependencies() {
     assert_eq!(p.tasks[0].name, "0f3a9b2c");
     assert_eq!(p.tasks[1].dependencies, [0]);
 }
+
+const EXECUTORS: &str = r#"
+budget { iterations = 5 }
+executor box { run = "bwrap --ro-bind / / --" }
+executor farm { run = "srun --job-name=loopc-$LOOP_TASK" }
+agent claude { run = "claude -p" executor = box }
+agent codex { run = "codex exec -" }
+gate tests { run = "make test" executor = farm }
+gate lint = "make lint"
+gate review { agent = claude prompt = "Review." }
+defaults { agent = codex gates = [lint] executor = farm }
+loop { setup = "npm ci" }
+task a { prompt = "Do a." agent = claude gates = [tests, lint, review] accept = "make a" }
+task b { prompt = "Do b." }
+task c { run = "make c" }
+"#;
+
+#[test]
+fn executors_resolve_from_the_field_else_the_agent_else_defaults() {
+    let p = plan(EXECUTORS);
+    let name = |e: Option<&std::sync::Arc<loopc::plan::Executor>>| e.map(|e| e.name.clone());
+    let task = |n: &str| &p.tasks[p.task_index(n).unwrap()];
+    let a = task("a");
+    assert_eq!(
+        name(a.work_executor()),
+        Some("box".into()),
+        "the agent's own"
+    );
+    assert_eq!(
+        name(a.executor.as_ref()),
+        Some("farm".into()),
+        "accept: defaults"
+    );
+    let gates: Vec<_> = a.gates.iter().map(|g| name(g.executor.as_ref())).collect();
+    assert_eq!(
+        gates,
+        [Some("farm".into()), Some("farm".into()), Some("box".into())],
+        "own, defaults, the reviewing agent's"
+    );
+    assert_eq!(name(task("b").work_executor()), Some("farm".into()));
+    assert_eq!(name(task("c").work_executor()), Some("farm".into()));
+    assert_eq!(
+        name(p.settings.setup_executor.as_ref()),
+        Some("farm".into())
+    );
+    // Without executors nothing is wrapped.
+    let q = plan(BASE);
+    assert!(q.tasks.iter().all(|t| t.work_executor().is_none()));
+    assert!(q.settings.setup_executor.is_none());
+}
+
+#[test]
+fn a_wrapped_command_reaches_the_launcher_as_one_argument() {
+    use loopc::plan::Executor;
+    let e = Executor {
+        name: "x".into(),
+        run: "launch --flag ".into(),
+    };
+    assert_eq!(Executor::wrap(None, "a 'b' $c"), "a 'b' $c");
+    assert_eq!(
+        Executor::wrap(Some(&e), "echo 'it''s' \"$HOME\" | wc"),
+        r#"launch --flag sh -c 'echo '\''it'\'''\''s'\'' "$HOME" | wc'"#
+    );
+    // The shell hands exactly the command to the launcher.
+    let cmd = "printf '%s|' \"it's\" $HOME; echo \\\\";
+    let wrapped = Executor::wrap(
+        Some(&Executor {
+            name: "x".into(),
+            run: "printf '%s\\n'".into(),
+        }),
+        cmd,
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &wrapped])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("sh\n-c\n{cmd}\n")
+    );
+}
+
+#[test]
+fn the_executors_definition_is_in_the_key_and_its_name_is_not() {
+    let base = keys(&plan(EXECUTORS));
+    // Renaming an executor changes no key.
+    let renamed = keys(&plan(
+        &EXECUTORS
+            .replace("executor box", "executor sandbox")
+            .replace("executor = box", "executor = sandbox"),
+    ));
+    assert_eq!(base, renamed);
+    // Its `run` is in the key of every task it launches something for.
+    let changed = keys(&plan(&EXECUTORS.replace("bwrap --ro-bind", "bwrap --bind")));
+    assert_ne!(base[0].1, changed[0].1, "a's agent runs in box");
+    assert_eq!(base[1], changed[1], "b does not use box");
+    assert_eq!(base[2], changed[2], "c does not use box");
+    let changed = keys(&plan(&EXECUTORS.replace("loopc-$LOOP_TASK", "x")));
+    assert!(
+        base.iter().zip(&changed).all(|(x, y)| x.1 != y.1),
+        "farm launches something of every task"
+    );
+    // A plan that does not use executors keeps the keys it had before
+    // executors existed: an unused one changes nothing.
+    let without = keys(&plan(BASE));
+    let with_unused = keys(&plan(&format!(
+        "{BASE}\nexecutor unused {{ run = \"x\" }}\n"
+    )));
+    assert_eq!(without, with_unused);
+}

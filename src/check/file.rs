@@ -1,7 +1,7 @@
 //! Whole-file checks: one `loop`/`budget`/`defaults` block and unique names
 //! (E0004), then everything that needs all definitions: references (E0005),
 //! task names in dependencies (E0011), agents of agent tasks (E0013), unused
-//! definitions (W0001), a missing budget (W0003) and an empty plan (W0004).
+//! agents, gates and executors (W0001), a missing budget (W0003) and an empty plan (W0004).
 
 use super::Checker;
 use super::names::{Suggester, task_name_problem};
@@ -19,6 +19,7 @@ impl Checker {
         let mut first_defaults: Option<Span> = None;
         let mut agent_spans: HashMap<String, Span> = HashMap::new();
         let mut gate_spans: HashMap<String, Span> = HashMap::new();
+        let mut executor_spans: HashMap<String, Span> = HashMap::new();
         let mut task_spans: HashMap<String, Span> = HashMap::new();
 
         for item in &file.items {
@@ -41,6 +42,11 @@ impl Checker {
                 Item::Agent(a) => {
                     if self.unique("agent", &a.name.text, a.name.span, &mut agent_spans) {
                         self.agent(a);
+                    }
+                }
+                Item::Executor(e) => {
+                    if self.unique("executor", &e.name.text, e.name.span, &mut executor_spans) {
+                        self.executor(e);
                     }
                 }
                 Item::Gate(g) => {
@@ -262,6 +268,25 @@ impl Checker {
             }
             used_gates.push(r.name);
         }
+        let executor_names: Vec<String> = self
+            .model
+            .executors
+            .iter()
+            .map(|e| e.name.name.clone())
+            .collect();
+        let mut executor_refs: Vec<Ref> = Vec::new();
+        executor_refs.extend(self.model.settings.executor.clone());
+        executor_refs.extend(self.model.defaults.executor.clone());
+        executor_refs.extend(self.model.agents.iter().filter_map(|a| a.executor.clone()));
+        executor_refs.extend(self.model.gates.iter().filter_map(|g| g.executor.clone()));
+        let mut executors = Known::new(&executor_names);
+        let mut used_executors: HashSet<String> = HashSet::new();
+        for r in executor_refs {
+            if !executors.set.contains(r.name.as_str()) {
+                self.unknown("executor", &r.name, r.span, &mut executors, None);
+            }
+            used_executors.insert(r.name);
+        }
         let deps: Vec<(String, TaskName)> = self
             .model
             .tasks
@@ -340,10 +365,21 @@ impl Checker {
                     .filter(|g| !used_gates.contains(&g.name.name))
                     .map(|g| (g.name.name.clone(), g.name.span, "gate")),
             )
+            .chain(
+                self.model
+                    .executors
+                    .iter()
+                    .filter(|e| !used_executors.contains(&e.name.name))
+                    .map(|e| (e.name.name.clone(), e.name.span, "executor")),
+            )
             .collect();
         for (name, span, what) in unused.into_iter().filter(|_| !unreadable) {
             let hint = if what == "agent" {
                 format!("use it with `agent = {name}` in a task or in `defaults`, or remove it")
+            } else if what == "executor" {
+                format!(
+                    "use it with `executor = {name}` in an agent, a gate, `defaults` or `loop`, or remove it"
+                )
             } else {
                 format!("list it in a task's or the defaults' `gates = [{name}]`, or remove it")
             };

@@ -7,8 +7,8 @@ use super::{Checker, Fields};
 use crate::ast::{self, Block, GateBody, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{
-    AgentDef, BudgetDef, CHANGES_WORDS, DefaultsDef, GateDef, GateDefKind, LoopDef, OnFail,
-    OutputFormat, PathPattern, Ref, TaskDef, Work, fields,
+    AgentDef, BudgetDef, CHANGES_WORDS, DefaultsDef, ExecutorDef, GateDef, GateDefKind, LoopDef,
+    OnFail, OutputFormat, PathPattern, Ref, TaskDef, Work, fields,
 };
 use crate::span::Span;
 
@@ -24,6 +24,7 @@ impl Checker {
             copy: self.path_patterns(&f, "copy"),
             link: self.path_patterns(&f, "link"),
             notify: self.string(&f, "notify"),
+            executor: self.reference(&f, "executor", "an executor"),
         };
         // The integration branch must be a name git accepts, or the run fails
         // late; check the explicit one, or the default made from the name.
@@ -95,7 +96,34 @@ impl Checker {
             attempts: self.positive_int(&f, "attempts"),
             timeout: self.duration(&f, "timeout"),
             env: self.env(&f),
+            executor: self.reference(&f, "executor", "an executor"),
         };
+    }
+
+    pub(super) fn executor(&mut self, e: &ast::AgentItem) {
+        let what = format!("executor `{}`", e.name.text);
+        let f = self.fields(&e.block, &what, fields::EXECUTOR);
+        // A blank `run` is E0009, as every blank command is (`string`).
+        let run = self.string(&f, "run");
+        if f.get("run").is_none() && !f.had_unknown {
+            self.push(
+                Diagnostic::new(
+                    Code::E0008,
+                    format!("{what} has no `run` field"),
+                    e.name.span,
+                    "missing `run`",
+                )
+                .with_label(e.block.body, "this block needs `run = \"…\"`")
+                .with_note("`run` is the launcher the command is handed to as `sh -c COMMAND`, e.g. `run = \"bwrap --ro-bind / / --\"`"),
+            );
+        }
+        self.model.executors.push(ExecutorDef {
+            name: Ref {
+                name: e.name.text.clone(),
+                span: e.name.span,
+            },
+            run,
+        });
     }
 
     pub(super) fn agent(&mut self, a: &ast::AgentItem) {
@@ -129,6 +157,7 @@ impl Checker {
             timeout: self.duration(&f, "timeout"),
             cost: self.money(&f, "cost"),
             env: self.env(&f),
+            executor: self.reference(&f, "executor", "an executor"),
             fallback: self.reference(&f, "fallback", "an agent"),
         };
         self.model.agents.push(def);
@@ -170,6 +199,7 @@ impl Checker {
                     timeout: None,
                     on_fail: OnFail::Retry,
                     agent_ref: None,
+                    executor: None,
                 });
             }
             GateBody::Long(b) => {
@@ -253,12 +283,14 @@ impl Checker {
                     .and_then(|(w, _)| OnFail::from_word(&w))
                     .unwrap_or(OnFail::Retry);
                 let timeout = self.duration(&f, "timeout");
+                let executor = self.reference(&f, "executor", "an executor");
                 self.model.gates.push(GateDef {
                     name,
                     kind,
                     timeout,
                     on_fail,
                     agent_ref,
+                    executor,
                 });
             }
         }

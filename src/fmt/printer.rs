@@ -236,6 +236,10 @@ impl Printer<'_> {
                 let header = format!("agent {}", self.text(a.name.span));
                 self.block_item(&header, &a.block, limit);
             }
+            Item::Executor(e) => {
+                let header = format!("executor {}", self.text(e.name.span));
+                self.block_item(&header, &e.block, limit);
+            }
             Item::Gate(g) => match &g.body {
                 GateBody::Long(b) => {
                     let header = format!("gate {}", self.text(g.name.span));

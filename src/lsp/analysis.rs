@@ -41,6 +41,8 @@ pub enum NameKind {
     Agent,
     /// A gate.
     Gate,
+    /// An executor.
+    Executor,
 }
 
 /// A name in the document: a definition or a reference.
@@ -168,7 +170,7 @@ impl Analysis {
             .collect()
     }
 
-    /// Every task, agent and gate name in the document, definitions and
+    /// Every task, agent, gate and executor name in the document, definitions and
     /// references, in source order.
     pub fn occurrences(&self) -> Vec<Occurrence> {
         let mut out = Vec::new();
@@ -193,6 +195,7 @@ impl Analysis {
                     push(NameKind::Agent, &a.name.text, a.name.span, true);
                     block_refs(&a.block, &mut push);
                 }
+                Item::Executor(e) => push(NameKind::Executor, &e.name.text, e.name.span, true),
                 Item::Gate(g) => {
                     push(NameKind::Gate, &g.name.text, g.name.span, true);
                     if let GateBody::Long(b) = &g.body {
@@ -200,7 +203,8 @@ impl Analysis {
                     }
                 }
                 Item::Defaults(b) => block_refs(b, &mut push),
-                Item::Loop(_) | Item::Budget(_) | Item::Error(_) => {}
+                Item::Loop(l) => block_refs(&l.block, &mut push),
+                Item::Budget(_) | Item::Error(_) => {}
             }
         }
         out
@@ -223,8 +227,8 @@ impl Analysis {
             .map(|o| o.span)
     }
 
-    /// Go to definition: from a dependency, an `agent = …` or a `gates`
-    /// entry to the definition's name. `None` on a definition itself or
+    /// Go to definition: from a dependency, an `agent = …`, an
+    /// `executor = …` or a `gates` entry to the definition's name. `None` on a definition itself or
     /// on an unknown name.
     pub fn definition(&self, uri: &lsp::Uri, offset: usize) -> Option<lsp::Location> {
         let o = self.occurrence_at(offset)?;
@@ -235,7 +239,7 @@ impl Analysis {
         Some(lsp::Location::new(uri.clone(), self.range(span)))
     }
 
-    /// Tasks, agents and gates as document symbols (hierarchy-free), in
+    /// Tasks, agents, gates and executors as document symbols (hierarchy-free), in
     /// source order; each range is the whole item, the selection its name.
     pub fn symbols(&self) -> Vec<lsp::DocumentSymbol> {
         let mut out = Vec::new();
@@ -258,6 +262,12 @@ impl Analysis {
                     Some("gate".to_string()),
                     lsp::SymbolKind::INTERFACE,
                     g.name.span,
+                ),
+                Item::Executor(e) => (
+                    e.name.text.clone(),
+                    Some("executor".to_string()),
+                    lsp::SymbolKind::OPERATOR,
+                    e.name.span,
                 ),
                 _ => continue,
             };
@@ -288,7 +298,7 @@ impl Analysis {
         for item in &self.compilation.ast.items {
             let block = match item {
                 Item::Task(t) => &t.block,
-                Item::Agent(a) => &a.block,
+                Item::Agent(a) | Item::Executor(a) => &a.block,
                 Item::Gate(g) => match &g.body {
                     GateBody::Long(b) => b,
                     GateBody::Short(_) => continue,
@@ -382,6 +392,17 @@ impl Analysis {
                         out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
                     }
                 }
+                ("executor", false)
+                    if matches!(
+                        block,
+                        BlockKind::Agent | BlockKind::Gate | BlockKind::Defaults | BlockKind::Loop
+                    ) =>
+                {
+                    for n in names(NameKind::Executor) {
+                        let doc = self.executor_hover(&n);
+                        out.push(item(&n, lsp::CompletionItemKind::OPERATOR, "executor", doc));
+                    }
+                }
                 ("fallback", false) if block == BlockKind::Agent => {
                     for n in names(NameKind::Agent) {
                         let doc = self.agent_hover(&n);
@@ -437,14 +458,15 @@ impl Analysis {
     }
 }
 
-/// Agent and gate references in a block's fields (`agent = NAME`,
-/// `fallback = NAME`, `gates = [NAME…]`).
+/// Agent, executor and gate references in a block's fields (`agent = NAME`,
+/// `fallback = NAME`, `executor = NAME`, `gates = [NAME…]`).
 fn block_refs(block: &ast::Block, push: &mut impl FnMut(NameKind, &str, Span, bool)) {
     for f in &block.fields {
         match (f.name.text.as_str(), &f.value.kind) {
             ("agent" | "fallback", ValueKind::Name(n)) => {
                 push(NameKind::Agent, n, f.value.span, false);
             }
+            ("executor", ValueKind::Name(n)) => push(NameKind::Executor, n, f.value.span, false),
             ("gates", ValueKind::List(items)) => {
                 for v in items {
                     if let ValueKind::Name(n) = &v.kind {

@@ -19,6 +19,8 @@ pub enum BlockKind {
     Agent,
     /// `gate NAME { … }` (or the short form's header)
     Gate,
+    /// `executor NAME { … }`
+    Executor,
     /// `task NAME … { … }`
     Task,
 }
@@ -32,6 +34,7 @@ impl BlockKind {
             "defaults" => BlockKind::Defaults,
             "agent" => BlockKind::Agent,
             "gate" => BlockKind::Gate,
+            "executor" => BlockKind::Executor,
             "task" => BlockKind::Task,
             _ => return None,
         })
@@ -45,6 +48,7 @@ impl BlockKind {
             BlockKind::Defaults => "defaults",
             BlockKind::Agent => "agent",
             BlockKind::Gate => "gate",
+            BlockKind::Executor => "executor",
             BlockKind::Task => "task",
         }
     }
@@ -58,6 +62,7 @@ impl BlockKind {
             BlockKind::Defaults => fields::DEFAULTS,
             BlockKind::Agent => fields::AGENT,
             BlockKind::Gate => fields::GATE,
+            BlockKind::Executor => fields::EXECUTOR,
             BlockKind::Task => fields::TASK,
         }
     }

@@ -22,6 +22,7 @@ impl Analysis {
                     NameKind::Task => self.task_hover(&o.name),
                     NameKind::Agent => self.agent_hover(&o.name),
                     NameKind::Gate => self.gate_hover(&o.name),
+                    NameKind::Executor => self.executor_hover(&o.name),
                 };
                 (text?, o.span)
             }
@@ -149,6 +150,18 @@ impl Analysis {
         Some(s.trim_end().to_string())
     }
 
+    pub(super) fn executor_hover(&self, name: &str) -> Option<String> {
+        let e = self.model.executors.iter().find(|e| e.name.name == name)?;
+        let mut s = format!("**executor** {}\n\n", code(name));
+        match &e.run {
+            Some(run) => {
+                let _ = writeln!(s, "- run: {} `sh -c COMMAND`", code(&one_line(run)));
+            }
+            None => s.push_str("- run: missing\n"),
+        }
+        Some(s.trim_end().to_string())
+    }
+
     pub(super) fn gate_hover(&self, name: &str) -> Option<String> {
         let g = self.model.gates.iter().find(|g| g.name.name == name)?;
         let mut s = format!("**gate** {}\n\n", code(name));
@@ -184,6 +197,7 @@ impl Analysis {
                 Item::Budget(b) => (BlockKind::Budget, b),
                 Item::Defaults(b) => (BlockKind::Defaults, b),
                 Item::Agent(a) => (BlockKind::Agent, &a.block),
+                Item::Executor(e) => (BlockKind::Executor, &e.block),
                 Item::Gate(g) => match &g.body {
                     GateBody::Long(b) => (BlockKind::Gate, b),
                     GateBody::Short(_) => continue,
@@ -240,6 +254,17 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Agent | Defaults | Task, "env") => {
             "Environment map `{ KEY = \"value\" }`; agent, then defaults, then task (later wins)."
         }
+        (Executor, "run") => {
+            "Launcher prefix (required): the command is handed to it as `sh -c COMMAND`, one argument; `LOOP_*` variables are set."
+        }
+        (Agent, "executor") => "Executor that launches this agent (default `defaults.executor`).",
+        (Gate, "executor") => {
+            "Executor that launches this gate's command or agent (default: the agent's, else `defaults.executor`)."
+        }
+        (Defaults, "executor") => {
+            "Executor of commands that name none (agents, gates, command tasks, `accept`)."
+        }
+        (Loop, "executor") => "Executor that launches `setup` (default `defaults.executor`).",
         (Gate, "run") => "Command gate: passes on exit status 0.",
         (Gate, "agent") => "Agent-judged gate: the agent reviews the diff read-only.",
         (Gate, "prompt") => "What the reviewing agent is asked (required with `agent`).",

@@ -4,7 +4,7 @@
 //! computes from it, its dependencies' run-time keys and the files its
 //! `inputs` match ([`run_key`]; see `docs/cache.md`).
 
-use super::types::{Gate, GateKind, Plan, Task, TaskKind};
+use super::types::{Executor, Gate, GateKind, Plan, Task, TaskKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -139,30 +139,51 @@ pub struct KeyParts {
 ///
 /// In the key: the format version, the task name, the prompt or command, the
 /// agent's `run` and `output`, `accept`, each gate's definition (command, or
-/// agent `run`/`output`/`env` and prompt), the merged environment, and the
-/// dependencies' keys (sorted). Not in it: titles, timeouts, attempts,
-/// budgets, `on_fail`, gate names, comments and layout.
+/// agent `run`/`output`/`env` and prompt), the `run` of every executor that
+/// launches one of these (`executor` argument: the task's own, for its
+/// command and `accept`), the merged environment, and the dependencies' keys
+/// (sorted). Not in it: titles, timeouts, attempts, budgets, `on_fail`, gate
+/// and executor names, comments and layout. An executor is written only
+/// when there is one, so the keys of plans without executors are those of
+/// before executors existed.
 pub(super) fn task_key(
     name: &str,
     kind: &TaskKind,
     accept: Option<&str>,
     gates: &[Arc<Gate>],
     env: &BTreeMap<String, String>,
+    executor: Option<&Executor>,
     mut dep_keys: Vec<Key>,
 ) -> (Key, KeyParts) {
+    fn launched_by(e: &mut Encoder, field: &str, executor: Option<&Executor>) {
+        if let Some(x) = executor {
+            e.str(field, &x.run);
+        }
+    }
     let work = match kind {
         TaskKind::Agent { prompt, .. } => Encoder::new().str("prompt", prompt).finish(),
-        TaskKind::Command { run } => Encoder::new().str("run", run).finish(),
+        TaskKind::Command { run } => {
+            let mut e = Encoder::new();
+            e.str("run", run);
+            launched_by(&mut e, "executor", executor);
+            e.finish()
+        }
     };
     let agent = match kind {
-        TaskKind::Agent { agent, .. } => Encoder::new()
-            .str("run", &agent.run)
-            .str("output", agent.output.as_str())
-            .finish(),
+        TaskKind::Agent { agent, .. } => {
+            let mut e = Encoder::new();
+            e.str("run", &agent.run)
+                .str("output", agent.output.as_str());
+            launched_by(&mut e, "executor", agent.executor.as_deref());
+            e.finish()
+        }
         TaskKind::Command { .. } => Encoder::new().str("agent", "").finish(),
     };
     let mut g = Encoder::new();
     g.opt("accept", accept);
+    if accept.is_some() {
+        launched_by(&mut g, "accept.executor", executor);
+    }
     for gate in gates {
         match &gate.kind {
             GateKind::Command { run } => g.str("gate.run", run),
@@ -172,6 +193,7 @@ pub(super) fn task_key(
                 .map("gate.agent.env", agent.env.iter())
                 .str("gate.prompt", prompt),
         };
+        launched_by(&mut g, "gate.executor", gate.executor.as_deref());
     }
     let gates = g.finish();
     let env = Encoder::new().map("env", env.iter()).finish();

@@ -1,13 +1,13 @@
 //! Default resolution (spec §3 "Resolution"): each task's agent, gates,
 //! attempts, timeout and environment, and the loop's settings and budget,
 //! from the task, else `defaults`, else the agent, else the language's
-//! defaults. Agents and gates are resolved once and shared.
+//! defaults. Executors, agents and gates are resolved once and shared.
 
 use super::graph;
 use super::key::{Key, task_key};
-use super::types::{Agent, Budget, Gate, GateKind, Plan, Settings, Task, TaskKind};
+use super::types::{Agent, Budget, Executor, Gate, GateKind, Plan, Settings, Task, TaskKind};
 use super::types::{DEFAULT_ATTEMPTS, DEFAULT_FAILURES, DEFAULT_TIMEOUT};
-use crate::model::{AgentDef, GateDef, GateDefKind, Model, TaskDef, Work};
+use crate::model::{AgentDef, GateDef, GateDefKind, Model, Ref, TaskDef, Work};
 use crate::span::Span;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -30,11 +30,40 @@ pub(super) fn resolve(
         .iter()
         .map(|g| (g.name.name.as_str(), g))
         .collect();
-    // Each agent and gate is resolved once and shared by the tasks using it.
+    // Each executor, agent and gate is resolved once and shared by the
+    // tasks using it. A reference to an executor that did not resolve
+    // (unknown, or without `run`: reported) leaves the plan incomplete.
+    let executors: HashMap<&str, Option<Arc<Executor>>> = model
+        .executors
+        .iter()
+        .map(|e| {
+            let executor = e.run.clone().map(|run| {
+                Arc::new(Executor {
+                    name: e.name.name.clone(),
+                    run,
+                })
+            });
+            (e.name.name.as_str(), executor)
+        })
+        .collect();
+    // `Some(None)`: no executor; `None`: a reference that did not resolve.
+    let executor = |r: Option<&Ref>| -> Option<Option<Arc<Executor>>> {
+        match r {
+            None => Some(None),
+            Some(r) => executors.get(r.name.as_str()).cloned().flatten().map(Some),
+        }
+    };
+    let default_executor = executor(model.defaults.executor.as_ref())?;
+    let own_or_default = |r: Option<&Ref>| -> Option<Option<Arc<Executor>>> {
+        match r {
+            None => Some(default_executor.clone()),
+            Some(_) => executor(r),
+        }
+    };
     let mut resolved_agents: HashMap<&str, Option<Arc<Agent>>> = HashMap::new();
     for (name, a) in &agents {
-        let agent = a.run.clone().map(|run| {
-            Arc::new(Agent {
+        let agent = match (a.run.clone(), own_or_default(a.executor.as_ref())) {
+            (Some(run), Some(executor)) => Some(Arc::new(Agent {
                 name: a.name.name.clone(),
                 run,
                 output: a.output,
@@ -42,8 +71,10 @@ pub(super) fn resolve(
                 cost: a.cost,
                 env: a.env.clone(),
                 fallbacks: Vec::new(),
-            })
-        });
+                executor,
+            })),
+            _ => None,
+        };
         resolved_agents.insert(name, agent);
     }
     // Then each agent's chain of fallbacks (a cycle was E0006; the walk
@@ -90,14 +121,21 @@ pub(super) fn resolve(
             }
             GateDefKind::Invalid => None,
         };
-        let gate = kind.map(|kind| {
-            Arc::new(Gate {
+        let gate_executor = match (&g.executor, &kind) {
+            (Some(r), _) => executor(Some(r)),
+            (None, Some(GateKind::Agent { agent, .. })) => Some(agent.executor.clone()),
+            (None, _) => Some(default_executor.clone()),
+        };
+        let gate = match (kind, gate_executor) {
+            (Some(kind), Some(executor)) => Some(Arc::new(Gate {
                 name: g.name.name.clone(),
                 kind,
                 timeout: g.timeout.unwrap_or(DEFAULT_TIMEOUT),
                 on_fail: g.on_fail,
-            })
-        });
+                executor,
+            })),
+            _ => None,
+        };
         resolved_gates.insert(name, gate);
     }
     let resolve_gate =
@@ -149,8 +187,16 @@ pub(super) fn resolve(
         dependencies.dedup();
         let layer = layers[i];
         let dep_keys: Vec<Key> = dependencies.iter().map(|&d| tasks[d].key).collect();
-        let (key, key_parts) =
-            task_key(&name, &kind, accept.as_deref(), &task_gates, &env, dep_keys);
+        let task_executor = default_executor.clone();
+        let (key, key_parts) = task_key(
+            &name,
+            &kind,
+            accept.as_deref(),
+            &task_gates,
+            &env,
+            task_executor.as_deref(),
+            dep_keys,
+        );
         tasks.push(Task {
             name,
             title: t.title.take(),
@@ -166,6 +212,7 @@ pub(super) fn resolve(
             changes_optional: t.changes_optional,
             env,
             own_env,
+            executor: task_executor,
             dependencies,
             key,
             key_parts,
@@ -191,6 +238,10 @@ pub(super) fn resolve(
             copy: model.settings.copy.clone(),
             link: model.settings.link.clone(),
             notify: model.settings.notify.clone(),
+            setup_executor: match &model.settings.setup {
+                Some(_) => own_or_default(model.settings.executor.as_ref())?,
+                None => None,
+            },
         },
         budget: Budget {
             iterations: model.budget.iterations,

@@ -68,6 +68,38 @@ pub struct Settings {
     pub link: Vec<crate::model::PathPattern>,
     /// Command run once when the run ends, the run's state as JSON on stdin.
     pub notify: Option<String>,
+    /// The executor that launches `setup` (none without `setup`):
+    /// `loop.executor`, else `defaults.executor`, else none (run directly).
+    pub setup_executor: Option<Arc<Executor>>,
+}
+
+/// A resolved executor: how loopc launches a command. A command `CMD` run
+/// through it becomes `RUN sh -c 'CMD'` (see [`Executor::wrap`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Executor {
+    /// The executor's name.
+    pub name: String,
+    /// The launcher prefix (`bwrap … --`, `srun …`); a shell string, with
+    /// the `LOOP_*` variables set when it is expanded.
+    pub run: String,
+}
+
+impl Executor {
+    /// The shell string that runs `command` through `executor`, if any:
+    /// `RUN sh -c 'COMMAND'`, `COMMAND` single-quoted so that it reaches
+    /// the launcher as one argument, never re-split or expanded by the
+    /// outer shell. Without an executor, `command` itself.
+    pub fn wrap(executor: Option<&Executor>, command: &str) -> String {
+        match executor {
+            None => command.to_string(),
+            Some(e) => format!("{} sh -c {}", e.run.trim_end(), shell_quote(command)),
+        }
+    }
+}
+
+/// `text` as one single-quoted POSIX shell word (`'` becomes `'\''`).
+pub fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// The run's budget (spec §3 `budget`). `None` means unbounded.
@@ -110,6 +142,10 @@ pub struct Task {
     pub changes_optional: bool,
     /// Environment: agent, then defaults, then task (later wins).
     pub env: BTreeMap<String, String>,
+    /// The executor of the task's own commands (a command task's `run`,
+    /// `accept`): `defaults.executor`. An agent task's agent runs through
+    /// the agent's executor ([`Agent::executor`]); see [`Task::work_executor`].
+    pub executor: Option<Arc<Executor>>,
     /// Environment of the defaults, then the task, without the agent's: a
     /// fallback agent's environment is merged under it.
     pub own_env: BTreeMap<String, String>,
@@ -122,6 +158,17 @@ pub struct Task {
     /// The task's layer: 0 without dependencies, else one more than its
     /// deepest dependency.
     pub layer: usize,
+}
+
+impl Task {
+    /// The executor that launches the task's work: the agent's for an agent
+    /// task, the task's own for a command task.
+    pub fn work_executor(&self) -> Option<&Arc<Executor>> {
+        match &self.kind {
+            TaskKind::Agent { agent, .. } => agent.executor.as_ref(),
+            TaskKind::Command { .. } => self.executor.as_ref(),
+        }
+    }
 }
 
 /// What does a task's work.
@@ -156,6 +203,9 @@ pub struct Agent {
     pub cost: Option<u64>,
     /// The agent's own environment.
     pub env: BTreeMap<String, String>,
+    /// The executor that launches it: its own `executor`, else
+    /// `defaults.executor`, else none.
+    pub executor: Option<Arc<Executor>>,
     /// Who takes an attempt while this agent is usage or rate limited, in
     /// turn: its `fallback`, that agent's `fallback`, and so on (each
     /// without fallbacks of its own; empty when it names none).
@@ -173,6 +223,9 @@ pub struct Gate {
     pub timeout: Duration,
     /// What a rejection does.
     pub on_fail: OnFail,
+    /// The executor that launches it: its own `executor`, else (agent
+    /// gates) the agent's, else `defaults.executor`, else none.
+    pub executor: Option<Arc<Executor>>,
 }
 
 /// What a gate runs.

@@ -9,7 +9,7 @@
 
 use super::state::StateMap;
 use crate::plan::Key;
-use crate::plan::{Agent, Gate, GateKind, Plan, Task, TaskKind};
+use crate::plan::{Agent, Executor, Gate, GateKind, Plan, Task, TaskKind};
 use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 use std::collections::BTreeMap;
@@ -33,6 +33,7 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
             branch: &plan.settings.branch,
             parallel: plan.settings.parallel,
             setup: plan.settings.setup.as_deref(),
+            setup_executor: plan.settings.setup_executor.as_deref().map(executor_json),
         },
         budget: BudgetJson {
             iterations: plan.budget.iterations,
@@ -69,6 +70,23 @@ struct SettingsJson<'a> {
     branch: &'a str,
     parallel: u32,
     setup: Option<&'a str>,
+    /// Absent without an executor (as every `executor` field: documents of
+    /// plans without executors are those of before executors existed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    setup_executor: Option<ExecutorJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct ExecutorJson<'a> {
+    name: &'a str,
+    run: &'a str,
+}
+
+fn executor_json(e: &Executor) -> ExecutorJson<'_> {
+    ExecutorJson {
+        name: &e.name,
+        run: &e.run,
+    }
 }
 
 #[derive(Serialize)]
@@ -113,7 +131,11 @@ struct TaskJson<'a> {
     prompt: Option<&'a str>,
     run: Option<&'a str>,
     agent: Option<AgentJson<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    executor: Option<ExecutorJson<'a>>,
     accept: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    accept_executor: Option<ExecutorJson<'a>>,
     gates: Vec<GateJson<'a>>,
     attempts: u32,
     timeout_ms: u64,
@@ -149,6 +171,8 @@ struct GateJson<'a> {
     prompt: Option<&'a str>,
     timeout_ms: u64,
     on_fail: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    executor: Option<ExecutorJson<'a>>,
 }
 
 fn hex(k: &Key) -> String {
@@ -184,6 +208,7 @@ fn gate_json(g: &Gate) -> GateJson<'_> {
         prompt,
         timeout_ms: ms(g.timeout),
         on_fail: g.on_fail.as_str(),
+        executor: g.executor.as_deref().map(executor_json),
     }
 }
 
@@ -219,7 +244,13 @@ fn task_json<'a>(plan: &'a Plan, task: &'a Task, statuses: Option<&StateMap>) ->
         prompt,
         run,
         agent,
+        executor: task.work_executor().map(|e| executor_json(e)),
         accept: task.accept.as_deref(),
+        accept_executor: task
+            .accept
+            .as_ref()
+            .and(task.executor.as_deref())
+            .map(executor_json),
         gates: task.gates.iter().map(|g| gate_json(g)).collect(),
         attempts: task.attempts,
         timeout_ms: ms(task.timeout),

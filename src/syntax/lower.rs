@@ -62,6 +62,14 @@ impl Lowering {
                 let block = self.block(b, span, keyword);
                 Item::Agent(AgentItem { name, block, span })
             }
+            Rule::executor_item => {
+                let (Some(n), Some(b)) = (inner.next(), inner.next()) else {
+                    return Item::Error(span);
+                };
+                let name = self.ident(&n);
+                let block = self.block(b, span, keyword);
+                Item::Executor(AgentItem { name, block, span })
+            }
             Rule::gate_item => {
                 let Some(n) = inner.next() else {
                     return Item::Error(span);

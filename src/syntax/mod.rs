@@ -27,7 +27,9 @@ use pest::Parser;
 struct LoopParser;
 
 /// Item keywords, in the order used by messages.
-pub const ITEM_KEYWORDS: [&str; 6] = ["task", "agent", "gate", "defaults", "budget", "loop"];
+pub const ITEM_KEYWORDS: [&str; 7] = [
+    "task", "agent", "gate", "executor", "defaults", "budget", "loop",
+];
 
 /// Parses `source` into a syntax tree and its syntax diagnostics
 /// (E0001, E0009 for integer overflow, E0011 for bare ids, E0012).
@@ -243,20 +245,24 @@ fn starts_item(line: &str) -> bool {
 fn describe(rule: Rule) -> &'static str {
     match rule {
         Rule::item | Rule::next_item => {
-            "an item (`task`, `agent`, `gate`, `defaults`, `budget` or `loop`)"
+            "an item (`task`, `agent`, `gate`, `executor`, `defaults`, `budget` or `loop`)"
         }
         Rule::kw_loop
         | Rule::kw_budget
         | Rule::kw_defaults
         | Rule::kw_agent
+        | Rule::kw_executor
         | Rule::kw_gate
         | Rule::kw_task
         | Rule::loop_item
         | Rule::budget_item
         | Rule::defaults_item
         | Rule::agent_item
+        | Rule::executor_item
         | Rule::gate_item
-        | Rule::task_item => "an item (`task`, `agent`, `gate`, `defaults`, `budget` or `loop`)",
+        | Rule::task_item => {
+            "an item (`task`, `agent`, `gate`, `executor`, `defaults`, `budget` or `loop`)"
+        }
         Rule::EOI => "end of file",
         Rule::name => "a name",
         Rule::field_name => "a field name",

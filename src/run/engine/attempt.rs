@@ -12,7 +12,7 @@ use super::gate::{self, Verdict};
 use super::guard;
 use super::handoff::{self, HandoffStatus, one_line, with_reason};
 use super::report;
-use crate::plan::{Agent, OnFail, OutputFormat, Task, TaskKind};
+use crate::plan::{Agent, Executor, OnFail, OutputFormat, Task, TaskKind};
 use crate::run::store::events::Event;
 use crate::run::store::layout;
 use crate::run::sys::process::{self, Exit, Spec};
@@ -325,10 +325,21 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         "command.log"
     });
     let stderr = files.dir.join("agent.stderr");
+    let executor = task.work_executor().map(|e| &**e);
+    let command = Executor::wrap(executor, command);
+    let report_file = super::executor::report_path(
+        &files.dir,
+        if agent_name.is_some() {
+            "agent"
+        } else {
+            "command"
+        },
+    );
+    let work_env = super::executor::with_report(env.clone(), executor, &report_file);
     let spec = Spec {
-        command,
+        command: &command,
         dir: &r.worktree,
-        env: &env,
+        env: &work_env,
         env_remove: &["LOOP_DIFF_FILE"],
         stdin,
         stdout: &stdout,
@@ -341,6 +352,14 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Ok(e) => e,
         Err(e) => return Outcome::Infrastructure(e),
     };
+    // The executor ended the command (a cluster job cancelled from
+    // outside, a node that failed): infrastructure, before the attempt
+    // counts as the agent's.
+    if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
+        && let Some(why) = super::executor::failure(executor, &report_file)
+    {
+        return Outcome::Infrastructure(why);
+    }
     r.agent_started = true;
     // `why`, then the end of the output under a heading (none when there
     // was no output: a heading over nothing reads like lost output).
@@ -658,7 +677,7 @@ pub fn last_line(text: &str) -> String {
 
 /// Runs the plan's `setup` command in `dir` (a new worktree, or a scratch
 /// worktree before re-gating a merge), its output in `log`, with /dev/null
-/// as stdin and without `LOOP_DIFF_FILE`.
+/// as stdin and without `LOOP_DIFF_FILE`, through the plan's setup executor.
 ///
 /// Errors: the command could not be started or its log written.
 pub(super) fn run_setup(
@@ -669,8 +688,9 @@ pub(super) fn run_setup(
     log: &std::path::Path,
     timeout: std::time::Duration,
 ) -> Result<Exit, String> {
+    let command = Executor::wrap(ctx.plan.settings.setup_executor.as_deref(), setup);
     let spec = Spec {
-        command: setup,
+        command: &command,
         dir,
         env,
         env_remove: &["LOOP_DIFF_FILE"],

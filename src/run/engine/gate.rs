@@ -6,7 +6,7 @@
 
 use super::context::{Protocol, RunCtx};
 use super::handoff::{self, HandoffStatus};
-use crate::plan::{Agent, GateKind, OnFail, Task};
+use crate::plan::{Agent, Executor, GateKind, OnFail, Task};
 use crate::run::store::events::Event;
 use crate::run::sys::checkout::Checkout;
 use crate::run::sys::process::{self, Exit, Spec};
@@ -49,6 +49,8 @@ pub struct Check {
     pub timeout: Duration,
     /// What a rejection does.
     pub on_fail: OnFail,
+    /// The executor that launches it (`accept`: the task's; a gate: the gate's).
+    pub executor: Option<std::sync::Arc<Executor>>,
 }
 
 /// What a check runs.
@@ -74,6 +76,7 @@ pub fn checks_of(task: &Task) -> Vec<Check> {
             kind: CheckKind::Command(accept.clone()),
             timeout: task.timeout,
             on_fail: OnFail::Retry,
+            executor: task.executor.clone(),
         });
     }
     for g in &task.gates {
@@ -88,6 +91,7 @@ pub fn checks_of(task: &Task) -> Vec<Check> {
             },
             timeout: g.timeout,
             on_fail: g.on_fail,
+            executor: g.executor.clone(),
         });
     }
     out
@@ -200,8 +204,11 @@ pub fn run_checks(
         } else {
             log.clone()
         };
+        let command = Executor::wrap(check.executor.as_deref(), command);
+        let report_file = super::executor::report_path(&proto.files.dir, &stem);
+        let env = super::executor::with_report(env, check.executor.as_deref(), &report_file);
         let spec = Spec {
-            command,
+            command: &command,
             dir,
             env: &env,
             env_remove: &[],
@@ -231,6 +238,11 @@ pub fn run_checks(
             Ok(e) => e,
             Err(e) => return Verdict::Error(format!("gate `{}`: {e}", check.label)),
         };
+        if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
+            && let Some(why) = super::executor::failure(check.executor.as_deref(), &report_file)
+        {
+            return Verdict::Error(format!("gate `{}`: {why}", check.label));
+        }
         let output = || {
             // At most 64 KiB in all: half for each stream of an agent gate.
             if agent.is_some() {

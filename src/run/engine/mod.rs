@@ -25,6 +25,7 @@ pub mod budget;
 pub mod cache;
 pub mod context;
 pub mod dry_run;
+pub mod executor;
 pub mod gate;
 pub mod guard;
 pub mod handoff;

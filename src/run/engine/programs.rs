@@ -3,11 +3,13 @@
 //! gate and `setup` of the plan) is looked up the way the shell will look
 //! it up (`sh -c 'command -v -- WORD'`, with the environment the string
 //! will run with). A program that is not there stops the run before any
-//! work, naming the `run` string and where it is in the plan.
+//! work, naming the `run` string and where it is in the plan. A command
+//! launched through an executor runs where the executor puts it (a sandbox,
+//! a cluster node): there the executor's own program is looked up instead.
 
 use crate::Compilation;
 use crate::ast::{Block, GateBody, Item, Value, ValueKind};
-use crate::plan::{GateKind, Plan, TaskKind};
+use crate::plan::{Executor, GateKind, Plan, TaskKind};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -52,12 +54,17 @@ struct Use<'a> {
 
 fn uses(plan: &Plan) -> Vec<Use<'_>> {
     let mut out = Vec::new();
+    // What a command launched through `executor` looks up here: the
+    // launcher's program, not the command's.
+    fn through<'a>(executor: Option<&'a std::sync::Arc<Executor>>, run: &'a str) -> &'a str {
+        executor.map_or(run, |e| e.run.as_str())
+    }
     for task in &plan.tasks {
         match &task.kind {
             TaskKind::Agent { agent, .. } => {
                 out.push(Use {
                     what: format!("agent `{}` (task `{}`)", agent.name, task.name),
-                    run: &agent.run,
+                    run: through(agent.executor.as_ref(), &agent.run),
                     env: task.env.clone(),
                 });
                 // A fallback may take any of its attempts.
@@ -69,21 +76,21 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
                             "agent `{}`, the fallback of `{}` (task `{}`)",
                             f.name, agent.name, task.name
                         ),
-                        run: &f.run,
+                        run: through(f.executor.as_ref(), &f.run),
                         env,
                     });
                 }
             }
             TaskKind::Command { run } => out.push(Use {
                 what: format!("task `{}`", task.name),
-                run,
+                run: through(task.executor.as_ref(), run),
                 env: task.env.clone(),
             }),
         }
         if let Some(accept) = &task.accept {
             out.push(Use {
                 what: format!("the `accept` of task `{}`", task.name),
-                run: accept,
+                run: through(task.executor.as_ref(), accept),
                 env: task.env.clone(),
             });
         }
@@ -91,7 +98,7 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
             match &g.kind {
                 GateKind::Command { run } => out.push(Use {
                     what: format!("gate `{}` (task `{}`)", g.name, task.name),
-                    run,
+                    run: through(g.executor.as_ref(), run),
                     env: task.env.clone(),
                 }),
                 GateKind::Agent { agent, .. } => {
@@ -102,7 +109,7 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
                             "agent `{}` of gate `{}` (task `{}`)",
                             agent.name, g.name, task.name
                         ),
-                        run: &agent.run,
+                        run: through(g.executor.as_ref(), &agent.run),
                         env,
                     });
                 }
@@ -111,7 +118,7 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
         if let Some(setup) = &plan.settings.setup {
             out.push(Use {
                 what: "`loop.setup`".to_string(),
-                run: setup,
+                run: through(plan.settings.setup_executor.as_ref(), setup),
                 env: task.env.clone(),
             });
         }
@@ -154,7 +161,7 @@ fn location(compilation: &Compilation, run: &str) -> Option<String> {
     let span = compilation.ast.items.iter().find_map(|item| match item {
         Item::Loop(l) => in_block(&l.block, run),
         Item::Defaults(b) => in_block(b, run),
-        Item::Agent(a) => in_block(&a.block, run),
+        Item::Agent(a) | Item::Executor(a) => in_block(&a.block, run),
         Item::Gate(g) => match &g.body {
             GateBody::Short(v) => in_value(v, run),
             GateBody::Long(b) => in_block(b, run),

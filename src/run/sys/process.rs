@@ -156,6 +156,32 @@ impl Exit {
     }
 }
 
+/// Whether process group `pgid` still has a running member. Zombies do not
+/// count: where PID 1 does not reap orphans promptly, a group of zombies
+/// would otherwise seem alive for the whole grace period.
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: killpg with signal 0 only checks that the group exists.
+    if pgid <= 1 || unsafe { libc::killpg(pgid, 0) } != 0 {
+        return false;
+    }
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    procs.filter_map(Result::ok).any(|entry| {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            return false;
+        };
+        // `pid (comm) state ppid pgrp …`; comm may contain spaces and parens.
+        let mut rest = stat
+            .rsplit_once(')')
+            .map_or("", |(_, r)| r)
+            .split_whitespace();
+        let state = rest.next();
+        let group = rest.nth(1).and_then(|g| g.parse::<i32>().ok());
+        group == Some(pgid) && state != Some("Z")
+    })
+}
+
 /// Sends `sig` to process group `pgid` (nothing for groups 0 and 1).
 pub fn signal_group(pgid: i32, sig: i32) {
     if pgid > 1 {
@@ -292,9 +318,14 @@ fn wait(
         std::thread::sleep(POLL);
     };
     signal_group(pgid, libc::SIGTERM);
+    // The grace is the whole group's: a launcher (`srun`, `bwrap`) under
+    // the shell may need a moment after the shell is gone to end what it
+    // started (cancel a cluster job).
     let grace = Instant::now() + KILL_GRACE;
     while Instant::now() < grace {
-        if let Ok(Some(_)) = handle.try_wait() {
+        if let Ok(Some(_)) = handle.try_wait()
+            && !group_alive(pgid)
+        {
             return Ok(why);
         }
         std::thread::sleep(POLL);
@@ -348,11 +379,47 @@ pub fn kill_escaped(worktree: &str) -> usize {
     kill_groups_with_worktree(worktree.as_bytes(), true)
 }
 
+/// How long orphans found at the start of a run get between SIGTERM and
+/// SIGKILL: a launcher such as `srun` cancels its cluster job on SIGTERM,
+/// and cannot once killed.
+pub const ORPHAN_GRACE: Duration = Duration::from_secs(10);
+
+/// Ends the process groups of processes (other than loopc's own group)
+/// whose `LOOP_WORKTREE` starts with `prefix`, what a killed loopc left
+/// running: SIGTERM first, so that a launcher can end what it started
+/// elsewhere (a cluster job), then SIGKILL for the groups still there after
+/// [`ORPHAN_GRACE`]. Returns the number of groups.
+pub fn end_groups_with_worktree(prefix: &[u8]) -> usize {
+    let groups = groups_with_worktree(prefix, false);
+    for &g in &groups {
+        signal_group(g, libc::SIGTERM);
+    }
+    let until = Instant::now() + ORPHAN_GRACE;
+    while Instant::now() < until && groups.iter().any(|&g| group_alive(g)) {
+        std::thread::sleep(POLL);
+    }
+    for &g in &groups {
+        signal_group(g, libc::SIGKILL);
+    }
+    groups.len()
+}
+
 /// Kills the process groups of processes (other than loopc's own group)
 /// whose `LOOP_WORKTREE` equals `value` (`exact`) or starts with it.
 pub fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
+    let groups = groups_with_worktree(value, exact);
+    for &g in &groups {
+        signal_group(g, libc::SIGKILL);
+    }
+    groups.len()
+}
+
+/// The process groups (other than loopc's own) of processes whose
+/// `LOOP_WORKTREE` equals `value` (`exact`) or starts with it, and, with
+/// `exact`, of processes without a terminal running inside `value`.
+fn groups_with_worktree(value: &[u8], exact: bool) -> HashSet<i32> {
     let Ok(procs) = std::fs::read_dir("/proc") else {
-        return 0;
+        return HashSet::new();
     };
     let mut wanted = b"LOOP_WORKTREE=".to_vec();
     wanted.extend_from_slice(value);
@@ -401,13 +468,7 @@ pub fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
             groups.insert(pgid);
         }
     }
-    for &g in &groups {
-        // SAFETY: killpg only sends a signal.
-        unsafe {
-            libc::killpg(g, libc::SIGKILL);
-        }
-    }
-    groups.len()
+    groups
 }
 
 /// The controlling terminal of `pid` (0: none), from `/proc/<pid>/stat`
@@ -476,6 +537,36 @@ mod tests {
         };
         assert_eq!(run(&spec, &control).unwrap(), Exit::Code(3));
         assert_eq!(std::fs::read(&out).unwrap(), b"prompt");
+    }
+
+    #[test]
+    fn a_group_of_zombies_is_not_alive() {
+        use std::os::unix::process::CommandExt as _;
+        let mut live = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut done = std::process::Command::new("true")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let (live_group, done_group) = (live.id() as i32, done.id() as i32);
+        // Not reaped yet: a zombie, alone in its group.
+        let zombie = (0..200).any(|_| {
+            std::thread::sleep(Duration::from_millis(10));
+            std::fs::read_to_string(format!("/proc/{done_group}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+            })
+        });
+        assert!(zombie);
+        assert!(group_alive(live_group));
+        assert!(!group_alive(done_group));
+        signal_group(live_group, libc::SIGKILL);
+        live.wait().unwrap();
+        done.wait().unwrap();
+        assert!(!group_alive(live_group));
     }
 
     #[test]

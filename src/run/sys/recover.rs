@@ -305,14 +305,16 @@ pub fn remove_worktree(git: &Git, path: &Path) -> Result<(), String> {
     }
 }
 
-/// Kills (SIGKILL) the process groups of processes whose `LOOP_WORKTREE`
-/// lies inside `worktrees`: work a killed loopc left running. Linux only
+/// Ends the process groups of processes whose `LOOP_WORKTREE` lies inside
+/// `worktrees`: work a killed loopc left running. SIGTERM first, so that an
+/// executor's launcher (`srun`) cancels the job it started on a cluster,
+/// then SIGKILL ([`process::end_groups_with_worktree`]). Linux only
 /// (`/proc`); elsewhere, and for processes of other users, nothing is found.
-/// Returns the number of groups killed.
+/// Returns the number of groups ended.
 fn kill_orphans(worktrees: &Path) -> usize {
     let mut prefix = worktrees.as_os_str().as_encoded_bytes().to_vec();
     prefix.push(b'/');
-    process::kill_groups_with_worktree(&prefix, false)
+    process::end_groups_with_worktree(&prefix)
 }
 
 #[cfg(test)]
