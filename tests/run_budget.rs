@@ -80,6 +80,25 @@ task b { agent = bot  prompt = "y" }
 }
 
 #[test]
+fn a_budget_spent_by_the_attempt_that_finished_the_plan_stops_nothing() {
+    // The only task passes with a cost that cannot be read, and the one
+    // that spends the whole cost budget: nothing is left that a stop would
+    // keep from running, so the run passed (exit 0), as for iterations.
+    for plan in [
+        "loop \"b\" { }\nbudget { cost = $10 }\nagent mystery { run = \"sh @BIN@/agent.sh\" }\ntask a { agent = mystery  prompt = \"x\" }\n",
+        "loop \"b\" { }\nbudget { cost = $0.05 }\nagent bot { run = \"sh @BIN@/agent.sh\"  env = { COST = \"0.06\" } }\ntask a { agent = bot  prompt = \"x\" }\n",
+    ] {
+        let repo = repo_with(plan);
+        let r = repo.loopc(&["run"]).status(0).run();
+        assert_eq!(repo.status_of("a"), "passed");
+        let s = repo.state();
+        assert_eq!(s["status"], "passed", "{r:?}");
+        assert!(s["stop_reason"].is_null(), "{s}");
+        assert!(!r.stdout.contains("stopped"), "{r:?}");
+    }
+}
+
+#[test]
 fn the_attempt_that_reaches_the_cost_budget_keeps_its_result() {
     let repo = repo_with(
         r#"

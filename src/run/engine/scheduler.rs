@@ -526,6 +526,18 @@ impl Scheduler {
     fn finish(&mut self, state: &mut RunState) -> RunOutcome {
         self.unattributed_ref_changes(state);
         let all_done = state.tasks.iter().all(|t| t.status.is_done());
+        // A budget spent by the attempt that finished the last work stopped
+        // nothing: the run ends as its tasks did (the docs promise exit 0
+        // when the last pass finished the plan).
+        let stopped_something = state.tasks.iter().any(|t| {
+            matches!(
+                t.status,
+                crate::state::TaskStatus::Pending | crate::state::TaskStatus::Interrupted
+            )
+        });
+        if self.books.stop_kind() == Some(StopKind::Budget) && !stopped_something {
+            self.books.stop = None;
+        }
         let (status, outcome) = match self.books.stop_kind() {
             Some(StopKind::Interrupted) => (RunStatus::Interrupted, RunOutcome::Interrupted),
             Some(StopKind::Budget) => (RunStatus::Stopped, RunOutcome::Budget),
