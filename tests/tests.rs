@@ -37,3 +37,4 @@ mod run_output;
 mod run_resilience;
 mod run_safety;
 mod run_signals;
+mod scale;

@@ -3,8 +3,9 @@
 //! ([`checkout`]), `sh -c` subprocesses in process groups with logs,
 //! timeouts and the run-wide kill switch ([`process`]), task worktrees and
 //! branch names ([`worktree`]), the repository lock ([`lock`]), Ctrl-C,
-//! SIGTERM and SIGHUP ([`interrupt`]), and cleaning up what a killed run
-//! left in the world ([`recover`]).
+//! SIGTERM and SIGHUP ([`interrupt`]), cleaning up what a killed run
+//! left in the world ([`recover`]), and the checkouts as git's
+//! administrative files record them, read without a process ([`admin`]).
 //!
 //! Arrows: `sys` knows where `.loopc/` keeps things ([`super::store`]) but
 //! never the engine or the display. Inside, low-level code never calls
@@ -12,6 +13,7 @@
 //! [`git`] uses [`process`] (the variables it must not pass on); [`process`]
 //! uses nothing of loopc's.
 
+pub mod admin;
 pub mod checkout;
 pub mod git;
 pub mod interrupt;
