@@ -10,8 +10,9 @@
 # 20,000 tasks on a 256 KiB stack; this script runs them at 1,000,000).
 #
 # Cold: every measured command starts without any cache of its own (no
-# `.loopc/`, no `.ninja_log`), and the page cache is dropped before each
-# run when /proc/sys/vm/drop_caches is writable.
+# `.loopc/`, no `.ninja_log`, nothing built). With BENCH_DROP_CACHES=1 the
+# page cache is dropped before each run too (root only; it slows everything
+# else on the machine, so it is not the default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -40,8 +41,9 @@ echo "== machine"
   echo "- $($loopc --version), $(ninja --version | sed 's/^/ninja /'), $(make --version | head -1), $(git --version)"
 } | tee "$out/machine.md"
 
-# Drops the page cache where allowed, so every measured run starts cold.
-cold='sync; (echo 3 > /proc/sys/vm/drop_caches) 2>/dev/null || true'
+# Drops the page cache before each run when asked (BENCH_DROP_CACHES=1).
+cold=true
+if [[ ${BENCH_DROP_CACHES:-} == 1 ]]; then cold='sync; (echo 3 > /proc/sys/vm/drop_caches) 2>/dev/null || true'; fi
 
 echo "== check vs ninja -n vs make -n -q (cold), peak memory, the curve to 1M"
 for n in "${sizes[@]}"; do
@@ -102,6 +104,9 @@ PY
   done
 done
 
+echo "== loopc lsp: a keystroke in the 10,000-task plan to its diagnostics"
+python3 bench/lsp_keystroke.py "$loopc" "$work/g10000/plan.loop" 50 | tee "$out/lsp.txt"
+
 echo "== no-op run of a fully cached 1,000-task plan"
 repo=$work/cached
 mkdir -p "$repo" && cd "$repo"
@@ -150,4 +155,4 @@ hyperfine --runs "$runs" --export-markdown "$out/overhead.md" \
   -n "plain git loop (40 tasks)" "cd $work/ovh && $work/plain-loop.sh"
 
 echo "== results in $out"
-cat "$out"/check-*.md "$out"/curve-*.md "$out/memory.txt" "$out/shapes.txt" "$out/cached-run.md" "$out/overhead.md"
+cat "$out"/check-*.md "$out"/curve-*.md "$out/memory.txt" "$out/shapes.txt" "$out/lsp.txt" "$out/cached-run.md" "$out/overhead.md"
