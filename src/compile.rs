@@ -323,13 +323,29 @@ impl Text {
     ///
     /// Errors: the file cannot be read.
     fn read(path: &Path) -> Result<Text, LoadError> {
-        std::fs::read(path)
+        read_file(path)
             .map(Text::decode)
             .map_err(|error| LoadError {
                 path: path.display().to_string(),
                 error,
             })
     }
+}
+
+/// The bytes of the plan or spec file at `path`.
+///
+/// Errors: the file cannot be read, or it is not a regular file (a
+/// directory is handled by the callers; a FIFO would block and a device
+/// such as `/dev/zero` never ends, so neither is read).
+pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    std::fs::read(path)
 }
 
 /// E0001 at the byte offset `invalid_at` (in the compiled text), if any;

@@ -22,6 +22,7 @@ pub mod ast;
 pub mod check;
 pub mod compile;
 pub mod diagnostic;
+pub mod discover;
 pub mod fmt;
 pub mod import;
 pub mod lsp;

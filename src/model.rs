@@ -107,6 +107,9 @@ pub struct AgentDef {
     pub cost: Option<u64>,
     /// `env`.
     pub env: BTreeMap<String, String>,
+    /// `fallback`: the agent that takes an attempt while this one is
+    /// usage or rate limited.
+    pub fallback: Option<Ref>,
 }
 
 /// A `gate` item.
@@ -187,7 +190,7 @@ pub mod fields {
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
     /// `agent NAME { … }`
-    pub const AGENT: &[&str] = &["run", "output", "timeout", "cost", "env"];
+    pub const AGENT: &[&str] = &["run", "output", "timeout", "cost", "env", "fallback"];
     /// `gate NAME { … }`
     pub const GATE: &[&str] = &["run", "agent", "prompt", "timeout", "on_fail"];
     /// `defaults { … }`

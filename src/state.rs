@@ -1,4 +1,4 @@
-//! The document of `.loopc/state.json` (format version 1, `docs/state.md`):
+//! The document of `.loopc/state.json` (format version 2, `docs/state.md`):
 //! the run's and each task's status, counters and budget, with their serde
 //! form. `loopc run` writes it (`run::store::state`) and `loopc graph
 //! --state` colours tasks by it, so it lives below both: neither `run` nor
@@ -6,8 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The state file format this loopc writes and reads.
-pub const STATE_VERSION: u32 = 1;
+/// The state file format this loopc writes. It reads this one and every
+/// older one (each version only added to the one before).
+pub const STATE_VERSION: u32 = 2;
 
 /// A task's state (spec §5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -30,6 +31,10 @@ pub enum TaskStatus {
     Skipped,
     /// Its attempt was killed by an interrupt or the `time` budget.
     Interrupted,
+    /// Its handoff said `needs_human`: blocked until a person answers its
+    /// question (`loopc answer`). Added in state format version 2.
+    #[serde(rename = "needs-human")]
+    NeedsHuman,
 }
 
 impl TaskStatus {
@@ -44,6 +49,7 @@ impl TaskStatus {
             TaskStatus::Blocked => "blocked",
             TaskStatus::Skipped => "skipped",
             TaskStatus::Interrupted => "interrupted",
+            TaskStatus::NeedsHuman => "needs-human",
         }
     }
 
@@ -52,11 +58,12 @@ impl TaskStatus {
         matches!(self, TaskStatus::Passed | TaskStatus::Cached)
     }
 
-    /// Failed, blocked or skipped: dependents are skipped.
+    /// Failed, blocked (needing a human too) or skipped: dependents are
+    /// skipped.
     pub fn is_dead(self) -> bool {
         matches!(
             self,
-            TaskStatus::Failed | TaskStatus::Blocked | TaskStatus::Skipped
+            TaskStatus::Failed | TaskStatus::Blocked | TaskStatus::Skipped | TaskStatus::NeedsHuman
         )
     }
 }
@@ -187,6 +194,12 @@ pub struct TaskState {
     /// again (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_until: Option<String>,
+    /// While it waits: the limited agent it waits for (version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
+    /// `needs-human`: the question its agent asked (version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
 }
 
 /// One ended attempt of a task, as recorded in state.json.
@@ -208,6 +221,10 @@ pub struct AttemptRecord {
     /// What the agent's output reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentRecord>,
+    /// The fallback agent that ran it because the task's own agent was
+    /// usage or rate limited (absent: the task's own agent; version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 /// The state file's document.

@@ -7,13 +7,20 @@ const WARNING: &str = "gate lint = \"make lint\"\ntask build { run = \"make\" }\
 const ERROR: &str = "task build: nope { run = \"make\" }\n";
 
 #[test]
-fn a_valid_plan_exits_0_silently() {
-    Test::new()
-        .file("plan.loop", VALID)
-        .loopc(&["check", "plan.loop"])
+fn a_valid_plan_exits_0_with_one_ok_line() {
+    let test = Test::new().file("plan.loop", VALID);
+    test.loopc(&["check", "plan.loop"])
+        .stdout("")
+        .stderr("ok: 1 task, 0 warnings\n")
+        .status(0)
+        .run();
+    // `-q`: nothing at all; several files are counted.
+    test.loopc(&["-q", "check", "plan.loop"])
         .stdout("")
         .stderr("")
-        .status(0)
+        .run();
+    test.loopc(&["check", "plan.loop", "plan.loop"])
+        .stderr("ok: 2 files, 2 tasks, 0 warnings\n")
         .run();
 }
 
@@ -144,7 +151,7 @@ fn crlf_and_bom_are_accepted() {
             "plan.loop",
             "\u{feff}task build {\r\n  run = \"\"\"\r\n    make\r\n    \"\"\"\r\n}\r\n",
         )
-        .loopc(&["check", "plan.loop"])
+        .loopc(&["-q", "check", "plan.loop"])
         .stderr("")
         .status(0)
         .run();
@@ -211,7 +218,7 @@ fn a_loop_name_that_cannot_be_a_branch_is_e0009() {
             "plan.loop",
             "loop \"auth refactor\" { branch = \"loop/auth\" }\ntask a { run = \"x\" }\n",
         )
-        .loopc(&["check", "plan.loop"])
+        .loopc(&["-q", "check", "plan.loop"])
         .stderr("")
         .status(0)
         .run();
@@ -376,7 +383,7 @@ fn a_lone_carriage_return_ends_a_line_in_every_format() {
     // A comment ends at a lone `\r` too: the task after it is not commented out.
     Test::new()
         .file("plan.loop", "# comment\rtask a { run = \"x\" }\r")
-        .loopc(&["check", "plan.loop"])
+        .loopc(&["-q", "check", "plan.loop"])
         .stdout("")
         .stderr("")
         .status(0)
@@ -516,4 +523,180 @@ fn common_mistakes_get_a_hint_that_says_what_to_write() {
         field.last().map(String::as_str),
         Some("dependencies go in the task header, as in make: `task NAME: DEP1 DEP2 { … }`")
     );
+    // An item keyword as a dependency name ends the list: quote it.
+    for (kw, plan) in [
+        (
+            "task",
+            "task \"task\" { run = \"a\" }\ntask z: task { run = \"b\" }\n",
+        ),
+        (
+            "gate",
+            "task a { run = \"a\" }\ntask z: a gate { run = \"b\" }\n",
+        ),
+    ] {
+        assert_eq!(
+            notes(plan),
+            [format!(
+                "`{kw}` is an item keyword, so it ends the dependency list: write a \
+                 dependency named `{kw}` quoted (`\"{kw}\"`), or rename that task"
+            )],
+            "{plan}"
+        );
+    }
+    // Quoted, it is a dependency like any other.
+    Test::new()
+        .file(
+            "plan.loop",
+            "task \"task\" { run = \"a\" }\ntask z: \"task\" { run = \"b\" }\n",
+        )
+        .loopc(&["-q", "check"])
+        .stderr("")
+        .run();
+}
+
+#[test]
+fn a_fifo_or_a_device_is_refused_at_once_not_read_forever() {
+    let t = Test::new();
+    let fifo = t.root.join("pipe.loop");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let fifo = fifo.to_string_lossy().into_owned();
+    for args in [
+        vec!["check", fifo.as_str()],
+        vec!["graph", fifo.as_str()],
+        vec!["fmt", "--check", fifo.as_str()],
+        vec!["check", "/dev/zero"],
+        vec!["fmt", "/dev/zero"],
+    ] {
+        let path = args.last().unwrap();
+        // A read of either would never end: the harness would hang here.
+        t.loopc(&args)
+            .status(2)
+            .stderr_contains(&format!("cannot read `{path}`: not a regular file"))
+            .run();
+    }
+}
+
+#[test]
+fn an_agents_fallback_is_a_checked_reference() {
+    Test::new()
+        .file(
+            "plan.loop",
+            "agent claude { run = \"claude -p\"  fallback = codx }\n\
+             agent codex { run = \"codex exec -\" }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("error[E0005]: unknown agent `codx`")
+        .stderr_contains("did you mean `codex`?")
+        .status(1)
+        .run();
+    // An agent is never suggested as its own fallback.
+    let r = Test::new()
+        .file(
+            "plan.loop",
+            "agent claude { run = \"claude -p\"  fallback = claud }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("error[E0005]: unknown agent `claud`")
+        .status(1)
+        .run();
+    assert!(!r.stderr.contains("did you mean"), "{}", r.stderr);
+    Test::new()
+        .file(
+            "plan.loop",
+            "agent claude { run = \"claude -p\"  fallback = codex }\n\
+             agent codex { run = \"codex exec -\"  fallback = gemini }\n\
+             agent gemini { run = \"gemini\"  fallback = claude }\n\
+             agent solo { run = \"solo\"  fallback = solo }\n\
+             task a { agent = claude  prompt = \"x\" }\n\
+             task b { agent = solo  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("error[E0006]: fallback cycle: claude → codex → gemini → claude")
+        .stderr_contains("`gemini` falls back to `claude`")
+        .stderr_contains("error[E0006]: fallback cycle: solo → solo")
+        .status(1)
+        .run();
+    // A fallback in use counts for W0005 like the agent it stands in for.
+    Test::new()
+        .file(
+            "plan.loop",
+            "budget { cost = $5 }\n\
+             agent claude { run = \"claude -p --output-format json\"  output = claude-json  fallback = codex }\n\
+             agent codex { run = \"codex exec --json -\"  output = codex-json }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("warning[W0005]: the budget caps cost, but agent `codex` may report none")
+        .status(0)
+        .run();
+    Test::new()
+        .file(
+            "plan.loop",
+            "budget { iterations = 3 }\n\
+             agent claude { run = \"claude -p\"  fallback = codex }\n\
+             agent codex { run = \"codex exec -\" }\n\
+             task a { agent = claude  prompt = \"x\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr("ok: 1 task, 0 warnings\n")
+        .status(0)
+        .run();
+}
+
+#[test]
+fn empty_commands_prompts_and_names_are_e0009_where_written() {
+    let out = Test::new()
+        .file(
+            "plan.loop",
+            "loop { base = \"\" }\ngate g = \"\"\nagent a { run = \"  \" }\n\
+             task v { run = \"\"  gates = [g]  accept = \"\" }\n\
+             task w { agent = a  prompt = \"\" }\nbudget { iterations = 3 }\n",
+        )
+        .loopc(&["check", "--format", "json", "plan.loop"])
+        .status(1)
+        .run();
+    let found: Vec<(String, String, u64)> = out
+        .stdout
+        .lines()
+        .map(|l| {
+            let d: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                d["code"].as_str().unwrap().to_string(),
+                d["message"].as_str().unwrap().to_string(),
+                d["range"]["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("E0009", "`base` is empty", 0),
+        ("E0009", "the command of gate `g` is empty", 1),
+        ("E0009", "`run` is empty", 2),
+        ("E0009", "`run` is empty", 3),
+        ("E0009", "`accept` is empty", 3),
+        ("E0009", "`prompt` is empty", 4),
+    ];
+    let want: Vec<(String, String, u64)> = want
+        .iter()
+        .map(|(c, m, l)| (c.to_string(), m.to_string(), *l))
+        .collect();
+    assert_eq!(found, want, "{}", out.stdout);
+}
+
+#[test]
+fn a_branch_written_with_refs_heads_is_e0009() {
+    Test::new()
+        .file(
+            "plan.loop",
+            "loop { branch = \"refs/heads/x\" }\ntask t { run = \"true\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .stderr_contains("a branch is named without `refs/heads/`")
+        .status(1)
+        .run();
 }

@@ -43,7 +43,10 @@ fn read_message(r: &mut impl BufRead) -> Option<Value> {
     }
     let mut body = vec![0; length?];
     r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    let message: Value = serde_json::from_slice(&body).ok()?;
+    // Every JSON-RPC 2.0 message says so; strict clients drop one that does not.
+    assert_eq!(message["jsonrpc"], "2.0", "{message}");
+    Some(message)
 }
 
 impl Client {
@@ -561,12 +564,51 @@ fn completion_of_fields_and_names() {
     assert_eq!(complete("a  {", 0, 1), vec!["a"]);
     // In an agent block: agent fields.
     let agent_fields = complete("run = \"y\"", 0, 0);
-    assert_eq!(agent_fields, ["run", "output", "timeout", "cost", "env"]);
+    assert_eq!(
+        agent_fields,
+        ["run", "output", "timeout", "cost", "env", "fallback"]
+    );
     // Between items: item keywords.
     let top = complete("gate lint", 0, 0);
     assert!(top.contains(&"task".to_string()), "{top:?}");
     // Inside a string: nothing.
     assert!(complete("\"p\"", 0, 1).is_empty());
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn an_agents_fallback_is_completed_resolved_and_hovered() {
+    let mut c = Client::start();
+    let text = "agent claude { run = \"claude -p\"  fallback = codex }\n\
+                agent codex { run = \"codex exec -\" }\n\
+                agent gemini { run = \"gemini\"  fallback = \n";
+    c.open(URI, text);
+    // Agent names after `fallback = `.
+    let (line, col) = pos(text, "fallback = \n", 0);
+    let names = labels(&c.at("textDocument/completion", URI, line, col + 11));
+    assert!(names.contains(&"codex".to_string()), "{names:?}");
+    // Go to definition from the reference.
+    let (line, col) = pos(text, "codex }", 0);
+    let (dl, dc) = pos(text, "codex {", 0);
+    let r = c.at("textDocument/definition", URI, line, col + 1);
+    assert_eq!(
+        r["range"]["start"],
+        json!({"line": dl, "character": dc}),
+        "{r}"
+    );
+    // Hover on the reference shows the agent; on `claude`, its fallback.
+    let h = c.at("textDocument/hover", URI, line, col + 1);
+    let value = h["contents"]["value"].as_str().unwrap_or("");
+    assert!(value.starts_with("**agent** `codex`"), "{h}");
+    let (line, col) = pos(text, "claude {", 0);
+    let h = c.at("textDocument/hover", URI, line, col + 1);
+    let value = h["contents"]["value"].as_str().unwrap_or("");
+    assert!(value.contains("- fallback: `codex`"), "{h}");
+    // The field's documentation.
+    let (line, col) = pos(text, "fallback = codex", 0);
+    let h = c.at("textDocument/hover", URI, line, col + 1);
+    let value = h["contents"]["value"].as_str().unwrap_or("");
+    assert!(value.contains("usage or rate limited"), "{h}");
     assert!(c.shutdown().success());
 }
 
@@ -886,4 +928,31 @@ fn field_completion_skips_fields_set_later_and_conflicting_ones() {
         );
     }
     assert!(c.shutdown().success());
+}
+
+/// Not an editor: text piped in by hand, or nothing at all. Exit 1 (the
+/// connection closed without `shutdown`) with a sentence that says what
+/// `loopc lsp` is, never lsp-server's "disconnected channel".
+#[test]
+fn input_that_ends_before_initialize_is_explained() {
+    let want = "error: stdin ended before an `initialize` request: `loopc lsp` is a language \
+                server that an editor starts, speaking the Language Server Protocol \
+                (`Content-Length:` framed JSON-RPC) on stdin and stdout; see docs/editors.md \
+                for Neovim, VS Code and Helix\n";
+    let test = Test::new();
+    test.loopc(&["lsp"]).stdout("").stderr(want).status(1).run();
+    let mut child = test
+        .loopc(&["lsp"])
+        .command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start loopc lsp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(b"x\n").expect("write to loopc lsp");
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait for loopc lsp");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), want);
 }

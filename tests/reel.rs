@@ -295,6 +295,54 @@ fn a_spec_may_name_its_own_tasks_qualified() {
 }
 
 #[test]
+fn reels_colon_spelling_of_a_dependency_on_another_file_works_in_every_format() {
+    let dir = temp_specs(&[
+        ("defaults.loop", DEFAULTS),
+        (
+            "auth.md",
+            "## a1b2c3d4: A\n\nDo a.\n\n**Acceptance:** `true`\n\n## b2c3d4e5: B\n\nDo b.\n\n**Depends on:** auth:a1b2c3d4\n**Acceptance:** `true`\n",
+        ),
+        (
+            "billing.json",
+            r#"{"tasks": [{"id": "0f3a9b2c", "description": "Bill.", "acceptance": "true", "depends_on": ["auth:b2c3d4e5"]}]}"#,
+        ),
+        (
+            "notify.feature",
+            "Feature: Notify\n\n  @id:9e8d7c6b @depends-on:billing:0f3a9b2c\n  @acceptance:true\n  Scenario: Tell\n    Given it\n",
+        ),
+    ]);
+    let r = compile(&[dir.path().to_path_buf()]);
+    let c = &r.compilation;
+    assert!(
+        c.diagnostics.is_empty(),
+        "{}",
+        c.render_plain(&c.diagnostics)
+    );
+    let plan = c.plan.as_ref().expect("a plan");
+    assert_eq!(deps(plan, "auth.b2c3d4e5"), ["auth.a1b2c3d4"]);
+    assert_eq!(deps(plan, "billing.0f3a9b2c"), ["auth.b2c3d4e5"]);
+    assert_eq!(deps(plan, "notify.9e8d7c6b"), ["billing.0f3a9b2c"]);
+    // One file on its own: its own stem's colon form is its bare id.
+    let r = compile(&[dir.path().join("auth.md")]);
+    let plan = r.compilation.plan.as_ref().expect("a plan");
+    assert_eq!(deps(plan, "b2c3d4e5"), ["a1b2c3d4"]);
+    // An unknown one is still reported (E0005), in loopc's spelling.
+    let bad = temp_specs(&[
+        ("defaults.loop", DEFAULTS),
+        (
+            "auth.md",
+            "## a1b2c3d4: A\n\nDo a.\n\n**Depends on:** billing:0f3a9b2c\n**Acceptance:** `true`\n",
+        ),
+    ]);
+    let r = compile(&[bad.path().to_path_buf()]);
+    let text = r.compilation.render_plain(&r.compilation.diagnostics);
+    assert!(
+        text.contains("E0005") && text.contains("billing.0f3a9b2c"),
+        "{text}"
+    );
+}
+
+#[test]
 fn import_writes_the_same_plan_formatted() {
     let inputs: Vec<Vec<PathBuf>> = vec![
         vec![fixture("formats/auth-refactor.md")],

@@ -27,7 +27,7 @@ fn check_accepts_a_spec_with_defaults_beside_it() {
     Test::new()
         .file("specs/defaults.loop", DEFAULTS)
         .file("specs/auth.md", SPEC_MD)
-        .loopc(&["check", "specs/auth.md"])
+        .loopc(&["-q", "check", "specs/auth.md"])
         .stdout("")
         .stderr("")
         .status(0)
@@ -62,7 +62,13 @@ fn check_takes_defaults_from_the_option() {
     Test::new()
         .file("elsewhere/agent.loop", DEFAULTS)
         .file("auth.md", SPEC_MD)
-        .loopc(&["check", "--defaults", "elsewhere/agent.loop", "auth.md"])
+        .loopc(&[
+            "-q",
+            "check",
+            "--defaults",
+            "elsewhere/agent.loop",
+            "auth.md",
+        ])
         .stderr("")
         .status(0)
         .run();

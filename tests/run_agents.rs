@@ -258,7 +258,7 @@ task c { run = "true" }
     let r = repo.loopc(&["run"]).status(2).run();
     assert!(
         r.stderr.contains(
-            "loopc: plan.loop:4:22: agent `claude` (task `a`): `claud` is not a command the shell \
+            "error: plan.loop:4:22: agent `claude` (task `a`): `claud` is not a command the shell \
              can find (run = \"claud -p --output-format json\"); nothing was run"
         ),
         "{}",
@@ -479,6 +479,24 @@ task t { agent = bot  prompt = "say hello" }
 "#,
     );
     repo.loopc(&["run"]).status(0).run();
+    // A full disk is an error (exit 2 naming what could not be printed);
+    // a closed pipe is a normal end.
+    let full = repo
+        .loopc(&["logs", "t"])
+        .command()
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(full.status.code(), Some(2), "{full:?}");
+    assert!(
+        String::from_utf8_lossy(&full.stderr).contains("error: cannot print "),
+        "{full:?}"
+    );
     let last = repo.loopc(&["logs", "t"]).status(0).run();
     assert!(
         last.stdout
@@ -512,9 +530,30 @@ task t { agent = bot  prompt = "say hello" }
     let none = repo.loopc(&["logs", "t", "--attempt", "3"]).status(2).run();
     assert!(
         none.stderr
-            .contains("loopc: task `t` has no attempt 3 in this run's logs"),
+            .contains("error: no logs of attempt 3 of task `t` in this run ("),
         "{}",
         none.stderr
     );
     repo.loopc(&["logs", "nope"]).status(2).run();
+
+    // A rerun replays `t` from the cache and has no logs of it: `loopc
+    // logs` shows the earlier run's and says where they are.
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(repo.task("t")["status"], "cached");
+    let cached = repo.loopc(&["logs", "t"]).status(0).run();
+    assert!(
+        cached.stdout.contains(
+            "/.loopc/earlier-logs/1/t/2/agent.stdout <==\nagent says hello on attempt 2\n"
+        ),
+        "{}",
+        cached.stdout
+    );
+    assert!(
+        cached
+            .stderr
+            .contains("note: task `t` has no logs in the last run")
+            && cached.stderr.contains("/.loopc/earlier-logs/1"),
+        "{}",
+        cached.stderr
+    );
 }

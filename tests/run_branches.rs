@@ -76,6 +76,44 @@ fn clean_integration_leaves_a_branch_loopc_did_not_create() {
 }
 
 #[test]
+fn clean_integration_refuses_before_removing_anything() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(
+        r#"
+loop "h" { }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "a" }
+task bad { run = "exit 1"  attempts = 1 }
+"#,
+    );
+    repo.loopc(&["run"]).status(1).run();
+    // The failed attempt's worktree and logs are kept until `loopc clean`.
+    let kept = repo.root.join(".loopc/worktrees/bad-1");
+    assert!(kept.exists());
+    let elsewhere = repo.bin.join("inspect");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        &elsewhere.to_string_lossy(),
+        "loop/h",
+    ]);
+    let c = repo.loopc(&["clean", "--integration"]).status(2).run();
+    assert!(
+        c.stderr.contains(&format!(
+            "the integration branch loop/h is checked out at {}",
+            elsewhere.display()
+        )),
+        "{c:?}"
+    );
+    assert!(c.stderr.contains("nothing was removed"), "{c:?}");
+    assert_eq!(c.stderr.lines().count(), 1, "{c:?}");
+    assert!(kept.exists(), "the refused clean removed a worktree");
+    assert!(repo.root.join(".loopc/logs").exists());
+}
+
+#[test]
 fn a_branch_blocking_the_plans_namespace_is_a_preflight_error() {
     let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);

@@ -107,7 +107,7 @@ task b { agent = bad  prompt = "y"  attempts = 2 }
     assert!(s.stdout.contains("b     failed"), "{s:?}");
     let j = repo.loopc(&["status", "--json"]).run();
     let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap();
-    assert_eq!(v["version"], 1);
+    assert_eq!(v["version"], 2);
     assert_eq!(v["tasks"][1]["status"], "failed");
     assert_eq!(v["tasks"][1]["attempts"], 2);
 
@@ -129,7 +129,7 @@ task b { agent = bad  prompt = "y"  attempts = 2 }
     assert_eq!(repo.git(&["symbolic-ref", "--short", "HEAD"]), "main");
     // A second time there is nothing to remove, and that is not an error.
     repo.loopc(&["clean", "--integration"])
-        .stdout("removed 0 worktree(s), 0 task branch(es) and the logs\nno integration branch to remove (loop/cli does not exist)\n")
+        .stdout("nothing to clean\nno integration branch to remove (loop/cli does not exist)\n")
         .status(0)
         .run();
 }
@@ -238,7 +238,7 @@ task a { agent = bot  prompt = "x" }
         "an attempt killed by the time budget is counted"
     );
     assert_eq!(repo.state()["spent"]["iterations"], 1);
-    assert!(r.stdout.contains("1 agent attempts"), "{r:?}");
+    assert!(r.stdout.contains("1 agent attempt,"), "{r:?}");
     let status = repo.loopc(&["status"]).run();
     assert!(
         status.stdout.contains("stopped by the `time` budget"),
@@ -291,6 +291,14 @@ task b: a { agent = bot  prompt = "y" }
     assert_eq!(code, Some(130));
     let state = repo.state();
     assert_eq!(state["status"], "interrupted");
+    // Not "run interrupted: interrupted".
+    assert_eq!(state["stop_reason"], "Ctrl-C, SIGTERM or SIGHUP received");
+    assert!(
+        repo.spawned_stderr()
+            .contains("loopc: run interrupted: Ctrl-C, SIGTERM or SIGHUP received"),
+        "{}",
+        repo.spawned_stderr()
+    );
     assert_eq!(repo.status_of("a"), "interrupted");
     assert_eq!(repo.status_of("b"), "pending");
     // The agent's process is gone (or a zombie awaiting init).
@@ -355,4 +363,29 @@ task c { agent = bot  prompt = "z" }
             .filter(|e| e["event"] == "merged")
             .all(|e| e["how"] == "fast_forward")
     );
+}
+
+#[test]
+fn a_full_stdout_is_said_but_does_not_change_the_runs_exit_status() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(PLAN);
+    let full = repo
+        .loopc(&["run"])
+        .command()
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(full.status.code(), Some(0), "{full:?}");
+    assert!(
+        String::from_utf8_lossy(&full.stderr)
+            .contains("warning: cannot write the run's summary to stdout"),
+        "{full:?}"
+    );
+    assert_eq!(repo.status_of("a"), "passed");
 }

@@ -53,7 +53,7 @@ task free { agent = ok  prompt = "independent" }
 }
 
 #[test]
-fn blocked_handoff_blocks_without_more_attempts() {
+fn a_needs_human_handoff_ends_the_task_without_more_attempts() {
     let repo = Test::repo();
     repo.script(
         "blocked.sh",
@@ -72,7 +72,7 @@ task next: ask { run = "true" }
 "#,
     );
     repo.loopc(&["run"]).status(1).run();
-    assert_eq!(repo.status_of("ask"), "blocked");
+    assert_eq!(repo.status_of("ask"), "needs-human");
     assert_eq!(repo.task("ask")["attempts"], 1);
     assert!(
         repo.task("ask")["reason"]

@@ -79,6 +79,15 @@ fn stale_worktrees_and_task_branches_of_a_killed_run_are_cleaned_up() {
     ]);
     repo.git(&["worktree", "lock", "--reason", "initializing", &p("a-9")]);
     std::fs::remove_dir_all(wt.join("a-9")).unwrap();
+    // `git worktree add` cut off before it checked out the task branch: its
+    // HEAD is still git's placeholder, the entry locked "initializing".
+    repo.git(&["worktree", "add", "-q", "--detach", &p("a-7"), "main"]);
+    repo.git(&["worktree", "lock", "--reason", "initializing", &p("a-7")]);
+    std::fs::write(
+        repo.root.join(".git/worktrees/a-7/HEAD"),
+        format!("{}\n", "0".repeat(40)),
+    )
+    .unwrap();
     // `git worktree add` cut off after writing `.git` and some files, its
     // administrative entry gone (a plain directory there is not loopc's and
     // stays: see run_safety).
@@ -120,6 +129,7 @@ fn stale_worktrees_and_task_branches_of_a_killed_run_are_cleaned_up() {
     let r = repo.loopc(&["run"]).status(0).run();
     assert!(r.stderr.contains("did not finish"), "{r:?}");
     assert!(r.stderr.contains("stale worktree"), "{r:?}");
+    assert!(!r.stderr.contains("not made by loopc"), "{r:?}");
     // Both tasks were replayed from the cache: this run made no worktree,
     // so everything that is gone was removed by reconciling.
     assert_eq!(repo.status_of("a"), "cached");
@@ -248,7 +258,7 @@ fn damaged_or_newer_state_is_refused_with_what_to_do() {
     repo.loopc(&["run"]).status(0).run();
     let path = repo.root.join(".loopc/state.json");
     let good = std::fs::read_to_string(&path).unwrap();
-    let newer = good.replacen("\"version\": 1", "\"version\": 99", 1);
+    let newer = good.replacen("\"version\": 2", "\"version\": 99", 1);
     assert_ne!(newer, good);
     let cases = [
         (

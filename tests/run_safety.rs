@@ -351,7 +351,7 @@ echo x > x.txt
     );
     let r = repo.loopc(&["run"]).output();
     assert_eq!(r.status, 2, "{r:?}");
-    assert_eq!(r.stderr.matches("loopc: cannot write").count(), 1, "{r:?}");
+    assert_eq!(r.stderr.matches("error: cannot write").count(), 1, "{r:?}");
     assert!(r.stderr.contains("could not be recorded"), "{r:?}");
 }
 

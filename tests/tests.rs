@@ -9,7 +9,9 @@
 
 mod harness;
 
+mod board;
 mod check;
+mod cli_commands;
 mod diagnostics;
 mod fmt;
 mod graph;
@@ -29,12 +31,16 @@ mod run_cache;
 mod run_cli;
 mod run_crash;
 mod run_demo;
+mod run_fallback;
 mod run_gates;
 mod run_hardening;
+mod run_humans;
 mod run_merge;
 mod run_outcomes;
 mod run_output;
 mod run_resilience;
 mod run_safety;
 mod run_signals;
+mod run_watch;
+mod run_wording;
 mod scale;

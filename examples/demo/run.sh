@@ -2,11 +2,21 @@
 # The loopc demo, end to end, in one command:
 #   builds loopc, creates a scratch git repository in a temporary directory
 #   (never inside the loopc repository), copies the demo project and plan in,
-#   runs `loopc run demo.loop` with the scripted agent, and prints the result.
+#   runs `loopc run demo.loop` with the scripted agent, prints the result,
+#   and removes the temporary directory again.
 #
-#   examples/demo/run.sh            # keeps the scratch repo and prints its path
+#   examples/demo/run.sh            # leaves nothing behind
+#   examples/demo/run.sh --keep     # keeps the scratch repo and prints its path
 #   LOOPC=/path/to/loopc examples/demo/run.sh   # use an existing binary
 set -euo pipefail
+
+keep=0
+for arg in "$@"; do
+  case "$arg" in
+    --keep) keep=1 ;;
+    *) echo "run.sh: unknown argument $arg (only --keep)" >&2; exit 2 ;;
+  esac
+done
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 src="$(cd "$here/../.." && pwd)"
@@ -24,6 +34,9 @@ scratch="$(mktemp -d "${TMPDIR:-/tmp}/loopc-demo.XXXXXX")"
 case "$scratch/" in
   "$src"/*) echo "run.sh: refusing to use $scratch inside the loopc repository" >&2; exit 2 ;;
 esac
+if [ "$keep" = 0 ]; then
+  trap 'rm -rf "$scratch"' EXIT
+fi
 repo="$scratch/textkit"
 echo "==> scratch repository: $repo" >&2
 mkdir -p "$repo"
@@ -51,6 +64,10 @@ git worktree add -q --detach "$scratch/check" loop/demo
 (cd "$scratch/check" && printf 'python3 -m textkit title "the lord of the rings" -> ' && python3 -m textkit title "the lord of the rings")
 git worktree remove --force "$scratch/check"
 echo
-echo "loopc exited with $status; the scratch repository is kept at $repo"
-echo "(inspect it with: cd $repo && $LOOPC status)"
+if [ "$keep" = 1 ]; then
+  echo "loopc exited with $status; the scratch repository is kept at $repo"
+  echo "(inspect it with: cd $repo && $LOOPC status)"
+else
+  echo "loopc exited with $status; the scratch repository is removed (run.sh --keep keeps it)"
+fi
 exit "$status"

@@ -69,6 +69,90 @@ impl Checker {
         }
     }
 
+    /// E0006 for agents whose `fallback` fields form a cycle (`a` falls back
+    /// to `b`, `b` to `a`; or an agent to itself), each cycle once, named
+    /// in the order of its fallbacks from its first agent in source order.
+    fn fallback_cycles(&mut self) {
+        let index: HashMap<&str, usize> = self
+            .model
+            .agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (a.name.name.as_str(), i))
+            .collect();
+        let next: Vec<Option<usize>> = self
+            .model
+            .agents
+            .iter()
+            .map(|a| {
+                a.fallback
+                    .as_ref()
+                    .and_then(|r| index.get(r.name.as_str()).copied())
+            })
+            .collect();
+        // Each agent has at most one fallback, so following them from any
+        // agent either ends or runs into a cycle; every agent is walked once.
+        let mut seen = vec![0u8; next.len()]; // 0 new, 1 on this walk, 2 done
+        let mut cycles: Vec<Vec<usize>> = Vec::new();
+        for start in 0..next.len() {
+            let mut path = Vec::new();
+            let mut at = Some(start);
+            while let Some(i) = at {
+                if seen[i] == 2 {
+                    break;
+                }
+                if seen[i] == 1 {
+                    let from = path.iter().position(|&p| p == i).unwrap_or(0);
+                    let mut cycle: Vec<usize> = path[from..].to_vec();
+                    // Start the cycle at its first agent in source order.
+                    let min = cycle
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, a)| **a)
+                        .map_or(0, |(k, _)| k);
+                    cycle.rotate_left(min);
+                    cycles.push(cycle);
+                    break;
+                }
+                seen[i] = 1;
+                path.push(i);
+                at = next[i];
+            }
+            for i in path {
+                seen[i] = 2;
+            }
+        }
+        for cycle in cycles {
+            let agents = &self.model.agents;
+            let mut names: Vec<&str> = cycle
+                .iter()
+                .map(|&i| agents[i].name.name.as_str())
+                .collect();
+            names.push(names[0]);
+            let label = |i: usize| {
+                let a = &agents[i];
+                let to = a.fallback.as_ref().map_or("", |r| r.name.as_str());
+                let span = a.fallback.as_ref().map_or(a.name.span, |r| r.span);
+                (span, format!("`{}` falls back to `{to}`", a.name.name))
+            };
+            let (span, msg) = label(cycle[0]);
+            let mut d = Diagnostic::new(
+                Code::E0006,
+                format!("fallback cycle: {}", names.join(" → ")),
+                span,
+                msg,
+            );
+            for &i in &cycle[1..] {
+                let (span, msg) = label(i);
+                d = d.with_label(span, msg);
+            }
+            d = d.with_note(
+                "a limited agent's fallback takes its attempt; a cycle would never end: remove one `fallback`",
+            );
+            self.push(d);
+        }
+    }
+
     /// Reports a second `loop`/`budget`/`defaults`; true for the first one.
     pub(super) fn single(&mut self, what: &str, keyword: Span, first: &mut Option<Span>) -> bool {
         match first {
@@ -147,6 +231,13 @@ impl Checker {
         for g in &self.model.gates {
             agent_refs.extend(g.agent_ref.clone());
         }
+        // An agent's fallback: never suggest the agent itself (a cycle).
+        let fallbacks: Vec<(Ref, String)> = self
+            .model
+            .agents
+            .iter()
+            .filter_map(|a| Some((a.fallback.clone()?, a.name.name.clone())))
+            .collect();
         for t in &self.model.tasks {
             agent_refs.extend(t.agent.clone());
             gate_refs.extend(t.gates.clone().unwrap_or_default());
@@ -156,6 +247,12 @@ impl Checker {
         for r in agent_refs {
             if !agents.set.contains(r.name.as_str()) {
                 self.unknown("agent", &r.name, r.span, &mut agents, None);
+            }
+            used_agents.push(r.name);
+        }
+        for (r, owner) in fallbacks {
+            if !agents.set.contains(r.name.as_str()) {
+                self.unknown("agent", &r.name, r.span, &mut agents, Some(&owner));
             }
             used_agents.push(r.name);
         }
@@ -198,6 +295,8 @@ impl Checker {
             // Never suggest that a task depend on itself.
             self.unknown("task", &d.text, d.span, &mut tasks, Some(&owner));
         }
+
+        self.fallback_cycles();
 
         // E0013: agent tasks need an agent.
         let default_agent = self.model.defaults.agent.is_some();
@@ -304,6 +403,23 @@ impl Checker {
             for g in &self.model.gates {
                 if let Some(r) = &g.agent_ref {
                     in_use.insert(r.name.as_str());
+                }
+            }
+            // A task agent's fallbacks may take its attempts (the chain
+            // ends at a repeat: a cycle is E0006).
+            let fallback_of: HashMap<&str, &str> = self
+                .model
+                .agents
+                .iter()
+                .filter_map(|a| Some((a.name.name.as_str(), a.fallback.as_ref()?.name.as_str())))
+                .collect();
+            let starts: Vec<&str> = in_use.iter().copied().collect();
+            for mut a in starts {
+                while let Some(&f) = fallback_of.get(a) {
+                    if !in_use.insert(f) {
+                        break;
+                    }
+                    a = f;
                 }
             }
             let warnings: Vec<Diagnostic> = self

@@ -125,6 +125,7 @@ impl Checker {
             timeout: self.duration(&f, "timeout"),
             cost: self.money(&f, "cost"),
             env: self.env(&f),
+            fallback: self.reference(&f, "fallback", "an agent"),
         };
         self.model.agents.push(def);
     }
@@ -138,6 +139,11 @@ impl Checker {
             GateBody::Short(v) => {
                 let kind = match &v.kind {
                     ValueKind::String(s) | ValueKind::BlockString(s) => {
+                        self.not_blank(
+                            &format!("the command of gate `{}`", g.name.text),
+                            s,
+                            v.span,
+                        );
                         GateDefKind::Command(s.clone())
                     }
                     ValueKind::Invalid => GateDefKind::Invalid,

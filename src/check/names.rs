@@ -177,6 +177,11 @@ pub fn branch_problem(name: &str) -> Option<&'static str> {
     if name == "HEAD" {
         return Some("`HEAD` names the checked-out commit; git refuses it as a branch name");
     }
+    // git would take `refs/heads/x` as the branch `refs/heads/x`, whose ref
+    // is `refs/heads/refs/heads/x`: never what was meant.
+    if name.starts_with("refs/") {
+        return Some("a branch is named without `refs/heads/`: write `x`, not `refs/heads/x`");
+    }
     // Refs are files: a part longer than the file system's 255 bytes, less
     // git's `.lock` suffix, cannot be written.
     if name.split('/').any(|c| c.len() > 250) {

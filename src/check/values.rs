@@ -106,6 +106,25 @@ impl Checker {
         false
     }
 
+    /// Reports a value that is empty or only whitespace (E0009): every
+    /// string field is a command, a prompt, a branch or a path, and an
+    /// empty one would run nothing, ask nothing, or name nothing, and
+    /// still pass. The value is kept, so no knock-on "missing" error follows.
+    pub(super) fn not_blank(&mut self, what: &str, text: &str, span: Span) {
+        if !text.trim().is_empty() {
+            return;
+        }
+        self.push(
+            Diagnostic::new(
+                Code::E0009,
+                format!("{what} is empty"),
+                span,
+                "an empty value does nothing",
+            )
+            .with_note("write the command, prompt or name, or remove the field"),
+        );
+    }
+
     pub(super) fn string(&mut self, fields: &Fields<'_>, name: &str) -> Option<String> {
         let f = fields.get(name)?;
         match &f.value.kind {
@@ -114,6 +133,7 @@ impl Checker {
                 if name != "prompt" && !self.no_nul(&format!("`{name}`"), s, f.value.span) {
                     return None;
                 }
+                self.not_blank(&format!("`{name}`"), s, f.value.span);
                 Some(s.clone())
             }
             ValueKind::Invalid => None,

@@ -1,24 +1,27 @@
-//! `loopc check PLAN…` (spec §4): prints every diagnostic of every file.
+//! `loopc check [PLAN…]`: prints every diagnostic of every file.
 //!
-//! Human diagnostics go to stderr (colored only when stderr is a terminal and
-//! `NO_COLOR` is unset); `--format json` prints one object per line on stdout.
+//! Human diagnostics go to stderr (colored by the one color rule), then one
+//! line: `ok: 5 tasks, 0 warnings` (not with `-q`) or `error: 1 file
+//! checked: …`; `--format json` prints one object per line on stdout and
+//! nothing else. No PLAN: the plan `run` would find.
 //! Exit status: 0 no errors, 1 errors (or warnings with `--deny-warnings`),
 //! 2 a file could not be read or stdout could not be written (a closed pipe is
 //! a normal end).
 
-use super::{exit, print_compilation};
+use super::{exit, plans_or_discover, print_compilation, quiet};
 use clap::ValueEnum;
 use loopc::diagnostic::Severity;
 use loopc::origin::DEFAULTS_FILE;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// `loopc check PLAN… [--format human|json] [--deny-warnings]`
+/// `loopc check [PLAN…] [--format human|json] [--deny-warnings]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// Plan files to check (`.loop`, or REEL specs: `.md`, `.json`,
-    /// `.feature`, or a directory of them).
-    #[arg(required = true, value_name = "PLAN")]
+    /// `.feature`, or a directory of them); default: the plan found from the
+    /// current directory, as `run` finds it.
+    #[arg(value_name = "PLAN")]
     pub plans: Vec<PathBuf>,
     /// The defaults plan for REEL specs (agent, gates, defaults, budget,
     /// loop); default `defaults.loop` beside the specs.
@@ -69,8 +72,13 @@ pub fn run(args: &Args) -> i32 {
     let mut status = exit::OK;
     let mut errors = 0usize;
     let mut warnings = 0usize;
+    let mut tasks = 0usize;
     let stdout = std::io::stdout();
-    let plans: Vec<PathBuf> = args.plans.iter().flat_map(|p| expand(p)).collect();
+    let given = match plans_or_discover(&args.plans) {
+        Ok(p) => p,
+        Err(status) => return status,
+    };
+    let plans: Vec<PathBuf> = given.iter().flat_map(|p| expand(p)).collect();
     for path in &plans {
         let mut compiled = match loopc::compile_path(path, args.defaults.as_deref()) {
             Ok(c) => c,
@@ -87,6 +95,7 @@ pub fn run(args: &Args) -> i32 {
             }
         }
         errors += diags.iter().filter(|d| d.is_error()).count();
+        tasks += compiled.plan.as_ref().map_or(0, |p| p.tasks.len());
         warnings += diags.iter().filter(|d| !d.is_error()).count();
         match args.format {
             DiagnosticFormat::Human => print_compilation(&compiled, &diags),
@@ -119,6 +128,17 @@ pub fn run(args: &Args) -> i32 {
                 "error: {} checked: {}, {}",
                 plural(files, "file"),
                 plural(errors, "error"),
+                plural(warnings, "warning")
+            );
+        } else if !quiet() {
+            let files = if files == 1 {
+                String::new()
+            } else {
+                format!("{}, ", plural(files, "file"))
+            };
+            eline!(
+                "ok: {files}{}, {}",
+                plural(tasks, "task"),
                 plural(warnings, "warning")
             );
         }

@@ -1,16 +1,20 @@
-//! `loopc clean [--integration]`: runs [`loopc::run::clean`] and tells what
-//! it did. Exit 0; 2 when not in a repository, a run holds the lock, or
+//! `loopc clean [--integration] [--cache]`: runs [`loopc::run::clean`] and
+//! tells what it did (on stdout; nothing with `-q`), what it left alone on
+//! stderr. Exit 0; 2 when not in a repository, a run holds the lock, or
 //! something could not be removed.
 
-use super::{current_dir, exit, say, write_stdout};
+use super::{current_dir, exit, quiet, say, warn, write_stdout};
 use loopc::run::clean::Cleaned;
 
-/// `loopc clean [--integration]`
+/// `loopc clean [--integration] [--cache]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// Also delete the integration branch(es) loopc created.
     #[arg(long)]
     pub integration: bool,
+    /// Also delete every cache entry, so the next run runs every task again.
+    #[arg(long)]
+    pub cache: bool,
 }
 
 /// Runs `loopc clean`.
@@ -21,6 +25,7 @@ pub fn run(args: &Args) -> i32 {
     };
     let options = loopc::run::clean::Options {
         integration: args.integration,
+        cache: args.cache,
     };
     match loopc::run::clean::clean(&cwd, &options, &mut tell) {
         Ok(()) => exit::OK,
@@ -31,27 +36,34 @@ pub fn run(args: &Args) -> i32 {
     }
 }
 
-/// Prints one step of `loopc clean`: what was removed on stdout, what was
-/// left alone on stderr. A closed stdout does not stop the cleaning.
+/// `n` and `word`, plural when `n` is not 1 (`plural` is the plural form).
+fn count(n: usize, word: &str, plural: &str) -> String {
+    format!("{n} {}", if n == 1 { word } else { plural })
+}
+
+/// Prints one step of `loopc clean`: what was removed on stdout (not with
+/// `-q`), what was left alone on stderr as a warning. A closed stdout does
+/// not stop the cleaning.
 fn tell(step: Cleaned) {
+    let said = |text: String| if quiet() { Ok(()) } else { write_stdout(&text) };
     let _ = match step {
-        Cleaned::Nothing => write_stdout("nothing to clean\n"),
+        Cleaned::Nothing => said("nothing to clean\n".into()),
         Cleaned::ForeignWorktree(path) => {
-            say(&format!(
+            warn(&format!(
                 "the worktree at {} was not made by loopc; left alone",
                 path.display()
             ));
             Ok(())
         }
         Cleaned::NotAWorktree(path) => {
-            say(&format!(
+            warn(&format!(
                 "{} is not a worktree loopc made; left alone",
                 path.display()
             ));
             Ok(())
         }
         Cleaned::CheckedOutBranch { branch, at } => {
-            say(&format!(
+            warn(&format!(
                 "kept the task branch `{branch}`: it is checked out at {}",
                 at.display()
             ));
@@ -60,13 +72,35 @@ fn tell(step: Cleaned) {
         Cleaned::Removed {
             worktrees,
             branches,
-        } => write_stdout(&format!(
-            "removed {worktrees} worktree(s), {branches} task branch(es) and the logs\n"
+            logs,
+        } => {
+            let mut parts = Vec::new();
+            if worktrees > 0 {
+                parts.push(count(worktrees, "worktree", "worktrees"));
+            }
+            if branches > 0 {
+                parts.push(count(branches, "task branch", "task branches"));
+            }
+            if logs {
+                parts.push("the logs".into());
+            }
+            let last = parts.pop().unwrap_or_default();
+            let text = if parts.is_empty() {
+                last
+            } else {
+                format!("{} and {last}", parts.join(", "))
+            };
+            said(format!("removed {text}\n"))
+        }
+        Cleaned::Cache(0) => said("no cache entries to remove\n".into()),
+        Cleaned::Cache(n) => said(format!(
+            "removed {}\n",
+            count(n, "cache entry", "cache entries")
         )),
         Cleaned::IntegrationBranch(name) => {
-            write_stdout(&format!("removed the integration branch {name}\n"))
+            said(format!("removed the integration branch {name}\n"))
         }
-        Cleaned::NoIntegrationBranch(name) => write_stdout(&format!(
+        Cleaned::NoIntegrationBranch(name) => said(format!(
             "no integration branch to remove ({name} does not exist)\n"
         )),
     };

@@ -1,5 +1,5 @@
-//! Exit statuses (spec §4 for `check`, §5 for `run`): the only place they
-//! are named.
+//! Exit statuses (docs/language.md for `check`, docs/running.md for `run`):
+//! the only place they are named.
 
 /// Success: no errors (`check`), every task passed or cached (`run`).
 pub const OK: i32 = 0;

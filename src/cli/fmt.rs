@@ -1,24 +1,25 @@
-//! `loopc fmt [--check] PLAN…`: rewrites plans in the canonical layout with
-//! [`loopc::fmt::format_file`].
+//! `loopc fmt [--check] [PLAN…]`: rewrites plans in the canonical layout with
+//! [`loopc::fmt::format_file`]. No PLAN: the plan `run` would find.
 //!
 //! Exit status: 0 when every file is formatted (or, with `--check`, already
 //! was); 1 when a file has syntax errors, or with `--check` when a file would
 //! change (its path is printed on stdout, one per line); 2 when a file could
 //! not be read or written (the worst status wins).
 
-use super::{exit, print_human};
+use super::{exit, plans_or_discover, print_human, quiet};
 use loopc::fmt::{FmtError, Formatted};
 use std::io::Write;
 use std::path::PathBuf;
 
-/// `loopc fmt [--check] PLAN…`
+/// `loopc fmt [--check] [PLAN…]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// Do not write; exit 1 and name the files that would change.
     #[arg(long)]
     pub check: bool,
-    /// Plan files to format.
-    #[arg(required = true, value_name = "PLAN")]
+    /// Plan files (or directories of them) to format; default: the plan
+    /// found from the current directory, as `run` finds it.
+    #[arg(value_name = "PLAN")]
     pub plans: Vec<PathBuf>,
 }
 
@@ -28,7 +29,11 @@ pub fn run(args: &Args) -> i32 {
     let mut would_change = 0usize;
     // A directory stands for the `.loop` plans in it, as for `check`.
     let mut plans = Vec::new();
-    for path in &args.plans {
+    let given = match plans_or_discover(&args.plans) {
+        Ok(p) => p,
+        Err(status) => return status,
+    };
+    for path in &given {
         match loopc::loop_files_in(path) {
             Some(files) if files.is_empty() => {
                 eline!(
@@ -86,10 +91,10 @@ pub fn run(args: &Args) -> i32 {
         };
         status = status.max(s);
     }
-    if args.check && would_change > 0 {
+    if args.check && would_change > 0 && !quiet() {
         let plural = if would_change == 1 { "" } else { "s" };
         eline!(
-            "loopc fmt: {would_change} file{plural} would be reformatted (run `loopc fmt` without --check)"
+            "error: {would_change} file{plural} would be reformatted (run `loopc fmt` without --check)"
         );
     }
     status

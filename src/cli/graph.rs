@@ -1,4 +1,5 @@
-//! `loopc graph PLAN [--format text|dot|mermaid|json|svg] [--state]` (spec §7).
+//! `loopc graph [PLAN] [--format text|dot|mermaid|json|svg] [--state]`; no
+//! PLAN: the plan `run` would find.
 //!
 //! Compiles the plan, prints its diagnostics like `loopc check` does, and,
 //! when there are no errors, renders the compiled plan with
@@ -6,18 +7,19 @@
 //! 1; a plan that cannot be read exits 2; warnings go to stderr and the
 //! graph is drawn.
 
-use super::{exit, output_status, print_compilation};
+use super::{compile_for_display, exit, output_status, warn};
 use clap::ValueEnum;
 use loopc::render::{self, state};
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
-/// `loopc graph PLAN [--format …] [--state]`
+/// `loopc graph [PLAN] [--format …] [--state]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// The plan file (or a REEL spec, or a directory of them).
+    /// The plan file (or a REEL spec, or a directory of them); default: the
+    /// plan found from the current directory, as `run` finds it.
     #[arg(value_name = "PLAN")]
-    pub plan: PathBuf,
+    pub plan: Option<PathBuf>,
     /// The defaults plan for REEL specs (agent, gates, defaults, budget,
     /// loop); default `defaults.loop` beside the specs.
     #[arg(long, value_name = "FILE.loop")]
@@ -30,7 +32,7 @@ pub struct Args {
     pub state: bool,
 }
 
-/// Graph output formats (spec §7).
+/// Graph output formats (docs/graph.md).
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GraphFormat {
     /// Tasks in layers, for a terminal.
@@ -60,28 +62,16 @@ impl From<GraphFormat> for render::Format {
 /// Runs `loopc graph`: returns the process exit status (0 drawn, 1 plan
 /// errors, 2 the plan or stdout could not be used).
 pub fn run(args: &Args) -> i32 {
-    let compiled = match loopc::compile_path(&args.plan, args.defaults.as_deref()) {
-        Ok(c) => c,
-        Err(e) => {
-            eline!("error: {e}");
-            return exit::USAGE;
-        }
+    let compiled = match compile_for_display(
+        args.plan.as_deref(),
+        args.defaults.as_deref(),
+        "no graph drawn",
+    ) {
+        Ok((_, c)) => c,
+        Err(status) => return status,
     };
-    if !compiled.diagnostics.is_empty() {
-        print_compilation(&compiled, &compiled.diagnostics);
-    }
-    let plan = match &compiled.plan {
-        Some(plan) if !compiled.has_errors() => plan,
-        _ => {
-            let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
-            eline!(
-                "error: `{}` has {} error{}; no graph drawn",
-                compiled.name,
-                errors,
-                if errors == 1 { "" } else { "s" }
-            );
-            return exit::FAILURE;
-        }
+    let Some(plan) = &compiled.plan else {
+        return exit::FAILURE;
     };
     let statuses = if args.state {
         let loaded = std::env::current_dir()
@@ -90,7 +80,7 @@ pub fn run(args: &Args) -> i32 {
         match loaded {
             Ok(s) => Some(s),
             Err(warning) => {
-                eline!("warning: {warning}");
+                warn(&warning);
                 None
             }
         }

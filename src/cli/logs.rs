@@ -31,7 +31,19 @@ pub fn run(args: &Args) -> i32 {
     };
     let mut out = std::io::stdout().lock();
     match loopc::run::logs::logs(&cwd, &request, &mut out) {
-        Ok(()) => exit::OK,
+        Ok(loopc::run::logs::Found::ThisRun) => exit::OK,
+        Ok(loopc::run::logs::Found::EarlierRun(dir)) => {
+            // Not an error: the logs were printed, from another run.
+            if !super::quiet() {
+                eline!(
+                    "note: task `{}` has no logs in the last run (it was replayed from the cache \
+                     or did not run); these are the latest earlier run's, in {}",
+                    args.task,
+                    dir.display()
+                );
+            }
+            exit::OK
+        }
         Err(e) => {
             say(&e);
             exit::USAGE

@@ -12,7 +12,7 @@ pub fn run() -> i32 {
         Ok(Ending::Shutdown) => exit::OK,
         Ok(Ending::Abrupt) => exit::FAILURE,
         Err(e) => {
-            eline!("loopc lsp: {e}");
+            eline!("error: {e}");
             exit::FAILURE
         }
     }

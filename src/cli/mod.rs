@@ -16,13 +16,18 @@ macro_rules! eline {
     }};
 }
 
+mod answer;
+mod board;
 mod check;
 mod clean;
+mod completions;
 mod exit;
 mod fmt;
 mod graph;
 mod id;
 mod import;
+mod init;
+mod list;
 mod logs;
 mod lsp;
 mod run;
@@ -43,6 +48,14 @@ struct Cli {
     /// CLICOLOR is 0 or TERM is dumb.
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
     color: ColorWhen,
+    /// Print only errors and the output the command is for (no progress,
+    /// no success lines, no notes or warnings).
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Also say what loopc found and decided: the plan it found, and for
+    /// `run` one line per event even on a terminal.
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -57,6 +70,46 @@ enum ColorWhen {
     Always,
     /// Never color.
     Never,
+}
+
+/// How much a command says besides its output (`-q`, `-v`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+enum Verbosity {
+    /// `-q`: errors and the command's output only.
+    Quiet,
+    /// Neither flag.
+    #[default]
+    Normal,
+    /// `-v`: also what loopc found and decided.
+    Verbose,
+}
+
+/// The `-q`/`-v` of this invocation (set once, in [`main`]).
+static VERBOSITY: std::sync::OnceLock<Verbosity> = std::sync::OnceLock::new();
+
+/// This invocation's verbosity.
+fn verbosity() -> Verbosity {
+    VERBOSITY.get().copied().unwrap_or_default()
+}
+
+/// Whether `-q` was given.
+fn quiet() -> bool {
+    verbosity() == Verbosity::Quiet
+}
+
+/// Prints `note: {message}` on stderr with `-v` only (what loopc found or
+/// decided, such as the plan it found).
+fn note_verbose(message: &str) {
+    if verbosity() == Verbosity::Verbose {
+        eline!("note: {message}");
+    }
+}
+
+/// Prints `warning: {message}` on stderr unless `-q`.
+fn warn(message: &str) {
+    if !quiet() {
+        eline!("warning: {message}");
+    }
 }
 
 /// The `--color` of this invocation (set once, in [`main`]).
@@ -92,14 +145,23 @@ enum Command {
     Check(check::Args),
     /// Render a plan's task graph.
     Graph(graph::Args),
-    /// Execute a plan in git worktrees.
+    /// Execute a plan (or some of its tasks) in git worktrees.
+    #[command(override_usage = "loopc run [OPTIONS] [PLAN] [TASK]...")]
     Run(run::Args),
+    /// List a plan's tasks in topological order with their last status.
+    List(list::Args),
+    /// Write a starter plan (`plan.loop`) that passes `check`.
+    Init(init::Args),
     /// Show the last run's tasks.
     Status(status::Args),
     /// Remove loopc's worktrees, task branches and logs.
     Clean(clean::Args),
     /// Print the logs of a task's attempt in the last run.
     Logs(logs::Args),
+    /// Answer the question of a task that needs a human.
+    Answer(answer::Args),
+    /// Watch the run's tasks (or a REEL tree's specs) on a terminal board.
+    Board(board::Args),
     /// Format plans in the canonical layout.
     Fmt(fmt::Args),
     /// Start the language server on stdio.
@@ -108,6 +170,8 @@ enum Command {
     Import(import::Args),
     /// Print a new REEL task id that no spec in a directory uses yet.
     Id(id::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::Args),
 }
 
 /// Parses the command line, runs the subcommand and returns its exit status.
@@ -125,19 +189,36 @@ pub fn main() -> ExitCode {
         }
     };
     let _ = COLOR.set(cli.color);
+    let _ = VERBOSITY.set(if cli.quiet {
+        Verbosity::Quiet
+    } else if cli.verbose {
+        Verbosity::Verbose
+    } else {
+        Verbosity::Normal
+    });
     let code = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Graph(args) => graph::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::List(args) => list::run(&args),
+        Command::Init(args) => init::run(&args),
         Command::Status(args) => status::run(&args),
         Command::Clean(args) => clean::run(&args),
         Command::Logs(args) => logs::run(&args),
+        Command::Answer(args) => answer::run(&args),
+        Command::Board(args) => board::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Lsp => lsp::run(),
         Command::Import(args) => import::run(&args),
         Command::Id(args) => id::run(&args),
+        Command::Completions(args) => completions::run(&args),
     };
     status(code)
+}
+
+/// The whole command line's clap definition (for `loopc completions`).
+fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 /// The process exit status for `code` (one of [`exit`]'s).
@@ -197,8 +278,6 @@ fn output_status(written: io::Result<()>, failed: impl FnOnce(&io::Error) -> Str
     }
 }
 
-/// Prints `message` on stderr as `loopc: {message}`, the way `run`,
-/// `status` and `clean` report what stopped them.
 /// The current directory, or (having said why) exit status 2.
 fn current_dir() -> Result<std::path::PathBuf, i32> {
     std::env::current_dir().map_err(|e| {
@@ -207,9 +286,73 @@ fn current_dir() -> Result<std::path::PathBuf, i32> {
     })
 }
 
+/// Prints `message` on stderr as `error: {message}`, the one prefix of
+/// every error a command reports (diagnostics print their own `error[E…]`).
 fn say(message: &str) {
     // A closed stderr is not worth failing over.
-    let _ = writeln!(io::stderr(), "loopc: {message}");
+    let _ = writeln!(io::stderr(), "error: {message}");
+}
+
+/// The plans a command that takes several uses: `given`, else the one
+/// [`plan_or_discover`] finds, or (having said why) exit status 2.
+fn plans_or_discover(given: &[std::path::PathBuf]) -> Result<Vec<std::path::PathBuf>, i32> {
+    if given.is_empty() {
+        plan_or_discover(None).map(|p| vec![p])
+    } else {
+        Ok(given.to_vec())
+    }
+}
+
+/// Finds (see [`plan_or_discover`]) and compiles the plan of a command that
+/// shows it (`graph`, `list`), printing its diagnostics like `check`.
+/// `nothing` says what was not done when it has errors (`no graph drawn`).
+///
+/// Errors: the exit status, having said why: 2 no plan or it cannot be
+/// read, 1 it has errors.
+fn compile_for_display(
+    given: Option<&std::path::Path>,
+    defaults: Option<&std::path::Path>,
+    nothing: &str,
+) -> Result<(std::path::PathBuf, Compilation), i32> {
+    let path = plan_or_discover(given)?;
+    let compiled = loopc::compile_path(&path, defaults).map_err(|e| {
+        say(&e.to_string());
+        exit::USAGE
+    })?;
+    if !compiled.diagnostics.is_empty() {
+        print_compilation(&compiled, &compiled.diagnostics);
+    }
+    if compiled.plan.is_none() || compiled.has_errors() {
+        let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
+        eline!(
+            "error: `{}` has {} error{}; {nothing}",
+            compiled.name,
+            errors,
+            if errors == 1 { "" } else { "s" }
+        );
+        return Err(exit::FAILURE);
+    }
+    Ok((path, compiled))
+}
+
+/// The plan a command uses: `given`, else the one [`loopc::discover`]
+/// finds from the current directory (named with `-v`), or (having said
+/// why) exit status 2.
+fn plan_or_discover(given: Option<&std::path::Path>) -> Result<std::path::PathBuf, i32> {
+    if let Some(p) = given {
+        return Ok(p.to_path_buf());
+    }
+    let cwd = current_dir()?;
+    match loopc::discover::find_plan(&cwd) {
+        Ok(p) => {
+            note_verbose(&format!("using the plan {}", p.display()));
+            Ok(p)
+        }
+        Err(e) => {
+            say(&e.to_string());
+            Err(exit::USAGE)
+        }
+    }
 }
 
 #[cfg(test)]

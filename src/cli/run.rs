@@ -1,22 +1,31 @@
-//! `loopc run [PLAN] [-j N] [--dry-run] [--force T…] [--no-cache]`
-//! (spec §5): compiles the plan and runs it with [`loopc::run::execute`].
+//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache]`:
+//! compiles the plan, cuts it down to the named tasks and their
+//! dependencies ([`loopc::plan::Plan::select`]) and runs it with
+//! [`loopc::run::execute`].
 //!
 //! Exit status: 0 every task passed or was cached, 1 some task failed, was
 //! blocked or skipped, 2 the plan has errors or the repository cannot be
 //! used (or the integration branch moved during the run), 3 a budget or the
 //! circuit breaker stopped the run, 130 Ctrl-C or SIGTERM.
 
-use super::{exit, output_status, print_compilation, say, write_stdout};
+use super::{
+    Verbosity, exit, note_verbose, output_status, print_compilation, say, verbosity, write_stdout,
+};
+use loopc::run::ui::display::Progress;
 use loopc::run::{Options, Outcome, Ran};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// `loopc run [PLAN] [-j N] [--dry-run] [--force T…] [--no-cache]`
+/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// The plan file (or a REEL spec, or a directory of them); default
-    /// `plan.loop` or the only `*.loop` in the directory.
-    #[arg(value_name = "PLAN")]
-    pub plan: Option<PathBuf>,
+    /// The plan, then the tasks to run (with their dependencies; default:
+    /// all). The first word is the plan when it ends in `.loop`, `.md`,
+    /// `.json` or `.feature` or names an existing file or directory;
+    /// without one, the plan is found from the current directory: its
+    /// `plan.loop`, else its only `*.loop`, else the same in the directories
+    /// above it up to the repository's top.
+    #[arg(value_name = "PLAN|TASK")]
+    pub words: Vec<String>,
     /// The defaults plan for REEL specs (agent, gates, defaults, budget,
     /// loop); default `defaults.loop` beside the specs.
     #[arg(long, value_name = "FILE.loop")]
@@ -35,7 +44,7 @@ pub struct Args {
     pub no_cache: bool,
 }
 
-/// The exit status of a run that ended so (spec §5).
+/// The exit status of a run that ended so (docs/running.md).
 fn exit_status(outcome: Outcome) -> i32 {
     match outcome {
         Outcome::Passed => exit::OK,
@@ -58,23 +67,43 @@ pub fn run(args: &Args) -> i32 {
     }
 }
 
+/// Whether the command-line word `word` names a plan rather than a task:
+/// it has a plan's extension or names an existing path (so a task is
+/// taken for a plan only when a file or directory of its name is here:
+/// then name the plan first).
+fn is_plan_word(word: &str, cwd: &Path) -> bool {
+    [".loop", ".md", ".json", ".feature"]
+        .iter()
+        .any(|x| word.ends_with(x))
+        || cwd.join(word).exists()
+}
+
 /// Finds, compiles and runs the plan; returns the exit status, or the
 /// message of an error that is exit 2.
 fn run_plan(args: &Args) -> Result<i32, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    let mut words = args.words.clone();
     // `--force` takes one or more values, so `--force a b j.loop` puts the
-    // plan among them: without a PLAN, a last value that names a file or
-    // ends in `.loop` is the plan.
+    // plan among them: without a PLAN, a last value that names a plan is it.
     let mut force = args.force.clone();
-    let mut given = args.plan.clone();
-    if given.is_none()
+    let mut given = None;
+    if words.first().is_some_and(|w| is_plan_word(w, &cwd)) {
+        given = Some(PathBuf::from(words.remove(0)));
+    } else if words.is_empty()
         && let Some(last) = force.last()
-        && (last.ends_with(".loop") || cwd.join(last).is_file())
+        && is_plan_word(last, &cwd)
     {
         given = force.pop().map(PathBuf::from);
     }
-    let path = loopc::run::find_plan(given.as_deref(), &cwd).map_err(|e| e.message)?;
+    let path = match given {
+        Some(p) => p,
+        None => {
+            let found = loopc::discover::find_plan(&cwd).map_err(|e| e.to_string())?;
+            note_verbose(&format!("using the plan {}", found.display()));
+            found
+        }
+    };
     let mut compilation =
         loopc::compile_path(&path, args.defaults.as_deref()).map_err(|e| e.to_string())?;
     if !compilation.diagnostics.is_empty() {
@@ -83,12 +112,15 @@ fn run_plan(args: &Args) -> Result<i32, String> {
     let Some(plan) = compilation.plan.take() else {
         return Err(format!("{} has errors; nothing was run", path.display()));
     };
+    let plan = plan.select(&words).map_err(|e| e.to_string())?;
     // A program that is not there fails every attempt the same way: say so
-    // before any work.
+    // before any work. `run` strings are run from the worktree's top, so a
+    // relative program is looked up from the repository's.
+    let top = loopc::run::sys::git::Git::discover(&cwd).map_or_else(|_| cwd.clone(), |g| g.root);
     if !args.dry_run
-        && let Err(missing) = loopc::run::engine::programs::check(&plan, &compilation, &cwd)
+        && let Err(missing) = loopc::run::engine::programs::check(&plan, &compilation, &top)
     {
-        return Err(missing.join("\nloopc: "));
+        return Err(missing.join("\nerror: "));
     }
     let options = Options {
         jobs: args.jobs,
@@ -97,13 +129,32 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         no_cache: args.no_cache,
         plan_file: path.display().to_string(),
         exit_status,
+        progress: match verbosity() {
+            Verbosity::Quiet => Progress::Off,
+            Verbosity::Normal => Progress::Auto,
+            Verbosity::Verbose => Progress::Lines,
+        },
     };
     Ok(
         match loopc::run::execute(plan, &options, &cwd).map_err(|e| e.message)? {
             Ran::DryRun(report) => output_status(write_stdout(&report), |e| {
-                format!("loopc: cannot write to stdout: {e}")
+                format!("error: cannot write to stdout: {e}")
             }),
-            Ran::Finished(outcome) => exit_status(outcome),
+            Ran::Finished { outcome, summary } => {
+                // `-q` prints the summary only when the run did not pass. A
+                // closed or full stdout does not change the run's result
+                // (state.json has it), but a full one is said.
+                if !(verbosity() == Verbosity::Quiet && outcome == Outcome::Passed)
+                    && let Err(e) = write_stdout(&summary)
+                    && e.kind() != std::io::ErrorKind::BrokenPipe
+                {
+                    eline!(
+                        "warning: cannot write the run's summary to stdout: {e} (`loopc status` \
+                         prints it again)"
+                    );
+                }
+                exit_status(outcome)
+            }
         },
     )
 }

@@ -20,7 +20,7 @@ pub fn run(args: &Args) -> i32 {
     let options = loopc::run::status::Options { json: args.json };
     match loopc::run::status::status(&cwd, &options) {
         Ok(text) => output_status(write_stdout(&text), |e| {
-            format!("loopc: cannot write to stdout: {e}")
+            format!("error: cannot write to stdout: {e}")
         }),
         Err(e) => {
             say(&e);

@@ -105,7 +105,7 @@ pub fn format_file(path: &Path, check: bool) -> Result<Formatted, FmtError> {
     if crate::reel::is_spec(path) {
         return Err(FmtError::ReelSpec);
     }
-    let bytes = std::fs::read(path).map_err(FmtError::Read)?;
+    let bytes = crate::compile::read_file(path).map_err(FmtError::Read)?;
     let Ok(source) = std::str::from_utf8(&bytes) else {
         let c = crate::compile_bytes(&path.display().to_string(), &bytes);
         let diagnostics: Vec<Diagnostic> = c

@@ -189,7 +189,10 @@ impl Analysis {
                     }
                     block_refs(&t.block, &mut push);
                 }
-                Item::Agent(a) => push(NameKind::Agent, &a.name.text, a.name.span, true),
+                Item::Agent(a) => {
+                    push(NameKind::Agent, &a.name.text, a.name.span, true);
+                    block_refs(&a.block, &mut push);
+                }
                 Item::Gate(g) => {
                     push(NameKind::Gate, &g.name.text, g.name.span, true);
                     if let GateBody::Long(b) = &g.body {
@@ -379,6 +382,12 @@ impl Analysis {
                         out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
                     }
                 }
+                ("fallback", false) if block == BlockKind::Agent => {
+                    for n in names(NameKind::Agent) {
+                        let doc = self.agent_hover(&n);
+                        out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
+                    }
+                }
                 ("gates", true) if matches!(block, BlockKind::Task | BlockKind::Defaults) => {
                     for n in names(NameKind::Gate) {
                         let doc = self.gate_hover(&n);
@@ -428,11 +437,14 @@ impl Analysis {
     }
 }
 
-/// Agent and gate references in a block's fields (`agent = NAME`, `gates = [NAME…]`).
+/// Agent and gate references in a block's fields (`agent = NAME`,
+/// `fallback = NAME`, `gates = [NAME…]`).
 fn block_refs(block: &ast::Block, push: &mut impl FnMut(NameKind, &str, Span, bool)) {
     for f in &block.fields {
         match (f.name.text.as_str(), &f.value.kind) {
-            ("agent", ValueKind::Name(n)) => push(NameKind::Agent, n, f.value.span, false),
+            ("agent" | "fallback", ValueKind::Name(n)) => {
+                push(NameKind::Agent, n, f.value.span, false);
+            }
             ("gates", ValueKind::List(items)) => {
                 for v in items {
                     if let ValueKind::Name(n) = &v.kind {

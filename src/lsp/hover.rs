@@ -143,6 +143,9 @@ impl Analysis {
             let keys: Vec<String> = a.env.keys().map(|k| code(k)).collect();
             let _ = writeln!(s, "- env: {}", keys.join(", "));
         }
+        if let Some(f) = &a.fallback {
+            let _ = writeln!(s, "- fallback: {}", code(&f.name));
+        }
         Some(s.trim_end().to_string())
     }
 
@@ -222,6 +225,9 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         }
         (Agent, "timeout") => "Per-attempt timeout (default 30m).",
         (Agent, "cost") => "Per-attempt cost cap, exported as `LOOP_COST_CAP_USD`.",
+        (Agent, "fallback") => {
+            "The agent that takes an attempt instead of waiting while this one is usage or rate limited."
+        }
         (Agent | Defaults | Task, "env") => {
             "Environment map `{ KEY = \"value\" }`; agent, then defaults, then task (later wins)."
         }

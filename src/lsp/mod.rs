@@ -97,6 +97,13 @@ pub fn serve() -> Result<Ending, Box<dyn std::error::Error>> {
     }
 }
 
+/// Why the server stops when its input ends before an `initialize`
+/// request.
+const NOT_A_CLIENT: &str = "stdin ended before an `initialize` request: `loopc lsp` is a \
+language server that an editor starts, speaking the Language Server Protocol \
+(`Content-Length:` framed JSON-RPC) on stdin and stdout; see docs/editors.md for \
+Neovim, VS Code and Helix";
+
 fn run(connection: &Connection) -> Result<Ending, Box<dyn std::error::Error>> {
     let init = lsp::InitializeResult {
         capabilities: capabilities(),
@@ -105,7 +112,13 @@ fn run(connection: &Connection) -> Result<Ending, Box<dyn std::error::Error>> {
             version: Some(env!("CARGO_PKG_VERSION").to_string()),
         }),
     };
-    let (id, _params) = connection.initialize_start()?;
+    let (id, _params) = match connection.initialize_start() {
+        Ok(started) => started,
+        // Input ended before any `initialize`: a person who ran `loopc lsp`
+        // by hand (or piped text into it), not an editor.
+        Err(e) if e.channel_is_disconnected() => return Err(NOT_A_CLIENT.into()),
+        Err(e) => return Err(e.into()),
+    };
     // Not `initialize_finish`: it fails unless the next message is the
     // `initialized` notification, and a client that sends `didOpen` first
     // must not stop the server. `initialized` is ignored below.

@@ -61,21 +61,32 @@ pub fn stdio() -> (Connection, Vec<JoinHandle<()>>) {
 
 /// Writes one framed message to stdout, whole, under the stdout lock.
 fn write_message(message: &Message) -> std::io::Result<()> {
-    let body = null_parse_error_id(serde_json::to_string(message).map_err(std::io::Error::other)?);
+    let body = encode(message).map_err(std::io::Error::other)?;
     let mut out = std::io::stdout().lock();
     write!(out, "Content-Length: {}\r\n\r\n{body}", body.len())?;
     out.flush()
 }
 
-/// A parse-error response has no request to refer to: JSON-RPC says its id is
-/// `null`. lsp-server's ids cannot be null, so the empty-string id stands in
-/// for it and is rewritten here.
-fn null_parse_error_id(body: String) -> String {
-    if body.contains("\"code\":-32700") && body.contains("\"id\":\"\"") {
-        body.replacen("\"id\":\"\"", "\"id\":null", 1)
-    } else {
-        body
+/// The JSON-RPC 2.0 text of `message`. lsp-server's `Message` serializes
+/// without the `"jsonrpc": "2.0"` member every JSON-RPC message must carry
+/// (its own writer adds it), so it is added here. And a parse-error
+/// response has no request to refer to: JSON-RPC says its id is `null`, but
+/// lsp-server's ids cannot be null, so the empty-string id stands in for it
+/// and is replaced here.
+fn encode(message: &Message) -> serde_json::Result<String> {
+    let mut value = serde_json::to_value(message)?;
+    if let Some(object) = value.as_object_mut() {
+        let parse_error = object
+            .get("error")
+            .and_then(|e| e.get("code"))
+            .and_then(serde_json::Value::as_i64)
+            == Some(i64::from(lsp_server::ErrorCode::ParseError as i32));
+        if parse_error && object.get("id").and_then(serde_json::Value::as_str) == Some("") {
+            object.insert("id".into(), serde_json::Value::Null);
+        }
+        object.insert("jsonrpc".into(), "2.0".into());
     }
+    serde_json::to_string(&value)
 }
 
 /// One read from the input.
@@ -447,11 +458,24 @@ mod tests {
     }
 
     #[test]
-    fn parse_error_ids_become_null() {
-        let b = r#"{"id":"","error":{"code":-32700,"message":"m"}}"#.to_string();
+    fn every_message_says_jsonrpc_2_and_parse_error_ids_become_null() {
+        let parse_error = Message::Response(lsp_server::Response::new_err(
+            lsp_server::RequestId::from(String::new()),
+            lsp_server::ErrorCode::ParseError as i32,
+            "m".into(),
+        ));
+        let v: serde_json::Value = serde_json::from_str(&encode(&parse_error).unwrap()).unwrap();
+        assert_eq!(v["jsonrpc"], "2.0");
+        assert!(v["id"].is_null(), "{v}");
+        // An empty-string id of any other response stays what it was.
+        let other = Message::Response(lsp_server::Response::new_ok(
+            lsp_server::RequestId::from(String::new()),
+            1,
+        ));
+        let v: serde_json::Value = serde_json::from_str(&encode(&other).unwrap()).unwrap();
         assert_eq!(
-            null_parse_error_id(b),
-            r#"{"id":null,"error":{"code":-32700,"message":"m"}}"#
+            (v["jsonrpc"].as_str(), v["id"].as_str()),
+            (Some("2.0"), Some(""))
         );
     }
 }

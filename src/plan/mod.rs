@@ -13,10 +13,12 @@
 mod graph;
 pub mod key;
 mod resolve;
+mod select;
 mod types;
 
 pub use crate::model::{OnFail, OutputFormat};
 pub use key::{Key, KeyParts};
+pub use select::UnknownTask;
 pub use types::{
     Agent, Budget, DEFAULT_ATTEMPTS, DEFAULT_FAILURES, DEFAULT_TIMEOUT, Gate, GateKind, Plan,
     Settings, Task, TaskKind,

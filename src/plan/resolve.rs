@@ -41,9 +41,40 @@ pub(super) fn resolve(
                 timeout: a.timeout,
                 cost: a.cost,
                 env: a.env.clone(),
+                fallbacks: Vec::new(),
             })
         });
         resolved_agents.insert(name, agent);
+    }
+    // Then each agent's chain of fallbacks (a cycle was E0006; the walk
+    // stops at a repeat all the same).
+    let chains: Vec<(&str, Vec<Arc<Agent>>)> = agents
+        .iter()
+        .map(|(&name, a)| {
+            let mut chain: Vec<Arc<Agent>> = Vec::new();
+            let mut next = a.fallback.as_ref();
+            while let Some(r) = next {
+                let Some(f) = resolved_agents.get(r.name.as_str()).cloned().flatten() else {
+                    break;
+                };
+                if f.name == name || chain.iter().any(|c| c.name == f.name) {
+                    break;
+                }
+                chain.push(f);
+                next = agents
+                    .get(r.name.as_str())
+                    .and_then(|d| d.fallback.as_ref());
+            }
+            (name, chain)
+        })
+        .collect();
+    for (name, chain) in chains {
+        if chain.is_empty() {
+            continue;
+        }
+        if let Some(Some(agent)) = resolved_agents.get_mut(name) {
+            Arc::make_mut(agent).fallbacks = chain;
+        }
     }
     let resolve_agent =
         |name: &str| -> Option<Arc<Agent>> { resolved_agents.get(name).cloned().flatten() };
@@ -94,12 +125,13 @@ pub(super) fn resolve(
         for r in gate_refs.into_iter().flatten() {
             task_gates.push(resolve_gate(&r.name)?);
         }
+        let mut own_env = model.defaults.env.clone();
+        own_env.extend(std::mem::take(&mut t.env));
         let mut env = BTreeMap::new();
         if let Some(a) = &agent {
             env.extend(a.env.clone());
         }
-        env.extend(model.defaults.env.clone());
-        env.extend(std::mem::take(&mut t.env));
+        env.extend(own_env.clone());
         let timeout = t
             .timeout
             .or(model.defaults.timeout)
@@ -132,6 +164,7 @@ pub(super) fn resolve(
             timeout,
             inputs: std::mem::take(&mut t.inputs),
             env,
+            own_env,
             dependencies,
             key,
             key_parts,

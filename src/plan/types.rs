@@ -101,6 +101,9 @@ pub struct Task {
     pub inputs: Vec<String>,
     /// Environment: agent, then defaults, then task (later wins).
     pub env: BTreeMap<String, String>,
+    /// Environment of the defaults, then the task, without the agent's: a
+    /// fallback agent's environment is merged under it.
+    pub own_env: BTreeMap<String, String>,
     /// Indices (into [`Plan::tasks`]) of direct dependencies, ascending.
     pub dependencies: Vec<usize>,
     /// The definition key (spec §6 without the `inputs` part).
@@ -144,6 +147,10 @@ pub struct Agent {
     pub cost: Option<u64>,
     /// The agent's own environment.
     pub env: BTreeMap<String, String>,
+    /// Who takes an attempt while this agent is usage or rate limited, in
+    /// turn: its `fallback`, that agent's `fallback`, and so on (each
+    /// without fallbacks of its own; empty when it names none).
+    pub fallbacks: Vec<Arc<Agent>>,
 }
 
 /// A resolved gate.

@@ -254,6 +254,13 @@ fn lower(
         None => id.to_string(),
     };
     let dependency = |dep: &str| {
+        // REEL writes a dependency on another file's task `auth:a1b2c3d4`;
+        // loopc's name for it is `auth.a1b2c3d4`.
+        let reel = match dep.rsplit_once(':') {
+            Some((file, id)) if !file.is_empty() && is_reel_id(id) => format!("{file}.{id}"),
+            _ => dep.to_string(),
+        };
+        let dep = reel.as_str();
         if !dep.contains('.') {
             return qualify(dep);
         }

@@ -24,7 +24,7 @@ pub use crate::state::TaskStatus as Status;
 
 impl Status {
     /// Every status, in the order legends list them.
-    pub const ALL: [Status; 8] = [
+    pub const ALL: [Status; 9] = [
         Status::Pending,
         Status::Running,
         Status::Passed,
@@ -33,6 +33,7 @@ impl Status {
         Status::Blocked,
         Status::Skipped,
         Status::Interrupted,
+        Status::NeedsHuman,
     ];
 
     /// Parses a status word (ASCII case-insensitive).
@@ -53,6 +54,7 @@ impl Status {
             Status::Blocked => "#ffcc80",
             Status::Skipped => "#fafafa",
             Status::Interrupted => "#ce93d8",
+            Status::NeedsHuman => "#fff59d",
         }
     }
 
@@ -67,6 +69,7 @@ impl Status {
             Status::Blocked => "#ef6c00",
             Status::Skipped => "#bdbdbd",
             Status::Interrupted => "#6a1b9a",
+            Status::NeedsHuman => "#f9a825",
         }
     }
 
@@ -81,6 +84,7 @@ impl Status {
             Status::Blocked => "33",
             Status::Skipped => "2",
             Status::Interrupted => "35",
+            Status::NeedsHuman => "93",
         }
     }
 }
@@ -106,6 +110,12 @@ impl StateMap {
     /// does not mention it (it has not been started).
     pub fn status(&self, name: &str) -> Status {
         self.statuses.get(name).copied().unwrap_or(Status::Pending)
+    }
+
+    /// The recorded status of task `name`, `None` when the state has no
+    /// entry for it (it was not part of the last run).
+    pub fn recorded(&self, name: &str) -> Option<Status> {
+        self.statuses.get(name).copied()
     }
 }
 
@@ -182,7 +192,7 @@ pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
     };
     if let Some(v) = obj.get("version") {
         match v.as_u64() {
-            Some(1) => {}
+            Some(n) if (1..=u64::from(crate::state::STATE_VERSION)).contains(&n) => {}
             _ => return Err(format!("unsupported state format version {v}")),
         }
     }
@@ -255,8 +265,8 @@ mod tests {
         assert_eq!(parse(b"[]").unwrap_err(), "expected a JSON object");
         assert_eq!(parse(b"{}").unwrap_err(), "no `tasks` field");
         assert_eq!(
-            parse(br#"{"version":2,"tasks":[]}"#).unwrap_err(),
-            "unsupported state format version 2"
+            parse(br#"{"version":3,"tasks":[]}"#).unwrap_err(),
+            "unsupported state format version 3"
         );
         assert_eq!(
             parse(br#"{"tasks":{"a":{"status":"weird"}}}"#).unwrap_err(),

@@ -3,7 +3,9 @@
 //! ledger `.loopc/branches` says it created, and its logs (this run's and
 //! earlier runs'); a worktree the user made there is left alone; with
 //! `--integration` also the integration branch named in state.json, if
-//! loopc created it. Nothing else is touched; no global `git worktree prune`.
+//! loopc created it; with `--cache` also every cache entry (the refs under
+//! `refs/loopc/cache/` and `.loopc/cache/`). Nothing else is touched; no
+//! global `git worktree prune`.
 
 use super::store::layout::{self, Layout};
 use super::sys::git::Git;
@@ -15,12 +17,15 @@ use std::path::{Path, PathBuf};
 pub struct Options {
     /// `--integration`: also delete the integration branch loopc created.
     pub integration: bool,
+    /// `--cache`: also delete every cache entry, so every task runs again.
+    pub cache: bool,
 }
 
 /// What [`clean`] did or left alone, reported as it happens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cleaned {
-    /// There is no `.loopc/` directory: nothing was done.
+    /// There was nothing to remove: no worktree, task branch or log of
+    /// loopc's (or no `.loopc/` directory at all).
     Nothing,
     /// A worktree under `.loopc/worktrees/` that loopc did not make: kept.
     ForeignWorktree(PathBuf),
@@ -40,12 +45,16 @@ pub enum Cleaned {
         worktrees: usize,
         /// Task branches deleted.
         branches: usize,
+        /// Whether there were logs (they were removed).
+        logs: bool,
     },
     /// The integration branch of this name was deleted (`--integration`).
     IntegrationBranch(String),
     /// `--integration`, but the integration branch of this name does not
     /// exist (already removed): nothing to do.
     NoIntegrationBranch(String),
+    /// `--cache`: this many cache entries were deleted (0: there were none).
+    Cache(usize),
 }
 
 /// Cleans up after loopc in the repository containing `cwd` (see the
@@ -60,6 +69,14 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
     layout.refuse_symlink()?;
     if !layout.dir.exists() {
         report(Cleaned::Nothing);
+        if options.cache {
+            let _repo_lock = super::sys::lock::acquire(
+                &super::sys::lock::repository_lock(&git),
+                "clean",
+                &git.root,
+            )?;
+            report(Cleaned::Cache(clean_cache(&git, &layout)?));
+        }
         return Ok(());
     }
     for d in [&layout.logs, &layout.earlier_logs, &layout.worktrees] {
@@ -74,6 +91,13 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
     let _lock = super::sys::lock::acquire(&layout.lock, "clean", &git.root)?;
     let _repo_lock =
         super::sys::lock::acquire(&super::sys::lock::repository_lock(&git), "clean", &git.root)?;
+    // Refuse before anything is removed: a refused `--integration` leaves
+    // everything as it was.
+    let integration = if options.integration {
+        Some(integration_branch(&git, &layout)?)
+    } else {
+        None
+    };
     let mut removed_worktrees = 0;
     // A worktree the user made under `.loopc/worktrees/` is left alone.
     let ledgered = layout::ledger(&layout)?;
@@ -139,49 +163,100 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
     ours.retain(|b| matches!(git.commit_of(&format!("refs/heads/{b}")), Ok(Some(_))));
     layout::write_ledger(&layout, &ours)?;
     layout::write_kept(&layout, &std::collections::BTreeSet::new())?;
+    let mut had_logs = false;
     for logs in [&layout.logs, &layout.earlier_logs] {
         if logs.exists() {
+            had_logs = true;
             std::fs::remove_dir_all(logs)
                 .map_err(|e| format!("cannot remove {}: {e}", logs.display()))?;
         }
     }
-    report(Cleaned::Removed {
-        worktrees: removed_worktrees,
-        branches: removed_branches,
-    });
-    if options.integration {
-        match super::store::state::load(&layout.state) {
-            Ok(state) => {
-                let name = state.integration_branch;
-                if git.commit_of(&format!("refs/heads/{name}"))?.is_none() {
-                    // Already gone (a second `clean --integration`): done.
-                    if ours.remove(&name) {
-                        layout::write_ledger(&layout, &ours)?;
-                    }
-                    report(Cleaned::NoIntegrationBranch(name));
-                    return Ok(());
-                }
-                let checked_out = git
-                    .worktrees()?
-                    .iter()
-                    .any(|w| w.branch.as_deref() == Some(&format!("refs/heads/{name}")));
-                if !ours.contains(&name) {
-                    return Err(format!(
-                        "the integration branch {name} was not created by loopc; left alone"
-                    ));
-                }
-                if checked_out {
-                    return Err(format!(
-                        "the integration branch {name} is checked out; check out another branch first"
-                    ));
-                }
-                git.delete_ref(&format!("refs/heads/{name}"))?;
-                ours.remove(&name);
-                layout::write_ledger(&layout, &ours)?;
-                report(Cleaned::IntegrationBranch(name));
+    report(
+        if removed_worktrees == 0 && removed_branches == 0 && !had_logs {
+            Cleaned::Nothing
+        } else {
+            Cleaned::Removed {
+                worktrees: removed_worktrees,
+                branches: removed_branches,
+                logs: had_logs,
             }
-            Err(e) => return Err(format!("cannot find the integration branch: {e}")),
+        },
+    );
+    if options.cache {
+        report(Cleaned::Cache(clean_cache(&git, &layout)?));
+    }
+    match integration {
+        Some(Integration::Gone(name)) => {
+            // Already gone (a second `clean --integration`): done.
+            if ours.remove(&name) {
+                layout::write_ledger(&layout, &ours)?;
+            }
+            report(Cleaned::NoIntegrationBranch(name));
         }
+        Some(Integration::Delete(name)) => {
+            git.delete_ref(&format!("refs/heads/{name}"))?;
+            ours.remove(&name);
+            layout::write_ledger(&layout, &ours)?;
+            report(Cleaned::IntegrationBranch(name));
+        }
+        None => {}
     }
     Ok(())
+}
+
+/// What `--integration` will do with the integration branch named in
+/// state.json.
+enum Integration {
+    /// It no longer exists.
+    Gone(String),
+    /// loopc created it and it is not checked out: delete it.
+    Delete(String),
+}
+
+/// Decides what `--integration` does, before anything is removed.
+///
+/// Errors: no readable state.json, the branch was not created by loopc, or
+/// it is checked out (the message names the worktree).
+fn integration_branch(git: &Git, layout: &Layout) -> Result<Integration, String> {
+    let state = super::store::state::load(&layout.state)
+        .map_err(|e| format!("cannot find the integration branch: {e}"))?;
+    let name = state.integration_branch;
+    if git.commit_of(&format!("refs/heads/{name}"))?.is_none() {
+        return Ok(Integration::Gone(name));
+    }
+    if !layout::ledger(layout)?.contains(&name) {
+        return Err(format!(
+            "the integration branch {name} was not created by loopc; left alone (nothing was removed)"
+        ));
+    }
+    let refname = format!("refs/heads/{name}");
+    if let Some(w) = git
+        .worktrees()?
+        .into_iter()
+        .find(|w| w.branch.as_deref() == Some(refname.as_str()))
+    {
+        return Err(format!(
+            "the integration branch {name} is checked out at {}; check out another branch there \
+             first (nothing was removed)",
+            w.path.display()
+        ));
+    }
+    Ok(Integration::Delete(name))
+}
+
+/// Deletes every cache entry: the refs under `refs/loopc/cache/` and the
+/// index in `.loopc/cache/`. Returns how many entries there were.
+///
+/// Errors: git fails, or the index cannot be removed.
+fn clean_cache(git: &Git, layout: &Layout) -> Result<usize, String> {
+    let refs = git.ref_messages(super::engine::cache::REF_PREFIX)?;
+    for (refname, _) in &refs {
+        git.delete_ref(refname)?;
+    }
+    let dir = layout.dir.join("cache");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)
+            .map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+    }
+    Ok(refs.len())
 }

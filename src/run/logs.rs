@@ -36,38 +36,80 @@ const ORDER: &[&str] = &[
 /// The output logs `--follow` keeps reading.
 const LIVE: &[&str] = &["setup.log", "agent.stdout", "agent.stderr", "command.log"];
 
-/// The log directory of `task`'s attempt `attempt` (its last try, when
-/// infrastructure failures retried it), else of the task's last try.
-fn directory(layout: &Layout, task: &str, attempt: Option<u32>) -> Result<PathBuf, String> {
-    let dir = layout.logs.join(task);
-    if !dir.is_dir() {
-        return Err(format!(
-            "no logs of task `{task}` in this run ({} does not exist)",
-            dir.display()
-        ));
-    }
-    // Directory names: `<n>` and `<n>.retry-<k>`.
-    let mut tries: Vec<(u32, u32, PathBuf)> = std::fs::read_dir(&dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let (n, k) = match name.split_once(".retry-") {
-                Some((n, k)) => (n.parse().ok()?, k.parse().ok()?),
-                None => (name.parse().ok()?, 1),
-            };
-            Some((n, k, e.path()))
+/// The tries logged in `dir` (a task's directory of logs), sorted:
+/// attempt number, retry, path. Directory names: `<n>` and `<n>.retry-<k>`.
+fn tries_in(dir: &Path) -> Vec<(u32, u32, PathBuf)> {
+    let mut tries: Vec<(u32, u32, PathBuf)> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let (n, k) = match name.split_once(".retry-") {
+                        Some((n, k)) => (n.parse().ok()?, k.parse().ok()?),
+                        None => (name.parse().ok()?, 1),
+                    };
+                    Some((n, k, e.path()))
+                })
+                .collect()
         })
-        .collect();
+        .unwrap_or_default();
     tries.sort();
-    let chosen = match attempt {
-        Some(n) => tries.into_iter().rfind(|t| t.0 == n),
-        None => tries.pop(),
+    tries
+}
+
+/// Attempt `attempt` (its last try) of `tries`, else the last try.
+fn pick(mut tries: Vec<(u32, u32, PathBuf)>, attempt: Option<u32>) -> Option<PathBuf> {
+    match attempt {
+        Some(n) => tries.into_iter().rfind(|t| t.0 == n).map(|t| t.2),
+        None => tries.pop().map(|t| t.2),
+    }
+}
+
+/// Where the logs shown were found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// In this run's logs (`.loopc/logs/`).
+    ThisRun,
+    /// This run has none of them (e.g. the task was replayed from the
+    /// cache): they are the latest earlier run's that has them, in this
+    /// directory (`.loopc/earlier-logs/<k>/`).
+    EarlierRun(PathBuf),
+}
+
+/// The log directory of `task`'s attempt `attempt` (its last try, when
+/// infrastructure failures retried it), else of the task's last try: in
+/// this run's logs, else in the latest earlier run's that has it.
+fn directory(
+    layout: &Layout,
+    task: &str,
+    attempt: Option<u32>,
+) -> Result<(PathBuf, Found), String> {
+    if let Some(d) = pick(tries_in(&layout.logs.join(task)), attempt) {
+        return Ok((d, Found::ThisRun));
+    }
+    // Earlier runs' logs: `earlier-logs/<k>/`, the highest k the latest.
+    let mut earlier: Vec<(u64, PathBuf)> = std::fs::read_dir(&layout.earlier_logs)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path())))
+                .collect()
+        })
+        .unwrap_or_default();
+    earlier.sort();
+    for (_, run) in earlier.into_iter().rev() {
+        if let Some(d) = pick(tries_in(&run.join(task)), attempt) {
+            return Ok((d, Found::EarlierRun(run)));
+        }
+    }
+    let what = match attempt {
+        Some(n) => format!("attempt {n} of task `{task}`"),
+        None => format!("task `{task}`"),
     };
-    chosen.map(|t| t.2).ok_or_else(|| match attempt {
-        Some(n) => format!("task `{task}` has no attempt {n} in this run's logs"),
-        None => format!("task `{task}` has no attempt in this run's logs"),
-    })
+    Err(format!(
+        "no logs of {what} in this run ({}) or an earlier one ({})",
+        layout.logs.join(task).display(),
+        layout.earlier_logs.display()
+    ))
 }
 
 fn files_of(dir: &Path) -> Vec<PathBuf> {
@@ -111,28 +153,37 @@ fn running(layout: &Layout, task: &str) -> bool {
 }
 
 /// `loopc logs`: writes the attempt's files to `out` (the repository is
-/// the one holding `cwd`). A write that fails (a closed stdout) ends it
-/// quietly.
+/// the one holding `cwd`), each under a `==> path <==` header; returns where
+/// they were found. A closed stdout (`| head`) ends it quietly.
 ///
-/// Errors: not in a git repository, or no such logs (the message says which).
-pub fn logs(cwd: &Path, req: &LogsRequest, out: &mut dyn Write) -> Result<(), String> {
+/// Errors: not in a git repository, no such logs in this run or an
+/// earlier one (the message says which and where it looked), or the logs
+/// could not be written (a full disk) or read.
+pub fn logs(cwd: &Path, req: &LogsRequest, out: &mut dyn Write) -> Result<Found, String> {
     let git = Git::discover(cwd)?;
     let layout = Layout::new(&git.root);
-    let dir = directory(&layout, &req.task, req.attempt)?;
+    let (dir, found) = directory(&layout, &req.task, req.attempt)?;
     let mut ends = Vec::new();
+    // The file whose bytes were printed last: output of another file
+    // gets its own header first.
+    let mut last: Option<String> = None;
     for f in files_of(&dir) {
         let name = f.file_name().map(|n| n.to_string_lossy().into_owned());
         let name = name.unwrap_or_default();
-        if writeln!(out, "==> {} <==", f.display()).is_err() {
-            return Ok(());
+        if let Err(e) = writeln!(out, "==> {} <==", f.display()) {
+            return ended(e, &f, found);
         }
         match copy_from(&f, 0, out) {
-            Ok(end) => ends.push((name, end)),
-            Err(_) => return Ok(()),
+            Ok(end) => ends.push((name.clone(), end)),
+            Err(e) => return ended(e, &f, found),
         }
-        let _ = writeln!(out);
+        last = Some(name);
+        if let Err(e) = writeln!(out) {
+            return ended(e, &f, found);
+        }
     }
-    if req.follow {
+    // Following an earlier run's logs: nothing is running there.
+    if req.follow && found == Found::ThisRun {
         // New bytes of the output logs, until the attempt ends.
         loop {
             let live = running(&layout, &req.task);
@@ -140,21 +191,45 @@ pub fn logs(cwd: &Path, req: &LogsRequest, out: &mut dyn Write) -> Result<(), St
                 let path = dir.join(name);
                 let at = ends.iter().position(|(n, _)| n == name);
                 let from = at.map_or(0, |i| ends[i].1);
+                let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+                if size <= from {
+                    continue;
+                }
+                if last.as_deref() != Some(*name) {
+                    if let Err(e) = writeln!(out, "\n==> {} <==", path.display()) {
+                        return ended(e, &path, found);
+                    }
+                    last = Some((*name).to_string());
+                }
                 match copy_from(&path, from, out) {
-                    Ok(end) if end > from => match at {
+                    Ok(end) => match at {
                         Some(i) => ends[i].1 = end,
                         None => ends.push((name.to_string(), end)),
                     },
-                    Ok(_) => {}
-                    Err(_) => return Ok(()),
+                    Err(e) => return ended(e, &path, found),
                 }
             }
-            if out.flush().is_err() || !live {
+            if let Err(e) = out.flush() {
+                return ended(e, &dir, found);
+            }
+            if !live {
                 break;
             }
             std::thread::sleep(Duration::from_millis(200));
         }
     }
-    let _ = out.flush();
-    Ok(())
+    match out.flush() {
+        Ok(()) => Ok(found),
+        Err(e) => ended(e, &dir, found),
+    }
+}
+
+/// How printing `path` ended on error `e`: quietly when the reader went
+/// away (a closed pipe), else an error naming the file.
+fn ended(e: std::io::Error, path: &Path, found: Found) -> Result<Found, String> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(found)
+    } else {
+        Err(format!("cannot print {}: {e}", path.display()))
+    }
 }

@@ -17,13 +17,16 @@
 //! - [`ui`]: what a person sees: live bars or event lines, the summary table;
 //! - [`time`]: timestamps and the display of durations and money, used by
 //!   every room (a leaf, so it lives here rather than in one of them);
-//! - [`status`], [`clean`], [`logs`], [`out`]: the other commands' reports and
-//!   stdout (`logs` reads `.loopc/` and the lock, as `status` does).
+//! - [`status`], [`clean`], [`logs`], [`board`], [`answer`]: the
+//!   other commands' reports and stdout (`logs` reads `.loopc/` and the
+//!   lock, as `status` does; `board` reads `.loopc/` only, never the lock;
+//!   `answer` writes only `.loopc/answers/`).
 
+pub mod answer;
+pub mod board;
 pub mod clean;
 pub mod engine;
 pub mod logs;
-pub mod out;
 pub mod status;
 pub mod store;
 pub mod sys;
@@ -33,7 +36,7 @@ pub mod ui;
 use crate::plan::Plan;
 use engine::context::RunCtx;
 use engine::{cache, dry_run, scheduler};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use store::events::{Event, Recorder};
 use store::layout::{self, Layout};
@@ -88,8 +91,13 @@ pub enum Ran {
     /// `--dry-run`: nothing ran; the report of what would run or be
     /// replayed from the cache.
     DryRun(String),
-    /// The run ended so; its summary table is on stdout already.
-    Finished(Outcome),
+    /// The run ended so, with its summary table (for stdout).
+    Finished {
+        /// How it ended.
+        outcome: Outcome,
+        /// The summary table: a line per task, then the run's totals.
+        summary: String,
+    },
 }
 
 /// Options of one run (the command line, minus the plan file).
@@ -108,43 +116,8 @@ pub struct Options {
     /// The process exit status of each outcome, recorded in state.json and
     /// the `run_finished` event; the command line decides it.
     pub exit_status: fn(Outcome) -> i32,
-}
-
-/// Finds the plan file: the one given, else `plan.loop`, else the only
-/// `*.loop` in `cwd`.
-///
-/// Errors: no plan given and none or several `*.loop` files in `cwd`.
-pub fn find_plan(given: Option<&Path>, cwd: &Path) -> Result<PathBuf, RunError> {
-    if let Some(p) = given {
-        return Ok(p.to_path_buf());
-    }
-    let default = cwd.join("plan.loop");
-    if default.is_file() {
-        return Ok(PathBuf::from("plan.loop"));
-    }
-    let entries = std::fs::read_dir(cwd)
-        .map_err(|e| RunError::usage(format!("cannot read {}: {e}", cwd.display())))?;
-    let mut found: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "loop"))
-        .collect();
-    found.sort();
-    match found.len() {
-        1 => Ok(found
-            .pop()
-            .and_then(|p| p.file_name().map(PathBuf::from))
-            .unwrap_or_default()),
-        0 => Err(RunError::usage(format!(
-            "no plan given and no plan.loop or *.loop file in {}",
-            cwd.display()
-        ))),
-        _ => Err(RunError::usage(format!(
-            "no plan given and {} *.loop files in {}; name one",
-            found.len(),
-            cwd.display()
-        ))),
-    }
+    /// How progress is shown on stderr (`-q`: none, `-v`: a line per event).
+    pub progress: ui::display::Progress,
 }
 
 /// Checks that the repository can be used and where the integration branch
@@ -351,20 +324,23 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         lock::acquire(&lock::repository_lock(&git), "run", &git.root).map_err(RunError::usage)?;
     // The previous run's state: unreadable is refused (the person decides);
     // a run that never finished was killed, and is cleaned up after.
-    if layout.state.exists() {
+    let previous = if layout.state.exists() {
         let previous = store::state::load(&layout.state).map_err(RunError::usage)?;
         if previous.status == crate::state::RunStatus::Running {
             eprintln!(
-                "loopc: the previous run (started {}) did not finish: loopc was killed; \
+                "note: the previous run (started {}) did not finish: loopc was killed; \
                  cleaning up after it and resuming (passed tasks are replayed from the cache)",
                 previous.started_at
             );
         }
-    }
+        Some(previous)
+    } else {
+        None
+    };
     let slug = worktree::slug(&plan.name);
     let reconciled = recover::reconcile(&git, &layout, &slug).map_err(RunError::usage)?;
     for note in &reconciled.notes {
-        eprintln!("loopc: {note}");
+        eprintln!("note: {note}");
     }
     worktree::check_namespace(
         &git,
@@ -391,8 +367,11 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     // run that cannot start changes nothing.
     layout.check_files().map_err(RunError::usage)?;
     store::state::probe(&layout.state).map_err(RunError::usage)?;
-    let events = Recorder::open(&layout.events, Box::new(ui::display::Ui::detect()))
-        .map_err(RunError::usage)?;
+    let events = Recorder::open(
+        &layout.events,
+        Box::new(ui::display::Ui::for_progress(options.progress)),
+    )
+    .map_err(RunError::usage)?;
     // A new run starts new logs (an earlier run's are kept) and a new
     // progress file.
     layout.keep_earlier_logs().map_err(RunError::usage)?;
@@ -421,7 +400,11 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         parallel,
     });
     interrupt::install();
-    let state = scheduler::initial_state(&ctx, &options.plan_file, &head);
+    let mut state = scheduler::initial_state(&ctx, &options.plan_file, &head);
+    // A task that was waiting for an agent's usage limit waits out the rest.
+    if let Some(previous) = &previous {
+        scheduler::carry_waits(previous, &mut state);
+    }
     let finish = scheduler::run(
         Arc::clone(&ctx),
         parallel,
@@ -430,9 +413,10 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         options.exit_status,
     );
     ctx.events.ui().finish();
-    // A closed or full stdout does not change the run's result.
-    let _ = out::stdout(&summary::table(&finish.state));
-    Ok(Ran::Finished(finish.outcome))
+    Ok(Ran::Finished {
+        outcome: finish.outcome,
+        summary: summary::table(&finish.state),
+    })
 }
 
 #[cfg(test)]

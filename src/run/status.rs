@@ -27,6 +27,30 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
     // after it and resumes. state.json itself is left as it is.
     let killed = state.status == crate::state::RunStatus::Running
         && !super::sys::lock::holder_alive(&layout.lock);
+    // Questions already answered: the next run gives the answer.
+    let answered: String = state
+        .tasks
+        .iter()
+        .filter(|t| t.status == crate::state::TaskStatus::NeedsHuman)
+        .filter(|t| {
+            super::store::answers::load(&layout, &t.name).is_ok_and(|a| {
+                a.last()
+                    .is_some_and(|a| Some(&a.question) == t.question.as_ref())
+            })
+        })
+        .map(|t| {
+            format!(
+                "{}: answered; the next `loopc run` gives the task the answer\n",
+                t.name
+            )
+        })
+        .collect();
+    // The integration branch deleted since the run (by hand, or `loopc
+    // clean --integration`): the summary would name a branch that is gone.
+    let gone = !state.integration_branch.is_empty()
+        && git
+            .commit_of(&format!("refs/heads/{}", state.integration_branch))?
+            .is_none();
     Ok(if options.json {
         let mut value =
             serde_json::to_value(&state).map_err(|e| format!("cannot encode state: {e}"))?;
@@ -38,12 +62,22 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
         format!("{text}\n")
     } else {
         format!(
-            "plan {} ({}), started {}{}\n{}{}",
+            "plan {} ({}), started {}{}\n{}{answered}{}{}",
             super::ui::display::sanitize(&state.plan),
             super::ui::display::sanitize(&state.plan_file),
             state.started_at,
             if killed { ": killed" } else { "" },
             super::ui::summary::table(&state),
+            if gone {
+                format!(
+                    "the integration branch {} is gone: it was deleted after this run (the next \
+                     `loopc run` creates it again from the base, replaying passed tasks from the \
+                     cache)\n",
+                    super::ui::display::sanitize(&state.integration_branch)
+                )
+            } else {
+                String::new()
+            },
             if killed {
                 "this run was killed (state.json says running, but no loopc holds the lock); \
                  the next `loopc run` cleans up after it and resumes\n"

@@ -45,6 +45,29 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// Seconds since the Unix epoch of a `YYYY-MM-DDTHH:MM:SS[.mmm]Z` time as
+/// [`format_rfc3339`] writes it; `None` for any other text.
+pub fn parse_rfc3339(text: &str) -> Option<u64> {
+    let num = |s: Option<&str>| -> Option<i64> { s?.parse().ok() };
+    let (date, time) = text.strip_suffix('Z')?.split_once('T')?;
+    let mut d = date.splitn(3, '-');
+    let (y, m, day) = (num(d.next())?, num(d.next())?, num(d.next())?);
+    let mut t = time.split('.').next()?.splitn(3, ':');
+    let (h, min, sec) = (num(t.next())?, num(t.next())?, num(t.next())?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || h > 23 || min > 59 || sec > 60 {
+        return None;
+    }
+    // Days from 1970-01-01 (inverse of `civil_from_days`).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = if m > 2 { m - 3 } else { m + 9 };
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + h * 3600 + min * 60 + sec).ok()
+}
+
 /// A duration for people: `850ms`, `12s`, `3m05s`, `1h02m`.
 pub fn human_duration(d: Duration) -> String {
     let ms = d.as_millis();
@@ -91,6 +114,16 @@ pub fn usd_to_micro(usd: f64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parse_reads_what_format_writes() {
+        for secs in [0u64, 951_782_400, 1_767_225_600, 4_102_444_799] {
+            let text = format_rfc3339(Duration::from_millis(secs * 1000 + 250));
+            assert_eq!(parse_rfc3339(&text), Some(secs), "{text}");
+        }
+        assert_eq!(parse_rfc3339("2026-13-01T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("soon"), None);
+    }
 
     #[test]
     fn epoch_and_leap_day() {

@@ -109,6 +109,8 @@ pub fn decode_duration(text: &str, span: Span) -> Result<Duration, Diagnostic> {
     let mut total: u128 = 0;
     let mut rest = text;
     let mut at = span.start;
+    // The previous part's unit: units come largest first, each once.
+    let mut previous: Option<(&str, u128)> = None;
     while !rest.is_empty() {
         let digits_len = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '_'))
@@ -151,6 +153,22 @@ pub fn decode_duration(text: &str, span: Span) -> Result<Duration, Diagnostic> {
             )
             .with_note("duration units are ms, s, m, h and d"));
         };
+        if let Some((before, before_millis)) = previous
+            && millis >= before_millis
+        {
+            return Err(Diagnostic::new(
+                Code::E0012,
+                format!("invalid duration `{text}`: `{unit}` comes after `{before}`"),
+                unit_span,
+                if unit == before {
+                    "this unit is written twice"
+                } else {
+                    "a larger unit after a smaller one"
+                },
+            )
+            .with_note("write each unit once, largest first, e.g. `1h30m`"));
+        }
+        previous = Some((unit, millis));
         let n: u128 = digits
             .chars()
             .filter(|c| *c != '_')

@@ -318,8 +318,21 @@ fn syntax_error(source: &str, at: usize, e: &pest::error::Error<Rule>) -> Diagno
         Span::new(at, at + len),
         format!("expected {expected}"),
     );
-    if expected.contains("`}`") && ITEM_KEYWORDS.iter().any(|k| found == format!("`{k}`")) {
+    let keyword = ITEM_KEYWORDS
+        .iter()
+        .find(|k| found == format!("`{k}`"))
+        .copied();
+    if expected.contains("`}`") && keyword.is_some() {
         d = d.with_note("the block before this item is not closed: add `}`");
+    }
+    if let Some(k) = keyword
+        && expected.contains("`{`")
+        && in_dependency_list(source, at)
+    {
+        d = d.with_note(format!(
+            "`{k}` is an item keyword, so it ends the dependency list: write a dependency \
+             named `{k}` quoted (`\"{k}\"`), or rename that task"
+        ));
     }
     if expected == "`=`" {
         let before = source[..at.min(source.len())].trim_end();
@@ -348,6 +361,17 @@ fn syntax_error(source: &str, at: usize, e: &pest::error::Error<Rule>) -> Diagno
         d = d.with_note("strings are written in double quotes: `\"…\"`");
     }
     d
+}
+
+/// Whether `at` is after the `:` of a task header on its line
+/// (`task z: a ⟨at⟩`), where dependency names go.
+fn in_dependency_list(source: &str, at: usize) -> bool {
+    let at = at.min(source.len());
+    if !source.is_char_boundary(at) {
+        return false;
+    }
+    let line = &source[crate::span::line_start(source, at)..at];
+    line.trim_start().starts_with("task") && line.contains(':') && !line.contains('{')
 }
 
 /// Describes the token at `at` and its byte length.

@@ -12,12 +12,14 @@ use super::gate::{self, Verdict};
 use super::guard;
 use super::handoff::{self, HandoffStatus, one_line, with_reason};
 use super::report;
-use crate::plan::{OnFail, OutputFormat, TaskKind};
+use crate::plan::{Agent, OnFail, OutputFormat, Task, TaskKind};
 use crate::run::store::events::Event;
 use crate::run::store::layout;
 use crate::run::sys::process::{self, Exit, Spec};
 use crate::run::sys::worktree;
+use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// What the coordinator hands an attempt.
 #[derive(Debug, Clone)]
@@ -38,6 +40,27 @@ pub struct AttemptInput {
     pub feedback: String,
     /// progress.md as of the start.
     pub progress: String,
+    /// The fallback agent that takes this attempt because the task's own
+    /// agent is usage or rate limited (`None`: the task's own agent).
+    pub agent: Option<Arc<Agent>>,
+}
+
+/// Task `task` as an attempt runs it: with a fallback `agent`, that agent
+/// in place of its own and its environment under the task's.
+pub fn as_run<'a>(task: &'a Task, agent: Option<&Arc<Agent>>) -> Cow<'a, Task> {
+    match (&task.kind, agent) {
+        (TaskKind::Agent { prompt, .. }, Some(a)) => {
+            let mut t = task.clone();
+            t.kind = TaskKind::Agent {
+                prompt: prompt.clone(),
+                agent: Arc::clone(a),
+            };
+            t.env = a.env.clone();
+            t.env.extend(task.own_env.clone());
+            Cow::Owned(t)
+        }
+        _ => Cow::Borrowed(task),
+    }
 }
 
 /// How an attempt ended.
@@ -61,8 +84,11 @@ pub enum Outcome {
         /// `retry`, `block` or `fail`.
         on_fail: OnFail,
     },
-    /// The task is blocked (handoff `blocked`/`needs_human`, gate `on_fail = block`).
+    /// The task is blocked (handoff `blocked`, gate `on_fail = block`).
     Blocked(String),
+    /// The handoff said `needs_human`: the task waits for a person's
+    /// answer to this question (`loopc answer`).
+    NeedsHuman(String),
     /// An infrastructure failure (worktree, `setup`): retried, not counted.
     Infrastructure(String),
     /// The agent (or an agent gate) hit a usage or rate limit: set aside,
@@ -173,7 +199,8 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
 }
 
 fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
-    let task = &ctx.plan.tasks[r.input.task];
+    let task = as_run(&ctx.plan.tasks[r.input.task], r.input.agent.as_ref());
+    let task = task.as_ref();
     let name = task.name.clone();
     let n = r.input.attempt;
     let phase = |p: &str| {
@@ -196,6 +223,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             .attempt_logs(&task.name, &log_name)
             .to_string_lossy()
             .into_owned(),
+        fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
     });
     let files = match AttemptFiles::create(&ctx.layout, &task.name, &log_name, Some(&r.worktree)) {
         Ok(f) => f,
@@ -220,7 +248,12 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     }
     let prompt_text = match &task.kind {
         TaskKind::Agent { prompt, .. } => {
-            handoff::prompt(prompt, &r.input.progress, &r.input.feedback)
+            // People's answers to the task's questions (`loopc answer`).
+            let answers = match crate::run::store::answers::load(&ctx.layout, &task.name) {
+                Ok(a) => crate::run::store::answers::prompt_section(&a),
+                Err(e) => return Outcome::Infrastructure(e),
+            };
+            handoff::prompt(prompt, &answers, &r.input.progress, &r.input.feedback)
         }
         TaskKind::Command { .. } => String::new(),
     };
@@ -298,19 +331,28 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         stderr: agent_name.is_some().then_some(stderr.as_path()),
         timeout: task.timeout,
     };
-    let exit = match process::run(&spec, &ctx.control) {
+    // While it runs, the display shows what it is doing now.
+    let run = || process::run(&spec, &ctx.control);
+    let exit = match super::watch::while_running(ctx, &task.name, n, output, &stdout, run) {
         Ok(e) => e,
         Err(e) => return Outcome::Infrastructure(e),
     };
     r.agent_started = true;
-    let output_tail = || {
+    // `why`, then the end of the output under a heading (none when there
+    // was no output: a heading over nothing reads like lost output).
+    let with_output = |why: &str| {
         // At most 64 KiB in all: half for each stream of an agent.
-        if agent_name.is_some() {
+        let tail = if agent_name.is_some() {
             let mut t = process::tail(&stdout, gate::FEEDBACK_LIMIT / 2);
             t.push_str(&process::tail(&stderr, gate::FEEDBACK_LIMIT / 2));
             t
         } else {
             process::tail(&stdout, gate::FEEDBACK_LIMIT)
+        };
+        if tail.trim().is_empty() {
+            format!("{why}. It printed nothing.")
+        } else {
+            format!("{why}. Its last output:\n{tail}")
         }
     };
     let what = if agent_name.is_some() {
@@ -346,10 +388,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Exit::Stopped => return Outcome::Interrupted,
         Exit::TimedOut => {
             let why = format!("{what} {}", exit.describe(task.timeout));
-            return failed(
-                why.clone(),
-                format!("{why}. Its last output:\n{}", output_tail()),
-            );
+            return failed(why.clone(), with_output(&why));
         }
         Exit::Code(0) => {}
         // The shell could not run the agent's program (126: not
@@ -372,10 +411,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
                 );
             }
             let why = format!("{what} failed ({status})");
-            return failed(
-                why.clone(),
-                format!("{why}. Its last output:\n{}", output_tail()),
-            );
+            return failed(why.clone(), with_output(&why));
         }
     }
     let handoff = match handoff {
@@ -404,13 +440,23 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
                     format!("The previous attempt reported failure:\n{text}"),
                 );
             }
-            HandoffStatus::Blocked | HandoffStatus::NeedsHuman => {
-                let word = if h.status == HandoffStatus::Blocked {
-                    "blocked"
-                } else {
-                    "needs_human"
-                };
-                return Outcome::Blocked(with_reason(&format!("the handoff says {word}"), &text));
+            HandoffStatus::Blocked => {
+                return Outcome::Blocked(with_reason("the handoff says blocked", &text));
+            }
+            HandoffStatus::NeedsHuman => {
+                // The question, else the summary: a person must see why.
+                let question = h
+                    .question
+                    .clone()
+                    .filter(|q| !q.trim().is_empty())
+                    .unwrap_or_else(|| {
+                        if text.trim().is_empty() {
+                            "(the agent asked for a person but gave no question)".to_string()
+                        } else {
+                            text.clone()
+                        }
+                    });
+                return Outcome::NeedsHuman(question);
             }
         }
     }

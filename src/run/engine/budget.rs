@@ -120,8 +120,10 @@ impl Meter {
             && !self.breaker_spares_streak
         {
             return Some(format!(
-                "circuit breaker: {} failed attempts in a row (budget `failures` = {})",
-                s.consecutive_failures, self.limits.failures
+                "circuit breaker: {} failed attempt{} in a row (budget `failures` = {})",
+                s.consecutive_failures,
+                if s.consecutive_failures == 1 { "" } else { "s" },
+                self.limits.failures
             ));
         }
         None

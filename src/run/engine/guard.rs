@@ -181,7 +181,7 @@ pub fn judge(
             "while task `{}` attempt {} ran{also}, {line}; loopc did not change it back",
             task.name, r.input.attempt
         );
-        ctx.events.ui().line(&format!("loopc: warning: {w}"));
+        ctx.events.ui().line(&format!("warning: {w}"));
         state.warnings.push(w);
     }
     match outcome {

@@ -35,6 +35,9 @@ pub struct Handoff {
     /// The agent deliberately changed nothing.
     #[serde(default)]
     pub no_changes: bool,
+    /// With `needs_human`: what the person must answer.
+    #[serde(default)]
+    pub question: Option<String>,
 }
 
 /// The most a handoff file may be (larger is an error).
@@ -101,19 +104,25 @@ pub fn instructions(gate: bool) -> String {
          variable LOOP_HANDOFF (a file loopc keeps out of the commit):\n\
          {\"status\": \"completed\" | \"failed\" | \"blocked\" | \"needs_human\", \
          \"summary\": \"one line on what you did\", \"cost_usd\": 0.0, \"no_changes\": false}\n\
-         Use \"blocked\" or \"needs_human\" when the task cannot be done without help; \
-         set \"no_changes\": true only if the task needs no change to the files. \
+         Use \"blocked\" when the task cannot be done without outside help, and \
+         \"needs_human\" with a \"question\": \"…\" field when a person must decide \
+         something: loopc stops the task until the person answers and gives the next \
+         attempt the answer. \
+         Set \"no_changes\": true only if the task needs no change to the files. \
          Leave your changes in the working tree; loopc commits them.\n"
             .to_string()
     }
 }
 
-/// The prompt given to an agent: the task's prompt, then the progress of
+/// The prompt given to an agent: the task's prompt, then people's
+/// `answers` to its questions (a prompt section, see
+/// [`crate::run::store::answers::prompt_section`]), then the progress of
 /// passed tasks, then the previous attempt's feedback, then the handoff
 /// instructions.
-pub fn prompt(task_prompt: &str, progress: &str, feedback: &str) -> String {
+pub fn prompt(task_prompt: &str, answers: &str, progress: &str, feedback: &str) -> String {
     let mut out = task_prompt.trim_end().to_string();
     out.push_str("\n\n");
+    out.push_str(answers);
     if !progress.trim().is_empty() {
         out.push_str("## Progress so far (tasks already done)\n");
         out.push_str(progress.trim_end());
@@ -159,13 +168,19 @@ mod tests {
 
     #[test]
     fn prompt_order() {
-        let p = prompt("Do X.", "- a: A — did a; f.py\n", "tests failed");
+        let p = prompt(
+            "Do X.",
+            "## Answer from a human\n> Which?\n\nThat one.\n\n",
+            "- a: A — did a; f.py\n",
+            "tests failed",
+        );
+        let i_answer = p.find("## Answer from a human").unwrap();
         let i_task = p.find("Do X.").unwrap();
         let i_prog = p.find("- a: A").unwrap();
         let i_fb = p.find("tests failed").unwrap();
         let i_hand = p.find("LOOP_HANDOFF").unwrap();
-        assert!(i_task < i_prog && i_prog < i_fb && i_fb < i_hand);
-        assert!(!prompt("Do X.", "", "").contains("Feedback"));
+        assert!(i_task < i_answer && i_answer < i_prog && i_prog < i_fb && i_fb < i_hand);
+        assert!(!prompt("Do X.", "", "", "").contains("Feedback"));
     }
 
     #[test]
@@ -181,8 +196,11 @@ mod tests {
 
     #[test]
     fn handoff_fields() {
-        let h: Handoff = serde_json::from_str(r#"{"status":"needs_human","summary":"x"}"#).unwrap();
+        let h: Handoff =
+            serde_json::from_str(r#"{"status":"needs_human","summary":"x","question":"Which?"}"#)
+                .unwrap();
         assert_eq!(h.status, HandoffStatus::NeedsHuman);
+        assert_eq!(h.question.as_deref(), Some("Which?"));
         assert!(!h.no_changes);
         assert!(serde_json::from_str::<Handoff>(r#"{"status":"maybe"}"#).is_err());
     }

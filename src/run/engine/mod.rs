@@ -11,8 +11,9 @@
 //! [`handoff`] (the agent protocol: the prompt an agent is given, the
 //! handoff it writes back), [`report`] (what agents' JSON output reports)
 //! and [`limits`] (usage and rate limits, which are waited for), [`guard`]
-//! (the user's refs, compared around every attempt) and [`programs`] (every
-//! `run` string's program is looked up before any work).
+//! (the user's refs, compared around every attempt), [`programs`] (every
+//! `run` string's program is looked up before any work) and [`watch`] (what
+//! a running agent is doing now, for the display).
 //!
 //! Arrows: the engine uses [`super::sys`] (git, processes, worktrees) and
 //! [`super::store`] (the files of `.loopc/`); neither of them uses the
@@ -34,3 +35,4 @@ pub mod replay;
 pub mod report;
 pub mod scheduler;
 pub mod transition;
+pub mod watch;

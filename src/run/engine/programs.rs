@@ -54,11 +54,26 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
     let mut out = Vec::new();
     for task in &plan.tasks {
         match &task.kind {
-            TaskKind::Agent { agent, .. } => out.push(Use {
-                what: format!("agent `{}` (task `{}`)", agent.name, task.name),
-                run: &agent.run,
-                env: task.env.clone(),
-            }),
+            TaskKind::Agent { agent, .. } => {
+                out.push(Use {
+                    what: format!("agent `{}` (task `{}`)", agent.name, task.name),
+                    run: &agent.run,
+                    env: task.env.clone(),
+                });
+                // A fallback may take any of its attempts.
+                for f in &agent.fallbacks {
+                    let mut env = f.env.clone();
+                    env.extend(task.own_env.clone());
+                    out.push(Use {
+                        what: format!(
+                            "agent `{}`, the fallback of `{}` (task `{}`)",
+                            f.name, agent.name, task.name
+                        ),
+                        run: &f.run,
+                        env,
+                    });
+                }
+            }
             TaskKind::Command { run } => out.push(Use {
                 what: format!("task `{}`", task.name),
                 run,

@@ -65,7 +65,7 @@ impl RunCache {
             Err(e) => {
                 ctx.events
                     .ui()
-                    .line(&format!("loopc: {}: no cache key: {e}", task.name));
+                    .line(&format!("warning: {}: no cache key: {e}", task.name));
                 None
             }
         }
@@ -137,7 +137,7 @@ impl RunCache {
         let gated_tree = match ctx.git.tree_of(head) {
             Ok(t) => t,
             Err(e) => {
-                ctx.events.ui().line(&format!("loopc: cache: {e}"));
+                ctx.events.ui().line(&format!("warning: cache: {e}"));
                 return;
             }
         };
@@ -162,7 +162,7 @@ impl RunCache {
         if let Some(store) = self.cache.store.as_mut()
             && let Err(e) = store.record(&ctx.git, entry)
         {
-            ctx.events.ui().line(&format!("loopc: cache: {e}"));
+            ctx.events.ui().line(&format!("warning: cache: {e}"));
         }
     }
 }

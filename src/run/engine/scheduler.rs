@@ -12,7 +12,10 @@
 //!
 //! Over 600 lines: the coordinator's loop, starting attempts, carrying out
 //! actions and the checks only it can make (the integration branch, the
-//! user's refs, waits for agents' limits) share its one `Scheduler`.
+//! user's refs) share its one `Scheduler`. Waits for agents' limits and
+//! their fallbacks are [`waits`]'s.
+
+mod waits;
 
 use super::attempt::{self, AttemptInput, AttemptResult, Outcome};
 use super::budget::{Cost, Meter};
@@ -30,7 +33,8 @@ use crate::run::store::layout;
 use crate::run::store::progress;
 use crate::run::sys::{interrupt, worktree};
 use crate::run::time::now_rfc3339;
-use crate::state::{RunState, RunStatus, TaskStatus};
+use crate::state::{RunState, RunStatus};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -65,6 +69,7 @@ pub fn run(
         refs_at_start: None,
         attributed: Vec::new(),
         save_error: None,
+        limited: HashMap::new(),
         ctx,
         parallel: parallel.max(1) as usize,
         exit_status,
@@ -78,6 +83,7 @@ pub fn run(
     if let Some(d) = sched.books.meter.deadline() {
         sched.ctx.control.set_deadline(d);
     }
+    sched.resume_waits(&mut state);
     let outcome = sched.drive(&mut state);
     Finish { outcome, state }
 }
@@ -104,6 +110,8 @@ struct Scheduler {
     save_error: Option<String>,
     /// The process exit status of each outcome (recorded, not chosen here).
     exit_status: fn(RunOutcome) -> i32,
+    /// Agents known to be usage or rate limited, and until when.
+    limited: HashMap<String, Instant>,
 }
 
 impl Scheduler {
@@ -126,7 +134,10 @@ impl Scheduler {
         self.save(state);
         loop {
             if interrupt::requested() && self.books.stop_kind() != Some(StopKind::Interrupted) {
-                self.set_stop(StopKind::Interrupted, "interrupted".into());
+                self.set_stop(
+                    StopKind::Interrupted,
+                    crate::run::sys::interrupt::REASON.into(),
+                );
                 self.ctx.control.stop();
             }
             if self.past_deadline() {
@@ -155,86 +166,6 @@ impl Scheduler {
         self.finish(state)
     }
 
-    /// Whether a pending task waits for an agent's limit to reset.
-    fn waiting(&self, state: &RunState) -> bool {
-        self.books
-            .slots
-            .iter()
-            .zip(&state.tasks)
-            .any(|(s, t)| t.status == TaskStatus::Pending && s.wait_until.is_some())
-    }
-
-    /// Task `i`'s attempt was set aside for a usage or rate limit: it waits
-    /// until the limit resets (else backs off), within the `wait` and
-    /// `time` budgets.
-    fn wait_for_limit(&mut self, state: &mut RunState, i: usize, l: &attempt::Limited) {
-        let now = super::limits::now_epoch();
-        let slot = &mut self.books.slots[i];
-        let wait = match l.resets_at {
-            Some(at) if at > now => {
-                slot.limit_backoffs = 0;
-                Duration::from_secs(at - now)
-            }
-            _ => {
-                let w = super::limits::backoff(slot.limit_backoffs);
-                slot.limit_backoffs += 1;
-                w
-            }
-        };
-        let until = Instant::now() + wait;
-        slot.wait_until = Some(until);
-        let resets = super::limits::clock(now + wait.as_secs());
-        let said = if l.resets_at.is_some_and(|at| at > now) {
-            format!("resets {resets}")
-        } else {
-            format!("no reset time given; trying again at {resets}")
-        };
-        let why = format!(
-            "waiting for {}'s usage limit: {said}, in {}",
-            l.agent,
-            crate::run::time::human_duration(wait)
-        );
-        let waited = Duration::from_millis(self.books.meter.spent.waited_ms) + wait;
-        if let Some(cap) = self.books.meter.limits.wait
-            && waited > cap
-        {
-            self.set_stop(
-                StopKind::Budget,
-                format!(
-                    "budget `wait` spent: waiting for {}'s usage limit ({said}) would make {}                      of waiting, over {}",
-                    l.agent,
-                    crate::run::time::human_duration(waited),
-                    crate::run::time::human_duration(cap)
-                ),
-            );
-        } else if let Some(d) = self.books.meter.deadline()
-            && until > d
-        {
-            self.set_stop(
-                StopKind::Budget,
-                format!(
-                    "budget `time` ends before {}'s usage limit resets ({said})",
-                    l.agent
-                ),
-            );
-        } else {
-            self.books.meter.spent.waited_ms = waited.as_millis() as u64;
-        }
-        let ts = &mut state.tasks[i];
-        ts.status = TaskStatus::Pending;
-        ts.reason = Some(why.clone());
-        ts.waiting_until = Some(crate::run::time::format_rfc3339(Duration::from_secs(
-            now + wait.as_secs(),
-        )));
-        self.ctx.events.emit(Event::Waiting {
-            task: ts.name.clone(),
-            agent: l.agent.clone(),
-            message: l.message.clone(),
-            wait_ms: wait.as_millis() as u64,
-            reason: why,
-        });
-    }
-
     fn set_stop(&mut self, kind: StopKind, reason: String) {
         self.books.set_stop(kind, reason);
     }
@@ -247,9 +178,9 @@ impl Scheduler {
             .is_some_and(|d| Instant::now() >= d)
     }
 
-    /// Shows one of loopc's own notes (a failure that does not stop the run).
+    /// Shows a failure that does not stop the run, as `error: {text}`.
     fn note(&self, text: &str) {
-        self.ctx.events.ui().line(&format!("loopc: {text}"));
+        self.ctx.events.ui().line(&format!("error: {text}"));
     }
 
     fn save(&mut self, state: &mut RunState) {
@@ -287,6 +218,7 @@ impl Scheduler {
                 Some(_) => {
                     self.books.slots[i].wait_until = None;
                     state.tasks[i].waiting_until = None;
+                    state.tasks[i].waiting_for = None;
                 }
                 None => {}
             }
@@ -317,6 +249,7 @@ impl Scheduler {
             let (attempt, retry) =
                 transition::started(&ctx.plan, state, &mut self.books, i, now_rfc3339());
             self.next_serial(i);
+            let agent = self.agent_for(i);
             let slot = &mut self.books.slots[i];
             slot.since = Some(Instant::now());
             let ts = &mut state.tasks[i];
@@ -328,6 +261,7 @@ impl Scheduler {
                 base: self.head.clone(),
                 feedback: slot.feedback.clone(),
                 progress: progress::read(&self.ctx.layout.progress),
+                agent,
             };
             ts.worktree = Some(
                 self.ctx
@@ -477,6 +411,7 @@ impl Scheduler {
                 .as_ref()
                 .map(|f| f.dir.to_string_lossy().into_owned()),
             agent: r.report.as_ref().map(|rep| rep.record()),
+            fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
         };
         let actions = transition::finished(&self.ctx.plan, state, &mut self.books, finished);
         self.apply(state, i, actions, Some((&r, &merge_base)));
@@ -535,7 +470,7 @@ impl Scheduler {
                     }
                 }
                 Action::RememberChecks => self.remember_checks(i),
-                Action::WaitForLimit(l) => self.wait_for_limit(state, i, &l),
+                Action::WaitForLimit(l) => self.limit_hit(state, i, &l),
                 Action::RemoveWorktree => {
                     if let Some((r, _)) = attempt {
                         let _g = ctx.worktree_lock.lock();
@@ -711,7 +646,7 @@ impl Scheduler {
         let (outcome, code) = match &self.save_error {
             Some(e) if outcome != RunOutcome::Interrupted => {
                 self.ctx.events.ui().line(&format!(
-                    "loopc: the run's state could not be recorded ({e})"
+                    "error: the run's state could not be recorded ({e})"
                 ));
                 let o = RunOutcome::StateNotRecorded;
                 (o, (self.exit_status)(o))
@@ -731,3 +666,5 @@ impl Scheduler {
 pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
     transition::initial(&ctx.plan, plan_file, head, now_rfc3339())
 }
+
+pub use waits::carry_waits;

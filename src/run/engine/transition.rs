@@ -217,6 +217,8 @@ pub fn initial(plan: &Plan, plan_file: &str, head: &str, now: String) -> RunStat
                 cache_key: None,
                 history: Vec::new(),
                 waiting_until: None,
+                waiting_for: None,
+                question: None,
             })
             .collect(),
     }
@@ -292,6 +294,8 @@ pub struct Finished {
     pub logs: Option<String>,
     /// What the agent's output reported.
     pub agent: Option<state::AgentRecord>,
+    /// The fallback agent that ran the attempt, if the task's own did not.
+    pub fallback: Option<String>,
 }
 
 /// Task `i`'s attempt finished: counts its cost and outcome, decides
@@ -329,6 +333,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         Outcome::Passed { .. } => ("passed", None),
         Outcome::Failed { reason, .. } => ("failed", Some(reason.clone())),
         Outcome::Blocked(why) => ("blocked", Some(why.clone())),
+        Outcome::NeedsHuman(q) => ("needs-human", Some(needs_human_reason(q))),
         Outcome::Infrastructure(why) => ("infrastructure", Some(why.clone())),
         Outcome::Limited(l) => (
             "limited",
@@ -341,7 +346,10 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
     };
     // A failed or blocked attempt's worktree is kept until `loopc
     // clean` (spec §5.8): recorded so that the next run leaves it alone.
-    if matches!(f.outcome, Outcome::Failed { .. } | Outcome::Blocked(_)) {
+    if matches!(
+        f.outcome,
+        Outcome::Failed { .. } | Outcome::Blocked(_) | Outcome::NeedsHuman(_)
+    ) {
         out.push(Action::KeepWorktree);
     }
     let cost_micro_usd = (!f.cost.unknown).then_some(f.cost.micro_usd);
@@ -352,6 +360,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         cost_micro_usd,
         logs: f.logs.clone(),
         agent: f.agent.clone(),
+        fallback: f.fallback.clone(),
     });
     out.push(Action::Emit(Event::AttemptFinished {
         task: task.name.clone(),
@@ -436,6 +445,12 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
                 &f.now,
                 &mut out,
             );
+        }
+        Outcome::NeedsHuman(question) => {
+            let why = needs_human_reason(&question);
+            state.tasks[i].question = Some(question);
+            let status = TaskStatus::NeedsHuman;
+            finalize(plan, state, i, status, Some(why), &f.now, &mut out);
         }
         Outcome::Limited(l) => {
             // Set aside: counted in neither `attempts`, `iterations` nor
@@ -573,13 +588,22 @@ pub fn replayed(plan: &Plan, state: &mut RunState, books: &mut Books, r: Replaye
             key: r.key,
             reason,
         })),
-        Replay::Stopped => books.set_stop(StopKind::Interrupted, "interrupted".into()),
+        Replay::Stopped => books.set_stop(
+            StopKind::Interrupted,
+            crate::run::sys::interrupt::REASON.into(),
+        ),
     }
     out
 }
 
 /// Puts task `i` in a final state at `now` and, when it is dead, skips the
 /// pending tasks that depend on a dead one.
+/// The reason recorded for a task that needs a person: its question's
+/// first line.
+fn needs_human_reason(question: &str) -> String {
+    super::handoff::with_reason("the agent needs a human to answer", question)
+}
+
 fn finalize(
     plan: &Plan,
     state: &mut RunState,

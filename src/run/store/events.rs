@@ -44,6 +44,10 @@ pub enum Event {
         /// The try's log directory (`logs/<task>/<attempt>` or
         /// `logs/<task>/<attempt>.retry-<retry>`).
         logs: String,
+        /// The fallback agent that runs it because the task's own agent is
+        /// usage or rate limited (absent: the task's own agent).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fallback: Option<String>,
     },
     /// An attempt entered a phase (`setup`, `agent`, `command`, `commit`,
     /// `gate`, `merge`).
@@ -90,6 +94,10 @@ pub enum Event {
         wait_ms: u64,
         /// The sentence shown on the terminal.
         reason: String,
+        /// The fallback agent that takes the task's next attempt instead
+        /// of waiting (then `wait_ms` is 0); absent when it waits.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fallback: Option<String>,
     },
     /// A task's work reached the integration branch.
     Merged {
@@ -173,6 +181,10 @@ pub trait Watcher: Send + Sync {
     fn line(&self, text: &str);
     /// Shows `event`.
     fn on_event(&self, event: &Event);
+    /// Shows what `task`'s running attempt `attempt` is doing now (its
+    /// agent's last tool call or message, or its last output line). Not an
+    /// event: it is not recorded.
+    fn activity(&self, task: &str, attempt: u32, text: &str);
     /// The run is over: clears whatever is live (before the summary).
     fn finish(&self);
 }
@@ -242,7 +254,7 @@ impl Recorder {
         line.push('\n');
         if let Err(e) = inner.file.write_all(line.as_bytes()) {
             self.ui
-                .line(&format!("loopc: cannot write events.jsonl: {e}"));
+                .line(&format!("error: cannot write events.jsonl: {e}"));
         }
         self.ui.on_event(&event);
     }

@@ -28,6 +28,8 @@ pub struct Layout {
     pub lock: PathBuf,
     /// `.loopc/branches`: the ledger of branches loopc created, one a line.
     pub branches: PathBuf,
+    /// `.loopc/answers/`: people's answers, `<task>.json` each.
+    pub answers: PathBuf,
     /// `.loopc/kept`: the task branches of attempts that ended failed or
     /// blocked, one a line; their worktrees are kept until `loopc clean`.
     pub kept: PathBuf,
@@ -47,6 +49,7 @@ impl Layout {
             lock: dir.join("lock"),
             branches: dir.join("branches"),
             kept: dir.join("kept"),
+            answers: dir.join("answers"),
             dir,
         }
     }

@@ -59,7 +59,7 @@ pub fn load(path: &Path) -> Result<RunState, String> {
     let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| damaged(&e))?;
     let version = value.get("version").and_then(|v| v.as_u64());
     match version {
-        Some(v) if v == u64::from(STATE_VERSION) => {}
+        Some(v) if (1..=u64::from(STATE_VERSION)).contains(&v) => {}
         Some(v) if v > u64::from(STATE_VERSION) => {
             return Err(format!(
                 "{} was written by a newer loopc (state format version {v}; this loopc reads \

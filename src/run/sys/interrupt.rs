@@ -20,6 +20,10 @@ pub fn install() {
     });
 }
 
+/// The stop reason of a run these signals stopped (state.json's
+/// `stop_reason`, after `run interrupted:`).
+pub const REASON: &str = "Ctrl-C, SIGTERM or SIGHUP received";
+
 /// Whether SIGINT, SIGTERM or SIGHUP arrived.
 pub fn requested() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)

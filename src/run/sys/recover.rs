@@ -204,16 +204,27 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
 /// Whether the worktree `w` (under `.loopc/worktrees/`) is one loopc made:
 /// a task worktree has a task branch from loopc's ledger checked out; a
 /// merge scratch worktree is detached and named `+merge-…` (`_merge-…` in
-/// earlier versions).
+/// earlier versions); and a worktree with loopc's name for a task's try
+/// whose HEAD is still git's placeholder (all zeros) is one whose
+/// `git worktree add` was cut off before it checked out the task branch
+/// (loopc killed mid-add): no one can have worked in it.
 pub fn is_loopcs_worktree(w: &super::git::WorktreeEntry, ledger: &BTreeSet<String>) -> bool {
+    let name = w
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     match w.branch.as_deref() {
         Some(b) => b
             .strip_prefix("refs/heads/")
             .is_some_and(|b| worktree::is_task_branch(b) && ledger.contains(b)),
-        None => w
-            .path
-            .file_name()
-            .is_some_and(|n| is_scratch_name(&n.to_string_lossy())),
+        None => {
+            let placeholder = w
+                .head
+                .as_deref()
+                .is_some_and(|h| !h.is_empty() && h.bytes().all(|b| b == b'0'));
+            is_scratch_name(&name) || (placeholder && is_loopcs_worktree_name(&name))
+        }
     }
 }
 

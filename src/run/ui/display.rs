@@ -21,9 +21,33 @@ pub enum Ui {
     },
     /// One line per event on stderr.
     Plain,
+    /// No progress at all (`-q`); warnings from the run still print.
+    Silent,
+}
+
+/// How a run shows its progress on stderr.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Progress {
+    /// Live bars on a terminal, one line per event otherwise.
+    #[default]
+    Auto,
+    /// One line per event, even on a terminal (`-v`).
+    Lines,
+    /// None (`-q`).
+    Off,
 }
 
 impl Ui {
+    /// The display for `progress`: with `Auto`, live bars when stderr is a
+    /// terminal, else plain lines.
+    pub fn for_progress(progress: Progress) -> Ui {
+        match progress {
+            Progress::Auto => Ui::detect(),
+            Progress::Lines => Ui::Plain,
+            Progress::Off => Ui::Silent,
+        }
+    }
+
     /// Live bars when stderr is a terminal, else plain lines.
     pub fn detect() -> Ui {
         if std::io::stderr().is_terminal() {
@@ -45,13 +69,14 @@ impl Watcher for Ui {
             Ui::Live { multi, .. } => {
                 let _ = multi.println(text);
             }
-            Ui::Plain => stderr_line(&text),
+            Ui::Plain | Ui::Silent => stderr_line(&text),
         }
     }
 
     /// Updates the display for `event`.
     fn on_event(&self, event: &Event) {
         match self {
+            Ui::Silent => {}
             Ui::Plain => {
                 if let Some(text) = plain_line(event) {
                     stderr_line(&text);
@@ -62,7 +87,7 @@ impl Watcher for Ui {
                 match event {
                     Event::AttemptStarted { task, attempt, .. } => {
                         let style = ProgressStyle::with_template(
-                            "{spinner} {prefix:.bold} {msg} [{elapsed}]",
+                            "{spinner} {prefix:.bold} [{elapsed}] {wide_msg}",
                         )
                         .unwrap_or_else(|_| ProgressStyle::default_spinner());
                         let bar = multi.add(ProgressBar::new_spinner().with_style(style));
@@ -99,6 +124,28 @@ impl Watcher for Ui {
                     }
                 }
             }
+        }
+    }
+
+    /// Shows what a running attempt does: on its live line (cut to the
+    /// terminal's width), else as a plain line.
+    fn activity(&self, task: &str, attempt: u32, text: &str) {
+        // One line, at most 200 characters (the live line is cut to the
+        // terminal's width besides).
+        let line = text.lines().next().unwrap_or("").trim();
+        let mut text = sanitize_line(&line.chars().take(200).collect::<String>());
+        if line.chars().count() > 200 {
+            text.push('…');
+        }
+        match self {
+            Ui::Plain => stderr_line(&format!("loopc: {task} attempt {attempt}: now: {text}")),
+            Ui::Live { bars, .. } => {
+                let Ok(bars) = bars.lock() else { return };
+                if let Some(bar) = bars.get(task) {
+                    bar.set_message(text);
+                }
+            }
+            Ui::Silent => {}
         }
     }
 
@@ -159,6 +206,12 @@ pub fn sanitize_line(text: &str) -> String {
     out
 }
 
+/// A merge's `how` (events.jsonl's word) as shown to a person:
+/// `fast_forward` is `fast-forward`; the others are shown as they are.
+fn how_words(how: &str) -> String {
+    how.replace('_', "-")
+}
+
 /// The plain one-line form of an event.
 fn plain_line(event: &Event) -> Option<String> {
     Some(sanitize_line(&match event {
@@ -210,13 +263,28 @@ fn plain_line(event: &Event) -> Option<String> {
             None => format!("loopc: {task} attempt {attempt}: {outcome}"),
         },
         Event::Waiting { task, reason, .. } => format!("loopc: {task}: {reason}"),
+        Event::Merged { task, commit, how } if how == "none" => format!(
+            "loopc: {task}: no changes to merge; the integration branch stays at {}",
+            short(commit)
+        ),
         Event::Merged { task, commit, how } => {
-            format!("loopc: {task}: merged ({how}) at {}", short(commit))
+            format!(
+                "loopc: {task}: merged ({}) at {}",
+                how_words(how),
+                short(commit)
+            )
         }
         Event::Cached {
             task, commit, how, ..
+        } if how == "none" => format!(
+            "loopc: {task}: replayed from the cache (no changes to apply) at {}",
+            short(commit)
+        ),
+        Event::Cached {
+            task, commit, how, ..
         } => format!(
-            "loopc: {task}: replayed from the cache ({how}) at {}",
+            "loopc: {task}: replayed from the cache ({}) at {}",
+            how_words(how),
             short(commit)
         ),
         Event::CacheMiss { task, reason, .. } => {

@@ -3,7 +3,7 @@
 //! characters escaped.
 
 use super::display::sanitize_line;
-use crate::state::RunState;
+use crate::state::{RunState, TaskStatus};
 use std::time::Duration;
 
 /// The summary table of `state`, one line per task, then a total line.
@@ -27,7 +27,7 @@ pub fn table(state: &RunState) -> String {
         };
         rows.push([
             t.name.clone(),
-            t.status.as_str().into(),
+            shown_status(state, t).into(),
             t.attempts.to_string(),
             if t.duration_ms == 0 {
                 "-".into()
@@ -65,10 +65,10 @@ pub fn table(state: &RunState) -> String {
     let cached = state
         .tasks
         .iter()
-        .filter(|t| t.status == crate::state::TaskStatus::Cached)
+        .filter(|t| t.status == TaskStatus::Cached)
         .count();
     out.push_str(&format!(
-        "run {}: {passed}/{} tasks passed{}, {} agent attempts, {}{}, integration branch {} at {}\n",
+        "run {}: {passed}/{} tasks passed{}, {} agent attempt{}, {}{}, integration branch {} at {}\n",
         state.status.as_str(),
         state.tasks.len(),
         if cached > 0 {
@@ -77,6 +77,7 @@ pub fn table(state: &RunState) -> String {
             String::new()
         },
         state.spent.iterations,
+        if state.spent.iterations == 1 { "" } else { "s" },
         crate::run::time::dollars(total_cost),
         if any_unknown {
             " (some costs unknown)"
@@ -90,7 +91,7 @@ pub fn table(state: &RunState) -> String {
     let s = &state.spent;
     let mut budget = Vec::new();
     if let Some(n) = l.iterations {
-        budget.push(format!("iterations {} of {n}", s.iterations));
+        budget.push(format!("iterations {}", of(s.iterations, n)));
     }
     if let Some(c) = l.cost_micro_usd {
         budget.push(format!(
@@ -108,8 +109,8 @@ pub fn table(state: &RunState) -> String {
     }
     if l.failures > 0 {
         budget.push(format!(
-            "failures in a row {} of {}",
-            s.consecutive_failures, l.failures
+            "failures in a row {}",
+            of(s.consecutive_failures, l.failures)
         ));
     }
     if !budget.is_empty() {
@@ -125,8 +126,69 @@ pub fn table(state: &RunState) -> String {
         if let Some(r) = &t.reason
             && !t.status.is_done()
         {
-            out.push_str(&format!("  {}: {}\n", t.name, sanitize_line(r)));
+            if shown_status(state, t) == STOPPED {
+                out.push_str(&format!(
+                    "  {}: stopped after {} failed attempt{} (the run stopped before a retry): {}\n",
+                    t.name,
+                    t.attempts,
+                    if t.attempts == 1 { "" } else { "s" },
+                    sanitize_line(r)
+                ));
+            } else {
+                out.push_str(&format!("  {}: {}\n", t.name, sanitize_line(r)));
+            }
+            if t.status == TaskStatus::NeedsHuman {
+                if let Some(q) = &t.question
+                    && q.trim().lines().nth(1).is_some()
+                {
+                    for line in q.trim().lines() {
+                        out.push_str(&format!("    > {}\n", sanitize_line(line)));
+                    }
+                }
+                out.push_str(&format!(
+                    "    answer with `loopc answer {} \"…\"` (or `--file PATH`), then `loopc run`\n",
+                    t.name
+                ));
+            }
+            // Where to look: the last attempt's log directory.
+            if (matches!(
+                t.status,
+                TaskStatus::Failed | TaskStatus::Blocked | TaskStatus::NeedsHuman
+            ) || shown_status(state, t) == STOPPED)
+                && let Some(logs) = &t.logs
+            {
+                out.push_str(&format!("    logs: {}\n", sanitize_line(logs)));
+            }
         }
     }
     out
+}
+
+/// The status column's word for a task of a stopped run that had failed
+/// attempts and was waiting for a retry (state.json keeps `pending`).
+const STOPPED: &str = "stopped";
+
+/// The status shown for task `t`: its state, except that a task still
+/// `pending` after failed attempts in a run that has ended is `stopped`
+/// (the run ended before its retry), so it does not look untouched.
+fn shown_status(state: &RunState, t: &crate::state::TaskState) -> &'static str {
+    if t.status == crate::state::TaskStatus::Pending
+        && t.attempts > 0
+        && state.status != crate::state::RunStatus::Running
+    {
+        STOPPED
+    } else {
+        t.status.as_str()
+    }
+}
+
+/// `spent of limit`; past the limit (attempts that were already running
+/// when it was reached still finish and count) it says so instead of
+/// reading like a wrong sum.
+fn of(spent: u32, limit: u32) -> String {
+    if spent <= limit {
+        format!("{spent} of {limit}")
+    } else {
+        format!("{spent} (limit {limit}: attempts already running when it was reached still count)")
+    }
 }

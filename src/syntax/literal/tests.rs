@@ -72,6 +72,24 @@ fn durations_round_trip() {
     assert_eq!(print_duration(Duration::from_millis(500)), "500ms");
 }
 
+#[test]
+fn duration_units_come_largest_first_each_once() {
+    for ok in ["1d2h3m4s5ms", "1h30m", "90s", "2h", "1m500ms"] {
+        assert!(decode_duration(ok, AT).is_ok(), "{ok}");
+    }
+    for (bad, unit_at) in [
+        ("1h1h", 3),
+        ("30m1h", 4),
+        ("1s1m", 3),
+        ("5ms1s", 4),
+        ("1m2m3s", 3),
+    ] {
+        let d = decode_duration(bad, AT).unwrap_err();
+        assert_eq!(d.code, Code::E0012, "{bad}");
+        assert_eq!(d.primary.span.start, AT.start + unit_at, "{bad}: {d:?}");
+    }
+}
+
 /// Strings mixing quotes, backslashes, escapes' look-alikes, control
 /// characters, newlines, indentation and non-ASCII text.
 fn strings() -> Vec<String> {

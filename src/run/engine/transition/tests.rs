@@ -84,6 +84,7 @@ fn attempt_after(
             agent_started,
             logs: Some("logs/a/1".into()),
             agent: None,
+            fallback: None,
         },
     )
 }
@@ -216,7 +217,7 @@ fn a_failure_on_the_last_attempt_fails_the_task_and_skips_its_dependents() {
 #[test]
 fn blocked_attempts_block_the_task_and_skip_its_dependents() {
     for outcome in [
-        Outcome::Blocked("the handoff says needs_human".into()),
+        Outcome::Blocked("the handoff says blocked".into()),
         failed("review rejected", OnFail::Block),
     ] {
         let (p, mut state, mut books) = setup(TWO);
@@ -226,6 +227,32 @@ fn blocked_attempts_block_the_task_and_skip_its_dependents() {
         assert_eq!(actions.first(), Some(&Action::KeepWorktree));
         assert_eq!(finishes(&actions).len(), 2);
     }
+}
+
+#[test]
+fn a_question_for_a_person_ends_the_task_needs_human_and_skips_its_dependents() {
+    let (p, mut state, mut books) = setup(TWO);
+    let q = Outcome::NeedsHuman("Postgres or SQLite?\nBoth work.".into());
+    let actions = attempt(&p, &mut state, &mut books, "a", q, Cost::default());
+    let a = &state.tasks[0];
+    assert_eq!(a.status, TaskStatus::NeedsHuman);
+    assert_eq!(a.attempts, 1);
+    assert_eq!(
+        a.question.as_deref(),
+        Some("Postgres or SQLite?\nBoth work.")
+    );
+    assert_eq!(
+        a.reason.as_deref(),
+        Some("the agent needs a human to answer: Postgres or SQLite?")
+    );
+    assert_eq!(a.history[0].outcome, "needs-human");
+    assert_eq!(state.tasks[1].status, TaskStatus::Skipped);
+    assert_eq!(
+        state.tasks[1].reason.as_deref(),
+        Some("dependency `a` needs-human")
+    );
+    assert_eq!(actions.first(), Some(&Action::KeepWorktree));
+    assert!(books.stop.is_none(), "other work goes on");
 }
 
 #[test]
@@ -358,6 +385,7 @@ fn interrupted_attempts_count_only_when_the_time_budget_stopped_them() {
         agent_started: false,
         logs: None,
         agent: None,
+        fallback: None,
     };
     let mut ctrl_c = (state.clone(), Books::new(&p, Meter::new(p.budget.clone())));
     ctrl_c.1.meter.spent.iterations = 1;

@@ -1,0 +1,284 @@
+//! Claude Code's output (`output = claude-json`): the `--output-format
+//! json` result object, the JSON array of messages `--verbose` prints, or
+//! `--output-format stream-json` lines, as the Claude Agent SDK parses them
+//! (`anthropics/claude-agent-sdk-python`, `_internal/message_parser.py` and
+//! `types.py`: `ResultMessage`, `RateLimitEvent`).
+
+use super::{
+    AgentReport, Lenient, LimitHit, ReportedError, Usage, absorb, for_each_message, last_line,
+    string, text_of,
+};
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::Path;
+
+/// One message of Claude Code's output (the fields loopc reads).
+#[derive(Deserialize)]
+struct ClaudeMsg {
+    #[serde(rename = "type")]
+    kind: Option<Value>,
+    subtype: Option<Value>,
+    is_error: Option<Value>,
+    result: Option<Value>,
+    session_id: Option<Value>,
+    num_turns: Option<Value>,
+    total_cost_usd: Option<Value>,
+    /// The name older Claude Code versions used for `total_cost_usd`.
+    cost_usd: Option<Value>,
+    usage: Option<Value>,
+    #[serde(rename = "modelUsage")]
+    model_usage: Option<Value>,
+    errors: Option<Value>,
+    api_error_status: Option<Value>,
+    /// `system` `init`: the session's model.
+    model: Option<Value>,
+    /// `assistant`, `user`: the API message.
+    #[serde(default)]
+    message: Lenient<ClaudeBody>,
+    /// `rate_limit_event`.
+    rate_limit_info: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+struct ClaudeBody {
+    model: Option<Value>,
+    #[serde(default)]
+    content: Lenient<Vec<Lenient<ClaudeBlock>>>,
+}
+
+#[derive(Deserialize, Default)]
+struct ClaudeBlock {
+    #[serde(rename = "type")]
+    kind: Option<Value>,
+    name: Option<Value>,
+    text: Option<Value>,
+    #[serde(default)]
+    input: Lenient<ToolInput>,
+}
+
+/// The parts of a tool call's input that say what it does.
+#[derive(Deserialize, Default)]
+struct ToolInput {
+    command: Option<Value>,
+    file_path: Option<Value>,
+    pattern: Option<Value>,
+}
+
+impl AgentReport {
+    fn claude_message(&mut self, m: ClaudeMsg) {
+        let kind = string(&m.kind).unwrap_or_default();
+        match kind.as_str() {
+            "system" => {
+                if let Some(s) = string(&m.session_id) {
+                    self.session_id = Some(s);
+                }
+                if let Some(model) = string(&m.model) {
+                    self.model = Some(model);
+                }
+            }
+            "assistant" => {
+                let Some(body) = m.message.0 else { return };
+                if let Some(model) = string(&body.model) {
+                    self.model = Some(model);
+                }
+                for block in body.content.0.unwrap_or_default() {
+                    let Some(b) = block.0 else { continue };
+                    match string(&b.kind).as_deref() {
+                        Some("tool_use") => {
+                            let name = string(&b.name).unwrap_or_else(|| "tool".into());
+                            let detail = b.input.0.and_then(|i| {
+                                string(&i.command)
+                                    .or_else(|| string(&i.file_path))
+                                    .or_else(|| string(&i.pattern))
+                            });
+                            self.activity = Some(match detail {
+                                Some(d) => format!("{name} {d}"),
+                                None => name,
+                            });
+                        }
+                        Some("text") => {
+                            if let Some(t) = string(&b.text).as_deref().and_then(last_line) {
+                                self.activity = Some(t);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            "rate_limit_event" => {
+                let Some(info) = m.rate_limit_info else {
+                    return;
+                };
+                if info.get("status").and_then(Value::as_str) == Some("rejected") {
+                    let kind = info
+                        .get("rateLimitType")
+                        .and_then(Value::as_str)
+                        .unwrap_or("rate");
+                    self.limit = Some(LimitHit {
+                        resets_at: info.get("resetsAt").and_then(Value::as_u64),
+                        message: format!("{kind} limit reached"),
+                    });
+                }
+            }
+            "result" => self.claude_result(m),
+            _ => {}
+        }
+    }
+
+    fn claude_result(&mut self, m: ClaudeMsg) {
+        self.finished = true;
+        let subtype = string(&m.subtype);
+        let is_error = m
+            .is_error
+            .as_ref()
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let result = string(&m.result);
+        if let Some(s) = string(&m.session_id) {
+            self.session_id = Some(s);
+        }
+        self.num_turns = m.num_turns.as_ref().and_then(Value::as_u64);
+        self.cost = m
+            .total_cost_usd
+            .as_ref()
+            .or(m.cost_usd.as_ref())
+            .and_then(Value::as_f64)
+            .and_then(crate::run::time::usd_to_micro);
+        if let Some(u) = &m.usage {
+            self.usage = Usage::default();
+            absorb(&mut self.usage, u);
+        }
+        if let Some(Value::Object(models)) = &m.model_usage
+            && self.model.is_none()
+        {
+            self.model = models.keys().next().cloned();
+        }
+        self.api_error_status = m
+            .api_error_status
+            .as_ref()
+            .and_then(Value::as_u64)
+            .and_then(|s| u16::try_from(s).ok());
+        let errors: Vec<String> = match &m.errors {
+            Some(Value::Array(items)) => items.iter().map(text_of).collect(),
+            Some(Value::Null) | None => Vec::new(),
+            Some(other) => vec![text_of(other)],
+        };
+        let failed = is_error || subtype.as_deref().is_some_and(|s| s != "success");
+        self.error = failed.then(|| ReportedError {
+            kind: subtype.clone().unwrap_or_else(|| "error".into()),
+            message: if errors.is_empty() {
+                result.clone().unwrap_or_default()
+            } else {
+                errors.join("\n")
+            },
+        });
+        self.summary = result;
+    }
+}
+
+/// What the Claude Code message on `line` (one `stream-json` line) says
+/// the agent is doing: its tool call or its last line of text.
+pub(super) fn activity_of(line: &str) -> Option<String> {
+    let m: ClaudeMsg = serde_json::from_str(line).ok()?;
+    let mut r = AgentReport::default();
+    r.claude_message(m);
+    r.activity
+}
+
+/// Reads Claude Code's output from the agent's stdout log. The last
+/// `result` message decides; messages before it give the model, the
+/// session and what the agent did last.
+pub fn read_claude(stdout_log: &Path) -> AgentReport {
+    let mut report = AgentReport::default();
+    for_each_message(stdout_log, |m: ClaudeMsg| report.claude_message(m));
+    super::super::limits::detect(&mut report);
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claude(text: &str) -> AgentReport {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out");
+        std::fs::write(&p, text).unwrap();
+        read_claude(&p)
+    }
+
+    #[test]
+    fn claude_single_result_object() {
+        let r = claude(
+            r#"{"type":"result","subtype":"success","is_error":false,"duration_ms":10,"duration_api_ms":8,"num_turns":3,"result":"done","session_id":"s-1","total_cost_usd":0.0421,"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":7,"output_tokens":20,"server_tool_use":{"web_search_requests":0},"service_tier":"standard"},"modelUsage":{"claude-sonnet-4-5":{"inputTokens":10}},"permission_denials":[],"uuid":"u"}"#,
+        );
+        assert!(r.finished);
+        assert_eq!(r.cost, Some(42_100));
+        assert_eq!(r.summary.as_deref(), Some("done"));
+        assert_eq!(r.error, None);
+        assert_eq!(r.session_id.as_deref(), Some("s-1"));
+        assert_eq!(r.num_turns, Some(3));
+        assert_eq!(r.usage.input_tokens, Some(10));
+        assert_eq!(r.usage.cache_read_input_tokens, Some(7));
+        assert_eq!(r.usage.cache_creation_input_tokens, Some(5));
+        assert_eq!(r.usage.output_tokens, Some(20));
+        assert_eq!(r.model.as_deref(), Some("claude-sonnet-4-5"));
+    }
+
+    #[test]
+    fn claude_error_subtypes_and_older_cost_name() {
+        let r = claude(
+            r#"{"type":"result","subtype":"error_max_turns","is_error":false,"num_turns":5,"session_id":"s","cost_usd":0.5,"errors":["Reached maximum number of turns (5)"]}"#,
+        );
+        assert_eq!(r.cost, Some(500_000));
+        let e = r.error.unwrap();
+        assert_eq!(e.kind, "error_max_turns");
+        assert_eq!(e.message, "Reached maximum number of turns (5)");
+        let r = claude(
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 overloaded","api_error_status":529}"#,
+        );
+        assert_eq!(r.api_error_status, Some(529));
+        assert_eq!(
+            r.error.unwrap().describe(),
+            "success: API Error: 529 overloaded"
+        );
+    }
+
+    #[test]
+    fn claude_verbose_array_and_stream_json_lines() {
+        let array = r#"[{"type":"system","subtype":"init","session_id":"s","model":"claude-opus-4-1","tools":["Bash"]},
+ {"type":"assistant","message":{"model":"claude-opus-4-1","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"cargo test"}}]},"session_id":"s"},
+ {"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok"}]}},
+ {"type":"result","subtype":"success","is_error":false,"result":"fine","total_cost_usd":0.25,"session_id":"s"}]"#;
+        let r = claude(array);
+        assert_eq!(r.cost, Some(250_000));
+        assert_eq!(r.model.as_deref(), Some("claude-opus-4-1"));
+        assert_eq!(r.activity.as_deref(), Some("Bash cargo test"));
+        let lines = array
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .replace(",\n", "\n");
+        let r2 = claude(&format!("some text first\n{lines}\n"));
+        assert_eq!(r2, r);
+        // A user message whose content is a string is skipped, not an error.
+        let r3 = claude(
+            "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"x\"}\n",
+        );
+        assert_eq!(r3.summary.as_deref(), Some("x"));
+        assert!(!claude("not json at all\n").finished);
+        assert!(!claude(r#"[{"type":"assistant"}]"#).finished);
+    }
+
+    #[test]
+    fn claude_rate_limit_event() {
+        let r = claude(
+            r#"{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":1767225600,"rateLimitType":"five_hour"},"uuid":"u","session_id":"s"}"#,
+        );
+        assert_eq!(
+            r.limit,
+            Some(LimitHit {
+                resets_at: Some(1_767_225_600),
+                message: "five_hour limit reached".into()
+            })
+        );
+    }
+}

@@ -1,0 +1,229 @@
+//! Usage and rate limits as the coordinator meets them: an attempt set
+//! aside for a limit marks its agent limited until the reset; the task's
+//! next attempt goes to the first of its agent's fallbacks that is not
+//! limited, else the task waits (within the `wait` and `time` budgets). A
+//! wait is recorded in state.json, so a rerun after Ctrl-C waits out the
+//! rest of it instead of starting an attempt at once.
+
+use super::Scheduler;
+use crate::plan::{Agent, TaskKind};
+use crate::run::engine::attempt;
+use crate::run::engine::limits;
+use crate::run::engine::transition::StopKind;
+use crate::run::store::events::Event;
+use crate::state::{RunState, TaskStatus};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Carries the waits of `previous` (the last run's state) into `state`:
+/// a task that was waiting for an agent's limit when that run ended waits
+/// for the rest of it ([`Scheduler::resume_waits`] starts the clocks).
+pub fn carry_waits(previous: &RunState, state: &mut RunState) {
+    for ts in &mut state.tasks {
+        if let Some(old) = previous.tasks.iter().find(|t| t.name == ts.name)
+            && old.status == TaskStatus::Pending
+            && old.waiting_until.is_some()
+        {
+            ts.waiting_until.clone_from(&old.waiting_until);
+            ts.waiting_for.clone_from(&old.waiting_for);
+        }
+    }
+}
+
+impl Scheduler {
+    /// Whether a pending task waits for an agent's limit to reset.
+    pub(super) fn waiting(&self, state: &RunState) -> bool {
+        self.books
+            .slots
+            .iter()
+            .zip(&state.tasks)
+            .any(|(s, t)| t.status == TaskStatus::Pending && s.wait_until.is_some())
+    }
+
+    /// Starts the waits carried over from the last run ([`carry_waits`]):
+    /// one whose reset time is still ahead is waited out (and counts in
+    /// the `wait` budget); one already past is dropped.
+    pub(super) fn resume_waits(&mut self, state: &mut RunState) {
+        let now = limits::now_epoch();
+        for i in 0..state.tasks.len() {
+            let ts = &mut state.tasks[i];
+            let until = ts
+                .waiting_until
+                .as_deref()
+                .and_then(crate::run::time::parse_rfc3339);
+            let agent = ts.waiting_for.clone();
+            ts.waiting_until = None;
+            ts.waiting_for = None;
+            let (Some(until), Some(agent)) = (until, agent) else {
+                continue;
+            };
+            if until <= now {
+                continue;
+            }
+            let l = attempt::Limited {
+                agent,
+                resets_at: Some(until),
+                message: "the last run was waiting for this limit".to_string(),
+            };
+            self.mark_limited(i, &l);
+            self.wait_for_limit(state, i, &l);
+        }
+    }
+
+    /// How long `l` lasts from now: to its reset time, else the backoff of
+    /// task `i`'s limits in a row.
+    fn limit_length(&self, i: usize, l: &attempt::Limited) -> Duration {
+        let now = limits::now_epoch();
+        match l.resets_at {
+            Some(at) if at > now => Duration::from_secs(at - now),
+            _ => limits::backoff(self.books.slots[i].limit_backoffs),
+        }
+    }
+
+    /// Records `l.agent` as limited for the length of `l`.
+    fn mark_limited(&mut self, i: usize, l: &attempt::Limited) {
+        let until = Instant::now() + self.limit_length(i, l);
+        let e = self.limited.entry(l.agent.clone()).or_insert(until);
+        *e = (*e).max(until);
+    }
+
+    /// Whether agent `name` is limited now.
+    fn is_limited(&self, name: &str) -> bool {
+        self.limited
+            .get(name)
+            .is_some_and(|&until| Instant::now() < until)
+    }
+
+    /// Who may run task `i`'s next attempt: `Some(None)` its own agent,
+    /// `Some(Some(a))` fallback `a`, `None` no one (all are limited, or it
+    /// is a command task).
+    fn free_agent(&self, i: usize) -> Option<Option<Arc<Agent>>> {
+        let TaskKind::Agent { agent, .. } = &self.ctx.plan.tasks[i].kind else {
+            return None;
+        };
+        if !self.is_limited(&agent.name) {
+            return Some(None);
+        }
+        agent
+            .fallbacks
+            .iter()
+            .find(|f| !self.is_limited(&f.name))
+            .map(|f| Some(Arc::clone(f)))
+    }
+
+    /// The fallback agent that runs task `i`'s next attempt, `None` for its
+    /// own agent (also when every agent of its chain is limited).
+    pub(super) fn agent_for(&self, i: usize) -> Option<Arc<Agent>> {
+        self.free_agent(i).flatten()
+    }
+
+    /// Task `i`'s attempt was set aside for the usage or rate limit `l`:
+    /// when the limited agent is the task's own or one of its fallbacks and
+    /// another of them is free, that one takes the next attempt at once;
+    /// otherwise the task waits.
+    pub(super) fn limit_hit(&mut self, state: &mut RunState, i: usize, l: &attempt::Limited) {
+        self.mark_limited(i, l);
+        let in_chain = match &self.ctx.plan.tasks[i].kind {
+            TaskKind::Agent { agent, .. } => {
+                agent.name == l.agent || agent.fallbacks.iter().any(|f| f.name == l.agent)
+            }
+            TaskKind::Command { .. } => false,
+        };
+        let next = match (in_chain, self.free_agent(i)) {
+            (true, Some(Some(f))) => f.name.clone(),
+            (true, Some(None)) => match &self.ctx.plan.tasks[i].kind {
+                TaskKind::Agent { agent, .. } => agent.name.clone(),
+                TaskKind::Command { .. } => return self.wait_for_limit(state, i, l),
+            },
+            _ => return self.wait_for_limit(state, i, l),
+        };
+        let why = format!(
+            "{}'s usage limit: {}; `{next}` takes the next attempt",
+            l.agent, l.message
+        );
+        let ts = &mut state.tasks[i];
+        ts.status = TaskStatus::Pending;
+        ts.reason = Some(why.clone());
+        self.ctx.events.emit(Event::Waiting {
+            task: ts.name.clone(),
+            agent: l.agent.clone(),
+            message: l.message.clone(),
+            wait_ms: 0,
+            reason: why,
+            fallback: Some(next),
+        });
+    }
+
+    /// Task `i`'s attempt was set aside for a usage or rate limit: it waits
+    /// until the limit resets (else backs off), within the `wait` and
+    /// `time` budgets.
+    pub(super) fn wait_for_limit(&mut self, state: &mut RunState, i: usize, l: &attempt::Limited) {
+        let now = limits::now_epoch();
+        let slot = &mut self.books.slots[i];
+        let wait = match l.resets_at {
+            Some(at) if at > now => {
+                slot.limit_backoffs = 0;
+                Duration::from_secs(at - now)
+            }
+            _ => {
+                let w = limits::backoff(slot.limit_backoffs);
+                slot.limit_backoffs += 1;
+                w
+            }
+        };
+        let until = Instant::now() + wait;
+        slot.wait_until = Some(until);
+        let resets = limits::clock(now + wait.as_secs());
+        let said = if l.resets_at.is_some_and(|at| at > now) {
+            format!("resets {resets}")
+        } else {
+            format!("no reset time given; trying again at {resets}")
+        };
+        let why = format!(
+            "waiting for {}'s usage limit: {said}, in {}",
+            l.agent,
+            crate::run::time::human_duration(wait)
+        );
+        let waited = Duration::from_millis(self.books.meter.spent.waited_ms) + wait;
+        if let Some(cap) = self.books.meter.limits.wait
+            && waited > cap
+        {
+            self.set_stop(
+                StopKind::Budget,
+                format!(
+                    "budget `wait` spent: waiting for {}'s usage limit ({said}) would make {}                      of waiting, over {}",
+                    l.agent,
+                    crate::run::time::human_duration(waited),
+                    crate::run::time::human_duration(cap)
+                ),
+            );
+        } else if let Some(d) = self.books.meter.deadline()
+            && until > d
+        {
+            self.set_stop(
+                StopKind::Budget,
+                format!(
+                    "budget `time` ends before {}'s usage limit resets ({said})",
+                    l.agent
+                ),
+            );
+        } else {
+            self.books.meter.spent.waited_ms = waited.as_millis() as u64;
+        }
+        let ts = &mut state.tasks[i];
+        ts.status = TaskStatus::Pending;
+        ts.reason = Some(why.clone());
+        ts.waiting_until = Some(crate::run::time::format_rfc3339(Duration::from_secs(
+            now + wait.as_secs(),
+        )));
+        ts.waiting_for = Some(l.agent.clone());
+        self.ctx.events.emit(Event::Waiting {
+            task: ts.name.clone(),
+            agent: l.agent.clone(),
+            message: l.message.clone(),
+            wait_ms: wait.as_millis() as u64,
+            reason: why,
+            fallback: None,
+        });
+    }
+}

@@ -1,0 +1,136 @@
+//! People's answers to the questions of tasks that need one (`loopc
+//! answer`): `.loopc/answers/<task>.json`, format version 1 (docs/state.md),
+//! every answer given to the task in order. `loopc run` puts them all in
+//! the task's prompt, in every later run too; removing the file forgets them.
+
+use super::layout::Layout;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The answers file format this loopc writes and reads.
+pub const ANSWERS_VERSION: u32 = 1;
+
+/// One question a task's agent asked and the answer a person gave.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    /// The question, as the task's handoff asked it.
+    pub question: String,
+    /// The person's answer.
+    pub answer: String,
+    /// When it was given (RFC 3339).
+    pub answered_at: String,
+}
+
+/// The document of one task's answers file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answers {
+    /// Format version ([`ANSWERS_VERSION`]).
+    pub version: u32,
+    /// Every answer given to the task, oldest first.
+    pub answers: Vec<Answer>,
+}
+
+/// The answers file of `task`.
+pub fn path(layout: &Layout, task: &str) -> PathBuf {
+    layout.answers.join(format!("{task}.json"))
+}
+
+/// The answers given to `task` (none when it has no file).
+///
+/// Errors: the file cannot be read or is not an answers document of a
+/// version this loopc reads (the message names the file).
+pub fn load(layout: &Layout, task: &str) -> Result<Vec<Answer>, String> {
+    let p = path(layout, task);
+    let bytes = match std::fs::read(&p) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("cannot read {}: {e}", p.display())),
+    };
+    let doc: Answers = serde_json::from_slice(&bytes).map_err(|e| {
+        format!(
+            "{} is not a loopc answers file ({e}); remove it and answer again",
+            p.display()
+        )
+    })?;
+    if doc.version > ANSWERS_VERSION {
+        return Err(format!(
+            "{} was written by a newer loopc (answers format version {}); use that loopc",
+            p.display(),
+            doc.version
+        ));
+    }
+    Ok(doc.answers)
+}
+
+/// Adds `answer` to `task`'s answers (written atomically). Returns the file.
+///
+/// Errors: the existing file cannot be read, or the new one written.
+pub fn add(layout: &Layout, task: &str, answer: Answer) -> Result<PathBuf, String> {
+    let mut answers = load(layout, task)?;
+    answers.push(answer);
+    let doc = Answers {
+        version: ANSWERS_VERSION,
+        answers,
+    };
+    let p = path(layout, task);
+    std::fs::create_dir_all(&layout.answers)
+        .map_err(|e| format!("cannot create {}: {e}", layout.answers.display()))?;
+    let text =
+        serde_json::to_string_pretty(&doc).map_err(|e| format!("cannot encode answers: {e}"))?;
+    let tmp = p.with_extension("json.tmp");
+    std::fs::write(&tmp, format!("{text}\n"))
+        .and_then(|()| std::fs::rename(&tmp, &p))
+        .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    Ok(p)
+}
+
+/// The prompt section that gives an agent its task's answers: under the
+/// heading `## Answer from a human`, each question quoted, then its
+/// answer; empty without answers.
+pub fn prompt_section(answers: &[Answer]) -> String {
+    let mut out = String::new();
+    for a in answers {
+        out.push_str("## Answer from a human\n");
+        out.push_str("An earlier attempt of this task asked:\n");
+        for line in a.question.trim().lines() {
+            out.push_str("> ");
+            out.push_str(line);
+            out.push('\n');
+        }
+        out.push_str("\nThe answer:\n");
+        out.push_str(a.answer.trim_end());
+        out.push_str("\n\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_round_trip_and_quote_the_question() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::new(dir.path());
+        assert!(load(&layout, "a").unwrap().is_empty());
+        let a = Answer {
+            question: "Which database?\nPostgres or SQLite?".into(),
+            answer: "SQLite.".into(),
+            answered_at: "2026-01-01T00:00:00.000Z".into(),
+        };
+        add(&layout, "a", a.clone()).unwrap();
+        assert_eq!(load(&layout, "a").unwrap(), vec![a.clone()]);
+        let s = prompt_section(&[a]);
+        assert_eq!(
+            s,
+            "## Answer from a human\nAn earlier attempt of this task asked:\n\
+             > Which database?\n> Postgres or SQLite?\n\nThe answer:\nSQLite.\n\n"
+        );
+        std::fs::write(path(&layout, "a"), "{").unwrap();
+        assert!(
+            load(&layout, "a")
+                .unwrap_err()
+                .contains("not a loopc answers file")
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! `loopc board` in a real terminal: tmux runs it (its own server socket),
+//! `send-keys` types and `capture-pane` reads the screen, while a real
+//! `loopc run` goes on beside it.
+//!
+//! Skipped (with a message) only when `tmux` is not installed and `CI` is
+//! unset; in CI it must run (`.ci/run` installs Debian's `tmux`).
+
+use crate::harness::{Test, loopc_path};
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// A tmux server of this test's own, killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// Starts `loopc board ARGS` in a 120×32 window in `dir`, or `None` when
+    /// tmux is missing outside CI.
+    fn board(name: &str, dir: &Path, args: &str) -> Option<Tmux> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "tmux is not installed: CI must install it"
+            );
+            eprintln!("skipping: tmux is not installed");
+            return None;
+        }
+        let tmux = Tmux {
+            socket: format!("loopc-board-{name}-{}", std::process::id()),
+        };
+        let command = format!("{} board {args}", loopc_path().display());
+        let out = tmux.run(&[
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "32",
+            "-c",
+            &dir.to_string_lossy(),
+            &command,
+        ]);
+        assert!(out.status.success(), "{out:?}");
+        Some(tmux)
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .output()
+            .expect("run tmux")
+    }
+
+    /// The screen as text.
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p"]).stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys"];
+        args.extend_from_slice(keys);
+        assert!(self.run(&args).status.success());
+    }
+
+    /// Waits (polling, bounded) until the screen shows every one of `texts`;
+    /// the last screen.
+    fn wait_for(&self, repo: &Test, texts: &[&str]) -> String {
+        let mut screen = String::new();
+        let seen = repo.wait_for(3000, || {
+            screen = self.screen();
+            texts.iter().all(|t| screen.contains(t))
+        });
+        assert!(seen, "expected {texts:?} on the board:\n{screen}");
+        screen
+    }
+
+    /// Whether the session (the board) is still there.
+    fn alive(&self) -> bool {
+        self.run(&["has-session"]).status.success()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+#[test]
+fn the_board_follows_a_live_run_without_taking_its_lock_and_quits_on_q() {
+    let repo = Test::repo();
+    let hold = repo.bin.join("hold");
+    let started = repo.bin.join("started");
+    std::fs::write(&hold, "").unwrap();
+    repo.script(
+        "slow.sh",
+        &format!(
+            "#!/bin/sh\necho warming up\ntouch {started}\nwhile [ -e {hold} ]; do sleep 0.05; done\necho a > a.txt\n",
+            started = started.display(),
+            hold = hold.display(),
+        ),
+    );
+    repo.plan(
+        r#"
+loop "board" { parallel = 1 }
+task a "First task" { run = "sh @BIN@/slow.sh" }
+task b "Second task": a { run = "echo b > b.txt" }
+task f "Doomed" { run = "echo boom; exit 1"  attempts = 1 }
+"#,
+    );
+    repo.commit("plan");
+    let mut run = repo.loopc(&["run"]).spawn();
+    assert!(repo.wait_for(4000, || started.exists()));
+
+    let Some(tmux) = Tmux::board("live", &repo.root, "") else {
+        std::fs::remove_file(&hold).unwrap();
+        let _ = run.wait();
+        return;
+    };
+    let screen = tmux.wait_for(
+        &repo,
+        &["plan board: running", "running (1)", "pending (2)"],
+    );
+    assert!(screen.contains("First task"), "{screen}");
+    // The selection starts on the first card (b, pending); move right to a.
+    tmux.keys(&["Right"]);
+    tmux.wait_for(&repo, &["last output: warming up"]);
+
+    // The board holds no lock: the run goes on and finishes.
+    std::fs::remove_file(&hold).unwrap();
+    let status = run.wait().unwrap().code();
+    assert_eq!(status, Some(1), "{}", repo.spawned_stderr());
+    // Refreshed (every 2 s) to the end state, with the selection still on a.
+    let screen = tmux.wait_for(&repo, &["plan board: failed", "passed (2)", "failed (1)"]);
+    assert!(screen.contains("state: passed"), "{screen}");
+    tmux.keys(&["Right"]);
+    let screen = tmux.wait_for(&repo, &["state: failed", "last output: boom"]);
+    assert!(screen.contains("logs: "), "{screen}");
+
+    tmux.keys(&["q"]);
+    assert!(repo.wait_for(2000, || !tmux.alive()), "{}", tmux.screen());
+}
+
+#[test]
+fn a_reel_tree_is_shown_by_stage() {
+    let repo = Test::repo()
+        .file(
+            "specs/todo/later.md",
+            "# Later\n\n## a1b2c3d4: Someday\n\nDo it.\n\n**Acceptance:** `true`\n",
+        )
+        .file(
+            "specs/inflight/auth.md",
+            "# Auth\n\n## 0badf00d: Login\n\nLog in.\n\n**Acceptance:** `true`\n",
+        )
+        .file("specs/archived/old.md", "# Old\n");
+    let Some(tmux) = Tmux::board("reel", &repo.root, "specs") else {
+        return;
+    };
+    let screen = tmux.wait_for(
+        &repo,
+        &["todo (1)", "inflight (1)", "archived (1)", "auth.md"],
+    );
+    assert!(screen.contains("later.md"), "{screen}");
+    assert!(
+        !screen.contains("design ("),
+        "no design/ directory:\n{screen}"
+    );
+    tmux.keys(&["q"]);
+    assert!(repo.wait_for(2000, || !tmux.alive()));
+}
+
+#[test]
+fn without_a_terminal_the_board_says_what_to_use_instead() {
+    let repo = Test::repo();
+    let out = repo.loopc(&["board"]).status(2).run();
+    assert!(
+        out.stderr.contains("loopc board needs a terminal"),
+        "{out:?}"
+    );
+    assert!(out.stderr.contains("loopc status --json"), "{out:?}");
+    let out = repo.loopc(&["board", "nowhere"]).status(2).run();
+    assert!(out.stderr.contains("nowhere is not a directory"), "{out:?}");
+}
