@@ -1,6 +1,6 @@
 //! `loopc run --dry-run`: for every task, in topological order, whether the
 //! run would replay it from the cache or run it and, for a task with an
-//! older entry under another key, which part of the key changed (spec §6).
+//! older entry under another key, which part of the key changed.
 //! Reads the repository and the cache; starts nothing, writes nothing.
 //!
 //! The run is simulated the way the scheduler goes: hits that fast-forward
