@@ -52,3 +52,4 @@ mod run_uncommitted;
 mod run_watch;
 mod run_wording;
 mod run_worktree_files;
+mod scale;

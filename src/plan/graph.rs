@@ -76,22 +76,85 @@ pub(super) fn topological_order(graph: &DiGraph<usize, ()>) -> Vec<usize> {
     order
 }
 
-/// Reports every dependency cycle (E0006); true if there was one.
+/// The strongly connected components of the dependency graph `deps`
+/// restricted to the tasks `within` says (Tarjan's algorithm with an explicit
+/// stack: a chain of a million tasks must not need a million stack frames).
+fn strongly_connected(deps: &[Vec<(usize, Span)>], within: &[bool]) -> Vec<Vec<usize>> {
+    const UNSEEN: usize = usize::MAX;
+    let n = deps.len();
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    // The depth-first path: (task, how many of its dependencies were visited).
+    let mut path: Vec<(usize, usize)> = Vec::new();
+    let mut next = 0usize;
+    let mut sccs = Vec::new();
+    for root in 0..n {
+        if !within[root] || index[root] != UNSEEN {
+            continue;
+        }
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        path.push((root, 0));
+        while let Some(&mut (v, ref mut k)) = path.last_mut() {
+            if let Some(&(w, _)) = deps[v].get(*k) {
+                *k += 1;
+                if !within[w] {
+                    continue;
+                }
+                if index[w] == UNSEEN {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    path.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            path.pop();
+            if let Some(&(parent, _)) = path.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut scc = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    scc.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                sccs.push(scc);
+            }
+        }
+    }
+    sccs
+}
+
+/// Reports every dependency cycle (E0006) among the tasks `within` says (those
+/// a topological order could not reach); true if there was one.
 pub(super) fn cycles(
     model: &Model,
-    graph: &DiGraph<usize, ()>,
     deps: &[Vec<(usize, Span)>],
+    within: &[bool],
     out: &mut Vec<Diagnostic>,
 ) -> bool {
     let mut any = false;
-    let mut sccs = petgraph::algo::tarjan_scc(graph);
+    let mut sccs = strongly_connected(deps, within);
     for scc in &mut sccs {
-        scc.sort_unstable_by_key(|n| n.index());
+        scc.sort_unstable();
     }
-    sccs.sort_by_key(|scc| scc.first().map(|n| n.index()));
+    sccs.sort_by_key(|scc| scc.first().copied());
     for scc in sccs {
-        let members: HashSet<usize> = scc.iter().map(|n| n.index()).collect();
-        let Some(&start) = scc.first().map(|n| n.index()).as_ref() else {
+        let members: HashSet<usize> = scc.iter().copied().collect();
+        let Some(&start) = scc.first() else {
             continue;
         };
         let self_loop = deps[start].iter().any(|&(j, _)| j == start);
@@ -196,20 +259,27 @@ pub(super) fn redundant(
     }
     let mut stamp = vec![usize::MAX; deps.len()];
     let mut via = vec![usize::MAX; deps.len()];
-    let mut direct: Vec<usize> = Vec::new();
+    // listed[j] == t: task t lists j; times[j] how often (so far), first[j]
+    // where first. Arrays, not scans of the list: one task may depend on
+    // a hundred thousand others.
+    let mut listed = vec![usize::MAX; deps.len()];
+    let mut times = vec![0usize; deps.len()];
+    let mut first = vec![0usize; deps.len()];
     let mut stack: Vec<(usize, usize)> = Vec::new();
     for (t, ds) in deps.iter().enumerate() {
         if ds.len() < 2 {
             // A dependency listed once cannot be implied by another one.
             continue;
         }
-        // Dependency lists are short: small vectors beat hash sets here.
-        direct.clear();
-        direct.extend(ds.iter().map(|&(j, _)| j));
         let floor = ds.iter().map(|&(j, _)| position[j]).min().unwrap_or(0);
         for (k, &(j, span)) in ds.iter().enumerate() {
-            let earlier = ds[..k].iter().filter(|&&(x, _)| x == j).count();
-            if earlier == 1 {
+            if listed[j] != t {
+                listed[j] = t;
+                times[j] = 0;
+                first[j] = k;
+            }
+            times[j] += 1;
+            if times[j] == 2 {
                 out.push(
                     Diagnostic::new(
                         Code::W0002,
@@ -245,8 +315,7 @@ pub(super) fn redundant(
             }
         }
         for (k, &(j, span)) in ds.iter().enumerate() {
-            let first = !ds[..k].iter().any(|&(x, _)| x == j);
-            if stamp[j] == t && direct.contains(&via[j]) && via[j] != j && first {
+            if stamp[j] == t && listed[via[j]] == t && via[j] != j && first[j] == k {
                 out.push(
                     Diagnostic::new(
                         Code::W0002,

@@ -90,11 +90,18 @@ pub fn build(mut model: Model, origin: &Origin) -> (Option<Plan>, Vec<Diagnostic
         });
     }
     drop(index);
-    let cyclic = graph::cycles(&model, &graph, &deps, &mut diagnostics);
-    if cyclic {
-        return (None, diagnostics);
-    }
     let order = graph::topological_order(&graph);
+    drop(graph);
+    if order.len() < deps.len() {
+        // The tasks Kahn's algorithm never reached lie on a cycle or after one.
+        let mut within = vec![true; deps.len()];
+        for &i in &order {
+            within[i] = false;
+        }
+        if graph::cycles(&model, &deps, &within, &mut diagnostics) {
+            return (None, diagnostics);
+        }
+    }
     graph::redundant(&model, &deps, &order, &mut diagnostics);
 
     // The plan takes the tasks' strings rather than copying them.

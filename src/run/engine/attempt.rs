@@ -499,16 +499,22 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         );
     }
     let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
-    let commit = match git.commit_all(&checkout, &format!("loop({}): {title}", task.name)) {
-        Ok(c) => c,
+    match git.commit_all(&checkout, &format!("loop({}): {title}", task.name)) {
+        Ok(()) => {}
         Err(_) if stopping(ctx) => return Outcome::Interrupted,
         Err(e) => return Outcome::Infrastructure(format!("cannot commit: {e}")),
-    };
+    }
     // The agent may have committed itself, but never below its base: a
     // branch that dropped LOOP_BASE would lose earlier tasks' work when merged.
-    match ctx.git.is_ancestor(&r.input.base, &commit) {
-        Ok(true) => {}
-        Ok(false) => {
+    let commit = match git.tip_containing(&r.branch, &r.input.base) {
+        Ok(Some(c)) => c,
+        Ok(None) if matches!(git.commit_of(&format!("refs/heads/{}", r.branch)), Ok(None)) => {
+            return Outcome::Infrastructure(format!(
+                "the task branch `{}` is gone after its commit",
+                r.branch
+            ));
+        }
+        Ok(None) => {
             return failed(
                 "the attempt rewrote history below LOOP_BASE",
                 format!(
@@ -520,7 +526,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             );
         }
         Err(e) => return Outcome::Infrastructure(e),
-    }
+    };
     if commit == r.input.base && !no_changes && !task.changes_optional {
         let how = match task.kind {
             TaskKind::Command { .. } => "",
@@ -538,16 +544,18 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // Work must survive the worktree: a gitlink (a submodule, or a nested
     // repository the agent made) whose commit lives only inside the
     // worktree would point at nothing once it is removed.
-    match dangling_gitlinks(&git, &checkout, &r.input.base, &commit) {
+    let changes = match git.changes(&r.input.base, &commit) {
+        Ok(c) => c,
+        Err(_) if stopping(ctx) => return Outcome::Interrupted,
+        Err(e) => return Outcome::Infrastructure(e),
+    };
+    match dangling_gitlinks(&git, &checkout, changes.gitlinks) {
         Ok(None) => {}
         Ok(Some((reason, feedback))) => return failed(reason, feedback),
         Err(_) if stopping(ctx) => return Outcome::Interrupted,
         Err(e) => return Outcome::Infrastructure(e),
     }
-    let files_changed = match ctx.git.changed_files(&r.input.base, &commit) {
-        Ok(f) => f,
-        Err(e) => return Outcome::Infrastructure(e),
-    };
+    let files_changed = changes.paths;
     if let Err(e) = ctx.git.diff_to_file(&r.input.base, &commit, &files.diff) {
         return Outcome::Infrastructure(e);
     }
@@ -579,8 +587,8 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     }
 }
 
-/// The first gitlink that `commit` adds or changes relative to `base` whose
-/// commit is in none of the repository's shared object stores
+/// The first of `links` (the gitlinks a commit adds or changes, as
+/// `(path, commit)`) whose commit is in none of the repository's shared object stores
 /// ([`super::git::Git::shared_stores`]): `(reason, feedback)` naming its
 /// path, or `None` when every one survives the worktree.
 ///
@@ -588,10 +596,8 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
 fn dangling_gitlinks(
     git: &crate::run::sys::git::Git,
     co: &crate::run::sys::checkout::Checkout,
-    base: &str,
-    commit: &str,
+    links: Vec<(String, String)>,
 ) -> Result<Option<(String, String)>, String> {
-    let links = git.changed_gitlinks(base, commit)?;
     if links.is_empty() {
         return Ok(None);
     }

@@ -1,6 +1,6 @@
 //! `loopc run --dry-run`: for every task, in topological order, whether the
 //! run would replay it from the cache or run it and, for a task with an
-//! older entry under another key, which part of the key changed (spec §6).
+//! older entry under another key, which part of the key changed.
 //! Reads the repository and the cache; starts nothing, writes nothing.
 //!
 //! The run is simulated the way the scheduler goes: hits that fast-forward
@@ -18,7 +18,7 @@ use super::replay::{self, Planned};
 use crate::plan::Key;
 use crate::plan::Plan;
 use crate::run::sys::git::Git;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Joins words as English: `a`, `a and b`, `a, b and c`.
 fn join_words(words: &[String]) -> String {
@@ -33,7 +33,7 @@ struct Sim<'a> {
     plan: &'a Plan,
     git: &'a Git,
     store: &'a Store,
-    forced: &'a [String],
+    forced: HashSet<&'a str>,
     copied: &'a BTreeMap<String, String>,
     head: String,
     exact: bool,
@@ -41,6 +41,29 @@ struct Sim<'a> {
     keys: Vec<Option<Key>>,
     lister: cache::FileLister,
     lines: Vec<Option<String>>,
+    /// How many of each task's dependencies (as listed) are not decided yet.
+    pending: Vec<usize>,
+    /// Each task's dependents, once per listing.
+    dependents: Vec<Vec<usize>>,
+    /// Undecided tasks whose dependencies are all decided.
+    ready: BTreeSet<usize>,
+    /// Ready tasks to look up in the cache (again).
+    unchecked: BTreeSet<usize>,
+    /// Ready tasks that were no hit at this head but may be at any other
+    /// one (`inputs` read at the head, or no key).
+    head_bound: Vec<usize>,
+    /// Ready tasks whose entry was recorded on another parent, by parent.
+    on_parent: HashMap<String, Vec<usize>>,
+}
+
+/// Why a ready task was not replayed by a fast-forward.
+enum Miss {
+    /// Never at any head (no entry for a key that does not depend on it).
+    Final,
+    /// Perhaps once the head is this commit (its entry's parent).
+    Parent(String),
+    /// Perhaps at another head.
+    AtThisHead,
 }
 
 impl Sim<'_> {
@@ -56,39 +79,79 @@ impl Sim<'_> {
         )
     }
 
-    fn ready(&self, i: usize) -> bool {
-        self.lines[i].is_none()
-            && self.plan.tasks[i]
-                .dependencies
-                .iter()
-                .all(|&d| self.lines[d].is_some())
-    }
-
     fn forced(&self, i: usize) -> bool {
-        self.forced.iter().any(|f| *f == self.plan.tasks[i].name)
+        self.forced.contains(self.plan.tasks[i].name.as_str())
     }
 
-    /// Replays every ready hit that fast-forwards, as long as there is one.
+    /// Records task `i`'s line; its dependents whose dependencies are now
+    /// all decided become ready.
+    fn settle(&mut self, i: usize, line: String) {
+        self.lines[i] = Some(line);
+        self.ready.remove(&i);
+        self.unchecked.remove(&i);
+        for k in 0..self.dependents[i].len() {
+            let d = self.dependents[i][k];
+            self.pending[d] -= 1;
+            if self.pending[d] == 0 {
+                self.ready.insert(d);
+                if !self.forced(d) {
+                    self.unchecked.insert(d);
+                }
+            }
+        }
+    }
+
+    /// Replays ready task `i` if its entry fast-forwards from the head.
+    fn fast_forward(&mut self, i: usize) -> Result<(), Miss> {
+        let Ok(rk) = self.key(i) else {
+            return Err(Miss::AtThisHead);
+        };
+        let Some(entry) = self.store.get(&rk.key) else {
+            return Err(if self.plan.tasks[i].inputs.is_empty() {
+                Miss::Final
+            } else {
+                Miss::AtThisHead
+            });
+        };
+        match entry.parent.as_deref() {
+            None => {}
+            Some(p) if p == self.head => {
+                self.head = entry.commit.clone();
+                // Tasks passed over at the old head are looked at again.
+                let waiting = self.on_parent.remove(&self.head).unwrap_or_default();
+                for k in self.head_bound.drain(..).chain(waiting) {
+                    if self.lines[k].is_none() {
+                        self.unchecked.insert(k);
+                    }
+                }
+            }
+            Some(p) if self.plan.tasks[i].inputs.is_empty() => {
+                return Err(Miss::Parent(p.to_string()));
+            }
+            Some(_) => return Err(Miss::AtThisHead),
+        }
+        self.written.extend(entry.files.iter().cloned());
+        self.keys[i] = Some(rk.key);
+        self.settle(i, "cached".into());
+        Ok(())
+    }
+
+    /// Replays every ready hit that fast-forwards, as long as there is one:
+    /// passes over the ready tasks in source order, each pass taking those
+    /// that became ready or whose head changed since they were looked at.
     fn fast_forwards(&mut self) {
         loop {
             let mut progressed = false;
-            for i in 0..self.plan.tasks.len() {
-                if !self.ready(i) || self.forced(i) {
-                    continue;
+            let mut from = 0;
+            while let Some(&i) = self.unchecked.range(from..).next() {
+                from = i + 1;
+                self.unchecked.remove(&i);
+                match self.fast_forward(i) {
+                    Ok(()) => progressed = true,
+                    Err(Miss::AtThisHead) => self.head_bound.push(i),
+                    Err(Miss::Parent(p)) => self.on_parent.entry(p).or_default().push(i),
+                    Err(Miss::Final) => {}
                 }
-                let Ok(rk) = self.key(i) else { continue };
-                let Some(entry) = self.store.get(&rk.key) else {
-                    continue;
-                };
-                match entry.parent.as_deref() {
-                    None => {}
-                    Some(p) if p == self.head => self.head = entry.commit.clone(),
-                    Some(_) => continue,
-                }
-                self.written.extend(entry.files.iter().cloned());
-                self.keys[i] = Some(rk.key);
-                self.lines[i] = Some("cached".into());
-                progressed = true;
             }
             if !progressed {
                 return;
@@ -180,11 +243,20 @@ pub fn report(
     let lines: Vec<String> = match store {
         None => vec!["run (cache disabled)".to_string(); n],
         Some(store) => {
+            let mut dependents = vec![Vec::new(); n];
+            let mut pending = vec![0; n];
+            for (i, t) in plan.tasks.iter().enumerate() {
+                pending[i] = t.dependencies.len();
+                for &d in &t.dependencies {
+                    dependents[d].push(i);
+                }
+            }
+            let ready: BTreeSet<usize> = (0..n).filter(|&i| pending[i] == 0).collect();
             let mut sim = Sim {
                 plan,
                 git,
                 store,
-                forced,
+                forced: forced.iter().map(String::as_str).collect(),
                 copied,
                 head: base.to_string(),
                 exact: true,
@@ -192,14 +264,28 @@ pub fn report(
                 keys: vec![None; n],
                 lister: cache::FileLister::default(),
                 lines: vec![None; n],
+                pending,
+                dependents,
+                unchecked: BTreeSet::new(),
+                head_bound: Vec::new(),
+                on_parent: HashMap::new(),
+                ready,
             };
+            sim.unchecked = sim
+                .ready
+                .iter()
+                .copied()
+                .filter(|&i| !sim.forced(i))
+                .collect();
+            // In the order the scheduler goes: fast-forwarding hits first,
+            // then the first ready task in source order.
             loop {
                 sim.fast_forwards();
-                let Some(i) = (0..n).find(|&i| sim.ready(i)) else {
+                let Some(&i) = sim.ready.first() else {
                     break;
                 };
                 let line = sim.decide(i);
-                sim.lines[i] = Some(line);
+                sim.settle(i, line);
             }
             sim.lines
                 .into_iter()

@@ -105,16 +105,13 @@ pub fn snapshot(git: &Git, integration_ref: &str, worktrees: &Path) -> Result<Sn
         );
     }
     let canon = std::fs::canonicalize(worktrees).unwrap_or_else(|_| worktrees.to_path_buf());
-    for w in git.worktrees()? {
+    // From git's administrative files, not `git worktree list`: this runs
+    // twice an attempt.
+    for w in git.checkout_heads()? {
         if w.path.starts_with(worktrees) || w.path.starts_with(&canon) {
             continue;
         }
-        let value = match (&w.branch, &w.head) {
-            (Some(b), _) => format!("ref: {b}"),
-            (None, Some(h)) => format!("detached at {h}"),
-            (None, None) => "unborn".to_string(),
-        };
-        map.insert(format!("HEAD of {}", w.path.display()), value);
+        map.insert(format!("HEAD of {}", w.path.display()), w.head);
     }
     Ok(Snapshot(map))
 }

@@ -45,6 +45,15 @@ impl Checkout {
     }
 }
 
+/// What differs between two commits ([`Git::changes`]).
+#[derive(Debug, Default)]
+pub struct Changes {
+    /// Every path that differs, in git's order.
+    pub paths: Vec<String>,
+    /// The gitlinks added or changed: `(path, commit)`.
+    pub gitlinks: Vec<(String, String)>,
+}
+
 /// The text of the `.git` file at `path`, which must be a regular file
 /// (not a directory, not a symbolic link).
 fn read_dotgit(path: &Path) -> Result<String, String> {
@@ -170,9 +179,9 @@ impl Git {
     }
 
     /// Stages everything in worktree `co` and commits it with `message` when
-    /// anything is staged. Returns the worktree's HEAD commit afterwards.
-    /// Call [`Git::verify_checkout`] first.
-    pub fn commit_all(&self, co: &Checkout, message: &str) -> Result<String, String> {
+    /// anything is staged. Call [`Git::verify_checkout`] first; read the
+    /// commit with [`Git::tip_containing`].
+    pub fn commit_all(&self, co: &Checkout, message: &str) -> Result<(), String> {
         self.run_co(co, &["add", "-A"])?;
         if !co.excluded.is_empty() {
             // Unstaged again (an exclusion pathspec in `add` is refused
@@ -196,11 +205,30 @@ impl Git {
                 why(&staged)
             ));
         }
-        Ok(self
-            .run_co(co, &["rev-parse", "HEAD"])?
-            .stdout
-            .trim()
-            .to_string())
+        Ok(())
+    }
+
+    /// The commit branch `branch` points at if it contains commit `base`
+    /// (one `git for-each-ref --contains`, where reading the branch and
+    /// asking `merge-base --is-ancestor` would be two calls); `None` when it
+    /// does not, or the branch does not exist.
+    ///
+    /// Errors: git failed.
+    pub fn tip_containing(&self, branch: &str, base: &str) -> Result<Option<String>, String> {
+        let refname = format!("refs/heads/{branch}");
+        let out = self.read(&[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "--contains",
+            base,
+            &refname,
+        ])?;
+        // The pattern also matches refs below `refname/`: take the exact one.
+        Ok(out
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .find(|(name, _)| *name == refname)
+            .map(|(_, id)| id.to_string()))
     }
 
     /// `git status --porcelain` of worktree `co` (empty: clean).
@@ -216,11 +244,13 @@ impl Git {
             .stdout)
     }
 
-    /// The gitlinks (submodules, nested repositories) that commit `to` adds
-    /// or changes relative to `from`: `(path, commit)` pairs.
+    /// What differs between commits `from` and `to` (one `git diff-tree`):
+    /// every path, as it is (`-z`: no quoting; names that are not UTF-8
+    /// decoded lossily), and the gitlinks (submodules, nested repositories)
+    /// that `to` adds or changes, as `(path, commit)` pairs.
     ///
     /// Errors: git failed.
-    pub fn changed_gitlinks(&self, from: &str, to: &str) -> Result<Vec<(String, String)>, String> {
+    pub fn changes(&self, from: &str, to: &str) -> Result<Changes, String> {
         let out = self.run_in(
             &self.root,
             &[
@@ -235,16 +265,19 @@ impl Git {
         )?;
         // `:oldmode newmode oldid newid status` NUL `path` NUL, repeated.
         let mut fields = out.stdout.split('\0');
-        let mut links = Vec::new();
+        let mut changes = Changes::default();
         while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
             let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
             if let [_, new_mode, _, new_id, _] = parts.as_slice()
                 && *new_mode == "160000"
             {
-                links.push((path.to_string(), new_id.to_string()));
+                changes
+                    .gitlinks
+                    .push((path.to_string(), new_id.to_string()));
             }
+            changes.paths.push(path.to_string());
         }
-        Ok(links)
+        Ok(changes)
     }
 
     /// Whether commit `id` is in the object store of the repository (or

@@ -388,12 +388,11 @@ impl Git {
         Err(format!("cannot move {refname}: {}", why(&out)))
     }
 
-    /// Deletes `refname` if it exists.
+    /// Deletes `refname` if it exists (`git update-ref -d` succeeds on a
+    /// missing ref: one call, no look first).
     pub fn delete_ref(&self, refname: &str) -> Result<(), String> {
-        if self.commit_of(refname)?.is_some() {
-            self.run_in(&self.root, &["update-ref", "-d", refname])?;
-        }
-        Ok(())
+        self.run_in(&self.root, &["update-ref", "-d", refname])
+            .map(|_| ())
     }
 
     /// The registered worktrees.
@@ -449,8 +448,7 @@ impl Git {
     /// directory if git left it behind.
     pub fn worktree_remove(&self, path: &Path) -> Result<(), String> {
         let p = path.to_string_lossy();
-        let registered = self.worktrees()?.iter().any(|w| same_path(&w.path, path));
-        if registered {
+        if self.is_registered_worktree(path) {
             self.run_in(
                 &self.root,
                 &["worktree", "remove", "--force", "--force", &p],
@@ -461,21 +459,6 @@ impl Git {
                 .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
         }
         Ok(())
-    }
-
-    /// Paths that differ between commits `from` and `to`, as they are
-    /// (`-z`: no quoting; names that are not UTF-8 decoded lossily).
-    pub fn changed_files(&self, from: &str, to: &str) -> Result<Vec<String>, String> {
-        Ok(self
-            .run_in(
-                &self.root,
-                &["diff", "--name-only", "-z", "--no-renames", from, to],
-            )?
-            .stdout
-            .split('\0')
-            .filter(|l| !l.is_empty())
-            .map(str::to_string)
-            .collect())
     }
 
     /// Writes `git diff from to` to the file `out` (streamed, not held in memory).
@@ -544,7 +527,7 @@ impl Git {
     /// Whether the main worktree is in the middle of a merge, rebase,
     /// cherry-pick or revert (spec: "dirty merge state").
     pub fn operation_in_progress(&self) -> Result<Option<&'static str>, String> {
-        let git_dir = PathBuf::from(self.read(&["rev-parse", "--absolute-git-dir"])?);
+        let git_dir = &self.git_dir;
         for (file, what) in [
             ("MERGE_HEAD", "a merge"),
             ("rebase-merge", "a rebase"),

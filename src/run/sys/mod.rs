@@ -5,7 +5,9 @@
 //! branch names ([`worktree`]), the repository lock ([`lock`]), Ctrl-C,
 //! SIGTERM and SIGHUP ([`interrupt`]), cleaning up what a killed run
 //! left in the world ([`recover`]), writing git objects without a checkout
-//! ([`objects`]) and reading the checkout loopc runs in ([`main_checkout`]).
+//! ([`objects`]), reading the checkout loopc runs in ([`main_checkout`]),
+//! and the checkouts as git's administrative files record them, read
+//! without a process ([`admin`]).
 //!
 //! Arrows: `sys` knows where `.loopc/` keeps things ([`super::store`]) but
 //! never the engine or the display. Inside, low-level code never calls
@@ -13,6 +15,7 @@
 //! [`git`] uses [`process`] (the variables it must not pass on); [`process`]
 //! uses nothing of loopc's.
 
+pub mod admin;
 pub mod checkout;
 pub mod git;
 pub mod interrupt;

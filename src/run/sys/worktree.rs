@@ -68,15 +68,20 @@ pub fn create_task(
     branch: &str,
     commit: &str,
 ) -> Result<(), String> {
-    if git.commit_of(&format!("refs/heads/{branch}"))?.is_some()
-        && !layout::ledger(layout)?.contains(branch)
-    {
+    let refname = format!("refs/heads/{branch}");
+    let exists = git.commit_of(&refname)?.is_some();
+    if exists && !layout::ledger(layout)?.contains(branch) {
         return Err(format!(
             "the branch `{branch}` exists and was not created by loopc; rename or delete it"
         ));
     }
     layout::record_branch(layout, branch)?;
-    create(git, path, Some(branch), commit)
+    // As `create`, without asking git again whether the branch exists.
+    git.worktree_remove(path)?;
+    if exists {
+        git.delete_ref(&refname)?;
+    }
+    git.worktree_add(path, Some(branch), commit)
 }
 
 /// Pre-flight check of loopc's branch namespace for plan `plan_slug` with
