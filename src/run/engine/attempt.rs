@@ -4,11 +4,12 @@
 //! merge (step 7) is the coordinator's, see [`super::merge`].
 //!
 //! Over 600 lines: the steps of an attempt and the checks on its commit
-//! (gitlinks, the user's refs) read best in the order they run.
+//! read best in the order they run; the gitlink check is in [`gitlinks`].
 
 use super::budget::Cost;
 use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::gate::{self, Verdict};
+use super::gitlinks;
 use super::guard;
 use super::handoff::{self, HandoffStatus, one_line, with_reason};
 use super::report;
@@ -549,7 +550,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Err(_) if stopping(ctx) => return Outcome::Interrupted,
         Err(e) => return Outcome::Infrastructure(e),
     };
-    match dangling_gitlinks(&git, &checkout, changes.gitlinks) {
+    match gitlinks::dangling(&git, &checkout, changes.gitlinks) {
         Ok(None) => {}
         Ok(Some((reason, feedback))) => return failed(reason, feedback),
         Err(_) if stopping(ctx) => return Outcome::Interrupted,
@@ -585,67 +586,6 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         Verdict::Stopped => Outcome::Interrupted,
         Verdict::Error(e) => Outcome::Infrastructure(e),
     }
-}
-
-/// The first of `links` (the gitlinks a commit adds or changes, as
-/// `(path, commit)`) whose commit is in none of the repository's shared object stores
-/// ([`super::git::Git::shared_stores`]): `(reason, feedback)` naming its
-/// path, or `None` when every one survives the worktree.
-///
-/// Errors: git failed.
-fn dangling_gitlinks(
-    git: &crate::run::sys::git::Git,
-    co: &crate::run::sys::checkout::Checkout,
-    links: Vec<(String, String)>,
-) -> Result<Option<(String, String)>, String> {
-    if links.is_empty() {
-        return Ok(None);
-    }
-    let stores = git.shared_stores();
-    for (path, id) in links {
-        let mut found = false;
-        for store in &stores {
-            if git.store_has_commit(store, &id)? {
-                found = true;
-                break;
-            }
-        }
-        if found {
-            continue;
-        }
-        let nested =
-            std::fs::symlink_metadata(co.dir.join(&path).join(".git")).is_ok_and(|m| m.is_dir());
-        let (reason, advice) = if nested {
-            (
-                format!(
-                    "`{path}` is a git repository of its own inside the worktree: only a \
-                     pointer to its commit {id} would be committed, and that commit exists \
-                     only in `{path}/.git`"
-                ),
-                format!(
-                    "Add its files to the task's repository instead (remove `{path}/.git`), \
-                     or do not create a repository inside the worktree."
-                ),
-            )
-        } else {
-            (
-                format!(
-                    "the submodule `{path}` points at commit {id}, which exists only in this \
-                     worktree's copy of the submodule"
-                ),
-                format!(
-                    "Leave the submodule `{path}` at a commit its repository already has, or \
-                     make the change in the task's own files."
-                ),
-            )
-        };
-        let feedback = format!(
-            "{reason}; it is lost when the worktree is removed, so the work cannot pass. \
-             {advice}"
-        );
-        return Ok(Some((reason, feedback)));
-    }
-    Ok(None)
 }
 
 /// Whether the run is stopping (Ctrl-C, SIGTERM, the `time` budget, a

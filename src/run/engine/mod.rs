@@ -27,6 +27,7 @@ pub mod context;
 pub mod dry_run;
 pub mod executor;
 pub mod gate;
+mod gitlinks;
 pub mod guard;
 pub mod handoff;
 pub mod limits;
