@@ -457,6 +457,50 @@ task t { agent = codex  prompt = "x" }
 }
 
 #[test]
+fn a_wait_that_outlasts_a_budget_leaves_that_task_and_the_other_work_goes_on() {
+    let repo = Test::repo();
+    plan(
+        &repo,
+        r#"
+loop "lp" { parallel = 1 }
+budget { iterations = 5  wait = 1s }
+agent codex { run = "sh @FIX@/codex exec --json --sandbox workspace-write -"  output = codex-json  cost = $1  env = { FIXTURE_MODE = "usage_limit" } }
+task t { agent = codex  prompt = "x" }
+task later: t { run = "echo later > later.txt" }
+task other { run = "echo other > other.txt" }
+"#,
+    );
+    // `t` is limited first (topological order, one at a time); its wait
+    // would pass the `wait` budget, so it is left for the next run, and
+    // `other`, which no limit holds up, still runs. Then the run stops
+    // for that budget (exit 3), naming it.
+    repo.loopc(&["run"]).status(3).run();
+    assert_eq!(repo.status_of("other"), "passed");
+    assert_eq!(
+        repo.show("loop/lp", "other.txt").as_deref(),
+        Some("other\n")
+    );
+    assert_eq!(repo.status_of("t"), "pending");
+    assert_eq!(repo.status_of("later"), "pending");
+    let state = repo.state();
+    let reason = state["stop_reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("budget `wait` spent: waiting for codex's usage limit (resets "),
+        "{reason}"
+    );
+    let t = repo.task("t");
+    assert!(
+        t["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with(": left for the next run"),
+        "{t}"
+    );
+    // The next run is told when the limit resets.
+    assert!(t["waiting_until"].is_string(), "{t}");
+}
+
+#[test]
 fn loopc_logs_prints_an_attempts_files() {
     let repo = Test::repo();
     repo.script(

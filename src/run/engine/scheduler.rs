@@ -152,6 +152,11 @@ impl Scheduler {
                 self.start_ready(state, &pool, &tx);
             }
             if self.running == 0 && (self.books.stop.is_some() || !self.waiting(state)) {
+                // Tasks parked on a wait that outlasts a budget: the run
+                // stops for that budget once everything else has ended.
+                if let Some((at, reason)) = self.books.parked.take() {
+                    self.books.set_budget_stop(at, reason);
+                }
                 break;
             }
             match rx.recv_timeout(Duration::from_millis(100)) {
@@ -212,6 +217,9 @@ impl Scheduler {
                 return;
             }
             if !transition::ready(&self.ctx.plan, state, i) {
+                continue;
+            }
+            if self.books.slots[i].parked {
                 continue;
             }
             match self.books.slots[i].wait_until {

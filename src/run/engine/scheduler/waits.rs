@@ -186,31 +186,42 @@ impl Scheduler {
         let waited = Duration::from_millis(self.books.meter.spent.waited_ms) + wait;
         // Reached now (for the order of budget stops).
         let now_ms = self.books.meter.now_ms();
-        if let Some(cap) = self.books.meter.limits.wait
+        let over = if let Some(cap) = self.books.meter.limits.wait
             && waited > cap
         {
-            self.books.set_budget_stop(
-                now_ms,
-                format!(
-                    "budget `wait` spent: waiting for {}'s usage limit ({said}) would make {}                      of waiting, over {}",
-                    l.agent,
-                    crate::run::time::human_duration(waited),
-                    crate::run::time::human_duration(cap)
-                ),
-            );
+            Some(format!(
+                "budget `wait` spent: waiting for {}'s usage limit ({said}) would make {} of \
+                 waiting, over {}",
+                l.agent,
+                crate::run::time::human_duration(waited),
+                crate::run::time::human_duration(cap)
+            ))
         } else if let Some(d) = self.books.meter.deadline()
             && until > d
         {
-            self.books.set_budget_stop(
-                now_ms,
-                format!(
-                    "budget `time` ends before {}'s usage limit resets ({said})",
-                    l.agent
-                ),
-            );
+            Some(format!(
+                "budget `time` ends before {}'s usage limit resets ({said})",
+                l.agent
+            ))
         } else {
-            self.books.meter.spent.waited_ms = waited.as_millis() as u64;
-        }
+            None
+        };
+        let why = match over {
+            // The task starts no attempt in this run; work that is not
+            // limited goes on, and the run stops for this budget once it
+            // has ended (the next run waits out the rest).
+            Some(reason) => {
+                let slot = &mut self.books.slots[i];
+                slot.wait_until = None;
+                slot.parked = true;
+                self.books.parked.get_or_insert((now_ms, reason.clone()));
+                format!("{why}; {reason}: left for the next run")
+            }
+            None => {
+                self.books.meter.spent.waited_ms = waited.as_millis() as u64;
+                why
+            }
+        };
         let ts = &mut state.tasks[i];
         ts.status = TaskStatus::Pending;
         ts.reason = Some(why.clone());

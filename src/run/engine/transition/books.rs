@@ -37,6 +37,9 @@ pub struct Slot {
     pub wait_until: Option<std::time::Instant>,
     /// Limits in a row without a reset time (the backoff's exponent).
     pub limit_backoffs: u32,
+    /// Its wait would outlast the `wait` or `time` budget: it starts no
+    /// attempt in this run, while work that is not limited goes on.
+    pub parked: bool,
 }
 
 /// What the scheduler keeps besides `state.json`: the budget meter, the
@@ -55,6 +58,9 @@ pub struct Books {
     /// For a budget stop: when (milliseconds from the run's start) its
     /// limit was reached.
     stop_at: u64,
+    /// The first budget a parked wait ([`Slot::parked`]) would outlast, and
+    /// when: the run's stop once the work that could go on has ended.
+    pub parked: Option<(u64, String)>,
 }
 
 impl Books {
@@ -66,6 +72,7 @@ impl Books {
             streak: Vec::new(),
             stop: None,
             stop_at: u64::MAX,
+            parked: None,
         }
     }
 
