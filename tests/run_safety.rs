@@ -874,3 +874,33 @@ fn a_child_that_drops_its_environment_and_session_does_not_survive_the_attempt()
     assert_eq!(r.status, 0, "{r:?}");
     assert!(no_process_with(&marker), "{marker} survived");
 }
+
+#[test]
+fn a_kept_worktree_whose_agent_switched_branches_is_still_loopcs() {
+    let repo = Test::repo();
+    repo.script(
+        "agent.sh",
+        "#!/bin/sh\ncat > /dev/null\ngit switch -q -c elsewhere && echo work > work.txt\n",
+    );
+    repo.plan(
+        r#"
+loop "sw" { }
+budget { iterations = 3 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task t { agent = bot  prompt = "x"  attempts = 1 }
+"#,
+    );
+    repo.loopc(&["run"]).status(1).run();
+    let kept = repo.root.join(".loopc/worktrees/t-1");
+    assert!(kept.exists());
+    // A rerun keeps it (a failed attempt's worktree stays until `clean`)
+    // and does not take it for the user's.
+    repo.script("agent.sh", SIMPLE_AGENT);
+    let r = repo.loopc(&["run"]).status(0).run();
+    assert!(!r.stderr.contains("not made by loopc"), "{r:?}");
+    assert!(kept.exists(), "{r:?}");
+    // `loopc clean` removes it like any worktree loopc made.
+    let c = repo.loopc(&["clean"]).run();
+    assert!(!c.stderr.contains("not made by loopc"), "{c:?}");
+    assert!(!kept.exists(), "{c:?}");
+}

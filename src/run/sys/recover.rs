@@ -87,11 +87,16 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         if !inside(&w.path, &layout.worktrees) {
             continue;
         }
+        // A kept attempt's worktree, by the task branch checked out there
+        // or, when its agent switched branches, by the directory's name.
         let kept_branch = w
             .branch
             .as_deref()
             .and_then(|b| b.strip_prefix("refs/heads/"))
-            .filter(|b| kept_branches.contains(*b) && ledgered.contains(*b));
+            .filter(|b| kept_branches.contains(*b) && ledgered.contains(*b))
+            .or_else(|| {
+                task_branch_of_dir(&w.path, &ledgered).filter(|b| kept_branches.contains(*b))
+            });
         if let Some(b) = kept_branch
             && w.path.exists()
         {
@@ -215,9 +220,13 @@ pub fn is_loopcs_worktree(w: &super::git::WorktreeEntry, ledger: &BTreeSet<Strin
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     match w.branch.as_deref() {
-        Some(b) => b
-            .strip_prefix("refs/heads/")
-            .is_some_and(|b| worktree::is_task_branch(b) && ledger.contains(b)),
+        Some(b) => {
+            b.strip_prefix("refs/heads/")
+                .is_some_and(|b| worktree::is_task_branch(b) && ledger.contains(b))
+                // An agent switched branches in it: its name still says
+                // which task branch loopc made it for.
+                || task_branch_of_dir(&w.path, ledger).is_some()
+        }
         None => {
             let placeholder = w
                 .head
@@ -226,6 +235,21 @@ pub fn is_loopcs_worktree(w: &super::git::WorktreeEntry, ledger: &BTreeSet<Strin
             is_scratch_name(&name) || (placeholder && is_loopcs_worktree_name(&name))
         }
     }
+}
+
+/// The task branch from loopc's ledger that the worktree directory `dir`
+/// was made for: `<task>-<n>` is made for `loopc/<plan>/<task>/<n>`.
+pub fn task_branch_of_dir<'l>(dir: &Path, ledger: &'l BTreeSet<String>) -> Option<&'l str> {
+    let name = dir.file_name()?.to_str()?;
+    let (task, n) = name.rsplit_once('-')?;
+    if task.is_empty() || n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let tail = format!("/{task}/{n}");
+    ledger
+        .iter()
+        .map(String::as_str)
+        .find(|b| worktree::is_task_branch(b) && b.ends_with(&tail))
 }
 
 /// Whether `path`, a directory under `.loopc/worktrees/` that git does not
