@@ -400,13 +400,57 @@ fn found_token(source: &str, at: usize) -> (String, usize) {
     if c == '\n' || c == '\r' {
         return ("end of line".to_string(), 0);
     }
+    if let Some(kind) = invisible(c) {
+        return (format!("{kind} U+{:04X}", u32::from(c)), c.len_utf8());
+    }
     (format!("`{c}`"), c.len_utf8())
 }
 
-#[cfg(test)]
+/// What kind of character `c` is when it would show as nothing (or move
+/// the text around it) if quoted in a message: a control character, a
+/// zero-width or bidirectional formatting character, or a space other than
+/// U+0020.
+fn invisible(c: char) -> Option<&'static str> {
+    match c {
+        _ if c.is_control() => Some("the control character"),
+        '\u{AD}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{2028}'..='\u{202E}'
+        | '\u{2060}'..='\u{2069}'
+        | '\u{FEFF}' => Some("the invisible character"),
+        _ if c.is_whitespace() && c != ' ' => Some("the space character"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn invisible_characters_are_named_not_quoted() {
+        for (src, want) in [
+            (
+                "task a {\u{200B} run = \"x\" }\n",
+                "the invisible character U+200B",
+            ),
+            (
+                "task a {\u{0C} run = \"x\" }\n",
+                "the control character U+000C",
+            ),
+            (
+                "task a { run\u{A0}= \"x\" }\n",
+                "the space character U+00A0",
+            ),
+        ] {
+            let (_, d) = parse(src);
+            assert!(
+                d.iter()
+                    .any(|d| d.message.ends_with(&format!("found {want}"))),
+                "{src:?}: {d:?}"
+            );
+        }
+    }
 
     #[test]
     fn recovers_at_item_boundaries() {

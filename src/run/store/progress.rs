@@ -42,7 +42,15 @@ pub fn append(
 /// terminal escape reaches `git log`).
 pub fn one_line(text: &str) -> String {
     text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        // Bidirectional overrides too: a title could reorder what a
+        // person reads in `git log` or a later agent reads in progress.md.
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect::<String>()
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -67,12 +75,15 @@ mod tests {
         append(
             &path,
             "d",
-            "multi\nline\r\ttitle\u{1b}[31m",
+            "multi\nline\r\ttitle\u{1b}[31m \u{202e}desrever",
             Some("did\nit\u{7}"),
             &["f.txt".to_string()],
         )
         .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text, "- d: multi line title [31m — did it; f.txt\n");
+        assert_eq!(
+            text,
+            "- d: multi line title [31m desrever — did it; f.txt\n"
+        );
     }
 }
