@@ -1,4 +1,4 @@
-//! The syntax tree of a `.loop` file (spec §2, §3).
+//! The syntax tree of a `.loop` file (docs/language.md).
 //!
 //! The parser ([`crate::syntax`]) never fails: what it cannot read becomes an
 //! [`Item::Error`] plus a diagnostic, so that the checker and the editor always
@@ -106,12 +106,12 @@ pub struct Value {
     pub span: Span,
 }
 
-/// Decoded literal values (spec §2).
+/// Decoded literal values (docs/language.md).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ValueKind {
     /// A `"…"` string with its escapes decoded.
     String(String),
-    /// A `"""` block string, dedented as §2 says.
+    /// A `"""` block string, dedented as docs/language.md says.
     BlockString(String),
     /// An integer (underscores removed; fits in u32).
     Integer(u32),

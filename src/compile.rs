@@ -8,7 +8,7 @@
 //! ([`Origin`]) so that the few messages that depend on it are worded
 //! right the first time. Files are read here, once: bytes that are not
 //! UTF-8 are decoded lossily and reported as E0001 at the first invalid
-//! byte (spec §2: source is UTF-8). A leading byte-order mark is removed
+//! byte (docs/language.md: source is UTF-8). A leading byte-order mark is removed
 //! from a `.loop` file before parsing (spans count from after it); in the
 //! buffer of REEL specs each file keeps it and its front-end skips it, so
 //! that the buffer holds the files' bytes.
@@ -92,7 +92,7 @@ pub struct Reel {
 /// Compiles `source`, the text of the plan file called `name` (its file stem
 /// is the loop's default name).
 ///
-/// A leading byte-order mark is ignored (spec §2): it is removed before
+/// A leading byte-order mark is ignored (docs/language.md): it is removed before
 /// parsing, so spans and columns count from the first character after it.
 pub fn compile(name: &str, source: &str) -> Compilation {
     compile_string(name, source.to_string())
@@ -113,7 +113,7 @@ pub fn compile_with_model(name: &str, source: String) -> (Compilation, Model) {
 }
 
 /// Compiles raw file bytes. Bytes that are not UTF-8 are decoded lossily and
-/// reported as E0001 at the first invalid byte (spec §2: source is UTF-8).
+/// reported as E0001 at the first invalid byte (docs/language.md: source is UTF-8).
 pub fn compile_bytes(name: &str, bytes: &[u8]) -> Compilation {
     compile_loop(name, Text::decode(bytes.to_vec()), false).0
 }
@@ -162,7 +162,7 @@ pub fn loop_files_in(dir: &Path) -> Option<Vec<PathBuf>> {
 }
 
 /// Compiles the REEL specs `inputs` (files, or directories of specs) with
-/// their defaults plan into one plan (spec §3 items; `docs/reel.md`).
+/// their defaults plan into one plan (docs/language.md items; `docs/reel.md`).
 ///
 /// One spec file alone keeps bare ids as task names; a directory or several
 /// files namespace each file's tasks by its stem. The plan's name is the

@@ -1,4 +1,4 @@
-//! Diagnostics: codes, labels, and their two renderings (spec §4).
+//! Diagnostics: codes, labels, and their two renderings (docs/language.md).
 //!
 //! Human output is codespan-reporting's; machine output is one JSON object per
 //! diagnostic with LSP ranges (0-based lines, UTF-16 code-unit columns).
@@ -21,7 +21,7 @@ pub enum Severity {
     Warning,
 }
 
-/// Every diagnostic code of spec §4.
+/// Every diagnostic code of docs/language.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Code {
     /// Syntax error: what was expected, what was found.
@@ -120,7 +120,7 @@ pub struct Label {
 pub struct Diagnostic {
     /// Error or warning (follows from the code unless `--deny-warnings` promotes it).
     pub severity: Severity,
-    /// The spec §4 code.
+    /// The docs/language.md code.
     pub code: Code,
     /// The headline.
     pub message: String,
@@ -456,7 +456,7 @@ pub(crate) struct JsonLabel<'a> {
     pub primary: bool,
 }
 
-/// The JSON form of one diagnostic (spec §4), shared with [`crate::source_map`].
+/// The JSON form of one diagnostic (docs/language.md), shared with [`crate::source_map`].
 #[derive(Serialize)]
 pub(crate) struct JsonDiagnostic<'a> {
     pub file: &'a str,
@@ -468,7 +468,7 @@ pub(crate) struct JsonDiagnostic<'a> {
     pub notes: &'a [String],
 }
 
-/// One diagnostic as the single-line JSON object of spec §4 (no newline).
+/// One diagnostic as the single-line JSON object of docs/language.md (no newline).
 ///
 /// Fields: `file`, `severity` (`"error"`/`"warning"`), `code`, `message`,
 /// `range` (the primary span), `labels` (every label, each

@@ -4,7 +4,7 @@
 //! The output is the defaults plan's text (comments kept), a `loop` item
 //! naming the plan as the specs did, and one task per REEL task, formatted
 //! with [`crate::fmt::format_source`]. It compiles to the same plan: the same
-//! task names, dependencies and keys (spec §6): [`checked`] makes sure of
+//! task names, dependencies and keys (docs/cache.md): [`checked`] makes sure of
 //! it, and the command writes nothing else.
 
 use crate::Compilation;

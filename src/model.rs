@@ -1,5 +1,5 @@
 //! The checked model: what a plan file defines, with every value decoded
-//! and every name resolved as far as it goes (spec §3, §4).
+//! and every name resolved as far as it goes (docs/language.md).
 //!
 //! The checker (`check`) produces a [`Model`] from the syntax tree; the plan
 //! phase (`plan`) turns it into a plan; the language server reads it for
@@ -248,7 +248,7 @@ pub mod fields {
 /// attempt that changes nothing fails) and `optional`.
 pub const CHANGES_WORDS: &[&str] = &["required", "optional"];
 
-/// How agent output is read (spec §3 `agent.output`).
+/// How agent output is read (docs/language.md `agent.output`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OutputFormat {
     /// Free text; only the handoff file is read.
@@ -283,7 +283,7 @@ impl OutputFormat {
     }
 }
 
-/// What a gate does when it rejects (spec §3 `on_fail`).
+/// What a gate does when it rejects (docs/language.md `on_fail`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OnFail {
     /// Next attempt from a fresh worktree (default).

@@ -1,7 +1,7 @@
 //! Several source files behind one byte buffer, so that a plan made of more
 //! than one file (a REEL spec and its `defaults.loop`, a directory of specs)
 //! keeps plain byte [`Span`]s everywhere and still reports each diagnostic in
-//! the file and at the line it is about (spec §4: "every diagnostic carries a
+//! the file and at the line it is about (docs/language.md: "every diagnostic carries a
 //! primary span (file, line, column)").
 //!
 //! The buffer is the files' texts in order, each followed by one `\n`
@@ -117,7 +117,7 @@ impl SourceMap {
         String::from_utf8_lossy(&buf.into_inner()).into_owned()
     }
 
-    /// One diagnostic as the single-line JSON object of spec §4: `file` is
+    /// One diagnostic as the single-line JSON object of docs/language.md: `file` is
     /// the file of the primary span and every range is relative to its own
     /// file. With more than one file, each label also carries its `file`.
     ///

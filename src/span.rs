@@ -5,7 +5,7 @@ use std::fmt;
 /// A half-open range of **byte offsets** `start..end` into one source file.
 ///
 /// Every AST node carries one, so that every later diagnostic can point back
-/// at the text it is about (spec §4: "every diagnostic carries a primary span").
+/// at the text it is about (docs/language.md: "every diagnostic carries a primary span").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Span {
     /// Offset of the first byte.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// older one (each version only added to the one before).
 pub const STATE_VERSION: u32 = 2;
 
-/// A task's state (spec §5).
+/// A task's state (docs/running.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskStatus {
@@ -118,7 +118,7 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// The run's budget (spec §3 `budget`), recorded next to what was spent.
+/// The run's budget (docs/language.md `budget`), recorded next to what was spent.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// `iterations`: agent attempts across the run.

@@ -1,4 +1,4 @@
-//! The checker: syntax tree → [`Model`] and diagnostics (spec §3, §4).
+//! The checker: syntax tree → [`Model`] and diagnostics (docs/language.md).
 //!
 //! It resolves names and validates every block: unknown and duplicate fields
 //! (E0002, E0003), duplicate definitions (E0004), unknown references (E0005),

@@ -140,7 +140,7 @@ impl<'a> Suggester<'a> {
     }
 }
 
-/// Whether `name` is a valid task name (spec §2; E0011), and if not, why.
+/// Whether `name` is a valid task name (docs/language.md; E0011), and if not, why.
 pub fn task_name_problem(name: &str) -> Option<&'static str> {
     let valid_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-';
     match name.chars().next() {

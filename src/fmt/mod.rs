@@ -1,9 +1,9 @@
 //! The canonical layout of plans, for `loopc fmt` and the language server
-//! (spec §7; the layout is documented in `docs/fmt.md`).
+//! (README.md; the layout is documented in `docs/fmt.md`).
 //!
 //! Formatting never changes what a plan means: literals are copied verbatim
 //! from the source and block strings keep their decoded text, so the
-//! formatted file compiles to the same plan with the same task keys (§6).
+//! formatted file compiles to the same plan with the same task keys (docs/cache.md).
 //! Comments stay where they were. The output is a fixed point: formatting it
 //! again changes nothing.
 //!
@@ -22,7 +22,7 @@ use std::io::Write;
 use std::path::Path;
 
 /// Formats the plan text `source` in the canonical layout (`docs/fmt.md`;
-/// spec §2 for what the text means, §7 for determinism).
+/// docs/language.md for what the text means, README.md for determinism).
 ///
 /// Returns the formatted text (LF line ends, no byte-order mark, one final
 /// newline; empty for a file with no items and no comments). Formatting the

@@ -374,7 +374,7 @@ impl Printer<'_> {
                     }
                     parts.push(format!("{} = {s}", e.key.text));
                 }
-                // Map entries are separated by whitespace (spec §2), two spaces
+                // Map entries are separated by whitespace (docs/language.md), two spaces
                 // on one line so that entries stand apart.
                 Some(format!("{{ {} }}", parts.join("  ")))
             }

@@ -27,7 +27,7 @@ pub struct Analysis {
     /// The checked model (definitions resolved as far as possible).
     pub model: Model,
     /// Whether the client's text starts with a byte-order mark. `source`
-    /// does not hold it (spec §2: it is ignored, as `loopc check` does), but
+    /// does not hold it (docs/language.md: it is ignored, as `loopc check` does), but
     /// the client counts it as one UTF-16 unit on line 0.
     pub bom: bool,
 }
@@ -123,7 +123,7 @@ impl Analysis {
     }
 
     /// The diagnostics of `loopc check` for this document, as LSP
-    /// diagnostics: the primary span is the range, the code is the §4 code,
+    /// diagnostics: the primary span is the range, the code is the docs/language.md code,
     /// the message is the headline followed by the primary label and the
     /// notes, and secondary labels become related information in `uri`.
     pub fn diagnostics(&self, uri: &lsp::Uri) -> Vec<lsp::Diagnostic> {

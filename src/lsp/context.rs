@@ -2,7 +2,7 @@
 //! the cursor that works on half-typed documents the parser cannot read.
 //!
 //! The scan tokenizes the source up to the cursor (skipping comments and
-//! strings, spec §2) and follows the item/block/field structure of §3 with
+//! strings, docs/language.md) and follows the item/block/field structure of docs/language.md with
 //! the same recovery rule as the parser: an item keyword where a field name
 //! is expected starts a new item. All offsets are byte offsets.
 
@@ -53,7 +53,7 @@ impl BlockKind {
         }
     }
 
-    /// The field names this block takes (spec §3).
+    /// The field names this block takes (docs/language.md).
     pub fn fields(self) -> &'static [&'static str] {
         use crate::model::fields;
         match self {

@@ -218,7 +218,7 @@ impl Analysis {
     }
 }
 
-/// What each field means (spec §3), for hover and completion.
+/// What each field means (docs/language.md), for hover and completion.
 pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
     use BlockKind::*;
     Some(match (block, field) {

@@ -1,11 +1,11 @@
-//! `loopc lsp`: a language server for `.loop` plans on stdio (spec §7),
+//! `loopc lsp`: a language server for `.loop` plans on stdio (docs/editors.md),
 //! built on the `lsp-server` and `lsp-types` crates.
 //!
 //! Capabilities:
 //!
 //! - full-document sync; on `didOpen` and every `didChange` the server
 //!   publishes exactly the diagnostics `loopc check` reports for the text
-//!   (spec §4 codes as `code`, UTF-16 ranges, secondary labels as related
+//!   (docs/language.md codes as `code`, UTF-16 ranges, secondary labels as related
 //!   information);
 //! - go to definition from a dependency, `agent = NAME` or a `gates` entry;
 //! - hover on tasks (title, dependencies, resolved agent, gates, attempts,

@@ -1,4 +1,4 @@
-//! Everything that goes into a cache key (spec §6): blake3 digests over a
+//! Everything that goes into a cache key (docs/cache.md): blake3 digests over a
 //! canonical encoding ([`Encoder`]), a task's definition key computed when
 //! the plan is built ([`task_key`]), and the run-time key `loopc run`
 //! computes from it, its dependencies' run-time keys and the files its
@@ -119,7 +119,7 @@ impl Encoder {
     }
 }
 
-/// Digests of the components of a task's definition key (spec §6), kept so
+/// Digests of the components of a task's definition key (docs/cache.md), kept so
 /// that `run --dry-run` can name the part that changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyParts {
@@ -135,7 +135,7 @@ pub struct KeyParts {
     pub dependencies: Key,
 }
 
-/// A task's definition key (spec §6 without `inputs`) and its components.
+/// A task's definition key (docs/cache.md without `inputs`) and its components.
 ///
 /// In the key: the format version, the task name, the prompt or command, the
 /// agent's `run` and `output`, `accept`, each gate's definition (command, or
@@ -235,7 +235,7 @@ pub struct Components {
     pub format: String,
     /// `agent` or `command`.
     pub kind: String,
-    /// The definition key (spec §6 without `inputs`).
+    /// The definition key (docs/cache.md without `inputs`).
     pub definition: String,
     /// The prompt or command digest.
     pub work: String,

@@ -1,5 +1,5 @@
 //! The compiled plan: a petgraph DAG of tasks with every default resolved and
-//! each task's definition key (spec §3 "Resolution", §6, §7 `graph --format json`).
+//! each task's definition key (docs/language.md "Resolution", docs/cache.md, docs/plan-json.md).
 //!
 //! Everything after the checker (graph rendering, the interpreter, the cache)
 //! works from a [`Plan`] and never looks at the syntax tree again.

@@ -1,4 +1,4 @@
-//! Default resolution (spec §3 "Resolution"): each task's agent, gates,
+//! Default resolution (docs/language.md "Resolution"): each task's agent, gates,
 //! attempts, timeout and environment, and the loop's settings and budget,
 //! from the task, else `defaults`, else the agent, else the language's
 //! defaults. Executors, agents and gates are resolved once and shared.

@@ -1,5 +1,5 @@
 //! The plan's types: tasks with every default resolved, shared agents and
-//! gates, settings and budget (spec §3 "Resolution", §7 `graph --format json`).
+//! gates, settings and budget (docs/language.md "Resolution", docs/plan-json.md).
 
 use super::key::{Key, KeyParts};
 use crate::model::{OnFail, OutputFormat};
@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Default per-attempt timeout and gate timeout (spec §3): 30 minutes.
+/// Default per-attempt timeout and gate timeout (docs/language.md): 30 minutes.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-/// Default attempts per task (spec §3).
+/// Default attempts per task (docs/language.md).
 pub const DEFAULT_ATTEMPTS: u32 = 3;
-/// Default consecutive failed attempts that stop a run (spec §3 `budget.failures`).
+/// Default consecutive failed attempts that stop a run (docs/language.md `budget.failures`).
 pub const DEFAULT_FAILURES: u32 = 3;
 
 /// A validated, compiled plan.
@@ -50,7 +50,7 @@ impl Plan {
     }
 }
 
-/// The `loop` item's settings (spec §3).
+/// The `loop` item's settings (docs/language.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
     /// Branch to start from; `None` means the branch checked out.
@@ -102,7 +102,7 @@ pub fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
-/// The run's budget (spec §3 `budget`). `None` means unbounded.
+/// The run's budget (docs/language.md `budget`). `None` means unbounded.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Budget {
     /// Agent attempts across the whole run.
@@ -151,7 +151,7 @@ pub struct Task {
     pub own_env: BTreeMap<String, String>,
     /// Indices (into [`Plan::tasks`]) of direct dependencies, ascending.
     pub dependencies: Vec<usize>,
-    /// The definition key (spec §6 without the `inputs` part).
+    /// The definition key (docs/cache.md without the `inputs` part).
     pub key: Key,
     /// Digests of the key's components, so a changed key can say what changed.
     pub key_parts: KeyParts,

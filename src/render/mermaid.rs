@@ -1,4 +1,4 @@
-//! `loopc graph --format mermaid`: a Mermaid `flowchart TD` (spec §7), for
+//! `loopc graph --format mermaid`: a Mermaid `flowchart TD` (README.md), for
 //! Markdown renderers that draw Mermaid code blocks.
 //!
 //! Node IDs are `t0`, `t1`, … (the task's position in topological order), so

@@ -1,5 +1,5 @@
 //! `loopc graph --state`: each task's last status from `.loopc/state.json`
-//! (spec §5 "State lives in `.loopc/`", §7).
+//! (docs/running.md "State lives in `.loopc/`", README.md).
 //!
 //! The state file lives at the repository root (`git rev-parse
 //! --show-toplevel` run in the current directory; outside a repository, the
@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// A task's last status (spec §5 "Task states"): the interpreter's own
+/// A task's last status (docs/running.md "Task states"): the interpreter's own
 /// type, so the words cannot drift apart; drawing adds colors below.
 pub use crate::state::TaskStatus as Status;
 

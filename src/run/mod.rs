@@ -1,4 +1,4 @@
-//! The interpreter: `loopc run` (spec §5), `loopc status` and `loopc clean`.
+//! The interpreter: `loopc run` (docs/running.md), `loopc status` and `loopc clean`.
 //!
 //! [`execute`] runs a compiled plan and returns how it ended ([`Ran`]);
 //! [`status::status`] and [`clean::clean`] return their reports. The command
@@ -47,7 +47,7 @@ use sys::{interrupt, lock, process, recover};
 use ui::summary;
 
 /// An error that ends `loopc run` before or outside the scheduler: the
-/// plan or the repository cannot be used (spec §5: exit 2).
+/// plan or the repository cannot be used (docs/running.md: exit 2).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunError {
     /// One line naming the place (path, branch, task).
@@ -68,7 +68,7 @@ impl std::fmt::Display for RunError {
     }
 }
 
-/// How a run that started ended (spec §5).
+/// How a run that started ended (docs/running.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// Every task passed or was replayed from the cache.

@@ -1,4 +1,4 @@
-//! Literals (spec §2): decoding the text of integers, durations, money and
+//! Literals (docs/language.md): decoding the text of integers, durations, money and
 //! strings into values, and printing values back as literals a plan file can
 //! hold. Both directions live here so that they agree: decoding what a
 //! printer wrote gives the value back (`decode(print(x)) == x`, tested below

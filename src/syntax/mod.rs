@@ -1,4 +1,4 @@
-//! The parser: pest grammar (`grammar/loop.pest`) → [`crate::ast::File`] (spec §2, §3).
+//! The parser: pest grammar (`grammar/loop.pest`) → [`crate::ast::File`] (docs/language.md).
 //!
 //! It never fails. It parses one item at a time; when an item cannot be
 //! parsed it reports E0001 (what was expected, what was found), records an

@@ -1,4 +1,4 @@
-//! One attempt of one task (spec §5 steps 2–6), run on a pool thread: a
+//! One attempt of one task (docs/running.md steps 2–6), run on a pool thread: a
 //! fresh worktree from the integration branch head, `setup`, the agent or
 //! command, the handoff, the commit on the task branch, and the gates. The
 //! merge (step 7) is the coordinator's, see [`super::merge`].

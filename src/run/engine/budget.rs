@@ -1,4 +1,4 @@
-//! Budget counters (spec §3 `budget`, §5 "Budgets are judged after a
+//! Budget counters (docs/language.md `budget`, docs/running.md "Budgets are judged after a
 //! finished attempt's result"). The scheduler asks [`Meter::exhausted`]
 //! before it starts an attempt and records every finished attempt; what an
 //! attempt, a gate or a merge cost is a [`Cost`].
@@ -9,7 +9,7 @@ use std::time::Instant;
 
 /// What an attempt cost. An agent (or agent gate) whose cost cannot be read
 /// is charged its per-attempt `cost` cap; only one without a cap leaves the
-/// cost unknown (spec §5: unknown cost is never counted as zero).
+/// cost unknown (docs/running.md: unknown cost is never counted as zero).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Cost {
     /// Known (or capped) cost in micro-dollars.
@@ -56,7 +56,7 @@ pub struct Meter {
     pub spent: Spent,
     /// Set by the scheduler while the current streak of failed attempts is
     /// all one task's, which has just failed or been blocked: the breaker
-    /// does not trip on it (spec §5: independent work goes on after a failed
+    /// does not trip on it (docs/running.md: independent work goes on after a failed
     /// task), but the streak keeps counting into the next failure.
     pub breaker_spares_streak: bool,
     /// When (milliseconds from the start) limits were reached.

@@ -1,4 +1,4 @@
-//! The content-hash cache (spec §5 step 1, §6). Format: `docs/cache.md`.
+//! The content-hash cache (docs/running.md step 1, docs/cache.md). Format: `docs/cache.md`.
 //!
 //! A task's *run-time key* is blake3 over a canonical encoding of the cache
 //! format version, the task's definition key (from the compiled plan), the

@@ -138,7 +138,7 @@ impl AttemptFiles {
     }
 }
 
-/// The environment protocol of spec §5 step 3 for one subprocess of an
+/// The environment protocol of docs/running.md step 3 for one subprocess of an
 /// attempt: the task's `env` first, then the `LOOP_*` variables (which win).
 #[derive(Debug, Clone)]
 pub struct Protocol<'a> {

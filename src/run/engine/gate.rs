@@ -1,4 +1,4 @@
-//! Gates (spec §5 step 6): the task's `accept` check, then its gates in
+//! Gates (docs/running.md step 6): the task's `accept` check, then its gates in
 //! order, run in a worktree with `LOOP_DIFF_FILE`. A command gate passes on
 //! exit 0; an agent gate passes when its handoff says `completed`. A gate
 //! that leaves the worktree changed fails. The last 64 KiB of a rejecting

@@ -1,4 +1,4 @@
-//! The handoff protocol (spec §5 step 4): the JSON an agent may write to
+//! The handoff protocol (docs/running.md step 4): the JSON an agent may write to
 //! `$LOOP_HANDOFF` and the instructions loopc appends to every agent
 //! prompt. What an agent's stdout reports (`output = claude-json`,
 //! `codex-json`) is [`super::report`].

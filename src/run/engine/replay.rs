@@ -1,4 +1,4 @@
-//! The cache during a run (spec §5 steps 1 and 8, §6; `docs/cache.md`):
+//! The cache during a run (docs/running.md steps 1 and 8, docs/cache.md; `docs/cache.md`):
 //! a task's run-time key at the current head, looking it up, replaying a
 //! hit onto the integration branch without touching any checkout, and
 //! recording a pass. The scheduler decides when; what a replay does to the
@@ -14,7 +14,7 @@ use crate::run::store::events::Event;
 use crate::run::sys::git::MergeTree;
 use crate::state::TaskState;
 
-/// How a run uses the cache (spec §6).
+/// How a run uses the cache (docs/cache.md).
 #[derive(Debug, Default)]
 pub struct CacheUse {
     /// The entries; `None` with `--no-cache` (neither read nor written).
@@ -202,7 +202,7 @@ impl RunCache {
     }
 }
 
-/// How replaying a cache entry went (spec §5 step 1).
+/// How replaying a cache entry went (docs/running.md step 1).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Replay {
     /// The task's work is on the integration branch, now at `commit`.

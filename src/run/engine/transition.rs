@@ -45,7 +45,7 @@ pub enum Action {
     /// Record and show this event.
     Emit(Event),
     /// Record the finished attempt's worktree as kept until `loopc clean`
-    /// (spec §5.8), if it still exists.
+    /// (docs/running.md), if it still exists.
     KeepWorktree,
     /// Append the task's line to `progress.md`.
     Progress {
@@ -245,7 +245,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         Outcome::Interrupted => ("interrupted", None),
     };
     // A failed or blocked attempt's worktree is kept until `loopc
-    // clean` (spec §5.8): recorded so that the next run leaves it alone.
+    // clean` (docs/running.md): recorded so that the next run leaves it alone.
     let kept = matches!(
         f.outcome,
         Outcome::Failed { .. } | Outcome::Blocked(_) | Outcome::NeedsHuman(_)
@@ -388,7 +388,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
             // are judged after an attempt's result, and `time` also
             // stops running ones, so it counts in `attempts` and
             // `iterations`. One cut off by Ctrl-C or SIGTERM is not
-            // counted (spec §5: it is resumed as if it never ran).
+            // counted (docs/running.md: it is resumed as if it never ran).
             let by_time = !f.signalled
                 && books.stop_kind().is_none_or(|k| k == StopKind::Budget)
                 && f.past_deadline;

@@ -108,7 +108,7 @@ pub enum Event {
         /// `fast_forward`, `merge` (gated again) or `none` (nothing to merge).
         how: String,
     },
-    /// A task's recorded pass was replayed from the cache (spec §5 step 1).
+    /// A task's recorded pass was replayed from the cache (docs/running.md step 1).
     Cached {
         /// The task.
         task: String,

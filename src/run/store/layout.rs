@@ -280,7 +280,7 @@ pub fn forget_branch(layout: &Layout, branch: &str) -> Result<(), String> {
 }
 
 /// The task branches whose worktrees are kept (`.loopc/kept`): attempts
-/// that ended failed or blocked (spec §5.8). Empty when there is no file.
+/// that ended failed or blocked (docs/running.md). Empty when there is no file.
 ///
 /// Errors: the file exists but cannot be read.
 pub fn kept(layout: &Layout) -> Result<BTreeSet<String>, String> {

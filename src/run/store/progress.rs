@@ -1,5 +1,5 @@
 //! `.loopc/progress.md`: one line per passed task, `task: title — summary;
-//! files changed`, fed into later prompts (spec §5 step 8; the engine's
+//! files changed`, fed into later prompts (docs/running.md step 8; the engine's
 //! `handoff::prompt` builds the prompt itself).
 
 use std::io::Write;

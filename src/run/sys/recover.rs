@@ -1,5 +1,5 @@
 //! Reconciling what an earlier run left behind, under the lock and before any
-//! work starts (spec §5: "After `kill -9` of loopc the next run cleans stale
+//! work starts (docs/running.md: "After `kill -9` of loopc the next run cleans stale
 //! worktrees and resumes with nothing lost").
 //!
 //! Only what loopc created is touched:
@@ -14,7 +14,7 @@
 //!   there that git does not know; a user's worktree there is left alone
 //!   and reported;
 //! - but not the worktrees (nor their task branches) of attempts that ended
-//!   failed or blocked, listed in `.loopc/kept`: spec §5.8 keeps them until
+//!   failed or blocked, listed in `.loopc/kept`: docs/running.md keeps them until
 //!   `loopc clean`; new attempts use other numbers;
 //! - this plan's task branches `loopc/<plan>/<task>/<n>` that loopc's ledger
 //!   `.loopc/branches` says it created, except one that is checked out in a
@@ -77,7 +77,7 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
     // Registered worktrees under `.loopc/worktrees/` that loopc made; any
     // other one there is the user's and is left alone.
     // Worktrees of attempts that ended failed or blocked are kept until
-    // `loopc clean` (spec §5.8); their branches are not reused.
+    // `loopc clean` (docs/running.md); their branches are not reused.
     let ledgered = layout::ledger(layout)?;
     let kept_branches = layout::kept(layout)?;
     let mut still_kept = BTreeSet::new();

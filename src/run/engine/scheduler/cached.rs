@@ -1,4 +1,4 @@
-//! The scheduler's use of the cache (spec §5 step 1): looking a ready task
+//! The scheduler's use of the cache (docs/running.md step 1): looking a ready task
 //! up, replaying hits (fast-forwards first, so a rerun follows the order an
 //! earlier run merged in) and applying [`transition::replayed`]. The
 //! replays themselves are [`super::super::replay`]'s.
@@ -30,7 +30,7 @@ impl Scheduler {
     pub(super) fn replay_fast_forwards(&mut self, state: &mut RunState) {
         // Fast-forwards only move `self.head`; the branch itself moves once,
         // at the end, by compare-and-swap from where it was (every commit in
-        // between passed its gates, so the jump keeps the §5 invariant). A
+        // between passed its gates, so the jump keeps the docs/running.md invariant). A
         // no-op rerun of a large plan then costs one `update-ref`, and state
         // is saved once per pass rather than once per task.
         let ref_head = self.head.clone();

@@ -119,7 +119,7 @@ impl Books {
     /// A task ended failed or blocked. When every failure of the current
     /// streak is its own, the streak is that task's failure and nothing more
     /// (the breaker waits: one more failure of another task trips it):
-    /// spec §5 lets independent work go on after a failed task, which with
+    /// docs/running.md lets independent work go on after a failed task, which with
     /// `attempts` and `failures` both at their default of 3 the circuit
     /// breaker would otherwise forbid. Failures spanning tasks still count.
     pub(super) fn task_ended_failing(&mut self, i: usize) {
