@@ -1,4 +1,4 @@
-//! `loopc graph --format dot`: Graphviz input (README.md).
+//! `loopc graph --format dot`: Graphviz input (docs/graph.md).
 //!
 //! Nodes are the tasks, with quoted IDs (the task name) and a label of
 //! three lines: name, title, and what does the work (agent or `command`);

@@ -1,5 +1,5 @@
 //! `loopc graph --format json`: the compiled plan as one JSON document
-//! (README.md). The schema, version 1, is documented in `docs/plan-json.md`.
+//! (docs/graph.md). The schema, version 1, is documented in `docs/plan-json.md`.
 //!
 //! Every field is always present (absent values are `null`, empty lists and
 //! maps are `[]` and `{}`), objects keep a fixed field order, maps are sorted

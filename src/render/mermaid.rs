@@ -1,4 +1,4 @@
-//! `loopc graph --format mermaid`: a Mermaid `flowchart TD` (README.md), for
+//! `loopc graph --format mermaid`: a Mermaid `flowchart TD` (docs/graph.md), for
 //! Markdown renderers that draw Mermaid code blocks.
 //!
 //! Node IDs are `t0`, `t1`, … (the task's position in topological order), so

@@ -1,4 +1,4 @@
-//! The drawings of `loopc graph` (README.md): a compiled [`Plan`] in one of
+//! The drawings of `loopc graph` (docs/graph.md): a compiled [`Plan`] in one of
 //! five [`Format`]s, written into any writer.
 //!
 //! Every renderer is a pure function of the plan (and, with `--state`, of the
@@ -18,7 +18,7 @@ use crate::plan::{Plan, Task, TaskKind};
 use state::{StateMap, Status};
 use std::io::{self, Write};
 
-/// Graph output formats (README.md).
+/// Graph output formats (docs/graph.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Tasks in layers, for a terminal.

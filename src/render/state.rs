@@ -1,5 +1,5 @@
 //! `loopc graph --state`: each task's last status from `.loopc/state.json`
-//! (docs/running.md "State lives in `.loopc/`", README.md).
+//! (docs/state.md, docs/graph.md).
 //!
 //! The state file lives at the repository root (`git rev-parse
 //! --show-toplevel` run in the current directory; outside a repository, the

@@ -1,4 +1,4 @@
-//! `loopc graph --format svg`: an SVG drawing made in-process (README.md).
+//! `loopc graph --format svg`: an SVG drawing made in-process (docs/graph.md).
 //!
 //! A simple layered layout of our own. The `layout-rs` crate was tried on
 //! the examples and rejected: it took 35 s for a 5,000-task chain and did
