@@ -221,6 +221,15 @@ fn quiet_and_verbose_runs() {
     assert!(r.stdout.contains("run passed"), "{r:?}");
     let r = repo.loopc(&["-q", "-v", "run"]).status(2).run();
     assert!(r.stderr.contains("cannot be used with"), "{r:?}");
+    // -q leaves out the notes about cleaning up after an earlier run (an
+    // empty directory with a worktree's name, as a killed `git worktree
+    // add` leaves it); without -q they are said.
+    std::fs::create_dir_all(repo.root.join(".loopc/worktrees/a-9")).unwrap();
+    repo.loopc(&["-q", "run"]).stdout("").stderr("").run();
+    std::fs::create_dir_all(repo.root.join(".loopc/worktrees/a-9")).unwrap();
+    repo.loopc(&["run"])
+        .stderr_contains("note: removed 1 stale worktree(s)")
+        .run();
 }
 
 #[test]

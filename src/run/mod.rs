@@ -398,7 +398,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             &start.base,
         )
     {
-        eprintln!("{w}");
+        stderr_line(&w);
     }
     if options.dry_run {
         let store = if options.no_cache {
@@ -419,15 +419,20 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     if let Some(previous) = &previous
         && previous.status == crate::state::RunStatus::Running
     {
-        eprintln!(
-            "note: the previous run (started {}) did not finish: loopc was killed; \
-             cleaning up after it and resuming (passed tasks are replayed from the cache)",
-            previous.started_at
-        );
+        if options.progress != ui::display::Progress::Off {
+            stderr_line(&format!(
+                "note: the previous run (started {}) did not finish: loopc was killed; \
+                 cleaning up after it and resuming (passed tasks are replayed from the cache)",
+                previous.started_at
+            ));
+        }
     }
     let reconciled = recover::reconcile(&git, &layout, &slug).map_err(RunError::usage)?;
-    for note in &reconciled.notes {
-        eprintln!("note: {note}");
+    // Notes are for the person watching: `-q` leaves them out.
+    if options.progress != ui::display::Progress::Off {
+        for note in &reconciled.notes {
+            stderr_line(&format!("note: {note}"));
+        }
     }
     let cache_use = scheduler::CacheUse {
         store: if options.no_cache {
@@ -500,13 +505,20 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     if let Some(command) = &ctx.plan.settings.notify {
         let log = ctx.layout.logs.join("notify.log");
         if let Err(e) = engine::notify::notify(command, &ctx.git.root, &finish.state, &log) {
-            eprintln!("warning: {e}");
+            stderr_line(&format!("warning: {e}"));
         }
     }
     Ok(Ran::Finished {
         outcome: finish.outcome,
         summary: table,
     })
+}
+
+/// Writes one line to stderr (a note or a warning before or after the
+/// scheduler's display); a closed or full stderr never stops a run.
+fn stderr_line(text: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{text}");
 }
 
 #[cfg(test)]
