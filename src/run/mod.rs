@@ -418,14 +418,13 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     // A run that never finished was killed, and is cleaned up after.
     if let Some(previous) = &previous
         && previous.status == crate::state::RunStatus::Running
+        && options.progress != ui::display::Progress::Off
     {
-        if options.progress != ui::display::Progress::Off {
-            stderr_line(&format!(
-                "note: the previous run (started {}) did not finish: loopc was killed; \
-                 cleaning up after it and resuming (passed tasks are replayed from the cache)",
-                previous.started_at
-            ));
-        }
+        stderr_line(&format!(
+            "note: the previous run (started {}) did not finish: loopc was killed; \
+             cleaning up after it and resuming (passed tasks are replayed from the cache)",
+            previous.started_at
+        ));
     }
     let reconciled = recover::reconcile(&git, &layout, &slug).map_err(RunError::usage)?;
     // Notes are for the person watching: `-q` leaves them out.
