@@ -179,6 +179,7 @@ task b { agent = mystery  prompt = "y" }
     assert!(r.stderr.contains("agent `mystery`"), "{r:?}");
     // The table says the cost is not known rather than $0.
     assert!(r.stdout.contains("(some costs unknown)"), "{r:?}");
+    assert!(r.stdout.contains("budget: cost $0+? of $10"), "{r:?}");
 }
 
 #[test]

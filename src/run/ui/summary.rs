@@ -94,9 +94,12 @@ pub fn table(state: &RunState) -> String {
         budget.push(format!("iterations {}", of(s.iterations, n)));
     }
     if let Some(c) = l.cost_micro_usd {
+        // A cost that could not be read is not $0: the table's `$…+?`.
+        let unknown = state.tasks.iter().any(|t| t.cost_unknown);
         budget.push(format!(
-            "cost {} of {}",
+            "cost {}{} of {}",
             crate::run::time::dollars(s.cost_micro_usd),
+            if unknown { "+?" } else { "" },
             crate::run::time::dollars(c)
         ));
     }
