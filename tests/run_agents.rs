@@ -454,6 +454,10 @@ task t { agent = codex  prompt = "x" }
     assert_eq!(t["attempts"], 0);
     assert_eq!(t["history"][0]["outcome"], "limited");
     assert_eq!(state["spent"]["iterations"], 0);
+    // A refused request did no work: the agent's `cost` cap is not charged.
+    assert_eq!(state["spent"]["cost_micro_usd"], 0);
+    assert_eq!(t["cost_micro_usd"], 0);
+    assert_eq!(t["cost_unknown"], false);
 }
 
 #[test]

@@ -389,24 +389,28 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // then the handoff or what the agent's output reports.
     let handoff = handoff::read(&files.handoff);
     let report = report::read(output, &stdout);
-    if let TaskKind::Agent { agent, .. } = &task.kind {
-        let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
-            handoff
-                .as_ref()
-                .ok()
-                .and_then(|h| h.as_ref())
-                .and_then(|h| h.cost_usd)
-                .and_then(crate::run::time::usd_to_micro)
-        });
-        r.cost.add_reported(reported, agent);
-    }
+    let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
+        handoff
+            .as_ref()
+            .ok()
+            .and_then(|h| h.as_ref())
+            .and_then(|h| h.cost_usd)
+            .and_then(crate::run::time::usd_to_micro)
+    });
     r.report = report.clone();
     let reported_error = report.as_ref().and_then(|s| s.error.clone());
     if !matches!(exit, Exit::Stopped | Exit::TimedOut)
         && let Some(name) = &agent_name
         && let Some(l) = Limited::of(name, report.as_ref())
     {
+        // Set aside, not failed: a request refused for a usage limit did
+        // no work, so only a cost the agent reported is charged, never its
+        // cap (and a cost it did not report is not "unknown").
+        r.cost.micro_usd += reported.unwrap_or(0);
         return Outcome::Limited(l);
+    }
+    if let TaskKind::Agent { agent, .. } = &task.kind {
+        r.cost.add_reported(reported, agent);
     }
     match exit {
         Exit::Stopped => return Outcome::Interrupted,
