@@ -37,3 +37,33 @@ fn uncommitted_changes_to_files_the_plan_reads_are_named() {
     // The committed script ran.
     assert_eq!(repo.show("loop/uc", "out.txt").as_deref(), Some("one\n"));
 }
+
+#[test]
+fn files_the_plan_reads_that_are_not_in_git_are_named() {
+    let repo = Test::repo();
+    // Written, never added: the first-run mistake.
+    repo.write("scripts/make.sh", "echo made > out.txt\n");
+    repo.write("data/x.csv", "1\n");
+    repo.write("notes.txt", "not read by the plan\n");
+    repo.write(".env", "SECRET=1\n");
+    repo.plan(
+        "loop \"ut\" { copy = [\".env\"] }\n\
+         task t { run = \"test -f .env && sh scripts/make.sh\"  inputs = [\"data/*.csv\"]  attempts = 1 }\n",
+    );
+    let r = repo.loopc(&["run", "--dry-run"]).status(0).run();
+    assert!(
+        r.stderr.contains(
+            "warning: files the plan reads are not in git: data/x.csv, scripts/make.sh; \
+             attempts start from a commit and will not have them"
+        ),
+        "{r:?}"
+    );
+    // Not the plan itself (loopc reads it from the checkout), not what
+    // `copy` brings in, not a file the plan does not name.
+    for quiet in ["plan.loop", ".env", "notes.txt"] {
+        assert!(!r.stderr.contains(quiet), "{quiet}: {r:?}");
+    }
+    repo.commit("the script and the data");
+    let r = repo.loopc(&["run"]).status(0).run();
+    assert!(!r.stderr.contains("not in git"), "{r:?}");
+}

@@ -400,6 +400,11 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     {
         stderr_line(&w);
     }
+    if let Ok(untracked) = git.untracked_paths()
+        && let Some(w) = engine::uncommitted::untracked_warning(&plan, &untracked, &brought.paths())
+    {
+        stderr_line(&w);
+    }
     if options.dry_run {
         let store = if options.no_cache {
             None

@@ -99,6 +99,33 @@ pub fn warning(
     ))
 }
 
+/// The warning for a run of `plan` when files it reads are not in git at
+/// all (`untracked`, relative to the repository root, less the files the
+/// plan brings in with `copy`/`link`): attempts start from a commit, so
+/// they do not have them. `None` when there are none. (The plan file itself
+/// is read by loopc from the checkout, so an untracked plan is fine.)
+pub fn untracked_warning(plan: &Plan, untracked: &[String], brought: &[String]) -> Option<String> {
+    let candidates: Vec<String> = untracked
+        .iter()
+        .filter(|p| {
+            !brought
+                .iter()
+                .any(|b| p.as_str() == b || p.starts_with(&format!("{b}/")))
+        })
+        .cloned()
+        .collect();
+    let read = read_by_plan(plan, None, &candidates);
+    if read.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "warning: files the plan reads are not in git: {}; attempts start from a commit and \
+         will not have them: `git add` and commit them first (or bring them in with \
+         `loop {{ copy = [...] }}`)",
+        read.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

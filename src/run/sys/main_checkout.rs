@@ -46,4 +46,23 @@ impl Git {
         paths.dedup();
         Ok(paths)
     }
+
+    /// The untracked files of the main checkout (not ignored), relative to
+    /// its top level, sorted: files a person made and has not added yet.
+    ///
+    /// Errors: git fails.
+    pub fn untracked_paths(&self) -> Result<Vec<String>, String> {
+        let out = self.run_in(
+            &self.root,
+            &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
+        )?;
+        let mut paths: Vec<String> = out
+            .stdout
+            .split('\0')
+            .filter_map(|r| r.strip_prefix("?? "))
+            .map(str::to_string)
+            .collect();
+        paths.sort();
+        Ok(paths)
+    }
 }
