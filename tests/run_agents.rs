@@ -605,3 +605,31 @@ task t { agent = bot  prompt = "say hello" }
         cached.stderr
     );
 }
+
+#[test]
+fn a_failing_agents_last_stderr_line_is_in_the_reason() {
+    let repo = Test::repo();
+    repo.script(
+        "agent.sh",
+        "#!/bin/sh\ncat > /dev/null\necho 'sh: 0: cannot open scripts/agent.sh: No such file' >&2\nexit 2\n",
+    );
+    plan(
+        &repo,
+        r#"
+loop "se" { }
+budget { iterations = 3 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task t { agent = bot  prompt = "x"  attempts = 1 }
+"#,
+    );
+    let r = repo.loopc(&["run"]).status(1).run();
+    let reason = repo.task("t")["history"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        reason,
+        "the agent failed (exit status 2): sh: 0: cannot open scripts/agent.sh: No such file"
+    );
+    assert!(r.stdout.contains("cannot open scripts/agent.sh"), "{r:?}");
+}

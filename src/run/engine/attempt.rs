@@ -438,7 +438,18 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
                     error_feedback(e, &status),
                 );
             }
-            let why = format!("{what} failed ({status})");
+            // The agent's last stderr line says why more often than its
+            // exit status does (`cannot open scripts/agent.sh`).
+            let line = if agent_name.is_some() {
+                last_line(&process::tail(&stderr, 4096))
+            } else {
+                String::new()
+            };
+            let why = if line.is_empty() {
+                format!("{what} failed ({status})")
+            } else {
+                format!("{what} failed ({status}): {line}")
+            };
             return failed(why.clone(), with_output(&why));
         }
     }
