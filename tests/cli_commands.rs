@@ -274,3 +274,20 @@ fn the_readme_plans_are_in_fmt_layout() {
         .stderr("ok: 2 tasks, 0 warnings\n")
         .run();
 }
+
+#[test]
+fn a_task_named_like_a_directory_gets_a_hint_to_name_the_plan_first() {
+    let repo = Test::repo();
+    repo.plan("loop \"dn\" { }\ntask check { run = \"echo ok > ok.txt\" }\n");
+    std::fs::create_dir_all(repo.root.join("check")).unwrap();
+    let r = repo.loopc(&["run", "check", "--dry-run"]).status(2).run();
+    assert!(
+        r.stderr.contains(
+            "hint: `check` is also a task of plan.loop; to run the task, name the plan first: \
+             `loopc run plan.loop check`"
+        ),
+        "{r:?}"
+    );
+    repo.loopc(&["run", "plan.loop", "check", "--dry-run"])
+        .run();
+}

@@ -106,8 +106,27 @@ fn run_plan(args: &Args) -> Result<i32, String> {
             found
         }
     };
-    let mut compilation =
-        loopc::compile_path(&path, args.defaults.as_deref()).map_err(|e| e.to_string())?;
+    let mut compilation = loopc::compile_path(&path, args.defaults.as_deref()).map_err(|e| {
+        let mut message = e.to_string();
+        // `loopc run check` in a directory with a `check/`: the word was
+        // meant as a task of the plan found here.
+        if path.is_dir()
+            && let Some(word) = path.to_str()
+            && let Ok(found) = loopc::discover::find_plan(&cwd)
+            && let Ok(c) = loopc::compile_path(&found, args.defaults.as_deref())
+            && c.plan
+                .as_ref()
+                .is_some_and(|p| p.tasks.iter().any(|t| t.name == word))
+        {
+            message.push_str(&format!(
+                "\nhint: `{word}` is also a task of {}; to run the task, name the plan first: \
+                 `loopc run {} {word}`",
+                found.display(),
+                found.display()
+            ));
+        }
+        message
+    })?;
     if !compilation.diagnostics.is_empty() {
         print_compilation(&compilation, &compilation.diagnostics);
     }
