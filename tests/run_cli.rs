@@ -36,6 +36,15 @@ fn not_a_git_repository_exits_2() {
     std::fs::write(outside.join("plan.loop"), "task a { run = \"true\" }\n").unwrap();
     let r = repo.loopc(&["run"]).current_dir(&outside).status(2).run();
     assert!(r.stderr.contains("not inside a git repository"), "{r:?}");
+    // Said first, before a program the plan names is looked for.
+    std::fs::write(
+        outside.join("plan.loop"),
+        "task a { run = \"no-such-program-here x\" }\n",
+    )
+    .unwrap();
+    let r = repo.loopc(&["run"]).current_dir(&outside).status(2).run();
+    assert!(r.stderr.contains("not inside a git repository"), "{r:?}");
+    assert!(!r.stderr.contains("no-such-program-here"), "{r:?}");
 }
 
 #[test]

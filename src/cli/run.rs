@@ -138,7 +138,9 @@ fn run_plan(args: &Args) -> Result<i32, String> {
     // before any work (`--dry-run` too: it refuses what `run` refuses).
     // `run` strings are run from the worktree's top, so a relative program
     // is looked up from the repository's.
-    let top = loopc::run::sys::git::Git::discover(&cwd).map_or_else(|_| cwd.clone(), |g| g.root);
+    // Outside a repository nothing can run: say that first, not that a
+    // program is missing.
+    let top = loopc::run::sys::git::Git::discover(&cwd)?.root;
     if let Err(missing) = loopc::run::engine::programs::check(&plan, &compilation, &top) {
         return Err(missing.join("\nerror: "));
     }
