@@ -529,22 +529,9 @@ task t { agent = bot  prompt = "say hello" }
     repo.loopc(&["run"]).status(0).run();
     // A full disk is an error (exit 2 naming what could not be printed);
     // a closed pipe is a normal end.
-    let full = repo
-        .loopc(&["logs", "t"])
-        .command()
-        .stdout(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .unwrap(),
-        )
-        .output()
-        .unwrap();
-    assert_eq!(full.status.code(), Some(2), "{full:?}");
-    assert!(
-        String::from_utf8_lossy(&full.stderr).contains("error: cannot print "),
-        "{full:?}"
-    );
+    let full = repo.shell("\"$LOOPC\" logs t > /dev/full");
+    assert_eq!(full.status, 2, "{full:?}");
+    assert!(full.stderr.contains("error: cannot print "), "{full:?}");
     let last = repo.loopc(&["logs", "t"]).status(0).run();
     assert!(
         last.stdout

@@ -373,28 +373,3 @@ task c { agent = bot  prompt = "z" }
             .all(|e| e["how"] == "fast_forward")
     );
 }
-
-#[test]
-fn a_full_stdout_is_said_but_does_not_change_the_runs_exit_status() {
-    let repo = Test::repo();
-    repo.script("agent.sh", SIMPLE_AGENT);
-    repo.plan(PLAN);
-    let full = repo
-        .loopc(&["run"])
-        .command()
-        .stdout(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open("/dev/full")
-                .unwrap(),
-        )
-        .output()
-        .unwrap();
-    assert_eq!(full.status.code(), Some(0), "{full:?}");
-    assert!(
-        String::from_utf8_lossy(&full.stderr)
-            .contains("warning: cannot write the run's summary to stdout"),
-        "{full:?}"
-    );
-    assert_eq!(repo.status_of("a"), "passed");
-}

@@ -173,6 +173,10 @@ fn a_full_stdout_is_exit_2_with_a_message() {
         ..
     } = repo.shell("\"$LOOPC\" run > /dev/full");
     assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: cannot write the run's summary to stdout"),
+        "{err}"
+    );
     // check --format json with diagnostics to print.
     repo.write("bad.loop", "task a { agent = nobody  prompt = \"x\" }\n");
     let Output {
