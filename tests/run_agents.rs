@@ -569,7 +569,16 @@ task t { agent = bot  prompt = "say hello" }
         "{}",
         none.stderr
     );
-    repo.loopc(&["logs", "nope"]).status(2).run();
+    repo.loopc(&["logs", "tt"])
+        .stderr("error: the last run has no task `tt`; did you mean `t`? (its tasks: t)\n")
+        .status(2)
+        .run();
+    // Before any run: say so.
+    Test::repo()
+        .loopc(&["logs", "t"])
+        .stderr("error: there is no run yet, so no logs: `loopc run` first\n")
+        .status(2)
+        .run();
 
     // A rerun replays `t` from the cache and has no logs of it: `loopc
     // logs` shows the earlier run's and says where they are.

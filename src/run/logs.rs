@@ -101,6 +101,27 @@ fn directory(
             return Ok((d, Found::EarlierRun(run)));
         }
     }
+    // Say what is wrong rather than where nothing was found: no run yet, or
+    // a task the last run did not have.
+    if !layout.state.exists() && !layout.logs.exists() {
+        return Err("there is no run yet, so no logs: `loopc run` first".to_string());
+    }
+    if let Ok(state) = super::store::state::load(&layout.state)
+        && !state.tasks.iter().any(|t| t.name == task)
+    {
+        let names: Vec<&str> = state.tasks.iter().map(|t| t.name.as_str()).collect();
+        let hint = crate::check::names::suggest(task, names.iter().copied())
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        let listed = if names.len() > 10 {
+            format!("{}, … ({} in all)", names[..10].join(", "), names.len())
+        } else {
+            names.join(", ")
+        };
+        return Err(format!(
+            "the last run has no task `{task}`{hint} (its tasks: {listed})"
+        ));
+    }
     let what = match attempt {
         Some(n) => format!("attempt {n} of task `{task}`"),
         None => format!("task `{task}`"),
