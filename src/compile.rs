@@ -240,12 +240,39 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
                     )),
                 ),
                 None => {
-                    namespaces.insert(stem, file_name);
+                    namespaces.insert(stem.clone(), file_name);
                 }
             }
         }
-        let spec = reel::lower_spec(path, &text.text, start, namespaced);
-        diagnostics.extend(spec.diagnostics);
+        let mut spec = reel::lower_spec(path, &text.text, start, namespaced);
+        diagnostics.extend(spec.diagnostics.drain(..));
+        // A file name that cannot start a task name is one problem, said
+        // once at the file, not once per task (its tasks get a stand-in
+        // namespace so that nothing else is reported about them).
+        if namespaced
+            && reel::is_spec(path)
+            && let Some(why) = check::names::task_name_problem(&format!("{stem}.a1b2c3d4"))
+        {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::E0011,
+                    format!("the spec file name `{stem}` cannot start its tasks' names"),
+                    Span::at(start),
+                    format!("this file's tasks would be named `{stem}.<id>`"),
+                )
+                .with_note(format!("{why}; rename the file")),
+            );
+            let stand_in = format!("spec{}", map.files().len());
+            let rename = |n: &mut ast::TaskName| {
+                if let Some(rest) = n.text.strip_prefix(&format!("{stem}.")) {
+                    n.text = format!("{stand_in}.{rest}");
+                }
+            };
+            for t in &mut spec.tasks {
+                rename(&mut t.name);
+                t.dependencies.iter_mut().for_each(rename);
+            }
+        }
         if !namespaced
             && let Some(n) = spec.name
             && check::names::task_name_problem(&n).is_none()

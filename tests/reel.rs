@@ -343,6 +343,32 @@ fn reels_colon_spelling_of_a_dependency_on_another_file_works_in_every_format() 
 }
 
 #[test]
+fn a_spec_file_name_that_cannot_start_task_names_is_one_diagnostic_at_the_file() {
+    let dir = temp_specs(&[
+        ("defaults.loop", DEFAULTS),
+        (
+            "ünï 🎉.md",
+            "## a1b2c3d4: A\n\nDo a.\n\n**Acceptance:** `true`\n\n## b2c3d4e5: B\n\nDo b.\n\n**Depends on:** a1b2c3d4\n**Acceptance:** `true`\n",
+        ),
+        (
+            "ok.md",
+            "## 0badf00d: C\n\nDo c.\n\n**Acceptance:** `true`\n",
+        ),
+    ]);
+    let r = compile(&[dir.path().to_path_buf()]);
+    let c = &r.compilation;
+    assert_eq!(codes(c), ["E0011"], "{}", c.render_plain(&c.diagnostics));
+    let d = &c.diagnostics[0];
+    assert_eq!(
+        d.message,
+        "the spec file name `ünï 🎉` cannot start its tasks' names"
+    );
+    let (file, local) = c.files.locate(d.primary.span).unwrap();
+    assert!(file.name.ends_with("ünï 🎉.md"), "{}", file.name);
+    assert_eq!(local.start, 0);
+}
+
+#[test]
 fn import_writes_the_same_plan_formatted() {
     let inputs: Vec<Vec<PathBuf>> = vec![
         vec![fixture("formats/auth-refactor.md")],
