@@ -245,7 +245,7 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
             }
         }
         let mut spec = reel::lower_spec(path, &text.text, start, namespaced);
-        diagnostics.extend(spec.diagnostics.drain(..));
+        diagnostics.append(&mut spec.diagnostics);
         // A file name that cannot start a task name is one problem, said
         // once at the file, not once per task (its tasks get a stand-in
         // namespace so that nothing else is reported about them).
