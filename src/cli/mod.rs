@@ -49,7 +49,7 @@ struct Cli {
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
     color: ColorWhen,
     /// Print only errors and the output the command is for (no progress,
-    /// no success lines, no notes or warnings).
+    /// no success lines, no notes; `run` still prints its warnings).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
     /// Also say what loopc found and decided: the plan it found, and for
