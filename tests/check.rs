@@ -20,7 +20,7 @@ fn a_valid_plan_exits_0_with_one_ok_line() {
         .stderr("")
         .run();
     test.loopc(&["check", "plan.loop", "plan.loop"])
-        .stderr("ok: 2 files, 2 tasks, 0 warnings\n")
+        .stderr("ok: 2 plans, 2 tasks, 0 warnings\n")
         .run();
 }
 
@@ -39,7 +39,7 @@ fn errors_exit_1_with_the_diagnostic_and_a_summary() {
   │
   = this plan defines no other task
 
-error: 1 file checked: 1 error, 0 warnings
+error: 1 plan checked: 1 error, 0 warnings
 ",
         )
         .status(1)
@@ -338,7 +338,7 @@ fn a_directory_with_specs_and_plans_checks_both() {
         .file("d/x.loop", "task a { run = \"x\" bogus = 1 }\n")
         .loopc(&["check", "d"])
         .stderr_contains("error[E0002]: unknown field `bogus` in task `a`")
-        .stderr_contains("2 files checked")
+        .stderr_contains("2 plans checked")
         .status(1)
         .run();
 }
@@ -399,7 +399,7 @@ fn human_output_shows_100_diagnostics_per_file_and_counts_the_rest() {
         .stderr_contains(
             "note: 1900 more diagnostics in `plan.loop` not shown; `loopc check --format json` lists them all\n",
         )
-        .stderr_contains("error: 1 file checked: 2000 errors, 0 warnings\n")
+        .stderr_contains("error: 1 plan checked: 2000 errors, 0 warnings\n")
         .status(1)
         .run();
     assert_eq!(out.stderr.matches("error[E0012]").count(), 100);

@@ -390,7 +390,7 @@ fn a_plan_with_errors_prints_checks_diagnostics_and_draws_nothing() {
     let check = test.loopc(&["check", "bad.loop"]).output();
     assert_eq!(check.status, 1);
     let check_err = check.stderr;
-    let summary = "error: 1 file checked: 3 errors, 2 warnings\n";
+    let summary = "error: 1 plan checked: 3 errors, 2 warnings\n";
     let diagnostics = check_err
         .strip_suffix(summary)
         .unwrap_or_else(|| panic!("check's summary changed: {check_err}"));

@@ -50,7 +50,7 @@ fn check_reports_a_bad_dependency_at_its_line_in_the_spec() {
 13 │ **Depends on:** a1b2c3d5
    │                 ^^^^^^^^ did you mean `a1b2c3d4`?
 
-error: 1 file checked: 1 error, 0 warnings
+error: 1 plan checked: 1 error, 0 warnings
 ",
         )
         .status(1)

@@ -1,7 +1,7 @@
 //! `loopc check [PLAN…]`: prints every diagnostic of every file.
 //!
 //! Human diagnostics go to stderr (colored by the one color rule), then one
-//! line: `ok: 5 tasks, 0 warnings` (not with `-q`) or `error: 1 file
+//! line: `ok: 5 tasks, 0 warnings` (not with `-q`) or `error: 1 plan
 //! checked: …`; `--format json` prints one object per line on stdout and
 //! nothing else. No PLAN: the plan `run` would find.
 //! Exit status: 0 no errors, 1 errors (or warnings with `--deny-warnings`),
@@ -126,7 +126,7 @@ pub fn run(args: &Args) -> i32 {
         if errors > 0 {
             eline!(
                 "error: {} checked: {}, {}",
-                plural(files, "file"),
+                plural(files, "plan"),
                 plural(errors, "error"),
                 plural(warnings, "warning")
             );
@@ -134,7 +134,7 @@ pub fn run(args: &Args) -> i32 {
             let files = if files == 1 {
                 String::new()
             } else {
-                format!("{}, ", plural(files, "file"))
+                format!("{}, ", plural(files, "plan"))
             };
             eline!(
                 "ok: {files}{}, {}",
