@@ -214,6 +214,14 @@ fn task_card(root: &Path, task: &TaskState) -> Card {
             details.push(("last output".into(), line));
         }
         details.push(("logs".into(), sanitize_line(logs)));
+    } else if task.status == TaskStatus::Cached {
+        details.push((
+            "logs".into(),
+            format!(
+                "none in this run (replayed from the cache): `loopc logs {}` shows an earlier run's",
+                sanitize_line(&task.name)
+            ),
+        ));
     }
     Card {
         name: task.name.clone(),
@@ -367,6 +375,23 @@ mod tests {
         text.push_str("\nthe end\n");
         std::fs::write(dir.path().join("command.log"), text).unwrap();
         assert_eq!(last_output_line(dir.path()).as_deref(), Some("the end"));
+    }
+
+    #[test]
+    fn a_cached_cards_logs_line_says_where_the_logs_are() {
+        let task: TaskState = serde_json::from_value(serde_json::json!({
+            "name": "t", "title": null, "status": "cached", "attempts": 0,
+            "started_at": null, "finished_at": null, "duration_ms": 0,
+            "cost_micro_usd": 0, "cost_unknown": false, "summary": null,
+            "reason": null, "commit": null, "worktree": null, "logs": null
+        }))
+        .unwrap();
+        let card = task_card(Path::new("/repo"), &task);
+        let logs = card.details.iter().find(|(l, _)| l == "logs").unwrap();
+        assert!(
+            logs.1.contains("`loopc logs t` shows an earlier run's"),
+            "{logs:?}"
+        );
     }
 
     #[test]
