@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod bench_output;
 mod board;
 mod check;
 mod cli_commands;
