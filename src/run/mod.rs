@@ -44,6 +44,7 @@ use store::layout::{self, Layout};
 use sys::git::Git;
 use sys::worktree;
 use sys::{interrupt, lock, process, recover};
+use ui::display::stderr_line;
 use ui::summary;
 
 /// An error that ends `loopc run` before or outside the scheduler: the
@@ -516,13 +517,6 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         outcome: finish.outcome,
         summary: table,
     })
-}
-
-/// Writes one line to stderr (a note or a warning before or after the
-/// scheduler's display); a closed or full stderr never stops a run.
-fn stderr_line(text: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr(), "{text}");
 }
 
 #[cfg(test)]

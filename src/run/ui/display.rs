@@ -166,8 +166,9 @@ fn short(commit: &str) -> &str {
     commit.get(..10).unwrap_or(commit)
 }
 
-/// Writes one line to stderr; a closed or full stderr never stops a run.
-fn stderr_line(text: &str) {
+/// Writes one line to stderr (the display's lines, and the run's notes and
+/// warnings before and after it); a closed or full stderr never stops a run.
+pub fn stderr_line(text: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{text}");
 }

@@ -95,11 +95,10 @@ pub fn table(state: &RunState) -> String {
     }
     if let Some(c) = l.cost_micro_usd {
         // A cost that could not be read is not $0: the table's `$…+?`.
-        let unknown = state.tasks.iter().any(|t| t.cost_unknown);
         budget.push(format!(
             "cost {}{} of {}",
             crate::run::time::dollars(s.cost_micro_usd),
-            if unknown { "+?" } else { "" },
+            if any_unknown { "+?" } else { "" },
             crate::run::time::dollars(c)
         ));
     }
