@@ -65,6 +65,8 @@ pub struct LoopDef {
     pub notify: Option<String>,
     /// `executor`: how `setup` is launched.
     pub executor: Option<Ref>,
+    /// `expand_depth` (≥ 1): how deep plan fragments may nest.
+    pub expand_depth: Option<u32>,
 }
 
 /// A glob pattern of a `copy` or `link` list, with where it is written.
@@ -213,6 +215,8 @@ pub struct TaskDef {
     pub inputs: Vec<String>,
     /// `changes = optional`: an attempt may change nothing.
     pub changes_optional: bool,
+    /// `expands`: the plan fragment the task writes (a valid path).
+    pub expands: Option<String>,
     /// `env`.
     pub env: BTreeMap<String, String>,
     /// The whole item.
@@ -223,7 +227,15 @@ pub struct TaskDef {
 pub mod fields {
     /// `loop { … }`
     pub const LOOP: &[&str] = &[
-        "base", "branch", "parallel", "setup", "copy", "link", "notify", "executor",
+        "base",
+        "branch",
+        "parallel",
+        "setup",
+        "copy",
+        "link",
+        "notify",
+        "executor",
+        "expand_depth",
     ];
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
@@ -240,7 +252,7 @@ pub mod fields {
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
         "prompt", "run", "agent", "accept", "gates", "attempts", "timeout", "inputs", "changes",
-        "env",
+        "env", "expands",
     ];
 }
 

@@ -137,7 +137,8 @@ pub struct KeyParts {
 
 /// A task's definition key (docs/cache.md without `inputs`) and its components.
 ///
-/// In the key: the format version, the task name, the prompt or command, the
+/// In the key: the format version, the task name, the prompt or command
+/// (with the fragment path of `expands`, when set), the
 /// agent's `run` and `output`, `accept`, each gate's definition (command, or
 /// agent `run`/`output`/`env` and prompt), the `run` of every executor that
 /// launches one of these (`executor` argument: the task's own, for its
@@ -149,6 +150,7 @@ pub struct KeyParts {
 pub(super) fn task_key(
     name: &str,
     kind: &TaskKind,
+    expands: Option<&str>,
     accept: Option<&str>,
     gates: &[Arc<Gate>],
     env: &BTreeMap<String, String>,
@@ -160,14 +162,21 @@ pub(super) fn task_key(
             e.str(field, &x.run);
         }
     }
-    let work = match kind {
-        TaskKind::Agent { prompt, .. } => Encoder::new().str("prompt", prompt).finish(),
-        TaskKind::Command { run } => {
-            let mut e = Encoder::new();
-            e.str("run", run);
-            launched_by(&mut e, "executor", executor);
-            e.finish()
+    let work = {
+        let mut e = Encoder::new();
+        match kind {
+            TaskKind::Agent { prompt, .. } => e.str("prompt", prompt),
+            TaskKind::Command { run } => {
+                e.str("run", run);
+                launched_by(&mut e, "executor", executor);
+                &mut e
+            }
+        };
+        // Written only when set, so that the keys of tasks without it hold.
+        if let Some(path) = expands {
+            e.str("expands", path);
         }
+        e.finish()
     };
     let agent = match kind {
         TaskKind::Agent { agent, .. } => {

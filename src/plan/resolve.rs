@@ -6,7 +6,7 @@
 use super::graph;
 use super::key::{Key, task_key};
 use super::types::{Agent, Budget, Executor, Gate, GateKind, Plan, Settings, Task, TaskKind};
-use super::types::{DEFAULT_ATTEMPTS, DEFAULT_FAILURES, DEFAULT_TIMEOUT};
+use super::types::{DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_TIMEOUT};
 use crate::model::{AgentDef, GateDef, GateDefKind, Model, Ref, TaskDef, Work};
 use crate::span::Span;
 use std::collections::{BTreeMap, HashMap};
@@ -191,6 +191,7 @@ pub(super) fn resolve(
         let (key, key_parts) = task_key(
             &name,
             &kind,
+            t.expands.as_deref(),
             accept.as_deref(),
             &task_gates,
             &env,
@@ -210,6 +211,7 @@ pub(super) fn resolve(
             timeout,
             inputs: std::mem::take(&mut t.inputs),
             changes_optional: t.changes_optional,
+            expands: t.expands.take(),
             env,
             own_env,
             executor: task_executor,
@@ -238,6 +240,10 @@ pub(super) fn resolve(
             copy: model.settings.copy.clone(),
             link: model.settings.link.clone(),
             notify: model.settings.notify.clone(),
+            expand_depth: model
+                .settings
+                .expand_depth
+                .unwrap_or(DEFAULT_EXPAND_DEPTH),
             setup_executor: match &model.settings.setup {
                 Some(_) => own_or_default(model.settings.executor.as_ref())?,
                 None => None,
