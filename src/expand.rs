@@ -249,10 +249,16 @@ fn rejected(
         (n, Some(first)) => format!("plan fragment {path} does not check ({n} errors): {first}"),
         (_, None) => format!("plan fragment {path} does not make a plan"),
     };
-    Rejected {
-        reason,
-        report: map.render_plain(buffer, diagnostics),
+    let mut report = map.render_plain(buffer, diagnostics);
+    if let Some(f) = last {
+        report.push_str(&format!(
+            "note: in {path}, name the fragment's own tasks as written (`task a`, `task b: a`); \
+             loopc names them `{p}.a`, `{p}.b` in the plan. Other tasks, agents and gates are \
+             the plan's, named as in the plan.\n",
+            p = f.producer
+        ));
     }
+    Rejected { reason, report }
 }
 
 fn shift_diagnostic(mut d: Diagnostic, by: usize) -> Diagnostic {

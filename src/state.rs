@@ -200,6 +200,14 @@ pub struct TaskState {
     /// `needs-human`: the question its agent asked (version 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
+    /// For a task a plan fragment added during the run: the task that
+    /// wrote the fragment (`expands`). Absent for the plan's own tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expanded_from: Option<String>,
+    /// For a task a plan fragment added: the names of its dependencies
+    /// (the plan's own tasks' are in the plan). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<String>,
 }
 
 /// One ended attempt of a task, as recorded in state.json.

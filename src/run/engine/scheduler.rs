@@ -17,11 +17,13 @@
 //! `waits`'s.
 
 mod cached;
+mod grow;
 mod waits;
 
 use super::attempt::{self, AttemptInput, AttemptResult, Outcome};
 use super::budget::{Cost, Meter};
 use super::context::RunCtx;
+use super::expand::Growth;
 use super::gate::{self, Check};
 use super::guard;
 use super::merge;
@@ -52,13 +54,16 @@ pub struct Finish {
 /// Runs the plan to the end. `parallel` is the number of tasks at once
 /// (≥ 1); `state` the initial state (every task pending); `exit_status`
 /// the process exit status of each outcome, for state.json and the
-/// `run_finished` event.
+/// `run_finished` event; `growth` the plan fragments' compiler
+/// ([`super::expand`]). The plan `ctx` holds grows as tasks with `expands`
+/// pass; the final state has every task it grew by.
 pub fn run(
     ctx: Arc<RunCtx>,
     parallel: u32,
     mut state: RunState,
     cache: CacheUse,
     exit_status: fn(RunOutcome) -> i32,
+    growth: Growth,
 ) -> Finish {
     let mut sched = Scheduler {
         cache: RunCache::new(ctx.plan.tasks.len(), cache),
@@ -71,6 +76,7 @@ pub fn run(
         attributed: Vec::new(),
         save_error: None,
         limited: HashMap::new(),
+        growth,
         ctx,
         parallel: parallel.max(1) as usize,
         exit_status,
@@ -113,13 +119,22 @@ struct Scheduler {
     exit_status: fn(RunOutcome) -> i32,
     /// Agents known to be usage or rate limited, and until when.
     limited: HashMap<String, Instant>,
+    /// The plan fragments spliced so far ([`super::expand`]).
+    growth: Growth,
 }
 
 impl Scheduler {
     fn drive(&mut self, state: &mut RunState) -> RunOutcome {
         // No more threads than tasks: `-j 100000` must not start 100,000
         // threads for three tasks (at most `parallel` attempts run at once).
-        let threads = self.parallel.min(self.ctx.plan.tasks.len()).max(1);
+        // A plan that may grow may need them all.
+        let grows = self.ctx.plan.tasks.iter().any(|t| t.expands.is_some());
+        let known = if grows {
+            self.parallel
+        } else {
+            self.ctx.plan.tasks.len()
+        };
+        let threads = self.parallel.min(known).max(1);
         let pool = match rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("loopc-task-{i}"))
@@ -131,7 +146,9 @@ impl Scheduler {
                 return self.finish(state);
             }
         };
-        let (tx, rx) = mpsc::channel::<(AttemptResult, Instant)>();
+        // Each result comes with its task's name: the plan may have grown
+        // (and its indices moved) while the attempt ran.
+        let (tx, rx) = mpsc::channel::<(AttemptResult, Instant, String)>();
         self.save(state);
         loop {
             if interrupt::requested() && self.books.stop_kind() != Some(StopKind::Interrupted) {
@@ -160,8 +177,11 @@ impl Scheduler {
                 break;
             }
             match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok((result, ended)) => {
+                Ok((mut result, ended, name)) => {
                     self.running -= 1;
+                    if let Some(i) = self.ctx.plan.task_index(&name) {
+                        result.input.task = i;
+                    }
                     self.finished(state, result, ended);
                     self.save(state);
                 }
@@ -209,7 +229,7 @@ impl Scheduler {
         &mut self,
         state: &mut RunState,
         pool: &rayon::ThreadPool,
-        tx: &mpsc::Sender<(AttemptResult, Instant)>,
+        tx: &mpsc::Sender<(AttemptResult, Instant, String)>,
     ) {
         self.replay_fast_forwards(state);
         for i in 0..self.ctx.plan.tasks.len() {
@@ -316,7 +336,8 @@ impl Scheduler {
                 });
                 // When it ended, measured here: the coordinator may get to
                 // it later, after a budget it noticed meanwhile.
-                let _ = tx.send((result, Instant::now()));
+                let name = ctx.plan.tasks[result.input.task].name.clone();
+                let _ = tx.send((result, Instant::now(), name));
             });
             self.save(state);
         }
@@ -390,6 +411,23 @@ impl Scheduler {
             r.outcome = self.refs_changed(state, &r, r.outcome.clone());
         }
         let merge_base = self.head.clone();
+        // A plan fragment is judged before the merge: one that does not
+        // check fails the attempt, and nothing of it runs.
+        let mut accepted = None;
+        if let Outcome::Passed { commit, .. } = &r.outcome
+            && let Some(judged) = self.growth.judge(&self.ctx, i, commit)
+        {
+            match judged {
+                Ok(a) => accepted = Some(a),
+                Err(rejected) => {
+                    r.outcome = Outcome::Failed {
+                        reason: rejected.reason,
+                        feedback: rejected.report,
+                        on_fail: crate::model::OnFail::Retry,
+                    }
+                }
+            }
+        }
         let outcome = match r.outcome.clone() {
             Outcome::Passed { commit, .. } => {
                 let landed =
@@ -429,8 +467,12 @@ impl Scheduler {
             agent: r.report.as_ref().map(|rep| rep.record()),
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
         };
+        let passed = matches!(finished.outcome, Outcome::Passed { .. });
         let actions = transition::finished(&self.ctx.plan, state, &mut self.books, finished);
         self.apply(state, i, actions, Some((&r, &merge_base)));
+        if passed && let Some(a) = accepted {
+            self.splice(state, a);
+        }
     }
 
     /// Carries out a transition's `actions` for task `i`; `attempt` is the

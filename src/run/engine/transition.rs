@@ -114,6 +114,8 @@ pub fn initial(plan: &Plan, plan_file: &str, head: &str, now: String) -> RunStat
                 waiting_until: None,
                 waiting_for: None,
                 question: None,
+                expanded_from: None,
+                dependencies: Vec::new(),
             })
             .collect(),
     }

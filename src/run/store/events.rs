@@ -128,6 +128,16 @@ pub enum Event {
         /// Why (a conflict, a failing check).
         reason: String,
     },
+    /// A task's plan fragment was spliced into the plan (`expands`): its
+    /// tasks run next, before the task's dependents.
+    Expanded {
+        /// The task that wrote the fragment.
+        task: String,
+        /// The fragment's path (relative to the repository's top).
+        fragment: String,
+        /// The tasks it added, in the plan's order.
+        tasks: Vec<String>,
+    },
     /// A task reached a final state.
     TaskFinished {
         /// The task.

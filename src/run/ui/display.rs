@@ -291,6 +291,15 @@ fn plain_line(event: &Event) -> Option<String> {
         Event::CacheMiss { task, reason, .. } => {
             format!("loopc: {task}: cache entry not used: {reason}")
         }
+        Event::Expanded {
+            task,
+            fragment,
+            tasks,
+        } => format!(
+            "loopc: {task}: plan fragment {fragment} added {} task(s): {}",
+            tasks.len(),
+            tasks.join(", ")
+        ),
         Event::TaskFinished {
             task,
             status,
