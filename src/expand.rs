@@ -181,8 +181,55 @@ pub fn grow(base: &Base, fragments: &[Fragment], depth_limit: u32) -> Result<Gro
     diagnostics.retain(Diagnostic::is_error);
     crate::diagnostic::sort(&mut diagnostics);
     match plan {
-        Some(plan) if diagnostics.is_empty() => Ok(Grown { plan, added }),
+        Some(mut plan) if diagnostics.is_empty() => {
+            for t in &mut plan.tasks {
+                t.expanded_from = added.get(&t.name).cloned();
+            }
+            Ok(Grown { plan, added })
+        }
         _ => Err(rejected(&map, &buffer, fragments.last(), &diagnostics)),
+    }
+}
+
+/// The plan `plan` (compiled as `base`) grown as a run grew it:
+/// `fragment_of(task, path)` gives the text of the fragment at `path` that
+/// the run spliced for `task`, if it did. Tasks the fragments add may
+/// expand in turn. A fragment that does not check with the plan as it is
+/// now is left out (with what it would have added), so that `loopc graph
+/// --state` draws what it can.
+pub fn regrow(base: &Base, plan: Plan, fragment_of: impl Fn(&str, &str) -> Option<String>) -> Plan {
+    let depth_limit = plan.settings.expand_depth;
+    let mut current = plan;
+    let mut fragments: Vec<Fragment> = Vec::new();
+    let mut tried: HashSet<String> = HashSet::new();
+    loop {
+        let next = current
+            .tasks
+            .iter()
+            .filter(|t| !tried.contains(&t.name))
+            .find_map(|t| {
+                t.expands
+                    .as_ref()
+                    .map(|path| (t.name.clone(), path.clone()))
+            });
+        let Some((producer, path)) = next else {
+            return current;
+        };
+        tried.insert(producer.clone());
+        let Some(text) = fragment_of(&producer, &path) else {
+            continue;
+        };
+        fragments.push(Fragment {
+            producer,
+            path,
+            text,
+        });
+        match grow(base, &fragments, depth_limit) {
+            Ok(g) => current = g.plan,
+            Err(_) => {
+                fragments.pop();
+            }
+        }
     }
 }
 

@@ -147,6 +147,7 @@ pub struct KeyParts {
 /// and executor names, comments and layout. An executor is written only
 /// when there is one, so the keys of plans without executors are those of
 /// before executors existed.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn task_key(
     name: &str,
     kind: &TaskKind,

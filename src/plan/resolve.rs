@@ -212,6 +212,7 @@ pub(super) fn resolve(
             inputs: std::mem::take(&mut t.inputs),
             changes_optional: t.changes_optional,
             expands: t.expands.take(),
+            expanded_from: None,
             env,
             own_env,
             executor: task_executor,
@@ -240,10 +241,7 @@ pub(super) fn resolve(
             copy: model.settings.copy.clone(),
             link: model.settings.link.clone(),
             notify: model.settings.notify.clone(),
-            expand_depth: model
-                .settings
-                .expand_depth
-                .unwrap_or(DEFAULT_EXPAND_DEPTH),
+            expand_depth: model.settings.expand_depth.unwrap_or(DEFAULT_EXPAND_DEPTH),
             setup_executor: match &model.settings.setup {
                 Some(_) => own_or_default(model.settings.executor.as_ref())?,
                 None => None,

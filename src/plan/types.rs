@@ -149,6 +149,9 @@ pub struct Task {
     /// `expands`: the plan fragment the task writes (a path relative to
     /// the repository's top), spliced into the plan when it passes.
     pub expands: Option<String>,
+    /// For a task a plan fragment added ([`crate::expand`]): the task that
+    /// wrote the fragment. `None` for the plan's own tasks.
+    pub expanded_from: Option<String>,
     /// Environment: agent, then defaults, then task (later wins).
     pub env: BTreeMap<String, String>,
     /// The executor of the task's own commands (a command task's `run`,

@@ -14,7 +14,9 @@
 //! dependencies. Columns are aligned over the whole plan. Within a layer,
 //! tasks keep the plan's topological order. Control characters and line
 //! breaks in titles are shown as escapes (`\n`, `\u{1b}`), so a title can
-//! neither break the table nor drive the terminal.
+//! neither break the table nor drive the terminal. A task with `expands`
+//! is followed by a `┆` line: the fragment it writes, and the tasks it
+//! added once a run spliced them (`--state`).
 
 use super::state::{StateMap, Status};
 use super::{kind_label, status_of, visible};
@@ -67,6 +69,7 @@ pub fn render(
         .map(|s| s.as_str().len())
         .max()
         .unwrap_or(0);
+    let clusters = super::clusters(plan);
     let mut line = String::new();
     for (layer, members) in by_layer.iter().enumerate() {
         writeln!(out, "\nlayer {layer}")?;
@@ -107,6 +110,22 @@ pub fn render(
                 }
             }
             writeln!(out, "{}", line.trim_end_matches(' '))?;
+            if let Some(c) = clusters.iter().find(|c| c.producer == i) {
+                let path = one_line(c.path);
+                if c.members.is_empty() {
+                    writeln!(
+                        out,
+                        "    ┆ expands {path}: its tasks join the plan when it passes"
+                    )?;
+                } else {
+                    let names: Vec<String> = c
+                        .members
+                        .iter()
+                        .map(|&m| one_line(&plan.tasks[m].name))
+                        .collect();
+                    writeln!(out, "    ┆ expanded {path}: {}", names.join(", "))?;
+                }
+            }
         }
     }
     Ok(())

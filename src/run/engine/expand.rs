@@ -53,7 +53,12 @@ impl Growth {
     /// Judges the fragment that task `i` of `ctx.plan` wrote at `commit`:
     /// `None` when the task expands nothing, else the accepted fragment, or
     /// why it was rejected (a missing fragment is rejected too).
-    pub fn judge(&self, ctx: &RunCtx, i: usize, commit: &str) -> Option<Result<Accepted, Rejected>> {
+    pub fn judge(
+        &self,
+        ctx: &RunCtx,
+        i: usize,
+        commit: &str,
+    ) -> Option<Result<Accepted, Rejected>> {
         let task = &ctx.plan.tasks[i];
         let path = task.expands.as_ref()?;
         Some(self.judge_at(ctx, &task.name, path, commit))
@@ -194,10 +199,14 @@ pub fn reorder<T: Default>(items: Vec<T>, from: &[Option<usize>]) -> Vec<T> {
 /// fragment, or did not commit it).
 fn read_blob(ctx: &RunCtx, commit: &str, path: &str) -> Result<String, Rejected> {
     let spec = format!("{commit}:{path}");
-    match ctx.git.try_run_in(&ctx.git.root, &["cat-file", "blob", &spec]) {
+    match ctx
+        .git
+        .try_run_in(&ctx.git.root, &["cat-file", "blob", &spec])
+    {
         Ok(out) if out.code == 0 => Ok(out.stdout),
         Ok(_) => {
-            let reason = format!("plan fragment {path} is missing: the task's commit has no `{path}`");
+            let reason =
+                format!("plan fragment {path} is missing: the task's commit has no `{path}`");
             Err(Rejected {
                 report: format!(
                     "{reason}\nWrite the plan fragment (a `.loop` file of tasks) to `{path}` in the worktree; loopc commits it with your other changes.\n"

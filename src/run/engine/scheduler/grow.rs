@@ -22,7 +22,12 @@ impl Scheduler {
         state.tasks = self.growth.carry(&plan, std::mem::take(&mut state.tasks));
         self.books.slots = expand::reorder(std::mem::take(&mut self.books.slots), &from);
         let to_new = |i: usize| from.iter().position(|&j| j == Some(i));
-        self.books.streak = self.books.streak.iter().filter_map(|&i| to_new(i)).collect();
+        self.books.streak = self
+            .books
+            .streak
+            .iter()
+            .filter_map(|&i| to_new(i))
+            .collect();
         self.cache.reorder(&from);
         self.ctx = Arc::new(old.with_plan(plan));
         let (task, fragment) = producer_fragment;
