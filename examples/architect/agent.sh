@@ -46,13 +46,9 @@ else
   # A fragment task is named <producer>.<name>: its feature is <name>.
   name="${LOOP_TASK##*.}"
   mkdir -p features
-  {
-    echo "$LOOP_TITLE"
-    # What was there when this task started (its dependencies' work).
-    for f in features/*.txt; do
-      [ -e "$f" ] && echo "saw $f"
-    done
-  } > "features/$name.txt"
+  # What was there when this task started (its dependencies' work).
+  seen="$(for f in features/*.txt; do [ -e "$f" ] && echo "saw $f"; done || true)"
+  { echo "$LOOP_TITLE"; [ -z "$seen" ] || echo "$seen"; } > "features/$name.txt"
   summary="wrote features/$name.txt"
 fi
 printf '{"status":"completed","summary":"%s","cost_usd":0.01}' "$(echo "$summary" | tr -d '"\\')" > "$LOOP_HANDOFF"
