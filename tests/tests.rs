@@ -35,6 +35,7 @@ mod run_cli;
 mod run_crash;
 mod run_demo;
 mod run_executors;
+mod run_expands;
 mod run_fallback;
 mod run_gates;
 mod run_hardening;
