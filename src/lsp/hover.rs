@@ -265,6 +265,9 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
             "Executor of commands that name none (agents, gates, command tasks, `accept`)."
         }
         (Loop, "executor") => "Executor that launches `setup` (default `defaults.executor`).",
+        (Loop, "expand_depth") => {
+            "How deep plan fragments may nest (default 3): a fragment's task at this depth may not `expands`."
+        }
         (Gate, "run") => "Command gate: passes on exit status 0.",
         (Gate, "agent") => "Agent-judged gate: the agent reviews the diff read-only.",
         (Gate, "prompt") => "What the reviewing agent is asked (required with `agent`).",
@@ -283,6 +286,9 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Task, "timeout") => "Per-attempt timeout.",
         (Task, "changes") => {
             "`required` (default: an attempt that changes nothing fails) or `optional` (a check-only task)."
+        }
+        (Task, "expands") => {
+            "A plan fragment (a `.loop` file of tasks) the task writes; when it passes, its tasks join the plan as `<task>.<name>`, before the task's dependents."
         }
         (Task, "inputs") => {
             "Globs of files (relative to the repo root) that are part of the cache key."
