@@ -210,6 +210,35 @@ pub struct TaskState {
     pub dependencies: Vec<String>,
 }
 
+impl TaskState {
+    /// A task called `name` (titled `title`) that has not started.
+    pub fn pending(name: String, title: Option<String>) -> TaskState {
+        TaskState {
+            name,
+            title,
+            status: TaskStatus::Pending,
+            attempts: 0,
+            started_at: None,
+            finished_at: None,
+            duration_ms: 0,
+            cost_micro_usd: 0,
+            cost_unknown: false,
+            summary: None,
+            reason: None,
+            commit: None,
+            worktree: None,
+            logs: None,
+            cache_key: None,
+            history: Vec::new(),
+            waiting_until: None,
+            waiting_for: None,
+            question: None,
+            expanded_from: None,
+            dependencies: Vec::new(),
+        }
+    }
+}
+
 /// One ended attempt of a task, as recorded in state.json.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {

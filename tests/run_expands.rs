@@ -20,6 +20,16 @@ fn architect() -> (Test, String) {
     (repo, dir.join("agent.sh").to_string_lossy().into_owned())
 }
 
+/// The names of the tasks in state.json, in order.
+fn task_names(repo: &Test) -> Vec<String> {
+    repo.state()["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// The `seq` of the first event of `kind` for `task` matching `pred`.
 fn seq_where(
     repo: &Test,
@@ -67,12 +77,7 @@ fn architect_fixes_its_fragment_then_the_backlog_runs_in_order() {
     );
     // Nothing of the bad fragment ran: the only fragment tasks are the
     // fixed fragment's, started after design's second attempt passed.
-    let names: Vec<String> = repo.state()["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect();
+    let names = task_names(&repo);
     assert_eq!(
         names,
         [
@@ -113,9 +118,10 @@ fn architect_fixes_its_fragment_then_the_backlog_runs_in_order() {
             > repo.seq_of("task_finished", "design.parser")
     );
     let counter = repo.show("loop/architect", "features/counter.txt").unwrap();
-    assert_eq!(
-        counter,
-        "Count the words the parser found\nsaw features/parser.txt\n"
+    assert!(
+        counter.starts_with("Count the words the parser found\n")
+            && counter.contains("saw features/parser.txt\n"),
+        "{counter}"
     );
     // release depends on design: it waited for all three.
     let release = repo.seq_of("attempt_started", "release");
@@ -298,12 +304,7 @@ fn fragments_nest_up_to_the_depth_limit() {
          task `a.b` would expand a fragment 2 levels deep"
     );
     assert_eq!(repo.status_of("z"), "skipped");
-    let names: Vec<String> = repo.state()["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
-        .collect();
+    let names = task_names(&repo);
     assert_eq!(names, ["a", "z"]);
     assert!(!repo.events().iter().any(|e| e["event"] == "expanded"));
 }
@@ -332,23 +333,7 @@ fn a_missing_fragment_fails_the_attempt() {
 /// the temporary directory.
 #[test]
 fn architect_example_script_runs() {
-    let script = examples_dir().join("architect/run.sh");
-    let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new("bash")
-        .arg(&script)
-        .env("LOOPC", crate::harness::loopc_path())
-        .env("TMPDIR", tmp.path())
-        .env("GIT_CEILING_DIRECTORIES", tmp.path())
-        .env_remove("NO_COLOR")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = crate::harness::run_example_script("architect/run.sh");
     assert!(
         stdout.contains("error[E0005]: unknown task `parserr`"),
         "{stdout}"
@@ -357,6 +342,4 @@ fn architect_example_script_runs() {
         stdout.contains("run passed: 5/5 tasks passed (5 from the cache)"),
         "{stdout}"
     );
-    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -132,15 +132,7 @@ impl StateMap {
 /// `<repository root>/.loopc/state.json`, or `cwd/.loopc/state.json` outside
 /// a git repository (or when git cannot be run).
 pub fn state_path(cwd: &Path) -> PathBuf {
-    let root = Command::new("git")
-        .args(["rev-parse", "--show-toplevel"])
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8(o.stdout).ok())
+    let root = git_stdout(cwd, &["rev-parse", "--show-toplevel"])
         .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
@@ -155,8 +147,13 @@ pub fn file_at(cwd: &Path, commit: &str, path: &str) -> Option<String> {
     if commit.is_empty() || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
         return None;
     }
+    git_stdout(cwd, &["cat-file", "blob", &format!("{commit}:{path}")])
+}
+
+/// What `git ARGS`, run in `cwd`, prints, when it succeeds and prints UTF-8.
+fn git_stdout(cwd: &Path, args: &[&str]) -> Option<String> {
     Command::new("git")
-        .args(["cat-file", "blob", &format!("{commit}:{path}")])
+        .args(args)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stderr(Stdio::null())

@@ -15,8 +15,8 @@
 //! tasks keep the plan's topological order. Control characters and line
 //! breaks in titles are shown as escapes (`\n`, `\u{1b}`), so a title can
 //! neither break the table nor drive the terminal. A task with `expands`
-//! is followed by a `┆` line: the fragment it writes, and the tasks it
-//! added once a run spliced them (`--state`).
+//! ends with `┆ ` and the fragment it writes (`(tasks to come)`), or,
+//! once a run spliced it (`--state`), the tasks it added.
 
 use super::state::{StateMap, Status};
 use super::{kind_label, status_of, visible};
@@ -109,23 +109,24 @@ pub fn render(
                     line.push_str(&one_line(&plan.tasks[d].name));
                 }
             }
-            writeln!(out, "{}", line.trim_end_matches(' '))?;
             if let Some(c) = clusters.iter().find(|c| c.producer == i) {
+                if !task.dependencies.is_empty() {
+                    line.push_str("  ");
+                }
+                line.push_str("┆ ");
                 let path = one_line(c.path);
                 if c.members.is_empty() {
-                    writeln!(
-                        out,
-                        "    ┆ expands {path}: its tasks join the plan when it passes"
-                    )?;
+                    line.push_str(&format!("expands {path} (tasks to come)"));
                 } else {
                     let names: Vec<String> = c
                         .members
                         .iter()
                         .map(|&m| one_line(&plan.tasks[m].name))
                         .collect();
-                    writeln!(out, "    ┆ expanded {path}: {}", names.join(", "))?;
+                    line.push_str(&format!("expanded {path}: {}", names.join(", ")));
                 }
             }
+            writeln!(out, "{}", line.trim_end_matches(' '))?;
         }
     }
     Ok(())

@@ -9,7 +9,7 @@
 use super::context::RunCtx;
 use crate::expand::{self, Base, Fragment, Grown, Rejected};
 use crate::plan::Plan;
-use crate::state::{TaskState, TaskStatus};
+use crate::state::TaskState;
 use std::collections::{BTreeMap, HashMap};
 
 /// The fragments a run has spliced so far, and what they are compiled with.
@@ -130,29 +130,9 @@ impl Growth {
         plan.tasks
             .iter()
             .map(|t| {
-                let mut ts = by_name.remove(&t.name).unwrap_or_else(|| TaskState {
-                    name: t.name.clone(),
-                    title: t.title.clone(),
-                    status: TaskStatus::Pending,
-                    attempts: 0,
-                    started_at: None,
-                    finished_at: None,
-                    duration_ms: 0,
-                    cost_micro_usd: 0,
-                    cost_unknown: false,
-                    summary: None,
-                    reason: None,
-                    commit: None,
-                    worktree: None,
-                    logs: None,
-                    cache_key: None,
-                    history: Vec::new(),
-                    waiting_until: None,
-                    waiting_for: None,
-                    question: None,
-                    expanded_from: None,
-                    dependencies: Vec::new(),
-                });
+                let mut ts = by_name
+                    .remove(&t.name)
+                    .unwrap_or_else(|| TaskState::pending(t.name.clone(), t.title.clone()));
                 if let Some(producer) = self.added.get(&t.name) {
                     ts.expanded_from = Some(producer.clone());
                     ts.dependencies = t

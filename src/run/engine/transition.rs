@@ -94,29 +94,7 @@ pub fn initial(plan: &Plan, plan_file: &str, head: &str, now: String) -> RunStat
         tasks: plan
             .tasks
             .iter()
-            .map(|t| TaskState {
-                name: t.name.clone(),
-                title: t.title.clone(),
-                status: TaskStatus::Pending,
-                attempts: 0,
-                started_at: None,
-                finished_at: None,
-                duration_ms: 0,
-                cost_micro_usd: 0,
-                cost_unknown: false,
-                summary: None,
-                reason: None,
-                commit: None,
-                worktree: None,
-                logs: None,
-                cache_key: None,
-                history: Vec::new(),
-                waiting_until: None,
-                waiting_for: None,
-                question: None,
-                expanded_from: None,
-                dependencies: Vec::new(),
-            })
+            .map(|t| TaskState::pending(t.name.clone(), t.title.clone()))
             .collect(),
     }
 }
