@@ -343,3 +343,54 @@ fn architect_example_script_runs() {
         "{stdout}"
     );
 }
+
+#[test]
+fn spliced_tasks_run_beside_an_attempt_that_started_before() {
+    // `slow` starts beside `a`; once `a`'s fragment is spliced, its two
+    // tasks run while `slow` still runs: the three meet (bounded wait), so
+    // the run had room for all three, and `slow`'s result, which started
+    // under the smaller plan, lands on the grown one.
+    let repo = Test::repo();
+    let sync = repo.bin.join("sync");
+    std::fs::create_dir_all(&sync).unwrap();
+    repo.script(
+        "meet.sh",
+        &format!(
+            r#"#!/bin/sh
+cat > /dev/null
+if [ "$LOOP_TASK" = a ]; then
+  mkdir -p frag
+  printf 'task x1 {{ prompt = "1" }}\ntask x2 {{ prompt = "2" }}\n' > frag/a.loop
+else
+  touch "{sync}/$LOOP_TASK"
+  i=0
+  while [ ! -e "{sync}/slow" ] || [ ! -e "{sync}/a.x1" ] || [ ! -e "{sync}/a.x2" ]; do
+    i=$((i+1)); [ $i -gt 500 ] && break
+    sleep 0.02
+  done
+  if [ $i -gt 500 ]; then echo alone > "$LOOP_TASK.txt"; else echo together > "$LOOP_TASK.txt"; fi
+fi
+printf '{{"status":"completed"}}' > "$LOOP_HANDOFF"
+"#,
+            sync = sync.display()
+        ),
+    );
+    repo.plan(
+        r#"loop "meet" { parallel = 3 }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/meet.sh" }
+defaults { agent = bot attempts = 1 }
+task a { prompt = "plan" expands = "frag/a.loop" }
+task slow { prompt = "wait" }
+"#,
+    );
+    let out = repo.loopc(&["run"]).status(0).run();
+    for t in ["slow", "a.x1", "a.x2"] {
+        assert_eq!(
+            repo.show("loop/meet", &format!("{t}.txt")).as_deref(),
+            Some("together\n"),
+            "{t}: {out:?}"
+        );
+    }
+    assert_eq!(task_names(&repo), ["a", "slow", "a.x1", "a.x2"]);
+}
