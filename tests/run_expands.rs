@@ -394,3 +394,43 @@ task slow { prompt = "wait" }
     }
     assert_eq!(task_names(&repo), ["a", "slow", "a.x1", "a.x2"]);
 }
+
+#[test]
+fn a_recorded_fragment_that_no_longer_checks_is_not_replayed() {
+    let (repo, agent) = architect();
+    repo.loopc(&["run", "architect.loop"])
+        .env("ARCHITECT_AGENT", &agent)
+        .status(0)
+        .run();
+    // The fragment's tasks relied on `defaults.agent`; without it they
+    // have no agent (E0013), so the recorded fragment no longer checks:
+    // `design` is not replayed but runs, told why.
+    let plan = std::fs::read_to_string(repo.root.join("architect.loop")).unwrap();
+    let changed = plan.replace("  agent    = builder\n", "");
+    assert_ne!(changed, plan);
+    repo.write("architect.loop", &changed);
+    let out = repo
+        .loopc(&["run", "architect.loop"])
+        .env("ARCHITECT_AGENT", &agent)
+        .status(1)
+        .run();
+    let miss = repo
+        .events()
+        .into_iter()
+        .rev()
+        .find(|e| e["event"] == "cache_miss" && e["task"] == "design")
+        .unwrap_or_else(|| panic!("no cache miss for design: {out:?}"));
+    let reason = miss["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("plan fragment plan/features.loop does not check (3 errors): plan/features.loop:3: "),
+        "{reason}"
+    );
+    // The attempts that followed were told the same, and failed the same
+    // way: nothing of the fragment ran.
+    let feedback =
+        std::fs::read_to_string(repo.root.join(".loopc/logs/design/1/feedback.md")).unwrap();
+    assert!(feedback.contains("error[E0013]"), "{feedback}");
+    assert_eq!(repo.status_of("design"), "failed");
+    assert_eq!(repo.status_of("release"), "skipped");
+    assert_eq!(task_names(&repo), ["design", "release"]);
+}
