@@ -422,7 +422,9 @@ fn a_recorded_fragment_that_no_longer_checks_is_not_replayed() {
         .unwrap_or_else(|| panic!("no cache miss for design: {out:?}"));
     let reason = miss["reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("plan fragment plan/features.loop does not check (3 errors): plan/features.loop:3: "),
+        reason.starts_with(
+            "plan fragment plan/features.loop does not check (3 errors): plan/features.loop:3: "
+        ),
         "{reason}"
     );
     // The attempts that followed were told the same, and failed the same
