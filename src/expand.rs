@@ -53,6 +53,38 @@ impl Base {
     }
 }
 
+impl Base {
+    /// The names a fragment's tasks may use: the plan's agents and gates
+    /// (each sorted), and its `defaults.agent`, if any.
+    pub fn names(&self) -> (Vec<&str>, Vec<&str>, Option<&str>) {
+        let mut agents = Vec::new();
+        let mut gates = Vec::new();
+        let mut default_agent = None;
+        for item in &self.ast.items {
+            match item {
+                Item::Agent(a) => agents.push(a.name.text.as_str()),
+                Item::Gate(g) => gates.push(g.name.text.as_str()),
+                Item::Defaults(b) => {
+                    default_agent =
+                        b.fields
+                            .iter()
+                            .find(|f| f.name.text == "agent")
+                            .and_then(|f| match &f.value.kind {
+                                ValueKind::Name(n) => Some(n.as_str()),
+                                _ => None,
+                            });
+                }
+                _ => {}
+            }
+        }
+        agents.sort_unstable();
+        agents.dedup();
+        gates.sort_unstable();
+        gates.dedup();
+        (agents, gates, default_agent)
+    }
+}
+
 /// A plan fragment as a producing task wrote it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fragment {

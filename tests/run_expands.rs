@@ -64,6 +64,21 @@ fn architect_fixes_its_fragment_then_the_backlog_runs_in_order() {
         first["reason"],
         "plan fragment plan/features.loop does not check: plan/features.loop:7: unknown task `parserr`"
     );
+    // The architect was told what a fragment is and what it may use.
+    let prompt = std::fs::read_to_string(repo.root.join(".loopc/logs/design/1/prompt.md")).unwrap();
+    assert!(
+        prompt.contains(
+            "## Plan fragment (required)\nThis task writes the plan fragment `plan/features.loop`"
+        ),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains(
+            "The plan's agents: `architect`, `builder` (a task without `agent` is done by \
+             `builder`); its gates: none."
+        ),
+        "{prompt}"
+    );
     // The second attempt was given the whole diagnostic as its feedback.
     let feedback =
         std::fs::read_to_string(repo.root.join(".loopc/logs/design/2/feedback.md")).unwrap();

@@ -44,6 +44,10 @@ pub struct AttemptInput {
     /// The fallback agent that takes this attempt because the task's own
     /// agent is usage or rate limited (`None`: the task's own agent).
     pub agent: Option<Arc<Agent>>,
+    /// A prompt section loopc adds for this task, after people's answers:
+    /// what it expects of the plan fragment of a task that expands
+    /// ([`super::expand::Growth::prompt_section`]); empty otherwise.
+    pub instructions: String,
 }
 
 /// Task `task` as an attempt runs it: with a fallback `agent`, that agent
@@ -254,10 +258,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     let prompt_text = match &task.kind {
         TaskKind::Agent { prompt, .. } => {
             // People's answers to the task's questions (`loopc answer`).
-            let answers = match crate::run::store::answers::load(&ctx.layout, &task.name) {
+            let mut answers = match crate::run::store::answers::load(&ctx.layout, &task.name) {
                 Ok(a) => crate::run::store::answers::prompt_section(&a),
                 Err(e) => return Outcome::Infrastructure(e),
             };
+            answers.push_str(&r.input.instructions);
             handoff::prompt(prompt, &answers, &r.input.progress, &r.input.feedback)
         }
         TaskKind::Command { .. } => String::new(),

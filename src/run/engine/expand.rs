@@ -96,6 +96,47 @@ impl Growth {
         Ok(Accepted { fragment, grown })
     }
 
+    /// The prompt section that tells the agent of task `i` of `plan`,
+    /// which expands, what loopc expects of its plan fragment (empty for
+    /// other tasks): where to write it, what it may hold, how its tasks are
+    /// named and ordered, and the plan's agents and gates it may use.
+    pub fn prompt_section(&self, plan: &Plan, i: usize) -> String {
+        let task = &plan.tasks[i];
+        let Some(path) = &task.expands else {
+            return String::new();
+        };
+        let (agents, gates, default_agent) =
+            self.base.as_ref().map(Base::names).unwrap_or_default();
+        let list = |names: &[&str]| match names {
+            [] => "none".to_string(),
+            _ => names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let default = default_agent.map_or(String::new(), |a| {
+            format!(" (a task without `agent` is done by `{a}`)")
+        });
+        format!(
+            "## Plan fragment (required)\n\
+             This task writes the plan fragment `{path}` (relative to the repository's top): \
+             a loopc `.loop` file that holds only `task` items, such as\n\
+             task parser \"Parse the input\" {{ prompt = \"…\" }}\n\
+             task counter \"Count the words\": parser {{ prompt = \"…\" }}\n\
+             When this task passes, loopc checks the fragment and adds its tasks to the plan, \
+             named `{name}.<name>`; they run after this task and before the tasks that depend \
+             on it. Name the fragment's own tasks bare, as above. Task fields: `prompt` or \
+             `run`, `agent`, `accept`, `gates`, `attempts`, `timeout`, `inputs`, `changes`, \
+             `env`. The plan's agents: {agents}{default}; its gates: {gates}. A fragment that \
+             does not check fails the attempt, and the next attempt is given the \
+             diagnostics.\n\n",
+            name = task.name,
+            agents = list(&agents),
+            gates = list(&gates),
+        )
+    }
+
     /// Records `accepted` as spliced and returns the plan to run now: the
     /// grown plan cut to the tasks of `current` and the fragment's.
     pub fn splice(&mut self, current: &Plan, accepted: Accepted) -> (Plan, Vec<String>) {

@@ -291,6 +291,7 @@ impl Scheduler {
                 feedback: slot.feedback.clone(),
                 progress: progress::read(&self.ctx.layout.progress),
                 agent,
+                instructions: self.growth.prompt_section(&ctx.plan, i),
             };
             ts.worktree = Some(
                 self.ctx
