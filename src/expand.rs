@@ -35,6 +35,8 @@ pub struct Base {
     files: SourceMap,
     /// Where the plan came from (its name when no `loop` item gives one).
     origin: Origin,
+    /// The tasks a run was asked for (`loopc run TASK…`); empty: all.
+    pub targets: Vec<String>,
 }
 
 impl Base {
@@ -49,6 +51,7 @@ impl Base {
             origin: Origin::File {
                 stem: plan_name.to_string(),
             },
+            targets: Vec::new(),
         }
     }
 }

@@ -451,3 +451,32 @@ fn a_recorded_fragment_that_no_longer_checks_is_not_replayed() {
     assert_eq!(repo.status_of("release"), "skipped");
     assert_eq!(task_names(&repo), ["design", "release"]);
 }
+
+#[test]
+fn running_some_tasks_adds_a_fragments_tasks_only_when_they_are_needed() {
+    // `run design`: the fragment is checked, but its tasks are not needed.
+    let (repo, agent) = architect();
+    repo.loopc(&["run", "architect.loop", "design"])
+        .env("ARCHITECT_AGENT", &agent)
+        .status(0)
+        .run();
+    assert_eq!(task_names(&repo), ["design"]);
+    assert_eq!(repo.task("design")["attempts"], 2);
+    // `run release`: release waits for them, so they run (design replays).
+    repo.loopc(&["run", "architect.loop", "release"])
+        .env("ARCHITECT_AGENT", &agent)
+        .status(0)
+        .run();
+    assert_eq!(
+        task_names(&repo),
+        [
+            "design",
+            "design.parser",
+            "design.counter",
+            "design.docs",
+            "release"
+        ]
+    );
+    assert_eq!(repo.status_of("design"), "cached");
+    assert_eq!(repo.status_of("design.counter"), "passed");
+}

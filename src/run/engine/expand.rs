@@ -137,8 +137,11 @@ impl Growth {
         )
     }
 
-    /// Records `accepted` as spliced and returns the plan to run now: the
-    /// grown plan cut to the tasks of `current` and the fragment's.
+    /// Records `accepted` as spliced and returns the plan to run now, and
+    /// the names of the tasks the fragment added to it: the grown plan, or,
+    /// when the run was asked for some tasks (`run TASK…`), those tasks and
+    /// what they depend on now (a fragment's tasks only when one of them
+    /// waits for the task that wrote it).
     pub fn splice(&mut self, current: &Plan, accepted: Accepted) -> (Plan, Vec<String>) {
         let Accepted { fragment, grown } = accepted;
         // The fragment's tasks, in the grown plan's order.
@@ -152,10 +155,13 @@ impl Growth {
             })
             .map(|t| t.name.clone())
             .collect();
-        let mut names: Vec<String> = current.tasks.iter().map(|t| t.name.clone()).collect();
-        names.extend(new.iter().cloned());
-        // Every name is in the grown plan: select cannot fail.
-        let plan = grown.plan.select(&names).unwrap_or(grown.plan);
+        let targets = self.base.as_ref().map_or(&[][..], |b| &b.targets[..]);
+        // Every target is in the grown plan: select cannot fail.
+        let plan = grown.plan.select(targets).unwrap_or(grown.plan);
+        let new = new
+            .into_iter()
+            .filter(|n| plan.task_index(n).is_some())
+            .collect();
         self.fragments.retain(|f| f.producer != fragment.producer);
         self.fragments.push(fragment);
         self.added = grown.added;

@@ -30,12 +30,16 @@ impl Scheduler {
             .collect();
         self.cache.reorder(&from);
         self.ctx = Arc::new(old.with_plan(plan));
-        let (task, fragment) = producer_fragment;
-        self.ctx.events.emit(Event::Expanded {
-            task,
-            fragment,
-            tasks: added,
-        });
+        // A run asked for some tasks adds a fragment's tasks only when one
+        // of them waits for the task that wrote it.
+        if !added.is_empty() {
+            let (task, fragment) = producer_fragment;
+            self.ctx.events.emit(Event::Expanded {
+                task,
+                fragment,
+                tasks: added,
+            });
+        }
         self.save(state);
     }
 }
