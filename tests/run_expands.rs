@@ -250,6 +250,34 @@ task four { prompt = "x" expands = 3 }
     }
 }
 
+#[test]
+fn agents_left_for_fragments_are_not_called_unused() {
+    let repo = Test::new();
+    repo.write(
+        "plan.loop",
+        r#"agent architect { run = "true" }
+agent writer { run = "true" }
+budget { iterations = 3 }
+task design { agent = architect prompt = "x" expands = "plan/f.loop" }
+"#,
+    );
+    let out = repo.loopc(&["check", "plan.loop"]).status(0).run();
+    assert!(!out.stderr.contains("W0001"), "{out:?}");
+    // Without `expands`, `writer` is unused.
+    repo.write(
+        "plan.loop",
+        r#"agent architect { run = "true" }
+agent writer { run = "true" }
+budget { iterations = 3 }
+task design { agent = architect prompt = "x" }
+"#,
+    );
+    repo.loopc(&["check", "plan.loop"])
+        .stderr_contains("warning[W0001]: agent `writer` is defined but never used")
+        .status(0)
+        .run();
+}
+
 /// A plan whose `a` writes `frag/a.loop` (a copy of `$FRAGMENT_A`, when
 /// that file exists) and whose fragment's `b` writes `frag/b.loop` from
 /// `$FRAGMENT_B`; `z` depends on `a`.

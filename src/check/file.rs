@@ -350,8 +350,10 @@ impl Checker {
         }
 
         // W0001: unused agents and gates. A file with an unreadable item may
-        // use them there, so the warning would be a guess.
-        let unreadable = file.items.iter().any(|i| matches!(i, Item::Error(_)));
+        // use them there, and a plan whose tasks write plan fragments
+        // (`expands`) may use them in those, so the warning would be a guess.
+        let unreadable = file.items.iter().any(|i| matches!(i, Item::Error(_)))
+            || self.model.tasks.iter().any(|t| t.expands.is_some());
         let unused: Vec<(String, Span, &str)> = self
             .model
             .agents
