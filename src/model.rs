@@ -65,6 +65,9 @@ pub struct LoopDef {
     pub notify: Option<String>,
     /// `executor`: how `setup` is launched.
     pub executor: Option<Ref>,
+    /// `resolver`: the agent that resolves merge conflicts of tasks that
+    /// name none (and of `defaults`, when it names none).
+    pub resolver: Option<Ref>,
 }
 
 /// A glob pattern of a `copy` or `link` list, with where it is written.
@@ -111,6 +114,9 @@ pub struct DefaultsDef {
     pub env: BTreeMap<String, String>,
     /// `executor`: how commands without their own executor are launched.
     pub executor: Option<Ref>,
+    /// `resolver`: the agent that resolves merge conflicts of tasks that
+    /// name none.
+    pub resolver: Option<Ref>,
 }
 
 /// An `executor` item: how loopc launches a command.
@@ -215,6 +221,8 @@ pub struct TaskDef {
     pub changes_optional: bool,
     /// `env`.
     pub env: BTreeMap<String, String>,
+    /// `resolver`: the agent that resolves a conflict of this task's merge.
+    pub resolver: Option<Ref>,
     /// The whole item.
     pub span: Span,
 }
@@ -223,7 +231,7 @@ pub struct TaskDef {
 pub mod fields {
     /// `loop { … }`
     pub const LOOP: &[&str] = &[
-        "base", "branch", "parallel", "setup", "copy", "link", "notify", "executor",
+        "base", "branch", "parallel", "setup", "copy", "link", "notify", "executor", "resolver",
     ];
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
@@ -236,11 +244,13 @@ pub mod fields {
     /// `gate NAME { … }`
     pub const GATE: &[&str] = &["run", "agent", "prompt", "timeout", "on_fail", "executor"];
     /// `defaults { … }`
-    pub const DEFAULTS: &[&str] = &["agent", "gates", "attempts", "timeout", "env", "executor"];
+    pub const DEFAULTS: &[&str] = &[
+        "agent", "gates", "attempts", "timeout", "env", "executor", "resolver",
+    ];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
         "prompt", "run", "agent", "accept", "gates", "attempts", "timeout", "inputs", "changes",
-        "env",
+        "env", "resolver",
     ];
 }
 

@@ -265,6 +265,13 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
             "Executor of commands that name none (agents, gates, command tasks, `accept`)."
         }
         (Loop, "executor") => "Executor that launches `setup` (default `defaults.executor`).",
+        (Loop, "resolver") => {
+            "Agent that resolves merge conflicts of tasks whose block and `defaults` name none."
+        }
+        (Defaults, "resolver") => "Agent that resolves merge conflicts of tasks that name none.",
+        (Task, "resolver") => {
+            "Agent that resolves a conflict of this task's merge onto the integration branch; its resolution must pass the task's gates."
+        }
         (Gate, "run") => "Command gate: passes on exit status 0.",
         (Gate, "agent") => "Agent-judged gate: the agent reviews the diff read-only.",
         (Gate, "prompt") => "What the reviewing agent is asked (required with `agent`).",
