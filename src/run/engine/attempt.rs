@@ -127,6 +127,9 @@ pub struct AttemptResult {
     /// What the agent's output reported (`output = claude-json`,
     /// `codex-json`), when it ran.
     pub report: Option<report::AgentReport>,
+    /// The resolver's run, when the merge conflicted and the task has a
+    /// resolver ([`super::resolve`]).
+    pub resolver: Option<crate::state::ResolverRecord>,
 }
 
 /// A usage or rate limit an agent hit.
@@ -177,6 +180,7 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
         refs_before: None,
         ref_changes: Vec::new(),
         report: None,
+        resolver: None,
     };
     result.outcome = attempt(ctx, &mut result);
     // Whatever the outcome, compare the user's refs with what they were

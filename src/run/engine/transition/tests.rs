@@ -88,6 +88,7 @@ fn attempt_after(
             worktree: Some("worktrees/a-1".into()),
             agent: None,
             fallback: None,
+            resolver: None,
         },
     )
 }
@@ -391,6 +392,7 @@ fn interrupted_attempts_count_only_when_the_time_budget_stopped_them() {
         worktree: None,
         agent: None,
         fallback: None,
+        resolver: None,
     };
     let mut ctrl_c = (state.clone(), Books::new(&p, Meter::new(p.budget.clone())));
     ctrl_c.1.meter.spent.iterations = 1;
