@@ -444,6 +444,13 @@ impl Checker {
                     in_use.insert(r.name.as_str());
                 }
             }
+            // Resolvers run under the budget too.
+            let resolvers = self.model.tasks.iter().map(|t| t.resolver.as_ref());
+            let resolvers = resolvers.chain([
+                self.model.defaults.resolver.as_ref(),
+                self.model.settings.resolver.as_ref(),
+            ]);
+            in_use.extend(resolvers.flatten().map(|r| r.name.as_str()));
             // A task agent's fallbacks may take its attempts (the chain
             // ends at a repeat: a cycle is E0006).
             let fallback_of: HashMap<&str, &str> = self
