@@ -207,7 +207,11 @@ fn a_resolver_resolves_the_conflict_into_a_gated_commit_with_both_changes() {
     );
     // Two agent attempts and the resolver's run.
     assert_eq!(repo.state()["spent"]["iterations"], 3);
-    assert!(repo.extra_worktrees().is_empty(), "{:?}", repo.extra_worktrees());
+    assert!(
+        repo.extra_worktrees().is_empty(),
+        "{:?}",
+        repo.extra_worktrees()
+    );
 }
 
 /// The task that lost the race, its second attempt's feedback, and the
@@ -225,9 +229,8 @@ fn refused(repo: &Test) -> (String, String, Value) {
         repo.show("loop/res", "shared.txt").unwrap(),
         format!("edit by {winner}\nedit by {loser}\n")
     );
-    let fb =
-        std::fs::read_to_string(repo.root.join(format!(".loopc/logs/{loser}/2/feedback.md")))
-            .unwrap();
+    let fb = std::fs::read_to_string(repo.root.join(format!(".loopc/logs/{loser}/2/feedback.md")))
+        .unwrap();
     assert!(fb.contains("shared.txt"), "{fb}");
     assert!(fb.contains("resolver says: kept both lines"), "{fb}");
     let failed = repo
@@ -300,7 +303,9 @@ fn a_resolution_that_fails_a_gate_never_reaches_the_integration_branch() {
     let repo = Test::repo();
     setup(
         &repo,
-        Some("#!/bin/sh\nif grep -q BROKEN shared.txt; then echo 'shared.txt is BROKEN'; exit 1; fi\n"),
+        Some(
+            "#!/bin/sh\nif grep -q BROKEN shared.txt; then echo 'shared.txt is BROKEN'; exit 1; fi\n",
+        ),
     );
     resolver(&repo, "echo BROKEN >> shared.txt", COMPLETED);
     repo.loopc(&["run"]).status(0).run();
@@ -314,7 +319,10 @@ fn a_resolution_that_fails_a_gate_never_reaches_the_integration_branch() {
     // The resolution commit exists nowhere the branch ever pointed.
     for h in heads(&repo) {
         let text = repo.show(&h, "shared.txt").unwrap_or_default();
-        assert!(!text.contains("BROKEN"), "the branch pointed at {h}:\n{text}");
+        assert!(
+            !text.contains("BROKEN"),
+            "the branch pointed at {h}:\n{text}"
+        );
     }
     // The resolver's run counts: two agent attempts of the loser, one of
     // the winner, and the resolver.
@@ -375,7 +383,10 @@ fn an_unknown_resolver_is_e0005_at_its_name() {
     let d: Value = serde_json::from_str(out.stdout.lines().next().unwrap()).unwrap();
     assert_eq!(d["code"], "E0005", "{d}");
     assert!(
-        d["message"].as_str().unwrap().contains("unknown agent `fixr`"),
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown agent `fixr`"),
         "{d}"
     );
     // Line 4 (0-based 3), the name after `resolver = `.
@@ -398,4 +409,38 @@ fn an_unknown_resolver_is_e0005_at_its_name() {
         .collect();
     assert_eq!(codes.len(), 2, "{codes:?}");
     assert!(codes.iter().all(|d| d["code"] == "E0005"), "{codes:?}");
+}
+
+/// `examples/resolver/run.sh`, as docs/running.md points to it: the two
+/// tasks conflict, the scripted resolver keeps both entries, the run
+/// passes, and nothing is left in the temporary directory.
+#[test]
+fn the_resolver_example_runs_end_to_end() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/resolver/run.sh");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .env("LOOPC", crate::harness::loopc_path())
+        .env("TMPDIR", tmp.path())
+        .env("GIT_CEILING_DIRECTORIES", tmp.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(
+            "# Features, one a line, sorted\nexport to PDF\nfull-text search\nimport from CSV\nlogin\n"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("kept both sides' entries"), "{stdout}");
+    assert!(stderr.contains("merged (resolved)"), "{stderr}");
+    assert!(
+        stdout.contains("the scratch repository is removed"),
+        "{stdout}"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

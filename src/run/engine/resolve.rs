@@ -121,7 +121,17 @@ pub fn resolve(
     record.logs = dir.to_string_lossy().into_owned();
     let scratch = ctx.layout.merge_worktree(&task.name, r.input.serial);
     let mut own = Cost::default();
-    let result = run(ctx, r, agent, side, &with, &scratch, &dir, &mut own, &mut record);
+    let result = run(
+        ctx,
+        r,
+        agent,
+        side,
+        &with,
+        &scratch,
+        &dir,
+        &mut own,
+        &mut record,
+    );
     {
         let _g = ctx.worktree_lock.lock();
         let _ = worktree::remove(&ctx.git, &scratch, None);
@@ -146,22 +156,25 @@ pub fn resolve(
             Verdict::Stopped => Err(Stop::Stopped),
             Verdict::Reject {
                 reason, feedback, ..
-            } => Err(Refusal::new(format!("its resolution failed a check: {reason}"), feedback).into()),
+            } => Err(
+                Refusal::new(format!("its resolution failed a check: {reason}"), feedback).into(),
+            ),
             Verdict::Blocked(why) => Err(Refusal::new(
                 format!("a check of its resolution says the task needs help: {why}"),
                 why,
             )
             .into()),
             Verdict::Limited(l) => Err(Refusal::new(
-                format!("a check of its resolution hit a usage limit of agent `{}`", l.agent),
+                format!(
+                    "a check of its resolution hit a usage limit of agent `{}`",
+                    l.agent
+                ),
                 l.message,
             )
             .into()),
-            Verdict::Error(e) => Err(Refusal::new(
-                format!("its resolution could not be checked: {e}"),
-                e,
-            )
-            .into()),
+            Verdict::Error(e) => {
+                Err(Refusal::new(format!("its resolution could not be checked: {e}"), e).into())
+            }
         }
     });
     let result = result.and_then(|merged| {
@@ -359,11 +372,15 @@ fn run(
             return Err(Refusal::new(format!("it {}", exit.describe(timeout)), "").into());
         }
         other => {
-            return Err(Refusal::new(format!("it failed ({})", other.describe(timeout)), "").into());
+            return Err(
+                Refusal::new(format!("it failed ({})", other.describe(timeout)), "").into(),
+            );
         }
     }
     if let Some(e) = report.as_ref().and_then(|s| s.error.as_ref()) {
-        return Err(Refusal::new(format!("it reported {}", e.describe()), e.message.clone()).into());
+        return Err(
+            Refusal::new(format!("it reported {}", e.describe()), e.message.clone()).into(),
+        );
     }
     let h = h.map_err(|e| Refusal::new(e.clone(), e))?;
     let extra_files = match h {
@@ -437,7 +454,10 @@ fn check_resolution(
         .collect();
     if !left.is_empty() {
         return Err(Refusal::new(
-            format!("its resolution leaves conflict markers ({})", left.join(", ")),
+            format!(
+                "its resolution leaves conflict markers ({})",
+                left.join(", ")
+            ),
             String::new(),
         )
         .into());
@@ -540,12 +560,14 @@ fn others(ctx: &RunCtx, base: &str, side: &Side<'_>) -> Result<Vec<usize>, Strin
 /// space); `None` when there is none. `=======` alone is not counted: it
 /// is also a Markdown heading's underline.
 pub fn marker_line(bytes: &[u8]) -> Option<usize> {
-    bytes.split(|&b| b == b'\n').position(|line| {
-        [b"<<<<<<<", b"|||||||", b">>>>>>>"].iter().any(|m| {
-            line.starts_with(*m) && matches!(line.get(7), None | Some(b' ' | b'\r' | b'\t'))
+    bytes
+        .split(|&b| b == b'\n')
+        .position(|line| {
+            [b"<<<<<<<", b"|||||||", b">>>>>>>"].iter().any(|m| {
+                line.starts_with(*m) && matches!(line.get(7), None | Some(b' ' | b'\r' | b'\t'))
+            })
         })
-    })
-    .map(|i| i + 1)
+        .map(|i| i + 1)
 }
 
 /// What a task's work is, for the resolver's prompt: its prompt, or the
@@ -660,7 +682,10 @@ fn longest_backticks(text: &str) -> usize {
 /// next attempt's feedback.
 fn output_of(dir: &Path) -> String {
     let mut text = process::tail(&dir.join("agent.stdout"), FEEDBACK_LIMIT / 4);
-    text.push_str(&process::tail(&dir.join("agent.stderr"), FEEDBACK_LIMIT / 4));
+    text.push_str(&process::tail(
+        &dir.join("agent.stderr"),
+        FEEDBACK_LIMIT / 4,
+    ));
     if let Ok(Some(h)) = handoff::read(&dir.join("handoff.json"))
         && let Some(s) = h.summary.filter(|s| !s.trim().is_empty())
     {
