@@ -95,6 +95,15 @@ impl Analysis {
         if let Some(a) = &t.accept {
             let _ = writeln!(s, "- accept: {}", code(&one_line(a)));
         }
+        let resolver = match (&t.resolver, &d.resolver, &self.model.settings.resolver) {
+            (Some(r), _, _) => Some((r, "")),
+            (None, Some(r), _) => Some((r, " (from defaults)")),
+            (None, None, Some(r)) => Some((r, " (from loop)")),
+            (None, None, None) => None,
+        };
+        if let Some((r, from)) = resolver {
+            let _ = writeln!(s, "- resolver: {}{from}", code(&r.name));
+        }
         let attempts = match (t.attempts, d.attempts) {
             (Some(n), _) => format!("{n}"),
             (None, Some(n)) => format!("{n} (from defaults)"),

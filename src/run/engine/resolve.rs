@@ -19,7 +19,7 @@
 use super::attempt::{AttemptResult, Limited, stopping};
 use super::budget::Cost;
 use super::context::{AttemptFiles, Protocol, RunCtx};
-use super::gate::{self, Check, FEEDBACK_LIMIT, Verdict};
+use super::gate::{Check, Verdict};
 use super::handoff::{self, HandoffStatus};
 use super::merge::Merge;
 use crate::plan::{Agent, Executor, Task, TaskKind};
@@ -31,10 +31,8 @@ use crate::state::ResolverRecord;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The most of one conflicted file shown in the resolver's prompt.
-const FILE_LIMIT: usize = 16 * 1024;
-/// The most of all conflicted files shown in the resolver's prompt.
-const FILES_LIMIT: usize = 64 * 1024;
+mod text;
+use text::{feedback, output_of, prompt};
 
 /// The merge a resolver is asked to finish.
 #[derive(Debug, Clone, Copy)]
@@ -343,10 +341,38 @@ fn run(
         return Err(infra(why));
     }
     record.started = true;
-    // Judged as an attempt's agent is: loopc's timeout or kill, the exit
-    // status, then the handoff or the agent's report.
-    let h = handoff::read(&files.handoff);
-    let report = super::report::read(agent.output, &stdout);
+    let extra_files = judge(agent, exit, timeout, &files.handoff, &stdout, cost)?;
+    let tree = resolution_tree(ctx, &git, &co).map_err(|e| match e {
+        Stop::Refused(_) if stopping(ctx) => Stop::Stopped,
+        other => other,
+    })?;
+    check_resolution(ctx, &co, side, &tree, &extra_files, dir)?;
+    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
+    let message = format!(
+        "loop: merge {} ({title})\n\nConflicts in {} resolved by agent `{}`.",
+        task.name,
+        side.conflicts.join(", "),
+        agent.name
+    );
+    ctx.git
+        .commit_tree(&tree, &[side.head, side.commit], &message)
+        .map_err(infra)
+}
+
+/// Judges the resolver's run as an attempt's agent is judged: loopc's
+/// timeout or kill, the exit status, then its handoff (`handoff_file`) or
+/// what its output (`stdout`) reports; adds its cost to `cost`. Returns
+/// the handoff's `extra_files`.
+fn judge(
+    agent: &Agent,
+    exit: Exit,
+    timeout: std::time::Duration,
+    handoff_file: &Path,
+    stdout: &Path,
+    cost: &mut Cost,
+) -> Result<Vec<String>, Stop> {
+    let h = handoff::read(handoff_file);
+    let report = super::report::read(agent.output, stdout);
     let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
         h.as_ref()
             .ok()
@@ -383,35 +409,25 @@ fn run(
         );
     }
     let h = h.map_err(|e| Refusal::new(e.clone(), e))?;
-    let extra_files = match h {
+    Ok(match h {
         None => Vec::new(),
         Some(h) => match h.status {
             HandoffStatus::Completed => h.extra_files,
-            HandoffStatus::Failed | HandoffStatus::Blocked | HandoffStatus::NeedsHuman => {
+            status => {
+                let word = match status {
+                    HandoffStatus::Blocked => "blocked",
+                    HandoffStatus::NeedsHuman => "needs_human",
+                    _ => "failed",
+                };
                 let summary = h.summary.unwrap_or_default();
                 return Err(Refusal::new(
-                    handoff::with_reason("its handoff says it did not", &summary),
+                    handoff::with_reason(&format!("its handoff says {word}"), &summary),
                     String::new(),
                 )
                 .into());
             }
         },
-    };
-    let tree = resolution_tree(ctx, &git, &co).map_err(|e| match e {
-        Stop::Refused(_) if stopping(ctx) => Stop::Stopped,
-        other => other,
-    })?;
-    check_resolution(ctx, &co, side, &tree, &extra_files, dir)?;
-    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
-    let message = format!(
-        "loop: merge {} ({title})\n\nConflicts in {} resolved by agent `{}`.",
-        task.name,
-        side.conflicts.join(", "),
-        agent.name
-    );
-    ctx.git
-        .commit_tree(&tree, &[side.head, side.commit], &message)
-        .map_err(infra)
+    })
 }
 
 /// The tree of the resolver's worktree as it left it (loopc's files left
@@ -570,172 +586,6 @@ pub fn marker_line(bytes: &[u8]) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-/// What a task's work is, for the resolver's prompt: its prompt, or the
-/// command of a command task.
-fn work_of(task: &Task) -> String {
-    match &task.kind {
-        TaskKind::Agent { prompt, .. } => prompt.trim_end().to_string(),
-        TaskKind::Command { run } => format!("(a command task) It runs: `{}`", run.trim()),
-    }
-}
-
-/// `task`'s heading line: name and title.
-fn heading(task: &Task) -> String {
-    match &task.title {
-        Some(t) => format!("task `{}`: {}", task.name, handoff::one_line(t)),
-        None => format!("task `{}`", task.name),
-    }
-}
-
-/// The resolver's prompt: what to do, both sides' tasks (titles and
-/// prompts), the conflicted files as the merge left them (bounded), the
-/// progress of passed tasks and the handoff instructions.
-fn prompt(
-    ctx: &RunCtx,
-    task: &Task,
-    with: &[usize],
-    conflicts: &[String],
-    worktree: &Path,
-    progress: &str,
-) -> String {
-    let mut out = format!(
-        "# Resolve a merge conflict\n\n\
-         loopc is merging the work of {} onto the integration branch, and it conflicts \
-         with work merged there meanwhile. This directory is the integration branch's head \
-         with that merge in progress: the conflicted files hold conflict markers \
-         (`<<<<<<<` this side, `|||||||` the common base, `=======`, then `>>>>>>>` the \
-         task's side). Resolve every conflict so that the result keeps what both sides meant:\n\n\
-         - edit the conflicted files and remove every conflict marker;\n\
-         - change no other file unless the resolution needs it, and then list each such \
-         file in the handoff's \"extra_files\";\n\
-         - do not commit and do not switch branches: loopc commits the resolution and runs \
-         the task's checks on it.\n\n",
-        heading(task)
-    );
-    out.push_str(&format!(
-        "## The change being merged: {}\n{}\n\n",
-        heading(task),
-        work_of(task)
-    ));
-    if with.is_empty() {
-        out.push_str(
-            "## Merged meanwhile\nWork on the integration branch since the change's base \
-             (no task of this run is known to have made it).\n\n",
-        );
-    }
-    for &i in with {
-        let t = &ctx.plan.tasks[i];
-        out.push_str(&format!(
-            "## Merged meanwhile: {}\n{}\n\n",
-            heading(t),
-            work_of(t)
-        ));
-    }
-    out.push_str("## Conflicted files\n");
-    let mut room = FILES_LIMIT;
-    for p in conflicts {
-        out.push_str(&format!("### `{p}`\n"));
-        match std::fs::read(worktree.join(p)) {
-            Err(_) => out.push_str("(not in the worktree: one side deleted or renamed it)\n\n"),
-            Ok(b) if b.contains(&0) => out.push_str("(a binary file)\n\n"),
-            Ok(b) if b.len() > FILE_LIMIT.min(room) => out.push_str(&format!(
-                "({} bytes: too long to show here; read it in the worktree)\n\n",
-                b.len()
-            )),
-            Ok(b) => {
-                room -= b.len();
-                let text = String::from_utf8_lossy(&b);
-                let fence = "`".repeat(longest_backticks(&text).max(2) + 1);
-                out.push_str(&format!("{fence}\n{}", text));
-                if !text.ends_with('\n') {
-                    out.push('\n');
-                }
-                out.push_str(&format!("{fence}\n\n"));
-            }
-        }
-    }
-    if !progress.trim().is_empty() {
-        out.push_str("## Progress so far (tasks already done)\n");
-        out.push_str(progress.trim_end());
-        out.push_str("\n\n");
-    }
-    out.push_str(INSTRUCTIONS);
-    out
-}
-
-/// The handoff instructions of a resolver's prompt.
-const INSTRUCTIONS: &str = "## Handoff\n\
-When you stop, write a JSON object to the file named by the environment variable \
-LOOP_HANDOFF (a file loopc keeps out of the commit):\n\
-{\"status\": \"completed\" | \"failed\", \"summary\": \"one line on how you resolved it\", \
-\"extra_files\": [], \"cost_usd\": 0.0}\n\
-\"extra_files\" lists every file outside the conflicted ones that you changed on purpose; \
-a resolution that changes any other file is refused. Use \"failed\" when the two changes \
-cannot be reconciled: the task is then redone on top of the integration branch.\n";
-
-/// The longest run of backticks in `text`.
-fn longest_backticks(text: &str) -> usize {
-    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
-}
-
-/// The end of the resolver's output and its handoff's summary, for the
-/// next attempt's feedback.
-fn output_of(dir: &Path) -> String {
-    let mut text = process::tail(&dir.join("agent.stdout"), FEEDBACK_LIMIT / 4);
-    text.push_str(&process::tail(
-        &dir.join("agent.stderr"),
-        FEEDBACK_LIMIT / 4,
-    ));
-    if let Ok(Some(h)) = handoff::read(&dir.join("handoff.json"))
-        && let Some(s) = h.summary.filter(|s| !s.trim().is_empty())
-    {
-        text.push_str(&format!("\nIts handoff's summary: {s}\n"));
-    }
-    text
-}
-
-/// The next attempt's feedback after a refused resolution.
-fn feedback(conflicts: &[String], record: &ResolverRecord, f: &Refusal, output: &str) -> String {
-    let by = if record.with.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (by task{} {})",
-            if record.with.len() == 1 { "" } else { "s" },
-            record
-                .with
-                .iter()
-                .map(|t| format!("`{t}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    let mut out = format!(
-        "Your change conflicted with work merged meanwhile into the integration branch{by}, \
-         in these paths:\n{}\nThe resolver `{}` tried to resolve the conflict, and its \
-         resolution was not used: {}.\n",
-        conflicts.join("\n"),
-        record.agent,
-        f.reason
-    );
-    if !f.detail.trim().is_empty() {
-        out.push_str(f.detail.trim_end());
-        out.push('\n');
-    }
-    if output.trim().is_empty() {
-        out.push_str("The resolver printed nothing.\n");
-    } else {
-        out.push_str("The resolver's last output:\n");
-        out.push_str(output.trim_end());
-        out.push('\n');
-    }
-    out.push_str(
-        "The next attempt starts from the new integration branch head; redo the change \
-         on top of it.",
-    );
-    gate::cut_feedback(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -748,19 +598,5 @@ mod tests {
         assert_eq!(marker_line(b"Title\n=======\n"), None);
         assert_eq!(marker_line(b"<<<<<<<<<< not one\n"), None);
         assert_eq!(marker_line(b"clean\n"), None);
-    }
-
-    #[test]
-    fn feedback_names_the_other_tasks_and_the_output() {
-        let record = ResolverRecord {
-            agent: "fixer".into(),
-            with: vec!["a".into()],
-            ..ResolverRecord::default()
-        };
-        let f = Refusal::new("its resolution leaves conflict markers (x.txt:2)", "");
-        let text = feedback(&["x.txt".into()], &record, &f, "I gave up\n");
-        assert!(text.contains("(by task `a`)"), "{text}");
-        assert!(text.contains("x.txt:2"), "{text}");
-        assert!(text.contains("I gave up"), "{text}");
     }
 }

@@ -216,8 +216,9 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
     });
     let mut f = f;
     // A resolver is an agent run of its own: an iteration, whatever
-    // became of the attempt.
-    if f.resolver.as_ref().is_some_and(|r| r.started) {
+    // became of the attempt (unless Ctrl-C or SIGTERM cut it off, as for
+    // an attempt).
+    if f.resolver.as_ref().is_some_and(|r| r.started) && !f.signalled {
         books.meter.spent.iterations += 1;
     }
     // From the moment the agent started, the attempt counts: what fails
