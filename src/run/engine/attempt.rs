@@ -393,14 +393,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // then the handoff or what the agent's output reports.
     let handoff = handoff::read(&files.handoff);
     let report = report::read(output, &stdout);
-    let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
-        handoff
-            .as_ref()
-            .ok()
-            .and_then(|h| h.as_ref())
-            .and_then(|h| h.cost_usd)
-            .and_then(crate::run::time::usd_to_micro)
-    });
+    let reported = report::reported_cost(report.as_ref(), &handoff);
     r.report = report.clone();
     let reported_error = report.as_ref().and_then(|s| s.error.clone());
     if !matches!(exit, Exit::Stopped | Exit::TimedOut)

@@ -284,15 +284,7 @@ fn run(
         )));
     }
     let text = prompt(ctx, task, with, side.conflicts, scratch, &r.input.progress);
-    let files = AttemptFiles {
-        dir: dir.to_path_buf(),
-        prompt: work.join("prompt.md"),
-        feedback: work.join("feedback.md"),
-        progress: work.join("progress.md"),
-        handoff: work.join("handoff.json"),
-        diff: work.join("diff.patch"),
-        work,
-    };
+    let files = AttemptFiles::in_dirs(dir.to_path_buf(), work);
     for (path, body) in [
         (&files.prompt, text.as_str()),
         (&files.feedback, ""),
@@ -373,13 +365,7 @@ fn judge(
 ) -> Result<Vec<String>, Stop> {
     let h = handoff::read(handoff_file);
     let report = super::report::read(agent.output, stdout);
-    let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
-        h.as_ref()
-            .ok()
-            .and_then(|h| h.as_ref())
-            .and_then(|h| h.cost_usd)
-            .and_then(crate::run::time::usd_to_micro)
-    });
+    let reported = super::report::reported_cost(report.as_ref(), &h);
     if !matches!(exit, Exit::Stopped | Exit::TimedOut)
         && let Some(l) = Limited::of(&agent.name, report.as_ref())
     {
