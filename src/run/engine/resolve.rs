@@ -67,11 +67,12 @@ impl Refusal {
 }
 
 /// What went wrong on the way: a refusal, the run stopping, or the
-/// integration branch moved under loopc (reported as a merge error).
+/// integration branch could not be moved (it moved under loopc, or git
+/// failed), which is a merge error as on any merge.
 enum Stop {
     Refused(Refusal),
     Stopped,
-    Moved(String),
+    Error(String),
 }
 
 impl From<Refusal> for Stop {
@@ -181,11 +182,11 @@ pub fn resolve(
             .update_ref(&ctx.integration_ref, &merged, Some(side.head))
         {
             Ok(true) => Ok(merged),
-            Ok(false) => Err(Stop::Moved(format!(
+            Ok(false) => Err(Stop::Error(format!(
                 "{} moved while loopc was running; it must only be changed by loopc during a run",
                 ctx.integration_ref
             ))),
-            Err(e) => Err(Stop::Moved(e)),
+            Err(e) => Err(Stop::Error(e)),
         }
     });
     record.cost_micro_usd = (!own.unknown).then_some(own.micro_usd);
@@ -203,7 +204,7 @@ pub fn resolve(
             record.reason = Some("the run stopped".into());
             Merge::Stopped
         }
-        Err(Stop::Moved(e)) => {
+        Err(Stop::Error(e)) => {
             record.reason = Some(e.clone());
             Merge::Error(e)
         }
