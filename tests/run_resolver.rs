@@ -205,6 +205,14 @@ fn a_resolver_resolves_the_conflict_into_a_gated_commit_with_both_changes() {
             .join(format!(".loopc/logs/{loser}/1/merge-tests.log"))
             .exists()
     );
+    // `loopc logs` shows the resolver's files after the attempt's own.
+    let shown = repo.loopc(&["logs", &loser]).run().stdout;
+    let own = shown.find(&format!("{loser}/1/agent.stdout <==")).unwrap();
+    let its = shown
+        .find(&format!("{loser}/1/resolver/agent.stdout <=="))
+        .unwrap();
+    assert!(own < its, "{shown}");
+    assert!(shown.contains("resolver says: kept both lines"), "{shown}");
     // Two agent attempts and the resolver's run.
     assert_eq!(repo.state()["spent"]["iterations"], 3);
     assert!(
