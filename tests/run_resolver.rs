@@ -240,7 +240,6 @@ fn refused(repo: &Test) -> (String, String, Value) {
     let fb = std::fs::read_to_string(repo.root.join(format!(".loopc/logs/{loser}/2/feedback.md")))
         .unwrap();
     assert!(fb.contains("shared.txt"), "{fb}");
-    assert!(fb.contains("resolver says: kept both lines"), "{fb}");
     let failed = repo
         .events()
         .into_iter()
@@ -276,6 +275,7 @@ fn a_resolution_that_leaves_markers_falls_back_to_a_retry() {
         "{why}"
     );
     assert!(fb.contains("leaves conflict markers"), "{fb}");
+    assert!(fb.contains("resolver says: kept both lines"), "{fb}");
 }
 
 #[test]
@@ -284,7 +284,8 @@ fn a_resolution_that_changes_an_unlisted_file_falls_back_to_a_retry() {
     setup(&repo, None);
     resolver(&repo, "echo tidy > unrelated.txt", COMPLETED);
     repo.loopc(&["run"]).status(0).run();
-    let (_, _, r) = refused(&repo);
+    let (_, fb, r) = refused(&repo);
+    assert!(fb.contains("resolver says: kept both lines"), "{fb}");
     let why = r["reason"].as_str().unwrap();
     assert!(why.contains("outside the conflict"), "{why}");
     assert!(why.ends_with("unrelated.txt"), "{why}");
@@ -324,6 +325,7 @@ fn a_resolution_that_fails_a_gate_never_reaches_the_integration_branch() {
         "{why}"
     );
     assert!(fb.contains("shared.txt is BROKEN"), "{fb}");
+    assert!(fb.contains("resolver says: kept both lines"), "{fb}");
     // The resolution commit exists nowhere the branch ever pointed.
     for h in heads(&repo) {
         let text = repo.show(&h, "shared.txt").unwrap_or_default();
@@ -338,6 +340,39 @@ fn a_resolution_that_fails_a_gate_never_reaches_the_integration_branch() {
 }
 
 #[test]
+fn a_resolver_that_fails_falls_back_to_a_retry_with_its_stderr() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(
+        &repo,
+        "echo 'cannot tell which line wins' >&2; exit 3",
+        COMPLETED,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let (_, fb, r) = refused(&repo);
+    assert_eq!(r["reason"], "it failed (exit status 3)", "{r}");
+    assert!(fb.contains("cannot tell which line wins"), "{fb}");
+}
+
+#[test]
+fn a_resolver_whose_handoff_says_failed_falls_back_to_a_retry() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(
+        &repo,
+        "",
+        r#"{"status":"failed","summary":"the two lines contradict each other"}"#,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let (_, fb, r) = refused(&repo);
+    assert_eq!(
+        r["reason"], "its handoff says failed: the two lines contradict each other",
+        "{r}"
+    );
+    assert!(fb.contains("the two lines contradict each other"), "{fb}");
+}
+
+#[test]
 fn without_a_resolver_a_conflict_is_retried_as_before() {
     let repo = Test::repo();
     setup(&repo, None);
@@ -347,6 +382,13 @@ fn without_a_resolver_a_conflict_is_retried_as_before() {
     repo.loopc(&["run"]).status(0).run();
     assert!(resolver_events(&repo).is_empty());
     assert!(!repo.bin.join("seen/stdin.md").exists());
+    let failed: Vec<Value> = repo
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "attempt_finished" && e["outcome"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["reason"], "merge conflict in shared.txt");
 }
 
 #[test]
