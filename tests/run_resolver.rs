@@ -494,3 +494,36 @@ fn the_resolver_example_runs_end_to_end() {
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn a_command_tasks_conflict_is_resolved_too() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    let plan = std::fs::read_to_string(repo.root.join("plan.loop")).unwrap();
+    repo.write(
+        "plan.loop",
+        plan.replace(
+            "{ prompt = \"Write A's line.\" }",
+            "{ run = \"sh editor.sh\" }",
+        )
+        .replace(
+            "{ prompt = \"Write B's line.\" }",
+            "{ run = \"sh editor.sh\" }",
+        ),
+    );
+    std::fs::copy(repo.bin.join("editor.sh"), repo.root.join("editor.sh")).unwrap();
+    repo.commit("the command");
+    resolver(&repo, "", COMPLETED);
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(resolver_events(&repo)[0]["resolved"], true);
+    let stdin = std::fs::read_to_string(repo.bin.join("seen/stdin.md")).unwrap();
+    assert!(
+        stdin.contains("(a command task) It runs: `sh editor.sh`"),
+        "{stdin}"
+    );
+    let shared = repo.show("loop/res", "shared.txt").unwrap();
+    assert!(
+        shared.contains("edit by a") && shared.contains("edit by b"),
+        "{shared}"
+    );
+}
