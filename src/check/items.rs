@@ -26,6 +26,7 @@ impl Checker {
             notify: self.string(&f, "notify"),
             executor: self.reference(&f, "executor", "an executor"),
             expand_depth: self.positive_int(&f, "expand_depth"),
+            resolver: self.reference(&f, "resolver", "an agent"),
         };
         // The integration branch must be a name git accepts, or the run fails
         // late; check the explicit one, or the default made from the name.
@@ -98,6 +99,7 @@ impl Checker {
             timeout: self.duration(&f, "timeout"),
             env: self.env(&f),
             executor: self.reference(&f, "executor", "an executor"),
+            resolver: self.reference(&f, "resolver", "an agent"),
         };
     }
 
@@ -383,6 +385,7 @@ impl Checker {
                 .is_some_and(|(w, _)| w == "optional"),
             expands: self.fragment_path(&f),
             env: self.env(&f),
+            resolver: self.reference(&f, "resolver", "an agent"),
             span: t.span,
         };
         self.model.tasks.push(def);

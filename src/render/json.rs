@@ -145,6 +145,8 @@ struct TaskJson<'a> {
     expands: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     expanded_from: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolver: Option<AgentJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -262,5 +264,6 @@ fn task_json<'a>(plan: &'a Plan, task: &'a Task, statuses: Option<&StateMap>) ->
         env: &task.env,
         expands: task.expands.as_deref(),
         expanded_from: task.expanded_from.as_deref(),
+        resolver: task.resolver.as_deref().map(agent_json),
     }
 }

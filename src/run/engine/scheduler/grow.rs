@@ -1,9 +1,10 @@
 //! The scheduler's side of plans that grow ([`crate::run::engine::expand`]):
 //! once a producing task's work is on the integration branch, the grown
 //! plan replaces the running one. Everything the scheduler keeps per task
-//! (state, slots, cache keys, the failure streak) is indexed by the plan's
-//! task order, so it is carried over by name; attempts still running keep
-//! the plan they started with and are matched by name when they end.
+//! (state, slots, cache keys, the failure streak, the landings) is indexed
+//! by the plan's task order, so it is carried over by name; attempts still
+//! running keep the plan they started with and are matched by name when
+//! they end.
 
 use super::Scheduler;
 use crate::run::engine::expand::{self, Accepted};
@@ -27,6 +28,10 @@ impl Scheduler {
             .streak
             .iter()
             .filter_map(|&i| to_new(i))
+            .collect();
+        self.landings = std::mem::take(&mut self.landings)
+            .into_iter()
+            .filter_map(|(i, head)| to_new(i).map(|j| (j, head)))
             .collect();
         self.cache.reorder(&from);
         self.ctx = Arc::new(old.with_plan(plan));
