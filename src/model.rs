@@ -65,6 +65,10 @@ pub struct LoopDef {
     pub notify: Option<String>,
     /// `executor`: how `setup` is launched.
     pub executor: Option<Ref>,
+    /// `stages`: the stage directories of a REEL spec tree that `loopc
+    /// run` works (each one of [`crate::origin::STAGES`]); `None` when not
+    /// given.
+    pub stages: Option<Vec<String>>,
 }
 
 /// A glob pattern of a `copy` or `link` list, with where it is written.
@@ -223,7 +227,7 @@ pub struct TaskDef {
 pub mod fields {
     /// `loop { … }`
     pub const LOOP: &[&str] = &[
-        "base", "branch", "parallel", "setup", "copy", "link", "notify", "executor",
+        "base", "branch", "parallel", "setup", "copy", "link", "notify", "executor", "stages",
     ];
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];

@@ -9,7 +9,8 @@
 //! circuit breaker stopped the run, 130 Ctrl-C or SIGTERM.
 
 use super::{
-    Verbosity, exit, note_verbose, output_status, print_compilation, say, verbosity, write_stdout,
+    Verbosity, exit, note_verbose, output_status, print_compilation, say, verbosity, warn,
+    write_stdout,
 };
 use loopc::run::ui::display::Progress;
 use loopc::run::{Options, Outcome, Ran};
@@ -30,6 +31,11 @@ pub struct Args {
     /// loop); default `defaults.loop` beside the specs.
     #[arg(long, value_name = "FILE.loop")]
     pub defaults: Option<PathBuf>,
+    /// For a REEL spec tree: the stages whose specs run, comma-separated
+    /// (`--stage inflight,review`); overrides `loop.stages` (default
+    /// `inflight`). A spec whose tasks all pass moves to the next stage.
+    #[arg(long = "stage", value_name = "STAGE,…", value_delimiter = ',')]
+    pub stages: Vec<String>,
     /// Tasks at once; overrides `loop.parallel`.
     #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -133,7 +139,38 @@ fn run_plan(args: &Args) -> Result<i32, String> {
     let Some(plan) = compilation.plan.take() else {
         return Err(format!("{} has errors; nothing was run", path.display()));
     };
-    let plan = plan.select(&words).map_err(|e| e.to_string())?;
+    if plan.pipeline.is_none() {
+        if !args.stages.is_empty() {
+            return Err(format!(
+                "--stage applies to a REEL spec tree (a directory with todo/, inflight/, … \
+                 in it), and {} is not one",
+                path.display()
+            ));
+        }
+        if plan.settings.stages.is_some() {
+            warn(&format!(
+                "`loop.stages` applies to a REEL spec tree, and {} is not one: it is ignored",
+                path.display()
+            ));
+        }
+    }
+    let stages = (!args.stages.is_empty()).then_some(args.stages.as_slice());
+    let tree = plan;
+    let plan = tree.work(stages).map_err(|e| format!("--stage: {e}"))?;
+    let plan = plan.select(&words).map_err(|e| {
+        // A task of a spec in a stage this run does not work.
+        match tree.spec_of_task(&e.name) {
+            Some(spec) => format!(
+                "task `{}` is in {} ({}/), a stage this run does not work; add it with \
+                 `--stage` (e.g. `--stage {}`)",
+                e.name,
+                spec.path.display(),
+                spec.stage_name(),
+                spec.stage_name()
+            ),
+            None => e.to_string(),
+        }
+    })?;
     // A program that is not there fails every attempt the same way: say so
     // before any work (`--dry-run` too: it refuses what `run` refuses).
     // `run` strings are run from the worktree's top, so a relative program

@@ -238,6 +238,7 @@ pub(super) fn resolve(
             copy: model.settings.copy.clone(),
             link: model.settings.link.clone(),
             notify: model.settings.notify.clone(),
+            stages: model.settings.stages.clone(),
             setup_executor: match &model.settings.setup {
                 Some(_) => own_or_default(model.settings.executor.as_ref())?,
                 None => None,
@@ -253,5 +254,6 @@ pub(super) fn resolve(
         name,
         tasks,
         graph,
+        pipeline: None,
     })
 }

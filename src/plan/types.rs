@@ -30,6 +30,9 @@ pub struct Plan {
     /// One node per task (weight: index into `tasks`), an edge from each
     /// dependency to its dependent.
     pub graph: DiGraph<usize, ()>,
+    /// For a REEL spec tree: which spec of which stage holds which tasks
+    /// (`docs/reel.md`, "Spec trees"); `None` for any other plan.
+    pub pipeline: Option<super::pipeline::Pipeline>,
 }
 
 impl Plan {
@@ -68,6 +71,9 @@ pub struct Settings {
     pub link: Vec<crate::model::PathPattern>,
     /// Command run once when the run ends, the run's state as JSON on stdin.
     pub notify: Option<String>,
+    /// `loop.stages`: the stages of a REEL spec tree a run works (`None`:
+    /// not given; the default is [`crate::origin::DEFAULT_STAGES`]).
+    pub stages: Option<Vec<String>>,
     /// The executor that launches `setup` (none without `setup`):
     /// `loop.executor`, else `defaults.executor`, else none (run directly).
     pub setup_executor: Option<Arc<Executor>>,

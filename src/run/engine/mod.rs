@@ -5,6 +5,8 @@
 //! in the [`cache`], and keeps the [`budget`]; [`dry_run`] answers
 //! `run --dry-run` from the same keys.
 //!
+//! [`advance`] moves a REEL spec whose tasks all passed to its next stage.
+//!
 //! Also here, because only the engine uses them: [`context`] (what every
 //! part of one run shares: plan, repository, `.loopc/` layout, kill switch,
 //! event recorder; the attempt files and the `LOOP_*` environment) and
@@ -20,6 +22,7 @@
 //! engine. It reaches the display only through
 //! [`super::store::events::Recorder`].
 
+pub mod advance;
 pub mod attempt;
 pub mod budget;
 pub mod cache;

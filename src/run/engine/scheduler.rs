@@ -14,9 +14,10 @@
 //! checks only it can make (the integration branch, the user's refs) share
 //! its one `Scheduler`; looking tasks up in the cache and replaying hits
 //! are `cached`'s, waits for agents' limits and their fallbacks
-//! `waits`'s.
+//! `waits`'s, a REEL spec tree's held tasks and spec moves `specs`'s.
 
 mod cached;
+mod specs;
 mod waits;
 
 use super::attempt::{self, AttemptInput, AttemptResult, Outcome};
@@ -71,6 +72,7 @@ pub fn run(
         attributed: Vec::new(),
         save_error: None,
         limited: HashMap::new(),
+        advance_failed: false,
         ctx,
         parallel: parallel.max(1) as usize,
         exit_status,
@@ -84,6 +86,7 @@ pub fn run(
     if let Some(d) = sched.books.meter.deadline() {
         sched.ctx.control.set_deadline(d);
     }
+    sched.hold(&mut state);
     sched.resume_waits(&mut state);
     let outcome = sched.drive(&mut state);
     Finish { outcome, state }
@@ -113,6 +116,9 @@ struct Scheduler {
     exit_status: fn(RunOutcome) -> i32,
     /// Agents known to be usage or rate limited, and until when.
     limited: HashMap<String, Instant>,
+    /// Whether a REEL spec whose tasks all passed could not be moved to
+    /// its next stage (the run then fails).
+    advance_failed: bool,
 }
 
 impl Scheduler {
@@ -212,6 +218,7 @@ impl Scheduler {
         tx: &mpsc::Sender<(AttemptResult, Instant)>,
     ) {
         self.replay_fast_forwards(state);
+        self.advance_specs(state);
         for i in 0..self.ctx.plan.tasks.len() {
             if self.books.stop.is_some() {
                 return;
@@ -240,6 +247,7 @@ impl Scheduler {
                 self.books.slots[i].cache_tried = true;
                 if self.try_cache(state, i) {
                     self.save(state);
+                    self.advance_specs(state);
                     continue;
                 }
                 if self.books.stop.is_some() {
@@ -431,6 +439,7 @@ impl Scheduler {
         };
         let actions = transition::finished(&self.ctx.plan, state, &mut self.books, finished);
         self.apply(state, i, actions, Some((&r, &merge_base)));
+        self.advance_specs(state);
     }
 
     /// Carries out a transition's `actions` for task `i`; `attempt` is the
@@ -533,6 +542,7 @@ impl Scheduler {
 
     fn finish(&mut self, state: &mut RunState) -> RunOutcome {
         self.unattributed_ref_changes(state);
+        self.settle_specs(state);
         let all_done = state.tasks.iter().all(|t| t.status.is_done());
         // A budget spent by the attempt that finished the last work stopped
         // nothing: the run ends as its tasks did (the docs promise exit 0
@@ -550,7 +560,7 @@ impl Scheduler {
             Some(StopKind::Interrupted) => (RunStatus::Interrupted, RunOutcome::Interrupted),
             Some(StopKind::Budget) => (RunStatus::Stopped, RunOutcome::Budget),
             Some(StopKind::BranchMoved) => (RunStatus::Stopped, RunOutcome::BranchMoved),
-            _ if all_done => (RunStatus::Passed, RunOutcome::Passed),
+            _ if all_done && !self.advance_failed => (RunStatus::Passed, RunOutcome::Passed),
             _ => (RunStatus::Failed, RunOutcome::Failed),
         };
         let code = (self.exit_status)(outcome);
