@@ -452,3 +452,39 @@ fn a_spec_edited_meanwhile_or_failing_the_move_s_checks_stays() {
             .any(|s| s.starts_with("loop: advance "))
     );
 }
+
+/// `examples/reel-pipeline/run.sh` itself: both specs move to review/ with
+/// one commit each, the rerun rebuilds the same branch, and nothing is
+/// left in the temporary directory.
+#[test]
+fn the_example_script_runs_and_leaves_nothing_behind() {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/reel-pipeline/run.sh");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .env("LOOPC", crate::harness::loopc_path())
+        .env("TMPDIR", tmp.path())
+        .env("GIT_CEILING_DIRECTORIES", tmp.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "loop: advance specs/inflight/notes.md to review/",
+        "loop: advance specs/inflight/profile.json to review/",
+        "specs/review/notes.md",
+        "specs/todo/search.md",
+        "the integration branch is rebuilt exactly as before",
+        "the scratch repository is removed",
+    ] {
+        assert!(stdout.contains(line), "{line}: {stdout}");
+    }
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

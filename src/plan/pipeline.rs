@@ -238,3 +238,91 @@ fn new_indices(keep: &[bool]) -> Vec<usize> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plan of tasks `a` (todo), `b` (inflight, depends on a), `c`
+    /// (inflight), `d` (active), `e` (inflight, depends on d and c), as a
+    /// spec tree would give.
+    fn plan() -> Plan {
+        let src = "task a { run = \"true\" }\n\
+                   task b: a { run = \"true\" }\n\
+                   task c { run = \"true\" }\n\
+                   task d { run = \"true\" }\n\
+                   task e: d c { run = \"true\" }\n";
+        let mut p = crate::compile_string("p.loop", src.to_string())
+            .plan
+            .expect("the test plan compiles");
+        let spec = |name: &str, stage: &str, tasks: &[&str]| StageSpec {
+            path: PathBuf::from(format!("t/{stage}/{name}.md")),
+            stage: stage_index(stage).unwrap(),
+            text: String::new(),
+            tasks: tasks.iter().map(|t| p.task_index(t).unwrap()).collect(),
+        };
+        let specs = vec![
+            spec("sa", "todo", &["a"]),
+            spec("sb", "inflight", &["b", "c"]),
+            spec("se", "inflight", &["e"]),
+            spec("sd", "active", &["d"]),
+        ];
+        p.pipeline = Some(Pipeline {
+            dir: PathBuf::from("t"),
+            specs,
+            ..Pipeline::default()
+        });
+        p
+    }
+
+    fn names(p: &Plan) -> Vec<&str> {
+        p.tasks.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    #[test]
+    fn inflight_by_default_later_stages_met_earlier_ones_hold() {
+        let w = plan().work(None).unwrap();
+        assert_eq!(names(&w), ["b", "c", "e"]);
+        // `e` depended on `d` (active: later, met) and `c` (kept).
+        assert_eq!(w.tasks[2].dependencies, [1]);
+        // `b` depends on `a` (todo: earlier, not worked): held.
+        let p = w.pipeline.as_ref().unwrap();
+        assert_eq!(p.held.len(), 1);
+        assert_eq!(p.held[0].0, 0);
+        assert!(
+            p.held[0].1.contains("`--stage todo,inflight`"),
+            "{}",
+            p.held[0].1
+        );
+        assert_eq!(p.worked, [stage_index("inflight").unwrap()]);
+        assert_eq!(
+            p.specs.iter().map(|s| s.tasks.clone()).collect::<Vec<_>>(),
+            [vec![0, 1], vec![2]]
+        );
+    }
+
+    #[test]
+    fn named_stages_and_the_setting() {
+        let both = plan()
+            .work(Some(&["inflight".into(), "todo".into()]))
+            .unwrap();
+        assert_eq!(names(&both), ["a", "b", "c", "e"]);
+        assert!(both.pipeline.as_ref().unwrap().held.is_empty());
+        let mut p = plan();
+        p.settings.stages = Some(vec!["active".into()]);
+        assert_eq!(names(&p.work(None).unwrap()), ["d"]);
+        let err = plan().work(Some(&["reveiw".into()])).unwrap_err();
+        assert!(err.to_string().ends_with("did you mean `review`?"), "{err}");
+        // `run TASK…` after `work`: a spec is kept only with all its tasks.
+        let w = plan().work(None).unwrap().select(&["c".into()]).unwrap();
+        assert_eq!(names(&w), ["c"]);
+        assert!(w.pipeline.as_ref().unwrap().specs.is_empty());
+    }
+
+    #[test]
+    fn a_plan_that_is_no_tree_is_worked_whole() {
+        let mut p = plan();
+        p.pipeline = None;
+        assert_eq!(names(&p.work(None).unwrap()), ["a", "b", "c", "d", "e"]);
+    }
+}

@@ -132,8 +132,11 @@ pub fn advance(
     // those of every task merged before.
     let mut checks: Vec<Check> = Vec::new();
     for &t in &spec.tasks {
-        for c in gate::checks_of(&ctx.plan.tasks[t]) {
+        for mut c in gate::checks_of(&ctx.plan.tasks[t]) {
             if !gate::is_agent(&c) && !checks.iter().any(|k| k.kind == c.kind) {
+                if c.label == "accept" {
+                    c.label = format!("accept of {}", ctx.plan.tasks[t].name);
+                }
                 checks.push(c);
             }
         }
