@@ -43,13 +43,26 @@ fn message(from: &str, to_stage: &str) -> String {
 }
 
 /// `path`, a spec file, relative to the repository's top `root` (with
-/// `/` separators), if it lies inside it.
-fn relative(root: &Path, path: &Path) -> Option<String> {
-    let root = std::fs::canonicalize(root).ok()?;
-    let file = std::fs::canonicalize(path).ok()?;
-    let rel = file.strip_prefix(&root).ok()?;
+/// `/` separators).
+///
+/// Errors: it cannot be found, lies outside the repository, or its path is
+/// not UTF-8 (each said in a sentence).
+fn relative(root: &Path, path: &Path) -> Result<String, String> {
+    let root = std::fs::canonicalize(root)
+        .map_err(|e| format!("cannot find the repository at {}: {e}", root.display()))?;
+    let file =
+        std::fs::canonicalize(path).map_err(|e| format!("cannot find {}: {e}", path.display()))?;
+    let rel = file.strip_prefix(&root).map_err(|_| {
+        format!(
+            "{} does not lie inside the repository at {}",
+            path.display(),
+            root.display()
+        )
+    })?;
     let parts: Option<Vec<&str>> = rel.iter().map(|c| c.to_str()).collect();
-    Some(parts?.join("/"))
+    parts
+        .map(|p| p.join("/"))
+        .ok_or_else(|| format!("the path {} is not UTF-8", path.display()))
 }
 
 /// Moves `spec` to its next stage on the integration branch at `head`.
@@ -71,12 +84,9 @@ pub fn advance(
             spec.stage_name()
         ));
     };
-    let Some(from) = relative(&ctx.git.root, &spec.path) else {
-        return Advance::Stayed(format!(
-            "{} does not lie inside the repository at {}",
-            spec.path.display(),
-            ctx.git.root.display()
-        ));
+    let from = match relative(&ctx.git.root, &spec.path) {
+        Ok(f) => f,
+        Err(why) => return Advance::Stayed(why),
     };
     let file_name = spec
         .path
