@@ -1,10 +1,11 @@
-//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache]`:
-//! compiles the plan, cuts it down to the named tasks and their
+//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache] [--stage S,…]`:
+//! compiles the plan, cuts a REEL spec tree down to its worked stages
+//! ([`loopc::plan::Plan::work`]), then to the named tasks and their
 //! dependencies ([`loopc::plan::Plan::select`]) and runs it with
 //! [`loopc::run::execute`].
 //!
 //! Exit status: 0 every task passed or was cached, 1 some task failed, was
-//! blocked or skipped, 2 the plan has errors or the repository cannot be
+//! blocked or skipped (or a spec tree's spec could not move on), 2 the plan has errors or the repository cannot be
 //! used (or the integration branch moved during the run), 3 a budget or the
 //! circuit breaker stopped the run, 130 Ctrl-C or SIGTERM.
 
@@ -16,7 +17,7 @@ use loopc::run::ui::display::Progress;
 use loopc::run::{Options, Outcome, Ran};
 use std::path::{Path, PathBuf};
 
-/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache]`
+/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache] [--stage S,…]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The plan, then the tasks to run (with their dependencies; default:

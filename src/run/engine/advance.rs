@@ -15,7 +15,7 @@
 use super::budget::Cost;
 use super::context::{AttemptFiles, RunCtx};
 use super::gate::{self, Check, Verdict};
-use super::merge::run_in_scratch;
+use super::merge::{add_checks, run_in_scratch};
 use crate::plan::StageSpec;
 use crate::run::store::events::Event;
 use std::path::{Path, PathBuf};
@@ -151,11 +151,7 @@ pub fn advance(
             }
         }
     }
-    for c in earlier {
-        if !checks.iter().any(|k| k.kind == c.kind) {
-            checks.push(c.clone());
-        }
-    }
+    add_checks(&mut checks, earlier);
     let task_def = &ctx.plan.tasks[task];
     let files = match AttemptFiles::create(&ctx.layout, &task_def.name, "advance", None) {
         Ok(f) => f,
