@@ -382,6 +382,33 @@ fn stages_are_checked_and_named_tasks_must_be_in_a_worked_stage() {
         "{r:?}"
     );
 
+    // A stage directory named alone is a plain directory: no stages there.
+    let r = repo
+        .loopc(&[
+            "run",
+            "tree/todo",
+            "--defaults",
+            "tree/defaults.loop",
+            "--stage",
+            "review",
+        ])
+        .status(2)
+        .run();
+    assert!(
+        r.stderr
+            .contains("--stage applies to a REEL spec tree (a directory with todo/, inflight/"),
+        "{r:?}"
+    );
+    // A spec outside every stage cannot be read as part of the tree.
+    repo.write("tree/stray.md", spec("5a5a5a5a", "true", ""));
+    let r = repo.loopc(&["check", "tree"]).status(2).run();
+    assert!(
+        r.stderr
+            .contains("the spec tree/stray.md lies outside every stage: move it into one"),
+        "{r:?}"
+    );
+    std::fs::remove_file(repo.root.join("tree/stray.md")).unwrap();
+
     // Two stages holding specs of one stem: E0004 at the second.
     repo.write("tree/review/auth.md", spec("0e0e0e0e", "true", ""));
     let r = repo.loopc(&["check", "tree"]).status(1).run();

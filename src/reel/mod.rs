@@ -201,9 +201,8 @@ pub fn tree_files(dir: &Path) -> std::io::Result<Vec<(PathBuf, usize)>> {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             format!(
-                "{} is a spec tree (it has stage directories), and the spec {} lies outside \
-                 every stage: move it into one (e.g. {})",
-                dir.display(),
+                "it is a spec tree (it has stage directories), and the spec {} lies outside \
+                 every stage: move it into one (e.g. {}/)",
                 stray.display(),
                 dir.join("todo").display()
             ),
