@@ -5,9 +5,10 @@
 //! [`loopc::run::execute`].
 //!
 //! Exit status: 0 every task passed or was cached, 1 some task failed, was
-//! blocked or skipped (or a spec tree's spec could not move on), 2 the plan has errors or the repository cannot be
-//! used (or the integration branch moved during the run), 3 a budget or the
-//! circuit breaker stopped the run, 130 Ctrl-C or SIGTERM.
+//! blocked or skipped (or a spec tree's spec could not move on), 2 the plan
+//! has errors or the repository cannot be used (or the integration branch
+//! moved during the run), 3 a budget or the circuit breaker stopped the
+//! run, 130 Ctrl-C or SIGTERM.
 
 use super::{
     Verbosity, exit, note_verbose, output_status, print_compilation, say, verbosity, warn,
