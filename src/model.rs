@@ -65,6 +65,9 @@ pub struct LoopDef {
     pub notify: Option<String>,
     /// `executor`: how `setup` is launched.
     pub executor: Option<Ref>,
+    /// `resolver`: the agent that resolves merge conflicts of tasks that
+    /// name none (and of `defaults`, when it names none).
+    pub resolver: Option<Ref>,
     /// `stages`: the stage directories of a REEL spec tree that `loopc
     /// run` works (each one of [`crate::origin::STAGES`]); `None` when not
     /// given.
@@ -115,6 +118,9 @@ pub struct DefaultsDef {
     pub env: BTreeMap<String, String>,
     /// `executor`: how commands without their own executor are launched.
     pub executor: Option<Ref>,
+    /// `resolver`: the agent that resolves merge conflicts of tasks that
+    /// name none.
+    pub resolver: Option<Ref>,
 }
 
 /// An `executor` item: how loopc launches a command.
@@ -219,6 +225,8 @@ pub struct TaskDef {
     pub changes_optional: bool,
     /// `env`.
     pub env: BTreeMap<String, String>,
+    /// `resolver`: the agent that resolves a conflict of this task's merge.
+    pub resolver: Option<Ref>,
     /// The whole item.
     pub span: Span,
 }
@@ -227,7 +235,8 @@ pub struct TaskDef {
 pub mod fields {
     /// `loop { … }`
     pub const LOOP: &[&str] = &[
-        "base", "branch", "parallel", "setup", "copy", "link", "notify", "executor", "stages",
+        "base", "branch", "parallel", "setup", "copy", "link", "notify", "executor", "resolver",
+        "stages",
     ];
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
@@ -240,11 +249,13 @@ pub mod fields {
     /// `gate NAME { … }`
     pub const GATE: &[&str] = &["run", "agent", "prompt", "timeout", "on_fail", "executor"];
     /// `defaults { … }`
-    pub const DEFAULTS: &[&str] = &["agent", "gates", "attempts", "timeout", "env", "executor"];
+    pub const DEFAULTS: &[&str] = &[
+        "agent", "gates", "attempts", "timeout", "env", "executor", "resolver",
+    ];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
         "prompt", "run", "agent", "accept", "gates", "attempts", "timeout", "inputs", "changes",
-        "env",
+        "env", "resolver",
     ];
 }
 

@@ -229,6 +229,41 @@ pub struct AttemptRecord {
     /// usage or rate limited (absent: the task's own agent; version 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
+    /// The resolver run on a conflict of its merge (absent when none ran;
+    /// added within version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolver: Option<ResolverRecord>,
+}
+
+/// A resolver's run on a conflict of an attempt's merge (docs/running.md
+/// "A resolver for merge conflicts"), in state.json and the event log.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolverRecord {
+    /// The resolver agent's name.
+    pub agent: String,
+    /// The paths that conflicted.
+    pub conflicts: Vec<String>,
+    /// The tasks whose work on the integration branch the change
+    /// conflicted with (empty when no task of the run made it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub with: Vec<String>,
+    /// Whether its resolution passed and was merged.
+    pub resolved: bool,
+    /// Why it was refused (absent when resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The integration branch commit of the resolution, when merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// What the resolver and the checks of its resolution cost, in
+    /// micro-dollars, when known (part of the attempt's cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micro_usd: Option<u64>,
+    /// Its log directory (`<attempt's logs>/resolver`).
+    pub logs: String,
+    /// Whether its agent started (it then counts as an iteration).
+    #[serde(skip)]
+    pub started: bool,
 }
 
 /// The state file's document.

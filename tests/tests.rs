@@ -47,6 +47,7 @@ mod run_pipeline;
 mod run_preflight;
 mod run_replay;
 mod run_resilience;
+mod run_resolver;
 mod run_safety;
 mod run_signals;
 mod run_slurm;

@@ -25,6 +25,7 @@ impl Checker {
             link: self.path_patterns(&f, "link"),
             notify: self.string(&f, "notify"),
             executor: self.reference(&f, "executor", "an executor"),
+            resolver: self.reference(&f, "resolver", "an agent"),
             stages: self.stages(&f),
         };
         // The integration branch must be a name git accepts, or the run fails
@@ -98,6 +99,7 @@ impl Checker {
             timeout: self.duration(&f, "timeout"),
             env: self.env(&f),
             executor: self.reference(&f, "executor", "an executor"),
+            resolver: self.reference(&f, "resolver", "an agent"),
         };
     }
 
@@ -382,6 +384,7 @@ impl Checker {
                 .word(&f, "changes", CHANGES_WORDS)
                 .is_some_and(|(w, _)| w == "optional"),
             env: self.env(&f),
+            resolver: self.reference(&f, "resolver", "an agent"),
             span: t.span,
         };
         self.model.tasks.push(def);

@@ -95,6 +95,15 @@ impl Analysis {
         if let Some(a) = &t.accept {
             let _ = writeln!(s, "- accept: {}", code(&one_line(a)));
         }
+        let resolver = match (&t.resolver, &d.resolver, &self.model.settings.resolver) {
+            (Some(r), _, _) => Some((r, "")),
+            (None, Some(r), _) => Some((r, " (from defaults)")),
+            (None, None, Some(r)) => Some((r, " (from loop)")),
+            (None, None, None) => None,
+        };
+        if let Some((r, from)) = resolver {
+            let _ = writeln!(s, "- resolver: {}{from}", code(&r.name));
+        }
         let attempts = match (t.attempts, d.attempts) {
             (Some(n), _) => format!("{n}"),
             (None, Some(n)) => format!("{n} (from defaults)"),
@@ -268,6 +277,13 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
             "Executor of commands that name none (agents, gates, command tasks, `accept`)."
         }
         (Loop, "executor") => "Executor that launches `setup` (default `defaults.executor`).",
+        (Loop, "resolver") => {
+            "Agent that resolves merge conflicts of tasks whose block and `defaults` name none."
+        }
+        (Defaults, "resolver") => "Agent that resolves merge conflicts of tasks that name none.",
+        (Task, "resolver") => {
+            "Agent that resolves a conflict of this task's merge onto the integration branch; its resolution must pass the task's gates."
+        }
         (Gate, "run") => "Command gate: passes on exit status 0.",
         (Gate, "agent") => "Agent-judged gate: the agent reviews the diff read-only.",
         (Gate, "prompt") => "What the reviewing agent is asked (required with `agent`).",

@@ -146,6 +146,13 @@ pub struct KeyParts {
 /// and executor names, comments and layout. An executor is written only
 /// when there is one, so the keys of plans without executors are those of
 /// before executors existed.
+///
+/// Not in it either: the `resolver`. A key says which work a recorded pass
+/// stands for; the resolver only fits that work onto whatever else was
+/// merged meanwhile, and its result passed the task's gates (which are in
+/// the key) like any merge. A replay is a fresh merge onto a new head
+/// (one that conflicts is a miss and the task runs), so a pass recorded
+/// through one resolver is as good under another, or under none.
 pub(super) fn task_key(
     name: &str,
     kind: &TaskKind,

@@ -1,5 +1,5 @@
 //! Default resolution (docs/language.md "Resolution"): each task's agent, gates,
-//! attempts, timeout and environment, and the loop's settings and budget,
+//! attempts, timeout, environment and resolver, and the loop's settings and budget,
 //! from the task, else `defaults`, else the agent, else the language's
 //! defaults. Executors, agents and gates are resolved once and shared.
 
@@ -158,6 +158,15 @@ pub(super) fn resolve(
             Work::Run(_) => None,
             Work::Invalid => return None,
         };
+        let resolver = match t
+            .resolver
+            .as_ref()
+            .or(model.defaults.resolver.as_ref())
+            .or(model.settings.resolver.as_ref())
+        {
+            Some(r) => Some(resolve_agent(&r.name)?),
+            None => None,
+        };
         let gate_refs = t.gates.as_ref().or(model.defaults.gates.as_ref());
         let mut task_gates = Vec::new();
         for r in gate_refs.into_iter().flatten() {
@@ -213,6 +222,7 @@ pub(super) fn resolve(
             env,
             own_env,
             executor: task_executor,
+            resolver,
             dependencies,
             key,
             key_parts,

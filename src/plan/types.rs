@@ -155,6 +155,11 @@ pub struct Task {
     /// Environment of the defaults, then the task, without the agent's: a
     /// fallback agent's environment is merged under it.
     pub own_env: BTreeMap<String, String>,
+    /// The agent that resolves a conflict of this task's merge onto the
+    /// integration branch: the task's `resolver`, else `defaults.resolver`,
+    /// else `loop.resolver`, else none (a conflict fails the attempt).
+    /// Not part of the cache key ([`super::key`]).
+    pub resolver: Option<Arc<Agent>>,
     /// Indices (into [`Plan::tasks`]) of direct dependencies, ascending.
     pub dependencies: Vec<usize>,
     /// The definition key (docs/cache.md without the `inputs` part).

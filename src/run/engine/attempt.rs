@@ -127,6 +127,9 @@ pub struct AttemptResult {
     /// What the agent's output reported (`output = claude-json`,
     /// `codex-json`), when it ran.
     pub report: Option<report::AgentReport>,
+    /// The resolver's run, when the merge conflicted and the task has a
+    /// resolver ([`super::resolve`]).
+    pub resolver: Option<crate::state::ResolverRecord>,
 }
 
 /// A usage or rate limit an agent hit.
@@ -177,6 +180,7 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
         refs_before: None,
         ref_changes: Vec::new(),
         report: None,
+        resolver: None,
     };
     result.outcome = attempt(ctx, &mut result);
     // Whatever the outcome, compare the user's refs with what they were
@@ -389,14 +393,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // then the handoff or what the agent's output reports.
     let handoff = handoff::read(&files.handoff);
     let report = report::read(output, &stdout);
-    let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
-        handoff
-            .as_ref()
-            .ok()
-            .and_then(|h| h.as_ref())
-            .and_then(|h| h.cost_usd)
-            .and_then(crate::run::time::usd_to_micro)
-    });
+    let reported = report::reported_cost(report.as_ref(), &handoff);
     r.report = report.clone();
     let reported_error = report.as_ref().and_then(|s| s.error.clone());
     if !matches!(exit, Exit::Stopped | Exit::TimedOut)

@@ -119,7 +119,13 @@ impl AttemptFiles {
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let work = worktree.map_or_else(|| dir.clone(), work_dir);
-        Ok(AttemptFiles {
+        Ok(AttemptFiles::in_dirs(dir, work))
+    }
+
+    /// The files of a run whose logs lie in `dir` and whose agent reads
+    /// and writes in `work` (a worktree's [`WORK_DIR`]); creates nothing.
+    pub fn in_dirs(dir: PathBuf, work: PathBuf) -> AttemptFiles {
+        AttemptFiles {
             prompt: work.join("prompt.md"),
             feedback: work.join("feedback.md"),
             progress: work.join("progress.md"),
@@ -127,7 +133,7 @@ impl AttemptFiles {
             diff: work.join("diff.patch"),
             work,
             dir,
-        })
+        }
     }
 
     /// Copies the work directory's files into the log directory.

@@ -1,7 +1,8 @@
 //! The engine: what `loopc run` decides and in which order. The
 //! [`scheduler`] (the one thread that moves the integration branch) starts
 //! [`attempt`]s on a thread pool, judges them by [`gate`]s, brings passed
-//! work onto the integration branch ([`merge`]), replays and records passes
+//! work onto the integration branch ([`merge`]; a conflict goes to the
+//! task's resolver, [`resolve`]), replays and records passes
 //! in the [`cache`], and keeps the [`budget`]; [`dry_run`] answers
 //! `run --dry-run` from the same keys.
 //!
@@ -39,6 +40,7 @@ pub mod notify;
 pub mod programs;
 pub mod replay;
 pub mod report;
+pub mod resolve;
 pub mod scheduler;
 pub mod transition;
 pub mod uncommitted;

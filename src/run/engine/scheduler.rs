@@ -67,6 +67,7 @@ pub fn run(
         defer_ref: false,
         head: state.head_commit.clone(),
         merged_checks: Vec::new(),
+        landings: Vec::new(),
         running: 0,
         refs_at_start: None,
         attributed: Vec::new(),
@@ -103,6 +104,10 @@ struct Scheduler {
     head: String,
     /// Command checks of tasks merged in this run (gated again on merges).
     merged_checks: Vec<Check>,
+    /// Each task whose work moved the integration branch in this run, with
+    /// the head it moved it to, in order (a resolver's prompt names the
+    /// tasks a change conflicted with, [`super::resolve`]).
+    landings: Vec<(usize, String)>,
     running: usize,
     /// The cache, `--force` and the keys known so far.
     cache: RunCache,
@@ -320,6 +325,7 @@ impl Scheduler {
                     refs_before: None,
                     ref_changes: Vec::new(),
                     report: None,
+                    resolver: None,
                     input: fallback,
                 });
                 // When it ended, measured here: the coordinator may get to
@@ -400,8 +406,17 @@ impl Scheduler {
         let merge_base = self.head.clone();
         let outcome = match r.outcome.clone() {
             Outcome::Passed { commit, .. } => {
-                let landed =
-                    merge::land(&self.ctx, &mut r, &commit, &self.head, &self.merged_checks);
+                let landed = merge::land(
+                    &self.ctx,
+                    &mut r,
+                    &commit,
+                    &self.head,
+                    &self.merged_checks,
+                    &self.landings,
+                );
+                if landed.head != self.head && matches!(landed.outcome, Outcome::Passed { .. }) {
+                    self.landings.push((i, landed.head.clone()));
+                }
                 self.head = landed.head;
                 if let Some(why) = landed.moved_off {
                     self.set_stop(StopKind::BranchMoved, why);
@@ -436,6 +451,7 @@ impl Scheduler {
                 .then(|| r.worktree.to_string_lossy().into_owned()),
             agent: r.report.as_ref().map(|rep| rep.record()),
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
+            resolver: r.resolver.clone(),
         };
         let actions = transition::finished(&self.ctx.plan, state, &mut self.books, finished);
         self.apply(state, i, actions, Some((&r, &merge_base)));

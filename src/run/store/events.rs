@@ -105,8 +105,19 @@ pub enum Event {
         task: String,
         /// The integration branch's new head.
         commit: String,
-        /// `fast_forward`, `merge` (gated again) or `none` (nothing to merge).
+        /// `fast_forward`, `merge` (gated again), `resolved` (a resolver's
+        /// resolution of a conflict, gated) or `none` (nothing to merge).
         how: String,
+    },
+    /// A resolver ran on a conflict of an attempt's merge.
+    ResolverFinished {
+        /// The task.
+        task: String,
+        /// The attempt whose merge conflicted.
+        attempt: u32,
+        /// What the resolver did.
+        #[serde(flatten)]
+        record: crate::state::ResolverRecord,
     },
     /// A task's recorded pass was replayed from the cache (docs/running.md step 1).
     Cached {

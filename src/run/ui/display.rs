@@ -285,6 +285,21 @@ fn plain_line(event: &Event) -> Option<String> {
                 short(commit)
             )
         }
+        Event::ResolverFinished {
+            task,
+            attempt,
+            record,
+        } => match &record.reason {
+            None => format!(
+                "loopc: {task} attempt {attempt}: resolver {} resolved the conflict in {}",
+                record.agent,
+                record.conflicts.join(", ")
+            ),
+            Some(r) => format!(
+                "loopc: {task} attempt {attempt}: resolver {} did not resolve the conflict: {r}",
+                record.agent
+            ),
+        },
         Event::Cached {
             task, commit, how, ..
         } if how == "none" => format!(

@@ -105,6 +105,9 @@ impl Scheduler {
         );
         let done = match &result {
             Replay::Done { commit, .. } => {
+                if *commit != self.head {
+                    self.landings.push((i, commit.clone()));
+                }
                 self.head = commit.clone();
                 true
             }
