@@ -173,7 +173,23 @@ pub fn loop_files_in(dir: &Path) -> Option<Vec<PathBuf>> {
 /// directory holds no spec. Problems in their contents are diagnostics in the
 /// compilation.
 pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel, LoadError> {
-    let files = spec_files_of(inputs)?;
+    // A spec tree (`docs/reel.md`, "Spec trees"): every stage's specs.
+    let tree = match inputs {
+        [one] if one.is_dir() && reel::is_spec_tree(one) => Some(one.clone()),
+        _ => None,
+    };
+    let (files, stages): (Vec<PathBuf>, Vec<usize>) = match &tree {
+        Some(dir) => reel::tree_files(dir)
+            .map_err(|error| LoadError {
+                path: dir.display().to_string(),
+                error,
+            })?
+            .into_iter()
+            .unzip(),
+        None => (spec_files_of(inputs)?, Vec::new()),
+    };
+    // Per spec file of a tree: its text and the names of its tasks.
+    let mut tree_specs: Vec<(String, Vec<String>)> = Vec::new();
     let namespaced = inputs.len() > 1 || inputs.first().is_some_and(|p| p.is_dir());
     let display_name = inputs
         .iter()
@@ -235,9 +251,14 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
                         Span::at(start),
                         format!("this file's tasks would be named `{stem}.<id>`"),
                     )
-                    .with_note(format!(
-                        "so would those of `{other}`; rename one of the files"
-                    )),
+                    .with_note(if tree.is_some() {
+                        format!(
+                            "so would those of `{other}`; a spec is in one stage at a time: \
+                             remove or rename one of the files"
+                        )
+                    } else {
+                        format!("so would those of `{other}`; rename one of the files")
+                    }),
                 ),
                 None => {
                     namespaces.insert(stem.clone(), file_name);
@@ -279,6 +300,10 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
         {
             name = n;
         }
+        if tree.is_some() {
+            let names = spec.tasks.iter().map(|t| t.name.text.clone()).collect();
+            tree_specs.push((text.text.clone(), names));
+        }
         items.extend(spec.tasks.iter().cloned().map(Item::Task));
         tasks.extend(spec.tasks);
     }
@@ -299,7 +324,10 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
     let (mut diagnostics, plan, _) = analyse(&ast, diagnostics, &origin, false);
     // A REEL id problem and the language's own E0011 for the same name say one thing.
     diagnostics.dedup_by(|b, a| a.code == b.code && a.primary.span == b.primary.span);
-    let plan = plan_if_clean(plan, &diagnostics);
+    let mut plan = plan_if_clean(plan, &diagnostics);
+    if let (Some(dir), Some(plan)) = (tree, plan.as_mut()) {
+        plan.pipeline = Some(pipeline_of(dir, plan, &files, &stages, tree_specs));
+    }
     Ok(Reel {
         compilation: Compilation {
             name: display_name,
@@ -313,6 +341,47 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
         defaults: defaults_span,
         files,
     })
+}
+
+/// The pipeline of the spec tree `dir` compiled into `plan`: each of
+/// `files` with its stage (`stages`, alike), its text and its tasks'
+/// indices (`specs`: text and task names per file).
+fn pipeline_of(
+    dir: PathBuf,
+    plan: &Plan,
+    files: &[PathBuf],
+    stages: &[usize],
+    specs: Vec<(String, Vec<String>)>,
+) -> plan::Pipeline {
+    let index: HashMap<&str, usize> = plan
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    let specs = files
+        .iter()
+        .zip(stages)
+        .zip(specs)
+        .map(|((path, &stage), (text, names))| {
+            let mut tasks: Vec<usize> = names
+                .iter()
+                .filter_map(|n| index.get(n.as_str()).copied())
+                .collect();
+            tasks.sort_unstable();
+            plan::StageSpec {
+                path: path.clone(),
+                stage,
+                text,
+                tasks,
+            }
+        })
+        .collect();
+    plan::Pipeline {
+        dir,
+        specs,
+        ..plan::Pipeline::default()
+    }
 }
 
 /// The note of E0001 for a `.loop` file that is not UTF-8.

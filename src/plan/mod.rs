@@ -7,17 +7,20 @@
 //! - `types`: the plan and its tasks, agents and gates;
 //! - `graph`: the DAG, topological order, layers, E0006 and W0002;
 //! - `resolve`: defaults resolved, agents and gates shared;
+//! - [`pipeline`]: a REEL spec tree's stages and the tasks a run works;
 //! - [`key`]: everything that goes into a cache key, the definition key
 //!   here and the run-time key `loopc run` computes from it.
 
 mod graph;
 pub mod key;
+pub mod pipeline;
 mod resolve;
 mod select;
 mod types;
 
 pub use crate::model::{OnFail, OutputFormat};
 pub use key::{Key, KeyParts};
+pub use pipeline::{Pipeline, StageSpec, UnknownStage};
 pub use select::UnknownTask;
 pub use types::{
     Agent, Budget, DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_TIMEOUT,

@@ -252,6 +252,7 @@ pub(super) fn resolve(
             link: model.settings.link.clone(),
             notify: model.settings.notify.clone(),
             expand_depth: model.settings.expand_depth.unwrap_or(DEFAULT_EXPAND_DEPTH),
+            stages: model.settings.stages.clone(),
             setup_executor: match &model.settings.setup {
                 Some(_) => own_or_default(model.settings.executor.as_ref())?,
                 None => None,
@@ -267,5 +268,6 @@ pub(super) fn resolve(
         name,
         tasks,
         graph,
+        pipeline: None,
     })
 }

@@ -231,10 +231,11 @@ fn reset_integration(
 }
 
 /// Whether `subject` is the subject of a commit loopc writes on the
-/// integration branch: a task's commit or a replay (`loop(<task>): …`) or a
-/// merge (`loop: merge <task> (…)`).
+/// integration branch: a task's commit or a replay (`loop(<task>): …`), a
+/// merge (`loop: merge <task> (…)`) or a REEL spec's move to its next
+/// stage (`loop: advance <file> to <stage>/`).
 fn is_loopc_subject(subject: &str) -> bool {
-    if subject.starts_with("loop: merge ") {
+    if subject.starts_with("loop: merge ") || subject.starts_with("loop: advance ") {
         return true;
     }
     subject
@@ -535,6 +536,9 @@ mod tests {
             "loop(auth.a1b2c3d4): from a directory of specs"
         ));
         assert!(is_loopc_subject("loop: merge a (Task A)"));
+        assert!(is_loopc_subject(
+            "loop: advance specs/inflight/auth.md to review/"
+        ));
         assert!(!is_loopc_subject("loop(): x"));
         assert!(!is_loopc_subject("loop(a b): x"));
         assert!(!is_loopc_subject("loop(a) x"));

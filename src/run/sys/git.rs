@@ -248,11 +248,16 @@ impl Git {
             Some(f) => expr.stdout_file(f),
             None => expr.stdout_capture(),
         };
-        for k in super::process::GIT_LOCATION_VARS {
-            expr = expr.env_remove(k);
-        }
+        // loopc's own variables (identity, dates, a scratch index file)
+        // are set before the inherited location variables are removed:
+        // of duct's nested settings the innermost, the first made, wins.
         for (k, v) in &self.env {
             expr = expr.env(k, v);
+        }
+        for k in super::process::GIT_LOCATION_VARS {
+            if !self.env.iter().any(|(set, _)| set == k) {
+                expr = expr.env_remove(k);
+            }
         }
         let Some(control) = self.control.as_ref() else {
             // Outside a run (status, clean): Ctrl-C ends git with loopc.
