@@ -508,3 +508,61 @@ fn running_some_tasks_adds_a_fragments_tasks_only_when_they_are_needed() {
     assert_eq!(repo.status_of("design"), "cached");
     assert_eq!(repo.status_of("design.counter"), "passed");
 }
+
+/// A plan whose `design` writes `plan/f.loop` with tasks `one` and `two`;
+/// the other tasks write `<task>.txt`.
+fn design_plan(repo: &Test) {
+    repo.write(
+        "agent.sh",
+        "cat >/dev/null; if [ \"$LOOP_TASK\" = design ]; then mkdir -p plan; \
+         printf 'task one { prompt = \"1\" }\\ntask two { prompt = \"2\" }\\n' > plan/f.loop; \
+         else echo \"$LOOP_TASK\" > \"$LOOP_TASK.txt\"; fi\n",
+    );
+    repo.write(
+        "plan.loop",
+        r#"budget { iterations = 10 }
+agent bot { run = "sh agent.sh" }
+defaults { agent = bot }
+task design { prompt = "d" expands = "plan/f.loop" }
+"#,
+    );
+    repo.commit("the plan");
+}
+
+#[test]
+fn a_rerun_after_the_base_moved_runs_the_replayed_fragments_tasks() {
+    let repo = Test::repo();
+    design_plan(&repo);
+    repo.loopc(&["run", "-q"]).status(0).run();
+    // An unrelated commit: `design` is replayed onto a new base (not a
+    // fast-forward), and the tasks its fragment adds must still run.
+    repo.write("a.txt", "a\n");
+    repo.commit("unrelated");
+    let out = repo.loopc(&["run"]).status(0).run();
+    for t in ["design", "design.one", "design.two"] {
+        assert_eq!(repo.status_of(t), "cached", "{t}: {out:?}");
+    }
+    assert_eq!(repo.show("loop/plan", "a.txt").as_deref(), Some("a\n"));
+    assert_eq!(
+        repo.show("loop/plan", "design.two.txt").as_deref(),
+        Some("design.two\n")
+    );
+
+    // The architect example as shipped, the same way.
+    let (repo, agent) = architect();
+    repo.loopc(&["run", "-q", "architect.loop"])
+        .env("ARCHITECT_AGENT", &agent)
+        .status(0)
+        .run();
+    repo.write("unrelated.txt", "x\n");
+    repo.commit("unrelated");
+    let out = repo
+        .loopc(&["run", "architect.loop"])
+        .env("ARCHITECT_AGENT", &agent)
+        .status(0)
+        .run();
+    assert_eq!(task_names(&repo).len(), 5, "{out:?}");
+    for t in task_names(&repo) {
+        assert_eq!(repo.status_of(&t), "cached", "{t}: {out:?}");
+    }
+}

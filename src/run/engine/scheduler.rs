@@ -19,6 +19,7 @@
 mod cached;
 mod grow;
 mod specs;
+mod unstarted;
 mod waits;
 
 use super::attempt::{self, AttemptInput, AttemptResult, Outcome};
@@ -244,7 +245,12 @@ impl Scheduler {
     ) {
         self.replay_fast_forwards(state);
         self.advance_specs(state);
-        for i in 0..self.ctx.plan.tasks.len() {
+        // Not a range: a replayed fragment grows the plan (and moves every
+        // index), and the scan starts over on the grown plan.
+        let mut next = 0;
+        while next < self.ctx.plan.tasks.len() {
+            let i = next;
+            next += 1;
             if self.books.stop.is_some() {
                 return;
             }
@@ -273,6 +279,9 @@ impl Scheduler {
                 if self.try_cache(state, i) {
                     self.save(state);
                     self.advance_specs(state);
+                    if !Arc::ptr_eq(&ctx, &self.ctx) {
+                        next = 0;
+                    }
                     continue;
                 }
                 if self.books.stop.is_some() {
@@ -626,6 +635,9 @@ impl Scheduler {
         state.status = status;
         state.exit_code = Some(code);
         state.stop_reason = self.books.stop.as_ref().map(|s| s.1.clone());
+        if state.stop_reason.is_none() {
+            state.stop_reason = self.unstarted(state);
+        }
         state.finished_at = Some(now_rfc3339());
         self.save(state);
         // A run whose state is not recorded must not look like a success:
