@@ -208,6 +208,11 @@ pub struct TaskState {
     /// (the plan's own tasks' are in the plan). Absent otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependencies: Vec<String>,
+    /// For a task with `expands` whose plan fragment was added to the
+    /// plan: the commit the fragment was read from (the task's own commit,
+    /// before its merge; a replayed task's recorded one). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragment_commit: Option<String>,
 }
 
 impl TaskState {
@@ -235,6 +240,7 @@ impl TaskState {
             question: None,
             expanded_from: None,
             dependencies: Vec::new(),
+            fragment_commit: None,
         }
     }
 }

@@ -566,3 +566,74 @@ fn a_rerun_after_the_base_moved_runs_the_replayed_fragments_tasks() {
         assert_eq!(repo.status_of(&t), "cached", "{t}: {out:?}");
     }
 }
+
+#[test]
+fn a_rerun_replays_each_producers_own_fragment_not_the_merged_file() {
+    // p1 and p2 both write plan/same.loop, one line each, from the same
+    // base; the second to merge conflicts and a resolver keeps both lines.
+    // Each producer's fragment is the one its own attempt wrote: p1 adds
+    // p1.from_p1, p2 adds p2.from_p2, in the run and in every rerun.
+    let repo = Test::repo();
+    let sync = repo.bin.join("sync");
+    std::fs::create_dir_all(&sync).unwrap();
+    repo.script(
+        "both.sh",
+        &format!(
+            r#"#!/bin/sh
+cat > /dev/null
+case "$LOOP_TASK" in
+  p1|p2)
+    touch "{s}/$LOOP_TASK"
+    i=0
+    while [ ! -e "{s}/p1" ] || [ ! -e "{s}/p2" ]; do
+      i=$((i+1)); [ $i -gt 400 ] && break
+      sleep 0.02
+    done
+    mkdir -p plan
+    echo "task from_$LOOP_TASK {{ prompt = \"x\" }}" > plan/same.loop ;;
+  *) echo "$LOOP_TASK" > "$LOOP_TASK.txt" ;;
+esac
+"#,
+            s = sync.display()
+        ),
+    );
+    repo.script(
+        "keep_both.sh",
+        r#"#!/bin/sh
+cat > /dev/null
+grep -v '^\(<<<<<<<\|=======\|>>>>>>>\|||||||\)' plan/same.loop > "$TMPDIR/r"
+cat "$TMPDIR/r" > plan/same.loop
+"#,
+    );
+    repo.plan(
+        r#"loop "two" { parallel = 2 resolver = fixer }
+budget { iterations = 20 }
+agent bot { run = "sh @BIN@/both.sh" }
+agent fixer { run = "sh @BIN@/keep_both.sh" }
+defaults { agent = bot attempts = 1 }
+task p1 { prompt = "1" expands = "plan/same.loop" }
+task p2 { prompt = "2" expands = "plan/same.loop" }
+"#,
+    );
+    let out = repo.loopc(&["run"]).status(0).run();
+    let merged = repo.show("loop/two", "plan/same.loop").unwrap();
+    assert_eq!(merged.lines().count(), 2, "{merged}: {out:?}");
+    let mut names = task_names(&repo);
+    names.sort();
+    assert_eq!(names, ["p1", "p1.from_p1", "p2", "p2.from_p2"], "{out:?}");
+
+    // An unchanged rerun replays the same plan: nothing added, nothing run.
+    let out = repo.loopc(&["run"]).status(0).run();
+    let mut names = task_names(&repo);
+    names.sort();
+    assert_eq!(names, ["p1", "p1.from_p1", "p2", "p2.from_p2"], "{out:?}");
+    for t in &names {
+        assert_eq!(repo.status_of(t), "cached", "{t}: {out:?}");
+    }
+    assert_eq!(repo.state()["spent"]["iterations"], 0);
+    // `graph --state` draws the same plan.
+    let graph = repo.loopc(&["graph", "--state"]).status(0).run();
+    assert!(graph.stdout.contains("p2.from_p2"), "{}", graph.stdout);
+    assert!(!graph.stdout.contains("p2.from_p1"), "{}", graph.stdout);
+    assert!(!graph.stdout.contains("p1.from_p2"), "{}", graph.stdout);
+}

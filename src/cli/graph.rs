@@ -94,7 +94,7 @@ pub fn run(args: &Args) -> i32 {
         (Some(s), Ok(cwd)) if plan.tasks.iter().any(|t| t.expands.is_some()) => {
             let base = loopc::expand::Base::of(&compiled, &plan.name);
             grown = loopc::expand::regrow(&base, plan.clone(), |task, path| {
-                s.commit(task)
+                s.fragment_commit(task)
                     .and_then(|commit| state::file_at(&cwd, commit, path))
             });
             &grown

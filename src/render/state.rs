@@ -95,6 +95,8 @@ pub struct StateMap {
     statuses: HashMap<String, Status>,
     /// The commit each task's work was merged at, where recorded.
     commits: HashMap<String, String>,
+    /// The commit each task's plan fragment was read from, where recorded.
+    fragment_commits: HashMap<String, String>,
     /// The name of the plan the state was recorded for (`"plan"`), if given.
     pub plan: Option<String>,
 }
@@ -105,6 +107,7 @@ impl StateMap {
         StateMap {
             statuses: pairs.into_iter().map(|(n, s)| (n.to_string(), s)).collect(),
             commits: HashMap::new(),
+            fragment_commits: HashMap::new(),
             plan: None,
         }
     }
@@ -119,6 +122,16 @@ impl StateMap {
     /// replayed) at, if the state records one.
     pub fn commit(&self, name: &str) -> Option<&str> {
         self.commits.get(name).map(String::as_str)
+    }
+
+    /// The commit task `name`'s plan fragment was read from (its own
+    /// commit, before the merge), if the state records one; older state
+    /// files do not, and then it is [`StateMap::commit`].
+    pub fn fragment_commit(&self, name: &str) -> Option<&str> {
+        self.fragment_commits
+            .get(name)
+            .or_else(|| self.commits.get(name))
+            .map(String::as_str)
     }
 
     /// The recorded status of task `name`, `None` when the state has no
@@ -222,6 +235,7 @@ pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
     }
     let mut statuses = HashMap::new();
     let mut commits = HashMap::new();
+    let mut fragment_commits = HashMap::new();
     let entry_status = |v: &Value| -> Result<Status, String> {
         let word = match v {
             Value::String(s) => s.as_str(),
@@ -249,6 +263,9 @@ pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
                 if let Some(c) = v.get("commit").and_then(Value::as_str) {
                     commits.insert(name.to_string(), c.to_string());
                 }
+                if let Some(c) = v.get("fragment_commit").and_then(Value::as_str) {
+                    fragment_commits.insert(name.to_string(), c.to_string());
+                }
             }
         }
         Some(_) => return Err("`tasks` is neither an object nor a list".to_string()),
@@ -258,6 +275,7 @@ pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
     Ok(StateMap {
         statuses,
         commits,
+        fragment_commits,
         plan,
     })
 }

@@ -63,6 +63,15 @@ pub struct Entry {
     pub parent: Option<String>,
     /// The tree the task's gates passed on (the tree of `commit`).
     pub gated_tree: String,
+    /// For a task with `expands`: the commit its plan fragment was read
+    /// from, the task's own commit before any merge (a replay reads the
+    /// fragment there, not at `commit`, where another task's merged work
+    /// may have changed the file). When it is not `commit`, it is the
+    /// entry commit's second parent, so it stays reachable. Absent for
+    /// other tasks, and in entries older loopc recorded (the fragment is
+    /// then read at `commit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragment_commit: Option<String>,
     /// Paths the task changed.
     pub files: Vec<String>,
     /// The key's components.
@@ -156,7 +165,11 @@ impl Store {
         let json = serde_json::to_string_pretty(&entry)
             .map_err(|e| format!("cannot encode entry: {e}"))?;
         let message = format!("{ENTRY_SUBJECT} {} {}\n\n{json}\n", entry.plan, entry.task);
-        let commit = git.commit_tree(&entry.gated_tree, &[&entry.commit], &message)?;
+        let mut parents = vec![entry.commit.as_str()];
+        if let Some(f) = entry.fragment_commit.as_deref().filter(|f| *f != entry.commit) {
+            parents.push(f);
+        }
+        let commit = git.commit_tree(&entry.gated_tree, &parents, &message)?;
         git.set_ref(&format!("{REF_PREFIX}{}", entry.key), &commit)?;
         self.index.version = 1;
         self.index

@@ -32,6 +32,8 @@ pub struct Accepted {
     fragment: Fragment,
     /// The plan grown by it (and every fragment before it).
     grown: Grown,
+    /// The commit it was read from (the producer's own commit).
+    pub commit: String,
 }
 
 impl Accepted {
@@ -93,7 +95,11 @@ impl Growth {
         all.retain(|f| f.producer != producer);
         all.push(fragment.clone());
         let grown = expand::grow(base, &all, ctx.plan.settings.expand_depth)?;
-        Ok(Accepted { fragment, grown })
+        Ok(Accepted {
+            fragment,
+            grown,
+            commit: commit.to_string(),
+        })
     }
 
     /// The prompt section that tells the agent of task `i` of `plan`,
@@ -143,7 +149,7 @@ impl Growth {
     /// what they depend on now (a fragment's tasks only when one of them
     /// waits for the task that wrote it).
     pub fn splice(&mut self, current: &Plan, accepted: Accepted) -> (Plan, Vec<String>) {
-        let Accepted { fragment, grown } = accepted;
+        let Accepted { fragment, grown, .. } = accepted;
         // The fragment's tasks, in the grown plan's order.
         let new: Vec<String> = grown
             .plan

@@ -199,6 +199,7 @@ impl RunCache {
             gated_tree,
             files,
             components: rk.components,
+            fragment_commit: ts.fragment_commit.clone(),
         };
         self.keys[i] = Some(rk.key);
         if let Some(store) = self.cache.store.as_mut()

@@ -502,6 +502,9 @@ impl Scheduler {
             resolver: r.resolver.clone(),
         };
         let passed = matches!(finished.outcome, Outcome::Passed { .. });
+        if passed && let Some(a) = &accepted {
+            state.tasks[i].fragment_commit = Some(a.commit.clone());
+        }
         let actions = transition::finished(&self.ctx.plan, state, &mut self.books, finished);
         self.apply(state, i, actions, Some((&r, &merge_base)));
         if passed && let Some(a) = accepted {

@@ -96,7 +96,8 @@ impl Scheduler {
         // with this plan is a miss, and the task runs with the diagnostics
         // as its feedback.
         let mut accepted = None;
-        let judged = self.growth.judge(&self.ctx, i, &entry.commit);
+        let at = entry.fragment_commit.as_deref().unwrap_or(&entry.commit);
+        let judged = self.growth.judge(&self.ctx, i, at);
         let (result, cost): (Replay, Cost) = match judged {
             Some(Err(rejected)) => {
                 self.books.slots[i].feedback = rejected.report;

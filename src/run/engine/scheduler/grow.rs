@@ -18,9 +18,13 @@ impl Scheduler {
     pub(super) fn splice(&mut self, state: &mut RunState, accepted: Accepted) {
         let old = Arc::clone(&self.ctx);
         let producer_fragment = accepted.describe();
+        let commit = accepted.commit.clone();
         let (plan, added) = self.growth.splice(&old.plan, accepted);
         let from = expand::old_indices(&old.plan, &plan);
         state.tasks = self.growth.carry(&plan, std::mem::take(&mut state.tasks));
+        if let Some(ts) = state.tasks.iter_mut().find(|t| t.name == producer_fragment.0) {
+            ts.fragment_commit = Some(commit);
+        }
         self.books.slots = expand::reorder(std::mem::take(&mut self.books.slots), &from);
         let to_new = |i: usize| from.iter().position(|&j| j == Some(i));
         self.books.streak = self
