@@ -385,7 +385,7 @@ fn pipeline_of(
 }
 
 /// The note of E0001 for a `.loop` file that is not UTF-8.
-const PLAN_ENCODING: &str = "plan files must be UTF-8 encoded";
+pub(crate) const PLAN_ENCODING: &str = "plan files must be UTF-8 encoded";
 /// The note of E0001 for a REEL spec or its defaults plan.
 const SPEC_ENCODING: &str = "spec and plan files must be UTF-8 encoded";
 
@@ -446,7 +446,7 @@ pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
 
 /// E0001 at the byte offset `invalid_at` (in the compiled text), if any;
 /// `note` says which files must be UTF-8.
-fn encoding_error(invalid_at: Option<usize>, note: &str) -> Option<Diagnostic> {
+pub(crate) fn encoding_error(invalid_at: Option<usize>, note: &str) -> Option<Diagnostic> {
     invalid_at.map(|at| {
         Diagnostic::new(
             Code::E0001,

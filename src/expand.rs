@@ -95,8 +95,30 @@ pub struct Fragment {
     pub producer: String,
     /// Its path relative to the repository's top (the `expands` value).
     pub path: String,
-    /// Its text.
+    /// Its text (bytes that are not UTF-8 replaced by U+FFFD).
     pub text: String,
+    /// The byte offset of its first byte that is not UTF-8, if any: the
+    /// fragment is then E0001 there, as a plan file would be.
+    pub invalid_at: Option<usize>,
+}
+
+impl Fragment {
+    /// The fragment `producer` wrote at `path`, from the file's `bytes`.
+    pub fn decode(producer: &str, path: &str, bytes: Vec<u8>) -> Fragment {
+        let (text, invalid_at) = match String::from_utf8(bytes) {
+            Ok(text) => (text, None),
+            Err(e) => (
+                String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                Some(e.utf8_error().valid_up_to()),
+            ),
+        };
+        Fragment {
+            producer: producer.to_string(),
+            path: path.to_string(),
+            text,
+            invalid_at,
+        }
+    }
 }
 
 /// A plan grown by its fragments.
@@ -138,6 +160,10 @@ pub fn grow(base: &Base, fragments: &[Fragment], depth_limit: u32) -> Result<Gro
     let mut depth: HashMap<String, u32> = HashMap::new();
     for fragment in fragments {
         let start = map.push(&mut buffer, &fragment.path, &fragment.text);
+        diagnostics.extend(crate::compile::encoding_error(
+            fragment.invalid_at.map(|at| start + at),
+            crate::compile::PLAN_ENCODING,
+        ));
         let (file, parsed) = syntax::parse(&fragment.text);
         diagnostics.extend(parsed.into_iter().map(|d| shift_diagnostic(d, start)));
         let level = depth.get(&fragment.producer).copied().unwrap_or(0) + 1;
@@ -258,6 +284,7 @@ pub fn regrow(base: &Base, plan: Plan, fragment_of: impl Fn(&str, &str) -> Optio
             producer,
             path,
             text,
+            invalid_at: None,
         });
         match grow(base, &fragments, depth_limit) {
             Ok(g) => current = g.plan,
@@ -406,11 +433,7 @@ mod tests {
     }
 
     fn fragment(text: &str) -> Fragment {
-        Fragment {
-            producer: "arch".into(),
-            path: "plan/f.loop".into(),
-            text: text.into(),
-        }
+        Fragment::decode("arch", "plan/f.loop", text.as_bytes().to_vec())
     }
 
     #[test]

@@ -637,3 +637,85 @@ task p2 { prompt = "2" expands = "plan/same.loop" }
     assert!(!graph.stdout.contains("p2.from_p1"), "{}", graph.stdout);
     assert!(!graph.stdout.contains("p1.from_p2"), "{}", graph.stdout);
 }
+
+#[test]
+fn a_dry_run_grows_the_plan_from_the_recorded_fragments_as_the_run_does() {
+    let repo = Test::repo();
+    repo.write(
+        "agent.sh",
+        "cat >/dev/null; if [ \"$LOOP_TASK\" = design ]; then mkdir -p plan; \
+         printf 'task one { prompt = \"1\" agent = other }\\ntask two { prompt = \"2\" }\\n' \
+         > plan/f.loop; else echo \"$LOOP_TASK\" > \"$LOOP_TASK.txt\"; fi\n",
+    );
+    let plan = r#"budget { iterations = 10 }
+agent bot { run = "sh agent.sh" }
+agent other { run = "sh agent.sh" }
+defaults { agent = bot }
+task design { prompt = "d" expands = "plan/f.loop" }
+task after: design { prompt = "a" }
+"#;
+    repo.write("plan.loop", plan);
+    repo.commit("the plan");
+    repo.loopc(&["run", "-q"]).status(0).run();
+    // After a passing run: everything, the fragment's tasks too, replays.
+    let dry = repo.loopc(&["run", "--dry-run"]).status(0).run();
+    assert_eq!(
+        dry.stdout,
+        "design: cached\ndesign.one: cached\ndesign.two: cached\nafter: cached\n\
+         dry run of plan plan: 4 cached, 0 to run; nothing was started\n"
+    );
+    // Without the agent the fragment uses, the recorded fragment does not
+    // check: the run does not use design's entry, and the dry run says so.
+    repo.write(
+        "plan.loop",
+        plan.replace("agent other { run = \"sh agent.sh\" }\n", ""),
+    );
+    repo.commit("no other agent");
+    let dry = repo.loopc(&["run", "--dry-run"]).status(0).run();
+    assert_eq!(
+        dry.stdout,
+        "design: run (cache entry not used: plan fragment plan/f.loop does not check: \
+         plan/f.loop:1: unknown agent `other`)\n\
+         after: run (it waits for the tasks of the plan fragment `design` writes when it \
+         runs; those decide whether it replays)\n\
+         dry run of plan plan: 0 cached, 2 to run; nothing was started\n"
+    );
+    let out = repo.loopc(&["run"]).status(1).run();
+    assert!(
+        out.stderr.contains(
+            "design: cache entry not used: plan fragment plan/f.loop does not check: \
+             plan/f.loop:1: unknown agent `other`"
+        ),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_fragment_that_is_not_utf8_is_e0001_at_its_path() {
+    // The same bytes in a plan file are E0001; in a fragment they are
+    // too, at the fragment's path and line.
+    let repo = Test::repo();
+    producer_plan(&repo, 3, 1);
+    let bad = repo.bin.join("bad.loop");
+    std::fs::write(&bad, b"task one { prompt = \"caf\xe9\" }\n").unwrap();
+    let plan = repo.root.join("bad.loop");
+    std::fs::write(
+        &plan,
+        b"agent a { run = \"true\" }\ntask one { agent = a prompt = \"caf\xe9\" }\n",
+    )
+    .unwrap();
+    repo.loopc(&["check", "bad.loop"])
+        .stderr_contains("error[E0001]: file is not valid UTF-8")
+        .status(1)
+        .run();
+    std::fs::remove_file(&plan).unwrap();
+    let out = repo.loopc(&["run"]).env("FRAGMENT_A", &bad).status(1).run();
+    let a = repo.task("a");
+    assert_eq!(
+        a["reason"],
+        "out of attempts (1 of 1): plan fragment frag/a.loop does not check: frag/a.loop:1: \
+         file is not valid UTF-8",
+        "{out:?}"
+    );
+    assert_eq!(task_names(&repo), ["a", "z"]);
+}

@@ -423,6 +423,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             &git,
             store.as_ref(),
             &start.base,
+            engine::expand::Growth::new(options.base.clone()),
         )));
     }
     // A run that never finished was killed, and is cleaned up after.

@@ -166,7 +166,11 @@ impl Store {
             .map_err(|e| format!("cannot encode entry: {e}"))?;
         let message = format!("{ENTRY_SUBJECT} {} {}\n\n{json}\n", entry.plan, entry.task);
         let mut parents = vec![entry.commit.as_str()];
-        if let Some(f) = entry.fragment_commit.as_deref().filter(|f| *f != entry.commit) {
+        if let Some(f) = entry
+            .fragment_commit
+            .as_deref()
+            .filter(|f| *f != entry.commit)
+        {
             parents.push(f);
         }
         let commit = git.commit_tree(&entry.gated_tree, &parents, &message)?;

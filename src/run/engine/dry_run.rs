@@ -14,6 +14,7 @@
 //! are outputs, not edits).
 
 use super::cache::{self, Store};
+use super::expand::Growth;
 use super::replay::{self, Planned};
 use crate::plan::Key;
 use crate::plan::Plan;
@@ -54,6 +55,12 @@ struct Sim<'a> {
     head_bound: Vec<usize>,
     /// Ready tasks whose entry was recorded on another parent, by parent.
     on_parent: HashMap<String, Vec<usize>>,
+    /// Tasks with `expands` whose recorded plan fragment does not check:
+    /// by name, why (their entry is not used, as in the run).
+    rejected: &'a HashMap<String, String>,
+    /// Tasks with `expands` that would be replayed, in the order decided,
+    /// each with the commit its recorded fragment is read from.
+    replayed: Vec<(usize, String)>,
 }
 
 /// Why a ready task was not replayed by a fast-forward.
@@ -66,7 +73,7 @@ enum Miss {
     AtThisHead,
 }
 
-impl Sim<'_> {
+impl<'a> Sim<'a> {
     fn key(&mut self, i: usize) -> Result<cache::RunKey, String> {
         let task = &self.plan.tasks[i];
         let files = self.lister.files_for(self.git, task, &self.head)?;
@@ -101,8 +108,28 @@ impl Sim<'_> {
         }
     }
 
+    /// Whether task `i`'s recorded plan fragment does not check (its
+    /// entry is not used).
+    fn fragment_rejected(&self, i: usize) -> Option<&'a str> {
+        self.rejected
+            .get(&self.plan.tasks[i].name)
+            .map(String::as_str)
+    }
+
+    /// Notes that task `i`, replayed from `entry`, splices its recorded
+    /// plan fragment (if it expands).
+    fn splices(&mut self, i: usize, entry: &cache::Entry) {
+        if self.plan.tasks[i].expands.is_some() {
+            let at = entry.fragment_commit.as_ref().unwrap_or(&entry.commit);
+            self.replayed.push((i, at.clone()));
+        }
+    }
+
     /// Replays ready task `i` if its entry fast-forwards from the head.
     fn fast_forward(&mut self, i: usize) -> Result<(), Miss> {
+        if self.fragment_rejected(i).is_some() {
+            return Err(Miss::Final);
+        }
         let Ok(rk) = self.key(i) else {
             return Err(Miss::AtThisHead);
         };
@@ -132,6 +159,7 @@ impl Sim<'_> {
         }
         self.written.extend(entry.files.iter().cloned());
         self.keys[i] = Some(rk.key);
+        self.splices(i, entry);
         self.settle(i, "cached".into());
         Ok(())
     }
@@ -171,13 +199,16 @@ impl Sim<'_> {
         self.keys[i] = Some(rk.key);
         let forced = self.forced(i);
         let mut why = Vec::new();
-        if !forced && let Some(entry) = self.store.get(&rk.key) {
+        if let Some(reason) = self.fragment_rejected(i) {
+            why.push(format!("cache entry not used: {reason}"));
+        } else if !forced && let Some(entry) = self.store.get(&rk.key) {
             match replay::plan(self.git, &self.plan.tasks[i], entry, &self.head) {
                 Ok(Planned::Nothing) => {}
                 Ok(Planned::FastForward(commit)) => self.head = commit,
                 Ok(Planned::Commit { commit, gated }) => {
                     self.head = commit;
                     self.written.extend(entry.files.iter().cloned());
+                    self.splices(i, entry);
                     return if gated {
                         "cached (replayed onto a new base; its checks run again first)".into()
                     } else {
@@ -194,6 +225,7 @@ impl Sim<'_> {
             }
             if why.is_empty() {
                 self.written.extend(entry.files.iter().cloned());
+                self.splices(i, entry);
                 return "cached".into();
             }
         }
@@ -230,7 +262,14 @@ impl Sim<'_> {
 /// The dry run's report: one `task: cached|run [(why)]` line per task in
 /// topological order, then a total line. `store` is `None` with
 /// `--no-cache`; `base` is the commit the run would start from; `copied`
-/// the files `loop.copy` brings and their digests (part of every key).
+/// the files `loop.copy` brings and their digests (part of every key);
+/// `growth` compiles plan fragments as the run does.
+///
+/// The plan grows as the run's would: a task with `expands` that would be
+/// replayed has its recorded fragment judged with the plan as grown so
+/// far, in the order the run would replay them; one that checks is spliced
+/// in (and the run simulated again on the grown plan), one that does not
+/// makes its task run (`cache entry not used: …`), as in the run.
 pub fn report(
     plan: &Plan,
     forced: &[String],
@@ -238,62 +277,32 @@ pub fn report(
     git: &Git,
     store: Option<&Store>,
     base: &str,
+    mut growth: Growth,
 ) -> String {
-    let n = plan.tasks.len();
-    let lines: Vec<String> = match store {
-        None => vec!["run (cache disabled)".to_string(); n],
-        Some(store) => {
-            let mut dependents = vec![Vec::new(); n];
-            let mut pending = vec![0; n];
-            for (i, t) in plan.tasks.iter().enumerate() {
-                pending[i] = t.dependencies.len();
-                for &d in &t.dependencies {
-                    dependents[d].push(i);
-                }
+    let mut grown = plan.clone();
+    let mut rejected = HashMap::new();
+    let mut judged = HashSet::new();
+    let lines = loop {
+        let (lines, replayed) = simulate(&grown, forced, copied, git, store, base, &rejected);
+        let next = replayed
+            .into_iter()
+            .find(|(i, _)| !judged.contains(&grown.tasks[*i].name));
+        let Some((i, commit)) = next else {
+            break lines;
+        };
+        let name = grown.tasks[i].name.clone();
+        judged.insert(name.clone());
+        match growth.judge_in(git, &grown, i, &commit, None) {
+            Some(Ok(accepted)) => grown = growth.splice(&grown, accepted).0,
+            Some(Err(why)) => {
+                rejected.insert(name, why.reason);
             }
-            let ready: BTreeSet<usize> = (0..n).filter(|&i| pending[i] == 0).collect();
-            let mut sim = Sim {
-                plan,
-                git,
-                store,
-                forced: forced.iter().map(String::as_str).collect(),
-                copied,
-                head: base.to_string(),
-                exact: true,
-                written: HashSet::new(),
-                keys: vec![None; n],
-                lister: cache::FileLister::default(),
-                lines: vec![None; n],
-                pending,
-                dependents,
-                unchecked: BTreeSet::new(),
-                head_bound: Vec::new(),
-                on_parent: HashMap::new(),
-                ready,
-            };
-            sim.unchecked = sim
-                .ready
-                .iter()
-                .copied()
-                .filter(|&i| !sim.forced(i))
-                .collect();
-            // In the order the scheduler goes: fast-forwarding hits first,
-            // then the first ready task in source order.
-            loop {
-                sim.fast_forwards();
-                let Some(&i) = sim.ready.first() else {
-                    break;
-                };
-                let line = sim.decide(i);
-                sim.settle(i, line);
-            }
-            sim.lines
-                .into_iter()
-                .map(Option::unwrap_or_default)
-                .collect()
+            None => {}
         }
     };
+    let plan = &grown;
     let mut lines = lines;
+    unknown_fragments(plan, &mut lines);
     let dead = held_back(plan, &mut lines);
     let mut out = String::new();
     let mut cached = 0;
@@ -326,7 +335,7 @@ pub fn report(
     out.push_str(&format!(
         "dry run of plan {}: {cached} cached, {} to run{}; nothing was started\n",
         plan.name,
-        n - cached - not_run,
+        plan.tasks.len() - cached - not_run,
         if not_run > 0 {
             format!(", {not_run} held back")
         } else {
@@ -334,6 +343,98 @@ pub fn report(
         }
     ));
     out
+}
+
+/// One simulation of the run of `plan` (see [`report`]): each task's line,
+/// and the tasks with `expands` that would be replayed, in order, with the
+/// commit of each one's recorded fragment.
+fn simulate(
+    plan: &Plan,
+    forced: &[String],
+    copied: &BTreeMap<String, String>,
+    git: &Git,
+    store: Option<&Store>,
+    base: &str,
+    rejected: &HashMap<String, String>,
+) -> (Vec<String>, Vec<(usize, String)>) {
+    let n = plan.tasks.len();
+    let Some(store) = store else {
+        return (vec!["run (cache disabled)".to_string(); n], Vec::new());
+    };
+    let mut dependents = vec![Vec::new(); n];
+    let mut pending = vec![0; n];
+    for (i, t) in plan.tasks.iter().enumerate() {
+        pending[i] = t.dependencies.len();
+        for &d in &t.dependencies {
+            dependents[d].push(i);
+        }
+    }
+    let ready: BTreeSet<usize> = (0..n).filter(|&i| pending[i] == 0).collect();
+    let mut sim = Sim {
+        plan,
+        git,
+        store,
+        forced: forced.iter().map(String::as_str).collect(),
+        copied,
+        head: base.to_string(),
+        exact: true,
+        written: HashSet::new(),
+        keys: vec![None; n],
+        lister: cache::FileLister::default(),
+        lines: vec![None; n],
+        pending,
+        dependents,
+        unchecked: BTreeSet::new(),
+        head_bound: Vec::new(),
+        on_parent: HashMap::new(),
+        ready,
+        rejected,
+        replayed: Vec::new(),
+    };
+    sim.unchecked = sim
+        .ready
+        .iter()
+        .copied()
+        .filter(|&i| !sim.forced(i))
+        .collect();
+    // In the order the scheduler goes: fast-forwarding hits first, then the
+    // first ready task in source order.
+    loop {
+        sim.fast_forwards();
+        let Some(&i) = sim.ready.first() else {
+            break;
+        };
+        let line = sim.decide(i);
+        sim.settle(i, line);
+    }
+    let lines = sim
+        .lines
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .collect();
+    (lines, sim.replayed)
+}
+
+/// Rewrites the lines of the tasks that wait for a task with `expands`
+/// that would run: they will also wait for the tasks of the fragment it
+/// writes, which no one knows yet, so whether they replay is decided then.
+fn unknown_fragments(plan: &Plan, lines: &mut [String]) {
+    // The task with `expands` each task waits for, if any (topological
+    // order: one forward sweep).
+    let mut waits: Vec<Option<usize>> = vec![None; plan.tasks.len()];
+    for i in 0..plan.tasks.len() {
+        waits[i] = plan.tasks[i].dependencies.iter().find_map(|&d| {
+            let runs = plan.tasks[d].expands.is_some() && lines[d].starts_with("run");
+            if runs { Some(d) } else { waits[d] }
+        });
+        if let Some(p) = waits[i] {
+            lines[i] = format!(
+                "run (it waits for the tasks of the plan fragment `{}` writes when it runs; \
+                 those decide whether it replays)",
+                plan.tasks[p].name
+            );
+        }
+    }
 }
 
 /// Rewrites the lines of a REEL spec tree's held tasks (`blocked: why`)

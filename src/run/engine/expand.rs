@@ -9,8 +9,10 @@
 use super::context::RunCtx;
 use crate::expand::{self, Base, Fragment, Grown, Rejected};
 use crate::plan::Plan;
+use crate::run::sys::git::Git;
 use crate::state::TaskState;
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
 /// The fragments a run has spliced so far, and what they are compiled with.
 #[derive(Debug, Default)]
@@ -55,23 +57,42 @@ impl Growth {
     /// Judges the fragment that task `i` of `ctx.plan` wrote at `commit`:
     /// `None` when the task expands nothing, else the accepted fragment, or
     /// why it was rejected (a missing fragment is rejected too).
+    /// `worktree` is the attempt's worktree, if it is still there (a
+    /// missing fragment that git ignores there is said to be ignored).
     pub fn judge(
         &self,
         ctx: &RunCtx,
         i: usize,
         commit: &str,
+        worktree: Option<&Path>,
     ) -> Option<Result<Accepted, Rejected>> {
-        let task = &ctx.plan.tasks[i];
+        self.judge_in(&ctx.git, &ctx.plan, i, commit, worktree)
+    }
+
+    /// [`Growth::judge`] for task `i` of `plan` in the repository of `git`
+    /// (`loopc run --dry-run` judges recorded fragments as the run would).
+    pub fn judge_in(
+        &self,
+        git: &Git,
+        plan: &Plan,
+        i: usize,
+        commit: &str,
+        worktree: Option<&Path>,
+    ) -> Option<Result<Accepted, Rejected>> {
+        let task = &plan.tasks[i];
         let path = task.expands.as_ref()?;
-        Some(self.judge_at(ctx, &task.name, path, commit))
+        let depth = plan.settings.expand_depth;
+        Some(self.judge_at(git, depth, &task.name, path, commit, worktree))
     }
 
     fn judge_at(
         &self,
-        ctx: &RunCtx,
+        git: &Git,
+        depth: u32,
         producer: &str,
         path: &str,
         commit: &str,
+        worktree: Option<&Path>,
     ) -> Result<Accepted, Rejected> {
         let Some(base) = &self.base else {
             let why = format!(
@@ -83,18 +104,14 @@ impl Growth {
                 report: why,
             });
         };
-        let text = read_blob(ctx, commit, path)?;
-        let fragment = Fragment {
-            producer: producer.to_string(),
-            path: path.to_string(),
-            text,
-        };
+        let bytes = read_blob(git, commit, path, worktree)?;
+        let fragment = Fragment::decode(producer, path, bytes);
         let mut all = self.fragments.clone();
         // A producer that runs again (a replay missed, a retry) replaces
         // its earlier fragment.
         all.retain(|f| f.producer != producer);
         all.push(fragment.clone());
-        let grown = expand::grow(base, &all, ctx.plan.settings.expand_depth)?;
+        let grown = expand::grow(base, &all, depth)?;
         Ok(Accepted {
             fragment,
             grown,
@@ -149,7 +166,9 @@ impl Growth {
     /// what they depend on now (a fragment's tasks only when one of them
     /// waits for the task that wrote it).
     pub fn splice(&mut self, current: &Plan, accepted: Accepted) -> (Plan, Vec<String>) {
-        let Accepted { fragment, grown, .. } = accepted;
+        let Accepted {
+            fragment, grown, ..
+        } = accepted;
         // The fragment's tasks, in the grown plan's order.
         let new: Vec<String> = grown
             .plan
@@ -226,24 +245,47 @@ pub fn reorder<T: Default>(items: Vec<T>, from: &[Option<usize>]) -> Vec<T> {
         .collect()
 }
 
-/// The text of `path` at `commit`.
+/// The bytes of `path` at `commit` (not decoded: [`Fragment::decode`]
+/// tells bytes that are not UTF-8).
 ///
 /// Errors: the commit has no such file (the producer did not write its
-/// fragment, or did not commit it).
-fn read_blob(ctx: &RunCtx, commit: &str, path: &str) -> Result<String, Rejected> {
-    let spec = format!("{commit}:{path}");
-    match ctx
-        .git
-        .try_run_in(&ctx.git.root, &["cat-file", "blob", &spec])
-    {
-        Ok(out) if out.code == 0 => Ok(out.stdout),
-        Ok(_) => {
-            let reason =
-                format!("plan fragment {path} is missing: the task's commit has no `{path}`");
+/// fragment, or did not commit it: when git ignores the path in
+/// `worktree`, the reason says so).
+fn read_blob(
+    git: &Git,
+    commit: &str,
+    path: &str,
+    worktree: Option<&Path>,
+) -> Result<Vec<u8>, Rejected> {
+    match git.file_bytes(commit, path) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => {
+            let ignored = worktree.is_some_and(|dir| {
+                git.try_run_in(dir, &["check-ignore", "-q", "--", path])
+                    .is_ok_and(|out| out.code == 0)
+            });
+            let (reason, advice) = if ignored {
+                (
+                    format!(
+                        "plan fragment {path} is missing: the task's commit has no `{path}`, \
+                         which git ignores (a `.gitignore` matches it), so it was not committed"
+                    ),
+                    format!(
+                        "Write the plan fragment to a path git does not ignore, or stop \
+                         ignoring `{path}`: loopc commits only files git does not ignore."
+                    ),
+                )
+            } else {
+                (
+                    format!("plan fragment {path} is missing: the task's commit has no `{path}`"),
+                    format!(
+                        "Write the plan fragment (a `.loop` file of tasks) to `{path}` in the \
+                         worktree; loopc commits it with your other changes."
+                    ),
+                )
+            };
             Err(Rejected {
-                report: format!(
-                    "{reason}\nWrite the plan fragment (a `.loop` file of tasks) to `{path}` in the worktree; loopc commits it with your other changes.\n"
-                ),
+                report: format!("{reason}\n{advice}\n"),
                 reason,
             })
         }

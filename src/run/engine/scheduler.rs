@@ -439,7 +439,7 @@ impl Scheduler {
         // check fails the attempt, and nothing of it runs.
         let mut accepted = None;
         if let Outcome::Passed { commit, .. } = &r.outcome
-            && let Some(judged) = self.growth.judge(&self.ctx, i, commit)
+            && let Some(judged) = self.growth.judge(&self.ctx, i, commit, Some(&r.worktree))
         {
             match judged {
                 Ok(a) => accepted = Some(a),

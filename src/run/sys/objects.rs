@@ -154,6 +154,36 @@ impl Git {
         }
     }
 
+    /// The bytes of the file `path` at `commit` (`git cat-file blob`), as
+    /// they are: not decoded, so a caller can tell bytes that are not
+    /// UTF-8. `None` when the commit has no such file. Git writes them to a
+    /// scratch file in the system's temporary directory (removed at once).
+    ///
+    /// Errors: git fails to run, or the scratch file cannot be used.
+    pub fn file_bytes(&self, commit: &str, path: &str) -> Result<Option<Vec<u8>>, String> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let scratch = std::env::temp_dir().join(format!("loopc-blob-{}-{n}", std::process::id()));
+        let file = std::fs::File::create(&scratch)
+            .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
+        let git_dir = format!("--git-dir={}", self.git_dir.display());
+        let spec = format!("{commit}:{path}");
+        let out = self.exec(
+            &self.root,
+            &[&git_dir],
+            &["cat-file", "blob", &spec],
+            Some(file),
+        );
+        let bytes = std::fs::read(&scratch);
+        let _ = std::fs::remove_file(&scratch);
+        if out?.code != 0 {
+            return Ok(None);
+        }
+        bytes
+            .map(Some)
+            .map_err(|e| format!("cannot read {}: {e}", scratch.display()))
+    }
+
     /// The text of blob `blob` (bytes that are not UTF-8 replaced by
     /// U+FFFD).
     ///

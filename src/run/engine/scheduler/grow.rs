@@ -22,7 +22,11 @@ impl Scheduler {
         let (plan, added) = self.growth.splice(&old.plan, accepted);
         let from = expand::old_indices(&old.plan, &plan);
         state.tasks = self.growth.carry(&plan, std::mem::take(&mut state.tasks));
-        if let Some(ts) = state.tasks.iter_mut().find(|t| t.name == producer_fragment.0) {
+        if let Some(ts) = state
+            .tasks
+            .iter_mut()
+            .find(|t| t.name == producer_fragment.0)
+        {
             ts.fragment_commit = Some(commit);
         }
         self.books.slots = expand::reorder(std::mem::take(&mut self.books.slots), &from);
