@@ -240,6 +240,9 @@ pub fn grow(base: &Base, fragments: &[Fragment], depth_limit: u32) -> Result<Gro
     let (plan, more) = plan::build(model, &base.origin);
     diagnostics.extend(more);
     diagnostics.retain(Diagnostic::is_error);
+    for d in &mut diagnostics {
+        note_prefixed_name(d, &added);
+    }
     crate::diagnostic::sort(&mut diagnostics);
     match plan {
         Some(mut plan) if diagnostics.is_empty() => {
@@ -293,6 +296,28 @@ pub fn regrow(base: &Base, plan: Plan, fragment_of: impl Fn(&str, &str) -> Optio
             }
         }
     }
+}
+
+/// A fragment task's name that is too long (E0011) is the prefixed name:
+/// says how much of it the prefix takes.
+fn note_prefixed_name(d: &mut Diagnostic, added: &BTreeMap<String, String>) {
+    if d.code != Code::E0011 {
+        return;
+    }
+    let Some((name, producer)) = added
+        .iter()
+        .find(|(name, _)| name.len() > 64 && d.message == format!("invalid task name `{name}`"))
+    else {
+        return;
+    };
+    let prefix = producer.len() + 1;
+    d.notes.push(format!(
+        "a plan fragment's task is named `{producer}.<name>` in the plan, and the limit of 64 \
+         characters is that whole name's: `{producer}.` takes {prefix}, so the fragment's own \
+         name may have at most {} (this one has {})",
+        64usize.saturating_sub(prefix),
+        name.len() - prefix
+    ));
 }
 
 /// The fragment's task items, spans shifted to `start`; any other item is

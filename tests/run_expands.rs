@@ -719,3 +719,73 @@ fn a_fragment_that_is_not_utf8_is_e0001_at_its_path() {
     );
     assert_eq!(task_names(&repo), ["a", "z"]);
 }
+
+#[test]
+fn the_last_attempts_fragment_diagnostics_are_kept_and_shown() {
+    // Two errors, one a name too long once prefixed: the reason holds the
+    // first; every one is in the attempt's logs, and `loopc logs` shows
+    // them.
+    let repo = Test::repo();
+    producer_plan(&repo, 3, 1);
+    let long = "n".repeat(63);
+    let frag = repo.bin.join("two.loop");
+    std::fs::write(
+        &frag,
+        format!("task one: nope {{ prompt = \"1\" }}\ntask {long} {{ prompt = \"2\" }}\n"),
+    )
+    .unwrap();
+    let out = repo
+        .loopc(&["run"])
+        .env("FRAGMENT_A", &frag)
+        .status(1)
+        .run();
+    let reason = repo.task("a")["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("(2 errors)"), "{reason}: {out:?}");
+    let check =
+        std::fs::read_to_string(repo.root.join(".loopc/logs/a/1/fragment-check.log")).unwrap();
+    assert!(
+        check.contains("error[E0005]: unknown task `nope`"),
+        "{check}"
+    );
+    assert!(check.contains("error[E0011]: invalid task name"), "{check}");
+    assert!(
+        check.contains(
+            "`a.` takes 2, so the fragment's own name may have at most 62 (this one has 63)"
+        ),
+        "{check}"
+    );
+    let logs = repo.loopc(&["logs", "a"]).status(0).run();
+    assert!(
+        logs.stdout.contains("fragment-check.log") && logs.stdout.contains("unknown task `nope`"),
+        "{logs:?}"
+    );
+    // The prompt listed every field a fragment's task may have, and how
+    // long its names may be.
+    let prompt = std::fs::read_to_string(repo.root.join(".loopc/logs/a/1/prompt.md")).unwrap();
+    assert!(prompt.contains("(at most 62 characters each"), "{prompt}");
+    assert!(
+        prompt.contains("`env`, `resolver`, `expands` (a fragment"),
+        "{prompt}"
+    );
+}
+
+#[test]
+fn a_fragment_path_git_ignores_is_said_to_be_ignored() {
+    let repo = Test::repo();
+    producer_plan(&repo, 3, 1);
+    repo.write(".gitignore", "frag/\n");
+    repo.commit("ignore frag/");
+    let frag = repo.bin.join("ok.loop");
+    std::fs::write(&frag, "task one { prompt = \"1\" }\n").unwrap();
+    let out = repo
+        .loopc(&["run"])
+        .env("FRAGMENT_A", &frag)
+        .status(1)
+        .run();
+    assert_eq!(
+        repo.task("a")["reason"],
+        "out of attempts (1 of 1): plan fragment frag/a.loop is missing: the task's commit has \
+         no `frag/a.loop`, which git ignores (a `.gitignore` matches it), so it was not committed",
+        "{out:?}"
+    );
+}

@@ -30,6 +30,7 @@ const ORDER: &[&str] = &[
     "agent.stderr",
     "command.log",
     "handoff.json",
+    "fragment-check.log",
     "diff.patch",
 ];
 

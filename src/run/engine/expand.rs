@@ -149,15 +149,34 @@ impl Growth {
              task counter \"Count the words\": parser {{ prompt = \"…\" }}\n\
              When this task passes, loopc checks the fragment and adds its tasks to the plan, \
              named `{name}.<name>`; they run after this task and before the tasks that depend \
-             on it. Name the fragment's own tasks bare, as above. Task fields: `prompt` or \
-             `run`, `agent`, `accept`, `gates`, `attempts`, `timeout`, `inputs`, `changes`, \
-             `env`. The plan's agents: {agents}{default}; its gates: {gates}. A fragment that \
-             does not check fails the attempt, and the next attempt is given the \
-             diagnostics.\n\n",
+             on it. Name the fragment's own tasks bare, as above (at most {room} characters \
+             each: the whole name is at most 64). Task fields: `prompt` or `run`, `agent`, \
+             `accept`, `gates`, `attempts`, `timeout`, `inputs`, `changes`, `env`, \
+             `resolver`{expands}. The plan's agents: {agents}{default}; its gates: {gates}. A \
+             fragment that does not check fails the attempt, and the next attempt is given \
+             the diagnostics.\n\n",
             name = task.name,
+            room = 64usize.saturating_sub(task.name.len() + 1),
+            expands = if self.level(&task.name) + 1 < plan.settings.expand_depth {
+                ", `expands` (a fragment of its own, which nests one level deeper)"
+            } else {
+                ""
+            },
             agents = list(&agents),
             gates = list(&gates),
         )
+    }
+
+    /// How deep task `name` is: 0 for the plan's own tasks, 1 for a task a
+    /// fragment of one of them added, and so on.
+    fn level(&self, name: &str) -> u32 {
+        let mut level = 0;
+        let mut at = name;
+        while let Some(producer) = self.added.get(at) {
+            level += 1;
+            at = producer;
+        }
+        level
     }
 
     /// Records `accepted` as spliced and returns the plan to run now, and

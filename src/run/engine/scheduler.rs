@@ -444,6 +444,7 @@ impl Scheduler {
             match judged {
                 Ok(a) => accepted = Some(a),
                 Err(rejected) => {
+                    self.save_fragment_check(&r, &rejected.report);
                     r.outcome = Outcome::Failed {
                         reason: rejected.reason,
                         feedback: rejected.report,

@@ -7,12 +7,31 @@
 //! they end.
 
 use super::Scheduler;
+use crate::run::engine::attempt::AttemptResult;
 use crate::run::engine::expand::{self, Accepted};
 use crate::run::store::events::Event;
 use crate::state::RunState;
 use std::sync::Arc;
 
+/// The file in an attempt's log directory that holds every diagnostic of
+/// a plan fragment that did not check (`loopc logs` shows it).
+const FRAGMENT_CHECK: &str = "fragment-check.log";
+
 impl Scheduler {
+    /// Saves `report`, the diagnostics of the fragment attempt `r` wrote,
+    /// in its log directory ([`FRAGMENT_CHECK`]): the reason holds only
+    /// the first error, and the last attempt's are no one's feedback.
+    pub(super) fn save_fragment_check(&self, r: &AttemptResult, report: &str) {
+        if let Some(files) = &r.files
+            && let Err(e) = std::fs::write(files.dir.join(FRAGMENT_CHECK), report)
+        {
+            self.note(&format!(
+                "cannot write {}: {e}",
+                files.dir.join(FRAGMENT_CHECK).display()
+            ));
+        }
+    }
+
     /// Splices the accepted fragment of a task that just passed (or was
     /// replayed) into the running plan.
     pub(super) fn splice(&mut self, state: &mut RunState, accepted: Accepted) {
