@@ -248,6 +248,7 @@ pub fn grow(base: &Base, fragments: &[Fragment], depth_limit: u32) -> Result<Gro
         Some(mut plan) if diagnostics.is_empty() => {
             for t in &mut plan.tasks {
                 t.expanded_from = added.get(&t.name).cloned();
+                t.expanded = fragments.iter().any(|f| f.producer == t.name);
             }
             Ok(Grown { plan, added })
         }
@@ -318,6 +319,35 @@ fn note_prefixed_name(d: &mut Diagnostic, added: &BTreeMap<String, String>) {
         64usize.saturating_sub(prefix),
         name.len() - prefix
     ));
+}
+
+/// The task of `plan` with `expands` whose plan fragment would add a task
+/// called `name` (`<producer>.<name>`), if any: a name the plan does not
+/// have yet, but a run may add (`run TASK…` and `--force` say so).
+pub fn producer_of<'p>(plan: &'p Plan, name: &str) -> Option<&'p str> {
+    plan.tasks
+        .iter()
+        .filter(|t| t.expands.is_some())
+        .map(|t| t.name.as_str())
+        .filter(|p| {
+            name.strip_prefix(p)
+                .and_then(|rest| rest.strip_prefix('.'))
+                .is_some_and(|rest| !rest.is_empty())
+        })
+        .max_by_key(|p| p.len())
+}
+
+/// What to say of `name`, which `plan` does not have, when a plan
+/// fragment would add it: that it exists only once its producer has run,
+/// and how to run it.
+pub fn unknown_task_hint(plan: &Plan, name: &str) -> Option<String> {
+    producer_of(plan, name).map(|p| {
+        format!(
+            "`{name}` would be a task of the plan fragment `{p}` writes (`expands`): it exists \
+             only once `{p}` has passed, during a run; run the whole plan, or a task that \
+             depends on `{p}`, and it runs with them"
+        )
+    })
 }
 
 /// The fragment's task items, spans shifted to `start`; any other item is

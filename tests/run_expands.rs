@@ -789,3 +789,68 @@ fn a_fragment_path_git_ignores_is_said_to_be_ignored() {
         "{out:?}"
     );
 }
+
+#[test]
+fn list_graph_and_task_names_know_a_fragments_tasks() {
+    let repo = Test::repo();
+    design_plan(&repo);
+    repo.loopc(&["run", "-q"]).status(0).run();
+    // `list` shows the tasks the run added, marked, as `status` does.
+    let list = repo.loopc(&["list"]).status(0).run();
+    assert_eq!(
+        list.stdout,
+        "task        status  title\n\
+         design      passed\n\
+         design.one  passed  (added by design's plan fragment)\n\
+         design.two  passed  (added by design's plan fragment)\n"
+    );
+    let json = repo.loopc(&["list", "--json"]).status(0).run();
+    let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(doc["tasks"][1]["name"], "design.one");
+    assert_eq!(doc["tasks"][1]["expanded_from"], "design");
+    assert!(doc["tasks"][0].get("expanded_from").is_none());
+    // A fragment's task named on the command line: not in the plan yet,
+    // and the message says whose fragment adds it.
+    let hint = "`design.one` would be a task of the plan fragment `design` writes (`expands`): \
+                it exists only once `design` has passed, during a run";
+    repo.loopc(&["run", "design.one"])
+        .stderr_contains(hint)
+        .status(2)
+        .run();
+    repo.loopc(&["run", "--force", "design.one"])
+        .stderr_contains(hint)
+        .status(2)
+        .run();
+}
+
+#[test]
+fn graph_state_draws_an_empty_fragment_as_spliced() {
+    let repo = Test::repo();
+    producer_plan(&repo, 3, 1);
+    let empty = repo.bin.join("empty.loop");
+    std::fs::write(&empty, "# nothing more to do\n").unwrap();
+    repo.loopc(&["run"])
+        .env("FRAGMENT_A", &empty)
+        .status(0)
+        .run();
+    let graph = repo.loopc(&["graph", "--state"]).status(0).run();
+    assert!(
+        graph.stdout.contains("┆ expanded frag/a.loop: no tasks"),
+        "{}",
+        graph.stdout
+    );
+    let dot = repo
+        .loopc(&["graph", "--state", "--format", "dot"])
+        .status(0)
+        .run();
+    assert!(dot.stdout.contains("(no tasks)"), "{}", dot.stdout);
+    // Without `--state`, the fragment is still to come.
+    let graph = repo.loopc(&["graph"]).status(0).run();
+    assert!(
+        graph
+            .stdout
+            .contains("┆ expands frag/a.loop (tasks to come)"),
+        "{}",
+        graph.stdout
+    );
+}

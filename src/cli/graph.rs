@@ -59,6 +59,26 @@ impl From<GraphFormat> for render::Format {
     }
 }
 
+/// `plan` (compiled as `compiled`) grown by the tasks the last run added
+/// from plan fragments (`s`, its state): the fragments read at the commits
+/// the state records for their producers. `None` when the plan has no
+/// task that expands (or the current directory cannot be found).
+pub(super) fn grown(
+    compiled: &loopc::compile::Compilation,
+    plan: &loopc::plan::Plan,
+    s: &state::StateMap,
+) -> Option<loopc::plan::Plan> {
+    if !plan.tasks.iter().any(|t| t.expands.is_some()) {
+        return None;
+    }
+    let cwd = std::env::current_dir().ok()?;
+    let base = loopc::expand::Base::of(compiled, &plan.name);
+    Some(loopc::expand::regrow(&base, plan.clone(), |task, path| {
+        s.fragment_commit(task)
+            .and_then(|commit| state::file_at(&cwd, commit, path))
+    }))
+}
+
 /// Runs `loopc graph`: returns the process exit status (0 drawn, 1 plan
 /// errors, 2 the plan or stdout could not be used).
 pub fn run(args: &Args) -> i32 {
@@ -87,20 +107,8 @@ pub fn run(args: &Args) -> i32 {
     } else {
         None
     };
-    // The tasks a run added from plan fragments: the plan grown by the
-    // fragments recorded at the producers' commits.
-    let grown;
-    let plan = match (&statuses, std::env::current_dir()) {
-        (Some(s), Ok(cwd)) if plan.tasks.iter().any(|t| t.expands.is_some()) => {
-            let base = loopc::expand::Base::of(&compiled, &plan.name);
-            grown = loopc::expand::regrow(&base, plan.clone(), |task, path| {
-                s.fragment_commit(task)
-                    .and_then(|commit| state::file_at(&cwd, commit, path))
-            });
-            &grown
-        }
-        _ => plan,
-    };
+    let grown = statuses.as_ref().and_then(|s| grown(&compiled, plan, s));
+    let plan = grown.as_ref().unwrap_or(plan);
     let color = args.format == GraphFormat::Text && super::color_for(io::stdout().is_terminal());
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());

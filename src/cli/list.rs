@@ -37,6 +37,10 @@ struct TaskJson<'a> {
     dependencies: Vec<&'a str>,
     /// Its status in the last run, `null` when the last run did not have it.
     status: Option<&'static str>,
+    /// For a task the last run added from a plan fragment: the task that
+    /// wrote the fragment. Absent for the plan's own tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expanded_from: Option<&'a str>,
 }
 
 /// `loopc list [PLAN] [--json]`
@@ -69,6 +73,12 @@ pub fn run(args: &Args) -> i32 {
         return exit::FAILURE;
     };
     let statuses = statuses(&plan.name);
+    // With the tasks the last run added from plan fragments, as `status`
+    // and `graph --state` show them.
+    let grown = statuses
+        .as_ref()
+        .and_then(|s| super::graph::grown(&compiled, plan, s));
+    let plan = grown.as_ref().unwrap_or(plan);
     let status_of = |name: &str| statuses.as_ref().and_then(|s| s.recorded(name));
     let text = if args.json {
         let doc = ListJson {
@@ -87,6 +97,7 @@ pub fn run(args: &Args) -> i32 {
                         .map(|&d| plan.tasks[d].name.as_str())
                         .collect(),
                     status: status_of(&t.name).map(|s| s.as_str()),
+                    expanded_from: t.expanded_from.as_deref(),
                 })
                 .collect(),
         };
@@ -105,7 +116,11 @@ pub fn run(args: &Args) -> i32 {
                 [
                     t.name.clone(),
                     status_of(&t.name).map_or("-", |s| s.as_str()).to_string(),
-                    t.title.as_deref().map(sanitize).unwrap_or_default(),
+                    match (t.title.as_deref().map(sanitize), &t.expanded_from) {
+                        (Some(title), Some(p)) => format!("{title} (added by {p}'s plan fragment)"),
+                        (None, Some(p)) => format!("(added by {p}'s plan fragment)"),
+                        (title, None) => title.unwrap_or_default(),
+                    },
                 ]
             })
             .collect();

@@ -182,7 +182,10 @@ fn run_plan(args: &Args) -> Result<i32, String> {
                 spec.stage_name(),
                 spec.stage_name()
             ),
-            None => e.to_string(),
+            None => match loopc::expand::unknown_task_hint(&tree, &e.name) {
+                Some(hint) => format!("no task named `{}` in the plan: {hint}", e.name),
+                None => e.to_string(),
+            },
         }
     })?;
     // A program that is not there fails every attempt the same way: say so

@@ -222,6 +222,7 @@ pub(super) fn resolve(
             changes_optional: t.changes_optional,
             expands: t.expands.take(),
             expanded_from: None,
+            expanded: false,
             env,
             own_env,
             executor: task_executor,

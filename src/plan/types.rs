@@ -158,6 +158,9 @@ pub struct Task {
     /// For a task a plan fragment added ([`crate::expand`]): the task that
     /// wrote the fragment. `None` for the plan's own tasks.
     pub expanded_from: Option<String>,
+    /// For a task with `expands`: whether the plan was grown by its
+    /// fragment ([`crate::expand`]), even one that added no task.
+    pub expanded: bool,
     /// Environment: agent, then defaults, then task (later wins).
     pub env: BTreeMap<String, String>,
     /// The executor of the task's own commands (a command task's `run`,

@@ -66,7 +66,7 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
                 out,
                 "    {} [label={}, style=\"rounded,dashed\", color=\"#777777\"];",
                 quote(&placeholder(producer)),
-                quote(&format!("{}\n(tasks to come)", c.path))
+                quote(&format!("{}\n{}", c.path, c.empty_note()))
             )?;
         }
         writeln!(out, "  }}")?;

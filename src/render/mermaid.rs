@@ -50,7 +50,7 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
         if c.members.is_empty() {
             text.clear();
             label(&mut text, c.path);
-            writeln!(out, "    x{k}[\"{text}<br/>(tasks to come)\"]")?;
+            writeln!(out, "    x{k}[\"{text}<br/>{}\"]", c.empty_note())?;
         }
         writeln!(out, "  end")?;
     }

@@ -83,6 +83,21 @@ pub struct Cluster<'a> {
     pub path: &'a str,
     /// The tasks its fragment added, in topological order.
     pub members: Vec<usize>,
+    /// Whether the plan was grown by its fragment (which may have added
+    /// no task): not a fragment still to come.
+    pub expanded: bool,
+}
+
+impl Cluster<'_> {
+    /// What a cluster without members holds: `(tasks to come)`, or, for a
+    /// fragment spliced without tasks, `(no tasks)`.
+    pub fn empty_note(&self) -> &'static str {
+        if self.expanded {
+            "(no tasks)"
+        } else {
+            "(tasks to come)"
+        }
+    }
 }
 
 /// The clusters of `plan`, one per task with `expands`, in topological
@@ -97,6 +112,7 @@ pub fn clusters(plan: &Plan) -> Vec<Cluster<'_>> {
                 producer: i,
                 path,
                 members: Vec::new(),
+                expanded: t.expanded,
             });
         }
     }

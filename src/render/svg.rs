@@ -108,6 +108,7 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
             // run spliced it, how many tasks it added.
             if let Some(c) = clusters.iter().find(|c| c.producer == i) {
                 let text = match c.members.len() {
+                    0 if c.expanded => format!("┆ expanded {}: no tasks", visible(c.path)),
                     0 => format!("┆ expands {}", visible(c.path)),
                     n => format!("┆ expanded {}: {n} tasks", visible(c.path)),
                 };

@@ -115,7 +115,9 @@ pub fn render(
                 }
                 line.push_str("┆ ");
                 let path = one_line(c.path);
-                if c.members.is_empty() {
+                if c.members.is_empty() && c.expanded {
+                    line.push_str(&format!("expanded {path}: no tasks"));
+                } else if c.members.is_empty() {
                     line.push_str(&format!("expands {path} (tasks to come)"));
                 } else {
                     let names: Vec<String> = c
