@@ -350,6 +350,7 @@ fn worktree_files(git: &Git, plan: &Plan) -> Result<WorktreeFiles, RunError> {
 /// work starts.
 pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunError> {
     let git = Git::discover(cwd).map_err(RunError::usage)?;
+    git.require_min_version().map_err(RunError::usage)?;
     let layout = Layout::new(&git.root);
     for name in &options.force {
         if plan.task_index(name).is_none() {
