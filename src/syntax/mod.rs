@@ -11,6 +11,7 @@
 //! errors. `lower` turns pest's pairs into the tree; [`literal`] decodes
 //! literals and prints values back as literals.
 
+mod fast;
 pub mod literal;
 mod lower;
 
@@ -35,8 +36,8 @@ pub const ITEM_KEYWORDS: [&str; 7] = [
 /// (E0001, E0009 for integer overflow, E0011 for bare ids, E0012).
 pub fn parse(source: &str) -> (File, Vec<Diagnostic>) {
     let start = if source.starts_with('\u{FEFF}') { 3 } else { 0 };
-    let (items, diagnostics) =
-        parse_parallel(source, start).unwrap_or_else(|| parse_range(source, start, source.len()));
+    let (items, diagnostics) = parse_parallel(source, start)
+        .unwrap_or_else(|| parse_range(source, start, source.len(), true));
     let file = File {
         items,
         comments: comments(source),
@@ -69,7 +70,7 @@ fn parse_parallel(source: &str, start: usize) -> Option<(Vec<Item>, Vec<Diagnost
     bounds.push(source.len());
     let parts: Vec<(Vec<Item>, Vec<Diagnostic>)> = bounds
         .par_windows(2)
-        .map(|w| parse_range(source, w[0], w[1]))
+        .map(|w| parse_range(source, w[0], w[1], true))
         .collect();
     if parts.iter().any(|(_, d)| !d.is_empty()) {
         return None;
@@ -81,12 +82,18 @@ fn parse_parallel(source: &str, start: usize) -> Option<(Vec<Item>, Vec<Diagnost
 }
 
 /// Parses the items of `source[start..end]` (`end` at an item boundary or
-/// the end of the file), recovering at item boundaries.
-fn parse_range(source: &str, start: usize, end: usize) -> (Vec<Item>, Vec<Diagnostic>) {
+/// the end of the file), recovering at item boundaries. With `fast`, a task
+/// item is first read by [`fast::task`]; whatever it does not read, pest does.
+fn parse_range(source: &str, start: usize, end: usize, fast: bool) -> (Vec<Item>, Vec<Diagnostic>) {
     let mut p = Lowering::default();
     let mut items = Vec::new();
     let mut pos = start;
     while pos < end {
+        if fast && let Some((item, after)) = fast::task(source, pos, end) {
+            items.push(item);
+            pos = after;
+            continue;
+        }
         p.offset = pos;
         match LoopParser::parse(Rule::next_item, &source[pos..end]) {
             Ok(mut pairs) => {
@@ -477,7 +484,7 @@ mod tests {
         // A clean file is parsed in parallel, item for item the same.
         let clean = plan("Do the work.");
         assert!(clean.len() >= PARALLEL_MIN);
-        let sequential = parse_range(&clean, 0, clean.len());
+        let sequential = parse_range(&clean, 0, clean.len(), true);
         assert!(sequential.1.is_empty());
         if rayon::current_num_threads() >= 2 {
             let (items, diags) = parse_parallel(&clean, 0).expect("parsed in parallel");
@@ -490,7 +497,7 @@ mod tests {
         // back to the sequential parser.
         let tricky = plan("task x { inside a block string }");
         assert!(parse_parallel(&tricky, 0).is_none());
-        let sequential = parse_range(&tricky, 0, tricky.len());
+        let sequential = parse_range(&tricky, 0, tricky.len(), true);
         assert!(sequential.1.is_empty());
         assert_eq!(parse(&tricky).0.items, sequential.0);
     }
