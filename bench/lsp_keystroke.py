@@ -6,8 +6,9 @@
 Opens PLAN (e.g. the bench generator's 10,000-task plan.loop) in the
 language server, then types KEYSTROKES characters (default 50) one at a
 time at the end of the first task's name, as an editor does: each
-keystroke is a `textDocument/didChange` with the whole new text (the server
-asks for full sync), and the time is measured from writing it to reading
+keystroke is a `textDocument/didChange` with the one character as a ranged
+edit when the server announces incremental sync (loopc does), else with the
+whole new text, and the time is measured from writing it to reading
 the `textDocument/publishDiagnostics` for that version. Prints the median,
 90th percentile and worst, in milliseconds. Not part of the test suite
 (no test asserts a duration); bench/run.sh runs it.
@@ -54,8 +55,12 @@ def main():
                 return m
 
     send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
-    while read(server.stdout).get("id") != 1:
-        pass
+    while True:
+        m = read(server.stdout)
+        if m.get("id") == 1:
+            break
+    sync = m["result"]["capabilities"].get("textDocumentSync", {})
+    incremental = isinstance(sync, dict) and sync.get("change") == 2
     send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
     start = time.perf_counter()
     send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
@@ -71,9 +76,17 @@ def main():
         at += 1
         version = k + 2
         start = time.perf_counter()
+        if incremental:
+            # One character at the cursor, as an editor sends it.
+            line = text.count("\n", 0, at - 1)
+            col = len(text[text.rfind("\n", 0, at - 1) + 1:at - 1].encode("utf-16-le")) // 2
+            pos = {"line": line, "character": col}
+            change = {"range": {"start": pos, "end": pos}, "text": "x"}
+        else:
+            change = {"text": text}
         send({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
             "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"text": text}]}})
+            "contentChanges": [change]}})
         diagnostics_for(version)
         times.append((time.perf_counter() - start) * 1000)
     send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
@@ -83,7 +96,7 @@ def main():
     p90 = times[int(len(times) * 0.9) - 1] if len(times) >= 10 else times[-1]
     print(f"lsp ({len(text) // 1024} KiB): open {opened:.1f} ms; keystroke to diagnostics: "
           f"median {statistics.median(times):.1f} ms, p90 {p90:.1f} ms, worst {times[-1]:.1f} ms "
-          f"({keystrokes} keystrokes)")
+          f"({keystrokes} keystrokes, {'ranged edits' if incremental else 'full text'})")
 
 
 if __name__ == "__main__":
