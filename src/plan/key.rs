@@ -151,7 +151,17 @@ pub struct KeyParts {
 /// and executor names, comments and layout. An executor is written only
 /// when there is one, so the keys of plans without executors are those of
 /// before executors existed.
+/// Digests that many tasks share, computed once per plan: each agent's
+/// (by identity: agents are resolved once and shared) and that of an empty
+/// environment. Only a cache: the keys are those computed without it.
+#[derive(Default)]
+pub(super) struct KeyMemo {
+    agents: Vec<(Arc<super::types::Agent>, Key)>,
+    empty_env: Option<Key>,
+}
+
 pub(super) fn task_key(
+    memo: &mut KeyMemo,
     name: &str,
     kind: &TaskKind,
     accept: Option<&str>,
@@ -176,11 +186,18 @@ pub(super) fn task_key(
     };
     let agent = match kind {
         TaskKind::Agent { agent, .. } => {
-            let mut e = Encoder::new();
-            e.str("run", &agent.run)
-                .str("output", agent.output.as_str());
-            launched_by(&mut e, "executor", agent.executor.as_deref());
-            e.finish()
+            match memo.agents.iter().find(|(a, _)| Arc::ptr_eq(a, agent)) {
+                Some((_, k)) => *k,
+                None => {
+                    let mut e = Encoder::new();
+                    e.str("run", &agent.run)
+                        .str("output", agent.output.as_str());
+                    launched_by(&mut e, "executor", agent.executor.as_deref());
+                    let k = e.finish();
+                    memo.agents.push((Arc::clone(agent), k));
+                    k
+                }
+            }
         }
         TaskKind::Command { .. } => Encoder::new().str("agent", "").finish(),
     };
@@ -201,7 +218,16 @@ pub(super) fn task_key(
         launched_by(&mut g, "gate.executor", gate.executor.as_deref());
     }
     let gates = g.finish();
-    let env = Encoder::new().map("env", env.iter()).finish();
+    let env = match memo.empty_env {
+        Some(k) if env.is_empty() => k,
+        _ => {
+            let k = Encoder::new().map("env", env.iter()).finish();
+            if env.is_empty() {
+                memo.empty_env = Some(k);
+            }
+            k
+        }
+    };
     dep_keys.sort_unstable();
     let mut d = Encoder::new();
     for k in &dep_keys {

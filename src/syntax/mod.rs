@@ -141,7 +141,13 @@ pub fn comments(source: &str) -> Vec<Span> {
     let bytes = source.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
-    while i < bytes.len() {
+    // Jump to the next `#` or `"` (a vectorised search): everything else
+    // is skipped, and a plan is mostly text between them.
+    while let Some(n) = bytes
+        .get(i..)
+        .and_then(|rest| memchr::memchr2(b'#', b'"', rest))
+    {
+        i += n;
         match bytes[i] {
             b'#' => {
                 let end = crate::span::line_end(source, i);
