@@ -425,7 +425,8 @@ fn compile_loop(name: &str, text: Text, keep_model: bool) -> (Compilation, Optio
 
 /// Checks and plans the items of `ast` (which came from `origin`), adding
 /// the diagnostics to the front-end's `diagnostics` and sorting them.
-/// Returns them, the plan as built (errors or not) and, with `keep_model`,
+/// Returns them, the plan (`None` when there was an error: its keys are
+/// not computed) and, with `keep_model`,
 /// the checked model.
 fn analyse(
     ast: &ast::File,
@@ -437,7 +438,10 @@ fn analyse(
     diagnostics.extend(more);
     // The plan takes the model's strings; a caller that keeps the model gets a copy.
     let kept = keep_model.then(|| model.clone());
-    let (plan, more) = plan::build(model, origin);
+    // With an error already, the plan would be discarded: only the
+    // graph's diagnostics are computed, not the keys.
+    let errors = diagnostics.iter().any(Diagnostic::is_error);
+    let (plan, more) = plan::build_if(model, origin, !errors);
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
     (diagnostics, plan, kept)

@@ -158,6 +158,10 @@ pub struct KeyParts {
 pub(super) struct KeyMemo {
     agents: Vec<(Arc<super::types::Agent>, Key)>,
     empty_env: Option<Key>,
+    /// A command task's agent digest (a constant).
+    no_agent: Option<Key>,
+    /// The gates digest of a task without `accept` and gates (a constant).
+    no_gates: Option<Key>,
 }
 
 pub(super) fn task_key(
@@ -170,11 +174,6 @@ pub(super) fn task_key(
     executor: Option<&Executor>,
     mut dep_keys: Vec<Key>,
 ) -> (Key, KeyParts) {
-    fn launched_by(e: &mut Encoder, field: &str, executor: Option<&Executor>) {
-        if let Some(x) = executor {
-            e.str(field, &x.run);
-        }
-    }
     let work = match kind {
         TaskKind::Agent { prompt, .. } => Encoder::new().str("prompt", prompt).finish(),
         TaskKind::Command { run } => {
@@ -199,25 +198,17 @@ pub(super) fn task_key(
                 }
             }
         }
-        TaskKind::Command { .. } => Encoder::new().str("agent", "").finish(),
+        TaskKind::Command { .. } => *memo
+            .no_agent
+            .get_or_insert_with(|| Encoder::new().str("agent", "").finish()),
     };
-    let mut g = Encoder::new();
-    g.opt("accept", accept);
-    if accept.is_some() {
-        launched_by(&mut g, "accept.executor", executor);
-    }
-    for gate in gates {
-        match &gate.kind {
-            GateKind::Command { run } => g.str("gate.run", run),
-            GateKind::Agent { agent, prompt } => g
-                .str("gate.agent.run", &agent.run)
-                .str("gate.agent.output", agent.output.as_str())
-                .map("gate.agent.env", agent.env.iter())
-                .str("gate.prompt", prompt),
-        };
-        launched_by(&mut g, "gate.executor", gate.executor.as_deref());
-    }
-    let gates = g.finish();
+    let gates = if accept.is_none() && gates.is_empty() {
+        *memo
+            .no_gates
+            .get_or_insert_with(|| Encoder::new().opt("accept", None).finish())
+    } else {
+        gates_key(accept, gates, executor)
+    };
     let env = match memo.empty_env {
         Some(k) if env.is_empty() => k,
         _ => {
@@ -251,6 +242,35 @@ pub(super) fn task_key(
         .key("dependencies", &parts.dependencies)
         .finish();
     (key, parts)
+}
+
+/// The digest of `accept` and the gates' definitions (with the executors
+/// that launch them).
+fn gates_key(accept: Option<&str>, gates: &[Arc<Gate>], executor: Option<&Executor>) -> Key {
+    let mut g = Encoder::new();
+    g.opt("accept", accept);
+    if accept.is_some() {
+        launched_by(&mut g, "accept.executor", executor);
+    }
+    for gate in gates {
+        match &gate.kind {
+            GateKind::Command { run } => g.str("gate.run", run),
+            GateKind::Agent { agent, prompt } => g
+                .str("gate.agent.run", &agent.run)
+                .str("gate.agent.output", agent.output.as_str())
+                .map("gate.agent.env", agent.env.iter())
+                .str("gate.prompt", prompt),
+        };
+        launched_by(&mut g, "gate.executor", gate.executor.as_deref());
+    }
+    g.finish()
+}
+
+/// Writes the `run` of the executor that launches something, if any.
+fn launched_by(e: &mut Encoder, field: &str, executor: Option<&Executor>) {
+    if let Some(x) = executor {
+        e.str(field, &x.run);
+    }
 }
 
 /// The cache format version: part of every run-time key and of every entry.

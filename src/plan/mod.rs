@@ -38,7 +38,19 @@ use std::collections::HashMap;
 /// name (the file's stem, or the REEL spec's name). Graph diagnostics
 /// are computed even when the model had errors; the plan is `None` when the
 /// model is incomplete (a task without valid work or agent) or cyclic.
-pub fn build(mut model: Model, origin: &Origin) -> (Option<Plan>, Vec<Diagnostic>) {
+pub fn build(model: Model, origin: &Origin) -> (Option<Plan>, Vec<Diagnostic>) {
+    build_if(model, origin, true)
+}
+
+/// [`build`], with the graph's diagnostics always and the plan itself
+/// (resolved defaults, keys) only when `resolve` is true: a caller that
+/// already has an error discards the plan anyway, so it need not pay for
+/// the keys (the language server, on most keystrokes).
+pub fn build_if(
+    mut model: Model,
+    origin: &Origin,
+    resolve: bool,
+) -> (Option<Plan>, Vec<Diagnostic>) {
     let stem = origin.default_name();
     let mut diagnostics = Vec::new();
     let index: HashMap<&str, usize> = model
@@ -104,6 +116,9 @@ pub fn build(mut model: Model, origin: &Origin) -> (Option<Plan>, Vec<Diagnostic
     }
     graph::redundant(&model, &deps, &order, &mut diagnostics);
 
+    if !resolve {
+        return (None, diagnostics);
+    }
     // The plan takes the tasks' strings rather than copying them.
     let task_defs = std::mem::take(&mut model.tasks);
     (
