@@ -303,16 +303,12 @@ impl Server {
 
     /// Re-analyses a document and returns its diagnostics notification.
     fn update(&mut self, uri: lsp::Uri, version: i32, text: String) -> Vec<Message> {
-        let analysis = Analysis::new(&file_name(&uri), text);
+        // The previous version's unchanged items are reused, and it is
+        // freed off the answer's path.
+        let previous = self.documents.remove(&uri);
+        let analysis = Analysis::edited(&file_name(&uri), text, previous);
         let diagnostics = analysis.diagnostics(&uri);
-        if let Some(old) = self.documents.insert(uri.clone(), analysis) {
-            // Freeing the previous version's tree, model and plan (a tenth
-            // of a keystroke in a large plan) is not on the answer's path;
-            // if no thread can be started, it is freed here.
-            let _ = std::thread::Builder::new()
-                .name("lsp-free".into())
-                .spawn(move || drop(old));
-        }
+        self.documents.insert(uri.clone(), analysis);
         vec![publish(uri, diagnostics, Some(version))]
     }
 

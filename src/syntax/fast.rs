@@ -397,7 +397,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 #[cfg(test)]
 #[path = "../../bench/gen_plan.rs"]
-mod gen_plan;
+pub(super) mod gen_plan;
 
 #[cfg(test)]
 mod tests {

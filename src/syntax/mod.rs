@@ -14,8 +14,10 @@
 mod fast;
 pub mod literal;
 mod lower;
+mod reuse;
 
 pub use literal::Money;
+pub use reuse::reparse;
 
 use crate::ast::{File, Item};
 use crate::diagnostic::{Code, Diagnostic};
@@ -85,10 +87,35 @@ fn parse_parallel(source: &str, start: usize) -> Option<(Vec<Item>, Vec<Diagnost
 /// the end of the file), recovering at item boundaries. With `fast`, a task
 /// item is first read by [`fast::task`]; whatever it does not read, pest does.
 fn parse_range(source: &str, start: usize, end: usize, fast: bool) -> (Vec<Item>, Vec<Diagnostic>) {
+    let (items, diagnostics, _) = parse_items(source, start, end, fast, &mut |_| false);
+    (items, diagnostics)
+}
+
+/// [`parse_range`] (fast) that stops before parsing from a position where
+/// `stop` says so; also returns where it stopped.
+fn parse_until(
+    source: &str,
+    start: usize,
+    end: usize,
+    stop: &mut dyn FnMut(usize) -> bool,
+) -> (Vec<Item>, Vec<Diagnostic>, usize) {
+    parse_items(source, start, end, true, stop)
+}
+
+fn parse_items(
+    source: &str,
+    start: usize,
+    end: usize,
+    fast: bool,
+    stop: &mut dyn FnMut(usize) -> bool,
+) -> (Vec<Item>, Vec<Diagnostic>, usize) {
     let mut p = Lowering::default();
     let mut items = Vec::new();
     let mut pos = start;
     while pos < end {
+        if stop(pos) {
+            break;
+        }
         if fast && let Some((item, after)) = fast::task(source, pos, end) {
             items.push(item);
             pos = after;
@@ -131,7 +158,7 @@ fn parse_range(source: &str, start: usize, end: usize, fast: bool) -> (Vec<Item>
             }
         }
     }
-    (items, p.diagnostics)
+    (items, p.diagnostics, pos)
 }
 
 /// The byte spans of every `#` comment in `source` (strings are skipped).
