@@ -467,14 +467,21 @@ fn analyse(
     origin: &Origin,
     keep_model: bool,
 ) -> (Vec<Diagnostic>, Option<Plan>, Option<Model>) {
-    let (model, more) = check::check(ast, origin);
+    let (mut model, more) = check::check(ast, origin);
     diagnostics.extend(more);
-    // The plan takes the model's strings; a caller that keeps the model gets a copy.
-    let kept = keep_model.then(|| model.clone());
     // With an error already, the plan would be discarded: only the
-    // graph's diagnostics are computed, not the keys.
+    // graph's diagnostics are computed, not the keys, and the model is
+    // kept as it is. Otherwise the plan takes the model's strings, and a
+    // caller that keeps the model gets a copy.
     let errors = diagnostics.iter().any(Diagnostic::is_error);
-    let (plan, more) = plan::build_if(model, origin, !errors);
+    let (plan, more, kept) = if errors {
+        let (plan, more) = plan::build_if(&mut model, origin, false);
+        (plan, more, keep_model.then_some(model))
+    } else {
+        let kept = keep_model.then(|| model.clone());
+        let (plan, more) = plan::build_if(&mut model, origin, true);
+        (plan, more, kept)
+    };
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
     (diagnostics, plan, kept)

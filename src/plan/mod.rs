@@ -38,16 +38,18 @@ use std::collections::HashMap;
 /// name (the file's stem, or the REEL spec's name). Graph diagnostics
 /// are computed even when the model had errors; the plan is `None` when the
 /// model is incomplete (a task without valid work or agent) or cyclic.
-pub fn build(model: Model, origin: &Origin) -> (Option<Plan>, Vec<Diagnostic>) {
-    build_if(model, origin, true)
+pub fn build(mut model: Model, origin: &Origin) -> (Option<Plan>, Vec<Diagnostic>) {
+    build_if(&mut model, origin, true)
 }
 
 /// [`build`], with the graph's diagnostics always and the plan itself
 /// (resolved defaults, keys) only when `resolve` is true: a caller that
 /// already has an error discards the plan anyway, so it need not pay for
-/// the keys (the language server, on most keystrokes).
+/// the keys (the language server, on most keystrokes). Resolving takes the
+/// model's tasks (the plan keeps their strings); without it the model is
+/// left as it was, for the caller to keep.
 pub fn build_if(
-    mut model: Model,
+    model: &mut Model,
     origin: &Origin,
     resolve: bool,
 ) -> (Option<Plan>, Vec<Diagnostic>) {
@@ -110,11 +112,11 @@ pub fn build_if(
         for &i in &order {
             within[i] = false;
         }
-        if graph::cycles(&model, &deps, &within, &mut diagnostics) {
+        if graph::cycles(model, &deps, &within, &mut diagnostics) {
             return (None, diagnostics);
         }
     }
-    graph::redundant(&model, &deps, &order, &mut diagnostics);
+    graph::redundant(model, &deps, &order, &mut diagnostics);
 
     if !resolve {
         return (None, diagnostics);
@@ -122,7 +124,7 @@ pub fn build_if(
     // The plan takes the tasks' strings rather than copying them.
     let task_defs = std::mem::take(&mut model.tasks);
     (
-        resolve::resolve(&model, task_defs, stem, &deps, &order),
+        resolve::resolve(model, task_defs, stem, &deps, &order),
         diagnostics,
     )
 }

@@ -25,19 +25,16 @@ pub fn reparse(old: &str, old_items: Vec<Item>, new: &str) -> (File, Vec<Diagnos
     if start != old_start {
         return super::parse(new);
     }
-    let prefix = old
-        .bytes()
-        .zip(new.bytes())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let max_suffix = old.len().min(new.len()) - prefix;
-    let suffix = old
-        .bytes()
-        .rev()
-        .zip(new.bytes().rev())
-        .take(max_suffix)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let (o, n) = (old.as_bytes(), new.as_bytes());
+    let prefix = common(o.len().min(n.len()), |k| o[k], |k| n[k], |a, b| o[a..b] == n[a..b]);
+    let max_suffix = o.len().min(n.len()) - prefix;
+    let (ol, nl) = (o.len(), n.len());
+    let suffix = common(
+        max_suffix,
+        |k| o[ol - 1 - k],
+        |k| n[nl - 1 - k],
+        |a, b| o[ol - b..ol - a] == n[nl - b..nl - a],
+    );
     // Items are parsed from where the previous one ended.
     let mut kept = 0;
     let mut pos = start;
@@ -94,6 +91,25 @@ pub fn reparse(old: &str, old_items: Vec<Item>, new: &str) -> (File, Vec<Diagnos
         comments: comments(new),
     };
     (file, diagnostics)
+}
+
+/// How many of the first `len` positions agree (`x(k) == y(k)`), compared a
+/// block at a time (`same(a, b)`: positions `a..b` agree) and then byte by byte.
+fn common(
+    len: usize,
+    x: impl Fn(usize) -> u8,
+    y: impl Fn(usize) -> u8,
+    same: impl Fn(usize, usize) -> bool,
+) -> usize {
+    const BLOCK: usize = 256;
+    let mut k = 0;
+    while k + BLOCK <= len && same(k, k + BLOCK) {
+        k += BLOCK;
+    }
+    while k < len && x(k) == y(k) {
+        k += 1;
+    }
+    k
 }
 
 fn shift(span: &mut Span, delta: isize) {
