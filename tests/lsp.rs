@@ -279,7 +279,10 @@ task regen: refresh {
 fn initialize_announces_every_capability() {
     let c = Client::start();
     let caps = c.initialize_result()["capabilities"].clone();
-    assert_eq!(caps["textDocumentSync"]["change"], 2, "incremental sync: {caps}");
+    assert_eq!(
+        caps["textDocumentSync"]["change"], 2,
+        "incremental sync: {caps}"
+    );
     assert_eq!(caps["textDocumentSync"]["openClose"], true);
     for cap in [
         "definitionProvider",
@@ -321,16 +324,14 @@ fn ranged_edits_give_the_diagnostics_of_the_edited_text() {
     let after = "\u{FEFF}agent claude { rn = \"x\" }\ntask t \"é😀\" { promt = \"p\" }\ntask u: nope { run = \"y\" }\n";
     let mut c = Client::start();
     c.open(uri_b, before);
-    let range = |l0: u32, c0: u32, l1: u32, c1: u32| {
-        json!({"start": {"line": l0, "character": c0}, "end": {"line": l1, "character": c1}})
-    };
+    let range = |l0: u32, c0: u32, l1: u32, c1: u32| json!({"start": {"line": l0, "character": c0}, "end": {"line": l1, "character": c1}});
     c.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri_b, "version": 2},
-               "contentChanges": [
-                   {"range": range(0, 17, 0, 18), "text": ""},
-                   {"range": range(1, 19, 1, 20), "text": ""},
-               ]}),
+        "contentChanges": [
+            {"range": range(0, 17, 0, 18), "text": ""},
+            {"range": range(1, 19, 1, 20), "text": ""},
+        ]}),
     );
     c.diagnostics(uri_b, 2);
     c.notify(
@@ -341,7 +342,9 @@ fn ranged_edits_give_the_diagnostics_of_the_edited_text() {
     let edited = c.diagnostics(uri_b, 3);
     let full = c.open(uri_full, after);
     let codes = |d: &[Value]| -> Vec<(Value, Value)> {
-        d.iter().map(|d| (d["code"].clone(), d["range"].clone())).collect()
+        d.iter()
+            .map(|d| (d["code"].clone(), d["range"].clone()))
+            .collect()
     };
     assert_eq!(codes(&edited), codes(&full), "{edited:#?}");
     assert!(edited.len() >= 3, "E0002 twice and E0003: {edited:#?}");

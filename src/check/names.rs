@@ -224,9 +224,7 @@ pub fn glob_problem(pattern: &str) -> Option<String> {
     // component (`src/**/*.py`): the common case, without building a
     // matcher per pattern (that was a twentieth of a large plan's check).
     if !pattern.contains(['[', ']', '{', '}', '\\'])
-        && pattern
-            .split('/')
-            .all(|c| c == "**" || !c.contains("**"))
+        && pattern.split('/').all(|c| c == "**" || !c.contains("**"))
     {
         return None;
     }

@@ -102,7 +102,8 @@ impl Encoder {
     ) -> &mut Self {
         self.buf.extend_from_slice(b"m");
         self.bytes(field.as_bytes());
-        self.buf.extend_from_slice(&(entries.len() as u64).to_le_bytes());
+        self.buf
+            .extend_from_slice(&(entries.len() as u64).to_le_bytes());
         for (k, v) in entries {
             self.bytes(k.as_bytes());
             self.bytes(v.as_bytes());
@@ -140,17 +141,6 @@ pub struct KeyParts {
     pub dependencies: Key,
 }
 
-/// A task's definition key (docs/cache.md without `inputs`) and its components.
-///
-/// In the key: the format version, the task name, the prompt or command, the
-/// agent's `run` and `output`, `accept`, each gate's definition (command, or
-/// agent `run`/`output`/`env` and prompt), the `run` of every executor that
-/// launches one of these (`executor` argument: the task's own, for its
-/// command and `accept`), the merged environment, and the dependencies' keys
-/// (sorted). Not in it: titles, timeouts, attempts, budgets, `on_fail`, gate
-/// and executor names, comments and layout. An executor is written only
-/// when there is one, so the keys of plans without executors are those of
-/// before executors existed.
 /// Digests that many tasks share, computed once per plan: each agent's
 /// (by identity: agents are resolved once and shared) and that of an empty
 /// environment. Only a cache: the keys are those computed without it.
@@ -164,6 +154,20 @@ pub(super) struct KeyMemo {
     no_gates: Option<Key>,
 }
 
+/// A task's definition key (docs/cache.md without `inputs`) and its components.
+///
+/// In the key: the format version, the task name, the prompt or command, the
+/// agent's `run` and `output`, `accept`, each gate's definition (command, or
+/// agent `run`/`output`/`env` and prompt), the `run` of every executor that
+/// launches one of these (`executor` argument: the task's own, for its
+/// command and `accept`), the merged environment, and the dependencies' keys
+/// (sorted). Not in it: titles, timeouts, attempts, budgets, `on_fail`, gate
+/// and executor names, comments and layout. An executor is written only
+/// when there is one, so the keys of plans without executors are those of
+/// before executors existed. `memo` holds the digests many tasks share
+/// (one argument more than clippy's limit: the other seven are the key's
+/// inputs).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn task_key(
     memo: &mut KeyMemo,
     name: &str,

@@ -210,7 +210,10 @@ impl Reader<'_> {
             // than `agent` not followed by `=` on its line ends the block
             // (a syntax error here). `agent` is always a field name.
             let rest = &self.b[self.at..];
-            let blanks = rest.iter().take_while(|&&c| c == b' ' || c == b'\t').count();
+            let blanks = rest
+                .iter()
+                .take_while(|&&c| c == b' ' || c == b'\t')
+                .count();
             if rest.get(blanks) != Some(&b'=') {
                 return None;
             }
@@ -305,8 +308,7 @@ impl Reader<'_> {
             b'"' if self.b[start..].starts_with(b"\"\"\"") => {
                 let body = start + 3;
                 let close = find(&self.b[body..], b"\"\"\"")? + body;
-                let text =
-                    literal::decode_block_string(&self.src[body..close], start).ok()?;
+                let text = literal::decode_block_string(&self.src[body..close], start).ok()?;
                 self.at = close + 3;
                 ValueKind::BlockString(text)
             }
@@ -350,9 +352,7 @@ impl Reader<'_> {
                         }
                         self.at = i;
                         let span = Span::new(start, i);
-                        ValueKind::Duration(
-                            literal::decode_duration(self.text(span), span).ok()?,
-                        )
+                        ValueKind::Duration(literal::decode_duration(self.text(span), span).ok()?)
                     }
                     // `1.5`: a bad number (E0012), read by pest.
                     Some(b'.') => return None,

@@ -26,7 +26,12 @@ pub fn reparse(old: &str, old_items: Vec<Item>, new: &str) -> (File, Vec<Diagnos
         return super::parse(new);
     }
     let (o, n) = (old.as_bytes(), new.as_bytes());
-    let prefix = common(o.len().min(n.len()), |k| o[k], |k| n[k], |a, b| o[a..b] == n[a..b]);
+    let prefix = common(
+        o.len().min(n.len()),
+        |k| o[k],
+        |k| n[k],
+        |a, b| o[a..b] == n[a..b],
+    );
     let max_suffix = o.len().min(n.len()) - prefix;
     let (ol, nl) = (o.len(), n.len());
     let suffix = common(
@@ -243,12 +248,17 @@ mod tests {
             state ^= state >> 7;
             state ^= state << 17;
             let at = (state as usize) % old.len();
-            let at = (0..=at).rev().find(|&i| old.is_char_boundary(i)).unwrap_or(0);
+            let at = (0..=at)
+                .rev()
+                .find(|&i| old.is_char_boundary(i))
+                .unwrap_or(0);
             let mut new = old.clone();
             match round % 4 {
                 0 => new.insert(at, 'x'),
                 1 => {
-                    let end = (at + 1..=old.len()).find(|&i| old.is_char_boundary(i)).unwrap();
+                    let end = (at + 1..=old.len())
+                        .find(|&i| old.is_char_boundary(i))
+                        .unwrap();
                     new.replace_range(at..end, "");
                 }
                 2 => new.insert_str(at, "\"{ }\n"),
