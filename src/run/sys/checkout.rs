@@ -182,6 +182,26 @@ impl Git {
     /// anything is staged. Call [`Git::verify_checkout`] first; read the
     /// commit with [`Git::tip_containing`].
     pub fn commit_all(&self, co: &Checkout, message: &str) -> Result<(), String> {
+        self.stage_all(co)?;
+        let staged = self.try_run_co(co, &["diff", "--cached", "--quiet"])?;
+        if staged.code == 1 {
+            self.run_co(co, &["commit", "-q", "--no-verify", "-m", message])?;
+        } else if staged.code != 0 {
+            return Err(format!(
+                "`git diff --cached` failed in {}: {}",
+                co.dir.display(),
+                why(&staged)
+            ));
+        }
+        Ok(())
+    }
+
+    /// Stages everything in worktree `co` but the files loopc brought
+    /// into it (`loop.copy`, `loop.link`); a merge in progress is
+    /// resolved in the index as the files now are.
+    ///
+    /// Errors: git failed.
+    pub fn stage_all(&self, co: &Checkout) -> Result<(), String> {
         self.run_co(co, &["add", "-A"])?;
         if !co.excluded.is_empty() {
             // Unstaged again (an exclusion pathspec in `add` is refused
@@ -195,17 +215,15 @@ impl Git {
             args.extend(literal.iter().map(String::as_str));
             self.run_co(co, &args)?;
         }
-        let staged = self.try_run_co(co, &["diff", "--cached", "--quiet"])?;
-        if staged.code == 1 {
-            self.run_co(co, &["commit", "-q", "--no-verify", "-m", message])?;
-        } else if staged.code != 0 {
-            return Err(format!(
-                "`git diff --cached` failed in {}: {}",
-                co.dir.display(),
-                why(&staged)
-            ));
-        }
         Ok(())
+    }
+
+    /// The tree of worktree `co`'s index (`git write-tree`): after
+    /// [`Git::stage_all`], the tree of its files.
+    ///
+    /// Errors: git failed (an unmerged path is left in the index).
+    pub fn write_tree(&self, co: &Checkout) -> Result<String, String> {
+        Ok(self.run_co(co, &["write-tree"])?.stdout.trim().to_string())
     }
 
     /// The commit branch `branch` points at if it contains commit `base`
