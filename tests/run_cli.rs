@@ -207,7 +207,7 @@ task b { agent = bad  prompt = "y"  attempts = 2 }
     assert_eq!(repo.git(&["symbolic-ref", "--short", "HEAD"]), "main");
     // A second time there is nothing to remove, and that is not an error.
     repo.loopc(&["clean", "--integration"])
-        .stdout("nothing to clean\nno integration branch to remove (loop/cli does not exist)\n")
+        .stdout("no worktrees, task branches or logs to remove\nno integration branch to remove (loop/cli does not exist)\n")
         .status(0)
         .run();
 }
