@@ -29,9 +29,8 @@ pub struct AttemptInput {
     pub task: usize,
     /// Attempt number (1-based) shown as `LOOP_ATTEMPT`.
     pub attempt: u32,
-    /// The try's serial number (names its worktree and branch; an
-    /// infrastructure retry gets a new one but keeps `attempt`).
-    pub serial: u32,
+    /// The try (run, attempt, retry): names its worktree and task branch.
+    pub id: layout::TryId,
     /// Which try of `attempt` this is: 1, then 2… for infrastructure
     /// retries (names the log directory, [`layout::log_name`]).
     pub retry: u32,
@@ -164,8 +163,8 @@ fn failed(reason: impl Into<String>, feedback: impl Into<String>) -> Outcome {
 /// they become an [`Outcome::Infrastructure`] or a failed attempt.
 pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
     let task = &ctx.plan.tasks[input.task];
-    let worktree = ctx.layout.task_worktree(&task.name, input.serial);
-    let branch = worktree::task_branch(&ctx.slug, &task.name, input.serial);
+    let worktree = ctx.layout.task_worktree(&task.name, input.id);
+    let branch = worktree::task_branch(&ctx.slug, &task.name, input.id);
     let mut result = AttemptResult {
         input,
         outcome: Outcome::Interrupted,

@@ -22,8 +22,9 @@ pub struct RunCtx {
     pub layout: Layout,
     /// The plan's name as a ref component.
     pub slug: String,
-    /// Task branches the user has checked out elsewhere: never used.
-    pub reserved: std::collections::HashSet<String>,
+    /// The run's number ([`Layout::next_run`]): with the attempt, it names
+    /// each try's worktree and task branch.
+    pub run: u32,
     /// `refs/heads/<integration branch>`.
     pub integration_ref: String,
     /// The kill switch (shared with `git`, whose calls it also stops).

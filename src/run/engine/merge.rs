@@ -16,6 +16,7 @@ use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::gate::{self, Check, GateCost, Verdict};
 use crate::plan::{OnFail, Task};
 use crate::run::store::events::Event;
+use crate::run::store::layout::TryId;
 use crate::run::sys::git::MergeTree;
 use crate::run::sys::process::Exit;
 use crate::run::sys::worktree;
@@ -199,7 +200,7 @@ pub fn integrate(
         ctx,
         task,
         r.input.attempt,
-        r.input.serial,
+        r.input.id,
         files,
         &merged,
         head,
@@ -235,7 +236,7 @@ pub(super) fn gate_in_scratch(
     ctx: &RunCtx,
     task: &Task,
     attempt: u32,
-    serial: u32,
+    id: TryId,
     files: &AttemptFiles,
     merged: &str,
     head: &str,
@@ -252,7 +253,7 @@ pub(super) fn gate_in_scratch(
         // Nothing to check: no worktree, no `setup`.
         return Verdict::Pass;
     }
-    let scratch = ctx.layout.merge_worktree(&task.name, serial);
+    let scratch = ctx.layout.merge_worktree(&task.name, id);
     let git = ctx.git.with_timeout(task.timeout);
     let mut co = {
         let _g = ctx.worktree_lock.lock();

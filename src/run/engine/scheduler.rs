@@ -257,7 +257,11 @@ impl Scheduler {
             }
             let (attempt, retry) =
                 transition::started(&ctx.plan, state, &mut self.books, i, now_rfc3339());
-            self.next_serial(i);
+            let id = layout::TryId {
+                run: self.ctx.run,
+                attempt,
+                retry,
+            };
             let agent = self.agent_for(i);
             let slot = &mut self.books.slots[i];
             slot.since = Some(Instant::now());
@@ -265,7 +269,7 @@ impl Scheduler {
             let input = AttemptInput {
                 task: i,
                 attempt,
-                serial: slot.serial,
+                id,
                 retry,
                 base: self.head.clone(),
                 feedback: slot.feedback.clone(),
@@ -275,7 +279,7 @@ impl Scheduler {
             ts.worktree = Some(
                 self.ctx
                     .layout
-                    .task_worktree(&task.name, slot.serial)
+                    .task_worktree(&task.name, id)
                     .to_string_lossy()
                     .into_owned(),
             );
@@ -301,11 +305,11 @@ impl Scheduler {
                     cost: Cost::default(),
                     worktree: ctx
                         .layout
-                        .task_worktree(&ctx.plan.tasks[fallback.task].name, fallback.serial),
+                        .task_worktree(&ctx.plan.tasks[fallback.task].name, fallback.id),
                     branch: worktree::task_branch(
                         &ctx.slug,
                         &ctx.plan.tasks[fallback.task].name,
-                        fallback.serial,
+                        fallback.id,
                     ),
                     files: None,
                     agent_started: false,
@@ -319,24 +323,6 @@ impl Scheduler {
                 let _ = tx.send((result, Instant::now()));
             });
             self.save(state);
-        }
-    }
-
-    /// Moves task `i` to its next try's serial number, skipping those whose
-    /// task branch the user has checked out (reserved).
-    fn next_serial(&mut self, i: usize) {
-        let name = &self.ctx.plan.tasks[i].name;
-        let slot = &mut self.books.slots[i];
-        loop {
-            slot.serial += 1;
-            let branch = worktree::task_branch(&self.ctx.slug, name, slot.serial);
-            // A kept worktree (a failed attempt's, perhaps of another plan
-            // with a task of the same name) is never reused.
-            if !self.ctx.reserved.contains(&branch)
-                && !self.ctx.layout.task_worktree(name, slot.serial).exists()
-            {
-                return;
-            }
         }
     }
 

@@ -91,12 +91,10 @@ impl Scheduler {
     fn replay(&mut self, state: &mut RunState, i: usize, rk: RunKey, entry: Entry) -> bool {
         let head = self.head.clone();
         let since = Instant::now();
-        // A replay's checks run in `+merge-<task>-0`: it takes no try
-        // number, so attempt 1 after a missed replay is still `<task>-1`.
+        // A replay's checks run in `+merge-<task>.r<run>-replay`.
         let (result, cost): (Replay, Cost) = self.cache.replay(
             &self.ctx,
             i,
-            0,
             &rk,
             &entry,
             &head,
