@@ -514,14 +514,19 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         );
     }
     let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
-    match git.commit_all(&checkout, &format!("loop({}): {title}", task.name)) {
-        Ok(()) => {}
+    let known = match git.commit_all(
+        &checkout,
+        &format!("loop({}): {title}", task.name),
+        &r.input.base,
+    ) {
+        Ok(k) => k,
         Err(_) if stopping(ctx) => return Outcome::Interrupted,
         Err(e) => return Outcome::Infrastructure(format!("cannot commit: {e}")),
-    }
+    };
     // The agent may have committed itself, but never below its base: a
     // branch that dropped LOOP_BASE would lose earlier tasks' work when merged.
-    let commit = match git.tip_containing(&r.branch, &r.input.base) {
+    let tip = known.map_or_else(|| git.tip_containing(&r.branch, &r.input.base), |c| Ok(Some(c)));
+    let commit = match tip {
         Ok(Some(c)) => c,
         Ok(None) if matches!(git.commit_of(&format!("refs/heads/{}", r.branch)), Ok(None)) => {
             return Outcome::Infrastructure(format!(

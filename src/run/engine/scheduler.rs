@@ -40,6 +40,11 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// The least time between two writes of state.json during a run: with
+/// hundreds of attempts a second ending, rewriting (and syncing) the whole
+/// document on each was most of the coordinator's work.
+const SAVE_EVERY: Duration = Duration::from_millis(250);
+
 /// How the run ended.
 #[derive(Debug)]
 pub struct Finish {
@@ -70,7 +75,10 @@ pub fn run(
         refs_at_start: None,
         attributed: Vec::new(),
         save_error: None,
+        saved_at: None,
+        unsaved: false,
         limited: HashMap::new(),
+        cleanup: super::cleanup::Cleanup::start(Arc::clone(&ctx)),
         ctx,
         parallel: parallel.max(1) as usize,
         exit_status,
@@ -109,10 +117,15 @@ struct Scheduler {
     attributed: guard::Attributed,
     /// Why the last attempt to save state.json failed (`None`: it worked).
     save_error: Option<String>,
+    /// When state.json was last written, and whether it has changed since.
+    saved_at: Option<Instant>,
+    unsaved: bool,
     /// The process exit status of each outcome (recorded, not chosen here).
     exit_status: fn(RunOutcome) -> i32,
     /// Agents known to be usage or rate limited, and until when.
     limited: HashMap<String, Instant>,
+    /// Removes passed attempts' worktrees and task branches.
+    cleanup: super::cleanup::Cleanup,
 }
 
 impl Scheduler {
@@ -165,6 +178,7 @@ impl Scheduler {
                     self.finished(state, result, ended);
                     self.save(state);
                 }
+                Err(mpsc::RecvTimeoutError::Timeout) if self.unsaved => self.write_state(state),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
@@ -189,10 +203,26 @@ impl Scheduler {
         self.ctx.events.ui().line(&format!("error: {text}"));
     }
 
+    /// Records a change of `state`: state.json is rewritten (with fsync) at
+    /// most every [`SAVE_EVERY`], and within a poll of the loop after the
+    /// last change; [`Scheduler::finish`] writes the final state.
     fn save(&mut self, state: &mut RunState) {
         self.books.meter.tick();
         state.spent = self.books.meter.spent.clone();
         state.head_commit = self.head.clone();
+        match self.saved_at {
+            Some(at) if at.elapsed() < SAVE_EVERY => self.unsaved = true,
+            _ => self.write_state(state),
+        }
+    }
+
+    /// Writes state.json now.
+    fn write_state(&mut self, state: &mut RunState) {
+        self.books.meter.tick();
+        state.spent = self.books.meter.spent.clone();
+        state.head_commit = self.head.clone();
+        self.saved_at = Some(Instant::now());
+        self.unsaved = false;
         if let Err(e) = crate::run::store::state::save(&self.ctx.layout.state, state) {
             // Said once; the exit status says it too (see `finish`).
             if self.save_error.is_none() {
@@ -475,10 +505,7 @@ impl Scheduler {
                 Action::WaitForLimit(l) => self.limit_hit(state, i, &l),
                 Action::RemoveWorktree => {
                     if let Some((r, _)) = attempt {
-                        let _g = ctx.worktree_lock.lock();
-                        if let Err(e) = worktree::remove(&ctx.git, &r.worktree, Some(&r.branch)) {
-                            self.note(&e);
-                        }
+                        self.cleanup.remove(r.worktree.clone(), r.branch.clone());
                     }
                 }
             }
@@ -518,6 +545,7 @@ impl Scheduler {
     }
 
     fn finish(&mut self, state: &mut RunState) -> RunOutcome {
+        self.cleanup.finish();
         self.unattributed_ref_changes(state);
         let all_done = state.tasks.iter().all(|t| t.status.is_done());
         // A budget spent by the attempt that finished the last work stopped
@@ -544,7 +572,7 @@ impl Scheduler {
         state.exit_code = Some(code);
         state.stop_reason = self.books.stop.as_ref().map(|s| s.1.clone());
         state.finished_at = Some(now_rfc3339());
-        self.save(state);
+        self.write_state(state);
         // A run whose state is not recorded must not look like a success:
         // `loopc status` and the next run would not know what it did.
         let (outcome, code) = match &self.save_error {
