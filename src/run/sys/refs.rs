@@ -180,6 +180,63 @@ impl Git {
 #[cfg(test)]
 mod tests {
     use super::{is_oid, packed_lines};
+    use crate::run::sys::git::Git;
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// The files say what `git for-each-ref` says: packed and loose refs, a
+    /// loose ref hiding a packed one, annotated tags, a symbolic ref, a
+    /// deleted packed ref; skipped prefixes are left out.
+    #[test]
+    fn files_agree_with_for_each_ref() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        git(d, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        git(d, &["branch", "packed-then-moved"]);
+        git(d, &["branch", "gone"]);
+        git(d, &["tag", "-a", "-m", "t", "v1"]);
+        git(d, &["branch", "loopc/p/t/r1-a1"]);
+        git(d, &["pack-refs", "--all"]);
+        git(d, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        git(d, &["branch", "-f", "packed-then-moved", "HEAD"]);
+        git(d, &["branch", "-D", "gone"]);
+        git(d, &["branch", "loose"]);
+        git(d, &["symbolic-ref", "refs/heads/alias", "refs/heads/loose"]);
+        let g = Git::discover(d).unwrap();
+        let listed = git(d, &["for-each-ref", "--format=%(refname) %(objectname)"]);
+        let from_git: Vec<String> = listed
+            .lines()
+            .filter(|l| !l.starts_with("refs/heads/loopc/"))
+            .map(str::to_string)
+            .collect();
+        let from_files: Vec<String> = g
+            .refs_from_files(&["refs/heads/loopc/"])
+            .unwrap()
+            .into_iter()
+            .map(|(n, id)| format!("{n} {id}"))
+            .collect();
+        assert_eq!(from_files, from_git);
+        let head = git(d, &["rev-parse", "HEAD"]).trim().to_string();
+        assert_eq!(
+            g.ref_from_files("refs/heads/packed-then-moved"),
+            Some(Some(head))
+        );
+        assert_eq!(g.ref_from_files("refs/heads/gone"), Some(None));
+        assert!(g.ref_from_files("refs/heads/loopc/p/t/r1-a1").is_some_and(|r| r.is_some()));
+        // A symbolic ref is git's to resolve.
+        assert_eq!(g.ref_from_files("refs/heads/alias"), None);
+    }
 
     #[test]
     fn packed_refs_lines() {
