@@ -243,6 +243,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             Err(e) => return Outcome::Infrastructure(format!("cannot create worktree: {e}")),
         }
     };
+    match git.fill(&checkout) {
+        Ok(()) => {}
+        Err(_) if stopping(ctx) => return Outcome::Interrupted,
+        Err(e) => return Outcome::Infrastructure(format!("cannot create worktree: {e}")),
+    }
     checkout.excluded = ctx.brought.paths();
     if let Err(e) = super::worktree_files::place(&ctx.brought, &r.worktree) {
         return Outcome::Infrastructure(e);

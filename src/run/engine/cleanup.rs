@@ -1,21 +1,27 @@
 //! Removing the worktrees and task branches of passed attempts off the
 //! coordinating thread, which merges one attempt after another and must not
-//! wait for `git worktree remove`. One thread takes them in order: it removes
-//! each worktree (under the run's worktree lock), then deletes the task
-//! branches of all the worktrees it removed meanwhile with one `git branch
-//! -D`. [`Cleanup::finish`] waits until everything handed over is removed,
+//! wait for `git worktree remove`. One thread takes them in order: it drops
+//! each worktree from git's list (under the run's worktree lock, which
+//! every `git worktree add` takes: only the entry, the files were renamed
+//! aside first), deletes the task branches of all the worktrees it removed
+//! meanwhile with one `git branch -D`, then the files, several directories
+//! at a time and outside the lock. Once the run is stopping (Ctrl-C) it
+//! removes nothing more. [`Cleanup::finish`] waits until everything handed over is removed,
 //! so a run ends with nothing of its passed attempts left. A run killed
 //! before then leaves stale worktrees and ledgered task branches, which the
 //! next run removes (`crate::run::sys::recover`).
 
 use super::context::RunCtx;
 use crate::run::sys::worktree;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc;
 
 /// The most task branches one `git branch -D` deletes.
 const BATCH: usize = 256;
+
+/// The most threads deleting renamed-aside worktrees at once.
+const DELETERS: usize = 8;
 
 /// The clean-up thread of a run.
 pub struct Cleanup {
@@ -32,6 +38,41 @@ fn note(ctx: &RunCtx, text: &str) {
     ctx.events.ui().line(&format!("error: {text}"));
 }
 
+/// Takes the worktree at `path` out of git's list: its directory is first
+/// renamed aside (`+trash-<name>` beside it, a cheap rename), so that under
+/// the worktree lock `git worktree remove` only drops git's entry; deleting
+/// the files, slow where every freed block is discarded on the disk, happens
+/// after, outside the lock ([`delete_all`]). Returns the directory to
+/// delete, if it was renamed.
+///
+/// Errors: git failed.
+fn unregister(ctx: &RunCtx, path: &Path) -> Result<Option<PathBuf>, String> {
+    let aside = path
+        .file_name()
+        .map(|n| path.with_file_name(format!("+trash-{}", n.to_string_lossy())));
+    let aside = aside.filter(|a| std::fs::rename(path, a).is_ok());
+    let _g = ctx.worktree_lock.lock();
+    ctx.git.worktree_remove(path)?;
+    Ok(aside)
+}
+
+/// Deletes the directories `dirs` (renamed-aside worktrees), several at a
+/// time: each unlink may wait for the disk.
+fn delete_all(ctx: &RunCtx, dirs: Vec<PathBuf>) {
+    let per = dirs.len().div_ceil(DELETERS).max(1);
+    std::thread::scope(|s| {
+        for chunk in dirs.chunks(per) {
+            s.spawn(move || {
+                for d in chunk {
+                    if let Err(e) = std::fs::remove_dir_all(d) {
+                        note(ctx, &format!("cannot remove {}: {e}", d.display()));
+                    }
+                }
+            });
+        }
+    });
+}
+
 impl Cleanup {
     /// Starts the clean-up thread of the run `ctx`.
     pub fn start(ctx: Arc<RunCtx>) -> Cleanup {
@@ -42,22 +83,34 @@ impl Cleanup {
             .spawn(move || {
                 while let Ok(first) = rx.recv() {
                     let mut removed = Vec::new();
+                    let mut trash = Vec::new();
                     for (path, branch) in std::iter::once(first).chain(rx.try_iter()) {
-                        let done = {
-                            let _g = worker.worktree_lock.lock();
-                            worker.git.worktree_remove(&path)
-                        };
-                        match done {
-                            Ok(()) => removed.push(branch),
+                        // A stopping run leaves the rest to the next run's
+                        // clean-up of stale worktrees.
+                        if super::attempt::stopping(&worker) {
+                            continue;
+                        }
+                        match unregister(&worker, &path) {
+                            Ok(t) => {
+                                removed.push(branch);
+                                trash.extend(t);
+                            }
                             Err(e) => note(&worker, &e),
                         }
                         if removed.len() == BATCH {
                             break;
                         }
                     }
-                    if let Err(e) = worker.git.delete_branches(&removed) {
+                    // `git branch -D` reads every worktree's entry: not
+                    // while one is being made.
+                    let deleted = {
+                        let _g = worker.worktree_lock.lock();
+                        worker.git.delete_branches(&removed)
+                    };
+                    if let Err(e) = deleted {
                         note(&worker, &e);
                     }
+                    delete_all(&worker, trash);
                 }
             })
             .ok();

@@ -165,6 +165,19 @@ impl Git {
         Ok(())
     }
 
+    /// Checks out the files and index of worktree `co`, made without them
+    /// (`git worktree add --no-checkout`), as `git worktree add` itself
+    /// does (`git reset --hard --no-recurse-submodules`). It touches only
+    /// `co`, so it needs no lock: only registering a worktree must not
+    /// overlap another (a `git worktree add` reading the half-made entry
+    /// of another fails).
+    ///
+    /// Errors: git failed.
+    pub fn fill(&self, co: &Checkout) -> Result<(), String> {
+        self.run_co(co, &["reset", "-q", "--hard", "--no-recurse-submodules"])
+            .map(|_| ())
+    }
+
     /// Runs `git ARGS` for worktree `co`, naming its git directory and its
     /// files explicitly (`--git-dir`, `--work-tree`); any exit status.
     ///

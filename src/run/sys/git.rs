@@ -466,15 +466,20 @@ impl Git {
     }
 
     /// Adds a worktree at `path` on a new branch `branch` (or detached when
-    /// `None`) at `commit`.
+    /// `None`) at `commit`; with `checkout` false its files and index are
+    /// left for [`super::checkout`]'s `fill` (`--no-checkout`).
     pub fn worktree_add(
         &self,
         path: &Path,
         branch: Option<&str>,
         commit: &str,
+        checkout: bool,
     ) -> Result<(), String> {
         let p = path.to_string_lossy();
         let mut args = vec!["worktree", "add", "--quiet"];
+        if !checkout {
+            args.push("--no-checkout");
+        }
         match branch {
             Some(b) => args.extend(["-b", b]),
             None => args.push("--detach"),

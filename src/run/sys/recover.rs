@@ -286,9 +286,10 @@ pub fn is_leftover_worktree(git: &Git, path: &Path) -> bool {
                 .is_some_and(|p| super::git::same_path(p, &worktrees)))
 }
 
-/// Whether `name` is a merge scratch worktree's directory name.
+/// Whether `name` is a merge scratch worktree's directory name, or that of
+/// a passed attempt's worktree renamed aside to be deleted (`+trash-…`).
 fn is_scratch_name(name: &str) -> bool {
-    name.starts_with("+merge-") || name.starts_with("_merge-")
+    name.starts_with("+merge-") || name.starts_with("_merge-") || name.starts_with("+trash-")
 }
 
 /// The task and number of a worktree name of versions before run-numbered

@@ -58,12 +58,13 @@ pub fn create(git: &Git, path: &Path, branch: Option<&str>, commit: &str) -> Res
     if let Some(b) = branch {
         git.delete_ref(&format!("refs/heads/{b}"))?;
     }
-    git.worktree_add(path, branch, commit)
+    git.worktree_add(path, branch, commit, true)
 }
 
-/// Like [`create`] for a task's try on its task branch `branch`: an
-/// existing branch of that name is replaced only when loopc's ledger says
-/// loopc created it; the new branch is recorded first.
+/// Like [`create`] for a task's try on its task branch `branch`, without
+/// checking out its files ([`Git::fill`] does, outside the worktree lock):
+/// an existing branch of that name is replaced only when loopc's ledger
+/// says loopc created it; the new branch is recorded first.
 ///
 /// Errors: the branch exists and is not loopc's; the ledger, `git worktree`
 /// or the branch failed.
@@ -87,7 +88,7 @@ pub fn create_task(
     if exists {
         git.delete_ref(&refname)?;
     }
-    git.worktree_add(path, Some(branch), commit)
+    git.worktree_add(path, Some(branch), commit, false)
 }
 
 /// Pre-flight check of loopc's branch namespace for plan `plan_slug` with
