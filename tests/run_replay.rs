@@ -142,7 +142,10 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
         } else {
             format!(".loopc/logs/bad/{attempt}")
         };
-        assert!(repo.root.join(&logs).join("command.log").is_file(), "{logs}");
+        assert!(
+            repo.root.join(&logs).join("command.log").is_file(),
+            "{logs}"
+        );
     }
     repo.loopc(&["clean"]).status(0).run();
     let r = repo.loopc(&["run"]).status(1).run();

@@ -241,7 +241,11 @@ fn a_task_branch_checked_out_elsewhere_is_left_alone_and_named() {
         .collect();
     assert!(
         // The second run's only attempt of `a` (the first run's came first).
-        started.len() == 2 && started[1]["worktree"].as_str().unwrap().ends_with("a.r2-a1"),
+        started.len() == 2
+            && started[1]["worktree"]
+                .as_str()
+                .unwrap()
+                .ends_with("a.r2-a1"),
         "{started:?}"
     );
     assert_eq!(repo.status_of("a"), "passed");

@@ -530,7 +530,10 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     };
     // The agent may have committed itself, but never below its base: a
     // branch that dropped LOOP_BASE would lose earlier tasks' work when merged.
-    let tip = known.map_or_else(|| git.tip_containing(&r.branch, &r.input.base), |c| Ok(Some(c)));
+    let tip = known.map_or_else(
+        || git.tip_containing(&r.branch, &r.input.base),
+        |c| Ok(Some(c)),
+    );
     let commit = match tip {
         Ok(Some(c)) => c,
         Ok(None) if matches!(git.commit_of(&format!("refs/heads/{}", r.branch)), Ok(None)) => {

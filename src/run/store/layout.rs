@@ -443,7 +443,16 @@ mod tests {
             assert_eq!(t.name(), name);
             assert_eq!(TryId::parse(name), Some(t));
         }
-        for bad in ["1", "r-a1", "r1-a", "r1-a0", "r1-b1", "r1a1", "r1-a1.retry-", "x"] {
+        for bad in [
+            "1",
+            "r-a1",
+            "r1-a",
+            "r1-a0",
+            "r1-b1",
+            "r1a1",
+            "r1-a1.retry-",
+            "x",
+        ] {
             assert_eq!(TryId::parse(bad), None, "{bad}");
         }
         assert_eq!(split_try_suffix("mul.r2-a1"), Some(("mul", id(2, 1, 1))));

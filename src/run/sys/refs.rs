@@ -233,7 +233,10 @@ mod tests {
             Some(Some(head))
         );
         assert_eq!(g.ref_from_files("refs/heads/gone"), Some(None));
-        assert!(g.ref_from_files("refs/heads/loopc/p/t/r1-a1").is_some_and(|r| r.is_some()));
+        assert!(
+            g.ref_from_files("refs/heads/loopc/p/t/r1-a1")
+                .is_some_and(|r| r.is_some())
+        );
         // A symbolic ref is git's to resolve.
         assert_eq!(g.ref_from_files("refs/heads/alias"), None);
     }
@@ -247,7 +250,10 @@ mod tests {
         );
         assert_eq!(
             packed_lines(&text),
-            Some(vec![("refs/heads/main", a.as_str()), ("refs/tags/v1", b.as_str())])
+            Some(vec![
+                ("refs/heads/main", a.as_str()),
+                ("refs/tags/v1", b.as_str())
+            ])
         );
         assert_eq!(packed_lines("garbage\n"), None);
         assert!(is_oid(&"0".repeat(64)));

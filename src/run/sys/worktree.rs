@@ -129,8 +129,7 @@ pub fn check_namespace<'a>(
             continue;
         };
         let number = n.split('/').next().unwrap_or("");
-        if tasks.contains(task) && is_try_component(number) && !ours.contains(b.as_str())
-        {
+        if tasks.contains(task) && is_try_component(number) && !ours.contains(b.as_str()) {
             return Err(format!(
                 "the branch `{b}` has the name of one of loopc's task branches but was not \
                  created by loopc; rename or delete it"
