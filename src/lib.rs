@@ -23,6 +23,7 @@ pub mod check;
 pub mod compile;
 pub mod diagnostic;
 pub mod discover;
+pub mod expand;
 pub mod fmt;
 pub mod import;
 pub mod lsp;

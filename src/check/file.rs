@@ -233,6 +233,8 @@ impl Checker {
         let mut agent_refs: Vec<Ref> = Vec::new();
         let mut gate_refs: Vec<Ref> = Vec::new();
         agent_refs.extend(self.model.defaults.agent.clone());
+        agent_refs.extend(self.model.defaults.resolver.clone());
+        agent_refs.extend(self.model.settings.resolver.clone());
         gate_refs.extend(self.model.defaults.gates.clone().unwrap_or_default());
         for g in &self.model.gates {
             agent_refs.extend(g.agent_ref.clone());
@@ -246,6 +248,7 @@ impl Checker {
             .collect();
         for t in &self.model.tasks {
             agent_refs.extend(t.agent.clone());
+            agent_refs.extend(t.resolver.clone());
             gate_refs.extend(t.gates.clone().unwrap_or_default());
         }
         let mut agents = Known::new(&agent_names);
@@ -350,8 +353,10 @@ impl Checker {
         }
 
         // W0001: unused agents and gates. A file with an unreadable item may
-        // use them there, so the warning would be a guess.
-        let unreadable = file.items.iter().any(|i| matches!(i, Item::Error(_)));
+        // use them there, and a plan whose tasks write plan fragments
+        // (`expands`) may use them in those, so the warning would be a guess.
+        let unreadable = file.items.iter().any(|i| matches!(i, Item::Error(_)))
+            || self.model.tasks.iter().any(|t| t.expands.is_some());
         let unused: Vec<(String, Span, &str)> = self
             .model
             .agents
@@ -441,6 +446,13 @@ impl Checker {
                     in_use.insert(r.name.as_str());
                 }
             }
+            // Resolvers run under the budget too.
+            let resolvers = self.model.tasks.iter().map(|t| t.resolver.as_ref());
+            let resolvers = resolvers.chain([
+                self.model.defaults.resolver.as_ref(),
+                self.model.settings.resolver.as_ref(),
+            ]);
+            in_use.extend(resolvers.flatten().map(|r| r.name.as_str()));
             // A task agent's fallbacks may take its attempts (the chain
             // ends at a repeat: a cycle is E0006).
             let fallback_of: HashMap<&str, &str> = self

@@ -25,6 +25,8 @@ impl Checker {
             link: self.path_patterns(&f, "link"),
             notify: self.string(&f, "notify"),
             executor: self.reference(&f, "executor", "an executor"),
+            expand_depth: self.positive_int(&f, "expand_depth"),
+            resolver: self.reference(&f, "resolver", "an agent"),
         };
         // The integration branch must be a name git accepts, or the run fails
         // late; check the explicit one, or the default made from the name.
@@ -97,6 +99,7 @@ impl Checker {
             timeout: self.duration(&f, "timeout"),
             env: self.env(&f),
             executor: self.reference(&f, "executor", "an executor"),
+            resolver: self.reference(&f, "resolver", "an agent"),
         };
     }
 
@@ -380,7 +383,9 @@ impl Checker {
             changes_optional: self
                 .word(&f, "changes", CHANGES_WORDS)
                 .is_some_and(|(w, _)| w == "optional"),
+            expands: self.fragment_path(&f),
             env: self.env(&f),
+            resolver: self.reference(&f, "resolver", "an agent"),
             span: t.span,
         };
         self.model.tasks.push(def);
@@ -420,6 +425,42 @@ impl Checker {
             }
         }
         out
+    }
+
+    /// A task's `expands`: the path of the plan fragment it writes, relative
+    /// to the repository's top, ending in `.loop`, without `..` (E0009).
+    fn fragment_path(&mut self, f: &Fields<'_>) -> Option<String> {
+        let path = self.string(f, "expands")?;
+        let span = f.get("expands")?.value.span;
+        let why = if path.starts_with('/') {
+            Some("the path is absolute")
+        } else if path.split(['/', '\\']).any(|c| c == "..") {
+            Some("the path leaves the repository (`..`)")
+        } else if !path.ends_with(".loop") || path.ends_with("/.loop") || path == ".loop" {
+            Some("a plan fragment is a `.loop` file")
+        } else if path.contains('\\') {
+            Some("paths use `/`")
+        } else {
+            None
+        };
+        match why {
+            Some(why) => {
+                self.push(
+                    Diagnostic::new(
+                        Code::E0009,
+                        format!("`expands` cannot be `{path}`"),
+                        span,
+                        why,
+                    )
+                    .with_note(
+                        "`expands` names the plan fragment the task writes, relative to the \
+                         repository's top, e.g. `expands = \"plan/features.loop\"`",
+                    ),
+                );
+                None
+            }
+            None => Some(path.trim_start_matches("./").to_string()),
+        }
     }
 
     /// `loop.copy` or `loop.link`: globs of files in the main checkout.

@@ -87,6 +87,20 @@ pub fn run(args: &Args) -> i32 {
     } else {
         None
     };
+    // The tasks a run added from plan fragments: the plan grown by the
+    // fragments recorded at the producers' commits.
+    let grown;
+    let plan = match (&statuses, std::env::current_dir()) {
+        (Some(s), Ok(cwd)) if plan.tasks.iter().any(|t| t.expands.is_some()) => {
+            let base = loopc::expand::Base::of(&compiled, &plan.name);
+            grown = loopc::expand::regrow(&base, plan.clone(), |task, path| {
+                s.commit(task)
+                    .and_then(|commit| state::file_at(&cwd, commit, path))
+            });
+            &grown
+        }
+        _ => plan,
+    };
     let color = args.format == GraphFormat::Text && super::color_for(io::stdout().is_terminal());
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());

@@ -148,7 +148,13 @@ fn run_plan(args: &Args) -> Result<i32, String> {
     if let Err(missing) = loopc::run::engine::worktree_files::check(&plan, &compilation, &cwd) {
         return Err(missing.join("\nerror: "));
     }
+    let base = plan.tasks.iter().any(|t| t.expands.is_some()).then(|| {
+        let mut base = loopc::expand::Base::of(&compilation, &plan.name);
+        base.targets = words.clone();
+        base
+    });
     let options = Options {
+        base,
         jobs: args.jobs,
         dry_run: args.dry_run,
         force,

@@ -403,6 +403,17 @@ impl Analysis {
                         out.push(item(&n, lsp::CompletionItemKind::OPERATOR, "executor", doc));
                     }
                 }
+                ("resolver", false)
+                    if matches!(
+                        block,
+                        BlockKind::Task | BlockKind::Defaults | BlockKind::Loop
+                    ) =>
+                {
+                    for n in names(NameKind::Agent) {
+                        let doc = self.agent_hover(&n);
+                        out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
+                    }
+                }
                 ("fallback", false) if block == BlockKind::Agent => {
                     for n in names(NameKind::Agent) {
                         let doc = self.agent_hover(&n);
@@ -459,11 +470,11 @@ impl Analysis {
 }
 
 /// Agent, executor and gate references in a block's fields (`agent = NAME`,
-/// `fallback = NAME`, `executor = NAME`, `gates = [NAME…]`).
+/// `fallback = NAME`, `resolver = NAME`, `executor = NAME`, `gates = [NAME…]`).
 fn block_refs(block: &ast::Block, push: &mut impl FnMut(NameKind, &str, Span, bool)) {
     for f in &block.fields {
         match (f.name.text.as_str(), &f.value.kind) {
-            ("agent" | "fallback", ValueKind::Name(n)) => {
+            ("agent" | "fallback" | "resolver", ValueKind::Name(n)) => {
                 push(NameKind::Agent, n, f.value.span, false);
             }
             ("executor", ValueKind::Name(n)) => push(NameKind::Executor, n, f.value.span, false),

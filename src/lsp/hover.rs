@@ -95,6 +95,15 @@ impl Analysis {
         if let Some(a) = &t.accept {
             let _ = writeln!(s, "- accept: {}", code(&one_line(a)));
         }
+        let resolver = match (&t.resolver, &d.resolver, &self.model.settings.resolver) {
+            (Some(r), _, _) => Some((r, "")),
+            (None, Some(r), _) => Some((r, " (from defaults)")),
+            (None, None, Some(r)) => Some((r, " (from loop)")),
+            (None, None, None) => None,
+        };
+        if let Some((r, from)) = resolver {
+            let _ = writeln!(s, "- resolver: {}{from}", code(&r.name));
+        }
         let attempts = match (t.attempts, d.attempts) {
             (Some(n), _) => format!("{n}"),
             (None, Some(n)) => format!("{n} (from defaults)"),
@@ -265,6 +274,16 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
             "Executor of commands that name none (agents, gates, command tasks, `accept`)."
         }
         (Loop, "executor") => "Executor that launches `setup` (default `defaults.executor`).",
+        (Loop, "expand_depth") => {
+            "How deep plan fragments may nest (default 3): a fragment's task at this depth may not `expands`."
+        }
+        (Loop, "resolver") => {
+            "Agent that resolves merge conflicts of tasks whose block and `defaults` name none."
+        }
+        (Defaults, "resolver") => "Agent that resolves merge conflicts of tasks that name none.",
+        (Task, "resolver") => {
+            "Agent that resolves a conflict of this task's merge onto the integration branch; its resolution must pass the task's gates."
+        }
         (Gate, "run") => "Command gate: passes on exit status 0.",
         (Gate, "agent") => "Agent-judged gate: the agent reviews the diff read-only.",
         (Gate, "prompt") => "What the reviewing agent is asked (required with `agent`).",
@@ -283,6 +302,9 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Task, "timeout") => "Per-attempt timeout.",
         (Task, "changes") => {
             "`required` (default: an attempt that changes nothing fails) or `optional` (a check-only task)."
+        }
+        (Task, "expands") => {
+            "A plan fragment (a `.loop` file of tasks) the task writes; when it passes, its tasks join the plan as `<task>.<name>`, before the task's dependents."
         }
         (Task, "inputs") => {
             "Globs of files (relative to the repo root) that are part of the cache key."

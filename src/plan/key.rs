@@ -137,7 +137,8 @@ pub struct KeyParts {
 
 /// A task's definition key (docs/cache.md without `inputs`) and its components.
 ///
-/// In the key: the format version, the task name, the prompt or command, the
+/// In the key: the format version, the task name, the prompt or command
+/// (with the fragment path of `expands`, when set), the
 /// agent's `run` and `output`, `accept`, each gate's definition (command, or
 /// agent `run`/`output`/`env` and prompt), the `run` of every executor that
 /// launches one of these (`executor` argument: the task's own, for its
@@ -146,9 +147,18 @@ pub struct KeyParts {
 /// and executor names, comments and layout. An executor is written only
 /// when there is one, so the keys of plans without executors are those of
 /// before executors existed.
+///
+/// Not in it either: the `resolver`. A key says which work a recorded pass
+/// stands for; the resolver only fits that work onto whatever else was
+/// merged meanwhile, and its result passed the task's gates (which are in
+/// the key) like any merge. A replay is a fresh merge onto a new head
+/// (one that conflicts is a miss and the task runs), so a pass recorded
+/// through one resolver is as good under another, or under none.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn task_key(
     name: &str,
     kind: &TaskKind,
+    expands: Option<&str>,
     accept: Option<&str>,
     gates: &[Arc<Gate>],
     env: &BTreeMap<String, String>,
@@ -160,14 +170,21 @@ pub(super) fn task_key(
             e.str(field, &x.run);
         }
     }
-    let work = match kind {
-        TaskKind::Agent { prompt, .. } => Encoder::new().str("prompt", prompt).finish(),
-        TaskKind::Command { run } => {
-            let mut e = Encoder::new();
-            e.str("run", run);
-            launched_by(&mut e, "executor", executor);
-            e.finish()
+    let work = {
+        let mut e = Encoder::new();
+        match kind {
+            TaskKind::Agent { prompt, .. } => e.str("prompt", prompt),
+            TaskKind::Command { run } => {
+                e.str("run", run);
+                launched_by(&mut e, "executor", executor);
+                &mut e
+            }
+        };
+        // Written only when set, so that the keys of tasks without it hold.
+        if let Some(path) = expands {
+            e.str("expands", path);
         }
+        e.finish()
     };
     let agent = match kind {
         TaskKind::Agent { agent, .. } => {

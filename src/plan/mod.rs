@@ -20,8 +20,8 @@ pub use crate::model::{OnFail, OutputFormat};
 pub use key::{Key, KeyParts};
 pub use select::UnknownTask;
 pub use types::{
-    Agent, Budget, DEFAULT_ATTEMPTS, DEFAULT_FAILURES, DEFAULT_TIMEOUT, Executor, Gate, GateKind,
-    Plan, Settings, Task, TaskKind, shell_quote,
+    Agent, Budget, DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_TIMEOUT,
+    Executor, Gate, GateKind, Plan, Settings, Task, TaskKind, shell_quote,
 };
 
 use crate::check::names::branch_problem;

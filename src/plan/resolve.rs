@@ -1,12 +1,12 @@
 //! Default resolution (docs/language.md "Resolution"): each task's agent, gates,
-//! attempts, timeout and environment, and the loop's settings and budget,
+//! attempts, timeout, environment and resolver, and the loop's settings and budget,
 //! from the task, else `defaults`, else the agent, else the language's
 //! defaults. Executors, agents and gates are resolved once and shared.
 
 use super::graph;
 use super::key::{Key, task_key};
 use super::types::{Agent, Budget, Executor, Gate, GateKind, Plan, Settings, Task, TaskKind};
-use super::types::{DEFAULT_ATTEMPTS, DEFAULT_FAILURES, DEFAULT_TIMEOUT};
+use super::types::{DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_TIMEOUT};
 use crate::model::{AgentDef, GateDef, GateDefKind, Model, Ref, TaskDef, Work};
 use crate::span::Span;
 use std::collections::{BTreeMap, HashMap};
@@ -158,6 +158,15 @@ pub(super) fn resolve(
             Work::Run(_) => None,
             Work::Invalid => return None,
         };
+        let resolver = match t
+            .resolver
+            .as_ref()
+            .or(model.defaults.resolver.as_ref())
+            .or(model.settings.resolver.as_ref())
+        {
+            Some(r) => Some(resolve_agent(&r.name)?),
+            None => None,
+        };
         let gate_refs = t.gates.as_ref().or(model.defaults.gates.as_ref());
         let mut task_gates = Vec::new();
         for r in gate_refs.into_iter().flatten() {
@@ -191,6 +200,7 @@ pub(super) fn resolve(
         let (key, key_parts) = task_key(
             &name,
             &kind,
+            t.expands.as_deref(),
             accept.as_deref(),
             &task_gates,
             &env,
@@ -210,9 +220,12 @@ pub(super) fn resolve(
             timeout,
             inputs: std::mem::take(&mut t.inputs),
             changes_optional: t.changes_optional,
+            expands: t.expands.take(),
+            expanded_from: None,
             env,
             own_env,
             executor: task_executor,
+            resolver,
             dependencies,
             key,
             key_parts,
@@ -238,6 +251,7 @@ pub(super) fn resolve(
             copy: model.settings.copy.clone(),
             link: model.settings.link.clone(),
             notify: model.settings.notify.clone(),
+            expand_depth: model.settings.expand_depth.unwrap_or(DEFAULT_EXPAND_DEPTH),
             setup_executor: match &model.settings.setup {
                 Some(_) => own_or_default(model.settings.executor.as_ref())?,
                 None => None,

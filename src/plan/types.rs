@@ -12,6 +12,9 @@ use std::time::Duration;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// Default attempts per task (docs/language.md).
 pub const DEFAULT_ATTEMPTS: u32 = 3;
+/// Default of `loop.expand_depth` (docs/language.md): how deep plan
+/// fragments may nest.
+pub const DEFAULT_EXPAND_DEPTH: u32 = 3;
 /// Default consecutive failed attempts that stop a run (docs/language.md `budget.failures`).
 pub const DEFAULT_FAILURES: u32 = 3;
 
@@ -68,6 +71,9 @@ pub struct Settings {
     pub link: Vec<crate::model::PathPattern>,
     /// Command run once when the run ends, the run's state as JSON on stdin.
     pub notify: Option<String>,
+    /// How deep plan fragments may nest (≥ 1): a task of a fragment at this
+    /// depth may not expand (`loop.expand_depth`, default 3).
+    pub expand_depth: u32,
     /// The executor that launches `setup` (none without `setup`):
     /// `loop.executor`, else `defaults.executor`, else none (run directly).
     pub setup_executor: Option<Arc<Executor>>,
@@ -140,6 +146,12 @@ pub struct Task {
     pub inputs: Vec<String>,
     /// `changes = optional`: an attempt that changes nothing may pass.
     pub changes_optional: bool,
+    /// `expands`: the plan fragment the task writes (a path relative to
+    /// the repository's top), spliced into the plan when it passes.
+    pub expands: Option<String>,
+    /// For a task a plan fragment added ([`crate::expand`]): the task that
+    /// wrote the fragment. `None` for the plan's own tasks.
+    pub expanded_from: Option<String>,
     /// Environment: agent, then defaults, then task (later wins).
     pub env: BTreeMap<String, String>,
     /// The executor of the task's own commands (a command task's `run`,
@@ -149,6 +161,11 @@ pub struct Task {
     /// Environment of the defaults, then the task, without the agent's: a
     /// fallback agent's environment is merged under it.
     pub own_env: BTreeMap<String, String>,
+    /// The agent that resolves a conflict of this task's merge onto the
+    /// integration branch: the task's `resolver`, else `defaults.resolver`,
+    /// else `loop.resolver`, else none (a conflict fails the attempt).
+    /// Not part of the cache key ([`super::key`]).
+    pub resolver: Option<Arc<Agent>>,
     /// Indices (into [`Plan::tasks`]) of direct dependencies, ascending.
     pub dependencies: Vec<usize>,
     /// The definition key (docs/cache.md without the `inputs` part).

@@ -12,6 +12,11 @@
 //! written as `\n` (a centered line break in a label). Angle brackets and
 //! non-ASCII characters need no escaping in a quoted (non-HTML) string; the
 //! output is UTF-8 and says so (`charset="UTF-8"`).
+//!
+//! A task with `expands` gets a dashed cluster `cluster_<task>` labelled
+//! with its fragment's path: the tasks the fragment added (`--state`), or
+//! a dashed placeholder node `<task> …` between the task and its
+//! dependents while the fragment is still to come.
 
 use super::state::{StateMap, Status};
 use super::{kind_label, status_of, visible};
@@ -33,27 +38,38 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
         "  node [shape=box, style=\"rounded,filled\", fillcolor=\"#ffffff\", fontname=\"Helvetica\"];"
     )?;
     writeln!(out, "  edge [color=\"#555555\"];")?;
-    let mut label = String::new();
+    let clusters = super::clusters(plan);
     for (i, task) in plan.tasks.iter().enumerate() {
-        label.clear();
-        label.push_str(&task.name);
-        if let Some(title) = &task.title {
-            label.push('\n');
-            label.push_str(title);
+        if task.expanded_from.is_none() {
+            node(out, plan, statuses, i, "  ")?;
         }
-        label.push('\n');
-        label.push_str(kind_label(task));
-        let status = status_of(statuses, plan, i);
-        if let Some(s) = status {
-            label.push_str("\n[");
-            label.push_str(s.as_str());
-            label.push(']');
+    }
+    // A task with `expands`: a dashed cluster holding the tasks its
+    // fragment added, or a placeholder while it has none.
+    for c in &clusters {
+        let producer = &plan.tasks[c.producer].name;
+        writeln!(
+            out,
+            "  subgraph {} {{",
+            quote(&format!("cluster_{producer}"))
+        )?;
+        writeln!(
+            out,
+            "    label={}; style=\"dashed,rounded\"; color=\"#777777\";",
+            quote(&format!("{producer} expands {}", c.path))
+        )?;
+        for &m in &c.members {
+            node(out, plan, statuses, m, "    ")?;
         }
-        write!(out, "  {} [label={}", quote(&task.name), quote(&label))?;
-        if let Some(s) = status {
-            write_status_attrs(out, s)?;
+        if c.members.is_empty() {
+            writeln!(
+                out,
+                "    {} [label={}, style=\"rounded,dashed\", color=\"#777777\"];",
+                quote(&placeholder(producer)),
+                quote(&format!("{}\n(tasks to come)", c.path))
+            )?;
         }
-        writeln!(out, "];")?;
+        writeln!(out, "  }}")?;
     }
     for task in &plan.tasks {
         for &d in &task.dependencies {
@@ -65,7 +81,61 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
             )?;
         }
     }
+    for c in clusters.iter().filter(|c| c.members.is_empty()) {
+        let producer = &plan.tasks[c.producer].name;
+        let hole = quote(&placeholder(producer));
+        writeln!(out, "  {} -> {hole} [style=dashed];", quote(producer))?;
+        for d in plan.dependents(c.producer) {
+            writeln!(
+                out,
+                "  {hole} -> {} [style=dashed];",
+                quote(&plan.tasks[d].name)
+            )?;
+        }
+    }
     writeln!(out, "}}")
+}
+
+/// The ID of the placeholder node of an unexpanded task (no task name
+/// has a space).
+fn placeholder(producer: &str) -> String {
+    format!("{producer} …")
+}
+
+/// Writes node `i` (its label, and with `--state` its status) indented by
+/// `indent`.
+fn node(
+    out: &mut dyn Write,
+    plan: &Plan,
+    statuses: Option<&StateMap>,
+    i: usize,
+    indent: &str,
+) -> io::Result<()> {
+    let task = &plan.tasks[i];
+    let mut label = String::new();
+    label.push_str(&task.name);
+    if let Some(title) = &task.title {
+        label.push('\n');
+        label.push_str(title);
+    }
+    label.push('\n');
+    label.push_str(kind_label(task));
+    let status = status_of(statuses, plan, i);
+    if let Some(s) = status {
+        label.push_str("\n[");
+        label.push_str(s.as_str());
+        label.push(']');
+    }
+    write!(
+        out,
+        "{indent}{} [label={}",
+        quote(&task.name),
+        quote(&label)
+    )?;
+    if let Some(s) = status {
+        write_status_attrs(out, s)?;
+    }
+    writeln!(out, "];")
 }
 
 fn write_status_attrs(out: &mut dyn Write, s: Status) -> io::Result<()> {

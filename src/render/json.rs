@@ -141,6 +141,12 @@ struct TaskJson<'a> {
     timeout_ms: u64,
     inputs: &'a [String],
     env: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expands: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expanded_from: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolver: Option<AgentJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -256,5 +262,8 @@ fn task_json<'a>(plan: &'a Plan, task: &'a Task, statuses: Option<&StateMap>) ->
         timeout_ms: ms(task.timeout),
         inputs: &task.inputs,
         env: &task.env,
+        expands: task.expands.as_deref(),
+        expanded_from: task.expanded_from.as_deref(),
+        resolver: task.resolver.as_deref().map(agent_json),
     }
 }

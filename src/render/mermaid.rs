@@ -14,6 +14,11 @@
 //! `#37;` (so no label can look like a `%%` comment or directive). A line
 //! break in a title is `<br/>`; other control characters are shown as
 //! visible escapes (see [`super::visible`]).
+//!
+//! A task with `expands` gets a `subgraph c<k>` titled with its fragment's
+//! path: the tasks the fragment added (`--state`), or a placeholder node
+//! `x<k>` between the task and its dependents (dotted edges) while the
+//! fragment is still to come.
 
 use super::state::{StateMap, Status};
 use super::{kind_label, status_of, visible};
@@ -25,26 +30,41 @@ use std::io::{self, Write};
 /// Errors: only those of `out`.
 pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "flowchart TD")?;
-    let mut text = String::new();
+    let clusters = super::clusters(plan);
     for (i, task) in plan.tasks.iter().enumerate() {
-        text.clear();
-        label(&mut text, &task.name);
-        if let Some(title) = &task.title {
-            text.push_str("<br/>");
-            label(&mut text, title);
+        if task.expanded_from.is_none() {
+            node(out, plan, statuses, i, "  ")?;
         }
-        text.push_str("<br/>");
-        label(&mut text, kind_label(task));
-        if let Some(s) = status_of(statuses, plan, i) {
-            text.push_str("<br/>[");
-            text.push_str(s.as_str());
-            text.push(']');
+    }
+    // A task with `expands`: a subgraph `c<k>` holding the tasks its
+    // fragment added, or a placeholder `x<k>` while it has none.
+    for (k, c) in clusters.iter().enumerate() {
+        let mut text = String::new();
+        label(&mut text, &plan.tasks[c.producer].name);
+        text.push_str(" expands ");
+        label(&mut text, c.path);
+        writeln!(out, "  subgraph c{k} [\"{text}\"]")?;
+        for &m in &c.members {
+            node(out, plan, statuses, m, "    ")?;
         }
-        writeln!(out, "  t{i}[\"{text}\"]")?;
+        if c.members.is_empty() {
+            text.clear();
+            label(&mut text, c.path);
+            writeln!(out, "    x{k}[\"{text}<br/>(tasks to come)\"]")?;
+        }
+        writeln!(out, "  end")?;
     }
     for (i, task) in plan.tasks.iter().enumerate() {
         for &d in &task.dependencies {
             writeln!(out, "  t{d} --> t{i}")?;
+        }
+    }
+    for (k, c) in clusters.iter().enumerate() {
+        if c.members.is_empty() {
+            writeln!(out, "  t{} -.-> x{k}", c.producer)?;
+            for d in plan.dependents(c.producer) {
+                writeln!(out, "  x{k} -.-> t{d}")?;
+            }
         }
     }
     if let Some(statuses) = statuses {
@@ -83,6 +103,31 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
         }
     }
     Ok(())
+}
+
+/// Writes node `t<i>` (with `--state`, its status) indented by `indent`.
+fn node(
+    out: &mut dyn Write,
+    plan: &Plan,
+    statuses: Option<&StateMap>,
+    i: usize,
+    indent: &str,
+) -> io::Result<()> {
+    let task = &plan.tasks[i];
+    let mut text = String::new();
+    label(&mut text, &task.name);
+    if let Some(title) = &task.title {
+        text.push_str("<br/>");
+        label(&mut text, title);
+    }
+    text.push_str("<br/>");
+    label(&mut text, kind_label(task));
+    if let Some(s) = status_of(statuses, plan, i) {
+        text.push_str("<br/>[");
+        text.push_str(s.as_str());
+        text.push(']');
+    }
+    writeln!(out, "{indent}t{i}[\"{text}\"]")
 }
 
 /// Appends `s` escaped for a quoted Mermaid label to `out`.

@@ -73,6 +73,41 @@ pub fn kind_label(task: &Task) -> &str {
     }
 }
 
+/// A task with `expands` as drawn: the plan fragment it writes and the
+/// tasks that fragment added (none yet: a cluster still to be filled).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cluster<'a> {
+    /// The producing task's index.
+    pub producer: usize,
+    /// The fragment's path.
+    pub path: &'a str,
+    /// The tasks its fragment added, in topological order.
+    pub members: Vec<usize>,
+}
+
+/// The clusters of `plan`, one per task with `expands`, in topological
+/// order.
+pub fn clusters(plan: &Plan) -> Vec<Cluster<'_>> {
+    let mut out: Vec<Cluster<'_>> = Vec::new();
+    let mut of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, t) in plan.tasks.iter().enumerate() {
+        if let Some(path) = &t.expands {
+            of.insert(&t.name, out.len());
+            out.push(Cluster {
+                producer: i,
+                path,
+                members: Vec::new(),
+            });
+        }
+    }
+    for (i, t) in plan.tasks.iter().enumerate() {
+        if let Some(&k) = t.expanded_from.as_deref().and_then(|p| of.get(p)) {
+            out[k].members.push(i);
+        }
+    }
+    out
+}
+
 /// The status of task `index` under `statuses`, if `--state` found one.
 fn status_of(statuses: Option<&StateMap>, plan: &Plan, index: usize) -> Option<Status> {
     statuses.map(|s| s.status(&plan.tasks[index].name))

@@ -93,6 +93,8 @@ impl Status {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StateMap {
     statuses: HashMap<String, Status>,
+    /// The commit each task's work was merged at, where recorded.
+    commits: HashMap<String, String>,
     /// The name of the plan the state was recorded for (`"plan"`), if given.
     pub plan: Option<String>,
 }
@@ -102,6 +104,7 @@ impl StateMap {
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, Status)>) -> Self {
         StateMap {
             statuses: pairs.into_iter().map(|(n, s)| (n.to_string(), s)).collect(),
+            commits: HashMap::new(),
             plan: None,
         }
     }
@@ -110,6 +113,12 @@ impl StateMap {
     /// does not mention it (it has not been started).
     pub fn status(&self, name: &str) -> Status {
         self.statuses.get(name).copied().unwrap_or(Status::Pending)
+    }
+
+    /// The integration branch commit task `name`'s work was merged (or
+    /// replayed) at, if the state records one.
+    pub fn commit(&self, name: &str) -> Option<&str> {
+        self.commits.get(name).map(String::as_str)
     }
 
     /// The recorded status of task `name`, `None` when the state has no
@@ -123,8 +132,28 @@ impl StateMap {
 /// `<repository root>/.loopc/state.json`, or `cwd/.loopc/state.json` outside
 /// a git repository (or when git cannot be run).
 pub fn state_path(cwd: &Path) -> PathBuf {
-    let root = Command::new("git")
-        .args(["rev-parse", "--show-toplevel"])
+    let root = git_stdout(cwd, &["rev-parse", "--show-toplevel"])
+        .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cwd.to_path_buf());
+    root.join(".loopc").join("state.json")
+}
+
+/// The text of the file `path` at `commit` in the repository containing
+/// `cwd` (`git cat-file blob`), if there is one: a plan fragment a run
+/// spliced, for `loopc graph --state`.
+pub fn file_at(cwd: &Path, commit: &str, path: &str) -> Option<String> {
+    if commit.is_empty() || !commit.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    git_stdout(cwd, &["cat-file", "blob", &format!("{commit}:{path}")])
+}
+
+/// What `git ARGS`, run in `cwd`, prints, when it succeeds and prints UTF-8.
+fn git_stdout(cwd: &Path, args: &[&str]) -> Option<String> {
+    Command::new("git")
+        .args(args)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stderr(Stdio::null())
@@ -132,11 +161,6 @@ pub fn state_path(cwd: &Path) -> PathBuf {
         .ok()
         .filter(|o| o.status.success())
         .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| cwd.to_path_buf());
-    root.join(".loopc").join("state.json")
 }
 
 /// Reads the statuses of the plan called `plan_name` for the repository
@@ -197,6 +221,7 @@ pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
         }
     }
     let mut statuses = HashMap::new();
+    let mut commits = HashMap::new();
     let entry_status = |v: &Value| -> Result<Status, String> {
         let word = match v {
             Value::String(s) => s.as_str(),
@@ -221,13 +246,20 @@ pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
                     .and_then(Value::as_str)
                     .ok_or_else(|| "a task without a `name` string".to_string())?;
                 statuses.insert(name.to_string(), entry_status(v)?);
+                if let Some(c) = v.get("commit").and_then(Value::as_str) {
+                    commits.insert(name.to_string(), c.to_string());
+                }
             }
         }
         Some(_) => return Err("`tasks` is neither an object nor a list".to_string()),
         None => return Err("no `tasks` field".to_string()),
     }
     let plan = obj.get("plan").and_then(Value::as_str).map(str::to_string);
-    Ok(StateMap { statuses, plan })
+    Ok(StateMap {
+        statuses,
+        commits,
+        plan,
+    })
 }
 
 #[cfg(test)]

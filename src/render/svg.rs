@@ -77,6 +77,7 @@ enum LineStyle {
 /// Errors: only those of `out`.
 pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> io::Result<()> {
     let max_columns = ((MAX_W - 2 * PAD_X) / CHAR_W) as usize;
+    let clusters = super::clusters(plan);
     let mut nodes: Vec<Node> = plan
         .tasks
         .iter()
@@ -103,6 +104,18 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
                 text: cut(&kind, max_columns),
                 style: LineStyle::Kind,
             });
+            // A task that expands says where its fragment is and, once a
+            // run spliced it, how many tasks it added.
+            if let Some(c) = clusters.iter().find(|c| c.producer == i) {
+                let text = match c.members.len() {
+                    0 => format!("┆ expands {}", visible(c.path)),
+                    n => format!("┆ expanded {}: {n} tasks", visible(c.path)),
+                };
+                lines.push(Line {
+                    text: cut(&text, max_columns),
+                    style: LineStyle::Kind,
+                });
+            }
             let widest = lines
                 .iter()
                 .map(|l| columns(&l.text) as i64)
@@ -171,6 +184,11 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
         if let Some(title) = &task.title {
             tip.push_str(": ");
             tip.push_str(&visible(title));
+        }
+        if let Some(p) = &task.expanded_from {
+            tip.push_str(" (from the plan fragment of ");
+            tip.push_str(&visible(p));
+            tip.push(')');
         }
         if let Some(s) = status {
             tip.push_str(" [");

@@ -14,7 +14,9 @@
 //! dependencies. Columns are aligned over the whole plan. Within a layer,
 //! tasks keep the plan's topological order. Control characters and line
 //! breaks in titles are shown as escapes (`\n`, `\u{1b}`), so a title can
-//! neither break the table nor drive the terminal.
+//! neither break the table nor drive the terminal. A task with `expands`
+//! ends with `┆ ` and the fragment it writes (`(tasks to come)`), or,
+//! once a run spliced it (`--state`), the tasks it added.
 
 use super::state::{StateMap, Status};
 use super::{kind_label, status_of, visible};
@@ -67,6 +69,7 @@ pub fn render(
         .map(|s| s.as_str().len())
         .max()
         .unwrap_or(0);
+    let clusters = super::clusters(plan);
     let mut line = String::new();
     for (layer, members) in by_layer.iter().enumerate() {
         writeln!(out, "\nlayer {layer}")?;
@@ -104,6 +107,23 @@ pub fn render(
                         line.push_str(", ");
                     }
                     line.push_str(&one_line(&plan.tasks[d].name));
+                }
+            }
+            if let Some(c) = clusters.iter().find(|c| c.producer == i) {
+                if !task.dependencies.is_empty() {
+                    line.push_str("  ");
+                }
+                line.push_str("┆ ");
+                let path = one_line(c.path);
+                if c.members.is_empty() {
+                    line.push_str(&format!("expands {path} (tasks to come)"));
+                } else {
+                    let names: Vec<String> = c
+                        .members
+                        .iter()
+                        .map(|&m| one_line(&plan.tasks[m].name))
+                        .collect();
+                    line.push_str(&format!("expanded {path}: {}", names.join(", ")));
                 }
             }
             writeln!(out, "{}", line.trim_end_matches(' '))?;

@@ -133,7 +133,16 @@ fn directory(
     ))
 }
 
+/// The files of an attempt's log directory `dir` in [`ORDER`], then the
+/// rest by name, then those of its `resolver/` (a resolver's run on a
+/// conflict of the attempt's merge) in the same order.
 fn files_of(dir: &Path) -> Vec<PathBuf> {
+    let mut files = files_in(dir);
+    files.extend(files_in(&dir.join("resolver")));
+    files
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()

@@ -120,6 +120,9 @@ pub struct Options {
     pub exit_status: fn(Outcome) -> i32,
     /// How progress is shown on stderr (`-q`: none, `-v`: a line per event).
     pub progress: ui::display::Progress,
+    /// The plan's syntax tree and sources, which the plan fragments of
+    /// tasks with `expands` are compiled with (`None`: such a task fails).
+    pub base: Option<crate::expand::Base>,
 }
 
 /// Checks that the repository can be used and where the integration branch
@@ -495,8 +498,8 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         git,
         layout,
         control,
-        events,
-        worktree_lock: Mutex::new(()),
+        events: Arc::new(events),
+        worktree_lock: Arc::new(Mutex::new(())),
         brought,
     });
     ctx.events.emit(Event::RunStarted {
@@ -518,6 +521,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         state,
         cache_use,
         options.exit_status,
+        engine::expand::Growth::new(options.base.clone()),
     );
     ctx.events.ui().finish();
     let mut table = summary::table(&finish.state);

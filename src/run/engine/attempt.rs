@@ -43,6 +43,10 @@ pub struct AttemptInput {
     /// The fallback agent that takes this attempt because the task's own
     /// agent is usage or rate limited (`None`: the task's own agent).
     pub agent: Option<Arc<Agent>>,
+    /// A prompt section loopc adds for this task, after people's answers:
+    /// what it expects of the plan fragment of a task that expands
+    /// ([`super::expand::Growth::prompt_section`]); empty otherwise.
+    pub instructions: String,
 }
 
 /// Task `task` as an attempt runs it: with a fallback `agent`, that agent
@@ -126,6 +130,9 @@ pub struct AttemptResult {
     /// What the agent's output reported (`output = claude-json`,
     /// `codex-json`), when it ran.
     pub report: Option<report::AgentReport>,
+    /// The resolver's run, when the merge conflicted and the task has a
+    /// resolver ([`super::resolve`]).
+    pub resolver: Option<crate::state::ResolverRecord>,
 }
 
 /// A usage or rate limit an agent hit.
@@ -176,6 +183,7 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
         refs_before: None,
         ref_changes: Vec::new(),
         report: None,
+        resolver: None,
     };
     result.outcome = attempt(ctx, &mut result);
     // Whatever the outcome, compare the user's refs with what they were
@@ -258,10 +266,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     let prompt_text = match &task.kind {
         TaskKind::Agent { prompt, .. } => {
             // People's answers to the task's questions (`loopc answer`).
-            let answers = match crate::run::store::answers::load(&ctx.layout, &task.name) {
+            let mut answers = match crate::run::store::answers::load(&ctx.layout, &task.name) {
                 Ok(a) => crate::run::store::answers::prompt_section(&a),
                 Err(e) => return Outcome::Infrastructure(e),
             };
+            answers.push_str(&r.input.instructions);
             handoff::prompt(prompt, &answers, &r.input.progress, &r.input.feedback)
         }
         TaskKind::Command { .. } => String::new(),
@@ -393,14 +402,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // then the handoff or what the agent's output reports.
     let handoff = handoff::read(&files.handoff);
     let report = report::read(output, &stdout);
-    let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
-        handoff
-            .as_ref()
-            .ok()
-            .and_then(|h| h.as_ref())
-            .and_then(|h| h.cost_usd)
-            .and_then(crate::run::time::usd_to_micro)
-    });
+    let reported = report::reported_cost(report.as_ref(), &handoff);
     r.report = report.clone();
     let reported_error = report.as_ref().and_then(|s| s.error.clone());
     if !matches!(exit, Exit::Stopped | Exit::TimedOut)

@@ -10,7 +10,7 @@ use crate::run::store::layout::Layout;
 use crate::run::sys::git::Git;
 use crate::run::sys::process::Control;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Shared, read-mostly state of one run.
 pub struct RunCtx {
@@ -30,11 +30,31 @@ pub struct RunCtx {
     /// The kill switch (shared with `git`, whose calls it also stops).
     pub control: std::sync::Arc<Control>,
     /// The event log and display.
-    pub events: Recorder,
+    pub events: Arc<Recorder>,
     /// Serializes `git worktree add/remove` (they share `.git/worktrees`).
-    pub worktree_lock: Mutex<()>,
+    pub worktree_lock: Arc<Mutex<()>>,
     /// What `loop.copy` and `loop.link` bring into every new worktree.
     pub brought: super::worktree_files::WorktreeFiles,
+}
+
+impl RunCtx {
+    /// The same run with the plan grown to `plan` (a plan fragment was
+    /// spliced in): attempts that started before share the event log, the
+    /// kill switch and the worktree lock with those that start after.
+    pub fn with_plan(&self, plan: Plan) -> RunCtx {
+        RunCtx {
+            plan,
+            git: self.git.clone(),
+            layout: self.layout.clone(),
+            slug: self.slug.clone(),
+            run: self.run,
+            integration_ref: self.integration_ref.clone(),
+            control: Arc::clone(&self.control),
+            events: Arc::clone(&self.events),
+            worktree_lock: Arc::clone(&self.worktree_lock),
+            brought: self.brought.clone(),
+        }
+    }
 }
 
 /// The directory, inside a worktree, that holds what an agent or gate must
@@ -120,7 +140,13 @@ impl AttemptFiles {
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let work = worktree.map_or_else(|| dir.clone(), work_dir);
-        Ok(AttemptFiles {
+        Ok(AttemptFiles::in_dirs(dir, work))
+    }
+
+    /// The files of a run whose logs lie in `dir` and whose agent reads
+    /// and writes in `work` (a worktree's [`WORK_DIR`]); creates nothing.
+    pub fn in_dirs(dir: PathBuf, work: PathBuf) -> AttemptFiles {
+        AttemptFiles {
             prompt: work.join("prompt.md"),
             feedback: work.join("feedback.md"),
             progress: work.join("progress.md"),
@@ -128,7 +154,7 @@ impl AttemptFiles {
             diff: work.join("diff.patch"),
             work,
             dir,
-        })
+        }
     }
 
     /// Copies the work directory's files into the log directory.

@@ -277,13 +277,7 @@ pub fn run_checks(
         if let Some(a) = agent {
             let report = super::report::read(a.output, &stdout_path);
             let h = handoff::read(&handoff_path);
-            let reported = report.as_ref().and_then(|s| s.cost).or_else(|| {
-                h.as_ref()
-                    .ok()
-                    .and_then(|h| h.as_ref())
-                    .and_then(|h| h.cost_usd)
-                    .and_then(crate::run::time::usd_to_micro)
-            });
+            let reported = super::report::reported_cost(report.as_ref(), &h);
             cost.add_reported(reported, a);
             if !matches!(exit, Exit::Stopped | Exit::TimedOut)
                 && let Some(l) = super::attempt::Limited::of(&a.name, report.as_ref())

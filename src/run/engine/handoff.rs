@@ -38,6 +38,11 @@ pub struct Handoff {
     /// With `needs_human`: what the person must answer.
     #[serde(default)]
     pub question: Option<String>,
+    /// A resolver's handoff: the files outside the conflicted ones that its
+    /// resolution changed on purpose (paths relative to the repository
+    /// root). Other agents' handoffs may leave it out; loopc ignores it there.
+    #[serde(default)]
+    pub extra_files: Vec<String>,
 }
 
 /// The most a handoff file may be (larger is an error).

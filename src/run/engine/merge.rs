@@ -28,13 +28,21 @@ pub enum Merge {
     Advanced {
         /// The new head.
         commit: String,
-        /// `fast_forward`, `merge` or `none`.
+        /// `fast_forward`, `merge`, `resolved` or `none`.
         how: &'static str,
     },
     /// The change conflicts with the integration branch in these paths.
     Conflict(Vec<String>),
     /// The merge result failed a check.
     Rejected(Verdict),
+    /// The change conflicted and the task's resolver did not resolve it
+    /// (docs/running.md: a conflict, with the resolver's output as feedback).
+    Unresolved {
+        /// One line.
+        reason: String,
+        /// Feedback for the next attempt.
+        feedback: String,
+    },
     /// The run is stopping.
     Stopped,
     /// loopc could not merge (git failed, the branch moved under it).
@@ -61,16 +69,40 @@ pub struct Landed {
 /// moved the branch onto a descendant of `head`, it is adopted: later
 /// attempts start from (and merge into) it; a move that drops loopc's
 /// merged work is [`Landed::moved_off`].
+///
+/// A conflict goes to the task's resolver, if it has one
+/// ([`super::resolve`]); `landings` are the tasks whose work moved the
+/// integration branch in this run, with the heads they moved it to, in order.
 pub fn land(
     ctx: &RunCtx,
     r: &mut AttemptResult,
     commit: &str,
     head: &str,
     earlier: &[Check],
+    landings: &[(usize, String)],
 ) -> Landed {
     let task = &ctx.plan.tasks[r.input.task];
     let mut cost = Cost::default();
-    let merged = integrate(ctx, r, commit, head, earlier, &mut cost);
+    let mut merged = integrate(ctx, r, commit, head, earlier, &mut cost);
+    if let Merge::Conflict(paths) = &merged
+        && let Some(agent) = &task.resolver
+    {
+        let side = super::resolve::Side {
+            commit,
+            head,
+            conflicts: paths,
+            landings,
+            earlier,
+        };
+        let (m, record) = super::resolve::resolve(ctx, r, agent, &side, &mut cost);
+        ctx.events.emit(Event::ResolverFinished {
+            task: task.name.clone(),
+            attempt: r.input.attempt,
+            record: record.clone(),
+        });
+        r.resolver = Some(record);
+        merged = m;
+    }
     r.cost.absorb(cost);
     let mut landed = Landed {
         outcome: r.outcome.clone(),
@@ -98,6 +130,11 @@ pub fn land(
                  integration branch head; redo the change on top of it.",
                 paths.join("\n")
             ),
+            on_fail: OnFail::Retry,
+        },
+        Merge::Unresolved { reason, feedback } => Outcome::Failed {
+            reason,
+            feedback,
             on_fail: OnFail::Retry,
         },
         Merge::Rejected(Verdict::Reject {

@@ -1,9 +1,11 @@
 //! The engine: what `loopc run` decides and in which order. The
 //! [`scheduler`] (the one thread that moves the integration branch) starts
 //! [`attempt`]s on a thread pool, judges them by [`gate`]s, brings passed
-//! work onto the integration branch ([`merge`]), replays and records passes
+//! work onto the integration branch ([`merge`]; a conflict goes to the
+//! task's resolver, [`resolve`]), replays and records passes
 //! in the [`cache`], and keeps the [`budget`]; [`dry_run`] answers
-//! `run --dry-run` from the same keys.
+//! `run --dry-run` from the same keys; [`expand`] grows the plan by the
+//! plan fragments tasks write.
 //!
 //! Also here, because only the engine uses them: [`context`] (what every
 //! part of one run shares: plan, repository, `.loopc/` layout, kill switch,
@@ -27,6 +29,7 @@ mod cleanup;
 pub mod context;
 pub mod dry_run;
 pub mod executor;
+pub mod expand;
 pub mod gate;
 mod gitlinks;
 pub mod guard;
@@ -37,6 +40,7 @@ pub mod notify;
 pub mod programs;
 pub mod replay;
 pub mod report;
+pub mod resolve;
 pub mod scheduler;
 pub mod transition;
 pub mod uncommitted;

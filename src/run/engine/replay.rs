@@ -48,6 +48,13 @@ impl RunCache {
         }
     }
 
+    /// The plan grew: `from` gives, for each task of the new plan, its
+    /// index in the old one ([`super::expand::old_indices`]).
+    pub fn reorder(&mut self, from: &[Option<usize>]) {
+        self.keys = super::expand::reorder(std::mem::take(&mut self.keys), from);
+        self.cache.forced = super::expand::reorder(std::mem::take(&mut self.cache.forced), from);
+    }
+
     /// Task `i`'s run-time key with its work starting at `base`; `None`
     /// (with a note on the display) when it cannot be computed.
     fn key_at(&mut self, ctx: &RunCtx, i: usize, base: &str) -> Option<RunKey> {

@@ -131,6 +131,22 @@ impl AgentReport {
     }
 }
 
+/// The cost (micro-dollars) an agent's run reported: what its output
+/// reported, else its handoff's `cost_usd`; `None` when neither did.
+pub fn reported_cost(
+    report: Option<&AgentReport>,
+    handoff: &Result<Option<super::handoff::Handoff>, String>,
+) -> Option<u64> {
+    report.and_then(|s| s.cost).or_else(|| {
+        handoff
+            .as_ref()
+            .ok()
+            .and_then(|h| h.as_ref())
+            .and_then(|h| h.cost_usd)
+            .and_then(crate::run::time::usd_to_micro)
+    })
+}
+
 /// A field that is read only when it has the expected shape (an object or
 /// an array); anything else is skipped, so one odd message does not hide
 /// the rest of the output.

@@ -17,11 +17,13 @@
 //! `waits`'s.
 
 mod cached;
+mod grow;
 mod waits;
 
 use super::attempt::{self, AttemptInput, AttemptResult, Outcome};
 use super::budget::{Cost, Meter};
 use super::context::RunCtx;
+use super::expand::Growth;
 use super::gate::{self, Check};
 use super::guard;
 use super::merge;
@@ -57,13 +59,16 @@ pub struct Finish {
 /// Runs the plan to the end. `parallel` is the number of tasks at once
 /// (≥ 1); `state` the initial state (every task pending); `exit_status`
 /// the process exit status of each outcome, for state.json and the
-/// `run_finished` event.
+/// `run_finished` event; `growth` the plan fragments' compiler
+/// ([`super::expand`]). The plan `ctx` holds grows as tasks with `expands`
+/// pass; the final state has every task it grew by.
 pub fn run(
     ctx: Arc<RunCtx>,
     parallel: u32,
     mut state: RunState,
     cache: CacheUse,
     exit_status: fn(RunOutcome) -> i32,
+    growth: Growth,
 ) -> Finish {
     let mut sched = Scheduler {
         cache: RunCache::new(ctx.plan.tasks.len(), cache),
@@ -71,6 +76,7 @@ pub fn run(
         defer_ref: false,
         head: state.head_commit.clone(),
         merged_checks: Vec::new(),
+        landings: Vec::new(),
         running: 0,
         refs_at_start: None,
         attributed: Vec::new(),
@@ -79,6 +85,7 @@ pub fn run(
         unsaved: false,
         limited: HashMap::new(),
         cleanup: super::cleanup::Cleanup::start(Arc::clone(&ctx)),
+        growth,
         ctx,
         parallel: parallel.max(1) as usize,
         exit_status,
@@ -108,6 +115,10 @@ struct Scheduler {
     head: String,
     /// Command checks of tasks merged in this run (gated again on merges).
     merged_checks: Vec<Check>,
+    /// Each task whose work moved the integration branch in this run, with
+    /// the head it moved it to, in order (a resolver's prompt names the
+    /// tasks a change conflicted with, [`super::resolve`]).
+    landings: Vec<(usize, String)>,
     running: usize,
     /// The cache, `--force` and the keys known so far.
     cache: RunCache,
@@ -126,13 +137,22 @@ struct Scheduler {
     limited: HashMap<String, Instant>,
     /// Removes passed attempts' worktrees and task branches.
     cleanup: super::cleanup::Cleanup,
+    /// The plan fragments spliced so far ([`super::expand`]).
+    growth: Growth,
 }
 
 impl Scheduler {
     fn drive(&mut self, state: &mut RunState) -> RunOutcome {
         // No more threads than tasks: `-j 100000` must not start 100,000
         // threads for three tasks (at most `parallel` attempts run at once).
-        let threads = self.parallel.min(self.ctx.plan.tasks.len()).max(1);
+        // A plan that may grow may need them all.
+        let grows = self.ctx.plan.tasks.iter().any(|t| t.expands.is_some());
+        let known = if grows {
+            self.parallel
+        } else {
+            self.ctx.plan.tasks.len()
+        };
+        let threads = self.parallel.min(known).max(1);
         let pool = match rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("loopc-task-{i}"))
@@ -144,7 +164,9 @@ impl Scheduler {
                 return self.finish(state);
             }
         };
-        let (tx, rx) = mpsc::channel::<(AttemptResult, Instant)>();
+        // Each result comes with its task's name: the plan may have grown
+        // (and its indices moved) while the attempt ran.
+        let (tx, rx) = mpsc::channel::<(AttemptResult, Instant, String)>();
         self.save(state);
         loop {
             if interrupt::requested() && self.books.stop_kind() != Some(StopKind::Interrupted) {
@@ -173,8 +195,11 @@ impl Scheduler {
                 break;
             }
             match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok((result, ended)) => {
+                Ok((mut result, ended, name)) => {
                     self.running -= 1;
+                    if let Some(i) = self.ctx.plan.task_index(&name) {
+                        result.input.task = i;
+                    }
                     self.finished(state, result, ended);
                     self.save(state);
                 }
@@ -239,7 +264,7 @@ impl Scheduler {
         &mut self,
         state: &mut RunState,
         pool: &rayon::ThreadPool,
-        tx: &mpsc::Sender<(AttemptResult, Instant)>,
+        tx: &mpsc::Sender<(AttemptResult, Instant, String)>,
     ) {
         self.replay_fast_forwards(state);
         for i in 0..self.ctx.plan.tasks.len() {
@@ -305,6 +330,7 @@ impl Scheduler {
                 feedback: slot.feedback.clone(),
                 progress: progress::read(&self.ctx.layout.progress),
                 agent,
+                instructions: self.growth.prompt_section(&ctx.plan, i),
             };
             ts.worktree = Some(
                 self.ctx
@@ -346,11 +372,13 @@ impl Scheduler {
                     refs_before: None,
                     ref_changes: Vec::new(),
                     report: None,
+                    resolver: None,
                     input: fallback,
                 });
                 // When it ended, measured here: the coordinator may get to
                 // it later, after a budget it noticed meanwhile.
-                let _ = tx.send((result, Instant::now()));
+                let name = ctx.plan.tasks[result.input.task].name.clone();
+                let _ = tx.send((result, Instant::now(), name));
             });
             self.save(state);
         }
@@ -406,10 +434,36 @@ impl Scheduler {
             r.outcome = self.refs_changed(state, &r, r.outcome.clone());
         }
         let merge_base = self.head.clone();
+        // A plan fragment is judged before the merge: one that does not
+        // check fails the attempt, and nothing of it runs.
+        let mut accepted = None;
+        if let Outcome::Passed { commit, .. } = &r.outcome
+            && let Some(judged) = self.growth.judge(&self.ctx, i, commit)
+        {
+            match judged {
+                Ok(a) => accepted = Some(a),
+                Err(rejected) => {
+                    r.outcome = Outcome::Failed {
+                        reason: rejected.reason,
+                        feedback: rejected.report,
+                        on_fail: crate::model::OnFail::Retry,
+                    }
+                }
+            }
+        }
         let outcome = match r.outcome.clone() {
             Outcome::Passed { commit, .. } => {
-                let landed =
-                    merge::land(&self.ctx, &mut r, &commit, &self.head, &self.merged_checks);
+                let landed = merge::land(
+                    &self.ctx,
+                    &mut r,
+                    &commit,
+                    &self.head,
+                    &self.merged_checks,
+                    &self.landings,
+                );
+                if landed.head != self.head && matches!(landed.outcome, Outcome::Passed { .. }) {
+                    self.landings.push((i, landed.head.clone()));
+                }
                 self.head = landed.head;
                 if let Some(why) = landed.moved_off {
                     self.set_stop(StopKind::BranchMoved, why);
@@ -444,9 +498,14 @@ impl Scheduler {
                 .then(|| r.worktree.to_string_lossy().into_owned()),
             agent: r.report.as_ref().map(|rep| rep.record()),
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
+            resolver: r.resolver.clone(),
         };
+        let passed = matches!(finished.outcome, Outcome::Passed { .. });
         let actions = transition::finished(&self.ctx.plan, state, &mut self.books, finished);
         self.apply(state, i, actions, Some((&r, &merge_base)));
+        if passed && let Some(a) = accepted {
+            self.splice(state, a);
+        }
     }
 
     /// Carries out a transition's `actions` for task `i`; `attempt` is the

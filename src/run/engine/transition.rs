@@ -95,27 +95,7 @@ pub fn initial(plan: &Plan, plan_file: &str, head: &str, now: String) -> RunStat
         tasks: plan
             .tasks
             .iter()
-            .map(|t| TaskState {
-                name: t.name.clone(),
-                title: t.title.clone(),
-                status: TaskStatus::Pending,
-                attempts: 0,
-                started_at: None,
-                finished_at: None,
-                duration_ms: 0,
-                cost_micro_usd: 0,
-                cost_unknown: false,
-                summary: None,
-                reason: None,
-                commit: None,
-                worktree: None,
-                logs: None,
-                cache_key: None,
-                history: Vec::new(),
-                waiting_until: None,
-                waiting_for: None,
-                question: None,
-            })
+            .map(|t| TaskState::pending(t.name.clone(), t.title.clone()))
             .collect(),
     }
 }
@@ -197,6 +177,9 @@ pub struct Finished {
     pub agent: Option<state::AgentRecord>,
     /// The fallback agent that ran the attempt, if the task's own did not.
     pub fallback: Option<String>,
+    /// The resolver's run on a conflict of the attempt's merge: once its
+    /// agent started, one more iteration of the run.
+    pub resolver: Option<state::ResolverRecord>,
 }
 
 /// Task `i`'s attempt finished: counts its cost and outcome, decides
@@ -213,6 +196,12 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         )
     });
     let mut f = f;
+    // A resolver is an agent run of its own: an iteration, whatever
+    // became of the attempt (unless Ctrl-C or SIGTERM cut it off, as for
+    // an attempt).
+    if f.resolver.as_ref().is_some_and(|r| r.started) && !f.signalled {
+        books.meter.spent.iterations += 1;
+    }
     // From the moment the agent started, the attempt counts: what fails
     // after it (a commit, a diff, a gate that cannot run, the merge) is a
     // failed attempt, not an infrastructure failure to retry for free.
@@ -265,6 +254,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         worktree: f.worktree.clone().filter(|_| kept),
         agent: f.agent.clone(),
         fallback: f.fallback.clone(),
+        resolver: f.resolver.clone(),
     });
     out.push(Action::Emit(Event::AttemptFinished {
         task: task.name.clone(),

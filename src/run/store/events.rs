@@ -105,8 +105,19 @@ pub enum Event {
         task: String,
         /// The integration branch's new head.
         commit: String,
-        /// `fast_forward`, `merge` (gated again) or `none` (nothing to merge).
+        /// `fast_forward`, `merge` (gated again), `resolved` (a resolver's
+        /// resolution of a conflict, gated) or `none` (nothing to merge).
         how: String,
+    },
+    /// A resolver ran on a conflict of an attempt's merge.
+    ResolverFinished {
+        /// The task.
+        task: String,
+        /// The attempt whose merge conflicted.
+        attempt: u32,
+        /// What the resolver did.
+        #[serde(flatten)]
+        record: crate::state::ResolverRecord,
     },
     /// A task's recorded pass was replayed from the cache (docs/running.md step 1).
     Cached {
@@ -127,6 +138,16 @@ pub enum Event {
         key: String,
         /// Why (a conflict, a failing check).
         reason: String,
+    },
+    /// A task's plan fragment was spliced into the plan (`expands`): its
+    /// tasks run next, before the task's dependents.
+    Expanded {
+        /// The task that wrote the fragment.
+        task: String,
+        /// The fragment's path (relative to the repository's top).
+        fragment: String,
+        /// The tasks it added, in the plan's order.
+        tasks: Vec<String>,
     },
     /// A task reached a final state.
     TaskFinished {

@@ -221,19 +221,7 @@ impl Git {
             .as_deref()
             .and_then(|b| self.ref_from_files(b))
             .is_some_and(|tip| tip.as_deref() == Some(base));
-        self.run_co(co, &["add", "-A"])?;
-        if !co.excluded.is_empty() {
-            // Unstaged again (an exclusion pathspec in `add` is refused
-            // for an ignored path).
-            let literal: Vec<String> = co
-                .excluded
-                .iter()
-                .map(|p| format!(":(literal){p}"))
-                .collect();
-            let mut args = vec!["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"];
-            args.extend(literal.iter().map(String::as_str));
-            self.run_co(co, &args)?;
-        }
+        self.stage_all(co)?;
         // Commit first: with nothing staged it fails, and only then is
         // the index asked whether that was all (one process when there is
         // work to commit, the usual case).
@@ -265,6 +253,36 @@ impl Git {
             .as_deref()
             .and_then(|b| self.ref_from_files(b))
             .flatten())
+    }
+
+    /// Stages everything in worktree `co` but the files loopc brought
+    /// into it (`loop.copy`, `loop.link`); a merge in progress is
+    /// resolved in the index as the files now are.
+    ///
+    /// Errors: git failed.
+    pub fn stage_all(&self, co: &Checkout) -> Result<(), String> {
+        self.run_co(co, &["add", "-A"])?;
+        if !co.excluded.is_empty() {
+            // Unstaged again (an exclusion pathspec in `add` is refused
+            // for an ignored path).
+            let literal: Vec<String> = co
+                .excluded
+                .iter()
+                .map(|p| format!(":(literal){p}"))
+                .collect();
+            let mut args = vec!["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"];
+            args.extend(literal.iter().map(String::as_str));
+            self.run_co(co, &args)?;
+        }
+        Ok(())
+    }
+
+    /// The tree of worktree `co`'s index (`git write-tree`): after
+    /// [`Git::stage_all`], the tree of its files.
+    ///
+    /// Errors: git failed (an unmerged path is left in the index).
+    pub fn write_tree(&self, co: &Checkout) -> Result<String, String> {
+        Ok(self.run_co(co, &["write-tree"])?.stdout.trim().to_string())
     }
 
     /// The commit branch `branch` points at if it contains commit `base`

@@ -33,6 +33,31 @@ impl Git {
         parse_merge_tree(out)
     }
 
+    /// The tree `git merge-tree --write-tree` makes of `ours` and `theirs`
+    /// whether or not they conflict: a conflicted file holds its conflict
+    /// markers, in `diff3` style. It is what `git merge` with that style
+    /// leaves in a worktree before anyone resolves it.
+    ///
+    /// Errors: git fails.
+    pub fn merge_tree_with_markers(&self, ours: &str, theirs: &str) -> Result<String, String> {
+        let args = [
+            "-c",
+            "merge.conflictStyle=diff3",
+            "merge-tree",
+            "--write-tree",
+            "--name-only",
+            "--no-messages",
+            ours,
+            theirs,
+        ];
+        let out = self.try_run_in(&self.root, &args)?;
+        let tree = out.stdout.lines().next().unwrap_or("").trim().to_string();
+        if !matches!(out.code, 0 | 1) || tree.is_empty() {
+            return Err(format!("`git merge-tree` failed: {}", why(&out)));
+        }
+        Ok(tree)
+    }
+
     /// Replays the change `base..theirs` onto `ours` without touching any
     /// worktree (`git merge-tree --write-tree --merge-base=BASE`), as
     /// `git cherry-pick` would.

@@ -275,6 +275,21 @@ fn plain_line(event: &Event) -> Option<String> {
                 short(commit)
             )
         }
+        Event::ResolverFinished {
+            task,
+            attempt,
+            record,
+        } => match &record.reason {
+            None => format!(
+                "loopc: {task} attempt {attempt}: resolver {} resolved the conflict in {}",
+                record.agent,
+                record.conflicts.join(", ")
+            ),
+            Some(r) => format!(
+                "loopc: {task} attempt {attempt}: resolver {} did not resolve the conflict: {r}",
+                record.agent
+            ),
+        },
         Event::Cached {
             task, commit, how, ..
         } if how == "none" => format!(
@@ -291,6 +306,15 @@ fn plain_line(event: &Event) -> Option<String> {
         Event::CacheMiss { task, reason, .. } => {
             format!("loopc: {task}: cache entry not used: {reason}")
         }
+        Event::Expanded {
+            task,
+            fragment,
+            tasks,
+        } => format!(
+            "loopc: {task}: plan fragment {fragment} added {} task(s): {}",
+            tasks.len(),
+            tasks.join(", ")
+        ),
         Event::TaskFinished {
             task,
             status,

@@ -1,6 +1,7 @@
 //! The table printed at the end of a run and by `loopc status`: task,
-//! status, attempts, time, cost. Text from agents is shown with its control
-//! characters escaped.
+//! status, attempts, time, cost, then the run's totals (budget, warnings,
+//! the tasks plan fragments added, why tasks did not pass). Text from
+//! agents is shown with its control characters escaped.
 
 use super::display::sanitize_line;
 use crate::state::{RunState, TaskStatus};
@@ -123,6 +124,24 @@ pub fn table(state: &RunState) -> String {
     }
     for w in &state.warnings {
         out.push_str(&format!("warning: {}\n", sanitize_line(w)));
+    }
+    // Tasks that plan fragments added, by the task that wrote each.
+    let mut producers: Vec<(&str, Vec<&str>)> = Vec::new();
+    for t in &state.tasks {
+        if let Some(p) = &t.expanded_from {
+            match producers.iter_mut().find(|(q, _)| q == p) {
+                Some((_, added)) => added.push(&t.name),
+                None => producers.push((p, vec![&t.name])),
+            }
+        }
+    }
+    for (p, added) in producers {
+        out.push_str(&format!(
+            "grown: {p}'s plan fragment added {} task{}: {}\n",
+            added.len(),
+            if added.len() == 1 { "" } else { "s" },
+            added.join(", ")
+        ));
     }
     for t in &state.tasks {
         if let Some(r) = &t.reason

@@ -91,18 +91,36 @@ impl Scheduler {
     fn replay(&mut self, state: &mut RunState, i: usize, rk: RunKey, entry: Entry) -> bool {
         let head = self.head.clone();
         let since = Instant::now();
-        // A replay's checks run in `+merge-<task>.r<run>-replay`.
-        let (result, cost): (Replay, Cost) = self.cache.replay(
-            &self.ctx,
-            i,
-            &rk,
-            &entry,
-            &head,
-            &self.merged_checks,
-            self.defer_ref,
-        );
+        // The fragment of a task that expands is judged from the recorded
+        // commit before anything is replayed: one that no longer checks
+        // with this plan is a miss, and the task runs with the diagnostics
+        // as its feedback.
+        let mut accepted = None;
+        let judged = self.growth.judge(&self.ctx, i, &entry.commit);
+        let (result, cost): (Replay, Cost) = match judged {
+            Some(Err(rejected)) => {
+                self.books.slots[i].feedback = rejected.report;
+                (Replay::Miss(rejected.reason), Cost::default())
+            }
+            judged => {
+                accepted = judged.and_then(Result::ok);
+                // A replay's checks run in `+merge-<task>.r<run>-replay`.
+                self.cache.replay(
+                    &self.ctx,
+                    i,
+                    &rk,
+                    &entry,
+                    &head,
+                    &self.merged_checks,
+                    self.defer_ref,
+                )
+            }
+        };
         let done = match &result {
             Replay::Done { commit, .. } => {
+                if *commit != self.head {
+                    self.landings.push((i, commit.clone()));
+                }
                 self.head = commit.clone();
                 true
             }
@@ -122,6 +140,9 @@ impl Scheduler {
         };
         let actions = transition::replayed(&self.ctx.plan, state, &mut self.books, replayed);
         self.apply(state, i, actions, None);
+        if done && let Some(a) = accepted {
+            self.splice(state, a);
+        }
         done
     }
 }

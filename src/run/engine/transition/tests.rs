@@ -88,6 +88,7 @@ fn attempt_after(
             worktree: Some("worktrees/a-1".into()),
             agent: None,
             fallback: None,
+            resolver: None,
         },
     )
 }
@@ -391,6 +392,7 @@ fn interrupted_attempts_count_only_when_the_time_budget_stopped_them() {
         worktree: None,
         agent: None,
         fallback: None,
+        resolver: None,
     };
     let mut ctrl_c = (state.clone(), Books::new(&p, Meter::new(p.budget.clone())));
     ctrl_c.1.meter.spent.iterations = 1;
@@ -548,4 +550,60 @@ fn the_budget_reached_first_is_the_reason_whenever_it_is_noticed() {
     books.set_stop(StopKind::Interrupted, "i".into());
     books.set_budget_stop(0, "earlier".into());
     assert_eq!(books.stop_kind(), Some(StopKind::Interrupted));
+}
+
+#[test]
+fn a_resolvers_run_is_one_more_iteration_and_in_the_attempts_history() {
+    let (p, mut state, mut books) =
+        setup("agent a { run = \"x\" }\ntask t { agent = a  prompt = \"p\" }\n");
+    let i = index(&p, "t");
+    let record = state::ResolverRecord {
+        agent: "a".into(),
+        conflicts: vec!["f.txt".into()],
+        resolved: true,
+        logs: "logs/t/1/resolver".into(),
+        started: true,
+        ..state::ResolverRecord::default()
+    };
+    let finish = |signalled: bool, state: &mut RunState, books: &mut Books| {
+        let (n, _) = started(&p, state, books, i, "t1".into());
+        finished(
+            &p,
+            state,
+            books,
+            Finished {
+                task: i,
+                attempt: n,
+                outcome: if signalled {
+                    Outcome::Interrupted
+                } else {
+                    passed()
+                },
+                cost: Cost::default(),
+                elapsed_ms: Some(5),
+                head: "h1".into(),
+                now: "t2".into(),
+                signalled,
+                past_deadline: false,
+                ended_ms: 5,
+                agent_started: true,
+                logs: Some("logs/t/1".into()),
+                worktree: None,
+                agent: None,
+                fallback: None,
+                resolver: Some(record.clone()),
+            },
+        )
+    };
+    let mut cut = (state.clone(), Books::new(&p, Meter::new(p.budget.clone())));
+    finish(false, &mut state, &mut books);
+    assert_eq!(
+        books.meter.spent.iterations, 2,
+        "the attempt and its resolver"
+    );
+    assert_eq!(state.tasks[i].attempts, 1, "not one of the task's attempts");
+    assert_eq!(state.tasks[i].history[0].resolver.as_ref(), Some(&record));
+    // Cut off by Ctrl-C: neither the attempt nor its resolver counts.
+    finish(true, &mut cut.0, &mut cut.1);
+    assert_eq!(cut.1.meter.spent.iterations, 0);
 }

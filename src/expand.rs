@@ -1,0 +1,479 @@
+//! Plans that grow: a task with `expands = "PATH"` writes a plan fragment,
+//! a `.loop` file of tasks, and the plan grows by it once the task passes
+//! (docs/language.md "Plan fragments", docs/running.md).
+//!
+//! A fragment is compiled with its plan, never alone: its tasks are added
+//! to the plan's syntax tree, named `<producer>.<name>` (dependencies
+//! between them renamed alike), each depending on the task that produced
+//! it, and every task that depended on the producer also waits for all of
+//! them. The grown tree goes through the one checker and plan phase
+//! ([`crate::check::check`], [`crate::plan::build`]), so the fragment's tasks
+//! use the plan's agents, gates and defaults, and their diagnostics and
+//! cache keys are computed as any task's. The fragment's text is its own
+//! file in the [`SourceMap`]: diagnostics name the fragment's path and line.
+
+use crate::ast::{self, Item, TaskItem, TaskName, Value, ValueKind};
+use crate::check;
+use crate::compile::Compilation;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::origin::Origin;
+use crate::plan::{self, Plan};
+use crate::source_map::SourceMap;
+use crate::span::Span;
+use crate::syntax;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// What fragments are compiled with: the plan's own syntax tree and
+/// source files, as the front end read them.
+#[derive(Clone, Debug)]
+pub struct Base {
+    /// The plan's syntax tree.
+    ast: ast::File,
+    /// The plan's source buffer (spans are byte offsets into it).
+    source: String,
+    /// The files behind `source`.
+    files: SourceMap,
+    /// Where the plan came from (its name when no `loop` item gives one).
+    origin: Origin,
+    /// The tasks a run was asked for (`loopc run TASK…`); empty: all.
+    pub targets: Vec<String>,
+}
+
+impl Base {
+    /// The base of the compiled plan `compilation`, whose plan is named
+    /// `plan_name` (a fragment's tasks take the plan's name, branch and
+    /// settings as they are).
+    pub fn of(compilation: &Compilation, plan_name: &str) -> Base {
+        Base {
+            ast: compilation.ast.clone(),
+            source: compilation.source.clone(),
+            files: compilation.files.clone(),
+            origin: Origin::File {
+                stem: plan_name.to_string(),
+            },
+            targets: Vec::new(),
+        }
+    }
+}
+
+impl Base {
+    /// The names a fragment's tasks may use: the plan's agents and gates
+    /// (each sorted), and its `defaults.agent`, if any.
+    pub fn names(&self) -> (Vec<&str>, Vec<&str>, Option<&str>) {
+        let mut agents = Vec::new();
+        let mut gates = Vec::new();
+        let mut default_agent = None;
+        for item in &self.ast.items {
+            match item {
+                Item::Agent(a) => agents.push(a.name.text.as_str()),
+                Item::Gate(g) => gates.push(g.name.text.as_str()),
+                Item::Defaults(b) => {
+                    default_agent =
+                        b.fields
+                            .iter()
+                            .find(|f| f.name.text == "agent")
+                            .and_then(|f| match &f.value.kind {
+                                ValueKind::Name(n) => Some(n.as_str()),
+                                _ => None,
+                            });
+                }
+                _ => {}
+            }
+        }
+        agents.sort_unstable();
+        agents.dedup();
+        gates.sort_unstable();
+        gates.dedup();
+        (agents, gates, default_agent)
+    }
+}
+
+/// A plan fragment as a producing task wrote it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fragment {
+    /// The name of the task that wrote it (its `expands`).
+    pub producer: String,
+    /// Its path relative to the repository's top (the `expands` value).
+    pub path: String,
+    /// Its text.
+    pub text: String,
+}
+
+/// A plan grown by its fragments.
+#[derive(Debug)]
+pub struct Grown {
+    /// The whole plan: the base's tasks and every fragment's.
+    pub plan: Plan,
+    /// For each task a fragment added: the name of the task that produced
+    /// the fragment.
+    pub added: BTreeMap<String, String>,
+}
+
+/// Why a fragment does not compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    /// One line: the fragment, how many errors, and the first with its
+    /// file and line.
+    pub reason: String,
+    /// Every error in the human format without colour, each in its file
+    /// (the fragment's path) at its line: the producer's feedback.
+    pub report: String,
+}
+
+/// Compiles the base plan grown by `fragments`, in order (a later
+/// fragment's producer may be a task an earlier one added). `depth_limit`
+/// is `loop.expand_depth`: a task of a fragment that many levels deep may
+/// not expand again (E0009).
+///
+/// Errors: any error diagnostic (in a fragment, or in the plan that the
+/// fragments make, such as a cycle through them), rendered for the last
+/// fragment's producer to read.
+pub fn grow(base: &Base, fragments: &[Fragment], depth_limit: u32) -> Result<Grown, Rejected> {
+    let mut buffer = base.source.clone();
+    let mut map = base.files.clone();
+    let mut items = base.ast.items.clone();
+    let mut diagnostics = Vec::new();
+    let mut added = BTreeMap::new();
+    // How deep each fragment task is (base tasks are at depth 0).
+    let mut depth: HashMap<String, u32> = HashMap::new();
+    for fragment in fragments {
+        let start = map.push(&mut buffer, &fragment.path, &fragment.text);
+        let (file, parsed) = syntax::parse(&fragment.text);
+        diagnostics.extend(parsed.into_iter().map(|d| shift_diagnostic(d, start)));
+        let level = depth.get(&fragment.producer).copied().unwrap_or(0) + 1;
+        let tasks = fragment_tasks(file.items, start, &mut diagnostics);
+        let local: HashSet<String> = tasks.iter().map(|t| t.name.text.clone()).collect();
+        let qualify = |name: &str| format!("{}.{name}", fragment.producer);
+        let mut names = Vec::new();
+        let mut grown: Vec<Item> = Vec::new();
+        for mut t in tasks {
+            if level >= depth_limit
+                && let Some(f) = t.block.fields.iter().find(|f| f.name.text == "expands")
+            {
+                diagnostics.push(
+                    Diagnostic::new(
+                        Code::E0009,
+                        format!(
+                            "task `{}` would expand a fragment {} levels deep",
+                            qualify(&t.name.text),
+                            level + 1
+                        ),
+                        f.span,
+                        format!("this fragment is {level} level(s) deep"),
+                    )
+                    .with_note(format!(
+                        "plan fragments nest at most {depth_limit} level(s) deep \
+                         (`loop {{ expand_depth = {depth_limit} }}`)"
+                    )),
+                );
+            }
+            t.name.text = qualify(&t.name.text);
+            for d in &mut t.dependencies {
+                if local.contains(&d.text) {
+                    d.text = qualify(&d.text);
+                }
+            }
+            t.dependencies.push(TaskName {
+                text: fragment.producer.clone(),
+                span: t.name.span,
+                quoted: false,
+            });
+            names.push((t.name.text.clone(), t.name.span));
+            depth.insert(t.name.text.clone(), level);
+            added.insert(t.name.text.clone(), fragment.producer.clone());
+            grown.push(Item::Task(t));
+        }
+        // Whoever waited for the producer waits for its fragment's tasks
+        // too (written where it names the producer).
+        for item in &mut items {
+            let Item::Task(t) = item else { continue };
+            let Some(at) = t
+                .dependencies
+                .iter()
+                .find(|d| d.text == fragment.producer)
+                .map(|d| d.span)
+            else {
+                continue;
+            };
+            for (name, _) in &names {
+                t.dependencies.push(TaskName {
+                    text: name.clone(),
+                    span: at,
+                    quoted: false,
+                });
+            }
+        }
+        items.extend(grown);
+    }
+    let tree = ast::File {
+        items,
+        comments: Vec::new(),
+    };
+    let (model, more) = check::check(&tree, &base.origin);
+    diagnostics.extend(more);
+    let (plan, more) = plan::build(model, &base.origin);
+    diagnostics.extend(more);
+    diagnostics.retain(Diagnostic::is_error);
+    crate::diagnostic::sort(&mut diagnostics);
+    match plan {
+        Some(mut plan) if diagnostics.is_empty() => {
+            for t in &mut plan.tasks {
+                t.expanded_from = added.get(&t.name).cloned();
+            }
+            Ok(Grown { plan, added })
+        }
+        _ => Err(rejected(&map, &buffer, fragments.last(), &diagnostics)),
+    }
+}
+
+/// The plan `plan` (compiled as `base`) grown as a run grew it:
+/// `fragment_of(task, path)` gives the text of the fragment at `path` that
+/// the run spliced for `task`, if it did. Tasks the fragments add may
+/// expand in turn. A fragment that does not check with the plan as it is
+/// now is left out (with what it would have added), so that `loopc graph
+/// --state` draws what it can.
+pub fn regrow(base: &Base, plan: Plan, fragment_of: impl Fn(&str, &str) -> Option<String>) -> Plan {
+    let depth_limit = plan.settings.expand_depth;
+    let mut current = plan;
+    let mut fragments: Vec<Fragment> = Vec::new();
+    let mut tried: HashSet<String> = HashSet::new();
+    loop {
+        let next = current
+            .tasks
+            .iter()
+            .filter(|t| !tried.contains(&t.name))
+            .find_map(|t| {
+                t.expands
+                    .as_ref()
+                    .map(|path| (t.name.clone(), path.clone()))
+            });
+        let Some((producer, path)) = next else {
+            return current;
+        };
+        tried.insert(producer.clone());
+        let Some(text) = fragment_of(&producer, &path) else {
+            continue;
+        };
+        fragments.push(Fragment {
+            producer,
+            path,
+            text,
+        });
+        match grow(base, &fragments, depth_limit) {
+            Ok(g) => current = g.plan,
+            Err(_) => {
+                fragments.pop();
+            }
+        }
+    }
+}
+
+/// The fragment's task items, spans shifted to `start`; any other item is
+/// E0001 (a fragment holds tasks only).
+fn fragment_tasks(items: Vec<Item>, start: usize, out: &mut Vec<Diagnostic>) -> Vec<TaskItem> {
+    let mut tasks = Vec::new();
+    for item in items {
+        let span = item.span().shift(start);
+        let what = match item {
+            Item::Task(mut t) => {
+                shift_task(&mut t, start);
+                tasks.push(t);
+                continue;
+            }
+            // Reported by the parser already.
+            Item::Error(_) => continue,
+            Item::Loop(_) => "a `loop` item",
+            Item::Budget(_) => "a `budget` item",
+            Item::Defaults(_) => "a `defaults` item",
+            Item::Agent(_) => "an `agent` item",
+            Item::Executor(_) => "an `executor` item",
+            Item::Gate(_) => "a `gate` item",
+        };
+        out.push(
+            Diagnostic::new(
+                Code::E0001,
+                format!("expected a task, found {what}"),
+                Span::new(span.start, span.start.max(span.end.min(span.start + 1))),
+                "a plan fragment holds only tasks",
+            )
+            .with_note(
+                "a fragment's tasks use the plan's agents, gates and defaults; define those in the plan",
+            ),
+        );
+    }
+    tasks
+}
+
+/// The [`Rejected`] of `diagnostics` (errors, sorted) in the buffer
+/// `buffer` of `map`; `last` is the fragment being judged.
+fn rejected(
+    map: &SourceMap,
+    buffer: &str,
+    last: Option<&Fragment>,
+    diagnostics: &[Diagnostic],
+) -> Rejected {
+    let path = last.map_or("the plan fragment", |f| f.path.as_str());
+    let first = diagnostics.first().map(|d| {
+        let place = map.locate(d.primary.span).map(|(file, at)| {
+            let text = buffer.get(file.span.range()).unwrap_or("");
+            let line = text
+                .get(..at.start)
+                .map_or(1, |t| t.matches('\n').count() + 1);
+            format!("{}:{line}", file.name)
+        });
+        match place {
+            Some(p) => format!("{p}: {}", d.message),
+            None => d.message.clone(),
+        }
+    });
+    let reason = match (diagnostics.len(), first) {
+        (1, Some(first)) => format!("plan fragment {path} does not check: {first}"),
+        (n, Some(first)) => format!("plan fragment {path} does not check ({n} errors): {first}"),
+        (_, None) => format!("plan fragment {path} does not make a plan"),
+    };
+    let mut report = map.render_plain(buffer, diagnostics);
+    if let Some(f) = last {
+        report.push_str(&format!(
+            "note: in {path}, name the fragment's own tasks as written (`task a`, `task b: a`); \
+             loopc names them `{p}.a`, `{p}.b` in the plan. Other tasks, agents and gates are \
+             the plan's, named as in the plan.\n",
+            p = f.producer
+        ));
+    }
+    Rejected { reason, report }
+}
+
+fn shift_diagnostic(mut d: Diagnostic, by: usize) -> Diagnostic {
+    d.primary.span = d.primary.span.shift(by);
+    for l in &mut d.secondary {
+        l.span = l.span.shift(by);
+    }
+    d
+}
+
+fn shift_task(t: &mut TaskItem, by: usize) {
+    t.span = t.span.shift(by);
+    t.name.span = t.name.span.shift(by);
+    if let Some(title) = &mut t.title {
+        title.span = title.span.shift(by);
+    }
+    for d in &mut t.dependencies {
+        d.span = d.span.shift(by);
+    }
+    let b = &mut t.block;
+    b.span = b.span.shift(by);
+    b.keyword = b.keyword.shift(by);
+    b.body = b.body.shift(by);
+    for f in &mut b.fields {
+        f.span = f.span.shift(by);
+        f.name.span = f.name.span.shift(by);
+        shift_value(&mut f.value, by);
+    }
+}
+
+fn shift_value(v: &mut Value, by: usize) {
+    // Lists and maps nest; walked with a stack, not recursion.
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        v.span = v.span.shift(by);
+        match &mut v.kind {
+            ValueKind::List(items) => stack.extend(items.iter_mut()),
+            ValueKind::Map(entries) => {
+                for e in entries {
+                    e.key.span = e.key.span.shift(by);
+                    stack.push(&mut e.value);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAN: &str = "agent a { run = \"true\" }\n\
+        defaults { agent = a }\n\
+        budget { iterations = 10 }\n\
+        task arch { prompt = \"plan\" expands = \"plan/f.loop\" }\n\
+        task after: arch { prompt = \"after\" }\n";
+
+    fn base() -> Base {
+        let c = crate::compile("plan.loop", PLAN);
+        assert!(!c.has_errors(), "{:?}", c.diagnostics);
+        Base::of(&c, "plan")
+    }
+
+    fn fragment(text: &str) -> Fragment {
+        Fragment {
+            producer: "arch".into(),
+            path: "plan/f.loop".into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn tasks_are_namespaced_and_spliced() {
+        let g = grow(
+            &base(),
+            &[fragment(
+                "task one { prompt = \"1\" }\ntask two: one { prompt = \"2\" }\n",
+            )],
+            3,
+        )
+        .unwrap();
+        let names: Vec<&str> = g.plan.tasks.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["arch", "arch.one", "arch.two", "after"]);
+        let deps = |n: &str| {
+            let t = &g.plan.tasks[g.plan.task_index(n).unwrap()];
+            let mut d: Vec<&str> = t
+                .dependencies
+                .iter()
+                .map(|&d| g.plan.tasks[d].name.as_str())
+                .collect();
+            d.sort();
+            d
+        };
+        assert_eq!(deps("arch.one"), ["arch"]);
+        assert_eq!(deps("arch.two"), ["arch", "arch.one"]);
+        assert_eq!(deps("after"), ["arch", "arch.one", "arch.two"]);
+        assert_eq!(g.added.get("arch.two").map(String::as_str), Some("arch"));
+    }
+
+    #[test]
+    fn errors_point_into_the_fragment() {
+        let e = grow(
+            &base(),
+            &[fragment(
+                "task one { prompt = \"1\" }\n\ntask two: onee { prompt = \"2\" }\n",
+            )],
+            3,
+        )
+        .unwrap_err();
+        assert!(
+            e.reason
+                .starts_with("plan fragment plan/f.loop does not check: plan/f.loop:3:"),
+            "{}",
+            e.reason
+        );
+        assert!(e.report.contains("E0005"), "{}", e.report);
+        assert!(e.report.contains("plan/f.loop:3:11"), "{}", e.report);
+    }
+
+    #[test]
+    fn only_tasks_and_depth_limit() {
+        let e = grow(&base(), &[fragment("agent b { run = \"x\" }\n")], 3).unwrap_err();
+        assert!(e.report.contains("expected a task, found an `agent` item"));
+        let e = grow(
+            &base(),
+            &[fragment(
+                "task deeper { prompt = \"1\" expands = \"plan/g.loop\" }\n",
+            )],
+            1,
+        )
+        .unwrap_err();
+        assert!(e.report.contains("E0009"), "{}", e.report);
+        assert!(e.report.contains("expand_depth = 1"), "{}", e.report);
+    }
+}

@@ -1,0 +1,260 @@
+//! Plans that grow during a run (docs/running.md "Plan fragments"): a
+//! passed task with `expands` has its fragment read from its commit and
+//! compiled into the plan ([`crate::expand::grow`]) before it is merged or
+//! replayed; a fragment that does not check fails the attempt with the
+//! diagnostics as its feedback. Once the task's work is on the integration
+//! branch the scheduler swaps in the grown plan, carrying every task's
+//! state over by name ([`Growth::carry`]).
+
+use super::context::RunCtx;
+use crate::expand::{self, Base, Fragment, Grown, Rejected};
+use crate::plan::Plan;
+use crate::state::TaskState;
+use std::collections::{BTreeMap, HashMap};
+
+/// The fragments a run has spliced so far, and what they are compiled with.
+#[derive(Debug, Default)]
+pub struct Growth {
+    /// The plan's syntax tree and sources; `None` when the caller gave
+    /// none (then a task that expands fails: nothing to compile against).
+    base: Option<Base>,
+    /// The fragments spliced so far, in order.
+    fragments: Vec<Fragment>,
+    /// Each task a fragment added, with the task that produced it.
+    pub added: BTreeMap<String, String>,
+}
+
+/// A fragment that checked, ready to be spliced once its producer's work
+/// is on the integration branch.
+#[derive(Debug)]
+pub struct Accepted {
+    /// The fragment.
+    fragment: Fragment,
+    /// The plan grown by it (and every fragment before it).
+    grown: Grown,
+}
+
+impl Accepted {
+    /// The producing task's name and the fragment's path.
+    pub fn describe(&self) -> (String, String) {
+        (self.fragment.producer.clone(), self.fragment.path.clone())
+    }
+}
+
+impl Growth {
+    /// Growth of a run whose plan was compiled as `base`.
+    pub fn new(base: Option<Base>) -> Growth {
+        Growth {
+            base,
+            ..Growth::default()
+        }
+    }
+
+    /// Judges the fragment that task `i` of `ctx.plan` wrote at `commit`:
+    /// `None` when the task expands nothing, else the accepted fragment, or
+    /// why it was rejected (a missing fragment is rejected too).
+    pub fn judge(
+        &self,
+        ctx: &RunCtx,
+        i: usize,
+        commit: &str,
+    ) -> Option<Result<Accepted, Rejected>> {
+        let task = &ctx.plan.tasks[i];
+        let path = task.expands.as_ref()?;
+        Some(self.judge_at(ctx, &task.name, path, commit))
+    }
+
+    fn judge_at(
+        &self,
+        ctx: &RunCtx,
+        producer: &str,
+        path: &str,
+        commit: &str,
+    ) -> Result<Accepted, Rejected> {
+        let Some(base) = &self.base else {
+            let why = format!(
+                "task `{producer}` expands `{path}`, but this run has no plan source to compile \
+                 the fragment with"
+            );
+            return Err(Rejected {
+                reason: why.clone(),
+                report: why,
+            });
+        };
+        let text = read_blob(ctx, commit, path)?;
+        let fragment = Fragment {
+            producer: producer.to_string(),
+            path: path.to_string(),
+            text,
+        };
+        let mut all = self.fragments.clone();
+        // A producer that runs again (a replay missed, a retry) replaces
+        // its earlier fragment.
+        all.retain(|f| f.producer != producer);
+        all.push(fragment.clone());
+        let grown = expand::grow(base, &all, ctx.plan.settings.expand_depth)?;
+        Ok(Accepted { fragment, grown })
+    }
+
+    /// The prompt section that tells the agent of task `i` of `plan`,
+    /// which expands, what loopc expects of its plan fragment (empty for
+    /// other tasks): where to write it, what it may hold, how its tasks are
+    /// named and ordered, and the plan's agents and gates it may use.
+    pub fn prompt_section(&self, plan: &Plan, i: usize) -> String {
+        let task = &plan.tasks[i];
+        let Some(path) = &task.expands else {
+            return String::new();
+        };
+        let (agents, gates, default_agent) =
+            self.base.as_ref().map(Base::names).unwrap_or_default();
+        let list = |names: &[&str]| match names {
+            [] => "none".to_string(),
+            _ => names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let default = default_agent.map_or(String::new(), |a| {
+            format!(" (a task without `agent` is done by `{a}`)")
+        });
+        format!(
+            "## Plan fragment (required)\n\
+             This task writes the plan fragment `{path}` (relative to the repository's top): \
+             a loopc `.loop` file that holds only `task` items, such as\n\
+             task parser \"Parse the input\" {{ prompt = \"…\" }}\n\
+             task counter \"Count the words\": parser {{ prompt = \"…\" }}\n\
+             When this task passes, loopc checks the fragment and adds its tasks to the plan, \
+             named `{name}.<name>`; they run after this task and before the tasks that depend \
+             on it. Name the fragment's own tasks bare, as above. Task fields: `prompt` or \
+             `run`, `agent`, `accept`, `gates`, `attempts`, `timeout`, `inputs`, `changes`, \
+             `env`. The plan's agents: {agents}{default}; its gates: {gates}. A fragment that \
+             does not check fails the attempt, and the next attempt is given the \
+             diagnostics.\n\n",
+            name = task.name,
+            agents = list(&agents),
+            gates = list(&gates),
+        )
+    }
+
+    /// Records `accepted` as spliced and returns the plan to run now, and
+    /// the names of the tasks the fragment added to it: the grown plan, or,
+    /// when the run was asked for some tasks (`run TASK…`), those tasks and
+    /// what they depend on now (a fragment's tasks only when one of them
+    /// waits for the task that wrote it).
+    pub fn splice(&mut self, current: &Plan, accepted: Accepted) -> (Plan, Vec<String>) {
+        let Accepted { fragment, grown } = accepted;
+        // The fragment's tasks, in the grown plan's order.
+        let new: Vec<String> = grown
+            .plan
+            .tasks
+            .iter()
+            .filter(|t| {
+                grown.added.get(&t.name) == Some(&fragment.producer)
+                    && current.task_index(&t.name).is_none()
+            })
+            .map(|t| t.name.clone())
+            .collect();
+        let targets = self.base.as_ref().map_or(&[][..], |b| &b.targets[..]);
+        // Every target is in the grown plan: select cannot fail.
+        let plan = grown.plan.select(targets).unwrap_or(grown.plan);
+        let new = new
+            .into_iter()
+            .filter(|n| plan.task_index(n).is_some())
+            .collect();
+        self.fragments.retain(|f| f.producer != fragment.producer);
+        self.fragments.push(fragment);
+        self.added = grown.added;
+        (plan, new)
+    }
+
+    /// The state of every task of `plan` (in its order), carried over by
+    /// name from `old`; tasks that were not there start pending, marked
+    /// with the task whose fragment added them and their dependencies.
+    pub fn carry(&self, plan: &Plan, old: Vec<TaskState>) -> Vec<TaskState> {
+        let mut by_name: HashMap<String, TaskState> =
+            old.into_iter().map(|t| (t.name.clone(), t)).collect();
+        plan.tasks
+            .iter()
+            .map(|t| {
+                let mut ts = by_name
+                    .remove(&t.name)
+                    .unwrap_or_else(|| TaskState::pending(t.name.clone(), t.title.clone()));
+                if let Some(producer) = self.added.get(&t.name) {
+                    ts.expanded_from = Some(producer.clone());
+                    ts.dependencies = t
+                        .dependencies
+                        .iter()
+                        .map(|&d| plan.tasks[d].name.clone())
+                        .collect();
+                }
+                ts
+            })
+            .collect()
+    }
+}
+
+/// For each task of `new`, its index in `old` (by name), if it was there.
+pub fn old_indices(old: &Plan, new: &Plan) -> Vec<Option<usize>> {
+    let index: HashMap<&str, usize> = old
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    new.tasks
+        .iter()
+        .map(|t| index.get(t.name.as_str()).copied())
+        .collect()
+}
+
+/// `items` (one per task of the old plan) reordered for the new plan by
+/// `from` ([`old_indices`]); new tasks get `T::default()`.
+pub fn reorder<T: Default>(items: Vec<T>, from: &[Option<usize>]) -> Vec<T> {
+    let mut old: Vec<Option<T>> = items.into_iter().map(Some).collect();
+    from.iter()
+        .map(|j| {
+            j.and_then(|j| old.get_mut(j).and_then(Option::take))
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The text of `path` at `commit`.
+///
+/// Errors: the commit has no such file (the producer did not write its
+/// fragment, or did not commit it).
+fn read_blob(ctx: &RunCtx, commit: &str, path: &str) -> Result<String, Rejected> {
+    let spec = format!("{commit}:{path}");
+    match ctx
+        .git
+        .try_run_in(&ctx.git.root, &["cat-file", "blob", &spec])
+    {
+        Ok(out) if out.code == 0 => Ok(out.stdout),
+        Ok(_) => {
+            let reason =
+                format!("plan fragment {path} is missing: the task's commit has no `{path}`");
+            Err(Rejected {
+                report: format!(
+                    "{reason}\nWrite the plan fragment (a `.loop` file of tasks) to `{path}` in the worktree; loopc commits it with your other changes.\n"
+                ),
+                reason,
+            })
+        }
+        Err(e) => Err(Rejected {
+            reason: format!("cannot read plan fragment {path}: {e}"),
+            report: format!("cannot read plan fragment {path}: {e}\n"),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reorder;
+
+    #[test]
+    fn reorder_by_old_index() {
+        let v = reorder(vec![10, 20, 30], &[Some(2), None, Some(0), Some(1)]);
+        assert_eq!(v, [30, 0, 10, 20]);
+    }
+}

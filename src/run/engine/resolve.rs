@@ -1,0 +1,589 @@
+//! A resolver for merge conflicts (docs/running.md "A resolver for merge
+//! conflicts"). When a passed attempt's merge onto the integration branch
+//! conflicts and its task names a `resolver`, loopc merges the attempt's
+//! commit in a scratch worktree at the integration head, leaving conflict
+//! markers, and runs the resolver agent there with the same protocol as
+//! any agent (prompt on stdin, `LOOP_*`, handoff). Its resolution is
+//! committed as the merge commit (parents: the head, then the task's
+//! commit), gated like any merge ([`super::merge::gate_in_scratch`]) and
+//! brought onto the integration branch by the same compare-and-swap.
+//!
+//! A resolution is refused when it leaves conflict markers in a conflicted
+//! file, changes a file outside the conflict that its handoff does not
+//! list in `extra_files`, drops the task's change altogether, or fails a
+//! check; the attempt then fails as a conflict does, with the resolver's
+//! output in its feedback. The resolver runs inside the attempt: its cost
+//! is the attempt's, its logs lie in the attempt's `resolver/`, and it is
+//! one more iteration of the run.
+
+use super::attempt::{AttemptResult, Limited, stopping};
+use super::budget::Cost;
+use super::context::{AttemptFiles, Protocol, RunCtx};
+use super::gate::{Check, Verdict};
+use super::handoff::{self, HandoffStatus};
+use super::merge::Merge;
+use crate::plan::{Agent, Executor, Task, TaskKind};
+use crate::run::store::events::Event;
+use crate::run::sys::checkout::Checkout;
+use crate::run::sys::process::{self, Exit, Spec};
+use crate::run::sys::worktree;
+use crate::state::ResolverRecord;
+use std::path::Path;
+use std::sync::Arc;
+
+mod text;
+use text::{feedback, output_of, prompt};
+
+/// The merge a resolver is asked to finish.
+#[derive(Debug, Clone, Copy)]
+pub struct Side<'a> {
+    /// The passed attempt's commit.
+    pub commit: &'a str,
+    /// The integration branch head it conflicts with.
+    pub head: &'a str,
+    /// The conflicted paths.
+    pub conflicts: &'a [String],
+    /// Each task whose work moved the integration branch in this run, with
+    /// the head it moved it to, in order.
+    pub landings: &'a [(usize, String)],
+    /// The command checks of tasks merged before (gated again, as on any merge).
+    pub earlier: &'a [Check],
+}
+
+/// Why a resolution was not merged: one line, and what else the next
+/// attempt is told.
+struct Refusal {
+    reason: String,
+    detail: String,
+}
+
+impl Refusal {
+    fn new(reason: impl Into<String>, detail: impl Into<String>) -> Refusal {
+        Refusal {
+            reason: reason.into(),
+            detail: detail.into(),
+        }
+    }
+}
+
+/// What went wrong on the way: a refusal, the run stopping, or the
+/// integration branch could not be moved (it moved under loopc, or git
+/// failed), which is a merge error as on any merge.
+enum Stop {
+    Refused(Refusal),
+    Stopped,
+    Error(String),
+}
+
+impl From<Refusal> for Stop {
+    fn from(r: Refusal) -> Stop {
+        Stop::Refused(r)
+    }
+}
+
+/// Runs `agent` on the conflict of attempt `r`'s merge described by `side`
+/// and returns the merge's result and the record of the resolver's run.
+/// Costs (the resolver's and its resolution's checks') go to `cost`.
+/// Never panics on git, process or I/O errors: they refuse the resolution.
+pub fn resolve(
+    ctx: &RunCtx,
+    r: &AttemptResult,
+    agent: &Arc<Agent>,
+    side: &Side<'_>,
+    cost: &mut Cost,
+) -> (Merge, ResolverRecord) {
+    let task = &ctx.plan.tasks[r.input.task];
+    let with = others(ctx, &r.input.base, side).unwrap_or_default();
+    let mut record = ResolverRecord {
+        agent: agent.name.clone(),
+        conflicts: side.conflicts.to_vec(),
+        with: with
+            .iter()
+            .map(|&i| ctx.plan.tasks[i].name.clone())
+            .collect(),
+        ..ResolverRecord::default()
+    };
+    ctx.events.emit(Event::Phase {
+        task: task.name.clone(),
+        attempt: r.input.attempt,
+        phase: "resolve".into(),
+        gate: None,
+    });
+    let Some(files) = r.files.as_ref() else {
+        record.reason = Some("the attempt has no log directory".into());
+        return (
+            Merge::Error("the attempt has no log directory".into()),
+            record,
+        );
+    };
+    let dir = files.dir.join("resolver");
+    record.logs = dir.to_string_lossy().into_owned();
+    let scratch = ctx.layout.merge_worktree(&task.name, r.input.id);
+    let mut own = Cost::default();
+    let result = run(
+        ctx,
+        r,
+        agent,
+        side,
+        &with,
+        &scratch,
+        &dir,
+        &mut own,
+        &mut record,
+    );
+    {
+        let _g = ctx.worktree_lock.lock();
+        let _ = worktree::remove(&ctx.git, &scratch, None);
+    }
+    // The resolution's checks, on a fresh checkout of the merge commit.
+    let result = result.and_then(|merged| {
+        let mut gc = Cost::default();
+        let verdict = super::merge::gate_in_scratch(
+            ctx,
+            task,
+            r.input.attempt,
+            r.input.id,
+            files,
+            &merged,
+            side.head,
+            side.earlier,
+            &mut gc,
+        );
+        own.absorb(gc);
+        match verdict {
+            Verdict::Pass => Ok(merged),
+            Verdict::Stopped => Err(Stop::Stopped),
+            Verdict::Reject {
+                reason, feedback, ..
+            } => Err(
+                Refusal::new(format!("its resolution failed a check: {reason}"), feedback).into(),
+            ),
+            Verdict::Blocked(why) => Err(Refusal::new(
+                format!("a check of its resolution says the task needs help: {why}"),
+                why,
+            )
+            .into()),
+            Verdict::Limited(l) => Err(Refusal::new(
+                format!(
+                    "a check of its resolution hit a usage limit of agent `{}`",
+                    l.agent
+                ),
+                l.message,
+            )
+            .into()),
+            Verdict::Error(e) => {
+                Err(Refusal::new(format!("its resolution could not be checked: {e}"), e).into())
+            }
+        }
+    });
+    let result = result.and_then(|merged| {
+        match ctx
+            .git
+            .update_ref(&ctx.integration_ref, &merged, Some(side.head))
+        {
+            Ok(true) => Ok(merged),
+            Ok(false) => Err(Stop::Error(format!(
+                "{} moved while loopc was running; it must only be changed by loopc during a run",
+                ctx.integration_ref
+            ))),
+            Err(e) => Err(Stop::Error(e)),
+        }
+    });
+    record.cost_micro_usd = (!own.unknown).then_some(own.micro_usd);
+    cost.absorb(own);
+    let merge = match result {
+        Ok(merged) => {
+            record.resolved = true;
+            record.commit = Some(merged.clone());
+            Merge::Advanced {
+                commit: merged,
+                how: "resolved",
+            }
+        }
+        Err(Stop::Stopped) => {
+            record.reason = Some("the run stopped".into());
+            Merge::Stopped
+        }
+        Err(Stop::Error(e)) => {
+            record.reason = Some(e.clone());
+            Merge::Error(e)
+        }
+        Err(Stop::Refused(f)) => {
+            let output = output_of(&dir);
+            record.reason = Some(f.reason.clone());
+            Merge::Unresolved {
+                reason: format!(
+                    "merge conflict in {}; resolver `{}` did not resolve it: {}",
+                    side.conflicts.join(", "),
+                    agent.name,
+                    f.reason
+                ),
+                feedback: feedback(side.conflicts, &record, &f, &output),
+            }
+        }
+    };
+    (merge, record)
+}
+
+/// The resolver's run in the scratch worktree, up to the merge commit of
+/// its resolution (not yet checked).
+#[allow(clippy::too_many_arguments)]
+fn run(
+    ctx: &RunCtx,
+    r: &AttemptResult,
+    agent: &Arc<Agent>,
+    side: &Side<'_>,
+    with: &[usize],
+    scratch: &Path,
+    dir: &Path,
+    cost: &mut Cost,
+    record: &mut ResolverRecord,
+) -> Result<String, Stop> {
+    let task = &ctx.plan.tasks[r.input.task];
+    let infra = |e: String| -> Stop {
+        if stopping(ctx) {
+            Stop::Stopped
+        } else {
+            Refusal::new(format!("loopc could not run it: {e}"), e).into()
+        }
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| infra(format!("cannot create {}: {e}", dir.display())))?;
+    let timeout = agent.timeout.unwrap_or(task.timeout);
+    let git = ctx.git.with_timeout(timeout);
+    let mut co = {
+        let _g = ctx.worktree_lock.lock();
+        worktree::create(&git, scratch, None, side.head)
+            .and_then(|()| git.checkout(scratch))
+            .map_err(|e| infra(format!("cannot create the resolver's worktree: {e}")))?
+    };
+    co.excluded = ctx.brought.paths();
+    super::worktree_files::place(&ctx.brought, scratch).map_err(infra)?;
+    let work = super::context::create_work_dir(scratch).map_err(infra)?;
+    // The merge, left with its conflict markers (the common base shown
+    // too: the resolver sees what each side changed).
+    let merged = git
+        .try_run_co(
+            &co,
+            &[
+                "-c",
+                "merge.conflictStyle=diff3",
+                "-c",
+                "rerere.enabled=false",
+                "merge",
+                "--no-commit",
+                "--no-ff",
+                "-q",
+                side.commit,
+            ],
+        )
+        .map_err(infra)?;
+    if !matches!(merged.code, 0 | 1) {
+        return Err(infra(format!(
+            "`git merge` failed: {}",
+            crate::run::sys::git::bounded_stderr(&merged.stderr)
+        )));
+    }
+    let text = prompt(ctx, task, with, side.conflicts, scratch, &r.input.progress);
+    let files = AttemptFiles::in_dirs(dir.to_path_buf(), work);
+    for (path, body) in [
+        (&files.prompt, text.as_str()),
+        (&files.feedback, ""),
+        (&files.progress, r.input.progress.as_str()),
+    ] {
+        std::fs::write(path, body)
+            .map_err(|e| infra(format!("cannot write {}: {e}", path.display())))?;
+    }
+    let run_task = as_resolver(task, agent, &text);
+    let proto = Protocol {
+        task: &run_task,
+        attempt: r.input.attempt,
+        base: side.head,
+        files: &files,
+    };
+    let env = proto.env(&ctx.git, scratch, &files.prompt, &files.handoff, None);
+    let executor = agent.executor.as_deref();
+    let command = Executor::wrap(executor, &agent.run);
+    let report_file = super::executor::report_path(dir, "agent");
+    let env = super::executor::with_report(env, executor, &report_file);
+    let stdout = dir.join("agent.stdout");
+    let stderr = dir.join("agent.stderr");
+    let spec = Spec {
+        command: &command,
+        dir: scratch,
+        env: &env,
+        env_remove: &["LOOP_DIFF_FILE"],
+        stdin: Some(text.clone().into_bytes()),
+        stdout: &stdout,
+        stderr: Some(&stderr),
+        timeout,
+    };
+    let exit = super::watch::while_running(
+        ctx,
+        &task.name,
+        r.input.attempt,
+        agent.output,
+        &stdout,
+        || process::run(&spec, &ctx.control),
+    );
+    files.save_logs();
+    let exit = exit.map_err(infra)?;
+    if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
+        && let Some(why) = super::executor::failure(executor, &report_file)
+    {
+        return Err(infra(why));
+    }
+    record.started = true;
+    let extra_files = judge(agent, exit, timeout, &files.handoff, &stdout, cost)?;
+    let tree = resolution_tree(ctx, &git, &co).map_err(|e| match e {
+        Stop::Refused(_) if stopping(ctx) => Stop::Stopped,
+        other => other,
+    })?;
+    check_resolution(ctx, &co, side, &tree, &extra_files, dir)?;
+    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
+    let message = format!(
+        "loop: merge {} ({title})\n\nConflicts in {} resolved by agent `{}`.",
+        task.name,
+        side.conflicts.join(", "),
+        agent.name
+    );
+    ctx.git
+        .commit_tree(&tree, &[side.head, side.commit], &message)
+        .map_err(infra)
+}
+
+/// Judges the resolver's run as an attempt's agent is judged: loopc's
+/// timeout or kill, the exit status, then its handoff (`handoff_file`) or
+/// what its output (`stdout`) reports; adds its cost to `cost`. Returns
+/// the handoff's `extra_files`.
+fn judge(
+    agent: &Agent,
+    exit: Exit,
+    timeout: std::time::Duration,
+    handoff_file: &Path,
+    stdout: &Path,
+    cost: &mut Cost,
+) -> Result<Vec<String>, Stop> {
+    let h = handoff::read(handoff_file);
+    let report = super::report::read(agent.output, stdout);
+    let reported = super::report::reported_cost(report.as_ref(), &h);
+    if !matches!(exit, Exit::Stopped | Exit::TimedOut)
+        && let Some(l) = Limited::of(&agent.name, report.as_ref())
+    {
+        cost.micro_usd += reported.unwrap_or(0);
+        return Err(Refusal::new(
+            format!("it hit a usage limit: {}", l.message),
+            String::new(),
+        )
+        .into());
+    }
+    cost.add_reported(reported, agent);
+    match exit {
+        Exit::Stopped => return Err(Stop::Stopped),
+        Exit::Code(0) => {}
+        Exit::TimedOut => {
+            return Err(Refusal::new(format!("it {}", exit.describe(timeout)), "").into());
+        }
+        other => {
+            return Err(
+                Refusal::new(format!("it failed ({})", other.describe(timeout)), "").into(),
+            );
+        }
+    }
+    if let Some(e) = report.as_ref().and_then(|s| s.error.as_ref()) {
+        return Err(
+            Refusal::new(format!("it reported {}", e.describe()), e.message.clone()).into(),
+        );
+    }
+    let h = h.map_err(|e| Refusal::new(e.clone(), e))?;
+    Ok(match h {
+        None => Vec::new(),
+        Some(h) => match h.status {
+            HandoffStatus::Completed => h.extra_files,
+            status => {
+                let word = match status {
+                    HandoffStatus::Blocked => "blocked",
+                    HandoffStatus::NeedsHuman => "needs_human",
+                    _ => "failed",
+                };
+                let summary = h.summary.unwrap_or_default();
+                return Err(Refusal::new(
+                    handoff::with_reason(&format!("its handoff says {word}"), &summary),
+                    String::new(),
+                )
+                .into());
+            }
+        },
+    })
+}
+
+/// The tree of the resolver's worktree as it left it (loopc's files left
+/// out), after checking that it is still the worktree loopc made.
+fn resolution_tree(
+    ctx: &RunCtx,
+    git: &crate::run::sys::git::Git,
+    co: &Checkout,
+) -> Result<String, Stop> {
+    if let Err(e) = ctx.git.verify_checkout(co, None) {
+        return Err(Refusal::new(
+            e.clone(),
+            format!("{e}. The resolver must leave the worktree's `.git` alone."),
+        )
+        .into());
+    }
+    git.stage_all(co)
+        .and_then(|()| git.write_tree(co))
+        .map_err(|e| Refusal::new(format!("loopc could not read its resolution: {e}"), e).into())
+}
+
+/// Refuses a resolution that leaves markers, drops the task's change or
+/// changes unlisted files outside the conflict; writes what the resolver
+/// changed to `resolution.patch` in `dir`.
+fn check_resolution(
+    ctx: &RunCtx,
+    co: &Checkout,
+    side: &Side<'_>,
+    tree: &str,
+    extra_files: &[String],
+    dir: &Path,
+) -> Result<(), Stop> {
+    let left: Vec<String> = side
+        .conflicts
+        .iter()
+        .filter_map(|p| {
+            let bytes = std::fs::read(co.dir.join(p)).ok()?;
+            marker_line(&bytes).map(|n| format!("{p}:{n}"))
+        })
+        .collect();
+    if !left.is_empty() {
+        return Err(Refusal::new(
+            format!(
+                "its resolution leaves conflict markers ({})",
+                left.join(", ")
+            ),
+            String::new(),
+        )
+        .into());
+    }
+    let git_err = |e: String| -> Stop {
+        if stopping(ctx) {
+            Stop::Stopped
+        } else {
+            Refusal::new(format!("loopc could not compare its resolution: {e}"), e).into()
+        }
+    };
+    if ctx.git.tree_of(side.head).map_err(git_err)? == tree {
+        return Err(Refusal::new(
+            "its resolution drops the task's change (the result is the integration branch head)",
+            String::new(),
+        )
+        .into());
+    }
+    // What the merge left before the resolver ran (conflicted files with
+    // their markers), against what it left after.
+    let before = ctx
+        .git
+        .merge_tree_with_markers(side.head, side.commit)
+        .map_err(git_err)?;
+    let _ = ctx
+        .git
+        .diff_to_file(&before, tree, &dir.join("resolution.patch"));
+    let changed = ctx.git.changes(&before, tree).map_err(git_err)?.paths;
+    let listed = |p: &str| {
+        extra_files
+            .iter()
+            .any(|x| x.trim_start_matches("./").trim_end_matches('/') == p)
+    };
+    let outside: Vec<&String> = changed
+        .iter()
+        .filter(|p| !side.conflicts.contains(p) && !listed(p))
+        .collect();
+    if !outside.is_empty() {
+        let list: Vec<&str> = outside.iter().map(|s| s.as_str()).collect();
+        return Err(Refusal::new(
+            format!(
+                "its resolution changes files outside the conflict that its handoff does not \
+                 list in \"extra_files\": {}",
+                list.join(", ")
+            ),
+            String::new(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Task `task` as its resolver runs: the resolver as its agent, the
+/// resolver's prompt, and the resolver's environment under the task's own.
+fn as_resolver(task: &Task, agent: &Arc<Agent>, prompt: &str) -> Task {
+    let mut t = task.clone();
+    t.kind = TaskKind::Agent {
+        prompt: prompt.to_string(),
+        agent: Arc::clone(agent),
+    };
+    t.env = agent.env.clone();
+    t.env.extend(task.own_env.clone());
+    t
+}
+
+/// The tasks (indices) among `side.landings` after `base` whose work
+/// changed a conflicted path: each landing's change is the integration
+/// branch's move from the landing before it (from `base`, for the first).
+///
+/// Errors: git fails.
+fn others(ctx: &RunCtx, base: &str, side: &Side<'_>) -> Result<Vec<usize>, String> {
+    let range = format!("{base}..{}", side.head);
+    let list = ctx
+        .git
+        .read(&["rev-list", "--first-parent", "--reverse", &range])?;
+    let order: Vec<&str> = list.lines().collect();
+    let mut on: Vec<(usize, usize, &str)> = side
+        .landings
+        .iter()
+        .filter_map(|(t, c)| {
+            let p = order.iter().position(|o| o == c)?;
+            Some((p, *t, c.as_str()))
+        })
+        .collect();
+    on.sort_unstable();
+    let mut prev = base.to_string();
+    let mut out = Vec::new();
+    for (_, t, c) in on {
+        let changed = ctx.git.changes(&prev, c)?.paths;
+        if changed.iter().any(|p| side.conflicts.contains(p)) && !out.contains(&t) {
+            out.push(t);
+        }
+        prev = c.to_string();
+    }
+    Ok(out)
+}
+
+/// The 1-based number of the first line of `bytes` that is a conflict
+/// marker (`<<<<<<<`, `|||||||` or `>>>>>>>`, alone or followed by a
+/// space); `None` when there is none. `=======` alone is not counted: it
+/// is also a Markdown heading's underline.
+pub fn marker_line(bytes: &[u8]) -> Option<usize> {
+    bytes
+        .split(|&b| b == b'\n')
+        .position(|line| {
+            [b"<<<<<<<", b"|||||||", b">>>>>>>"].iter().any(|m| {
+                line.starts_with(*m) && matches!(line.get(7), None | Some(b' ' | b'\r' | b'\t'))
+            })
+        })
+        .map(|i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_found_by_line() {
+        assert_eq!(marker_line(b"a\n<<<<<<< HEAD\nb\n"), Some(2));
+        assert_eq!(marker_line(b"a\n>>>>>>>\n"), Some(2));
+        assert_eq!(marker_line(b"||||||| base\r\n"), Some(1));
+        assert_eq!(marker_line(b"Title\n=======\n"), None);
+        assert_eq!(marker_line(b"<<<<<<<<<< not one\n"), None);
+        assert_eq!(marker_line(b"clean\n"), None);
+    }
+}

@@ -1,0 +1,529 @@
+//! A resolver for merge conflicts: two parallel tasks both edit
+//! shared.txt; the second to merge conflicts, and the plan's `resolver`
+//! agent (a script that reads the conflicted file and writes a resolution)
+//! resolves it in a scratch worktree. A resolution that leaves markers,
+//! changes an unlisted file or fails a gate falls back to a retry with the
+//! resolver's output as feedback; the integration branch only ever points
+//! at gated commits.
+
+use crate::harness::Test;
+use serde_json::Value;
+
+/// The agent of tasks `a` and `b`: both wait (bounded) for each other, so
+/// both start from the same integration head, then each replaces
+/// shared.txt with its own line; on a retry (feedback given) it appends
+/// its line on top of the other's work instead.
+fn editor(repo: &Test) {
+    let sync = repo.bin.join("sync");
+    std::fs::create_dir_all(&sync).unwrap();
+    repo.script(
+        "editor.sh",
+        &format!(
+            r#"#!/bin/sh
+cat > /dev/null
+touch "{s}/$LOOP_TASK-$LOOP_ATTEMPT"
+i=0
+if [ "$LOOP_ATTEMPT" = 1 ]; then
+  while [ ! -e "{s}/a-1" ] || [ ! -e "{s}/b-1" ]; do
+    i=$((i+1)); [ $i -gt 400 ] && break
+    sleep 0.02
+  done
+fi
+if [ -s "$LOOP_FEEDBACK_FILE" ]; then
+  echo "edit by $LOOP_TASK" >> shared.txt
+else
+  echo "edit by $LOOP_TASK" > shared.txt
+fi
+echo '{{"status":"completed","summary":"edited","cost_usd":0.5}}' > "$LOOP_HANDOFF"
+"#,
+            s = sync.display()
+        ),
+    );
+}
+
+/// A resolver script: keeps both sides' lines of shared.txt (drops the
+/// markers and the common base), then runs `extra` (shell), then writes
+/// `handoff` to `$LOOP_HANDOFF`. It also keeps what it was given.
+fn resolver(repo: &Test, extra: &str, handoff: &str) {
+    let seen = repo.bin.join("seen");
+    std::fs::create_dir_all(&seen).unwrap();
+    repo.script(
+        "resolver.sh",
+        &format!(
+            r#"#!/bin/sh
+cat > "{seen}/stdin.md"
+env | grep '^LOOP_' | sort > "{seen}/env.txt"
+cp shared.txt "{seen}/conflicted.txt"
+awk '/^<<<<<<< /{{s=1;next}} /^\|\|\|\|\|\|\| /{{s=2;next}} /^=======$/{{s=3;next}} /^>>>>>>> /{{s=0;next}} s!=2{{print}}' shared.txt > "$TMPDIR/r" && cat "$TMPDIR/r" > shared.txt
+{extra}
+echo "resolver says: kept both lines"
+printf '%s' '{handoff}' > "$LOOP_HANDOFF"
+"#,
+            seen = seen.display()
+        ),
+    );
+}
+
+const COMPLETED: &str = r#"{"status":"completed","summary":"kept both","cost_usd":0.25}"#;
+
+fn setup(repo: &Test, gate: Option<&str>) {
+    repo.write("shared.txt", "original\n");
+    if let Some(g) = gate {
+        repo.write("check.sh", g);
+    }
+    repo.commit("shared file");
+    editor(repo);
+    let gates = if gate.is_some() {
+        "gate tests = \"sh check.sh\"\ndefaults { agent = bot  gates = [tests] }"
+    } else {
+        "defaults { agent = bot }"
+    };
+    repo.plan(&format!(
+        r#"
+loop "res" {{ parallel = 2  resolver = fixer }}
+budget {{ iterations = 10 }}
+agent bot {{ run = "sh @BIN@/editor.sh" }}
+agent fixer {{ run = "sh @BIN@/resolver.sh" }}
+{gates}
+task a "Task A" {{ prompt = "Write A's line." }}
+task b "Task B" {{ prompt = "Write B's line." }}
+"#
+    ));
+}
+
+fn resolver_events(repo: &Test) -> Vec<Value> {
+    repo.events()
+        .into_iter()
+        .filter(|e| e["event"] == "resolver_finished")
+        .collect()
+}
+
+/// Every commit the integration branch pointed at, from its reflog.
+fn heads(repo: &Test) -> Vec<String> {
+    repo.git(&["reflog", "--format=%H", "refs/heads/loop/res"])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_resolver_resolves_the_conflict_into_a_gated_commit_with_both_changes() {
+    let repo = Test::repo();
+    // The project's tests: no conflict markers, and the gate leaves a
+    // trace of every tree it passed.
+    let passed = repo.bin.join("passed");
+    std::fs::create_dir_all(&passed).unwrap();
+    setup(
+        &repo,
+        Some(&format!(
+            "#!/bin/sh\nif grep -q '^<<<<<<<' shared.txt; then echo markers; exit 1; fi\n\
+             git rev-parse HEAD^{{tree}} > \"{}/$(git rev-parse HEAD^{{tree}})\"\n",
+            passed.display()
+        )),
+    );
+    resolver(&repo, "", COMPLETED);
+    repo.loopc(&["run"]).status(0).run();
+
+    let res = resolver_events(&repo);
+    assert_eq!(res.len(), 1, "{res:?}");
+    let r = &res[0];
+    assert_eq!(r["resolved"], true, "{r}");
+    assert_eq!(r["agent"], "fixer");
+    assert_eq!(r["conflicts"], serde_json::json!(["shared.txt"]));
+    let loser = r["task"].as_str().unwrap().to_string();
+    let winner = if loser == "a" { "b" } else { "a" };
+    assert_eq!(r["with"], serde_json::json!([winner]), "{r}");
+    // Both changes are on the integration branch, in a merge commit made
+    // from the resolution, which the gate passed.
+    let shared = repo.show("loop/res", "shared.txt").unwrap();
+    assert_eq!(shared, format!("edit by {winner}\nedit by {loser}\n"));
+    let merged: Vec<Value> = repo
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "merged" && e["task"] == loser.as_str())
+        .collect();
+    assert_eq!(merged[0]["how"], "resolved", "{merged:?}");
+    let head = repo.git(&["rev-parse", "loop/res"]);
+    assert_eq!(merged[0]["commit"], head.as_str());
+    assert_eq!(r["commit"], head.as_str());
+    let parents = repo.git(&["rev-list", "--parents", "-n1", "loop/res"]);
+    assert_eq!(parents.split(' ').count(), 3, "a merge commit: {parents}");
+    for h in heads(&repo) {
+        let tree = repo.git(&["rev-parse", &format!("{h}^{{tree}}")]);
+        assert!(
+            passed.join(&tree).exists() || h == repo.git(&["rev-parse", "main"]),
+            "the integration branch pointed at {h}, whose tree no gate passed"
+        );
+    }
+    // No retry: both tasks passed at attempt 1.
+    assert_eq!(repo.task("a")["attempts"], 1);
+    assert_eq!(repo.task("b")["attempts"], 1);
+
+    // The resolver's prompt holds both tasks' titles and prompts and the
+    // conflicted file with its markers; it ran with the protocol's variables.
+    let stdin = std::fs::read_to_string(repo.bin.join("seen/stdin.md")).unwrap();
+    for want in [
+        "Task A",
+        "Task B",
+        "Write A's line.",
+        "Write B's line.",
+        "### `shared.txt`",
+        "<<<<<<<",
+        "|||||||",
+        "LOOP_HANDOFF",
+        "extra_files",
+    ] {
+        assert!(stdin.contains(want), "{want} not in the prompt:\n{stdin}");
+    }
+    let env = std::fs::read_to_string(repo.bin.join("seen/env.txt")).unwrap();
+    assert!(env.contains(&format!("LOOP_TASK={loser}\n")), "{env}");
+    assert!(env.contains("LOOP_ATTEMPT=1\n"), "{env}");
+    let conflicted = std::fs::read_to_string(repo.bin.join("seen/conflicted.txt")).unwrap();
+    assert!(conflicted.contains(">>>>>>>"), "{conflicted}");
+
+    // Its cost, iterations and logs are the attempt's.
+    let t = repo.task(&loser);
+    let h = &t["history"][0];
+    assert_eq!(h["resolver"]["resolved"], true, "{t}");
+    assert_eq!(h["resolver"]["cost_micro_usd"], 250_000, "{t}");
+    // The agent's $0.50 and the resolver's $0.25.
+    assert_eq!(h["cost_micro_usd"], 750_000, "{t}");
+    assert_eq!(t["cost_micro_usd"], 750_000, "{t}");
+    let logs = h["resolver"]["logs"].as_str().unwrap();
+    assert!(
+        logs.ends_with(&format!(".loopc/logs/{loser}/1/resolver")),
+        "{logs}"
+    );
+    let out = std::fs::read_to_string(format!("{logs}/agent.stdout")).unwrap();
+    assert!(out.contains("resolver says"), "{out}");
+    assert!(std::path::Path::new(logs).join("prompt.md").exists());
+    assert!(std::path::Path::new(logs).join("handoff.json").exists());
+    assert!(std::path::Path::new(logs).join("resolution.patch").exists());
+    // The gate ran on the resolution, logged under the attempt.
+    assert!(
+        repo.root
+            .join(format!(".loopc/logs/{loser}/1/merge-tests.log"))
+            .exists()
+    );
+    // `loopc logs` shows the resolver's files after the attempt's own.
+    let shown = repo.loopc(&["logs", &loser]).run().stdout;
+    let own = shown.find(&format!("{loser}/1/agent.stdout <==")).unwrap();
+    let its = shown
+        .find(&format!("{loser}/1/resolver/agent.stdout <=="))
+        .unwrap();
+    assert!(own < its, "{shown}");
+    assert!(shown.contains("resolver says: kept both lines"), "{shown}");
+    // Two agent attempts and the resolver's run.
+    assert_eq!(repo.state()["spent"]["iterations"], 3);
+    assert!(
+        repo.extra_worktrees().is_empty(),
+        "{:?}",
+        repo.extra_worktrees()
+    );
+}
+
+/// The task that lost the race, its second attempt's feedback, and the
+/// resolver's event, after a run in which the resolution was refused.
+fn refused(repo: &Test) -> (String, String, Value) {
+    let res = resolver_events(repo);
+    assert_eq!(res.len(), 1, "{res:?}");
+    let r = res[0].clone();
+    assert_eq!(r["resolved"], false, "{r}");
+    let loser = r["task"].as_str().unwrap().to_string();
+    let winner = if loser == "a" { "b" } else { "a" };
+    // Today's retry: attempt 2 redid the change on top of the other's.
+    assert_eq!(repo.task(&loser)["attempts"], 2);
+    assert_eq!(
+        repo.show("loop/res", "shared.txt").unwrap(),
+        format!("edit by {winner}\nedit by {loser}\n")
+    );
+    let fb = std::fs::read_to_string(repo.root.join(format!(".loopc/logs/{loser}/2/feedback.md")))
+        .unwrap();
+    assert!(fb.contains("shared.txt"), "{fb}");
+    let failed = repo
+        .events()
+        .into_iter()
+        .find(|e| e["event"] == "attempt_finished" && e["outcome"] == "failed")
+        .unwrap();
+    let reason = failed["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("merge conflict in shared.txt; resolver `fixer` did not resolve it"),
+        "{reason}"
+    );
+    // The refused run is still recorded under the failed attempt.
+    let h = &repo.task(&loser)["history"][0];
+    assert_eq!(h["outcome"], "failed");
+    assert_eq!(h["resolver"]["resolved"], false, "{h}");
+    (loser, fb, r)
+}
+
+#[test]
+fn a_resolution_that_leaves_markers_falls_back_to_a_retry() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    // Puts the markers back after resolving.
+    resolver(
+        &repo,
+        r#"cp "$(dirname "$0")/seen/conflicted.txt" shared.txt"#,
+        COMPLETED,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let (_, fb, r) = refused(&repo);
+    let why = r["reason"].as_str().unwrap();
+    assert!(
+        why.starts_with("its resolution leaves conflict markers (shared.txt:"),
+        "{why}"
+    );
+    assert!(fb.contains("leaves conflict markers"), "{fb}");
+    assert!(fb.contains("resolver says: kept both lines"), "{fb}");
+}
+
+#[test]
+fn a_resolution_that_changes_an_unlisted_file_falls_back_to_a_retry() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(&repo, "echo tidy > unrelated.txt", COMPLETED);
+    repo.loopc(&["run"]).status(0).run();
+    let (_, fb, r) = refused(&repo);
+    assert!(fb.contains("resolver says: kept both lines"), "{fb}");
+    let why = r["reason"].as_str().unwrap();
+    assert!(why.contains("outside the conflict"), "{why}");
+    assert!(why.ends_with("unrelated.txt"), "{why}");
+    assert!(!repo.files_at("loop/res").contains(&"unrelated.txt".into()));
+}
+
+#[test]
+fn a_file_listed_in_extra_files_may_change() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(
+        &repo,
+        "echo tidy > unrelated.txt",
+        r#"{"status":"completed","summary":"also tidied","extra_files":["unrelated.txt"]}"#,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let res = resolver_events(&repo);
+    assert_eq!(res[0]["resolved"], true, "{res:?}");
+    assert_eq!(repo.show("loop/res", "unrelated.txt").unwrap(), "tidy\n");
+}
+
+#[test]
+fn a_resolution_that_fails_a_gate_never_reaches_the_integration_branch() {
+    let repo = Test::repo();
+    setup(
+        &repo,
+        Some(
+            "#!/bin/sh\nif grep -q BROKEN shared.txt; then echo 'shared.txt is BROKEN'; exit 1; fi\n",
+        ),
+    );
+    resolver(&repo, "echo BROKEN >> shared.txt", COMPLETED);
+    repo.loopc(&["run"]).status(0).run();
+    let (_, fb, r) = refused(&repo);
+    let why = r["reason"].as_str().unwrap();
+    assert!(
+        why.starts_with("its resolution failed a check: gate `tests` failed"),
+        "{why}"
+    );
+    assert!(fb.contains("shared.txt is BROKEN"), "{fb}");
+    assert!(fb.contains("resolver says: kept both lines"), "{fb}");
+    // The resolution commit exists nowhere the branch ever pointed.
+    for h in heads(&repo) {
+        let text = repo.show(&h, "shared.txt").unwrap_or_default();
+        assert!(
+            !text.contains("BROKEN"),
+            "the branch pointed at {h}:\n{text}"
+        );
+    }
+    // The resolver's run counts: two agent attempts of the loser, one of
+    // the winner, and the resolver.
+    assert_eq!(repo.state()["spent"]["iterations"], 4);
+}
+
+#[test]
+fn a_resolver_that_fails_falls_back_to_a_retry_with_its_stderr() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(
+        &repo,
+        "echo 'cannot tell which line wins' >&2; exit 3",
+        COMPLETED,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let (_, fb, r) = refused(&repo);
+    assert_eq!(r["reason"], "it failed (exit status 3)", "{r}");
+    assert!(fb.contains("cannot tell which line wins"), "{fb}");
+}
+
+#[test]
+fn a_resolver_whose_handoff_says_failed_falls_back_to_a_retry() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(
+        &repo,
+        "",
+        r#"{"status":"failed","summary":"the two lines contradict each other"}"#,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let (_, fb, r) = refused(&repo);
+    assert_eq!(
+        r["reason"], "its handoff says failed: the two lines contradict each other",
+        "{r}"
+    );
+    assert!(fb.contains("the two lines contradict each other"), "{fb}");
+}
+
+#[test]
+fn without_a_resolver_a_conflict_is_retried_as_before() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    let plan = std::fs::read_to_string(repo.root.join("plan.loop")).unwrap();
+    repo.write("plan.loop", plan.replace("  resolver = fixer", ""));
+    resolver(&repo, "", COMPLETED);
+    repo.loopc(&["run"]).status(0).run();
+    assert!(resolver_events(&repo).is_empty());
+    assert!(!repo.bin.join("seen/stdin.md").exists());
+    let failed: Vec<Value> = repo
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "attempt_finished" && e["outcome"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["reason"], "merge conflict in shared.txt");
+}
+
+#[test]
+fn the_nearest_resolver_wins() {
+    let repo = Test::repo();
+    repo.plan(
+        r#"
+loop "res" { resolver = one }
+agent one { run = "true" }
+agent two { run = "true" }
+agent three { run = "true" }
+defaults { agent = one  resolver = two }
+task a { prompt = "x" }
+task b { prompt = "x"  resolver = three }
+task c { run = "true" }
+"#,
+    );
+    let out = repo.loopc(&["graph", "--format", "json"]).run();
+    let plan: Value = serde_json::from_str(&out.stdout).unwrap();
+    let resolver_of = |name: &str| {
+        plan["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["resolver"]["name"]
+            .clone()
+    };
+    assert_eq!(resolver_of("a"), "two");
+    assert_eq!(resolver_of("b"), "three");
+    assert_eq!(resolver_of("c"), "two");
+}
+
+#[test]
+fn an_unknown_resolver_is_e0005_at_its_name() {
+    let repo = Test::repo();
+    repo.plan(
+        "agent fixer { run = \"true\" }\ndefaults { agent = fixer }\nbudget { iterations = 3 }\n\
+         task a { prompt = \"x\"  resolver = fixr }\n",
+    );
+    let out = repo.loopc(&["check", "--format", "json"]).status(1).run();
+    let d: Value = serde_json::from_str(out.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(d["code"], "E0005", "{d}");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown agent `fixr`"),
+        "{d}"
+    );
+    // Line 4 (0-based 3), the name after `resolver = `.
+    assert_eq!(d["range"]["start"]["line"], 3, "{d}");
+    assert_eq!(d["range"]["start"]["character"], 34, "{d}");
+    assert_eq!(d["range"]["end"]["character"], 38, "{d}");
+    let human = repo.loopc(&["check"]).status(1).run().stderr;
+    assert!(human.contains("fixer"), "did you mean: {human}");
+    // On `loop` and `defaults` too.
+    repo.plan(
+        "loop \"x\" { resolver = nobody }\nagent fixer { run = \"true\" }\n\
+         defaults { agent = fixer  resolver = nobody2 }\nbudget { iterations = 3 }\n\
+         task a { prompt = \"x\" }\n",
+    );
+    let out = repo.loopc(&["check", "--format", "json"]).status(1).run();
+    let codes: Vec<Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .collect();
+    assert_eq!(codes.len(), 2, "{codes:?}");
+    assert!(codes.iter().all(|d| d["code"] == "E0005"), "{codes:?}");
+}
+
+/// `examples/resolver/run.sh`, as docs/running.md points to it: the two
+/// tasks conflict, the scripted resolver keeps both entries, the run
+/// passes, and nothing is left in the temporary directory.
+#[test]
+fn the_resolver_example_runs_end_to_end() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/resolver/run.sh");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .env("LOOPC", crate::harness::loopc_path())
+        .env("TMPDIR", tmp.path())
+        .env("GIT_CEILING_DIRECTORIES", tmp.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(
+            "# Features, one a line, sorted\nexport to PDF\nfull-text search\nimport from CSV\nlogin\n"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("kept both sides' entries"), "{stdout}");
+    assert!(stderr.contains("merged (resolved)"), "{stderr}");
+    assert!(
+        stdout.contains("the scratch repository is removed"),
+        "{stdout}"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_command_tasks_conflict_is_resolved_too() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    let plan = std::fs::read_to_string(repo.root.join("plan.loop")).unwrap();
+    repo.write(
+        "plan.loop",
+        plan.replace(
+            "{ prompt = \"Write A's line.\" }",
+            "{ run = \"sh editor.sh\" }",
+        )
+        .replace(
+            "{ prompt = \"Write B's line.\" }",
+            "{ run = \"sh editor.sh\" }",
+        ),
+    );
+    std::fs::copy(repo.bin.join("editor.sh"), repo.root.join("editor.sh")).unwrap();
+    repo.commit("the command");
+    resolver(&repo, "", COMPLETED);
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(resolver_events(&repo)[0]["resolved"], true);
+    let stdin = std::fs::read_to_string(repo.bin.join("seen/stdin.md")).unwrap();
+    assert!(
+        stdin.contains("(a command task) It runs: `sh editor.sh`"),
+        "{stdin}"
+    );
+    let shared = repo.show("loop/res", "shared.txt").unwrap();
+    assert!(
+        shared.contains("edit by a") && shared.contains("edit by b"),
+        "{shared}"
+    );
+}
