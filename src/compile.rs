@@ -101,21 +101,43 @@ pub fn compile(name: &str, source: &str) -> Compilation {
 /// [`compile`] for a source the caller owns, which becomes
 /// [`Compilation::source`] without a copy.
 pub fn compile_string(name: &str, source: String) -> Compilation {
-    compile_loop(name, Text::valid(source), false).0
+    compile_loop(name, Text::valid(source), false, None).0
 }
 
 /// [`compile_string`] that also returns the checked model (definitions as far
 /// as they resolve, even when the plan has errors), for the language server,
 /// which would otherwise check the tree a second time on every keystroke.
 pub fn compile_with_model(name: &str, source: String) -> (Compilation, Model) {
-    let (compilation, model) = compile_loop(name, Text::valid(source), true);
+    let (compilation, model, _) = compile_loop(name, Text::valid(source), true, None);
     (compilation, model.unwrap_or_default())
+}
+
+/// The text a document had before an edit and the items it parsed into,
+/// when that parse reported nothing (see [`compile_edited`]).
+pub struct Previous {
+    /// The previous text (without a byte-order mark).
+    pub source: String,
+    /// Its items.
+    pub items: Vec<Item>,
+}
+
+/// [`compile_with_model`] for an edited document: the items of `previous`
+/// that the edit cannot have changed are reused instead of parsed again
+/// ([`syntax::reparse`]; the result is the same). Also says whether the
+/// parse reported nothing, i.e. whether this version can be a `Previous`.
+pub fn compile_edited(
+    name: &str,
+    source: String,
+    previous: Option<Previous>,
+) -> (Compilation, Model, bool) {
+    let (compilation, model, clean) = compile_loop(name, Text::valid(source), true, previous);
+    (compilation, model.unwrap_or_default(), clean)
 }
 
 /// Compiles raw file bytes. Bytes that are not UTF-8 are decoded lossily and
 /// reported as E0001 at the first invalid byte (docs/language.md: source is UTF-8).
 pub fn compile_bytes(name: &str, bytes: &[u8]) -> Compilation {
-    compile_loop(name, Text::decode(bytes.to_vec()), false).0
+    compile_loop(name, Text::decode(bytes.to_vec()), false, None).0
 }
 
 /// Reads and compiles the plan file at `path`.
@@ -123,7 +145,7 @@ pub fn compile_bytes(name: &str, bytes: &[u8]) -> Compilation {
 /// Errors: the file cannot be read (missing, a directory, no permission).
 pub fn compile_file(path: &Path) -> Result<Compilation, LoadError> {
     let text = Text::read(path)?;
-    Ok(compile_loop(&path.display().to_string(), text, false).0)
+    Ok(compile_loop(&path.display().to_string(), text, false, None).0)
 }
 
 /// Reads and compiles a plan given on the command line: a `.loop` file, or
@@ -173,7 +195,23 @@ pub fn loop_files_in(dir: &Path) -> Option<Vec<PathBuf>> {
 /// directory holds no spec. Problems in their contents are diagnostics in the
 /// compilation.
 pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel, LoadError> {
-    let files = spec_files_of(inputs)?;
+    // A spec tree (`docs/reel.md`, "Spec trees"): every stage's specs.
+    let tree = match inputs {
+        [one] if one.is_dir() && reel::is_spec_tree(one) => Some(one.clone()),
+        _ => None,
+    };
+    let (files, stages): (Vec<PathBuf>, Vec<usize>) = match &tree {
+        Some(dir) => reel::tree_files(dir)
+            .map_err(|error| LoadError {
+                path: dir.display().to_string(),
+                error,
+            })?
+            .into_iter()
+            .unzip(),
+        None => (spec_files_of(inputs)?, Vec::new()),
+    };
+    // Per spec file of a tree: its text and the names of its tasks.
+    let mut tree_specs: Vec<(String, Vec<String>)> = Vec::new();
     let namespaced = inputs.len() > 1 || inputs.first().is_some_and(|p| p.is_dir());
     let display_name = inputs
         .iter()
@@ -235,9 +273,14 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
                         Span::at(start),
                         format!("this file's tasks would be named `{stem}.<id>`"),
                     )
-                    .with_note(format!(
-                        "so would those of `{other}`; rename one of the files"
-                    )),
+                    .with_note(if tree.is_some() {
+                        format!(
+                            "so would those of `{other}`; a spec is in one stage at a time: \
+                             remove or rename one of the files"
+                        )
+                    } else {
+                        format!("so would those of `{other}`; rename one of the files")
+                    }),
                 ),
                 None => {
                     namespaces.insert(stem.clone(), file_name);
@@ -279,6 +322,10 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
         {
             name = n;
         }
+        if tree.is_some() {
+            let names = spec.tasks.iter().map(|t| t.name.text.clone()).collect();
+            tree_specs.push((text.text.clone(), names));
+        }
         items.extend(spec.tasks.iter().cloned().map(Item::Task));
         tasks.extend(spec.tasks);
     }
@@ -299,7 +346,10 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
     let (mut diagnostics, plan, _) = analyse(&ast, diagnostics, &origin, false);
     // A REEL id problem and the language's own E0011 for the same name say one thing.
     diagnostics.dedup_by(|b, a| a.code == b.code && a.primary.span == b.primary.span);
-    let plan = plan_if_clean(plan, &diagnostics);
+    let mut plan = plan_if_clean(plan, &diagnostics);
+    if let (Some(dir), Some(plan)) = (tree, plan.as_mut()) {
+        plan.pipeline = Some(pipeline_of(dir, plan, &files, &stages, tree_specs));
+    }
     Ok(Reel {
         compilation: Compilation {
             name: display_name,
@@ -313,6 +363,47 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
         defaults: defaults_span,
         files,
     })
+}
+
+/// The pipeline of the spec tree `dir` compiled into `plan`: each of
+/// `files` with its stage (`stages`, alike), its text and its tasks'
+/// indices (`specs`: text and task names per file).
+fn pipeline_of(
+    dir: PathBuf,
+    plan: &Plan,
+    files: &[PathBuf],
+    stages: &[usize],
+    specs: Vec<(String, Vec<String>)>,
+) -> plan::Pipeline {
+    let index: HashMap<&str, usize> = plan
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.as_str(), i))
+        .collect();
+    let specs = files
+        .iter()
+        .zip(stages)
+        .zip(specs)
+        .map(|((path, &stage), (text, names))| {
+            let mut tasks: Vec<usize> = names
+                .iter()
+                .filter_map(|n| index.get(n.as_str()).copied())
+                .collect();
+            tasks.sort_unstable();
+            plan::StageSpec {
+                path: path.clone(),
+                stage,
+                text,
+                tasks,
+            }
+        })
+        .collect();
+    plan::Pipeline {
+        dir,
+        specs,
+        ..plan::Pipeline::default()
+    }
 }
 
 /// The note of E0001 for a `.loop` file that is not UTF-8.
@@ -390,8 +481,15 @@ fn encoding_error(invalid_at: Option<usize>, note: &str) -> Option<Diagnostic> {
 }
 
 /// Compiles the `.loop` file called `name` whose text is `text`; with
-/// `keep_model`, also returns the checked model.
-fn compile_loop(name: &str, text: Text, keep_model: bool) -> (Compilation, Option<Model>) {
+/// `keep_model`, also returns the checked model; reuses the items of
+/// `previous` (an earlier version of the text) where it can. The flag says
+/// whether parsing reported nothing.
+fn compile_loop(
+    name: &str,
+    text: Text,
+    keep_model: bool,
+    previous: Option<Previous>,
+) -> (Compilation, Option<Model>, bool) {
     let Text {
         text: mut source,
         invalid_at,
@@ -402,7 +500,11 @@ fn compile_loop(name: &str, text: Text, keep_model: bool) -> (Compilation, Optio
     } else {
         0
     };
-    let (ast, diagnostics) = syntax::parse(&source);
+    let (ast, diagnostics) = match previous {
+        Some(p) => syntax::reparse(&p.source, p.items, &source),
+        None => syntax::parse(&source),
+    };
+    let clean = diagnostics.is_empty();
     let (mut diagnostics, plan, model) =
         analyse(&ast, diagnostics, &Origin::file(name), keep_model);
     // The encoding comes first: it may explain every other diagnostic.
@@ -420,12 +522,13 @@ fn compile_loop(name: &str, text: Text, keep_model: bool) -> (Compilation, Optio
         plan,
         files,
     };
-    (compilation, model)
+    (compilation, model, clean)
 }
 
 /// Checks and plans the items of `ast` (which came from `origin`), adding
 /// the diagnostics to the front-end's `diagnostics` and sorting them.
-/// Returns them, the plan as built (errors or not) and, with `keep_model`,
+/// Returns them, the plan (`None` when there was an error: its keys are
+/// not computed) and, with `keep_model`,
 /// the checked model.
 fn analyse(
     ast: &ast::File,
@@ -433,11 +536,21 @@ fn analyse(
     origin: &Origin,
     keep_model: bool,
 ) -> (Vec<Diagnostic>, Option<Plan>, Option<Model>) {
-    let (model, more) = check::check(ast, origin);
+    let (mut model, more) = check::check(ast, origin);
     diagnostics.extend(more);
-    // The plan takes the model's strings; a caller that keeps the model gets a copy.
-    let kept = keep_model.then(|| model.clone());
-    let (plan, more) = plan::build(model, origin);
+    // With an error already, the plan would be discarded: only the
+    // graph's diagnostics are computed, not the keys, and the model is
+    // kept as it is. Otherwise the plan takes the model's strings, and a
+    // caller that keeps the model gets a copy.
+    let errors = diagnostics.iter().any(Diagnostic::is_error);
+    let (plan, more, kept) = if errors {
+        let (plan, more) = plan::build_if(&mut model, origin, false);
+        (plan, more, keep_model.then_some(model))
+    } else {
+        let kept = keep_model.then(|| model.clone());
+        let (plan, more) = plan::build_if(&mut model, origin, true);
+        (plan, more, kept)
+    };
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
     (diagnostics, plan, kept)

@@ -70,6 +70,10 @@ pub struct LoopDef {
     /// `resolver`: the agent that resolves merge conflicts of tasks that
     /// name none (and of `defaults`, when it names none).
     pub resolver: Option<Ref>,
+    /// `stages`: the stage directories of a REEL spec tree that `loopc
+    /// run` works (each one of [`crate::origin::STAGES`]); `None` when not
+    /// given.
+    pub stages: Option<Vec<String>>,
 }
 
 /// A glob pattern of a `copy` or `link` list, with where it is written.
@@ -245,6 +249,7 @@ pub mod fields {
         "executor",
         "expand_depth",
         "resolver",
+        "stages",
     ];
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];

@@ -11,6 +11,20 @@ use std::path::Path;
 /// The file name of the defaults plan looked for beside REEL specs.
 pub const DEFAULTS_FILE: &str = "defaults.loop";
 
+/// The stage directories of a REEL spec tree, in pipeline order: a spec
+/// whose tasks all passed moves from its stage to the next
+/// (`docs/reel.md`, "Spec trees"); `archived` is the last.
+pub const STAGES: [&str; 6] = ["todo", "design", "inflight", "review", "active", "archived"];
+
+/// The stages `loopc run` works in a spec tree unless `loop.stages` or
+/// `--stage` names others.
+pub const DEFAULT_STAGES: [&str; 1] = ["inflight"];
+
+/// The position of stage `name` in [`STAGES`], if it is one.
+pub fn stage_index(name: &str) -> Option<usize> {
+    STAGES.iter().position(|s| *s == name)
+}
+
 /// Where a plan came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {

@@ -347,6 +347,54 @@ pub struct RunState {
     /// ([`crate::run::engine::guard`]). Absent when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// For a REEL spec tree: the specs of the worked stages and whether
+    /// each moved to its next stage (`docs/reel.md`). Absent for other plans.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub specs: Vec<SpecState>,
+}
+
+/// What became of one spec of a REEL spec tree in a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpecState {
+    /// The spec file as read (`specs/inflight/auth.md`).
+    pub file: String,
+    /// Its stage when the run read it (`inflight`).
+    pub stage: String,
+    /// The stage it moves to when its tasks have passed (`review`); absent
+    /// in the last stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// `pending`, `advanced` or `stayed`.
+    pub status: SpecStatus,
+    /// The integration branch commit that moved it (`advanced`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Why it stayed (`stayed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Whether a spec moved on (see [`SpecState`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpecStatus {
+    /// Its tasks have not all passed yet.
+    Pending,
+    /// A commit on the integration branch moved it to its next stage.
+    Advanced,
+    /// The run ended with it in its stage (see [`SpecState::reason`]).
+    Stayed,
+}
+
+impl SpecStatus {
+    /// The word used in state.json and the summary.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SpecStatus::Pending => "pending",
+            SpecStatus::Advanced => "advanced",
+            SpecStatus::Stayed => "stayed",
+        }
+    }
 }
 
 /// Token counts an agent reported; absent counts were not reported.

@@ -44,6 +44,7 @@ mod run_merge;
 mod run_notify;
 mod run_outcomes;
 mod run_output;
+mod run_pipeline;
 mod run_preflight;
 mod run_replay;
 mod run_resilience;

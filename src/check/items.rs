@@ -27,6 +27,7 @@ impl Checker {
             executor: self.reference(&f, "executor", "an executor"),
             expand_depth: self.positive_int(&f, "expand_depth"),
             resolver: self.reference(&f, "resolver", "an agent"),
+            stages: self.stages(&f),
         };
         // The integration branch must be a name git accepts, or the run fails
         // late; check the explicit one, or the default made from the name.
@@ -473,5 +474,76 @@ impl Checker {
             .into_iter()
             .map(|(pattern, span)| PathPattern { pattern, span })
             .collect()
+    }
+
+    /// `loop.stages`: a non-empty list of stage names of a REEL spec tree,
+    /// each once (E0007 for a name that is no stage, E0009 for an empty
+    /// list or a name given twice).
+    fn stages(&mut self, f: &Fields<'_>) -> Option<Vec<String>> {
+        let field = f.get("stages")?;
+        let items = self.list(f, "stages", "a list of stage names (e.g. `[\"inflight\"]`)")?;
+        let known = crate::origin::STAGES;
+        let quoted = known
+            .iter()
+            .map(|s| format!("`\"{s}\"`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if items.is_empty() {
+            self.push(
+                Diagnostic::new(
+                    Code::E0009,
+                    "`stages` is empty",
+                    field.value.span,
+                    "no stage would be worked",
+                )
+                .with_note(format!("name at least one of {quoted}")),
+            );
+            return None;
+        }
+        let mut out: Vec<String> = Vec::new();
+        let mut seen: Vec<(String, Span)> = Vec::new();
+        for v in items {
+            let name = match &v.kind {
+                ValueKind::String(s) | ValueKind::BlockString(s) => s,
+                ValueKind::Invalid => continue,
+                other => {
+                    self.push(Diagnostic::new(
+                        Code::E0007,
+                        format!("`stages` lists stage names, found {}", other.describe()),
+                        v.span,
+                        "expected a string such as `\"inflight\"`",
+                    ));
+                    continue;
+                }
+            };
+            if !known.contains(&name.as_str()) {
+                let mut d = Diagnostic::new(
+                    Code::E0007,
+                    format!("`{name}` is not a stage of a spec tree"),
+                    v.span,
+                    format!("expected one of {quoted}"),
+                );
+                if let Some(s) = super::names::suggest(name, known.iter().copied()) {
+                    d = d.with_note(format!("did you mean `\"{s}\"`?"));
+                }
+                self.push(d);
+                continue;
+            }
+            if let Some((_, first)) = seen.iter().find(|(n, _)| n == name) {
+                self.push(
+                    Diagnostic::new(
+                        Code::E0009,
+                        format!("stage `{name}` is listed twice in `stages`"),
+                        v.span,
+                        "listed again here",
+                    )
+                    .with_label(*first, "first listed here"),
+                );
+                continue;
+            }
+            seen.push((name.clone(), v.span));
+            out.push(name.clone());
+        }
+        Some(out)
     }
 }

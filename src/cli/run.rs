@@ -1,21 +1,24 @@
-//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache]`:
-//! compiles the plan, cuts it down to the named tasks and their
+//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache] [--stage S,…]`:
+//! compiles the plan, cuts a REEL spec tree down to its worked stages
+//! ([`loopc::plan::Plan::work`]), then to the named tasks and their
 //! dependencies ([`loopc::plan::Plan::select`]) and runs it with
 //! [`loopc::run::execute`].
 //!
 //! Exit status: 0 every task passed or was cached, 1 some task failed, was
-//! blocked or skipped, 2 the plan has errors or the repository cannot be
-//! used (or the integration branch moved during the run), 3 a budget or the
-//! circuit breaker stopped the run, 130 Ctrl-C or SIGTERM.
+//! blocked or skipped (or a spec tree's spec could not move on), 2 the plan
+//! has errors or the repository cannot be used (or the integration branch
+//! moved during the run), 3 a budget or the circuit breaker stopped the
+//! run, 130 Ctrl-C or SIGTERM.
 
 use super::{
-    Verbosity, exit, note_verbose, output_status, print_compilation, say, verbosity, write_stdout,
+    Verbosity, exit, note_verbose, output_status, print_compilation, say, verbosity, warn,
+    write_stdout,
 };
 use loopc::run::ui::display::Progress;
 use loopc::run::{Options, Outcome, Ran};
 use std::path::{Path, PathBuf};
 
-/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache]`
+/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache] [--stage S,…]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The plan, then the tasks to run (with their dependencies; default:
@@ -30,6 +33,11 @@ pub struct Args {
     /// loop); default `defaults.loop` beside the specs.
     #[arg(long, value_name = "FILE.loop")]
     pub defaults: Option<PathBuf>,
+    /// For a REEL spec tree: the stages whose specs run, comma-separated
+    /// (`--stage inflight,review`); overrides `loop.stages` (default
+    /// `inflight`). A spec whose tasks all pass moves to the next stage.
+    #[arg(long = "stage", value_name = "STAGE,…", value_delimiter = ',')]
+    pub stages: Vec<String>,
     /// Tasks at once; overrides `loop.parallel`.
     #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
@@ -133,7 +141,50 @@ fn run_plan(args: &Args) -> Result<i32, String> {
     let Some(plan) = compilation.plan.take() else {
         return Err(format!("{} has errors; nothing was run", path.display()));
     };
-    let plan = plan.select(&words).map_err(|e| e.to_string())?;
+    if plan.pipeline.is_none() {
+        if !args.stages.is_empty() {
+            return Err(format!(
+                "--stage applies to a REEL spec tree (a directory with todo/, inflight/, … \
+                 in it), and {} is not one",
+                path.display()
+            ));
+        }
+        if plan.settings.stages.is_some() {
+            warn(&format!(
+                "`loop.stages` applies to a REEL spec tree, and {} is not one: it is ignored",
+                path.display()
+            ));
+        }
+    }
+    // A grown plan is compiled again from the plan's syntax tree, which
+    // would lose the stage cut of a spec tree: refuse the two together.
+    if plan.pipeline.is_some()
+        && let Some(t) = plan.tasks.iter().find(|t| t.expands.is_some())
+    {
+        return Err(format!(
+            "task `{}` has `expands`, and {} is a REEL spec tree: plan fragments are not \
+             supported in spec trees; run the task from a `.loop` plan",
+            t.name,
+            path.display()
+        ));
+    }
+    let stages = (!args.stages.is_empty()).then_some(args.stages.as_slice());
+    let tree = plan;
+    let plan = tree.work(stages).map_err(|e| format!("--stage: {e}"))?;
+    let plan = plan.select(&words).map_err(|e| {
+        // A task of a spec in a stage this run does not work.
+        match tree.spec_of_task(&e.name) {
+            Some(spec) => format!(
+                "task `{}` is in {} ({}/), a stage this run does not work; add it with \
+                 `--stage` (e.g. `--stage {}`)",
+                e.name,
+                spec.path.display(),
+                spec.stage_name(),
+                spec.stage_name()
+            ),
+            None => e.to_string(),
+        }
+    })?;
     // A program that is not there fails every attempt the same way: say so
     // before any work (`--dry-run` too: it refuses what `run` refuses).
     // `run` strings are run from the worktree's top, so a relative program

@@ -244,6 +244,9 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Loop, "notify") => {
             "Command run once when the run ends, with the run's state (`loopc status --json`) on stdin."
         }
+        (Loop, "stages") => {
+            "The stages of a REEL spec tree that `loopc run` works (default `[\"inflight\"]`; `--stage` overrides)."
+        }
         (Budget, "iterations") => "Agent attempts across the whole run.",
         (Budget, "time") => "Wall clock for the whole run (a duration such as `2h`).",
         (Budget, "cost") => "Sum of what agents report, in dollars (`$20`).",

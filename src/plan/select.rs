@@ -4,7 +4,6 @@
 
 use super::types::Plan;
 use crate::check::names::suggest;
-use petgraph::graph::DiGraph;
 
 /// A task named on the command line that the plan does not have.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,32 +53,7 @@ impl Plan {
                 stack.extend(self.tasks[i].dependencies.iter().copied());
             }
         }
-        // Old index → new index (dependencies come first, so they are
-        // already numbered when a dependent is).
-        let mut new_index = vec![usize::MAX; self.tasks.len()];
-        let mut tasks = Vec::new();
-        for (i, task) in self.tasks.iter().enumerate() {
-            if keep[i] {
-                new_index[i] = tasks.len();
-                let mut t = task.clone();
-                t.dependencies = task.dependencies.iter().map(|&d| new_index[d]).collect();
-                tasks.push(t);
-            }
-        }
-        let mut graph = DiGraph::with_capacity(tasks.len(), 0);
-        let nodes: Vec<_> = (0..tasks.len()).map(|i| graph.add_node(i)).collect();
-        for (i, t) in tasks.iter().enumerate() {
-            for &d in &t.dependencies {
-                graph.add_edge(nodes[d], nodes[i], ());
-            }
-        }
-        Ok(Plan {
-            name: self.name.clone(),
-            settings: self.settings.clone(),
-            budget: self.budget.clone(),
-            tasks,
-            graph,
-        })
+        Ok(self.subset(&keep))
     }
 }
 

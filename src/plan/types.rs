@@ -33,6 +33,9 @@ pub struct Plan {
     /// One node per task (weight: index into `tasks`), an edge from each
     /// dependency to its dependent.
     pub graph: DiGraph<usize, ()>,
+    /// For a REEL spec tree: which spec of which stage holds which tasks
+    /// (`docs/reel.md`, "Spec trees"); `None` for any other plan.
+    pub pipeline: Option<super::pipeline::Pipeline>,
 }
 
 impl Plan {
@@ -74,6 +77,9 @@ pub struct Settings {
     /// How deep plan fragments may nest (≥ 1): a task of a fragment at this
     /// depth may not expand (`loop.expand_depth`, default 3).
     pub expand_depth: u32,
+    /// `loop.stages`: the stages of a REEL spec tree a run works (`None`:
+    /// not given; the default is [`crate::origin::DEFAULT_STAGES`]).
+    pub stages: Option<Vec<String>>,
     /// The executor that launches `setup` (none without `setup`):
     /// `loop.executor`, else `defaults.executor`, else none (run directly).
     pub setup_executor: Option<Arc<Executor>>,

@@ -6,15 +6,24 @@ use std::collections::BTreeSet;
 use std::hash::{BuildHasher, Hasher};
 use std::path::Path;
 
-/// Every id the specs directly inside `dir` use: task ids (including the
-/// made-up ids of Gherkin scenarios without `@id:`) and the ids named as
-/// dependencies (the part after the last `.` of a qualified one). Specs with
-/// errors still give the ids that could be read.
+/// Every id the specs directly inside `dir` (a spec tree: inside its stage
+/// directories) use: task ids (including the made-up ids of Gherkin
+/// scenarios without `@id:`) and the ids named as dependencies (the part
+/// after the last `.` or `:` of a qualified one). Specs with errors still
+/// give the ids that could be read.
 ///
 /// Errors: `dir` or a spec in it cannot be read.
 pub fn used_ids(dir: &Path) -> std::io::Result<BTreeSet<String>> {
     let mut used = BTreeSet::new();
-    for path in spec_files(dir)? {
+    let files = if super::is_spec_tree(dir) {
+        super::tree_files(dir)?
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect()
+    } else {
+        spec_files(dir)?
+    };
+    for path in files {
         let Some(format) = Format::of(&path) else {
             continue;
         };
@@ -24,7 +33,7 @@ pub fn used_ids(dir: &Path) -> std::io::Result<BTreeSet<String>> {
         for t in &spec.tasks {
             used.insert(t.id.text.clone());
             for d in &t.depends_on {
-                let bare = d.text.rsplit('.').next().unwrap_or(&d.text);
+                let bare = d.text.rsplit(['.', ':']).next().unwrap_or(&d.text);
                 used.insert(bare.to_string());
             }
         }

@@ -182,6 +182,42 @@ pub fn spec_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(found)
 }
 
+/// Whether `dir` is a REEL spec tree: a directory with at least one stage
+/// directory (`todo/`, `design/`, `inflight/`, `review/`, `active/`,
+/// `archived/`; [`crate::origin::STAGES`]).
+pub fn is_spec_tree(dir: &Path) -> bool {
+    crate::origin::STAGES.iter().any(|s| dir.join(s).is_dir())
+}
+
+/// The specs of the spec tree `dir`: each stage directory's specs
+/// ([`spec_files`]), stage by stage in pipeline order, each with its
+/// stage (an index into [`crate::origin::STAGES`]). A stage directory that
+/// does not exist has no specs.
+///
+/// Errors: a stage directory cannot be read; a spec lies directly in `dir`,
+/// outside every stage (it is named in the error, which is `InvalidInput`).
+pub fn tree_files(dir: &Path) -> std::io::Result<Vec<(PathBuf, usize)>> {
+    if let Some(stray) = spec_files(dir)?.first() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "it is a spec tree (it has stage directories), and the spec {} lies outside \
+                 every stage: move it into one (e.g. {}/)",
+                stray.display(),
+                dir.join("todo").display()
+            ),
+        ));
+    }
+    let mut found = Vec::new();
+    for (i, stage) in crate::origin::STAGES.iter().enumerate() {
+        let stage_dir = dir.join(stage);
+        if stage_dir.is_dir() {
+            found.extend(spec_files(&stage_dir)?.into_iter().map(|p| (p, i)));
+        }
+    }
+    Ok(found)
+}
+
 /// One spec file read and lowered into task items.
 #[derive(Debug, Default)]
 pub struct LoweredSpec {

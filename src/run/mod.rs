@@ -231,10 +231,11 @@ fn reset_integration(
 }
 
 /// Whether `subject` is the subject of a commit loopc writes on the
-/// integration branch: a task's commit or a replay (`loop(<task>): …`) or a
-/// merge (`loop: merge <task> (…)`).
+/// integration branch: a task's commit or a replay (`loop(<task>): …`), a
+/// merge (`loop: merge <task> (…)`) or a REEL spec's move to its next
+/// stage (`loop: advance <file> to <stage>/`).
 fn is_loopc_subject(subject: &str) -> bool {
-    if subject.starts_with("loop: merge ") {
+    if subject.starts_with("loop: merge ") || subject.starts_with("loop: advance ") {
         return true;
     }
     subject
@@ -356,6 +357,7 @@ fn worktree_files(git: &Git, plan: &Plan) -> Result<WorktreeFiles, RunError> {
 /// work starts.
 pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunError> {
     let git = Git::discover(cwd).map_err(RunError::usage)?;
+    git.require_min_version().map_err(RunError::usage)?;
     let layout = Layout::new(&git.root);
     for name in &options.force {
         if plan.task_index(name).is_none() {
@@ -552,6 +554,9 @@ mod tests {
             "loop(auth.a1b2c3d4): from a directory of specs"
         ));
         assert!(is_loopc_subject("loop: merge a (Task A)"));
+        assert!(is_loopc_subject(
+            "loop: advance specs/inflight/auth.md to review/"
+        ));
         assert!(!is_loopc_subject("loop(): x"));
         assert!(!is_loopc_subject("loop(a b): x"));
         assert!(!is_loopc_subject("loop(a) x"));

@@ -15,7 +15,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The stage directories of a REEL spec tree, in pipeline order.
-pub const STAGES: [&str; 6] = ["todo", "design", "inflight", "review", "active", "archived"];
+pub use crate::origin::STAGES;
 
 /// What the board shows: a heading line and columns of cards.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -71,7 +71,7 @@ pub enum Source {
 
 /// Whether `dir` is a REEL spec tree: it has at least one stage directory.
 pub fn is_spec_tree(dir: &Path) -> bool {
-    STAGES.iter().any(|s| dir.join(s).is_dir())
+    crate::reel::is_spec_tree(dir)
 }
 
 /// What `loopc board [DIR]` shows, from the directory it runs in (`cwd`)

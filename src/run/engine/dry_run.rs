@@ -293,6 +293,8 @@ pub fn report(
                 .collect()
         }
     };
+    let mut lines = lines;
+    let dead = held_back(plan, &mut lines);
     let mut out = String::new();
     let mut cached = 0;
     for (task, line) in plan.tasks.iter().zip(&lines) {
@@ -301,10 +303,60 @@ pub fn report(
         }
         out.push_str(&format!("{}: {line}\n", task.name));
     }
+    for spec in plan.pipeline.iter().flat_map(|p| &p.specs) {
+        let file = spec.path.display();
+        let from = spec.stage_name();
+        let line = match spec.next_stage() {
+            _ if spec.tasks.is_empty() => {
+                format!("spec {file}: stays in {from}/ (it has no tasks)")
+            }
+            _ if spec.tasks.iter().any(|&t| dead[t]) => {
+                format!("spec {file}: stays in {from}/ (a task of it cannot run)")
+            }
+            None => format!("spec {file}: stays in {from}/ (the last stage)"),
+            Some(to) => format!(
+                "spec {file}: moves from {from}/ to {to}/ once its {} task(s) pass",
+                spec.tasks.len()
+            ),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    let not_run = dead.iter().filter(|&&d| d).count();
     out.push_str(&format!(
-        "dry run of plan {}: {cached} cached, {} to run; nothing was started\n",
+        "dry run of plan {}: {cached} cached, {} to run{}; nothing was started\n",
         plan.name,
-        n - cached
+        n - cached - not_run,
+        if not_run > 0 {
+            format!(", {not_run} held back")
+        } else {
+            String::new()
+        }
     ));
     out
+}
+
+/// Rewrites the lines of a REEL spec tree's held tasks (`blocked: why`)
+/// and of the tasks that depend on them (`skipped`); returns which tasks
+/// will not run.
+fn held_back(plan: &Plan, lines: &mut [String]) -> Vec<bool> {
+    let mut dead = vec![false; plan.tasks.len()];
+    let Some(pipeline) = &plan.pipeline else {
+        return dead;
+    };
+    for (i, why) in &pipeline.held {
+        dead[*i] = true;
+        lines[*i] = format!("blocked: {why}");
+    }
+    // Tasks are in topological order: one forward sweep suffices.
+    for i in 0..plan.tasks.len() {
+        if dead[i] {
+            continue;
+        }
+        if let Some(&d) = plan.tasks[i].dependencies.iter().find(|&&d| dead[d]) {
+            dead[i] = true;
+            lines[i] = format!("skipped: dependency `{}` cannot run", plan.tasks[d].name);
+        }
+    }
+    dead
 }

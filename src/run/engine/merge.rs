@@ -281,11 +281,40 @@ pub(super) fn gate_in_scratch(
     cost: &mut Cost,
 ) -> Verdict {
     let mut checks = gate::checks_of(task);
-    for c in earlier {
+    add_checks(&mut checks, earlier);
+    run_in_scratch(
+        ctx, task, attempt, serial, files, merged, head, &checks, "merge", cost,
+    )
+}
+
+/// Appends to `checks` those of `more` that run something `checks` does
+/// not run yet.
+pub(super) fn add_checks(checks: &mut Vec<Check>, more: &[Check]) {
+    for c in more {
         if !checks.iter().any(|k| k.kind == c.kind) {
             checks.push(c.clone());
         }
     }
+}
+
+/// Checks out `merged` detached in a scratch worktree named after `task`
+/// and `serial`, runs `setup`, then `checks` (with `task`'s protocol and
+/// timeout; their events and logs name `phase`), and removes the worktree.
+/// No checks: a pass, without a worktree. `head` is the integration branch
+/// head the result would replace (`LOOP_BASE`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_in_scratch(
+    ctx: &RunCtx,
+    task: &Task,
+    attempt: u32,
+    serial: u32,
+    files: &AttemptFiles,
+    merged: &str,
+    head: &str,
+    checks: &[Check],
+    phase: &str,
+    cost: &mut Cost,
+) -> Verdict {
     if checks.is_empty() {
         // Nothing to check: no worktree, no `setup`.
         return Verdict::Pass;
@@ -330,7 +359,7 @@ pub(super) fn gate_in_scratch(
             }
         }
         let mut gc = GateCost::default();
-        let v = gate::run_checks(ctx, &proto, &co, &checks, "merge", &mut gc);
+        let v = gate::run_checks(ctx, &proto, &co, checks, phase, &mut gc);
         cost.absorb(gc);
         v
     })();

@@ -7,6 +7,8 @@
 //! `run --dry-run` from the same keys; [`expand`] grows the plan by the
 //! plan fragments tasks write.
 //!
+//! [`advance`] moves a REEL spec whose tasks all passed to its next stage.
+//!
 //! Also here, because only the engine uses them: [`context`] (what every
 //! part of one run shares: plan, repository, `.loopc/` layout, kill switch,
 //! event recorder; the attempt files and the `LOOP_*` environment) and
@@ -22,6 +24,7 @@
 //! engine. It reaches the display only through
 //! [`super::store::events::Recorder`].
 
+pub mod advance;
 pub mod attempt;
 pub mod budget;
 pub mod cache;

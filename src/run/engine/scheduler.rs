@@ -14,10 +14,11 @@
 //! checks only it can make (the integration branch, the user's refs) share
 //! its one `Scheduler`; looking tasks up in the cache and replaying hits
 //! are `cached`'s, waits for agents' limits and their fallbacks
-//! `waits`'s.
+//! `waits`'s, a REEL spec tree's held tasks and spec moves `specs`'s.
 
 mod cached;
 mod grow;
+mod specs;
 mod waits;
 
 use super::attempt::{self, AttemptInput, AttemptResult, Outcome};
@@ -86,6 +87,7 @@ pub fn run(
         limited: HashMap::new(),
         cleanup: super::cleanup::Cleanup::start(Arc::clone(&ctx)),
         growth,
+        advance_failed: false,
         ctx,
         parallel: parallel.max(1) as usize,
         exit_status,
@@ -99,6 +101,7 @@ pub fn run(
     if let Some(d) = sched.books.meter.deadline() {
         sched.ctx.control.set_deadline(d);
     }
+    sched.hold(&mut state);
     sched.resume_waits(&mut state);
     let outcome = sched.drive(&mut state);
     Finish { outcome, state }
@@ -139,6 +142,9 @@ struct Scheduler {
     cleanup: super::cleanup::Cleanup,
     /// The plan fragments spliced so far ([`super::expand`]).
     growth: Growth,
+    /// Whether a REEL spec whose tasks all passed could not be moved to
+    /// its next stage (the run then fails).
+    advance_failed: bool,
 }
 
 impl Scheduler {
@@ -267,6 +273,7 @@ impl Scheduler {
         tx: &mpsc::Sender<(AttemptResult, Instant, String)>,
     ) {
         self.replay_fast_forwards(state);
+        self.advance_specs(state);
         for i in 0..self.ctx.plan.tasks.len() {
             if self.books.stop.is_some() {
                 return;
@@ -295,6 +302,7 @@ impl Scheduler {
                 self.books.slots[i].cache_tried = true;
                 if self.try_cache(state, i) {
                     self.save(state);
+                    self.advance_specs(state);
                     continue;
                 }
                 if self.books.stop.is_some() {
@@ -506,6 +514,7 @@ impl Scheduler {
         if passed && let Some(a) = accepted {
             self.splice(state, a);
         }
+        self.advance_specs(state);
     }
 
     /// Carries out a transition's `actions` for task `i`; `attempt` is the
@@ -606,6 +615,7 @@ impl Scheduler {
     fn finish(&mut self, state: &mut RunState) -> RunOutcome {
         self.cleanup.finish();
         self.unattributed_ref_changes(state);
+        self.settle_specs(state);
         let all_done = state.tasks.iter().all(|t| t.status.is_done());
         // A budget spent by the attempt that finished the last work stopped
         // nothing: the run ends as its tasks did (the docs promise exit 0
@@ -623,7 +633,7 @@ impl Scheduler {
             Some(StopKind::Interrupted) => (RunStatus::Interrupted, RunOutcome::Interrupted),
             Some(StopKind::Budget) => (RunStatus::Stopped, RunOutcome::Budget),
             Some(StopKind::BranchMoved) => (RunStatus::Stopped, RunOutcome::BranchMoved),
-            _ if all_done => (RunStatus::Passed, RunOutcome::Passed),
+            _ if all_done && !self.advance_failed => (RunStatus::Passed, RunOutcome::Passed),
             _ => (RunStatus::Failed, RunOutcome::Failed),
         };
         let code = (self.exit_status)(outcome);

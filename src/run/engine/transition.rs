@@ -92,12 +92,42 @@ pub fn initial(plan: &Plan, plan_file: &str, head: &str, now: String) -> RunStat
         spent: Default::default(),
         limits: state::Limits::of(&plan.budget),
         warnings: Vec::new(),
+        specs: plan
+            .pipeline
+            .iter()
+            .flat_map(|p| &p.specs)
+            .map(|s| state::SpecState {
+                file: s.path.display().to_string(),
+                stage: s.stage_name().to_string(),
+                to: s.next_stage().map(str::to_string),
+                status: state::SpecStatus::Pending,
+                commit: None,
+                reason: None,
+            })
+            .collect(),
         tasks: plan
             .tasks
             .iter()
             .map(|t| TaskState::pending(t.name.clone(), t.title.clone()))
             .collect(),
     }
+}
+
+/// Task `i` cannot start (a REEL spec tree's task that depends on a spec
+/// in an earlier stage this run does not work): it ends `blocked` for
+/// `why` at `now`, and the tasks that depend on it are skipped.
+pub fn held(plan: &Plan, state: &mut RunState, i: usize, why: String, now: &str) -> Vec<Action> {
+    let mut out = Vec::new();
+    finalize(
+        plan,
+        state,
+        i,
+        TaskStatus::Blocked,
+        Some(why),
+        now,
+        &mut out,
+    );
+    out
 }
 
 fn is_agent(plan: &Plan, i: usize) -> bool {

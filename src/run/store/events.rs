@@ -149,6 +149,28 @@ pub enum Event {
         /// The tasks it added, in the plan's order.
         tasks: Vec<String>,
     },
+    /// A spec of a REEL spec tree moved to its next stage: every task of
+    /// it passed, and a commit on the integration branch moved its file.
+    SpecAdvanced {
+        /// The spec file as read (`specs/inflight/auth.md`).
+        spec: String,
+        /// Its stage before (`inflight`).
+        from: String,
+        /// Its stage now (`review`).
+        to: String,
+        /// The integration branch's new head.
+        commit: String,
+    },
+    /// A spec of a REEL spec tree stays in its stage: not every task of it
+    /// passed, or its move could not be made.
+    SpecStayed {
+        /// The spec file as read.
+        spec: String,
+        /// Its stage.
+        stage: String,
+        /// Why.
+        reason: String,
+    },
     /// A task reached a final state.
     TaskFinished {
         /// The task.

@@ -130,6 +130,26 @@ fn output_of(out: &std::process::Output) -> GitOutput {
     }
 }
 
+/// The oldest git loopc runs with (major, minor): `git merge-tree
+/// --write-tree --merge-base` came in 2.40.
+pub const MIN_VERSION: (u32, u32) = (2, 40);
+
+/// The (major, minor) of `git version`'s answer (`git version 2.39.5`,
+/// `git version 2.47.3.windows.1`); `None` when it says no version.
+pub fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let version = text.strip_prefix("git version ")?;
+    let mut parts = version.split('.');
+    let major = parts.next()?.trim().parse().ok()?;
+    let minor = parts
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    Some((major, minor))
+}
+
 impl Git {
     /// Finds the repository containing `cwd` (`git rev-parse --show-toplevel`).
     ///
@@ -156,7 +176,14 @@ impl Git {
                 None,
             )
             .and_then(|o| if o.code == 0 { Ok(o) } else { Err(why(&o)) })
-            .map_err(|e| format!("{} is not inside a git repository ({e})", cwd.display()))?;
+            .map_err(|e| {
+                if e.starts_with("cannot run git") {
+                    // Not a repository problem: git itself is missing.
+                    format!("{e}; loopc needs git (2.40 or newer) on PATH")
+                } else {
+                    format!("{} is not inside a git repository ({e})", cwd.display())
+                }
+            })?;
         let mut lines = out.stdout.lines().map(str::trim);
         let (Some(top), Some(git_dir), Some(common)) = (lines.next(), lines.next(), lines.next())
         else {
@@ -198,6 +225,27 @@ impl Git {
             }
         }
         Ok(git)
+    }
+
+    /// Checks that the `git` loopc runs is at least [`MIN_VERSION`]
+    /// (`git version`): replays merge onto a moved base with
+    /// `git merge-tree --write-tree --merge-base`, which git 2.40 added.
+    ///
+    /// Errors: git cannot be run, its version cannot be read, or it is older.
+    pub fn require_min_version(&self) -> Result<(), String> {
+        let out = self.try_run_in(&self.root.clone(), &["version"])?;
+        let text = out.stdout.trim();
+        let found = parse_version(text)
+            .ok_or_else(|| format!("cannot read git's version from `git version`: {text:?}"))?;
+        if found < MIN_VERSION {
+            let (major, minor) = MIN_VERSION;
+            return Err(format!(
+                "loopc needs git {major}.{minor} or newer, and the `git` on PATH is {} \
+                 (`{text}`)\nhint: install a newer git, or put one first on PATH",
+                text.trim_start_matches("git version ")
+            ));
+        }
+        Ok(())
     }
 
     /// Binds every later call to the run's kill switch: a git command still
@@ -248,11 +296,16 @@ impl Git {
             Some(f) => expr.stdout_file(f),
             None => expr.stdout_capture(),
         };
-        for k in super::process::GIT_LOCATION_VARS {
-            expr = expr.env_remove(k);
-        }
+        // loopc's own variables (identity, dates, a scratch index file)
+        // are set before the inherited location variables are removed:
+        // of duct's nested settings the innermost, the first made, wins.
         for (k, v) in &self.env {
             expr = expr.env(k, v);
+        }
+        for k in super::process::GIT_LOCATION_VARS {
+            if !self.env.iter().any(|(set, _)| set == k) {
+                expr = expr.env_remove(k);
+            }
         }
         let Some(control) = self.control.as_ref() else {
             // Outside a run (status, clean): Ctrl-C ends git with loopc.

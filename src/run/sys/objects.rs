@@ -125,6 +125,78 @@ impl Git {
     }
 }
 
+/// A file in a commit's tree: its mode and blob id (`git ls-tree`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    /// The mode (`100644`, `100755`).
+    pub mode: String,
+    /// The blob's id.
+    pub blob: String,
+}
+
+impl Git {
+    /// The file at `path` (relative to the repository's top) in `commit`,
+    /// if there is a file there.
+    ///
+    /// Errors: git fails.
+    pub fn file_at(&self, commit: &str, path: &str) -> Result<Option<TreeEntry>, String> {
+        let out = self.run_in(&self.root, &["ls-tree", "-z", commit, "--", path])?;
+        let Some((meta, name)) = out.stdout.trim_end_matches('\0').split_once('\t') else {
+            return Ok(None);
+        };
+        let mut parts = meta.split(' ');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(mode), Some("blob"), Some(blob)) if name == path => Ok(Some(TreeEntry {
+                mode: mode.to_string(),
+                blob: blob.to_string(),
+            })),
+            _ => Ok(None),
+        }
+    }
+
+    /// The text of blob `blob` (bytes that are not UTF-8 replaced by
+    /// U+FFFD).
+    ///
+    /// Errors: git fails.
+    pub fn blob_text(&self, blob: &str) -> Result<String, String> {
+        Ok(self.run_in(&self.root, &["cat-file", "blob", blob])?.stdout)
+    }
+
+    /// The tree of `commit` with the file at `from` moved to `to` (both
+    /// relative to the repository's top), written with the scratch index
+    /// file `index` (removed afterwards): neither the user's index nor any
+    /// checkout is touched.
+    ///
+    /// Errors: git fails; `from` is not a file in `commit`.
+    pub fn tree_with_move(
+        &self,
+        commit: &str,
+        from: &str,
+        to: &str,
+        index: &std::path::Path,
+    ) -> Result<String, String> {
+        let entry = self
+            .file_at(commit, from)?
+            .ok_or_else(|| format!("{from} is not a file in {commit}"))?;
+        let mut git = self.clone();
+        git.env
+            .push(("GIT_INDEX_FILE".into(), index.display().to_string()));
+        let cacheinfo = format!("{},{},{to}", entry.mode, entry.blob);
+        let written = git
+            .run_in(&self.root, &["read-tree", commit])
+            .and_then(|_| git.run_in(&self.root, &["update-index", "--force-remove", "--", from]))
+            .and_then(|_| {
+                git.run_in(
+                    &self.root,
+                    &["update-index", "--add", "--cacheinfo", &cacheinfo],
+                )
+            })
+            .and_then(|_| git.read(&["write-tree"]));
+        let _ = std::fs::remove_file(index);
+        written
+    }
+}
+
 /// Reads the output of `git merge-tree --write-tree --name-only`.
 fn parse_merge_tree(out: GitOutput) -> Result<MergeTree, String> {
     let mut lines = out.stdout.lines();

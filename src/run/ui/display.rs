@@ -239,6 +239,16 @@ fn plain_line(event: &Event) -> Option<String> {
             attempt,
             phase,
             gate,
+        } if *attempt == 0 && phase.starts_with("advance") => match gate {
+            // Attempt 0: checks of a spec's move to its next stage.
+            Some(g) => format!("loopc: {task}: checking its spec's move: {g}"),
+            None => format!("loopc: {task}: moving its spec to the next stage"),
+        },
+        Event::Phase {
+            task,
+            attempt,
+            phase,
+            gate,
         } if *attempt == 0 => match gate {
             // Attempt 0: checks of a replay from the cache.
             Some(g) => format!("loopc: {task} replay: {phase} {g}"),
@@ -315,6 +325,20 @@ fn plain_line(event: &Event) -> Option<String> {
             tasks.len(),
             tasks.join(", ")
         ),
+        Event::SpecAdvanced {
+            spec,
+            from,
+            to,
+            commit,
+        } => format!(
+            "loopc: {spec}: every task passed; moved from {from}/ to {to}/ at {}",
+            short(commit)
+        ),
+        Event::SpecStayed {
+            spec,
+            stage,
+            reason,
+        } => format!("loopc: {spec}: stays in {stage}/: {reason}"),
         Event::TaskFinished {
             task,
             status,

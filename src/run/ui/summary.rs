@@ -143,6 +143,21 @@ pub fn table(state: &RunState) -> String {
             added.join(", ")
         ));
     }
+    // A REEL spec tree: where each spec of the worked stages went.
+    for s in &state.specs {
+        let line = match (s.status, &s.to, &s.commit, &s.reason) {
+            (crate::state::SpecStatus::Advanced, Some(to), Some(c), _) => format!(
+                "spec {}: moved from {}/ to {to}/ at {}",
+                s.file,
+                s.stage,
+                c.get(..10).unwrap_or(c)
+            ),
+            (_, _, _, Some(why)) => format!("spec {}: stays in {}/: {why}", s.file, s.stage),
+            _ => format!("spec {}: {} in {}/", s.file, s.status.as_str(), s.stage),
+        };
+        out.push_str(&sanitize_line(&line));
+        out.push('\n');
+    }
     for t in &state.tasks {
         if let Some(r) = &t.reason
             && !t.status.is_done()

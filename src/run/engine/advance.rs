@@ -1,0 +1,208 @@
+//! A REEL spec tree's pipeline during a run (`docs/reel.md`, "Spec
+//! trees"): once every task of a spec in a worked stage has passed (or was
+//! replayed from the cache), its file moves to the next stage with one
+//! commit on the integration branch, after the spec's last merge.
+//!
+//! The commit is written without a checkout (a scratch index file,
+//! `git write-tree`, `git commit-tree` with the identity and dates of the
+//! head it goes on, so an unchanged rerun makes the same commit), gated
+//! like a merge (the command checks of the spec's tasks and of every task
+//! merged before, in a scratch worktree) and lands by the same
+//! compare-and-swap `update-ref`. A spec whose file at the integration
+//! branch is not the text the run compiled (edited meanwhile, or not
+//! committed) is not moved.
+
+use super::budget::Cost;
+use super::context::{AttemptFiles, RunCtx};
+use super::gate::{self, Check, Verdict};
+use super::merge::{add_checks, run_in_scratch};
+use crate::plan::StageSpec;
+use crate::run::store::events::Event;
+use std::path::{Path, PathBuf};
+
+/// How moving a spec went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Advance {
+    /// The integration branch now points at `commit`, which moved the spec.
+    Moved {
+        /// The new head.
+        commit: String,
+    },
+    /// The spec stays where it is, for this reason.
+    Stayed(String),
+    /// The run is stopping.
+    Stopped,
+    /// The compare-and-swap failed: the integration branch moved under
+    /// loopc (the scheduler finds out how).
+    BranchMoved(String),
+}
+
+/// The commit message of a spec's move.
+fn message(from: &str, to_stage: &str) -> String {
+    format!("loop: advance {from} to {to_stage}/\n\nEvery task of the spec passed.")
+}
+
+/// `path`, a spec file, relative to the repository's top `root` (with
+/// `/` separators).
+///
+/// Errors: it cannot be found, lies outside the repository, or its path is
+/// not UTF-8 (each said in a sentence).
+fn relative(root: &Path, path: &Path) -> Result<String, String> {
+    let root = std::fs::canonicalize(root)
+        .map_err(|e| format!("cannot find the repository at {}: {e}", root.display()))?;
+    let file =
+        std::fs::canonicalize(path).map_err(|e| format!("cannot find {}: {e}", path.display()))?;
+    let rel = file.strip_prefix(&root).map_err(|_| {
+        format!(
+            "{} does not lie inside the repository at {}",
+            path.display(),
+            root.display()
+        )
+    })?;
+    let parts: Option<Vec<&str>> = rel.iter().map(|c| c.to_str()).collect();
+    parts
+        .map(|p| p.join("/"))
+        .ok_or_else(|| format!("the path {} is not UTF-8", path.display()))
+}
+
+/// Moves `spec` to its next stage on the integration branch at `head`.
+/// `task` is the spec's task whose log directory (`.loopc/logs/<task>/advance/`)
+/// and scratch worktree name the move's checks; `earlier` are the command
+/// checks of tasks merged before in this run. Only command checks run (an
+/// agent gate has no change of the task's to judge in a move), so a move
+/// costs nothing.
+pub fn advance(
+    ctx: &RunCtx,
+    spec: &StageSpec,
+    task: usize,
+    head: &str,
+    earlier: &[Check],
+) -> Advance {
+    let Some(to_stage) = spec.next_stage() else {
+        return Advance::Stayed(format!(
+            "{}/ is the last stage: there is nothing to move it to",
+            spec.stage_name()
+        ));
+    };
+    let from = match relative(&ctx.git.root, &spec.path) {
+        Ok(f) => f,
+        Err(why) => return Advance::Stayed(why),
+    };
+    let file_name = spec
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let to = match from
+        .rsplit_once('/')
+        .and_then(|(dir, _)| dir.rsplit_once('/'))
+    {
+        Some((tree, _)) => format!("{tree}/{to_stage}/{file_name}"),
+        None => format!("{to_stage}/{file_name}"),
+    };
+    match ctx.git.file_at(head, &from) {
+        Ok(Some(entry)) => match ctx.git.blob_text(&entry.blob) {
+            Ok(text) if text == spec.text => {}
+            Ok(_) => {
+                return Advance::Stayed(format!(
+                    "{from} on the integration branch is not the text this run read (it has \
+                     uncommitted changes, or a task changed it): its tasks passed for the \
+                     text read; commit the spec as it should be and run again"
+                ));
+            }
+            Err(e) => return Advance::Stayed(e),
+        },
+        Ok(None) => {
+            return Advance::Stayed(format!(
+                "{from} is not on the integration branch (it is not committed): commit it and \
+                 run again"
+            ));
+        }
+        Err(e) => return Advance::Stayed(e),
+    }
+    match ctx.git.file_at(head, &to) {
+        Ok(None) => {}
+        Ok(Some(_)) => {
+            return Advance::Stayed(format!("{to} already exists on the integration branch"));
+        }
+        Err(e) => return Advance::Stayed(e),
+    }
+    let index: PathBuf = ctx.layout.dir.join("advance.index");
+    let commit = match ctx
+        .git
+        .tree_with_move(head, &from, &to, &index)
+        .and_then(|tree| {
+            ctx.git
+                .commit_tree_like(&tree, &[head], &message(&from, to_stage), head)
+        }) {
+        Ok(c) => c,
+        Err(e) => return Advance::Stayed(format!("cannot write the move: {e}")),
+    };
+    // Gated like a merge: the command checks of the spec's tasks, then
+    // those of every task merged before.
+    let mut checks: Vec<Check> = Vec::new();
+    for &t in &spec.tasks {
+        for mut c in gate::checks_of(&ctx.plan.tasks[t]) {
+            if !gate::is_agent(&c) && !checks.iter().any(|k| k.kind == c.kind) {
+                if c.label == "accept" {
+                    c.label = format!("accept of {}", ctx.plan.tasks[t].name);
+                }
+                checks.push(c);
+            }
+        }
+    }
+    add_checks(&mut checks, earlier);
+    let task_def = &ctx.plan.tasks[task];
+    let files = match AttemptFiles::create(&ctx.layout, &task_def.name, "advance", None) {
+        Ok(f) => f,
+        Err(e) => return Advance::Stayed(e),
+    };
+    if let Err(e) = ctx.git.diff_to_file(head, &commit, &files.diff) {
+        return Advance::Stayed(e);
+    }
+    ctx.events.emit(Event::Phase {
+        task: task_def.name.clone(),
+        attempt: 0,
+        phase: "advance".into(),
+        gate: None,
+    });
+    let verdict = run_in_scratch(
+        ctx,
+        task_def,
+        0,
+        0,
+        &files,
+        &commit,
+        head,
+        &checks,
+        "advance",
+        &mut Cost::default(),
+    );
+    match verdict {
+        Verdict::Pass => {}
+        Verdict::Stopped => return Advance::Stopped,
+        Verdict::Reject { reason, .. } => {
+            return Advance::Stayed(format!("its move failed a check: {reason}"));
+        }
+        Verdict::Limited(l) => {
+            return Advance::Stayed(format!(
+                "its move could not be checked: agent `{}` hit a limit: {}",
+                l.agent, l.message
+            ));
+        }
+        Verdict::Blocked(why) | Verdict::Error(why) => {
+            return Advance::Stayed(format!("its move could not be checked: {why}"));
+        }
+    }
+    match ctx
+        .git
+        .update_ref(&ctx.integration_ref, &commit, Some(head))
+    {
+        Ok(true) => Advance::Moved { commit },
+        Ok(false) => Advance::BranchMoved(format!(
+            "{} moved while loopc was running; it must only be changed by loopc during a run",
+            ctx.integration_ref
+        )),
+        Err(e) => Advance::BranchMoved(e),
+    }
+}
