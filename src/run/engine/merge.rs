@@ -283,7 +283,7 @@ pub(super) fn gate_in_scratch(
     let mut checks = gate::checks_of(task);
     add_checks(&mut checks, earlier);
     run_in_scratch(
-        ctx, task, attempt, serial, files, merged, head, &checks, "merge", cost,
+        ctx, task, attempt, id, files, merged, head, &checks, "merge", cost,
     )
 }
 
@@ -298,7 +298,7 @@ pub(super) fn add_checks(checks: &mut Vec<Check>, more: &[Check]) {
 }
 
 /// Checks out `merged` detached in a scratch worktree named after `task`
-/// and `serial`, runs `setup`, then `checks` (with `task`'s protocol and
+/// and the try `id`, runs `setup`, then `checks` (with `task`'s protocol and
 /// timeout; their events and logs name `phase`), and removes the worktree.
 /// No checks: a pass, without a worktree. `head` is the integration branch
 /// head the result would replace (`LOOP_BASE`).
@@ -307,7 +307,7 @@ pub(super) fn run_in_scratch(
     ctx: &RunCtx,
     task: &Task,
     attempt: u32,
-    serial: u32,
+    id: TryId,
     files: &AttemptFiles,
     merged: &str,
     head: &str,
