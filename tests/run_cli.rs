@@ -16,7 +16,7 @@ fn no_work_started(repo: &Test) {
         !repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cli"])
             || repo.git(&["rev-parse", "loop/cli"]) == repo.git(&["rev-parse", "main"])
     );
-    assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
+    assert!(!repo.root.join(".loopc/worktrees/a.r1-a1").exists());
 }
 
 #[test]
@@ -190,7 +190,7 @@ task b { agent = bad  prompt = "y"  attempts = 2 }
     assert_eq!(v["tasks"][1]["attempts"], 2);
 
     // Failed attempts left worktrees and task branches.
-    assert!(repo.root.join(".loopc/worktrees/b-1").is_dir());
+    assert!(repo.root.join(".loopc/worktrees/b.r1-a1").is_dir());
     assert_ne!(repo.git(&["branch", "--list", "loopc/*"]), "");
     // A user branch in a look-alike namespace is not loopc's.
     repo.git(&["branch", "loopc/mine"]);
