@@ -54,7 +54,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE.loop")]
     pub defaults: Option<PathBuf>,
     /// Print one JSON document (`{"version": 1, "plan", "file", "tasks":
-    /// [{"name", "title", "dependencies", "status"}]}`) instead of the table.
+    /// [{"name", "title", "dependencies", "status", "expanded_from"}]}`)
+    /// instead of the table (`expanded_from`: only for a task the last run
+    /// added from a plan fragment).
     #[arg(long)]
     pub json: bool,
 }
