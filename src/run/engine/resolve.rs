@@ -20,8 +20,9 @@ use super::attempt::{AttemptResult, Limited, stopping};
 use super::budget::Cost;
 use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::gate::{Check, Verdict};
+use super::guard::Snapshot;
 use super::handoff::{self, HandoffStatus};
-use super::merge::Merge;
+use super::merge::{Merge, refs_moved};
 use crate::plan::{Agent, Executor, Task, TaskKind};
 use crate::run::store::events::Event;
 use crate::run::sys::checkout::Checkout;
@@ -73,6 +74,8 @@ enum Stop {
     Refused(Refusal),
     Stopped,
     Error(String),
+    /// The guard's verdict ([`super::merge::refs_moved`]).
+    Guard(Merge),
 }
 
 impl From<Refusal> for Stop {
@@ -84,12 +87,16 @@ impl From<Refusal> for Stop {
 /// Runs `agent` on the conflict of attempt `r`'s merge described by `side`
 /// and returns the merge's result and the record of the resolver's run.
 /// Costs (the resolver's and its resolution's checks') go to `cost`.
+/// `refs` are the refs that are not loopc's before the merge: if the
+/// resolver or the resolution's checks change them, the resolution is
+/// refused ([`Merge::RefsChanged`]).
 /// Never panics on git, process or I/O errors: they refuse the resolution.
 pub fn resolve(
     ctx: &RunCtx,
     r: &AttemptResult,
     agent: &Arc<Agent>,
     side: &Side<'_>,
+    refs: &Snapshot,
     cost: &mut Cost,
 ) -> (Merge, ResolverRecord) {
     let task = &ctx.plan.tasks[r.input.task];
@@ -135,6 +142,15 @@ pub fn resolve(
         let _g = ctx.worktree_lock.lock();
         let _ = worktree::remove(&ctx.git, &scratch, None);
     }
+    // The guard, as on an attempt's agent (unless the run is stopping).
+    let who = format!("the resolver `{}`", agent.name);
+    let result = match result {
+        Err(Stop::Stopped) => Err(Stop::Stopped),
+        other => match refs_moved(ctx, refs, &who) {
+            Some(m) => Err(Stop::Guard(m)),
+            None => other,
+        },
+    };
     // The resolution's checks, on a fresh checkout of the merge commit.
     let result = result.and_then(|merged| {
         let mut gc = Cost::default();
@@ -150,8 +166,14 @@ pub fn resolve(
             &mut gc,
         );
         own.absorb(gc);
+        if verdict != Verdict::Stopped
+            && let Some(m) = refs_moved(ctx, refs, "the merge gates")
+        {
+            return Err(Stop::Guard(m));
+        }
         match verdict {
             Verdict::Pass => Ok(merged),
+            Verdict::Error(_) if stopping(ctx) => Err(Stop::Stopped),
             Verdict::Stopped => Err(Stop::Stopped),
             Verdict::Reject {
                 reason, feedback, ..
@@ -207,6 +229,21 @@ pub fn resolve(
         Err(Stop::Error(e)) => {
             record.reason = Some(e.clone());
             Merge::Error(e)
+        }
+        Err(Stop::Guard(m)) => {
+            record.reason = Some(match &m {
+                Merge::RefsChanged { changes, during } => format!(
+                    "refs that are not loopc's changed while {during} ran: {}",
+                    changes
+                        .iter()
+                        .map(super::guard::RefChange::describe)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                Merge::Error(e) => e.clone(),
+                _ => "the run stopped".into(),
+            });
+            m
         }
         Err(Stop::Refused(f)) => {
             let output = output_of(&dir);
@@ -334,7 +371,7 @@ fn run(
         return Err(infra(why));
     }
     record.started = true;
-    let extra_files = judge(agent, exit, timeout, &files.handoff, &stdout, cost)?;
+    let extra_files = judge(agent, exit, timeout, &files.handoff, &stdout, &stderr, cost)?;
     let tree = resolution_tree(ctx, &git, &co).map_err(|e| match e {
         Stop::Refused(_) if stopping(ctx) => Stop::Stopped,
         other => other,
@@ -354,14 +391,16 @@ fn run(
 
 /// Judges the resolver's run as an attempt's agent is judged: loopc's
 /// timeout or kill, the exit status, then its handoff (`handoff_file`) or
-/// what its output (`stdout`) reports; adds its cost to `cost`. Returns
-/// the handoff's `extra_files`.
+/// what its output (`stdout`) reports; adds its cost to `cost`. A failure
+/// names the last line of its `stderr`. Returns the handoff's
+/// `extra_files`.
 fn judge(
     agent: &Agent,
     exit: Exit,
     timeout: std::time::Duration,
     handoff_file: &Path,
     stdout: &Path,
+    stderr: &Path,
     cost: &mut Cost,
 ) -> Result<Vec<String>, Stop> {
     let h = handoff::read(handoff_file);
@@ -385,9 +424,16 @@ fn judge(
             return Err(Refusal::new(format!("it {}", exit.describe(timeout)), "").into());
         }
         other => {
-            return Err(
-                Refusal::new(format!("it failed ({})", other.describe(timeout)), "").into(),
-            );
+            // Its last stderr line says why more often than its exit status
+            // does (`sh: 1: resolve.sh: not found`).
+            let line = super::attempt::last_line(&process::tail(stderr, 4096));
+            let why = format!("it failed ({})", other.describe(timeout));
+            let why = if line.is_empty() {
+                why
+            } else {
+                format!("{why}: {line}")
+            };
+            return Err(Refusal::new(why, "").into());
         }
     }
     if let Some(e) = report.as_ref().and_then(|s| s.error.as_ref()) {
