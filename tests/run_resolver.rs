@@ -779,3 +779,102 @@ task a { agent = bot  prompt = "x" }
     let events = std::fs::read_to_string(repo.root.join(".loopc/events.jsonl")).unwrap_or_default();
     assert!(!events.contains("attempt_started"), "{events}");
 }
+
+#[test]
+fn a_modify_delete_conflict_is_named_in_the_prompt() {
+    let repo = Test::repo();
+    repo.write("shared.txt", "original\n");
+    repo.commit("shared file");
+    let sync = repo.bin.join("sync");
+    std::fs::create_dir_all(&sync).unwrap();
+    // `a` deletes shared.txt, `b` changes it; both from the same head.
+    repo.script(
+        "w.sh",
+        &format!(
+            r#"#!/bin/sh
+touch "{s}/$LOOP_TASK"
+i=0
+while [ ! -e "{s}/a" ] || [ ! -e "{s}/b" ]; do
+  i=$((i+1)); [ $i -gt 400 ] && break
+  sleep 0.02
+done
+if [ "$LOOP_TASK" = a ]; then rm shared.txt; else echo "edit by b" > shared.txt; fi
+"#,
+            s = sync.display()
+        ),
+    );
+    resolver(&repo, "", COMPLETED);
+    repo.plan(
+        r#"
+loop "res" { parallel = 2  resolver = fixer }
+budget { iterations = 10 }
+agent fixer { run = "sh @BIN@/resolver.sh" }
+task a { run = "sh @BIN@/w.sh" }
+task b { run = "sh @BIN@/w.sh" }
+"#,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let res = resolver_events(&repo);
+    assert_eq!(res.len(), 1, "{res:?}");
+    let loser = res[0]["task"].as_str().unwrap();
+    let stdin = std::fs::read_to_string(repo.bin.join("seen/stdin.md")).unwrap();
+    assert!(stdin.contains("A modify/delete conflict"), "{stdin}");
+    let want = if loser == "a" {
+        "the task's change deletes this file, and the work merged meanwhile changed it"
+    } else {
+        "the work merged meanwhile deleted this file, and the task's change changed it"
+    };
+    assert!(stdin.contains(want), "{want}:\n{stdin}");
+}
+
+#[test]
+fn a_resolution_that_deletes_a_file_both_sides_changed_is_refused() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(&repo, "rm shared.txt", COMPLETED);
+    repo.loopc(&["run"]).status(0).run();
+    let (_, fb, r) = refused(&repo);
+    let why = r["reason"].as_str().unwrap();
+    assert!(
+        why.starts_with("its resolution deletes shared.txt, which both sides changed"),
+        "{why}"
+    );
+    assert!(fb.contains("which both sides changed"), "{fb}");
+}
+
+#[test]
+fn a_deletion_of_a_file_both_sides_changed_listed_in_extra_files_is_taken() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(
+        &repo,
+        "rm shared.txt",
+        r#"{"status":"completed","summary":"neither line is wanted","extra_files":["shared.txt"]}"#,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let res = resolver_events(&repo);
+    assert_eq!(res[0]["resolved"], true, "{res:?}");
+    assert!(repo.show("loop/res", "shared.txt").is_none());
+}
+
+#[test]
+fn extra_files_outside_the_worktree_are_refused() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(
+        &repo,
+        "",
+        r#"{"status":"completed","summary":"s","extra_files":["../escaped.txt","/etc/passwd","ok.txt"]}"#,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let (_, fb, r) = refused(&repo);
+    let why = r["reason"].as_str().unwrap();
+    assert_eq!(
+        why,
+        "its handoff's \"extra_files\" names paths that are not inside the worktree: \
+         ../escaped.txt, /etc/passwd (each must be relative to the repository root and stay \
+         inside it)",
+        "{r}"
+    );
+    assert!(fb.contains("../escaped.txt"), "{fb}");
+}

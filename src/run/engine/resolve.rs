@@ -9,9 +9,10 @@
 //! brought onto the integration branch by the same compare-and-swap.
 //!
 //! A resolution is refused when it leaves conflict markers in a conflicted
-//! file, changes a file outside the conflict that its handoff does not
-//! list in `extra_files`, drops the task's change altogether, or fails a
-//! check; the attempt then fails as a conflict does, with the resolver's
+//! file, deletes a conflicted file both sides changed or changes a file
+//! outside the conflict without listing it in its handoff's `extra_files`
+//! (which must stay inside the worktree), drops the task's change
+//! altogether, changes refs that are not loopc's, or fails a check; the attempt then fails as a conflict does, with the resolver's
 //! output in its feedback. The resolver runs inside the attempt: its cost
 //! is the attempt's, its logs lie in the attempt's `resolver/`, and it is
 //! one more iteration of the run.
@@ -32,7 +33,10 @@ use crate::state::ResolverRecord;
 use std::path::Path;
 use std::sync::Arc;
 
+mod check;
 mod text;
+pub use check::marker_line;
+use check::{check_extra_files, check_resolution, presence};
 use text::{feedback, output_of, prompt};
 
 /// The merge a resolver is asked to finish.
@@ -321,7 +325,9 @@ fn run(
             crate::run::sys::git::bounded_stderr(&merged.stderr)
         )));
     }
-    let text = prompt(ctx, task, with, side.conflicts, scratch, &r.input.progress);
+    // Which side deleted a conflicted file (a modify/delete conflict).
+    let sides = presence(ctx, side).map_err(infra)?;
+    let text = prompt(ctx, task, with, side, &sides, scratch, &r.input.progress);
     let files = AttemptFiles::in_dirs(dir.to_path_buf(), work);
     for (path, body) in [
         (&files.prompt, text.as_str()),
@@ -372,11 +378,12 @@ fn run(
     }
     record.started = true;
     let extra_files = judge(agent, exit, timeout, &files.handoff, &stdout, &stderr, cost)?;
+    check_extra_files(&extra_files)?;
     let tree = resolution_tree(ctx, &git, &co).map_err(|e| match e {
         Stop::Refused(_) if stopping(ctx) => Stop::Stopped,
         other => other,
     })?;
-    check_resolution(ctx, &co, side, &tree, &extra_files, dir)?;
+    check_resolution(ctx, &co, side, &sides, &tree, &extra_files, dir)?;
     let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
     let message = format!(
         "loop: merge {} ({title})\n\nConflicts in {} resolved by agent `{}`.",
@@ -482,83 +489,6 @@ fn resolution_tree(
         .map_err(|e| Refusal::new(format!("loopc could not read its resolution: {e}"), e).into())
 }
 
-/// Refuses a resolution that leaves markers, drops the task's change or
-/// changes unlisted files outside the conflict; writes what the resolver
-/// changed to `resolution.patch` in `dir`.
-fn check_resolution(
-    ctx: &RunCtx,
-    co: &Checkout,
-    side: &Side<'_>,
-    tree: &str,
-    extra_files: &[String],
-    dir: &Path,
-) -> Result<(), Stop> {
-    let left: Vec<String> = side
-        .conflicts
-        .iter()
-        .filter_map(|p| {
-            let bytes = std::fs::read(co.dir.join(p)).ok()?;
-            marker_line(&bytes).map(|n| format!("{p}:{n}"))
-        })
-        .collect();
-    if !left.is_empty() {
-        return Err(Refusal::new(
-            format!(
-                "its resolution leaves conflict markers ({})",
-                left.join(", ")
-            ),
-            String::new(),
-        )
-        .into());
-    }
-    let git_err = |e: String| -> Stop {
-        if stopping(ctx) {
-            Stop::Stopped
-        } else {
-            Refusal::new(format!("loopc could not compare its resolution: {e}"), e).into()
-        }
-    };
-    if ctx.git.tree_of(side.head).map_err(git_err)? == tree {
-        return Err(Refusal::new(
-            "its resolution drops the task's change (the result is the integration branch head)",
-            String::new(),
-        )
-        .into());
-    }
-    // What the merge left before the resolver ran (conflicted files with
-    // their markers), against what it left after.
-    let before = ctx
-        .git
-        .merge_tree_with_markers(side.head, side.commit)
-        .map_err(git_err)?;
-    let _ = ctx
-        .git
-        .diff_to_file(&before, tree, &dir.join("resolution.patch"));
-    let changed = ctx.git.changes(&before, tree).map_err(git_err)?.paths;
-    let listed = |p: &str| {
-        extra_files
-            .iter()
-            .any(|x| x.trim_start_matches("./").trim_end_matches('/') == p)
-    };
-    let outside: Vec<&String> = changed
-        .iter()
-        .filter(|p| !side.conflicts.contains(p) && !listed(p))
-        .collect();
-    if !outside.is_empty() {
-        let list: Vec<&str> = outside.iter().map(|s| s.as_str()).collect();
-        return Err(Refusal::new(
-            format!(
-                "its resolution changes files outside the conflict that its handoff does not \
-                 list in \"extra_files\": {}",
-                list.join(", ")
-            ),
-            String::new(),
-        )
-        .into());
-    }
-    Ok(())
-}
-
 /// Task `task` as its resolver runs: the resolver as its agent, the
 /// resolver's prompt, and the resolver's environment under the task's own.
 fn as_resolver(task: &Task, agent: &Arc<Agent>, prompt: &str) -> Task {
@@ -602,34 +532,4 @@ fn others(ctx: &RunCtx, base: &str, side: &Side<'_>) -> Result<Vec<usize>, Strin
         prev = c.to_string();
     }
     Ok(out)
-}
-
-/// The 1-based number of the first line of `bytes` that is a conflict
-/// marker (`<<<<<<<`, `|||||||` or `>>>>>>>`, alone or followed by a
-/// space); `None` when there is none. `=======` alone is not counted: it
-/// is also a Markdown heading's underline.
-pub fn marker_line(bytes: &[u8]) -> Option<usize> {
-    bytes
-        .split(|&b| b == b'\n')
-        .position(|line| {
-            [b"<<<<<<<", b"|||||||", b">>>>>>>"].iter().any(|m| {
-                line.starts_with(*m) && matches!(line.get(7), None | Some(b' ' | b'\r' | b'\t'))
-            })
-        })
-        .map(|i| i + 1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn markers_are_found_by_line() {
-        assert_eq!(marker_line(b"a\n<<<<<<< HEAD\nb\n"), Some(2));
-        assert_eq!(marker_line(b"a\n>>>>>>>\n"), Some(2));
-        assert_eq!(marker_line(b"||||||| base\r\n"), Some(1));
-        assert_eq!(marker_line(b"Title\n=======\n"), None);
-        assert_eq!(marker_line(b"<<<<<<<<<< not one\n"), None);
-        assert_eq!(marker_line(b"clean\n"), None);
-    }
 }
