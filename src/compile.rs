@@ -101,21 +101,43 @@ pub fn compile(name: &str, source: &str) -> Compilation {
 /// [`compile`] for a source the caller owns, which becomes
 /// [`Compilation::source`] without a copy.
 pub fn compile_string(name: &str, source: String) -> Compilation {
-    compile_loop(name, Text::valid(source), false).0
+    compile_loop(name, Text::valid(source), false, None).0
 }
 
 /// [`compile_string`] that also returns the checked model (definitions as far
 /// as they resolve, even when the plan has errors), for the language server,
 /// which would otherwise check the tree a second time on every keystroke.
 pub fn compile_with_model(name: &str, source: String) -> (Compilation, Model) {
-    let (compilation, model) = compile_loop(name, Text::valid(source), true);
+    let (compilation, model, _) = compile_loop(name, Text::valid(source), true, None);
     (compilation, model.unwrap_or_default())
+}
+
+/// The text a document had before an edit and the items it parsed into,
+/// when that parse reported nothing (see [`compile_edited`]).
+pub struct Previous {
+    /// The previous text (without a byte-order mark).
+    pub source: String,
+    /// Its items.
+    pub items: Vec<Item>,
+}
+
+/// [`compile_with_model`] for an edited document: the items of `previous`
+/// that the edit cannot have changed are reused instead of parsed again
+/// ([`syntax::reparse`]; the result is the same). Also says whether the
+/// parse reported nothing, i.e. whether this version can be a `Previous`.
+pub fn compile_edited(
+    name: &str,
+    source: String,
+    previous: Option<Previous>,
+) -> (Compilation, Model, bool) {
+    let (compilation, model, clean) = compile_loop(name, Text::valid(source), true, previous);
+    (compilation, model.unwrap_or_default(), clean)
 }
 
 /// Compiles raw file bytes. Bytes that are not UTF-8 are decoded lossily and
 /// reported as E0001 at the first invalid byte (docs/language.md: source is UTF-8).
 pub fn compile_bytes(name: &str, bytes: &[u8]) -> Compilation {
-    compile_loop(name, Text::decode(bytes.to_vec()), false).0
+    compile_loop(name, Text::decode(bytes.to_vec()), false, None).0
 }
 
 /// Reads and compiles the plan file at `path`.
@@ -123,7 +145,7 @@ pub fn compile_bytes(name: &str, bytes: &[u8]) -> Compilation {
 /// Errors: the file cannot be read (missing, a directory, no permission).
 pub fn compile_file(path: &Path) -> Result<Compilation, LoadError> {
     let text = Text::read(path)?;
-    Ok(compile_loop(&path.display().to_string(), text, false).0)
+    Ok(compile_loop(&path.display().to_string(), text, false, None).0)
 }
 
 /// Reads and compiles a plan given on the command line: a `.loop` file, or
@@ -459,8 +481,15 @@ fn encoding_error(invalid_at: Option<usize>, note: &str) -> Option<Diagnostic> {
 }
 
 /// Compiles the `.loop` file called `name` whose text is `text`; with
-/// `keep_model`, also returns the checked model.
-fn compile_loop(name: &str, text: Text, keep_model: bool) -> (Compilation, Option<Model>) {
+/// `keep_model`, also returns the checked model; reuses the items of
+/// `previous` (an earlier version of the text) where it can. The flag says
+/// whether parsing reported nothing.
+fn compile_loop(
+    name: &str,
+    text: Text,
+    keep_model: bool,
+    previous: Option<Previous>,
+) -> (Compilation, Option<Model>, bool) {
     let Text {
         text: mut source,
         invalid_at,
@@ -471,7 +500,11 @@ fn compile_loop(name: &str, text: Text, keep_model: bool) -> (Compilation, Optio
     } else {
         0
     };
-    let (ast, diagnostics) = syntax::parse(&source);
+    let (ast, diagnostics) = match previous {
+        Some(p) => syntax::reparse(&p.source, p.items, &source),
+        None => syntax::parse(&source),
+    };
+    let clean = diagnostics.is_empty();
     let (mut diagnostics, plan, model) =
         analyse(&ast, diagnostics, &Origin::file(name), keep_model);
     // The encoding comes first: it may explain every other diagnostic.
@@ -489,12 +522,13 @@ fn compile_loop(name: &str, text: Text, keep_model: bool) -> (Compilation, Optio
         plan,
         files,
     };
-    (compilation, model)
+    (compilation, model, clean)
 }
 
 /// Checks and plans the items of `ast` (which came from `origin`), adding
 /// the diagnostics to the front-end's `diagnostics` and sorting them.
-/// Returns them, the plan as built (errors or not) and, with `keep_model`,
+/// Returns them, the plan (`None` when there was an error: its keys are
+/// not computed) and, with `keep_model`,
 /// the checked model.
 fn analyse(
     ast: &ast::File,
@@ -502,11 +536,21 @@ fn analyse(
     origin: &Origin,
     keep_model: bool,
 ) -> (Vec<Diagnostic>, Option<Plan>, Option<Model>) {
-    let (model, more) = check::check(ast, origin);
+    let (mut model, more) = check::check(ast, origin);
     diagnostics.extend(more);
-    // The plan takes the model's strings; a caller that keeps the model gets a copy.
-    let kept = keep_model.then(|| model.clone());
-    let (plan, more) = plan::build(model, origin);
+    // With an error already, the plan would be discarded: only the
+    // graph's diagnostics are computed, not the keys, and the model is
+    // kept as it is. Otherwise the plan takes the model's strings, and a
+    // caller that keeps the model gets a copy.
+    let errors = diagnostics.iter().any(Diagnostic::is_error);
+    let (plan, more, kept) = if errors {
+        let (plan, more) = plan::build_if(&mut model, origin, false);
+        (plan, more, keep_model.then_some(model))
+    } else {
+        let kept = keep_model.then(|| model.clone());
+        let (plan, more) = plan::build_if(&mut model, origin, true);
+        (plan, more, kept)
+    };
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
     (diagnostics, plan, kept)

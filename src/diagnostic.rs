@@ -193,6 +193,9 @@ pub fn emit_human(
     source: &str,
     diagnostics: &[Diagnostic],
 ) -> std::io::Result<()> {
+    if diagnostics.is_empty() {
+        return Ok(());
+    }
     let files = IndexedFiles::new(vec![(name, source)]);
     files.emit(out, diagnostics, |span| (0, clamp(span, source.len())))
 }

@@ -91,6 +91,11 @@ impl SourceMap {
         source: &str,
         diagnostics: &[Diagnostic],
     ) -> std::io::Result<()> {
+        if diagnostics.is_empty() {
+            // Nothing to show: no line index to build (a large plan's
+            // lines are many).
+            return Ok(());
+        }
         if let [only] = self.files.as_slice()
             && only.span.start == 0
         {
@@ -131,6 +136,9 @@ impl SourceMap {
 
     /// [`SourceMap::to_json_line`] for each of `diagnostics`, in order.
     pub fn to_json_lines(&self, source: &str, diagnostics: &[Diagnostic]) -> Vec<String> {
+        if diagnostics.is_empty() {
+            return Vec::new();
+        }
         let indexes: Vec<LineIndex> = self
             .files
             .iter()

@@ -308,6 +308,13 @@ pub struct ResolverRecord {
 pub struct RunState {
     /// Format version ([`STATE_VERSION`]).
     pub version: u32,
+    /// The run's number: 1 for the repository's first run, then one more
+    /// than the highest an earlier run left. It names the run's worktrees
+    /// and task branches (`<task>.r<run>-a<attempt>`) and, once a later
+    /// run starts, its logs' directory `earlier-logs/<run>/`. Absent in
+    /// files of earlier versions (and before the run started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<u32>,
     /// The plan's name.
     pub plan: String,
     /// The plan file as given.

@@ -5,7 +5,7 @@
 //! Skipped (with a message) only when `tmux` is not installed and `CI` is
 //! unset; in CI it must run (`.ci/run` installs Debian's `tmux`).
 
-use crate::harness::{Test, loopc_path};
+use crate::harness::{Test, examples_dir, loopc_path};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -18,6 +18,16 @@ impl Tmux {
     /// Starts `loopc board ARGS` in a 120×32 window in `dir`, or `None` when
     /// tmux is missing outside CI.
     fn board(name: &str, dir: &Path, args: &str) -> Option<Tmux> {
+        Tmux::start(
+            name,
+            dir,
+            &format!("{} board {args}", loopc_path().display()),
+        )
+    }
+
+    /// Starts the shell command `command` in a 120×32 window in `dir`, or
+    /// `None` when tmux is missing outside CI.
+    fn start(name: &str, dir: &Path, command: &str) -> Option<Tmux> {
         if Command::new("tmux").arg("-V").output().is_err() {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -29,7 +39,6 @@ impl Tmux {
         let tmux = Tmux {
             socket: format!("loopc-board-{name}-{}", std::process::id()),
         };
-        let command = format!("{} board {args}", loopc_path().display());
         let out = tmux.run(&[
             "new-session",
             "-d",
@@ -39,7 +48,7 @@ impl Tmux {
             "32",
             "-c",
             &dir.to_string_lossy(),
-            &command,
+            command,
         ]);
         assert!(out.status.success(), "{out:?}");
         Some(tmux)
@@ -120,11 +129,15 @@ task f "Doomed" { run = "echo boom; exit 1"  attempts = 1 }
         let _ = run.wait();
         return;
     };
-    let screen = tmux.wait_for(
+    tmux.wait_for(
         &repo,
-        &["plan board: running", "running (1)", "pending (2)"],
+        &[
+            "plan board: running",
+            "running (1)",
+            "pending (2)",
+            "First task",
+        ],
     );
-    assert!(screen.contains("First task"), "{screen}");
     // The selection starts on the first card (b, pending); move right to a.
     tmux.keys(&["Right"]);
     tmux.wait_for(&repo, &["last output: warming up"]);
@@ -134,11 +147,19 @@ task f "Doomed" { run = "echo boom; exit 1"  attempts = 1 }
     let status = run.wait().unwrap().code();
     assert_eq!(status, Some(1), "{}", repo.spawned_stderr());
     // Refreshed (every 2 s) to the end state, with the selection still on a.
-    let screen = tmux.wait_for(&repo, &["plan board: failed", "passed (2)", "failed (1)"]);
-    assert!(screen.contains("state: passed"), "{screen}");
+    // One wait for all of it: a capture can fall between the terminal
+    // writes of one redraw (columns drawn, details not yet).
+    tmux.wait_for(
+        &repo,
+        &[
+            "plan board: failed",
+            "passed (2)",
+            "failed (1)",
+            "state: passed",
+        ],
+    );
     tmux.keys(&["Right"]);
-    let screen = tmux.wait_for(&repo, &["state: failed", "last output: boom"]);
-    assert!(screen.contains("logs: "), "{screen}");
+    tmux.wait_for(&repo, &["state: failed", "last output: boom", "logs: "]);
 
     tmux.keys(&["q"]);
     assert!(repo.wait_for(2000, || !tmux.alive()), "{}", tmux.screen());
@@ -161,9 +182,14 @@ fn a_reel_tree_is_shown_by_stage() {
     };
     let screen = tmux.wait_for(
         &repo,
-        &["todo (1)", "inflight (1)", "archived (1)", "auth.md"],
+        &[
+            "todo (1)",
+            "inflight (1)",
+            "archived (1)",
+            "auth.md",
+            "later.md",
+        ],
     );
-    assert!(screen.contains("later.md"), "{screen}");
     assert!(
         !screen.contains("design ("),
         "no design/ directory:\n{screen}"
@@ -183,4 +209,34 @@ fn without_a_terminal_the_board_says_what_to_use_instead() {
     assert!(out.stderr.contains("loopc status --json"), "{out:?}");
     let out = repo.loopc(&["board", "nowhere"]).status(2).run();
     assert!(out.stderr.contains("nowhere is not a directory"), "{out:?}");
+}
+
+#[test]
+fn the_example_opens_the_board_beside_its_run_and_cleans_up_after_q() {
+    let repo = Test::repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let command = format!(
+        "env LOOPC={} TMPDIR={} BOARD_STEP_SECONDS=1 bash {}",
+        loopc_path().display(),
+        tmp.path().display(),
+        examples_dir().join("board/run.sh").display()
+    );
+    let Some(tmux) = Tmux::start("example", &repo.root, &command) else {
+        return;
+    };
+    // The board comes up on the live run, and follows it to the end (the
+    // refresh is every 2 s; the run takes a few seconds).
+    tmux.wait_for(&repo, &["plan board: running", "Write the schema"]);
+    let mut screen = String::new();
+    let ended = repo.wait_for(60_000, || {
+        screen = tmux.screen();
+        screen.contains("plan board: passed") && screen.contains("passed (6)")
+    });
+    assert!(ended, "the run did not end on the board:\n{screen}");
+    // q quits the board; the script waits for the run, prints its status
+    // and removes its scratch directory, and the window closes.
+    tmux.keys(&["q"]);
+    assert!(repo.wait_for(20_000, || !tmux.alive()), "{}", tmux.screen());
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

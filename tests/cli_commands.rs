@@ -122,7 +122,7 @@ fn clean_cache_forgets_every_entry() {
     let dry = repo.loopc(&["run", "--dry-run"]).run();
     assert!(dry.stdout.contains("0 cached, 3 to run"), "{dry:?}");
     repo.loopc(&["clean", "--cache"])
-        .stdout("nothing to clean\nno cache entries to remove\n")
+        .stdout("no worktrees, task branches or logs to remove\nno cache entries to remove\n")
         .run();
     repo.loopc(&["-q", "clean", "--cache"]).stdout("").run();
 }
@@ -244,7 +244,7 @@ fn status_says_when_the_integration_branch_is_gone() {
     assert!(
         after.stdout.ends_with(
             "the integration branch loop/cmds is gone: it was deleted after this run (the next \
-             `loopc run` creates it again from the base, replaying passed tasks from the cache)\n"
+             `loopc run` creates it again from the base, replaying the passed tasks the cache still holds)\n"
         ),
         "{after:?}"
     );

@@ -279,7 +279,10 @@ task regen: refresh {
 fn initialize_announces_every_capability() {
     let c = Client::start();
     let caps = c.initialize_result()["capabilities"].clone();
-    assert_eq!(caps["textDocumentSync"]["change"], 1, "full sync: {caps}");
+    assert_eq!(
+        caps["textDocumentSync"]["change"], 2,
+        "incremental sync: {caps}"
+    );
     assert_eq!(caps["textDocumentSync"]["openClose"], true);
     for cap in [
         "definitionProvider",
@@ -304,6 +307,47 @@ fn check_json(text: &str) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).expect("json line"))
         .collect()
+}
+
+/// Ranged edits (as editors send them for incremental sync) give the
+/// document the text a full-text change would: the same diagnostics, with
+/// a byte-order mark and non-ASCII text before the edits, and several
+/// edits in one notification applied in order.
+#[test]
+fn ranged_edits_give_the_diagnostics_of_the_edited_text() {
+    let uri_b = "file:///tmp/edited/b.loop";
+    let uri_full = "file:///tmp/full/b.loop";
+    let before = "\u{FEFF}agent claude { run = \"x\" }\ntask t \"é😀\" { prompt = \"p\" }\n";
+    // Line 0: `run` → `rn` after the BOM (one UTF-16 unit); line 1:
+    // `prompt` → `promt` after the emoji (two UTF-16 units), then a new
+    // task depending on an unknown one, inserted at the end.
+    let after = "\u{FEFF}agent claude { rn = \"x\" }\ntask t \"é😀\" { promt = \"p\" }\ntask u: nope { run = \"y\" }\n";
+    let mut c = Client::start();
+    c.open(uri_b, before);
+    let range = |l0: u32, c0: u32, l1: u32, c1: u32| json!({"start": {"line": l0, "character": c0}, "end": {"line": l1, "character": c1}});
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri_b, "version": 2},
+        "contentChanges": [
+            {"range": range(0, 17, 0, 18), "text": ""},
+            {"range": range(1, 19, 1, 20), "text": ""},
+        ]}),
+    );
+    c.diagnostics(uri_b, 2);
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri_b, "version": 3},
+               "contentChanges": [{"range": range(2, 0, 2, 0), "text": "task u: nope { run = \"y\" }\n"}]}),
+    );
+    let edited = c.diagnostics(uri_b, 3);
+    let full = c.open(uri_full, after);
+    let codes = |d: &[Value]| -> Vec<(Value, Value)> {
+        d.iter()
+            .map(|d| (d["code"].clone(), d["range"].clone()))
+            .collect()
+    };
+    assert_eq!(codes(&edited), codes(&full), "{edited:#?}");
+    assert!(edited.len() >= 3, "E0002 twice and E0003: {edited:#?}");
 }
 
 #[test]

@@ -364,7 +364,7 @@ task t {{ agent = boxed  prompt = "write work.txt"  gates = [review]  attempts =
     );
     // TMPDIR is the attempt's own, inside the worktree.
     assert!(
-        summary.contains("/.loopc/worktrees/t-1/.loopc/attempt/tmp/"),
+        summary.contains("/.loopc/worktrees/t.r1-a1/.loopc/attempt/tmp/"),
         "{summary}"
     );
     assert_eq!(repo.show("loop/sb", "work.txt").unwrap(), "sandboxed\n");

@@ -148,7 +148,7 @@ task t "The title" { agent = bot  prompt = "PROMPT-TEXT"  env = { FROM_TASK = "2
     }
     assert!(!env.contains("LOOP_DIFF_FILE"), "only gates get the diff");
     let pwd = std::fs::read_to_string(format!("{}.pwd", out.display())).unwrap();
-    assert!(pwd.contains(".loopc/worktrees/t-1"), "{pwd}");
+    assert!(pwd.contains(".loopc/worktrees/t.r1-a1"), "{pwd}");
     // The prompt file holds the same prompt.
     let prompt = std::fs::read_to_string(repo.root.join(".loopc/logs/t/1/prompt.md")).unwrap();
     assert_eq!(prompt, stdin);

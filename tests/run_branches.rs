@@ -32,9 +32,9 @@ task a { agent = bad  prompt = "x"  attempts = 1 }
     // Branches of a plan that never ran, in loopc's shape.
     repo.git(&["branch", "loopc/other/t/1"]);
     repo.loopc(&["run"]).status(1).run();
-    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/h/a/1"]));
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/h/a/r1-a1"]));
     repo.loopc(&["clean"]).status(0).run();
-    assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/h/a/1"]));
+    assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/h/a/r1-a1"]));
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/other/t/1"]));
 }
 
@@ -43,12 +43,16 @@ fn a_users_branch_with_a_task_branch_name_is_not_replaced() {
     let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(TWO_TASKS);
-    repo.git(&["branch", "loopc/h/a/1"]);
-    let mine = repo.git(&["rev-parse", "loopc/h/a/1"]);
-    let r = repo.loopc(&["run"]).status(2).run();
-    assert!(r.stderr.contains("loopc/h/a/1"), "{r:?}");
-    assert!(r.stderr.contains("not created by loopc"), "{r:?}");
-    assert_eq!(repo.git(&["rev-parse", "loopc/h/a/1"]), mine);
+    // Today's name of run 1's attempt 1, and an earlier version's.
+    for name in ["loopc/h/a/r1-a1", "loopc/h/a/1"] {
+        repo.git(&["branch", name]);
+        let mine = repo.git(&["rev-parse", name]);
+        let r = repo.loopc(&["run"]).status(2).run();
+        assert!(r.stderr.contains(name), "{r:?}");
+        assert!(r.stderr.contains("not created by loopc"), "{r:?}");
+        assert_eq!(repo.git(&["rev-parse", name]), mine);
+        repo.git(&["branch", "-D", name]);
+    }
 }
 
 #[test]
@@ -59,7 +63,7 @@ fn a_branch_named_loopc_is_a_preflight_error() {
     repo.git(&["branch", "loopc"]);
     let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("`loopc`"), "{r:?}");
-    assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
+    assert!(!repo.root.join(".loopc/worktrees/a.r1-a1").exists());
 }
 
 #[test]
@@ -89,7 +93,7 @@ task bad { run = "exit 1"  attempts = 1 }
     );
     repo.loopc(&["run"]).status(1).run();
     // The failed attempt's worktree and logs are kept until `loopc clean`.
-    let kept = repo.root.join(".loopc/worktrees/bad-1");
+    let kept = repo.root.join(".loopc/worktrees/bad.r1-a1");
     assert!(kept.exists());
     let elsewhere = repo.bin.join("inspect");
     repo.git(&[
@@ -121,7 +125,7 @@ fn a_branch_blocking_the_plans_namespace_is_a_preflight_error() {
     repo.git(&["branch", "loopc/h/b"]);
     let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("`loopc/h/b`"), "{r:?}");
-    assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
+    assert!(!repo.root.join(".loopc/worktrees/a.r1-a1").exists());
 }
 
 const ON_MAIN: &str = r#"
@@ -144,7 +148,7 @@ fn an_existing_integration_branch_with_a_users_commits_is_refused() {
     assert!(r.stderr.contains("my work"), "{r:?}");
     assert!(r.stderr.contains("choose another `branch`"), "{r:?}");
     assert_eq!(repo.git(&["rev-parse", "main"]), mine);
-    assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
+    assert!(!repo.root.join(".loopc/worktrees/a.r1-a1").exists());
     assert!(!repo.root.join(".loopc/logs/a").exists());
 }
 

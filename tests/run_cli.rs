@@ -16,7 +16,7 @@ fn no_work_started(repo: &Test) {
         !repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cli"])
             || repo.git(&["rev-parse", "loop/cli"]) == repo.git(&["rev-parse", "main"])
     );
-    assert!(!repo.root.join(".loopc/worktrees/a-1").exists());
+    assert!(!repo.root.join(".loopc/worktrees/a.r1-a1").exists());
 }
 
 #[test]
@@ -26,6 +26,75 @@ fn plan_errors_exit_2_with_diagnostics() {
     let r = repo.loopc(&["run"]).status(2).run();
     assert!(r.stderr.contains("E0005"), "{r:?}");
     no_work_started(&repo);
+}
+
+/// A `PATH` whose only `git` is `git` (a directory made for it), with
+/// the shell and coreutils still found.
+fn path_with_only(repo: &Test, git: &std::path::Path) -> std::ffi::OsString {
+    let dir = repo.bin.join("only-git");
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("git");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(git, &link).unwrap();
+    std::env::join_paths([dir.as_path(), std::path::Path::new("/bin")]).unwrap()
+}
+
+#[test]
+fn a_git_older_than_2_40_is_refused_before_any_work() {
+    // Debian 12's git is 2.39: replays need `merge-tree --merge-base`
+    // (2.40). Runs where such a git is installed (this machine and CI
+    // have Debian's beside a newer one).
+    let old = std::path::Path::new("/usr/bin/git");
+    let version = std::process::Command::new(old).arg("version").output();
+    let Ok(version) = version else {
+        eprintln!("SKIPPED: no /usr/bin/git");
+        return;
+    };
+    let version = String::from_utf8_lossy(&version.stdout).to_string();
+    let minor: u32 = version
+        .trim()
+        .strip_prefix("git version 2.")
+        .and_then(|v| v.split('.').next())
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(99);
+    if minor >= 40 {
+        eprintln!("SKIPPED: /usr/bin/git is not older than 2.40 ({version})");
+        return;
+    }
+    let repo = Test::repo();
+    repo.plan("task a { run = \"echo a > a.txt\" }\n");
+    repo.commit("plan");
+    for args in [&["run"][..], &["run", "--dry-run"][..]] {
+        let r = repo
+            .loopc(args)
+            .env("PATH", path_with_only(&repo, old))
+            .status(2)
+            .run();
+        assert!(
+            r.stderr
+                .contains("error: loopc needs git 2.40 or newer, and the `git` on PATH is 2."),
+            "{r:?}"
+        );
+        assert!(r.stderr.contains("hint: install a newer git"), "{r:?}");
+    }
+    assert!(!repo.root.join(".loopc/state.json").exists());
+    no_work_started(&repo);
+}
+
+#[test]
+fn without_git_on_path_it_says_git_is_missing() {
+    let repo = Test::repo();
+    repo.plan("task a { run = \"true\" }\n");
+    let empty = repo.bin.join("no-git");
+    std::fs::create_dir_all(&empty).unwrap();
+    let path = std::env::join_paths([empty.as_path()]).unwrap();
+    let r = repo.loopc(&["run"]).env("PATH", path).status(2).run();
+    assert!(
+        r.stderr
+            .contains("error: cannot run git: No such file or directory (os error 2); loopc needs git (2.40 or newer) on PATH"),
+        "{r:?}"
+    );
+    assert!(!r.stderr.contains("not inside a git repository"), "{r:?}");
 }
 
 #[test]
@@ -121,7 +190,7 @@ task b { agent = bad  prompt = "y"  attempts = 2 }
     assert_eq!(v["tasks"][1]["attempts"], 2);
 
     // Failed attempts left worktrees and task branches.
-    assert!(repo.root.join(".loopc/worktrees/b-1").is_dir());
+    assert!(repo.root.join(".loopc/worktrees/b.r1-a1").is_dir());
     assert_ne!(repo.git(&["branch", "--list", "loopc/*"]), "");
     // A user branch in a look-alike namespace is not loopc's.
     repo.git(&["branch", "loopc/mine"]);
@@ -138,7 +207,7 @@ task b { agent = bad  prompt = "y"  attempts = 2 }
     assert_eq!(repo.git(&["symbolic-ref", "--short", "HEAD"]), "main");
     // A second time there is nothing to remove, and that is not an error.
     repo.loopc(&["clean", "--integration"])
-        .stdout("nothing to clean\nno integration branch to remove (loop/cli does not exist)\n")
+        .stdout("no worktrees, task branches or logs to remove\nno integration branch to remove (loop/cli does not exist)\n")
         .status(0)
         .run();
 }

@@ -238,7 +238,7 @@ task b { agent = bot  prompt = "z" }
     // The failed task's worktree is kept (until `loopc clean`).
     assert!(
         repo.root
-            .join(".loopc/worktrees/_merge-a-1/partial.txt")
+            .join(".loopc/worktrees/_merge-a.r1-a1/partial.txt")
             .is_file()
     );
 }

@@ -48,7 +48,7 @@ task free { agent = ok  prompt = "independent" }
     let fb = std::fs::read_to_string(repo.root.join(".loopc/logs/broken/2/feedback.md")).unwrap();
     assert!(fb.contains("could not do it (attempt 1)"), "{fb}");
     // Failed attempts keep their worktrees (until `loopc clean`).
-    assert!(repo.root.join(".loopc/worktrees/broken-1").is_dir());
+    assert!(repo.root.join(".loopc/worktrees/broken.r1-a1").is_dir());
     assert_eq!(repo.state()["status"], "failed");
 }
 

@@ -80,7 +80,7 @@ fn a_gated_replay_is_recorded_and_reproducible() {
 }
 
 #[test]
-fn a_missed_replay_takes_no_try_number_and_kept_worktrees_are_counted() {
+fn worktrees_branches_and_logs_are_named_by_run_and_attempt() {
     let repo = Test::repo();
     // The gate rejects the replay's check (attempt 0), passes attempts.
     repo.plan(
@@ -98,9 +98,14 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
             && r.stdout.contains("remove them with `loopc clean`"),
         "{r:?}"
     );
+    assert_eq!(repo.state()["run"], 1);
+    let wt = repo.root.join(".loopc/worktrees");
+    assert!(wt.join("bad.r1-a1").is_dir() && wt.join("bad.r1-a2").is_dir());
     repo.write("unrelated.txt", "x\n");
     repo.commit("unrelated work");
     repo.loopc(&["run"]).status(1).run();
+    assert_eq!(repo.state()["run"], 2);
+    // A missed replay's checks take no attempt: `t`'s attempt 1 of run 2.
     let started: Vec<String> = repo
         .events()
         .iter()
@@ -108,9 +113,9 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
         .map(|e| e["worktree"].as_str().unwrap_or_default().to_string())
         .collect();
     let last = started.last().cloned().unwrap_or_default();
-    assert!(last.ends_with("/.loopc/worktrees/t-1"), "{started:?}");
-    // The earlier run's kept worktrees hold `bad-1` and `bad-2`: this run's
-    // attempts 1 and 2 of `bad` say where theirs are.
+    assert!(last.ends_with("/.loopc/worktrees/t.r2-a1"), "{started:?}");
+    // Run 1's kept worktrees hold `bad`'s attempts 1 and 2; run 2's
+    // attempts 1 and 2 are named for run 2, and their state history says so.
     let kept: Vec<String> = repo.task("bad")["history"]
         .as_array()
         .map(|h| {
@@ -120,9 +125,31 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
         })
         .unwrap_or_default();
     assert_eq!(kept.len(), 2, "{kept:?}");
-    assert!(kept[0].ends_with("/.loopc/worktrees/bad-3"), "{kept:?}");
-    assert!(kept[1].ends_with("/.loopc/worktrees/bad-4"), "{kept:?}");
+    assert!(kept[0].ends_with("/.loopc/worktrees/bad.r2-a1"), "{kept:?}");
+    assert!(kept[1].ends_with("/.loopc/worktrees/bad.r2-a2"), "{kept:?}");
+    // Worktree, task branch and log directory agree: run 1's attempt 1 is
+    // `bad.r1-a1` on `loopc/rn/bad/r1-a1`, logged in `earlier-logs/1/bad/1`.
+    for (run, attempt) in [(1, 1), (1, 2), (2, 1), (2, 2)] {
+        let name = format!("bad.r{run}-a{attempt}");
+        assert!(wt.join(&name).is_dir(), "{name}");
+        let branch = format!("loopc/rn/bad/r{run}-a{attempt}");
+        assert!(
+            repo.git_ok(&["rev-parse", "--verify", "-q", &branch]),
+            "{branch}"
+        );
+        let logs = if run == 1 {
+            format!(".loopc/earlier-logs/1/bad/{attempt}")
+        } else {
+            format!(".loopc/logs/bad/{attempt}")
+        };
+        assert!(
+            repo.root.join(&logs).join("command.log").is_file(),
+            "{logs}"
+        );
+    }
     repo.loopc(&["clean"]).status(0).run();
     let r = repo.loopc(&["run"]).status(1).run();
     assert!(r.stdout.contains("kept: 2 worktree(s)"), "{r:?}");
+    // `loopc clean` kept the state file: numbering goes on.
+    assert!(wt.join("bad.r3-a1").is_dir());
 }

@@ -100,6 +100,48 @@ fn stale_worktrees_and_task_branches_of_a_killed_run_are_cleaned_up() {
     )
     .unwrap();
     repo.git(&["branch", "loopc/res/b/4", "main"]);
+    // The same in today's names, `<task>.r<run>-a<attempt>` (the ones above
+    // are what versions before run-numbered names left).
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "loopc/res/a/r3-a1",
+        &p("a.r3-a1"),
+        "main",
+    ]);
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "--detach",
+        &p("+merge-b.r3-replay"),
+        "main",
+    ]);
+    repo.git(&["worktree", "lock", &p("+merge-b.r3-replay")]);
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "--detach",
+        &p("b.r3-a1.retry-2"),
+        "main",
+    ]);
+    repo.git(&[
+        "worktree",
+        "lock",
+        "--reason",
+        "initializing",
+        &p("b.r3-a1.retry-2"),
+    ]);
+    std::fs::write(
+        repo.root.join(".git/worktrees/b.r3-a1.retry-2/HEAD"),
+        format!("{}\n", "0".repeat(40)),
+    )
+    .unwrap();
+    std::fs::create_dir_all(wt.join("c.r3-a2")).unwrap();
+    repo.git(&["branch", "loopc/res/b/r2-a2", "main"]);
     // loopc records a task branch in its ledger before making it.
     let ledger = repo.root.join(".loopc/branches");
     let mut text = std::fs::read_to_string(&ledger).unwrap_or_default();
@@ -108,6 +150,8 @@ fn stale_worktrees_and_task_branches_of_a_killed_run_are_cleaned_up() {
         "loopc/res/b/6",
         "loopc/res/a/9",
         "loopc/res/b/4",
+        "loopc/res/a/r3-a1",
+        "loopc/res/b/r2-a2",
     ] {
         text.push_str(b);
         text.push('\n');
@@ -148,6 +192,7 @@ fn stale_worktrees_and_task_branches_of_a_killed_run_are_cleaned_up() {
     // The ledger forgets the branches it removed.
     let ledger = std::fs::read_to_string(&ledger).unwrap();
     assert!(!ledger.contains("loopc/res/b/4"), "{ledger}");
+    assert!(!ledger.contains("loopc/res/b/r2-a2"), "{ledger}");
 }
 
 #[test]
@@ -165,29 +210,29 @@ fn a_task_branch_checked_out_elsewhere_is_left_alone_and_named() {
     ));
     repo.loopc(&["run"]).status(1).run();
     let inspect = repo.bin.join("inspect");
-    let kept = repo.root.join(".loopc/worktrees/a-1");
+    let kept = repo.root.join(".loopc/worktrees/a.r1-a1");
     repo.git(&["worktree", "remove", "--force", &kept.to_string_lossy()]);
     repo.git(&[
         "worktree",
         "add",
         "-q",
         &inspect.to_string_lossy(),
-        "loopc/res/a/1",
+        "loopc/res/a/r1-a1",
     ]);
-    let before = repo.git(&["rev-parse", "loopc/res/a/1"]);
+    let before = repo.git(&["rev-parse", "loopc/res/a/r1-a1"]);
     repo.script("agent.sh", SIMPLE_AGENT);
 
     let r = repo.loopc(&["run"]).status(0).run();
     assert!(
         r.stderr.contains(&format!(
-            "the task branch `loopc/res/a/1` is checked out at {}",
+            "the task branch `loopc/res/a/r1-a1` is checked out at {}",
             inspect.display()
         )),
         "{r:?}"
     );
-    // The user's worktree and branch are as they were; the task used the
-    // next name.
-    assert_eq!(repo.git(&["rev-parse", "loopc/res/a/1"]), before);
+    // The user's worktree and branch are as they were; the task's attempt
+    // is named for this run, run 2.
+    assert_eq!(repo.git(&["rev-parse", "loopc/res/a/r1-a1"]), before);
     assert!(inspect.join("README").exists());
     let started: Vec<_> = repo
         .events()
@@ -196,15 +241,19 @@ fn a_task_branch_checked_out_elsewhere_is_left_alone_and_named() {
         .collect();
     assert!(
         // The second run's only attempt of `a` (the first run's came first).
-        started.len() == 2 && started[1]["worktree"].as_str().unwrap().ends_with("a-2"),
+        started.len() == 2
+            && started[1]["worktree"]
+                .as_str()
+                .unwrap()
+                .ends_with("a.r2-a1"),
         "{started:?}"
     );
     assert_eq!(repo.status_of("a"), "passed");
 
     // `loopc clean` keeps it too, and says so.
     let c = repo.loopc(&["clean"]).status(0).run();
-    assert!(c.stderr.contains("loopc/res/a/1"), "{c:?}");
-    assert_eq!(repo.git(&["rev-parse", "loopc/res/a/1"]), before);
+    assert!(c.stderr.contains("loopc/res/a/r1-a1"), "{c:?}");
+    assert_eq!(repo.git(&["rev-parse", "loopc/res/a/r1-a1"]), before);
 }
 
 #[test]
@@ -383,17 +432,18 @@ fn failed_attempts_keep_their_worktrees_until_clean() {
     );
     repo.write("b.loop", "task f { run = \"echo 1 > ok.txt\" }\n");
     repo.loopc(&["run", "a.loop"]).status(1).run();
-    let kept = repo.root.join(".loopc/worktrees/f-1/work.txt");
+    let kept = repo.root.join(".loopc/worktrees/f.r1-a1/work.txt");
     assert!(kept.exists(), "the failed attempt's worktree is kept");
     // Another plan, with a task of the same name, must neither remove it
     // nor reuse its directory.
     let r = repo.loopc(&["run", "b.loop"]).status(0).run();
     assert!(!r.stderr.contains("stale worktree"), "{r:?}");
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), "wip\n");
-    // The same plan again: the new attempt uses the next free number.
+    // The same plan again: the new attempt is run 3's.
     repo.loopc(&["run", "a.loop"]).status(1).run();
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), "wip\n");
-    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/a/f/1"]));
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/a/f/r1-a1"]));
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/a/f/r3-a1"]));
     repo.loopc(&["clean"]).status(0).run();
     assert!(!kept.exists());
     assert!(repo.extra_worktrees().is_empty());

@@ -407,19 +407,23 @@ fn clean_and_run_delete_only_worktrees_loopc_made() {
     // A kept worktree of loopc's, and two plain directories that are not
     // worktrees, one with a name like loopc's.
     let wt = repo.root.join(".loopc/worktrees");
-    assert!(wt.join("one-1").is_dir());
-    for d in ["mine", "one-7"] {
+    assert!(wt.join("one.r1-a1").is_dir());
+    // Names like loopc's: today's (`<task>.r<run>-a<attempt>`) and an
+    // earlier version's (`<task>-<n>`).
+    for d in ["mine", "one-7", "one.r1-a7"] {
         std::fs::create_dir_all(wt.join(d)).unwrap();
         std::fs::write(wt.join(d).join("notes.txt"), "user's\n").unwrap();
     }
     let r = repo.loopc(&["run"]).output();
     assert_eq!(r.status, 1, "{r:?}");
     assert!(wt.join("one-7/notes.txt").exists(), "{r:?}");
+    assert!(wt.join("one.r1-a7/notes.txt").exists(), "{r:?}");
     let r = repo.loopc(&["clean"]).output();
     assert_eq!(r.status, 0, "{r:?}");
-    assert!(!wt.join("one-1").exists(), "{r:?}");
+    assert!(!wt.join("one.r1-a1").exists(), "{r:?}");
     assert!(wt.join("mine/notes.txt").exists(), "{r:?}");
     assert!(wt.join("one-7/notes.txt").exists(), "{r:?}");
+    assert!(wt.join("one.r1-a7/notes.txt").exists(), "{r:?}");
     assert!(r.stderr.contains("not a worktree loopc made"), "{r:?}");
 }
 
@@ -891,7 +895,7 @@ task t { agent = bot  prompt = "x"  attempts = 1 }
 "#,
     );
     repo.loopc(&["run"]).status(1).run();
-    let kept = repo.root.join(".loopc/worktrees/t-1");
+    let kept = repo.root.join(".loopc/worktrees/t.r1-a1");
     assert!(kept.exists());
     // A rerun keeps it (a failed attempt's worktree stays until `clean`)
     // and does not take it for the user's.

@@ -190,9 +190,11 @@ fn a_wide_fan_out_needs_no_deep_stack() {
 /// The git processes `loopc run` starts per task stay few: a `git` on PATH
 /// that logs its arguments and hands over to the real one counts them. 40
 /// command tasks, one at a time, no cache: each needs its worktree, the
-/// guard's look at the user's refs before and after, the commit, the diff,
-/// the merge and the clean-up, and no `git worktree list` (git's files say
-/// which worktrees exist); every call turns off automatic maintenance.
+/// staging and the commit, the changed paths and the diff, the merge and
+/// the clean-up; the guard's look at the user's refs, the task branch and
+/// the integration branch, and which worktrees exist, are read from git's
+/// files (no `for-each-ref`, `rev-parse` or `worktree list` per task);
+/// every call turns off automatic maintenance.
 #[test]
 fn git_processes_per_task_are_few() {
     const TASKS: usize = 40;
@@ -236,13 +238,23 @@ fn git_processes_per_task_are_few() {
     let calls = std::fs::read_to_string(&log).expect("the wrapper's log");
     let calls: Vec<&str> = calls.lines().collect();
     // Before: about 24 a task (four `worktree list`, three `rev-parse` of
-    // the task branch, a separate `rev-parse HEAD` and `merge-base`).
+    // the task branch, a separate `rev-parse HEAD` and `merge-base`), then
+    // 15 (two `for-each-ref` of the guard, `rev-parse` of the task and the
+    // integration branch, `symbolic-ref`, `diff --cached`, `for-each-ref
+    // --contains`). Now 9 (`branch -D` is one per batch of attempts that
+    // ended together: one a task here; the `reset --hard` that fills the
+    // worktree is loopc's own call, made outside the worktree lock, where
+    // `git worktree add` used to start it itself), and 16 for the run.
     assert!(
-        calls.len() <= 16 * TASKS,
+        calls.len() <= 10 * TASKS,
         "{} git calls for {TASKS} tasks:\n{}",
         calls.len(),
         calls.join("\n")
     );
+    for per_task in ["for-each-ref", "rev-parse", "symbolic-ref", "diff --cached"] {
+        let n = calls.iter().filter(|c| c.contains(per_task)).count();
+        assert!(n <= 3, "{n} `git {per_task}` calls (read from git's files)");
+    }
     let lists = calls.iter().filter(|c| c.contains("worktree list")).count();
     assert!(
         lists <= 3,

@@ -31,6 +31,11 @@ if [ -z "${LOOPC:-}" ]; then
   case "$target" in /*) ;; *) target="$src/$target" ;; esac
   LOOPC="$target/debug/loopc"
 fi
+# A relative LOOPC (target/release/loopc) still works after the cd below.
+case "$LOOPC" in
+  /*) ;;
+  */*) LOOPC="$(cd "$(dirname "$LOOPC")" && pwd)/$(basename "$LOOPC")" ;;
+esac
 
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/loopc-reel.XXXXXX")"
 case "$scratch/" in

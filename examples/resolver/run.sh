@@ -28,6 +28,11 @@ if [ -z "${LOOPC:-}" ]; then
   case "$target" in /*) ;; *) target="$src/$target" ;; esac
   LOOPC="$target/debug/loopc"
 fi
+# A relative LOOPC (target/release/loopc) still works after the cd below.
+case "$LOOPC" in
+  /*) ;;
+  */*) LOOPC="$(cd "$(dirname "$LOOPC")" && pwd)/$(basename "$LOOPC")" ;;
+esac
 command -v python3 >/dev/null || { echo "run.sh: python3 is needed for the scripted resolver" >&2; exit 2; }
 
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/loopc-resolver.XXXXXX")"

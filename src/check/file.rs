@@ -290,6 +290,8 @@ impl Checker {
             }
             used_executors.insert(r.name);
         }
+        let mut tasks = Known::new(&task_names);
+        // Only the dependencies that name no task are copied out.
         let deps: Vec<(String, TaskName)> = self
             .model
             .tasks
@@ -297,10 +299,10 @@ impl Checker {
             .flat_map(|t| {
                 t.dependencies
                     .iter()
+                    .filter(|d| !tasks.set.contains(d.text.as_str()))
                     .map(|d| (t.name.text.clone(), d.clone()))
             })
             .collect();
-        let mut tasks = Known::new(&task_names);
         for (owner, d) in deps {
             if tasks.set.contains(d.text.as_str()) {
                 continue;
@@ -544,11 +546,12 @@ impl Checker {
             span,
             format!("no {what} is called `{name}`"),
         );
+        let (sorted, suggester) = known.lists();
         let excluded = exclude.map_or(0, |e| {
-            known.sorted.partition_point(|n| *n <= e) - known.sorted.partition_point(|n| *n < e)
+            sorted.partition_point(|n| *n <= e) - sorted.partition_point(|n| *n < e)
         });
-        let count = known.sorted.len() - excluded;
-        if let Some(s) = known.suggester.suggest(name, exclude) {
+        let count = sorted.len() - excluded;
+        if let Some(s) = suggester.suggest(name, exclude) {
             d.primary.message = format!("did you mean `{s}`?");
         } else if count == 0 && what == "task" {
             d = d.with_note("this plan defines no other task");
@@ -557,8 +560,7 @@ impl Checker {
         } else {
             // The sorted names are shared by every E0005 of a kind, so each
             // diagnostic costs the eight names it shows, not a sort.
-            let list: Vec<&str> = known
-                .sorted
+            let list: Vec<&str> = sorted
                 .iter()
                 .copied()
                 .filter(|n| Some(*n) != exclude)
@@ -580,23 +582,31 @@ impl Checker {
 /// name, prepared once for every E0005 of that kind.
 struct Known<'a> {
     set: HashSet<&'a str>,
-    /// Every name (duplicates too), sorted.
-    sorted: Vec<&'a str>,
-    suggester: Suggester<'a>,
+    names: &'a [String],
+    /// Every name (duplicates too), sorted, and the suggester over them:
+    /// built at the first unknown name, so a plan whose references all
+    /// resolve never sorts its names (a million of them, for a large plan).
+    lists: Option<(Vec<&'a str>, Suggester<'a>)>,
 }
 
 impl<'a> Known<'a> {
     fn new(names: &'a [String]) -> Self {
-        let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
-        sorted.sort_unstable();
         Known {
-            set: sorted.iter().copied().collect(),
-            suggester: Suggester::new({
-                let mut unique = sorted.clone();
-                unique.dedup();
-                unique
-            }),
-            sorted,
+            set: names.iter().map(String::as_str).collect(),
+            names,
+            lists: None,
         }
+    }
+
+    /// The sorted names and the suggester.
+    fn lists(&mut self) -> &mut (Vec<&'a str>, Suggester<'a>) {
+        let names = self.names;
+        self.lists.get_or_insert_with(|| {
+            let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+            sorted.sort_unstable();
+            let mut unique = sorted.clone();
+            unique.dedup();
+            (sorted, Suggester::new(unique))
+        })
     }
 }

@@ -219,8 +219,13 @@ pub fn glob_problem(pattern: &str) -> Option<String> {
     if pattern.split('/').any(|c| c == "..") {
         return Some("cannot leave the repository (`..`)".to_string());
     }
-    // A plain path has nothing for the glob parser to reject.
-    if !pattern.contains(['*', '?', '[', ']', '{', '}', '\\']) {
+    // A plain path has nothing for the glob parser to reject, and neither
+    // has one whose only wildcards are `*` and `?` with every `**` a whole
+    // component (`src/**/*.py`): the common case, without building a
+    // matcher per pattern (that was a twentieth of a large plan's check).
+    if !pattern.contains(['[', ']', '{', '}', '\\'])
+        && pattern.split('/').all(|c| c == "**" || !c.contains("**"))
+    {
         return None;
     }
     match globset::Glob::new(pattern) {
@@ -309,5 +314,21 @@ mod suggestion_tests {
             Some("task00001"),
             "remembered"
         );
+    }
+}
+
+#[cfg(test)]
+mod glob_tests {
+    /// The shortcut for `*`/`?` patterns says what globset says.
+    #[test]
+    fn the_glob_shortcut_agrees_with_globset() {
+        for p in [
+            "src/**", "**", "**/a", "a/**/b", "*.py", "a?b/*", "a**", "**b", "a/***/b", "x/**y",
+            "***", "a//b", "*/**/*", "?",
+        ] {
+            let ours = super::glob_problem(p);
+            let theirs = globset::Glob::new(p).err().map(|e| e.kind().to_string());
+            assert_eq!(ours, theirs, "{p}");
+        }
     }
 }

@@ -129,11 +129,17 @@ impl Checker {
         let f = fields.get(name)?;
         match &f.value.kind {
             ValueKind::String(s) | ValueKind::BlockString(s) => {
-                // A prompt goes to stdin, where NUL is just a byte.
-                if name != "prompt" && !self.no_nul(&format!("`{name}`"), s, f.value.span) {
+                // A prompt goes to stdin, where NUL is just a byte. The
+                // field's quoted name is only formatted for a diagnostic.
+                if name != "prompt"
+                    && s.contains('\0')
+                    && !self.no_nul(&format!("`{name}`"), s, f.value.span)
+                {
                     return None;
                 }
-                self.not_blank(&format!("`{name}`"), s, f.value.span);
+                if s.trim().is_empty() {
+                    self.not_blank(&format!("`{name}`"), s, f.value.span);
+                }
                 Some(s.clone())
             }
             ValueKind::Invalid => None,

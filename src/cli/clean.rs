@@ -27,7 +27,10 @@ pub fn run(args: &Args) -> i32 {
         integration: args.integration,
         cache: args.cache,
     };
-    match loopc::run::clean::clean(&cwd, &options, &mut tell) {
+    // With more to clean than worktrees, "nothing to clean" would read as
+    // the whole answer before a line saying what was removed.
+    let more = args.integration || args.cache;
+    match loopc::run::clean::clean(&cwd, &options, &mut |step| tell(step, more)) {
         Ok(()) => exit::OK,
         Err(e) => {
             say(&e);
@@ -43,10 +46,12 @@ fn count(n: usize, word: &str, plural: &str) -> String {
 
 /// Prints one step of `loopc clean`: what was removed on stdout (not with
 /// `-q`), what was left alone on stderr as a warning. A closed stdout does
-/// not stop the cleaning.
-fn tell(step: Cleaned) {
+/// not stop the cleaning. `more`: `--integration` or `--cache` was given,
+/// so an empty first step names what it looked for.
+fn tell(step: Cleaned, more: bool) {
     let said = |text: String| if quiet() { Ok(()) } else { write_stdout(&text) };
     let _ = match step {
+        Cleaned::Nothing if more => said("no worktrees, task branches or logs to remove\n".into()),
         Cleaned::Nothing => said("nothing to clean\n".into()),
         Cleaned::ForeignWorktree(path) => {
             warn(&format!(

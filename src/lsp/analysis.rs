@@ -30,6 +30,9 @@ pub struct Analysis {
     /// does not hold it (docs/language.md: it is ignored, as `loopc check` does), but
     /// the client counts it as one UTF-16 unit on line 0.
     pub bom: bool,
+    /// Whether parsing reported nothing, so that the next version can
+    /// reuse this one's items ([`Analysis::edited`]).
+    pub clean_parse: bool,
 }
 
 /// What kind of thing a name refers to.
@@ -58,6 +61,15 @@ pub struct Occurrence {
     pub definition: bool,
 }
 
+/// Frees `value` on another thread: freeing a large document's tree, model
+/// and plan is not on the way to the answer. If no thread can be started,
+/// it is freed here.
+fn free_later<T: Send + 'static>(value: T) {
+    let _ = std::thread::Builder::new()
+        .name("lsp-free".into())
+        .spawn(move || drop(value));
+}
+
 /// The text without a leading byte-order mark, and whether it had one.
 fn strip_bom(text: String) -> (String, bool) {
     match text.strip_prefix('\u{FEFF}') {
@@ -83,14 +95,31 @@ impl Analysis {
     /// Analyses `source`, the text of the file called `name` (its stem is
     /// the default loop name, as for `loopc check`).
     pub fn new(name: &str, source: String) -> Analysis {
+        Analysis::edited(name, source, None)
+    }
+
+    /// Analyses `source`, a new version of the document whose analysis was
+    /// `previous`: its unchanged items are reused rather than parsed again
+    /// (when it parsed cleanly), and it is freed off the caller's path.
+    pub fn edited(name: &str, source: String, previous: Option<Analysis>) -> Analysis {
         let (source, bom) = strip_bom(source);
-        let (compilation, model) = crate::compile_with_model(name, source.clone());
+        let previous = previous.and_then(|mut p| {
+            let reuse = p.clean_parse.then(|| crate::compile::Previous {
+                source: std::mem::take(&mut p.source),
+                items: std::mem::take(&mut p.compilation.ast.items),
+            });
+            free_later(p);
+            reuse
+        });
+        let (compilation, model, clean_parse) =
+            crate::compile::compile_edited(name, source.clone(), previous);
         Analysis {
             index: LineIndex::new(&source),
             source,
             compilation,
             model,
             bom,
+            clean_parse,
         }
     }
 

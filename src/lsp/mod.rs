@@ -3,7 +3,8 @@
 //!
 //! Capabilities:
 //!
-//! - full-document sync; on `didOpen` and every `didChange` the server
+//! - incremental sync (ranged edits; a full text is accepted too); on
+//!   `didOpen` and every `didChange` the server
 //!   publishes exactly the diagnostics `loopc check` reports for the text
 //!   (docs/language.md codes as `code`, UTF-16 ranges, secondary labels as related
 //!   information);
@@ -42,13 +43,54 @@ struct Server {
     documents: HashMap<lsp::Uri, Analysis>,
 }
 
+/// The text of a document after `changes` (in order), starting from its
+/// current version `doc` (empty when it is not open). The first ranged
+/// edit is placed with the current version's line index; a byte-order mark
+/// the client's text starts with is kept, as the client still counts it.
+fn edited(doc: Option<&Analysis>, changes: Vec<lsp::TextDocumentContentChangeEvent>) -> String {
+    let mut text: Option<String> = None;
+    for change in changes {
+        text = Some(match (change.range, text) {
+            (None, _) => change.text,
+            (Some(range), None) => match doc {
+                Some(d) => {
+                    let start = d.offset(range.start);
+                    let end = d.offset(range.end).max(start);
+                    let mut t = String::with_capacity(d.source.len() + change.text.len() + 3);
+                    if d.bom {
+                        t.push('\u{FEFF}');
+                    }
+                    t.push_str(&d.source[..start]);
+                    t.push_str(&change.text);
+                    t.push_str(&d.source[end..]);
+                    t
+                }
+                None => Analysis::apply_edit(String::new(), range, &change.text),
+            },
+            (Some(range), Some(t)) => {
+                let bom = t.starts_with('\u{FEFF}');
+                let t = Analysis::apply_edit(t, range, &change.text);
+                if bom { format!("\u{FEFF}{t}") } else { t }
+            }
+        });
+    }
+    match (text, doc) {
+        (Some(t), _) => t,
+        (None, Some(d)) if d.bom => format!("\u{FEFF}{}", d.source),
+        (None, Some(d)) => d.source.clone(),
+        (None, None) => String::new(),
+    }
+}
+
 /// The capabilities announced in the `initialize` response.
 pub fn capabilities() -> lsp::ServerCapabilities {
     lsp::ServerCapabilities {
         text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
             lsp::TextDocumentSyncOptions {
                 open_close: Some(true),
-                change: Some(lsp::TextDocumentSyncKind::FULL),
+                // Ranged edits: a keystroke sends one character, not the
+                // whole document (full texts are accepted too).
+                change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
                 ..Default::default()
             },
         )),
@@ -245,20 +287,7 @@ impl Server {
                     return Vec::new();
                 };
                 let uri = p.text_document.uri;
-                let mut text = self
-                    .documents
-                    .get(&uri)
-                    .map(|d| d.source.clone())
-                    .unwrap_or_default();
-                for change in p.content_changes {
-                    match change.range {
-                        None => text = change.text,
-                        Some(range) => {
-                            // Incremental edits are not announced, but applied if sent.
-                            text = Analysis::apply_edit(text, range, &change.text);
-                        }
-                    }
-                }
+                let text = edited(self.documents.get(&uri), p.content_changes);
                 self.update(uri, p.text_document.version, text)
             }
             DidCloseTextDocument::METHOD => {
@@ -274,7 +303,10 @@ impl Server {
 
     /// Re-analyses a document and returns its diagnostics notification.
     fn update(&mut self, uri: lsp::Uri, version: i32, text: String) -> Vec<Message> {
-        let analysis = Analysis::new(&file_name(&uri), text);
+        // The previous version's unchanged items are reused, and it is
+        // freed off the answer's path.
+        let previous = self.documents.remove(&uri);
+        let analysis = Analysis::edited(&file_name(&uri), text, previous);
         let diagnostics = analysis.diagnostics(&uri);
         self.documents.insert(uri.clone(), analysis);
         vec![publish(uri, diagnostics, Some(version))]

@@ -42,6 +42,20 @@ use std::collections::HashMap;
 /// are computed even when the model had errors; the plan is `None` when the
 /// model is incomplete (a task without valid work or agent) or cyclic.
 pub fn build(mut model: Model, origin: &Origin) -> (Option<Plan>, Vec<Diagnostic>) {
+    build_if(&mut model, origin, true)
+}
+
+/// [`build`], with the graph's diagnostics always and the plan itself
+/// (resolved defaults, keys) only when `resolve` is true: a caller that
+/// already has an error discards the plan anyway, so it need not pay for
+/// the keys (the language server, on most keystrokes). Resolving takes the
+/// model's tasks (the plan keeps their strings); without it the model is
+/// left as it was, for the caller to keep.
+pub fn build_if(
+    model: &mut Model,
+    origin: &Origin,
+    resolve: bool,
+) -> (Option<Plan>, Vec<Diagnostic>) {
     let stem = origin.default_name();
     let mut diagnostics = Vec::new();
     let index: HashMap<&str, usize> = model
@@ -101,16 +115,19 @@ pub fn build(mut model: Model, origin: &Origin) -> (Option<Plan>, Vec<Diagnostic
         for &i in &order {
             within[i] = false;
         }
-        if graph::cycles(&model, &deps, &within, &mut diagnostics) {
+        if graph::cycles(model, &deps, &within, &mut diagnostics) {
             return (None, diagnostics);
         }
     }
-    graph::redundant(&model, &deps, &order, &mut diagnostics);
+    graph::redundant(model, &deps, &order, &mut diagnostics);
 
+    if !resolve {
+        return (None, diagnostics);
+    }
     // The plan takes the tasks' strings rather than copying them.
     let task_defs = std::mem::take(&mut model.tasks);
     (
-        resolve::resolve(&model, task_defs, stem, &deps, &order),
+        resolve::resolve(model, task_defs, stem, &deps, &order),
         diagnostics,
     )
 }

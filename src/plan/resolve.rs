@@ -4,7 +4,7 @@
 //! defaults. Executors, agents and gates are resolved once and shared.
 
 use super::graph;
-use super::key::{Key, task_key};
+use super::key::{Key, KeyMemo, task_key};
 use super::types::{Agent, Budget, Executor, Gate, GateKind, Plan, Settings, Task, TaskKind};
 use super::types::{DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_TIMEOUT};
 use crate::model::{AgentDef, GateDef, GateDefKind, Model, Ref, TaskDef, Work};
@@ -148,6 +148,7 @@ pub(super) fn resolve(
     }
     let layers = graph::layers(deps, order);
     let mut tasks: Vec<Task> = Vec::with_capacity(order.len());
+    let mut key_memo = KeyMemo::default();
     for &i in order {
         let t = &mut task_defs[i];
         let agent = match &t.work {
@@ -198,6 +199,7 @@ pub(super) fn resolve(
         let dep_keys: Vec<Key> = dependencies.iter().map(|&d| tasks[d].key).collect();
         let task_executor = default_executor.clone();
         let (key, key_parts) = task_key(
+            &mut key_memo,
             &name,
             &kind,
             t.expands.as_deref(),

@@ -1,5 +1,5 @@
 //! `loopc clean [--integration]`: removes loopc's worktrees (under
-//! `.loopc/worktrees/`), the task branches (`loopc/<plan>/<task>/<n>`) its
+//! `.loopc/worktrees/`), the task branches (`loopc/<plan>/<task>/<try>`) its
 //! ledger `.loopc/branches` says it created, and its logs (this run's and
 //! earlier runs'); a worktree the user made there is left alone; with
 //! `--integration` also the integration branch named in state.json, if

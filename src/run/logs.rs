@@ -171,14 +171,23 @@ fn copy_from(path: &Path, from: u64, out: &mut dyn Write) -> std::io::Result<u64
     Ok(from + n)
 }
 
-/// Whether `task` has an attempt running now (state.json says so and a
-/// live loopc holds the lock).
-fn running(layout: &Layout, task: &str) -> bool {
+/// Whether the try of `task` logged in `dir` (this run's) is still going:
+/// a live loopc holds the lock, and state.json says the task is running,
+/// or still pending (the run writes state.json at most every 250 ms, so it
+/// may not say `running` yet), and has no ended try with these logs.
+fn running(layout: &Layout, task: &str, dir: &Path) -> bool {
+    use crate::state::TaskStatus;
     super::sys::lock::holder_alive(&layout.lock)
         && super::store::state::load(&layout.state).is_ok_and(|s| {
-            s.tasks
-                .iter()
-                .any(|t| t.name == task && t.status == crate::state::TaskStatus::Running)
+            s.tasks.iter().any(|t| {
+                t.name == task
+                    && matches!(t.status, TaskStatus::Running | TaskStatus::Pending)
+                    && !t.history.iter().any(|h| {
+                        h.logs
+                            .as_deref()
+                            .is_some_and(|l| Path::new(l).file_name() == dir.file_name())
+                    })
+            })
         })
 }
 
@@ -216,7 +225,7 @@ pub fn logs(cwd: &Path, req: &LogsRequest, out: &mut dyn Write) -> Result<Found,
     if req.follow && found == Found::ThisRun {
         // New bytes of the output logs, until the attempt ends.
         loop {
-            let live = running(&layout, &req.task);
+            let live = running(&layout, &req.task, &dir);
             for name in LIVE {
                 let path = dir.join(name);
                 let at = ends.iter().position(|(n, _)| n == name);

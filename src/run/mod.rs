@@ -303,9 +303,16 @@ fn kept_note(layout: &Layout) -> Option<String> {
         .iter()
         .filter(|b| {
             let mut parts = b.rsplitn(3, '/');
-            let n = parts.next().and_then(|n| n.parse::<u32>().ok());
-            let task = parts.next();
-            matches!((task, n), (Some(t), Some(n)) if layout.task_worktree(t, n).is_dir())
+            let (Some(id), Some(task)) = (parts.next(), parts.next()) else {
+                return false;
+            };
+            // `<task>.<try>`; `<task>-<n>` for an earlier version's number.
+            let dir = if id.bytes().all(|c| c.is_ascii_digit()) {
+                format!("{task}-{id}")
+            } else {
+                format!("{task}.{id}")
+            };
+            layout.worktrees.join(dir).is_dir()
         })
         .count();
     (here > 0).then(|| {
@@ -350,6 +357,7 @@ fn worktree_files(git: &Git, plan: &Plan) -> Result<WorktreeFiles, RunError> {
 /// work starts.
 pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunError> {
     let git = Git::discover(cwd).map_err(RunError::usage)?;
+    git.require_min_version().map_err(RunError::usage)?;
     let layout = Layout::new(&git.root);
     for name in &options.force {
         if plan.task_index(name).is_none() {
@@ -467,7 +475,16 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     .map_err(RunError::usage)?;
     // A new run starts new logs (an earlier run's are kept) and a new
     // progress file.
-    layout.keep_earlier_logs().map_err(RunError::usage)?;
+    let previous_run = previous.as_ref().and_then(|p| p.run);
+    layout
+        .keep_earlier_logs(previous_run)
+        .map_err(RunError::usage)?;
+    // The run's number names its worktrees and task branches: above any an
+    // earlier run left (kept worktrees, ledger), so names never collide.
+    let run = layout.next_run(
+        previous_run,
+        &store::layout::ledger(&layout).map_err(RunError::usage)?,
+    );
     std::fs::write(&layout.progress, "")
         .map_err(|e| RunError::usage(format!("cannot write {}: {e}", layout.progress.display())))?;
     reset_integration(&git, &layout, &plan, &start)?;
@@ -477,7 +494,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     git.bind(Arc::clone(&control));
     let ctx = Arc::new(RunCtx {
         slug,
-        reserved: reconciled.reserved,
+        run,
         integration_ref: format!("refs/heads/{}", plan.settings.branch),
         plan,
         git,
@@ -495,6 +512,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     });
     interrupt::install();
     let mut state = scheduler::initial_state(&ctx, &options.plan_file, &head);
+    state.run = Some(run);
     // A task that was waiting for an agent's usage limit waits out the rest.
     if let Some(previous) = &previous {
         scheduler::carry_waits(previous, &mut state);

@@ -79,8 +79,8 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
             if gone {
                 format!(
                     "the integration branch {} is gone: it was deleted after this run (the next \
-                     `loopc run` creates it again from the base, replaying passed tasks from the \
-                     cache)\n",
+                     `loopc run` creates it again from the base, replaying the passed tasks the \
+                     cache still holds)\n",
                     super::ui::display::sanitize(&state.integration_branch)
                 )
             } else {

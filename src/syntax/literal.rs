@@ -383,7 +383,12 @@ pub fn decode_block_string(raw: &str, at: usize) -> Result<String, Diagnostic> {
         )
         .with_note("for a one-line string, use `\"…\"`"));
     };
-    let normalized = raw.replace("\r\n", "\n");
+    // Copied only when there is a CR to normalise.
+    let normalized = if raw.contains('\r') {
+        std::borrow::Cow::Owned(raw.replace("\r\n", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(raw)
+    };
     let mut lines: Vec<&str> = normalized.split('\n').collect();
     if lines.len() > 1 && lines.last().is_some_and(|l| l.trim().is_empty()) {
         lines.pop();
@@ -397,17 +402,16 @@ pub fn decode_block_string(raw: &str, at: usize) -> Result<String, Diagnostic> {
             &a[..n]
         })
         .unwrap_or("");
-    let out: Vec<&str> = lines
-        .iter()
-        .map(|l| {
-            if l.trim().is_empty() {
-                ""
-            } else {
-                &l[indent.len()..]
-            }
-        })
-        .collect();
-    Ok(out.join("\n"))
+    let mut out = String::with_capacity(normalized.len());
+    for (i, l) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if !l.trim().is_empty() {
+            out.push_str(&l[indent.len()..]);
+        }
+    }
+    Ok(out)
 }
 
 /// `text` as a block string whose lines and closing `"""` are indented by

@@ -11,10 +11,13 @@
 //! errors. `lower` turns pest's pairs into the tree; [`literal`] decodes
 //! literals and prints values back as literals.
 
+mod fast;
 pub mod literal;
 mod lower;
+mod reuse;
 
 pub use literal::Money;
+pub use reuse::reparse;
 
 use crate::ast::{File, Item};
 use crate::diagnostic::{Code, Diagnostic};
@@ -35,8 +38,8 @@ pub const ITEM_KEYWORDS: [&str; 7] = [
 /// (E0001, E0009 for integer overflow, E0011 for bare ids, E0012).
 pub fn parse(source: &str) -> (File, Vec<Diagnostic>) {
     let start = if source.starts_with('\u{FEFF}') { 3 } else { 0 };
-    let (items, diagnostics) =
-        parse_parallel(source, start).unwrap_or_else(|| parse_range(source, start, source.len()));
+    let (items, diagnostics) = parse_parallel(source, start)
+        .unwrap_or_else(|| parse_range(source, start, source.len(), true));
     let file = File {
         items,
         comments: comments(source),
@@ -69,7 +72,7 @@ fn parse_parallel(source: &str, start: usize) -> Option<(Vec<Item>, Vec<Diagnost
     bounds.push(source.len());
     let parts: Vec<(Vec<Item>, Vec<Diagnostic>)> = bounds
         .par_windows(2)
-        .map(|w| parse_range(source, w[0], w[1]))
+        .map(|w| parse_range(source, w[0], w[1], true))
         .collect();
     if parts.iter().any(|(_, d)| !d.is_empty()) {
         return None;
@@ -81,12 +84,43 @@ fn parse_parallel(source: &str, start: usize) -> Option<(Vec<Item>, Vec<Diagnost
 }
 
 /// Parses the items of `source[start..end]` (`end` at an item boundary or
-/// the end of the file), recovering at item boundaries.
-fn parse_range(source: &str, start: usize, end: usize) -> (Vec<Item>, Vec<Diagnostic>) {
+/// the end of the file), recovering at item boundaries. With `fast`, a task
+/// item is first read by [`fast::task`]; whatever it does not read, pest does.
+fn parse_range(source: &str, start: usize, end: usize, fast: bool) -> (Vec<Item>, Vec<Diagnostic>) {
+    let (items, diagnostics, _) = parse_items(source, start, end, fast, &mut |_| false);
+    (items, diagnostics)
+}
+
+/// [`parse_range`] (fast) that stops before parsing from a position where
+/// `stop` says so; also returns where it stopped.
+fn parse_until(
+    source: &str,
+    start: usize,
+    end: usize,
+    stop: &mut dyn FnMut(usize) -> bool,
+) -> (Vec<Item>, Vec<Diagnostic>, usize) {
+    parse_items(source, start, end, true, stop)
+}
+
+fn parse_items(
+    source: &str,
+    start: usize,
+    end: usize,
+    fast: bool,
+    stop: &mut dyn FnMut(usize) -> bool,
+) -> (Vec<Item>, Vec<Diagnostic>, usize) {
     let mut p = Lowering::default();
     let mut items = Vec::new();
     let mut pos = start;
     while pos < end {
+        if stop(pos) {
+            break;
+        }
+        if fast && let Some((item, after)) = fast::task(source, pos, end) {
+            items.push(item);
+            pos = after;
+            continue;
+        }
         p.offset = pos;
         match LoopParser::parse(Rule::next_item, &source[pos..end]) {
             Ok(mut pairs) => {
@@ -124,7 +158,7 @@ fn parse_range(source: &str, start: usize, end: usize) -> (Vec<Item>, Vec<Diagno
             }
         }
     }
-    (items, p.diagnostics)
+    (items, p.diagnostics, pos)
 }
 
 /// The byte spans of every `#` comment in `source` (strings are skipped).
@@ -134,7 +168,13 @@ pub fn comments(source: &str) -> Vec<Span> {
     let bytes = source.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
-    while i < bytes.len() {
+    // Jump to the next `#` or `"` (a vectorised search): everything else
+    // is skipped, and a plan is mostly text between them.
+    while let Some(n) = bytes
+        .get(i..)
+        .and_then(|rest| memchr::memchr2(b'#', b'"', rest))
+    {
+        i += n;
         match bytes[i] {
             b'#' => {
                 let end = crate::span::line_end(source, i);
@@ -477,7 +517,7 @@ mod tests {
         // A clean file is parsed in parallel, item for item the same.
         let clean = plan("Do the work.");
         assert!(clean.len() >= PARALLEL_MIN);
-        let sequential = parse_range(&clean, 0, clean.len());
+        let sequential = parse_range(&clean, 0, clean.len(), true);
         assert!(sequential.1.is_empty());
         if rayon::current_num_threads() >= 2 {
             let (items, diags) = parse_parallel(&clean, 0).expect("parsed in parallel");
@@ -490,7 +530,7 @@ mod tests {
         // back to the sequential parser.
         let tricky = plan("task x { inside a block string }");
         assert!(parse_parallel(&tricky, 0).is_none());
-        let sequential = parse_range(&tricky, 0, tricky.len());
+        let sequential = parse_range(&tricky, 0, tricky.len(), true);
         assert!(sequential.1.is_empty());
         assert_eq!(parse(&tricky).0.items, sequential.0);
     }

@@ -166,11 +166,17 @@ pub fn advance(
         phase: "advance".into(),
         gate: None,
     });
+    // Attempt 0 of this run, as a replay's checks: `+merge-<task>.r<run>-replay`.
+    let id = crate::run::store::layout::TryId {
+        run: ctx.run,
+        attempt: 0,
+        retry: 1,
+    };
     let verdict = run_in_scratch(
         ctx,
         task_def,
         0,
-        0,
+        id,
         &files,
         &commit,
         head,

@@ -29,9 +29,8 @@ pub struct AttemptInput {
     pub task: usize,
     /// Attempt number (1-based) shown as `LOOP_ATTEMPT`.
     pub attempt: u32,
-    /// The try's serial number (names its worktree and branch; an
-    /// infrastructure retry gets a new one but keeps `attempt`).
-    pub serial: u32,
+    /// The try (run, attempt, retry): names its worktree and task branch.
+    pub id: layout::TryId,
     /// Which try of `attempt` this is: 1, then 2… for infrastructure
     /// retries (names the log directory, [`layout::log_name`]).
     pub retry: u32,
@@ -174,8 +173,8 @@ fn failed(reason: impl Into<String>, feedback: impl Into<String>) -> Outcome {
 /// they become an [`Outcome::Infrastructure`] or a failed attempt.
 pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
     let task = &ctx.plan.tasks[input.task];
-    let worktree = ctx.layout.task_worktree(&task.name, input.serial);
-    let branch = worktree::task_branch(&ctx.slug, &task.name, input.serial);
+    let worktree = ctx.layout.task_worktree(&task.name, input.id);
+    let branch = worktree::task_branch(&ctx.slug, &task.name, input.id);
     let mut result = AttemptResult {
         input,
         outcome: Outcome::Interrupted,
@@ -256,6 +255,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             Err(e) => return Outcome::Infrastructure(format!("cannot create worktree: {e}")),
         }
     };
+    match git.fill(&checkout) {
+        Ok(()) => {}
+        Err(_) if stopping(ctx) => return Outcome::Interrupted,
+        Err(e) => return Outcome::Infrastructure(format!("cannot create worktree: {e}")),
+    }
     checkout.excluded = ctx.brought.paths();
     if let Err(e) = super::worktree_files::place(&ctx.brought, &r.worktree) {
         return Outcome::Infrastructure(e);
@@ -521,14 +525,22 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         );
     }
     let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
-    match git.commit_all(&checkout, &format!("loop({}): {title}", task.name)) {
-        Ok(()) => {}
+    let known = match git.commit_all(
+        &checkout,
+        &format!("loop({}): {title}", task.name),
+        &r.input.base,
+    ) {
+        Ok(k) => k,
         Err(_) if stopping(ctx) => return Outcome::Interrupted,
         Err(e) => return Outcome::Infrastructure(format!("cannot commit: {e}")),
-    }
+    };
     // The agent may have committed itself, but never below its base: a
     // branch that dropped LOOP_BASE would lose earlier tasks' work when merged.
-    let commit = match git.tip_containing(&r.branch, &r.input.base) {
+    let tip = known.map_or_else(
+        || git.tip_containing(&r.branch, &r.input.base),
+        |c| Ok(Some(c)),
+    );
+    let commit = match tip {
         Ok(Some(c)) => c,
         Ok(None) if matches!(git.commit_of(&format!("refs/heads/{}", r.branch)), Ok(None)) => {
             return Outcome::Infrastructure(format!(

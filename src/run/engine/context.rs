@@ -22,8 +22,9 @@ pub struct RunCtx {
     pub layout: Layout,
     /// The plan's name as a ref component.
     pub slug: String,
-    /// Task branches the user has checked out elsewhere: never used.
-    pub reserved: std::collections::HashSet<String>,
+    /// The run's number ([`Layout::next_run`]): with the attempt, it names
+    /// each try's worktree and task branch.
+    pub run: u32,
     /// `refs/heads/<integration branch>`.
     pub integration_ref: String,
     /// The kill switch (shared with `git`, whose calls it also stops).
@@ -46,7 +47,7 @@ impl RunCtx {
             git: self.git.clone(),
             layout: self.layout.clone(),
             slug: self.slug.clone(),
-            reserved: self.reserved.clone(),
+            run: self.run,
             integration_ref: self.integration_ref.clone(),
             control: Arc::clone(&self.control),
             events: Arc::clone(&self.events),

@@ -78,17 +78,22 @@ impl RefChange {
 /// Errors: git failed.
 pub fn snapshot(git: &Git, integration_ref: &str, worktrees: &Path) -> Result<Snapshot, String> {
     let mut map = BTreeMap::new();
-    let refs = git.read(&["for-each-ref", "--format=%(refname) %(objectname)"])?;
+    // From git's files when they say it plainly (twice an attempt), else
+    // `git for-each-ref`; loopc's own namespaces are not even walked.
+    const NOT_WATCHED: [&str; 3] = ["refs/heads/loopc/", "refs/loopc/", "refs/remotes/"];
+    let refs: Vec<(String, String)> = match git.refs_from_files(&NOT_WATCHED) {
+        Some(refs) => refs.into_iter().collect(),
+        None => git
+            .read(&["for-each-ref", "--format=%(refname) %(objectname)"])?
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(n, id)| (n.to_string(), id.to_string()))
+            .collect(),
+    };
     let mut stash = false;
-    for line in refs.lines() {
-        let Some((name, oid)) = line.split_once(' ') else {
-            continue;
-        };
-        if name.starts_with("refs/heads/loopc/")
-            || name.starts_with("refs/loopc/")
-            || name.starts_with("refs/remotes/")
-            || name == integration_ref
-        {
+    for (name, oid) in &refs {
+        let (name, oid) = (name.as_str(), oid.as_str());
+        if NOT_WATCHED.iter().any(|p| name.starts_with(p)) || name == integration_ref {
             continue;
         }
         if name == "refs/stash" {

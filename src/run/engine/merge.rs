@@ -17,6 +17,7 @@ use super::gate::{self, Check, GateCost, Verdict};
 use super::guard;
 use crate::plan::{OnFail, Task};
 use crate::run::store::events::Event;
+use crate::run::store::layout::TryId;
 use crate::run::sys::git::MergeTree;
 use crate::run::sys::process::Exit;
 use crate::run::sys::worktree;
@@ -274,7 +275,7 @@ pub fn integrate(
         ctx,
         task,
         r.input.attempt,
-        r.input.serial,
+        r.input.id,
         files,
         &merged,
         head,
@@ -332,7 +333,7 @@ pub(super) fn gate_in_scratch(
     ctx: &RunCtx,
     task: &Task,
     attempt: u32,
-    serial: u32,
+    id: TryId,
     files: &AttemptFiles,
     merged: &str,
     head: &str,
@@ -342,7 +343,7 @@ pub(super) fn gate_in_scratch(
     let mut checks = gate::checks_of(task);
     add_checks(&mut checks, earlier);
     run_in_scratch(
-        ctx, task, attempt, serial, files, merged, head, &checks, "merge", cost,
+        ctx, task, attempt, id, files, merged, head, &checks, "merge", cost,
     )
 }
 
@@ -357,7 +358,7 @@ pub(super) fn add_checks(checks: &mut Vec<Check>, more: &[Check]) {
 }
 
 /// Checks out `merged` detached in a scratch worktree named after `task`
-/// and `serial`, runs `setup`, then `checks` (with `task`'s protocol and
+/// and the try `id`, runs `setup`, then `checks` (with `task`'s protocol and
 /// timeout; their events and logs name `phase`), and removes the worktree.
 /// No checks: a pass, without a worktree. `head` is the integration branch
 /// head the result would replace (`LOOP_BASE`).
@@ -366,7 +367,7 @@ pub(super) fn run_in_scratch(
     ctx: &RunCtx,
     task: &Task,
     attempt: u32,
-    serial: u32,
+    id: TryId,
     files: &AttemptFiles,
     merged: &str,
     head: &str,
@@ -378,7 +379,7 @@ pub(super) fn run_in_scratch(
         // Nothing to check: no worktree, no `setup`.
         return Verdict::Pass;
     }
-    let scratch = ctx.layout.merge_worktree(&task.name, serial);
+    let scratch = ctx.layout.merge_worktree(&task.name, id);
     let git = ctx.git.with_timeout(task.timeout);
     let mut co = {
         let _g = ctx.worktree_lock.lock();

@@ -28,6 +28,7 @@ pub mod advance;
 pub mod attempt;
 pub mod budget;
 pub mod cache;
+mod cleanup;
 pub mod context;
 pub mod dry_run;
 pub mod executor;

@@ -93,7 +93,7 @@ impl RunCache {
         Some((rk, entry))
     }
 
-    /// Replays the hit `entry` of task `i` (key `rk`, try `serial`) onto
+    /// Replays the hit `entry` of task `i` (key `rk`) onto
     /// `head` ([`apply`]); with `defer_ref`, a hit recorded on `head` itself
     /// only moves the head the scheduler keeps (it moves the branch once,
     /// later). Returns how it went and what its checks cost.
@@ -102,7 +102,6 @@ impl RunCache {
         &mut self,
         ctx: &RunCtx,
         i: usize,
-        serial: u32,
         rk: &RunKey,
         entry: &Entry,
         head: &str,
@@ -116,7 +115,7 @@ impl RunCache {
                 how: "fast_forward",
             }
         } else {
-            apply(ctx, i, serial, entry, head, earlier, &mut cost)
+            apply(ctx, i, entry, head, earlier, &mut cost)
         };
         if let Replay::Done { commit, how } = &replayed {
             self.keys[i] = Some(rk.key);
@@ -297,7 +296,6 @@ pub fn plan(
 pub fn apply(
     ctx: &RunCtx,
     task: usize,
-    serial: u32,
     entry: &Entry,
     head: &str,
     earlier: &[Check],
@@ -321,7 +319,7 @@ pub fn apply(
     let how = match gated {
         None => "fast_forward",
         Some(false) => "replay",
-        Some(true) => match gate_replay(ctx, task, serial, head, &replayed, earlier, cost) {
+        Some(true) => match gate_replay(ctx, task, head, &replayed, earlier, cost) {
             Ok(()) => "gated",
             Err(not) => return not,
         },
@@ -347,7 +345,6 @@ pub fn apply(
 fn gate_replay(
     ctx: &RunCtx,
     task: &crate::plan::Task,
-    serial: u32,
     head: &str,
     replayed: &str,
     earlier: &[Check],
@@ -364,7 +361,13 @@ fn gate_replay(
         phase: "replay".into(),
         gate: None,
     });
-    match gate_in_scratch(ctx, task, 0, serial, &files, replayed, head, earlier, cost) {
+    // Attempt 0 of this run: `+merge-<task>.r<run>-replay`.
+    let id = crate::run::store::layout::TryId {
+        run: ctx.run,
+        attempt: 0,
+        retry: 1,
+    };
+    match gate_in_scratch(ctx, task, 0, id, &files, replayed, head, earlier, cost) {
         Verdict::Pass => Ok(()),
         Verdict::Stopped => Err(Replay::Stopped),
         Verdict::Reject { reason, .. } => Err(Replay::Miss(format!(

@@ -129,7 +129,7 @@ pub fn resolve(
     };
     let dir = files.dir.join("resolver");
     record.logs = dir.to_string_lossy().into_owned();
-    let scratch = ctx.layout.merge_worktree(&task.name, r.input.serial);
+    let scratch = ctx.layout.merge_worktree(&task.name, r.input.id);
     let mut own = Cost::default();
     let result = run(
         ctx,
@@ -162,7 +162,7 @@ pub fn resolve(
             ctx,
             task,
             r.input.attempt,
-            r.input.serial,
+            r.input.id,
             files,
             &merged,
             side.head,

@@ -43,6 +43,11 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// The least time between two writes of state.json during a run: with
+/// hundreds of attempts a second ending, rewriting (and syncing) the whole
+/// document on each was most of the coordinator's work.
+const SAVE_EVERY: Duration = Duration::from_millis(250);
+
 /// How the run ended.
 #[derive(Debug)]
 pub struct Finish {
@@ -77,7 +82,10 @@ pub fn run(
         refs_at_start: None,
         attributed: Vec::new(),
         save_error: None,
+        saved_at: None,
+        unsaved: false,
         limited: HashMap::new(),
+        cleanup: super::cleanup::Cleanup::start(Arc::clone(&ctx)),
         growth,
         advance_failed: false,
         ctx,
@@ -123,10 +131,15 @@ struct Scheduler {
     attributed: guard::Attributed,
     /// Why the last attempt to save state.json failed (`None`: it worked).
     save_error: Option<String>,
+    /// When state.json was last written, and whether it has changed since.
+    saved_at: Option<Instant>,
+    unsaved: bool,
     /// The process exit status of each outcome (recorded, not chosen here).
     exit_status: fn(RunOutcome) -> i32,
     /// Agents known to be usage or rate limited, and until when.
     limited: HashMap<String, Instant>,
+    /// Removes passed attempts' worktrees and task branches.
+    cleanup: super::cleanup::Cleanup,
     /// The plan fragments spliced so far ([`super::expand`]).
     growth: Growth,
     /// Whether a REEL spec whose tasks all passed could not be moved to
@@ -196,6 +209,7 @@ impl Scheduler {
                     self.finished(state, result, ended);
                     self.save(state);
                 }
+                Err(mpsc::RecvTimeoutError::Timeout) if self.unsaved => self.write_state(state),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
@@ -220,10 +234,26 @@ impl Scheduler {
         self.ctx.events.ui().line(&format!("error: {text}"));
     }
 
+    /// Records a change of `state`: state.json is rewritten (with fsync) at
+    /// most every [`SAVE_EVERY`], and within a poll of the loop after the
+    /// last change; [`Scheduler::finish`] writes the final state.
     fn save(&mut self, state: &mut RunState) {
         self.books.meter.tick();
         state.spent = self.books.meter.spent.clone();
         state.head_commit = self.head.clone();
+        match self.saved_at {
+            Some(at) if at.elapsed() < SAVE_EVERY => self.unsaved = true,
+            _ => self.write_state(state),
+        }
+    }
+
+    /// Writes state.json now.
+    fn write_state(&mut self, state: &mut RunState) {
+        self.books.meter.tick();
+        state.spent = self.books.meter.spent.clone();
+        state.head_commit = self.head.clone();
+        self.saved_at = Some(Instant::now());
+        self.unsaved = false;
         if let Err(e) = crate::run::store::state::save(&self.ctx.layout.state, state) {
             // Said once; the exit status says it too (see `finish`).
             if self.save_error.is_none() {
@@ -290,7 +320,11 @@ impl Scheduler {
             }
             let (attempt, retry) =
                 transition::started(&ctx.plan, state, &mut self.books, i, now_rfc3339());
-            self.next_serial(i);
+            let id = layout::TryId {
+                run: self.ctx.run,
+                attempt,
+                retry,
+            };
             let agent = self.agent_for(i);
             let slot = &mut self.books.slots[i];
             slot.since = Some(Instant::now());
@@ -298,7 +332,7 @@ impl Scheduler {
             let input = AttemptInput {
                 task: i,
                 attempt,
-                serial: slot.serial,
+                id,
                 retry,
                 base: self.head.clone(),
                 feedback: slot.feedback.clone(),
@@ -309,7 +343,7 @@ impl Scheduler {
             ts.worktree = Some(
                 self.ctx
                     .layout
-                    .task_worktree(&task.name, slot.serial)
+                    .task_worktree(&task.name, id)
                     .to_string_lossy()
                     .into_owned(),
             );
@@ -335,11 +369,11 @@ impl Scheduler {
                     cost: Cost::default(),
                     worktree: ctx
                         .layout
-                        .task_worktree(&ctx.plan.tasks[fallback.task].name, fallback.serial),
+                        .task_worktree(&ctx.plan.tasks[fallback.task].name, fallback.id),
                     branch: worktree::task_branch(
                         &ctx.slug,
                         &ctx.plan.tasks[fallback.task].name,
-                        fallback.serial,
+                        fallback.id,
                     ),
                     files: None,
                     agent_started: false,
@@ -356,24 +390,6 @@ impl Scheduler {
                 let _ = tx.send((result, Instant::now(), name));
             });
             self.save(state);
-        }
-    }
-
-    /// Moves task `i` to its next try's serial number, skipping those whose
-    /// task branch the user has checked out (reserved).
-    fn next_serial(&mut self, i: usize) {
-        let name = &self.ctx.plan.tasks[i].name;
-        let slot = &mut self.books.slots[i];
-        loop {
-            slot.serial += 1;
-            let branch = worktree::task_branch(&self.ctx.slug, name, slot.serial);
-            // A kept worktree (a failed attempt's, perhaps of another plan
-            // with a task of the same name) is never reused.
-            if !self.ctx.reserved.contains(&branch)
-                && !self.ctx.layout.task_worktree(name, slot.serial).exists()
-            {
-                return;
-            }
         }
     }
 
@@ -563,10 +579,7 @@ impl Scheduler {
                 Action::WaitForLimit(l) => self.limit_hit(state, i, &l),
                 Action::RemoveWorktree => {
                     if let Some((r, _)) = attempt {
-                        let _g = ctx.worktree_lock.lock();
-                        if let Err(e) = worktree::remove(&ctx.git, &r.worktree, Some(&r.branch)) {
-                            self.note(&e);
-                        }
+                        self.cleanup.remove(r.worktree.clone(), r.branch.clone());
                     }
                 }
             }
@@ -606,6 +619,7 @@ impl Scheduler {
     }
 
     fn finish(&mut self, state: &mut RunState) -> RunOutcome {
+        self.cleanup.finish();
         self.unattributed_ref_changes(state);
         self.settle_specs(state);
         let all_done = state.tasks.iter().all(|t| t.status.is_done());
@@ -633,7 +647,7 @@ impl Scheduler {
         state.exit_code = Some(code);
         state.stop_reason = self.books.stop.as_ref().map(|s| s.1.clone());
         state.finished_at = Some(now_rfc3339());
-        self.save(state);
+        self.write_state(state);
         // A run whose state is not recorded must not look like a success:
         // `loopc status` and the next run would not know what it did.
         let (outcome, code) = match &self.save_error {

@@ -78,6 +78,7 @@ pub enum Action {
 pub fn initial(plan: &Plan, plan_file: &str, head: &str, now: String) -> RunState {
     RunState {
         version: state::STATE_VERSION,
+        run: None,
         plan: plan.name.clone(),
         plan_file: plan_file.to_string(),
         integration_branch: plan.settings.branch.clone(),

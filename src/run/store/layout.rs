@@ -152,16 +152,53 @@ impl Layout {
         Ok(())
     }
 
-    /// The worktree directory of a task's `n`th try.
-    pub fn task_worktree(&self, task: &str, n: u32) -> PathBuf {
-        self.worktrees.join(format!("{task}-{n}"))
+    /// The worktree directory of try `id` of a task: `<task>.<try>`
+    /// ([`TryId::name`], e.g. `mul.r3-a1`).
+    pub fn task_worktree(&self, task: &str, id: TryId) -> PathBuf {
+        self.worktrees.join(format!("{task}.{}", id.name()))
     }
 
-    /// The scratch worktree where a task's `n`th try is merged and gated
-    /// again. Its name starts with `+`, which a task name cannot contain,
-    /// so it never collides with a task's worktree.
-    pub fn merge_worktree(&self, task: &str, n: u32) -> PathBuf {
-        self.worktrees.join(format!("+merge-{task}-{n}"))
+    /// The scratch worktree where try `id` of a task is merged and gated
+    /// again (`+merge-<task>.<try>`). Its name starts with `+`, which a
+    /// task name cannot contain, so it never collides with a task's worktree.
+    pub fn merge_worktree(&self, task: &str, id: TryId) -> PathBuf {
+        self.worktrees.join(format!("+merge-{task}.{}", id.name()))
+    }
+
+    /// The number of the run about to start: one more than the highest
+    /// run number anything an earlier run left says: `previous` (the last
+    /// state file's), `earlier-logs/<k>/`, the worktree directories under
+    /// `worktrees/` and the task branches in `ledger`. So a run's worktree
+    /// and branch names never collide with kept ones. 1 for the first run.
+    pub fn next_run(&self, previous: Option<u32>, ledger: &BTreeSet<String>) -> u32 {
+        let dir_names = |dir: &Path| -> Vec<String> {
+            std::fs::read_dir(dir)
+                .map(|rd| {
+                    rd.filter_map(Result::ok)
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let logs = dir_names(&self.earlier_logs)
+            .into_iter()
+            .filter_map(|n| n.parse::<u32>().ok());
+        let worktrees = dir_names(&self.worktrees).into_iter().filter_map(|n| {
+            let n = n.strip_prefix("+merge-").unwrap_or(&n);
+            split_try_suffix(n).map(|(_, id)| id.run)
+        });
+        let branches = ledger
+            .iter()
+            .filter_map(|b| b.rsplit_once('/').and_then(|(_, t)| TryId::parse(t)))
+            .map(|id| id.run);
+        previous
+            .into_iter()
+            .chain(logs)
+            .chain(worktrees)
+            .chain(branches)
+            .max()
+            .unwrap_or(0)
+            .saturating_add(1)
     }
 
     /// The log directory named `name` (see [`log_name`]) of a task.
@@ -170,13 +207,15 @@ impl Layout {
     }
 
     /// Moves the logs an earlier run left in `.loopc/logs/` to
-    /// `.loopc/earlier-logs/<k>/` (`k` one more than the highest there), so
-    /// that `logs/<task>/<attempt>/` is always this run's attempt and
-    /// nothing of an earlier run is overwritten. Returns where they went,
-    /// `None` when there were none.
+    /// `.loopc/earlier-logs/<k>/`, so that `logs/<task>/<attempt>/` is
+    /// always this run's attempt and nothing of an earlier run is
+    /// overwritten: `k` is `run`, the number of the run that wrote them
+    /// (from its state file), when it is above every `k` there, else one
+    /// more than the highest. Returns where they went, `None` when there
+    /// were none.
     ///
     /// Errors: a directory cannot be read, made or renamed.
-    pub fn keep_earlier_logs(&self) -> Result<Option<PathBuf>, String> {
+    pub fn keep_earlier_logs(&self, run: Option<u32>) -> Result<Option<PathBuf>, String> {
         let empty = match std::fs::read_dir(&self.logs) {
             Ok(mut entries) => entries.next().is_none(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
@@ -193,7 +232,11 @@ impl Layout {
             .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u64>().ok()))
             .max()
             .unwrap_or(0);
-        let to = self.earlier_logs.join((highest + 1).to_string());
+        let k = match run {
+            Some(r) if u64::from(r) > highest => u64::from(r),
+            _ => highest + 1,
+        };
+        let to = self.earlier_logs.join(k.to_string());
         std::fs::rename(&self.logs, &to).map_err(|e| {
             format!(
                 "cannot move {} to {}: {e}",
@@ -217,6 +260,71 @@ pub fn log_name(attempt: u32, retry: u32) -> String {
         (a, 0 | 1) => a.to_string(),
         (a, r) => format!("{a}.retry-{r}"),
     }
+}
+
+/// Which try of a task a worktree, task branch and log directory belong
+/// to: the run's number (`state.json`'s `run`), the attempt number (0: the
+/// checks of a replay from the cache) and which try of that attempt it is
+/// (1 for the first; an infrastructure failure retries the same attempt).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TryId {
+    /// The run's number, 1 for a repository's first run.
+    pub run: u32,
+    /// The attempt number; 0 for a replay's checks.
+    pub attempt: u32,
+    /// Which try of the attempt: 1, then 2… for infrastructure retries.
+    pub retry: u32,
+}
+
+impl TryId {
+    /// The try's part of its worktree's and task branch's names: `r<run>-`
+    /// and the name of its log directory ([`log_name`]) after an `a`:
+    /// `r3-a1`, `r3-a1.retry-2`; a replay's checks: `r3-replay`.
+    pub fn name(self) -> String {
+        match self.attempt {
+            0 => format!("r{}-replay", self.run),
+            a => format!("r{}-a{}", self.run, log_name(a, self.retry)),
+        }
+    }
+
+    /// The try a [`TryId::name`] names; `None` for any other text.
+    pub fn parse(text: &str) -> Option<TryId> {
+        let number = |t: &str| -> Option<u32> {
+            (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| t.parse().ok())
+                .flatten()
+        };
+        let (run, rest) = text.strip_prefix('r')?.split_once('-')?;
+        let run = number(run)?;
+        if rest == "replay" {
+            return Some(TryId {
+                run,
+                attempt: 0,
+                retry: 1,
+            });
+        }
+        let rest = rest.strip_prefix('a')?;
+        let (attempt, retry) = match rest.split_once(".retry-") {
+            Some((a, r)) => (number(a)?, number(r)?),
+            None => (number(rest)?, 1),
+        };
+        (attempt > 0 && retry > 0).then_some(TryId {
+            run,
+            attempt,
+            retry,
+        })
+    }
+}
+
+/// Splits a worktree directory name `<task>.<try>` ([`Layout::task_worktree`])
+/// into the task's name and the try; `None` when it has no such suffix.
+/// Task names may hold dots, so the try is the suffix after the last dot
+/// that leaves a valid try name (`r1-a2.retry-3` holds a dot itself).
+pub fn split_try_suffix(name: &str) -> Option<(&str, TryId)> {
+    name.match_indices('.')
+        .rev()
+        .filter(|(i, _)| *i > 0)
+        .find_map(|(i, _)| TryId::parse(&name[i + 1..]).map(|id| (&name[..i], id)))
 }
 
 /// The non-empty lines of the list file `path` (empty when it is missing).
@@ -318,7 +426,43 @@ pub fn write_ledger(layout: &Layout, branches: &BTreeSet<String>) -> Result<(), 
 
 #[cfg(test)]
 mod tests {
-    use super::log_name;
+    use super::{TryId, log_name, split_try_suffix};
+
+    #[test]
+    fn try_names_round_trip() {
+        let id = |run, attempt, retry| TryId {
+            run,
+            attempt,
+            retry,
+        };
+        for (t, name) in [
+            (id(3, 1, 1), "r3-a1"),
+            (id(12, 2, 3), "r12-a2.retry-3"),
+            (id(1, 0, 1), "r1-replay"),
+        ] {
+            assert_eq!(t.name(), name);
+            assert_eq!(TryId::parse(name), Some(t));
+        }
+        for bad in [
+            "1",
+            "r-a1",
+            "r1-a",
+            "r1-a0",
+            "r1-b1",
+            "r1a1",
+            "r1-a1.retry-",
+            "x",
+        ] {
+            assert_eq!(TryId::parse(bad), None, "{bad}");
+        }
+        assert_eq!(split_try_suffix("mul.r2-a1"), Some(("mul", id(2, 1, 1))));
+        assert_eq!(
+            split_try_suffix("auth.a1b2.r2-a1.retry-2"),
+            Some(("auth.a1b2", id(2, 1, 2)))
+        );
+        assert_eq!(split_try_suffix("mul-1"), None);
+        assert_eq!(split_try_suffix(".r1-a1"), None);
+    }
 
     #[test]
     fn log_names() {

@@ -141,6 +141,14 @@ impl Git {
         }
         if let Some(b) = branch {
             let want = format!("refs/heads/{b}");
+            // The worktree's HEAD file says it plainly unless the ref store
+            // is reftable (whose HEAD files are placeholders).
+            if let Ok(text) = std::fs::read_to_string(co.admin.join("HEAD"))
+                && text.trim_end() == format!("ref: {want}")
+                && !self.common_dir.join("reftable").exists()
+            {
+                return Ok(());
+            }
             let head = self.try_run_co(co, &["symbolic-ref", "-q", "HEAD"])?;
             let on = head.stdout.trim();
             if head.code != 0 || on != want {
@@ -155,6 +163,19 @@ impl Git {
             }
         }
         Ok(())
+    }
+
+    /// Checks out the files and index of worktree `co`, made without them
+    /// (`git worktree add --no-checkout`), as `git worktree add` itself
+    /// does (`git reset --hard --no-recurse-submodules`). It touches only
+    /// `co`, so it needs no lock: only registering a worktree must not
+    /// overlap another (a `git worktree add` reading the half-made entry
+    /// of another fails).
+    ///
+    /// Errors: git failed.
+    pub fn fill(&self, co: &Checkout) -> Result<(), String> {
+        self.run_co(co, &["reset", "-q", "--hard", "--no-recurse-submodules"])
+            .map(|_| ())
     }
 
     /// Runs `git ARGS` for worktree `co`, naming its git directory and its
@@ -179,21 +200,59 @@ impl Git {
     }
 
     /// Stages everything in worktree `co` and commits it with `message` when
-    /// anything is staged. Call [`Git::verify_checkout`] first; read the
-    /// commit with [`Git::tip_containing`].
-    pub fn commit_all(&self, co: &Checkout, message: &str) -> Result<(), String> {
+    /// anything is staged. Call [`Git::verify_checkout`] first. Returns the
+    /// task branch's commit afterwards when that is known to contain
+    /// `base`: the branch was still at `base` before (the agent made no
+    /// commit of its own), read from git's files. `None`: ask
+    /// [`Git::tip_containing`].
+    ///
+    /// Errors: git failed.
+    pub fn commit_all(
+        &self,
+        co: &Checkout,
+        message: &str,
+        base: &str,
+    ) -> Result<Option<String>, String> {
+        // The branch HEAD is on (verified), read without a process.
+        let branch = std::fs::read_to_string(co.admin.join("HEAD"))
+            .ok()
+            .and_then(|t| t.trim_end().strip_prefix("ref: ").map(str::to_string));
+        let at_base = branch
+            .as_deref()
+            .and_then(|b| self.ref_from_files(b))
+            .is_some_and(|tip| tip.as_deref() == Some(base));
         self.stage_all(co)?;
-        let staged = self.try_run_co(co, &["diff", "--cached", "--quiet"])?;
-        if staged.code == 1 {
-            self.run_co(co, &["commit", "-q", "--no-verify", "-m", message])?;
-        } else if staged.code != 0 {
-            return Err(format!(
-                "`git diff --cached` failed in {}: {}",
-                co.dir.display(),
-                why(&staged)
-            ));
+        // Commit first: with nothing staged it fails, and only then is
+        // the index asked whether that was all (one process when there is
+        // work to commit, the usual case).
+        let commit = self.try_run_co(co, &["commit", "-q", "--no-verify", "-m", message])?;
+        if commit.code != 0 {
+            let staged = self.try_run_co(co, &["diff", "--cached", "--quiet"])?;
+            match staged.code {
+                0 => {}
+                1 => {
+                    return Err(format!(
+                        "`git commit` failed in {}: {}",
+                        co.dir.display(),
+                        why(&commit)
+                    ));
+                }
+                _ => {
+                    return Err(format!(
+                        "`git diff --cached` failed in {}: {}",
+                        co.dir.display(),
+                        why(&staged)
+                    ));
+                }
+            }
         }
-        Ok(())
+        if !at_base {
+            return Ok(None);
+        }
+        Ok(branch
+            .as_deref()
+            .and_then(|b| self.ref_from_files(b))
+            .flatten())
     }
 
     /// Stages everything in worktree `co` but the files loopc brought

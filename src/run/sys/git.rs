@@ -130,6 +130,26 @@ fn output_of(out: &std::process::Output) -> GitOutput {
     }
 }
 
+/// The oldest git loopc runs with (major, minor): `git merge-tree
+/// --write-tree --merge-base` came in 2.40.
+pub const MIN_VERSION: (u32, u32) = (2, 40);
+
+/// The (major, minor) of `git version`'s answer (`git version 2.39.5`,
+/// `git version 2.47.3.windows.1`); `None` when it says no version.
+pub fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let version = text.strip_prefix("git version ")?;
+    let mut parts = version.split('.');
+    let major = parts.next()?.trim().parse().ok()?;
+    let minor = parts
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    Some((major, minor))
+}
+
 impl Git {
     /// Finds the repository containing `cwd` (`git rev-parse --show-toplevel`).
     ///
@@ -156,7 +176,14 @@ impl Git {
                 None,
             )
             .and_then(|o| if o.code == 0 { Ok(o) } else { Err(why(&o)) })
-            .map_err(|e| format!("{} is not inside a git repository ({e})", cwd.display()))?;
+            .map_err(|e| {
+                if e.starts_with("cannot run git") {
+                    // Not a repository problem: git itself is missing.
+                    format!("{e}; loopc needs git (2.40 or newer) on PATH")
+                } else {
+                    format!("{} is not inside a git repository ({e})", cwd.display())
+                }
+            })?;
         let mut lines = out.stdout.lines().map(str::trim);
         let (Some(top), Some(git_dir), Some(common)) = (lines.next(), lines.next(), lines.next())
         else {
@@ -198,6 +225,27 @@ impl Git {
             }
         }
         Ok(git)
+    }
+
+    /// Checks that the `git` loopc runs is at least [`MIN_VERSION`]
+    /// (`git version`): replays merge onto a moved base with
+    /// `git merge-tree --write-tree --merge-base`, which git 2.40 added.
+    ///
+    /// Errors: git cannot be run, its version cannot be read, or it is older.
+    pub fn require_min_version(&self) -> Result<(), String> {
+        let out = self.try_run_in(&self.root.clone(), &["version"])?;
+        let text = out.stdout.trim();
+        let found = parse_version(text)
+            .ok_or_else(|| format!("cannot read git's version from `git version`: {text:?}"))?;
+        if found < MIN_VERSION {
+            let (major, minor) = MIN_VERSION;
+            return Err(format!(
+                "loopc needs git {major}.{minor} or newer, and the `git` on PATH is {} \
+                 (`{text}`)\nhint: install a newer git, or put one first on PATH",
+                text.trim_start_matches("git version ")
+            ));
+        }
+        Ok(())
     }
 
     /// Binds every later call to the run's kill switch: a git command still
@@ -273,9 +321,12 @@ impl Git {
         let pgid = handle.pids().first().map(|&p| p as i32).unwrap_or(0);
         control.register(pgid);
         let started = Instant::now();
-        let mut pause = Duration::from_millis(1);
+        // Blocks until git ends (woken by SIGCHLD, so the end is seen at
+        // once, not at the next poll) or the pause is over, then looks at
+        // the timeout and the kill switch.
+        let pause = Duration::from_millis(20);
         let killed = loop {
-            match handle.try_wait() {
+            match handle.wait_timeout(pause) {
                 Ok(Some(out)) => {
                     control.unregister(pgid);
                     return Ok(output_of(out));
@@ -294,8 +345,6 @@ impl Git {
             if control.should_stop() || super::interrupt::requested() {
                 break "was stopped (the run is stopping)".to_string();
             }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(20));
         };
         // SIGTERM first: git removes its lock files on SIGTERM.
         super::process::signal_group(pgid, libc::SIGTERM);
@@ -340,8 +389,15 @@ impl Git {
         Ok(self.run_in(&self.root, args)?.stdout.trim().to_string())
     }
 
-    /// The commit `rev` names, or `None` when it names no commit.
+    /// The commit `rev` names, or `None` when it names no commit. A branch
+    /// (`refs/heads/…`, which git keeps on commits) is read from git's
+    /// files when they say it plainly ([`Git::ref_from_files`]): no process.
     pub fn commit_of(&self, rev: &str) -> Result<Option<String>, String> {
+        if rev.starts_with("refs/heads/")
+            && let Some(id) = self.ref_from_files(rev)
+        {
+            return Ok(id);
+        }
         let spec = format!("{rev}^{{commit}}");
         let out = self.try_run_in(&self.root, &["rev-parse", "-q", "--verify", &spec])?;
         Ok((out.code == 0).then(|| out.stdout.trim().to_string()))
@@ -400,6 +456,37 @@ impl Git {
             .map(|_| ())
     }
 
+    /// Deletes the branches `names` (`refs/heads/<name>`) with one `git
+    /// branch -D`, as many as are given: a branch already gone is no error.
+    ///
+    /// Errors: git failed for a branch that still exists (its message).
+    pub fn delete_branches(&self, names: &[String]) -> Result<(), String> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        let mut args = vec!["branch", "-D", "-q", "--"];
+        args.extend(names.iter().map(String::as_str));
+        let out = self.try_run_in(&self.root, &args)?;
+        if out.code == 0 {
+            return Ok(());
+        }
+        let left: Vec<&String> = names
+            .iter()
+            .filter(|b| !matches!(self.commit_of(&format!("refs/heads/{b}")), Ok(None)))
+            .collect();
+        if left.is_empty() {
+            return Ok(());
+        }
+        Err(format!(
+            "cannot delete the task branch(es) {}: {}",
+            left.iter()
+                .map(|b| format!("`{b}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            why(&out)
+        ))
+    }
+
     /// The registered worktrees.
     pub fn worktrees(&self) -> Result<Vec<WorktreeEntry>, String> {
         let out = self.run_in(&self.root, &["worktree", "list", "--porcelain"])?;
@@ -432,15 +519,20 @@ impl Git {
     }
 
     /// Adds a worktree at `path` on a new branch `branch` (or detached when
-    /// `None`) at `commit`.
+    /// `None`) at `commit`; with `checkout` false its files and index are
+    /// left for [`super::checkout`]'s `fill` (`--no-checkout`).
     pub fn worktree_add(
         &self,
         path: &Path,
         branch: Option<&str>,
         commit: &str,
+        checkout: bool,
     ) -> Result<(), String> {
         let p = path.to_string_lossy();
         let mut args = vec!["worktree", "add", "--quiet"];
+        if !checkout {
+            args.push("--no-checkout");
+        }
         match branch {
             Some(b) => args.extend(["-b", b]),
             None => args.push("--detach"),

@@ -24,4 +24,5 @@ pub mod main_checkout;
 pub mod objects;
 pub mod process;
 pub mod recover;
+pub mod refs;
 pub mod worktree;

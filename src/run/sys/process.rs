@@ -320,7 +320,9 @@ fn wait(
     control: &Control,
 ) -> Result<Exit, String> {
     let why = loop {
-        match handle.try_wait() {
+        // Woken by SIGCHLD: the end is seen at once, not at the next poll.
+        let pause = deadline.saturating_duration_since(Instant::now()).min(POLL);
+        match handle.wait_timeout(pause) {
             Ok(Some(out)) => return Ok(status_of(out)),
             Ok(None) => {}
             Err(e) => return Err(format!("cannot wait for subprocess: {e}")),
@@ -331,7 +333,6 @@ fn wait(
         if control.stopped() || control.past_deadline() {
             break Exit::Stopped;
         }
-        std::thread::sleep(POLL);
     };
     signal_group(pgid, libc::SIGTERM);
     // The grace is the whole group's: a launcher (`srun`, `bwrap`) under

@@ -15,11 +15,12 @@
 //!   and reported;
 //! - but not the worktrees (nor their task branches) of attempts that ended
 //!   failed or blocked, listed in `.loopc/kept`: docs/running.md keeps them until
-//!   `loopc clean`; new attempts use other numbers;
-//! - this plan's task branches `loopc/<plan>/<task>/<n>` that loopc's ledger
+//!   `loopc clean`; a new run's names carry a higher run number
+//!   ([`Layout::next_run`]), so they never collide with kept ones;
+//! - this plan's task branches `loopc/<plan>/<task>/<try>` that loopc's ledger
 //!   `.loopc/branches` says it created, except one that is checked out in a
 //!   worktree outside `.loopc/` (the user's): it is left alone, reported
-//!   with its path, and the run uses other names.
+//!   with its path (the run's own names carry a higher run number).
 //!
 //! Resuming itself is the cache's work: the integration branch is rebuilt from
 //! the base and passed tasks are replayed (`docs/cache.md`).
@@ -28,15 +29,12 @@ use super::git::Git;
 use super::process;
 use super::worktree;
 use crate::run::store::layout::{self, Layout};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// What reconciling found and did.
 #[derive(Debug, Default)]
 pub struct Reconciled {
-    /// Task branches checked out by the user elsewhere: never removed or
-    /// reused during this run.
-    pub reserved: HashSet<String>,
     /// One line per thing done or left alone, for the person watching.
     pub notes: Vec<String>,
 }
@@ -101,7 +99,6 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
             && w.path.exists()
         {
             still_kept.insert(b.to_string());
-            done.reserved.insert(b.to_string());
             kept.push(w.path);
             continue;
         }
@@ -188,7 +185,6 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
                  that worktree, to let loopc clean it up)",
                 path.display()
             ));
-            done.reserved.insert(b);
             continue;
         }
         git.delete_ref(&format!("refs/heads/{b}"))?;
@@ -238,14 +234,18 @@ pub fn is_loopcs_worktree(w: &super::git::WorktreeEntry, ledger: &BTreeSet<Strin
 }
 
 /// The task branch from loopc's ledger that the worktree directory `dir`
-/// was made for: `<task>-<n>` is made for `loopc/<plan>/<task>/<n>`.
+/// was made for: `<task>.<try>` is made for `loopc/<plan>/<task>/<try>`
+/// (`mul.r3-a1` for `…/mul/r3-a1`), and, in what versions before
+/// run-numbered names left, `<task>-<n>` for `loopc/<plan>/<task>/<n>`.
 pub fn task_branch_of_dir<'l>(dir: &Path, ledger: &'l BTreeSet<String>) -> Option<&'l str> {
     let name = dir.file_name()?.to_str()?;
-    let (task, n) = name.rsplit_once('-')?;
-    if task.is_empty() || n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let tail = format!("/{task}/{n}");
+    let tail = match layout::split_try_suffix(name) {
+        Some((task, id)) => format!("/{task}/{}", id.name()),
+        None => {
+            let (task, n) = old_worktree_name(name)?;
+            format!("/{task}/{n}")
+        }
+    };
     ledger
         .iter()
         .map(String::as_str)
@@ -286,18 +286,27 @@ pub fn is_leftover_worktree(git: &Git, path: &Path) -> bool {
                 .is_some_and(|p| super::git::same_path(p, &worktrees)))
 }
 
-/// Whether `name` is a merge scratch worktree's directory name.
+/// Whether `name` is a merge scratch worktree's directory name, or that of
+/// a passed attempt's worktree renamed aside to be deleted (`+trash-…`).
 fn is_scratch_name(name: &str) -> bool {
-    name.starts_with("+merge-") || name.starts_with("_merge-")
+    name.starts_with("+merge-") || name.starts_with("_merge-") || name.starts_with("+trash-")
 }
 
-/// Whether `name` is a directory name loopc gives worktrees: `<task>-<n>`
-/// or a scratch name.
+/// The task and number of a worktree name of versions before run-numbered
+/// names: `<task>-<n>`.
+fn old_worktree_name(name: &str) -> Option<(&str, &str)> {
+    let (task, n) = name.rsplit_once('-')?;
+    (!task.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .then_some((task, n))
+}
+
+/// Whether `name` is a directory name loopc gives worktrees: `<task>.<try>`
+/// ([`Layout::task_worktree`]), `<task>-<n>` (earlier versions) or a
+/// scratch name.
 fn is_loopcs_worktree_name(name: &str) -> bool {
     is_scratch_name(name)
-        || name.rsplit_once('-').is_some_and(|(task, n)| {
-            !task.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
-        })
+        || layout::split_try_suffix(name).is_some()
+        || old_worktree_name(name).is_some()
 }
 
 /// Removes one loopc worktree entry: `git worktree remove --force --force`

@@ -1,12 +1,13 @@
 //! Task worktrees and branches: their names, making and removing them, and
 //! the pre-flight check of loopc's branch namespace. Branches live under
-//! `loopc/<plan>/<task>/<n>`, a namespace a user's branches do not use;
+//! `loopc/<plan>/<task>/<try>` (`<try>` names the run and attempt, e.g.
+//! `r3-a1`, [`TryId`]), a namespace a user's branches do not use;
 //! worktrees under `.loopc/worktrees/` ([`Layout`]). The branches loopc
 //! created are recorded in `.loopc/branches` ([`layout::ledger`]), and only
 //! those are ever replaced or removed.
 
 use super::git::Git;
-use crate::run::store::layout::{self, Layout};
+use crate::run::store::layout::{self, Layout, TryId};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -30,18 +31,23 @@ pub fn slug(name: &str) -> String {
     if s.is_empty() { "plan".to_string() } else { s }
 }
 
-/// The branch of a task's `n`th try.
-pub fn task_branch(plan_slug: &str, task: &str, n: u32) -> String {
-    format!("loopc/{plan_slug}/{task}/{n}")
+/// The task branch of try `id` of a task: `loopc/<plan>/<task>/<try>`.
+pub fn task_branch(plan_slug: &str, task: &str, id: TryId) -> String {
+    format!("loopc/{plan_slug}/{task}/{}", id.name())
 }
 
-/// Whether `branch` has the shape of a task branch: `loopc/P/T/N`, N a number.
+/// Whether `last`, the last component of a branch under
+/// `loopc/<plan>/<task>/`, names a try: a [`TryId::name`], or a number
+/// (what loopc before run-numbered names called its tries).
+fn is_try_component(last: &str) -> bool {
+    (!last.is_empty() && last.bytes().all(|b| b.is_ascii_digit())) || TryId::parse(last).is_some()
+}
+
+/// Whether `branch` has the shape of a task branch: `loopc/P/T/TRY`, TRY a
+/// try's name (`r3-a1`) or, from earlier versions, a number.
 pub fn is_task_branch(branch: &str) -> bool {
     let parts: Vec<&str> = branch.split('/').collect();
-    parts.len() == 4
-        && parts[0] == "loopc"
-        && !parts[3].is_empty()
-        && parts[3].bytes().all(|b| b.is_ascii_digit())
+    parts.len() == 4 && parts[0] == "loopc" && is_try_component(parts[3])
 }
 
 /// Makes a fresh worktree at `path` on new branch `branch` at `commit`,
@@ -52,12 +58,13 @@ pub fn create(git: &Git, path: &Path, branch: Option<&str>, commit: &str) -> Res
     if let Some(b) = branch {
         git.delete_ref(&format!("refs/heads/{b}"))?;
     }
-    git.worktree_add(path, branch, commit)
+    git.worktree_add(path, branch, commit, true)
 }
 
-/// Like [`create`] for a task's try on its task branch `branch`: an
-/// existing branch of that name is replaced only when loopc's ledger says
-/// loopc created it; the new branch is recorded first.
+/// Like [`create`] for a task's try on its task branch `branch`, without
+/// checking out its files ([`Git::fill`] does, outside the worktree lock):
+/// an existing branch of that name is replaced only when loopc's ledger
+/// says loopc created it; the new branch is recorded first.
 ///
 /// Errors: the branch exists and is not loopc's; the ledger, `git worktree`
 /// or the branch failed.
@@ -81,7 +88,7 @@ pub fn create_task(
     if exists {
         git.delete_ref(&refname)?;
     }
-    git.worktree_add(path, Some(branch), commit)
+    git.worktree_add(path, Some(branch), commit, false)
 }
 
 /// Pre-flight check of loopc's branch namespace for plan `plan_slug` with
@@ -111,7 +118,7 @@ pub fn check_namespace<'a>(
         if blocking {
             return Err(format!(
                 "a branch named `{b}` exists, which keeps git from creating loopc's task \
-                 branches `{plan_dir}/<task>/<n>`; rename it (git branch -m {b} <new-name>)"
+                 branches `{plan_dir}/<task>/<try>`; rename it (git branch -m {b} <new-name>)"
             ));
         }
         let Some(rest) = b.strip_prefix(&format!("{plan_dir}/")) else {
@@ -122,11 +129,7 @@ pub fn check_namespace<'a>(
             continue;
         };
         let number = n.split('/').next().unwrap_or("");
-        if tasks.contains(task)
-            && !number.is_empty()
-            && number.bytes().all(|c| c.is_ascii_digit())
-            && !ours.contains(b.as_str())
-        {
+        if tasks.contains(task) && is_try_component(number) && !ours.contains(b.as_str()) {
             return Err(format!(
                 "the branch `{b}` has the name of one of loopc's task branches but was not \
                  created by loopc; rename or delete it"
@@ -152,6 +155,10 @@ mod tests {
     #[test]
     fn task_branch_shape() {
         assert!(is_task_branch("loopc/demo/a/1"));
+        assert!(is_task_branch("loopc/demo/a/r2-a1"));
+        assert!(is_task_branch("loopc/demo/a/r2-a1.retry-2"));
+        assert!(is_task_branch("loopc/demo/a/r2-replay"));
+        assert!(!is_task_branch("loopc/demo/a/r2"));
         assert!(!is_task_branch("loopc/demo/a"));
         assert!(!is_task_branch("loopc/demo/a/x"));
         assert!(!is_task_branch("feature/demo/a/1"));

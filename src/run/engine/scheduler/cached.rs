@@ -104,12 +104,10 @@ impl Scheduler {
             }
             judged => {
                 accepted = judged.and_then(Result::ok);
-                // A replay's checks run in `+merge-<task>-0`: it takes no try
-                // number, so attempt 1 after a missed replay is still `<task>-1`.
+                // A replay's checks run in `+merge-<task>.r<run>-replay`.
                 self.cache.replay(
                     &self.ctx,
                     i,
-                    0,
                     &rk,
                     &entry,
                     &head,

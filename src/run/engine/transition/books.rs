@@ -20,8 +20,6 @@ fn rank(kind: StopKind) -> u8 {
 /// Per-task bookkeeping that is not saved.
 #[derive(Debug, Default)]
 pub struct Slot {
-    /// Tries started (names worktrees, branches, logs).
-    pub serial: u32,
     /// Infrastructure failures so far.
     pub infra: u32,
     /// The attempt number of the last try and which try of it that was

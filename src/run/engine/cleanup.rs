@@ -1,0 +1,146 @@
+//! Removing the worktrees and task branches of passed attempts off the
+//! coordinating thread, which merges one attempt after another and must not
+//! wait for `git worktree remove`. One thread takes them in order: it drops
+//! each worktree from git's list (under the run's worktree lock, which
+//! every `git worktree add` takes: only the entry, the files were renamed
+//! aside first), deletes the task branches of all the worktrees it removed
+//! meanwhile with one `git branch -D`, then the files, several directories
+//! at a time and outside the lock. Once the run is stopping (Ctrl-C) it
+//! removes nothing more. [`Cleanup::finish`] waits until everything handed over is removed,
+//! so a run ends with nothing of its passed attempts left. A run killed
+//! before then leaves stale worktrees and ledgered task branches, which the
+//! next run removes (`crate::run::sys::recover`).
+
+use super::context::RunCtx;
+use crate::run::sys::worktree;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc;
+
+/// The most task branches one `git branch -D` deletes.
+const BATCH: usize = 256;
+
+/// The most threads deleting renamed-aside worktrees at once.
+const DELETERS: usize = 8;
+
+/// The clean-up thread of a run.
+pub struct Cleanup {
+    ctx: Arc<RunCtx>,
+    /// Hands it `(worktree, task branch)`; `None` once finished, or when
+    /// the thread could not start (then removal happens on the caller).
+    tx: Option<mpsc::Sender<(PathBuf, String)>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Says `text` as an `error:` line on the display: a failed removal does
+/// not stop the run (the next run removes what is left).
+fn note(ctx: &RunCtx, text: &str) {
+    ctx.events.ui().line(&format!("error: {text}"));
+}
+
+/// Takes the worktree at `path` out of git's list: its directory is first
+/// renamed aside (`+trash-<name>` beside it, a cheap rename), so that under
+/// the worktree lock `git worktree remove` only drops git's entry; deleting
+/// the files, slow where every freed block is discarded on the disk, happens
+/// after, outside the lock ([`delete_all`]). Returns the directory to
+/// delete, if it was renamed.
+///
+/// Errors: git failed.
+fn unregister(ctx: &RunCtx, path: &Path) -> Result<Option<PathBuf>, String> {
+    let aside = path
+        .file_name()
+        .map(|n| path.with_file_name(format!("+trash-{}", n.to_string_lossy())));
+    let aside = aside.filter(|a| std::fs::rename(path, a).is_ok());
+    let _g = ctx.worktree_lock.lock();
+    ctx.git.worktree_remove(path)?;
+    Ok(aside)
+}
+
+/// Deletes the directories `dirs` (renamed-aside worktrees), several at a
+/// time: each unlink may wait for the disk.
+fn delete_all(ctx: &RunCtx, dirs: Vec<PathBuf>) {
+    let per = dirs.len().div_ceil(DELETERS).max(1);
+    std::thread::scope(|s| {
+        for chunk in dirs.chunks(per) {
+            s.spawn(move || {
+                for d in chunk {
+                    if let Err(e) = std::fs::remove_dir_all(d) {
+                        note(ctx, &format!("cannot remove {}: {e}", d.display()));
+                    }
+                }
+            });
+        }
+    });
+}
+
+impl Cleanup {
+    /// Starts the clean-up thread of the run `ctx`.
+    pub fn start(ctx: Arc<RunCtx>) -> Cleanup {
+        let (tx, rx) = mpsc::channel::<(PathBuf, String)>();
+        let worker = Arc::clone(&ctx);
+        let thread = std::thread::Builder::new()
+            .name("loopc-cleanup".into())
+            .spawn(move || {
+                while let Ok(first) = rx.recv() {
+                    let mut removed = Vec::new();
+                    let mut trash = Vec::new();
+                    for (path, branch) in std::iter::once(first).chain(rx.try_iter()) {
+                        // A stopping run leaves the rest to the next run's
+                        // clean-up of stale worktrees.
+                        if super::attempt::stopping(&worker) {
+                            continue;
+                        }
+                        match unregister(&worker, &path) {
+                            Ok(t) => {
+                                removed.push(branch);
+                                trash.extend(t);
+                            }
+                            Err(e) => note(&worker, &e),
+                        }
+                        if removed.len() == BATCH {
+                            break;
+                        }
+                    }
+                    // `git branch -D` reads every worktree's entry: not
+                    // while one is being made.
+                    let deleted = {
+                        let _g = worker.worktree_lock.lock();
+                        worker.git.delete_branches(&removed)
+                    };
+                    if let Err(e) = deleted {
+                        note(&worker, &e);
+                    }
+                    delete_all(&worker, trash);
+                }
+            })
+            .ok();
+        Cleanup {
+            tx: thread.as_ref().map(|_| tx),
+            thread,
+            ctx,
+        }
+    }
+
+    /// Removes the worktree at `path` and its task branch `branch`, on the
+    /// clean-up thread.
+    pub fn remove(&self, path: PathBuf, branch: String) {
+        let inline = match &self.tx {
+            Some(tx) => tx.send((path, branch)).err().map(|e| e.0),
+            None => Some((path, branch)),
+        };
+        if let Some((path, branch)) = inline {
+            let _g = self.ctx.worktree_lock.lock();
+            if let Err(e) = worktree::remove(&self.ctx.git, &path, Some(&branch)) {
+                note(&self.ctx, &e);
+            }
+        }
+    }
+
+    /// Waits until everything handed over is removed.
+    pub fn finish(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
