@@ -350,7 +350,11 @@ fn a_resolver_that_fails_falls_back_to_a_retry_with_its_stderr() {
     );
     repo.loopc(&["run"]).status(0).run();
     let (_, fb, r) = refused(&repo);
-    assert_eq!(r["reason"], "it failed (exit status 3)", "{r}");
+    // Its last stderr line is in the reason.
+    assert_eq!(
+        r["reason"], "it failed (exit status 3): cannot tell which line wins",
+        "{r}"
+    );
     assert!(fb.contains("cannot tell which line wins"), "{fb}");
 }
 
@@ -526,4 +530,351 @@ fn a_command_tasks_conflict_is_resolved_too() {
         shared.contains("edit by a") && shared.contains("edit by b"),
         "{shared}"
     );
+}
+
+fn kill(pid: u32, sig: i32) {
+    // SAFETY: kill only sends a signal to our own child.
+    let rc = unsafe { libc::kill(pid as i32, sig) };
+    assert_eq!(rc, 0);
+}
+
+/// The attempts of all tasks that ended `failed`, from the events.
+fn failed_attempts(repo: &Test) -> Vec<Value> {
+    repo.events()
+        .into_iter()
+        .filter(|e| e["event"] == "attempt_finished" && e["outcome"] == "failed")
+        .collect()
+}
+
+#[test]
+fn ctrl_c_kills_a_running_resolver_at_once_and_counts_no_failure() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    let marker = format!("resolver-sleep-{}", std::process::id());
+    let sleeper = repo.marked_sleep(&marker);
+    let started = repo.bin.join("resolver-started");
+    let after = repo.bin.join("resolver-after-sleep");
+    resolver(
+        &repo,
+        &format!(
+            "touch {}; {sleeper} 100; touch {}",
+            started.display(),
+            after.display()
+        ),
+        COMPLETED,
+    );
+    let plan = std::fs::read_to_string(repo.root.join("plan.loop")).unwrap();
+    repo.write(
+        "plan.loop",
+        plan.replace(
+            "run = \"sh @BIN@/resolver.sh\"",
+            "run = \"sh @BIN@/resolver.sh\"  timeout = 100",
+        ),
+    );
+    let mut run = repo.loopc(&["run"]).spawn();
+    assert!(repo.wait_for(20_000, || started.exists()));
+    kill(run.id(), libc::SIGINT);
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    // The resolver's sleep was killed, not waited out.
+    assert!(crate::harness::no_process_with(&marker));
+    assert!(!after.exists());
+    // Its attempt was interrupted, not failed, and is not counted.
+    assert!(
+        failed_attempts(&repo).is_empty(),
+        "{:?}",
+        failed_attempts(&repo)
+    );
+    let res = resolver_events(&repo);
+    assert_eq!(res.len(), 1, "{res:?}");
+    let loser = res[0]["task"].as_str().unwrap();
+    assert_eq!(res[0]["resolved"], false);
+    assert_eq!(repo.status_of(loser), "interrupted");
+    assert_eq!(repo.task(loser)["attempts"], 0, "{}", repo.task(loser));
+}
+
+/// Two command tasks that start from the same head (each waits, bounded,
+/// for the other) and write their own file: the second to finish merges
+/// with the first's work, and its merge gates run on both files.
+fn two_writers(repo: &Test, gate: &str) {
+    let sync = repo.bin.join("sync");
+    std::fs::create_dir_all(&sync).unwrap();
+    repo.script(
+        "writer.sh",
+        &format!(
+            r#"#!/bin/sh
+touch "{s}/$LOOP_TASK"
+i=0
+while [ ! -e "{s}/a" ] || [ ! -e "{s}/b" ]; do
+  i=$((i+1)); [ $i -gt 400 ] && break
+  sleep 0.02
+done
+echo "by $LOOP_TASK" > "$LOOP_TASK.txt"
+"#,
+            s = sync.display()
+        ),
+    );
+    repo.write("gate.sh", gate);
+    repo.commit("the gate");
+    repo.plan(
+        r#"
+loop "res" { parallel = 2 }
+budget { iterations = 10 }
+gate both = "sh gate.sh"
+defaults { gates = [both] }
+task a { run = "sh @BIN@/writer.sh" }
+task b { run = "sh @BIN@/writer.sh" }
+"#,
+    );
+}
+
+#[test]
+fn ctrl_c_kills_a_running_merge_gate_at_once_and_counts_no_failure() {
+    let repo = Test::repo();
+    let marker = format!("merge-gate-sleep-{}", std::process::id());
+    let sleeper = repo.marked_sleep(&marker);
+    let started = repo.bin.join("gate-started");
+    let after = repo.bin.join("gate-after-sleep");
+    two_writers(
+        &repo,
+        &format!(
+            "if [ -e a.txt ] && [ -e b.txt ]; then touch {}; {sleeper} 100; touch {}; fi\n",
+            started.display(),
+            after.display()
+        ),
+    );
+    let mut run = repo.loopc(&["run"]).spawn();
+    assert!(repo.wait_for(20_000, || started.exists()));
+    kill(run.id(), libc::SIGINT);
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    assert!(crate::harness::no_process_with(&marker));
+    assert!(!after.exists());
+    assert!(
+        failed_attempts(&repo).is_empty(),
+        "{:?}",
+        failed_attempts(&repo)
+    );
+    let interrupted: Vec<String> = ["a", "b"]
+        .into_iter()
+        .filter(|t| repo.status_of(t) == "interrupted")
+        .map(str::to_string)
+        .collect();
+    assert_eq!(interrupted.len(), 1, "{interrupted:?}");
+    let t = repo.task(&interrupted[0]);
+    assert_eq!(t["attempts"], 0, "{t}");
+    let history = t["history"].to_string();
+    assert!(!history.contains("\"failed\""), "{history}");
+}
+
+#[test]
+fn a_resolver_that_moves_refs_is_refused_and_named() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    let main_before = repo.git(&["rev-parse", "main"]);
+    resolver(
+        &repo,
+        "git branch -f evil-branch HEAD; git update-ref refs/heads/main HEAD",
+        COMPLETED,
+    );
+    repo.loopc(&["run"]).run();
+    let res = resolver_events(&repo);
+    assert_eq!(res.len(), 1, "{res:?}");
+    assert_eq!(res[0]["resolved"], false, "{res:?}");
+    let loser = res[0]["task"].as_str().unwrap().to_string();
+    let why = res[0]["reason"].as_str().unwrap();
+    assert!(
+        why.starts_with("refs that are not loopc's changed while the resolver `fixer` ran"),
+        "{why}"
+    );
+    // The resolution never reached the integration branch.
+    let merged: Vec<Value> = repo
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "merged" && e["how"] == "resolved")
+        .collect();
+    assert!(merged.is_empty(), "{merged:?}");
+    let failed = failed_attempts(&repo);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["task"], loser.as_str());
+    let reason = failed[0]["reason"].as_str().unwrap();
+    assert!(
+        reason
+            .starts_with("refs that are not loopc's changed: `refs/heads/evil-branch` was created"),
+        "{reason}"
+    );
+    let warnings = repo.state()["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!(
+            "while the resolver `fixer` of task `{loser}` attempt 1 ran"
+        )),
+        "{warnings}"
+    );
+    assert!(!warnings.contains("not while an attempt"), "{warnings}");
+    // loopc does not move them back.
+    assert_ne!(repo.git(&["rev-parse", "main"]), main_before);
+}
+
+#[test]
+fn a_merge_gate_that_moves_refs_fails_the_merge_and_is_named() {
+    let repo = Test::repo();
+    let moved = repo.bin.join("moved");
+    two_writers(
+        &repo,
+        &format!(
+            "if [ -e a.txt ] && [ -e b.txt ] && [ ! -e {m} ]; then \
+             touch {m}; git branch evil-gate HEAD; fi\n",
+            m = moved.display()
+        ),
+    );
+    repo.loopc(&["run"]).run();
+    assert!(moved.exists());
+    let failed = failed_attempts(&repo);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    let loser = failed[0]["task"].as_str().unwrap().to_string();
+    let reason = failed[0]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("refs that are not loopc's changed: `refs/heads/evil-gate` was created"),
+        "{reason}"
+    );
+    let warnings = repo.state()["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!(
+            "while the merge gates of task `{loser}` attempt 1 ran"
+        )),
+        "{warnings}"
+    );
+    // The refused merge never moved the integration branch: the loser's
+    // only merge is its retry's, on top of the winner's work.
+    let merged: Vec<Value> = repo
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "merged" && e["task"] == loser.as_str())
+        .collect();
+    assert_eq!(merged.len(), 1, "{merged:?}");
+    assert_eq!(merged[0]["how"], "fast_forward", "{merged:?}");
+}
+
+#[test]
+fn a_resolver_whose_program_is_missing_stops_the_run_before_any_work() {
+    let repo = Test::repo();
+    repo.plan(
+        r#"
+loop "res" { resolver = fixer }
+budget { iterations = 4 }
+agent bot { run = "true" }
+agent fixer { run = "nosuchprogram-xyz --resolve" }
+task a { agent = bot  prompt = "x" }
+"#,
+    );
+    for args in [&["run", "--dry-run"][..], &["run"][..]] {
+        let r = repo.loopc(args).output();
+        assert_eq!(r.status, 2, "{args:?}: {r:?}");
+        assert!(
+            r.stderr.contains(
+                "agent `fixer`, the resolver of task `a`: `nosuchprogram-xyz` is not a command \
+                 the shell can find"
+            ),
+            "{args:?}: {r:?}"
+        );
+    }
+    let events = std::fs::read_to_string(repo.root.join(".loopc/events.jsonl")).unwrap_or_default();
+    assert!(!events.contains("attempt_started"), "{events}");
+}
+
+#[test]
+fn a_modify_delete_conflict_is_named_in_the_prompt() {
+    let repo = Test::repo();
+    repo.write("shared.txt", "original\n");
+    repo.commit("shared file");
+    let sync = repo.bin.join("sync");
+    std::fs::create_dir_all(&sync).unwrap();
+    // `a` deletes shared.txt, `b` changes it; both from the same head.
+    repo.script(
+        "w.sh",
+        &format!(
+            r#"#!/bin/sh
+touch "{s}/$LOOP_TASK"
+i=0
+while [ ! -e "{s}/a" ] || [ ! -e "{s}/b" ]; do
+  i=$((i+1)); [ $i -gt 400 ] && break
+  sleep 0.02
+done
+if [ "$LOOP_TASK" = a ]; then rm shared.txt; else echo "edit by b" > shared.txt; fi
+"#,
+            s = sync.display()
+        ),
+    );
+    resolver(&repo, "", COMPLETED);
+    repo.plan(
+        r#"
+loop "res" { parallel = 2  resolver = fixer }
+budget { iterations = 10 }
+agent fixer { run = "sh @BIN@/resolver.sh" }
+task a { run = "sh @BIN@/w.sh" }
+task b { run = "sh @BIN@/w.sh" }
+"#,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let res = resolver_events(&repo);
+    assert_eq!(res.len(), 1, "{res:?}");
+    let loser = res[0]["task"].as_str().unwrap();
+    let stdin = std::fs::read_to_string(repo.bin.join("seen/stdin.md")).unwrap();
+    assert!(stdin.contains("A modify/delete conflict"), "{stdin}");
+    let want = if loser == "a" {
+        "the task's change deletes this file, and the work merged meanwhile changed it"
+    } else {
+        "the work merged meanwhile deleted this file, and the task's change changed it"
+    };
+    assert!(stdin.contains(want), "{want}:\n{stdin}");
+}
+
+#[test]
+fn a_resolution_that_deletes_a_file_both_sides_changed_is_refused() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(&repo, "rm shared.txt", COMPLETED);
+    repo.loopc(&["run"]).status(0).run();
+    let (_, fb, r) = refused(&repo);
+    let why = r["reason"].as_str().unwrap();
+    assert!(
+        why.starts_with("its resolution deletes shared.txt, which both sides changed"),
+        "{why}"
+    );
+    assert!(fb.contains("which both sides changed"), "{fb}");
+}
+
+#[test]
+fn a_deletion_of_a_file_both_sides_changed_listed_in_extra_files_is_taken() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(
+        &repo,
+        "rm shared.txt",
+        r#"{"status":"completed","summary":"neither line is wanted","extra_files":["shared.txt"]}"#,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let res = resolver_events(&repo);
+    assert_eq!(res[0]["resolved"], true, "{res:?}");
+    assert!(repo.show("loop/res", "shared.txt").is_none());
+}
+
+#[test]
+fn extra_files_outside_the_worktree_are_refused() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    resolver(
+        &repo,
+        "",
+        r#"{"status":"completed","summary":"s","extra_files":["../escaped.txt","/etc/passwd","ok.txt"]}"#,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let (_, fb, r) = refused(&repo);
+    let why = r["reason"].as_str().unwrap();
+    assert_eq!(
+        why,
+        "its handoff's \"extra_files\" names paths that are not inside the worktree: \
+         ../escaped.txt, /etc/passwd (each must be relative to the repository root and stay \
+         inside it)",
+        "{r}"
+    );
+    assert!(fb.contains("../escaped.txt"), "{fb}");
 }

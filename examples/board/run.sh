@@ -14,46 +14,17 @@
 #   BOARD_STEP_SECONDS=1 examples/board/run.sh   # a quicker run
 set -euo pipefail
 
-keep=0
-for arg in "$@"; do
-  case "$arg" in
-    --keep) keep=1 ;;
-    *) echo "run.sh: unknown argument $arg (only --keep)" >&2; exit 2 ;;
-  esac
-done
-
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-src="$(cd "$here/../.." && pwd)"
-
-if [ -z "${LOOPC:-}" ]; then
-  echo "==> building loopc" >&2
-  (cd "$src" && cargo build --quiet --bin loopc)
-  target="${CARGO_TARGET_DIR:-$src/target}"
-  case "$target" in /*) ;; *) target="$src/$target" ;; esac
-  LOOPC="$target/debug/loopc"
-fi
-# A relative LOOPC (target/release/loopc) still works after the cd below.
-case "$LOOPC" in
-  /*) ;;
-  */*) LOOPC="$(cd "$(dirname "$LOOPC")" && pwd)/$(basename "$LOOPC")" ;;
-esac
-
-scratch="$(mktemp -d "${TMPDIR:-/tmp}/loopc-board.XXXXXX")"
-case "$scratch/" in
-  "$src"/*) echo "run.sh: refusing to use $scratch inside the loopc repository" >&2; exit 2 ;;
-esac
+. "$here/../lib.sh"
+example_start board "$@"
 run_pid=""
-cleanup() {
-  # The board never stops the run; leaving early (Ctrl-C) stops it here.
+# The board never stops the run; leaving early (Ctrl-C) stops it here.
+example_cleanup() {
   if [ -n "$run_pid" ] && kill -0 "$run_pid" 2>/dev/null; then
     kill -INT "$run_pid" 2>/dev/null || true
     wait "$run_pid" 2>/dev/null || true
   fi
-  if [ "$keep" = 0 ]; then
-    rm -rf "$scratch"
-  fi
 }
-trap cleanup EXIT
 repo="$scratch/shop"
 echo "==> scratch repository: $repo" >&2
 mkdir -p "$repo"

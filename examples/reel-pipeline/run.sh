@@ -13,37 +13,9 @@
 #   LOOPC=/path/to/loopc examples/reel-pipeline/run.sh   # use an existing binary
 set -euo pipefail
 
-keep=0
-for arg in "$@"; do
-  case "$arg" in
-    --keep) keep=1 ;;
-    *) echo "run.sh: unknown argument $arg (only --keep)" >&2; exit 2 ;;
-  esac
-done
-
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-src="$(cd "$here/../.." && pwd)"
-
-if [ -z "${LOOPC:-}" ]; then
-  echo "==> building loopc" >&2
-  (cd "$src" && cargo build --quiet --bin loopc)
-  target="${CARGO_TARGET_DIR:-$src/target}"
-  case "$target" in /*) ;; *) target="$src/$target" ;; esac
-  LOOPC="$target/debug/loopc"
-fi
-# A relative LOOPC (target/release/loopc) still works after the cd below.
-case "$LOOPC" in
-  /*) ;;
-  */*) LOOPC="$(cd "$(dirname "$LOOPC")" && pwd)/$(basename "$LOOPC")" ;;
-esac
-
-scratch="$(mktemp -d "${TMPDIR:-/tmp}/loopc-reel.XXXXXX")"
-case "$scratch/" in
-  "$src"/*) echo "run.sh: refusing to use $scratch inside the loopc repository" >&2; exit 2 ;;
-esac
-if [ "$keep" = 0 ]; then
-  trap 'rm -rf "$scratch"' EXIT
-fi
+. "$here/../lib.sh"
+example_start reel "$@"
 repo="$scratch/project"
 echo "==> scratch repository: $repo" >&2
 mkdir -p "$repo"

@@ -493,7 +493,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         .map_err(|e| RunError::usage(format!("cannot write {}: {e}", layout.progress.display())))?;
     reset_integration(&git, &layout, &plan, &start)?;
     let head = start.base;
-    let control = Arc::new(process::Control::default());
+    let control = Arc::new(process::Control::for_run());
     let mut git = git;
     git.bind(Arc::clone(&control));
     let ctx = Arc::new(RunCtx {

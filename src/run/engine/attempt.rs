@@ -127,6 +127,9 @@ pub struct AttemptResult {
     /// Refs that are not loopc's and changed while the attempt ran
     /// ([`super::guard`]).
     pub ref_changes: Vec<guard::RefChange>,
+    /// What ran when `ref_changes` were seen, when it was not the attempt
+    /// itself but its merge: "the resolver `fixer`", "the merge gates".
+    pub refs_during: Option<String>,
     /// What the agent's output reported (`output = claude-json`,
     /// `codex-json`), when it ran.
     pub report: Option<report::AgentReport>,
@@ -182,6 +185,7 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
         agent_started: false,
         refs_before: None,
         ref_changes: Vec::new(),
+        refs_during: None,
         report: None,
         resolver: None,
     };

@@ -327,6 +327,11 @@ pub fn run_checks(
         if let Some(v) = verdict {
             return v;
         }
+        if super::attempt::stopping(ctx) {
+            // The check may have passed, but the run is stopping: what
+            // follows (loopc's own git calls) would be killed anyway.
+            return Verdict::Stopped;
+        }
         if let Err(e) = ctx.git.verify_checkout(co, None) {
             return reject(
                 format!("gate `{}` changed the worktree: {e}", check.label),
@@ -349,6 +354,7 @@ pub fn run_checks(
                     ),
                 );
             }
+            Err(_) if super::attempt::stopping(ctx) => return Verdict::Stopped,
             Err(e) => return Verdict::Error(e),
         }
     }

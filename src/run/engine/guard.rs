@@ -147,6 +147,14 @@ pub fn diff(before: &Snapshot, after: &Snapshot) -> Vec<RefChange> {
     out
 }
 
+/// Refs that are not loopc's and changed since `before` (see [`snapshot`]).
+///
+/// Errors: git failed.
+pub fn changed_since(ctx: &RunCtx, before: &Snapshot) -> Result<Vec<RefChange>, String> {
+    let now = snapshot(&ctx.git, &ctx.integration_ref, &ctx.layout.worktrees)?;
+    Ok(diff(before, &now))
+}
+
 /// Ref changes already charged to an attempt: `(name, new value)`.
 pub type Attributed = Vec<(String, Option<String>)>;
 
@@ -180,11 +188,16 @@ pub fn judge(
             others.join(", ")
         )
     };
+    // What ran: the attempt, or (at its merge) its resolver or merge gates.
+    let of = |whose: &str| match &r.refs_during {
+        Some(d) => format!("{d} of {whose}"),
+        None => whose.to_string(),
+    };
     for (c, line) in r.ref_changes.iter().zip(&lines) {
         attributed.push((c.name.clone(), c.new.clone()));
         let w = format!(
-            "while task `{}` attempt {} ran{also}, {line}; loopc did not change it back",
-            task.name, r.input.attempt
+            "while {} ran{also}, {line}; loopc did not change it back",
+            of(&format!("task `{}` attempt {}", task.name, r.input.attempt))
         );
         ctx.events.ui().line(&format!("warning: {w}"));
         state.warnings.push(w);
@@ -200,10 +213,11 @@ pub fn judge(
             Outcome::Failed {
                 reason: format!("refs that are not loopc's changed: {first}{more}"),
                 feedback: format!(
-                    "While the previous attempt ran, refs of the repository that are not \
+                    "While {} ran, refs of the repository that are not \
                      the task's changed{also}:\n{}\nloopc did not change them back. Do not \
                      create, move or delete branches or tags, switch the checkout, or use \
                      `git stash`: work only in your worktree, on its task branch.",
+                    of("the previous attempt"),
                     lines.join("\n")
                 ),
                 on_fail: OnFail::Retry,

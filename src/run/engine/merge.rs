@@ -14,6 +14,7 @@ use super::attempt::{AttemptResult, Outcome, stopping};
 use super::budget::Cost;
 use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::gate::{self, Check, GateCost, Verdict};
+use super::guard;
 use crate::plan::{OnFail, Task};
 use crate::run::store::events::Event;
 use crate::run::store::layout::TryId;
@@ -42,6 +43,14 @@ pub enum Merge {
         reason: String,
         /// Feedback for the next attempt.
         feedback: String,
+    },
+    /// Refs that are not loopc's changed while the merge's resolver or
+    /// gates ran ([`super::guard`]): the integration branch was not moved.
+    RefsChanged {
+        /// What changed.
+        changes: Vec<super::guard::RefChange>,
+        /// What ran: "the resolver `fixer`", "the merge gates".
+        during: String,
     },
     /// The run is stopping.
     Stopped,
@@ -83,9 +92,22 @@ pub fn land(
 ) -> Landed {
     let task = &ctx.plan.tasks[r.input.task];
     let mut cost = Cost::default();
-    let mut merged = integrate(ctx, r, commit, head, earlier, &mut cost);
+    // A real merge runs gates (and maybe a resolver): the refs that are
+    // not loopc's are watched across it, as across an attempt.
+    let base = r.input.base.as_str();
+    let refs = if commit != base && head != base {
+        guard::snapshot(&ctx.git, &ctx.integration_ref, &ctx.layout.worktrees)
+    } else {
+        Ok(guard::Snapshot::default())
+    };
+    let mut merged = match &refs {
+        Ok(before) => integrate(ctx, r, commit, head, earlier, before, &mut cost),
+        Err(_) if stopping(ctx) => Merge::Stopped,
+        Err(e) => Merge::Error(format!("cannot read the repository's refs: {e}")),
+    };
     if let Merge::Conflict(paths) = &merged
         && let Some(agent) = &task.resolver
+        && let Ok(before) = &refs
     {
         let side = super::resolve::Side {
             commit,
@@ -94,7 +116,7 @@ pub fn land(
             landings,
             earlier,
         };
-        let (m, record) = super::resolve::resolve(ctx, r, agent, &side, &mut cost);
+        let (m, record) = super::resolve::resolve(ctx, r, agent, &side, before, &mut cost);
         ctx.events.emit(Event::ResolverFinished {
             task: task.name.clone(),
             attempt: r.input.attempt,
@@ -137,6 +159,16 @@ pub fn land(
             feedback,
             on_fail: OnFail::Retry,
         },
+        // The scheduler judges it by the guard ([`guard::judge`]).
+        Merge::RefsChanged { changes, during } => {
+            r.ref_changes = changes;
+            r.refs_during = Some(during.clone());
+            Outcome::Failed {
+                reason: format!("refs that are not loopc's changed while {during} ran"),
+                feedback: String::new(),
+                on_fail: OnFail::Retry,
+            }
+        }
         Merge::Rejected(Verdict::Reject {
             reason,
             feedback,
@@ -184,12 +216,16 @@ pub fn land(
 /// Merges the passed attempt `r` (task commit `commit`) into the
 /// integration branch whose head is `head`. `earlier` are the checks of
 /// tasks merged before in this run; `cost` receives agent gates' costs.
+/// `refs` are the refs that are not loopc's before the merge: if they
+/// changed while the merge gates ran, the branch is not moved
+/// ([`Merge::RefsChanged`]).
 pub fn integrate(
     ctx: &RunCtx,
     r: &AttemptResult,
     commit: &str,
     head: &str,
     earlier: &[Check],
+    refs: &guard::Snapshot,
     cost: &mut Cost,
 ) -> Merge {
     let task = &ctx.plan.tasks[r.input.task];
@@ -222,12 +258,14 @@ pub fn integrate(
     let tree = match ctx.git.merge_tree(head, commit) {
         Ok(MergeTree::Clean(tree)) => tree,
         Ok(MergeTree::Conflict(paths)) => return Merge::Conflict(paths),
+        Err(_) if stopping(ctx) => return Merge::Stopped,
         Err(e) => return Merge::Error(e),
     };
     let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
     let message = format!("loop: merge {} ({title})", task.name);
     let merged = match ctx.git.commit_tree(&tree, &[head, commit], &message) {
         Ok(c) => c,
+        Err(_) if stopping(ctx) => return Merge::Stopped,
         Err(e) => return Merge::Error(e),
     };
     let Some(files) = r.files.as_ref() else {
@@ -244,6 +282,11 @@ pub fn integrate(
         earlier,
         cost,
     );
+    if verdict != Verdict::Stopped
+        && let Some(m) = refs_moved(ctx, refs, "the merge gates")
+    {
+        return m;
+    }
     match verdict {
         Verdict::Pass => match ctx
             .git
@@ -261,6 +304,23 @@ pub fn integrate(
         },
         Verdict::Stopped => Merge::Stopped,
         other => Merge::Rejected(other),
+    }
+}
+
+/// What the guard says after `what` ran on a merge: `None` when no ref
+/// that is not loopc's changed since `before`; else the merge's result
+/// ([`Merge::RefsChanged`], or why the refs could not be read).
+pub(super) fn refs_moved(ctx: &RunCtx, before: &guard::Snapshot, what: &str) -> Option<Merge> {
+    match guard::changed_since(ctx, before) {
+        Ok(changes) if changes.is_empty() => None,
+        Ok(changes) => Some(Merge::RefsChanged {
+            changes,
+            during: what.to_string(),
+        }),
+        Err(_) if stopping(ctx) => Some(Merge::Stopped),
+        Err(e) => Some(Merge::Error(format!(
+            "cannot read the repository's refs: {e}"
+        ))),
     }
 }
 
@@ -330,10 +390,11 @@ pub(super) fn run_in_scratch(
         }
     };
     co.excluded = ctx.brought.paths();
-    if let Err(e) = super::worktree_files::place(&ctx.brought, &scratch) {
-        return Verdict::Error(e);
-    }
-    if let Err(e) = super::context::create_work_dir(&scratch) {
+    let ready = super::worktree_files::place(&ctx.brought, &scratch)
+        .and_then(|()| super::context::create_work_dir(&scratch).map(|_| ()));
+    if let Err(e) = ready {
+        let _g = ctx.worktree_lock.lock();
+        let _ = worktree::remove(&ctx.git, &scratch, None);
         return Verdict::Error(e);
     }
     let proto = Protocol {
@@ -355,6 +416,7 @@ pub(super) fn run_in_scratch(
                         e.describe(task.timeout)
                     ));
                 }
+                Err(_) if stopping(ctx) => return Verdict::Stopped,
                 Err(e) => return Verdict::Error(e),
             }
         }

@@ -1,6 +1,6 @@
 //! Failing fast on what no retry can fix: before the first attempt, the
-//! program each `run` string starts (every agent, command task, `accept`,
-//! gate and `setup` of the plan) is looked up the way the shell will look
+//! program each `run` string starts (every agent and fallback, resolver,
+//! command task, `accept`, gate and `setup` of the plan) is looked up the way the shell will look
 //! it up (`sh -c 'command -v -- WORD'`, with the environment the string
 //! will run with). A program that is not there stops the run before any
 //! work, naming the `run` string and where it is in the plan. A command
@@ -86,6 +86,20 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
                 run: through(task.executor.as_ref(), run),
                 env: task.env.clone(),
             }),
+        }
+        // The resolver of a merge conflict, with its environment under
+        // the task's own (as it runs).
+        if let Some(agent) = &task.resolver {
+            let mut env = agent.env.clone();
+            env.extend(task.own_env.clone());
+            out.push(Use {
+                what: format!(
+                    "agent `{}`, the resolver of task `{}`",
+                    agent.name, task.name
+                ),
+                run: through(agent.executor.as_ref(), &agent.run),
+                env,
+            });
         }
         if let Some(accept) = &task.accept {
             out.push(Use {

@@ -9,9 +9,10 @@
 //! brought onto the integration branch by the same compare-and-swap.
 //!
 //! A resolution is refused when it leaves conflict markers in a conflicted
-//! file, changes a file outside the conflict that its handoff does not
-//! list in `extra_files`, drops the task's change altogether, or fails a
-//! check; the attempt then fails as a conflict does, with the resolver's
+//! file, deletes a conflicted file both sides changed or changes a file
+//! outside the conflict without listing it in its handoff's `extra_files`
+//! (which must stay inside the worktree), drops the task's change
+//! altogether, changes refs that are not loopc's, or fails a check; the attempt then fails as a conflict does, with the resolver's
 //! output in its feedback. The resolver runs inside the attempt: its cost
 //! is the attempt's, its logs lie in the attempt's `resolver/`, and it is
 //! one more iteration of the run.
@@ -20,8 +21,9 @@ use super::attempt::{AttemptResult, Limited, stopping};
 use super::budget::Cost;
 use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::gate::{Check, Verdict};
+use super::guard::Snapshot;
 use super::handoff::{self, HandoffStatus};
-use super::merge::Merge;
+use super::merge::{Merge, refs_moved};
 use crate::plan::{Agent, Executor, Task, TaskKind};
 use crate::run::store::events::Event;
 use crate::run::sys::checkout::Checkout;
@@ -31,7 +33,10 @@ use crate::state::ResolverRecord;
 use std::path::Path;
 use std::sync::Arc;
 
+mod check;
 mod text;
+pub use check::marker_line;
+use check::{check_extra_files, check_resolution, presence};
 use text::{feedback, output_of, prompt};
 
 /// The merge a resolver is asked to finish.
@@ -73,6 +78,8 @@ enum Stop {
     Refused(Refusal),
     Stopped,
     Error(String),
+    /// The guard's verdict ([`super::merge::refs_moved`]).
+    Guard(Merge),
 }
 
 impl From<Refusal> for Stop {
@@ -84,12 +91,16 @@ impl From<Refusal> for Stop {
 /// Runs `agent` on the conflict of attempt `r`'s merge described by `side`
 /// and returns the merge's result and the record of the resolver's run.
 /// Costs (the resolver's and its resolution's checks') go to `cost`.
+/// `refs` are the refs that are not loopc's before the merge: if the
+/// resolver or the resolution's checks change them, the resolution is
+/// refused ([`Merge::RefsChanged`]).
 /// Never panics on git, process or I/O errors: they refuse the resolution.
 pub fn resolve(
     ctx: &RunCtx,
     r: &AttemptResult,
     agent: &Arc<Agent>,
     side: &Side<'_>,
+    refs: &Snapshot,
     cost: &mut Cost,
 ) -> (Merge, ResolverRecord) {
     let task = &ctx.plan.tasks[r.input.task];
@@ -135,6 +146,15 @@ pub fn resolve(
         let _g = ctx.worktree_lock.lock();
         let _ = worktree::remove(&ctx.git, &scratch, None);
     }
+    // The guard, as on an attempt's agent (unless the run is stopping).
+    let who = format!("the resolver `{}`", agent.name);
+    let result = match result {
+        Err(Stop::Stopped) => Err(Stop::Stopped),
+        other => match refs_moved(ctx, refs, &who) {
+            Some(m) => Err(Stop::Guard(m)),
+            None => other,
+        },
+    };
     // The resolution's checks, on a fresh checkout of the merge commit.
     let result = result.and_then(|merged| {
         let mut gc = Cost::default();
@@ -150,8 +170,14 @@ pub fn resolve(
             &mut gc,
         );
         own.absorb(gc);
+        if verdict != Verdict::Stopped
+            && let Some(m) = refs_moved(ctx, refs, "the merge gates")
+        {
+            return Err(Stop::Guard(m));
+        }
         match verdict {
             Verdict::Pass => Ok(merged),
+            Verdict::Error(_) if stopping(ctx) => Err(Stop::Stopped),
             Verdict::Stopped => Err(Stop::Stopped),
             Verdict::Reject {
                 reason, feedback, ..
@@ -207,6 +233,21 @@ pub fn resolve(
         Err(Stop::Error(e)) => {
             record.reason = Some(e.clone());
             Merge::Error(e)
+        }
+        Err(Stop::Guard(m)) => {
+            record.reason = Some(match &m {
+                Merge::RefsChanged { changes, during } => format!(
+                    "refs that are not loopc's changed while {during} ran: {}",
+                    changes
+                        .iter()
+                        .map(super::guard::RefChange::describe)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                Merge::Error(e) => e.clone(),
+                _ => "the run stopped".into(),
+            });
+            m
         }
         Err(Stop::Refused(f)) => {
             let output = output_of(&dir);
@@ -284,7 +325,9 @@ fn run(
             crate::run::sys::git::bounded_stderr(&merged.stderr)
         )));
     }
-    let text = prompt(ctx, task, with, side.conflicts, scratch, &r.input.progress);
+    // Which side deleted a conflicted file (a modify/delete conflict).
+    let sides = presence(ctx, side).map_err(infra)?;
+    let text = prompt(ctx, task, with, side, &sides, scratch, &r.input.progress);
     let files = AttemptFiles::in_dirs(dir.to_path_buf(), work);
     for (path, body) in [
         (&files.prompt, text.as_str()),
@@ -334,12 +377,13 @@ fn run(
         return Err(infra(why));
     }
     record.started = true;
-    let extra_files = judge(agent, exit, timeout, &files.handoff, &stdout, cost)?;
+    let extra_files = judge(agent, exit, timeout, &files.handoff, &stdout, &stderr, cost)?;
+    check_extra_files(&extra_files)?;
     let tree = resolution_tree(ctx, &git, &co).map_err(|e| match e {
         Stop::Refused(_) if stopping(ctx) => Stop::Stopped,
         other => other,
     })?;
-    check_resolution(ctx, &co, side, &tree, &extra_files, dir)?;
+    check_resolution(ctx, &co, side, &sides, &tree, &extra_files, dir)?;
     let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
     let message = format!(
         "loop: merge {} ({title})\n\nConflicts in {} resolved by agent `{}`.",
@@ -354,14 +398,16 @@ fn run(
 
 /// Judges the resolver's run as an attempt's agent is judged: loopc's
 /// timeout or kill, the exit status, then its handoff (`handoff_file`) or
-/// what its output (`stdout`) reports; adds its cost to `cost`. Returns
-/// the handoff's `extra_files`.
+/// what its output (`stdout`) reports; adds its cost to `cost`. A failure
+/// names the last line of its `stderr`. Returns the handoff's
+/// `extra_files`.
 fn judge(
     agent: &Agent,
     exit: Exit,
     timeout: std::time::Duration,
     handoff_file: &Path,
     stdout: &Path,
+    stderr: &Path,
     cost: &mut Cost,
 ) -> Result<Vec<String>, Stop> {
     let h = handoff::read(handoff_file);
@@ -385,9 +431,16 @@ fn judge(
             return Err(Refusal::new(format!("it {}", exit.describe(timeout)), "").into());
         }
         other => {
-            return Err(
-                Refusal::new(format!("it failed ({})", other.describe(timeout)), "").into(),
-            );
+            // Its last stderr line says why more often than its exit status
+            // does (`sh: 1: resolve.sh: not found`).
+            let line = super::attempt::last_line(&process::tail(stderr, 4096));
+            let why = format!("it failed ({})", other.describe(timeout));
+            let why = if line.is_empty() {
+                why
+            } else {
+                format!("{why}: {line}")
+            };
+            return Err(Refusal::new(why, "").into());
         }
     }
     if let Some(e) = report.as_ref().and_then(|s| s.error.as_ref()) {
@@ -436,83 +489,6 @@ fn resolution_tree(
         .map_err(|e| Refusal::new(format!("loopc could not read its resolution: {e}"), e).into())
 }
 
-/// Refuses a resolution that leaves markers, drops the task's change or
-/// changes unlisted files outside the conflict; writes what the resolver
-/// changed to `resolution.patch` in `dir`.
-fn check_resolution(
-    ctx: &RunCtx,
-    co: &Checkout,
-    side: &Side<'_>,
-    tree: &str,
-    extra_files: &[String],
-    dir: &Path,
-) -> Result<(), Stop> {
-    let left: Vec<String> = side
-        .conflicts
-        .iter()
-        .filter_map(|p| {
-            let bytes = std::fs::read(co.dir.join(p)).ok()?;
-            marker_line(&bytes).map(|n| format!("{p}:{n}"))
-        })
-        .collect();
-    if !left.is_empty() {
-        return Err(Refusal::new(
-            format!(
-                "its resolution leaves conflict markers ({})",
-                left.join(", ")
-            ),
-            String::new(),
-        )
-        .into());
-    }
-    let git_err = |e: String| -> Stop {
-        if stopping(ctx) {
-            Stop::Stopped
-        } else {
-            Refusal::new(format!("loopc could not compare its resolution: {e}"), e).into()
-        }
-    };
-    if ctx.git.tree_of(side.head).map_err(git_err)? == tree {
-        return Err(Refusal::new(
-            "its resolution drops the task's change (the result is the integration branch head)",
-            String::new(),
-        )
-        .into());
-    }
-    // What the merge left before the resolver ran (conflicted files with
-    // their markers), against what it left after.
-    let before = ctx
-        .git
-        .merge_tree_with_markers(side.head, side.commit)
-        .map_err(git_err)?;
-    let _ = ctx
-        .git
-        .diff_to_file(&before, tree, &dir.join("resolution.patch"));
-    let changed = ctx.git.changes(&before, tree).map_err(git_err)?.paths;
-    let listed = |p: &str| {
-        extra_files
-            .iter()
-            .any(|x| x.trim_start_matches("./").trim_end_matches('/') == p)
-    };
-    let outside: Vec<&String> = changed
-        .iter()
-        .filter(|p| !side.conflicts.contains(p) && !listed(p))
-        .collect();
-    if !outside.is_empty() {
-        let list: Vec<&str> = outside.iter().map(|s| s.as_str()).collect();
-        return Err(Refusal::new(
-            format!(
-                "its resolution changes files outside the conflict that its handoff does not \
-                 list in \"extra_files\": {}",
-                list.join(", ")
-            ),
-            String::new(),
-        )
-        .into());
-    }
-    Ok(())
-}
-
 /// Task `task` as its resolver runs: the resolver as its agent, the
 /// resolver's prompt, and the resolver's environment under the task's own.
 fn as_resolver(task: &Task, agent: &Arc<Agent>, prompt: &str) -> Task {
@@ -556,34 +532,4 @@ fn others(ctx: &RunCtx, base: &str, side: &Side<'_>) -> Result<Vec<usize>, Strin
         prev = c.to_string();
     }
     Ok(out)
-}
-
-/// The 1-based number of the first line of `bytes` that is a conflict
-/// marker (`<<<<<<<`, `|||||||` or `>>>>>>>`, alone or followed by a
-/// space); `None` when there is none. `=======` alone is not counted: it
-/// is also a Markdown heading's underline.
-pub fn marker_line(bytes: &[u8]) -> Option<usize> {
-    bytes
-        .split(|&b| b == b'\n')
-        .position(|line| {
-            [b"<<<<<<<", b"|||||||", b">>>>>>>"].iter().any(|m| {
-                line.starts_with(*m) && matches!(line.get(7), None | Some(b' ' | b'\r' | b'\t'))
-            })
-        })
-        .map(|i| i + 1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn markers_are_found_by_line() {
-        assert_eq!(marker_line(b"a\n<<<<<<< HEAD\nb\n"), Some(2));
-        assert_eq!(marker_line(b"a\n>>>>>>>\n"), Some(2));
-        assert_eq!(marker_line(b"||||||| base\r\n"), Some(1));
-        assert_eq!(marker_line(b"Title\n=======\n"), None);
-        assert_eq!(marker_line(b"<<<<<<<<<< not one\n"), None);
-        assert_eq!(marker_line(b"clean\n"), None);
-    }
 }

@@ -388,6 +388,7 @@ impl Scheduler {
                     agent_started: false,
                     refs_before: None,
                     ref_changes: Vec::new(),
+                    refs_during: None,
                     report: None,
                     resolver: None,
                     input: fallback,
@@ -487,7 +488,12 @@ impl Scheduler {
                     self.set_stop(StopKind::BranchMoved, why);
                     self.ctx.control.stop();
                 }
-                landed.outcome
+                // Its resolver or merge gates changed refs that are not loopc's.
+                if r.ref_changes.is_empty() {
+                    landed.outcome
+                } else {
+                    self.refs_changed(state, &r, landed.outcome)
+                }
             }
             other => other,
         };

@@ -9,7 +9,11 @@
 //! loopc left running; this module calls nothing of loopc's.
 //!
 //! [`Control`] is the run-wide kill switch: interrupts and the `time` budget
-//! set it, and every waiting subprocess then kills its group.
+//! set it, and every waiting subprocess then kills its group. The run's
+//! switch ([`Control::for_run`]) also trips on Ctrl-C, SIGTERM or SIGHUP by
+//! itself ([`super::interrupt`]): a subprocess the coordinator waits for
+//! (a merge gate, a resolver) is killed at once, not when the coordinator
+//! next looks at the signal.
 
 use std::collections::{BTreeSet, HashSet};
 use std::fs::File;
@@ -40,19 +44,31 @@ const POLL: Duration = Duration::from_millis(20);
 #[derive(Debug, Default)]
 pub struct Control {
     stop: AtomicBool,
+    interrupts: bool,
     deadline: Mutex<Option<Instant>>,
     groups: Mutex<BTreeSet<i32>>,
 }
 
 impl Control {
+    /// The run's switch: like [`Control::default`], and it also counts as
+    /// stopped once SIGINT, SIGTERM or SIGHUP arrived
+    /// ([`super::interrupt::requested`]).
+    pub fn for_run() -> Control {
+        Control {
+            interrupts: true,
+            ..Control::default()
+        }
+    }
+
     /// Asks every running subprocess to be killed; no new work should start.
     pub fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
     }
 
-    /// Whether [`Control::stop`] was called.
+    /// Whether [`Control::stop`] was called (or, for the run's switch, an
+    /// interrupt arrived).
     pub fn stopped(&self) -> bool {
-        self.stop.load(Ordering::SeqCst)
+        self.stop.load(Ordering::SeqCst) || (self.interrupts && super::interrupt::requested())
     }
 
     /// Sets a deadline (monotonic) after which running subprocesses are

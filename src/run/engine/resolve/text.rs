@@ -2,7 +2,8 @@
 //! tasks, the conflicted files) and the next attempt's feedback when its
 //! resolution is refused.
 
-use super::Refusal;
+use super::check::Presence;
+use super::{Refusal, Side};
 use crate::plan::{Task, TaskKind};
 use crate::run::engine::context::RunCtx;
 use crate::run::engine::gate::{self, FEEDBACK_LIMIT};
@@ -40,10 +41,12 @@ pub(super) fn prompt(
     ctx: &RunCtx,
     task: &Task,
     with: &[usize],
-    conflicts: &[String],
+    side: &Side<'_>,
+    sides: &[Presence],
     worktree: &Path,
     progress: &str,
 ) -> String {
+    let conflicts = side.conflicts;
     let mut out = format!(
         "# Resolve a merge conflict\n\n\
          loopc is merging the work of {} onto the integration branch, and it conflicts \
@@ -79,8 +82,11 @@ pub(super) fn prompt(
     }
     out.push_str("## Conflicted files\n");
     let mut room = FILES_LIMIT;
-    for p in conflicts {
+    for (i, p) in conflicts.iter().enumerate() {
         out.push_str(&format!("### `{p}`\n"));
+        if let Some(note) = sides.get(i).and_then(|s| deleted_note(*s, with.is_empty())) {
+            out.push_str(&note);
+        }
         match std::fs::read(worktree.join(p)) {
             Err(_) => out.push_str("(not in the worktree: one side deleted or renamed it)\n\n"),
             Ok(b) if b.contains(&0) => out.push_str("(a binary file)\n\n"),
@@ -109,15 +115,45 @@ pub(super) fn prompt(
     out
 }
 
+/// What the prompt says of a conflicted file one side deleted (`None`:
+/// both sides have it). `unknown`: no task of the run is known to have
+/// made the work merged meanwhile.
+fn deleted_note(s: Presence, unknown: bool) -> Option<String> {
+    let others = if unknown {
+        "work merged meanwhile"
+    } else {
+        "the work merged meanwhile"
+    };
+    match (s.head, s.task) {
+        (true, true) => None,
+        (true, false) => Some(format!(
+            "(A modify/delete conflict: the task's change deletes this file, and {others} \
+             changed it. It holds the integration branch's version, without conflict markers: \
+             keep it with what the task meant, or delete it as the task does.)\n"
+        )),
+        (false, true) => Some(format!(
+            "(A modify/delete conflict: {others} deleted this file, and the task's change \
+             changed it. It holds the task's version, without conflict markers: keep it \
+             with what the task meant, or delete it as {others} does.)\n"
+        )),
+        (false, false) => Some(
+            "(Neither side has this file under this name: one side renamed or moved it.)\n"
+                .to_string(),
+        ),
+    }
+}
+
 /// The handoff instructions of a resolver's prompt.
 const INSTRUCTIONS: &str = "## Handoff\n\
 When you stop, write a JSON object to the file named by the environment variable \
 LOOP_HANDOFF (a file loopc keeps out of the commit):\n\
 {\"status\": \"completed\" | \"failed\", \"summary\": \"one line on how you resolved it\", \
 \"extra_files\": [], \"cost_usd\": 0.0}\n\
-\"extra_files\" lists every file outside the conflicted ones that you changed on purpose; \
-a resolution that changes any other file is refused. Use \"failed\" when the two changes \
-cannot be reconciled: the task is then redone on top of the integration branch.\n";
+\"extra_files\" lists every file outside the conflicted ones that you changed on purpose \
+(paths relative to the repository root); a resolution that changes any other file is \
+refused. Deleting a conflicted file that both sides changed drops both changes: list it \
+in \"extra_files\" too when that is what you mean, or the resolution is refused. \
+Use \"failed\" when the two changes cannot be reconciled: the task is then redone on top of the integration branch.\n";
 
 /// The longest run of backticks in `text`.
 fn longest_backticks(text: &str) -> usize {
