@@ -3,7 +3,7 @@
 //! stage with one commit on the integration branch, dependencies on specs
 //! in other stages are met or hold a task back, and reruns replay.
 
-use crate::harness::{SIMPLE_AGENT, Test};
+use crate::harness::{SIMPLE_AGENT, Test, no_process_with};
 
 const DEFAULTS: &str = "budget { iterations = 20 }\nagent bot { run = \"sh @BIN@/agent.sh\" }\ndefaults { agent = bot  attempts = 1 }\n";
 
@@ -534,4 +534,55 @@ fn the_example_script_runs_and_leaves_nothing_behind() {
     }
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_signal_during_a_replayed_spec_s_move_check_interrupts_the_run() {
+    // The spec's acceptance is slow only on the moved tree, so the move's
+    // check is what the signal finds running. Run 1 runs the task; run 2
+    // replays it from the cache, and the coordinator itself runs the check.
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    let started = repo.bin.join("move-check-started");
+    let marker = format!("move-check-{}", std::process::id());
+    let sleeper = repo.marked_sleep(&marker);
+    repo.write("specs/defaults.loop", repo.expand(DEFAULTS));
+    repo.write(
+        "specs/inflight/slow.md",
+        spec(
+            "88888888",
+            &format!(
+                "if [ -f specs/review/slow.md ]; then touch {}; {sleeper} 1000; fi; true",
+                started.display()
+            ),
+            "",
+        ),
+    );
+    repo.commit("a spec whose move is slow to check");
+    for run in 1..=2 {
+        let _ = std::fs::remove_file(&started);
+        let mut child = repo.loopc(&["run", "specs"]).spawn();
+        assert!(
+            repo.wait_for(6000, || started.exists()),
+            "run {run}: the move's check never started: {}",
+            repo.spawned_stderr()
+        );
+        let ok = std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let code = child.wait().unwrap().code();
+        assert_eq!(code, Some(130), "run {run}: {}", repo.spawned_stderr());
+        let state = repo.state();
+        assert_eq!(state["status"], "interrupted", "run {run}: {state}");
+        assert!(
+            repo.wait_for(2000, || no_process_with(&marker)),
+            "run {run}: the move's check survived"
+        );
+    }
+    // Run 2 replayed the task: the interrupt came during the coordinator's
+    // own work, not an attempt's.
+    assert_eq!(repo.status_of("slow.88888888"), "cached");
 }

@@ -176,13 +176,7 @@ impl Scheduler {
         let (tx, rx) = mpsc::channel::<(AttemptResult, Instant, String)>();
         self.save(state);
         loop {
-            if interrupt::requested() && self.books.stop_kind() != Some(StopKind::Interrupted) {
-                self.set_stop(
-                    StopKind::Interrupted,
-                    crate::run::sys::interrupt::REASON.into(),
-                );
-                self.ctx.control.stop();
-            }
+            self.take_interrupt();
             if self.past_deadline() {
                 // `time` also stops running attempts (their subprocesses see
                 // the same deadline through `Control`).
@@ -193,6 +187,9 @@ impl Scheduler {
             if self.books.stop.is_none() {
                 self.start_ready(state, &pool, &tx);
             }
+            // A signal that came while the coordinator itself worked (a
+            // replay's checks, a spec's move) stops the run here too.
+            self.take_interrupt();
             if self.running == 0 && (self.books.stop.is_some() || !self.waiting(state)) {
                 // Tasks parked on a wait that outlasts a budget: the run
                 // stops for that budget once everything else has ended.

@@ -76,7 +76,12 @@ impl Scheduler {
                     }
                     self.stay(state, k, why);
                 }
-                Advance::Stopped => return,
+                Advance::Stopped => {
+                    // The move's checks were killed: by a signal, the run
+                    // is interrupted (else a budget or stop already is).
+                    self.take_interrupt();
+                    return;
+                }
                 Advance::BranchMoved(why) => {
                     self.advance_failed = true;
                     self.stay(state, k, why);
@@ -84,6 +89,20 @@ impl Scheduler {
                 }
             }
             self.save(state);
+        }
+    }
+
+    /// Turns a Ctrl-C or SIGTERM that arrived into the run's stop (once),
+    /// and stops every subprocess of the run.
+    pub(super) fn take_interrupt(&mut self) {
+        if crate::run::sys::interrupt::requested()
+            && self.books.stop_kind() != Some(StopKind::Interrupted)
+        {
+            self.set_stop(
+                StopKind::Interrupted,
+                crate::run::sys::interrupt::REASON.into(),
+            );
+            self.ctx.control.stop();
         }
     }
 
