@@ -80,7 +80,8 @@ impl std::fmt::Display for DiscoverError {
 /// Finds the plan when none is named: in `cwd`, then in each directory
 /// above it up to the top of the git repository containing `cwd` (only
 /// `cwd` outside a repository), the first directory that has a plan gives
-/// it: its `plan.loop`, else its only `*.loop` file.
+/// it: its `plan.loop`, else its only `*.loop` file, or the directory
+/// itself when that file is the `defaults.loop` of a REEL spec tree.
 ///
 /// Returns the plan's path relative to `cwd` (`plan.loop`,
 /// `../../plan.loop`).
@@ -111,6 +112,15 @@ pub fn find_plan(cwd: &Path) -> Result<PathBuf, DiscoverError> {
         plans.sort();
         match plans.len() {
             0 => {}
+            // A REEL spec tree's `defaults.loop` is not a plan of its own:
+            // the tree is (its stage directories' specs, those defaults).
+            1 if plans[0] == crate::origin::DEFAULTS_FILE && crate::reel::is_spec_tree(&dir) => {
+                return Ok(if up.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    up
+                });
+            }
             1 => return Ok(up.join(&plans[0])),
             _ => return Err(DiscoverError::Several { dir: up, plans }),
         }
@@ -161,6 +171,26 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "no plan given, and 2 plans in ..: only.loop, other.loop; name one (e.g. `../only.loop`)"
+        );
+    }
+
+    #[test]
+    fn inside_a_spec_tree_the_tree_is_the_plan() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        touch(&repo.join("specs/defaults.loop"));
+        touch(&repo.join("specs/inflight/auth.md"));
+        assert_eq!(find_plan(&repo.join("specs")), Ok(PathBuf::from(".")));
+        assert_eq!(
+            find_plan(&repo.join("specs/inflight")),
+            Ok(PathBuf::from(".."))
+        );
+        // Without stage directories a `defaults.loop` is a plan like any.
+        touch(&repo.join("other/defaults.loop"));
+        assert_eq!(
+            find_plan(&repo.join("other")),
+            Ok(PathBuf::from("defaults.loop"))
         );
     }
 

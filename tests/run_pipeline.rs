@@ -341,6 +341,32 @@ fn stages_are_checked_and_named_tasks_must_be_in_a_worked_stage() {
     );
     assert!(!repo.root.join(".loopc/state.json").exists());
 
+    // A stage named twice, or an empty name: exit 2 with what is wrong.
+    let r = repo
+        .loopc(&["run", "tree", "--stage", "todo,todo"])
+        .status(2)
+        .run();
+    assert!(
+        r.stderr
+            .contains("error: --stage: `todo` is named twice; name each stage once"),
+        "{r:?}"
+    );
+    let r = repo.loopc(&["run", "tree", "--stage", ""]).status(2).run();
+    assert!(
+        r.stderr
+            .contains("error: --stage: an empty stage name (the stages are todo, "),
+        "{r:?}"
+    );
+    // From inside the tree (a stage directory), the tree is the plan, not
+    // its defaults.loop.
+    let r = repo
+        .loopc(&["run", "--dry-run"])
+        .current_dir(repo.root.join("tree/inflight"))
+        .status(0)
+        .run();
+    assert!(r.stdout.contains("dry run of plan tree"), "{r:?}");
+    assert!(!repo.root.join(".loopc/state.json").exists());
+
     // A task that grows the plan cannot be in a spec tree: the grown plan
     // would lose the stage cut. Exit 2, nothing runs.
     repo.write(

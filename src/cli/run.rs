@@ -168,6 +168,17 @@ fn run_plan(args: &Args) -> Result<i32, String> {
             path.display()
         ));
     }
+    // As in `loop.stages` (E0009), a stage is named once.
+    if let Some((_, twice)) = args
+        .stages
+        .iter()
+        .enumerate()
+        .find(|(i, s)| args.stages[..*i].contains(s))
+    {
+        return Err(format!(
+            "--stage: `{twice}` is named twice; name each stage once"
+        ));
+    }
     let stages = (!args.stages.is_empty()).then_some(args.stages.as_slice());
     let tree = plan;
     let plan = tree.work(stages).map_err(|e| format!("--stage: {e}"))?;

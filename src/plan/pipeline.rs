@@ -62,6 +62,14 @@ pub struct UnknownStage {
 
 impl std::fmt::Display for UnknownStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.name.trim().is_empty() {
+            // `--stage ''` or `--stage inflight,`: name the mistake.
+            return write!(
+                f,
+                "an empty stage name (the stages are {})",
+                STAGES.join(", ")
+            );
+        }
         write!(
             f,
             "`{}` is not a stage of a spec tree (the stages are {})",
