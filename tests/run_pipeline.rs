@@ -612,3 +612,28 @@ fn a_signal_during_a_replayed_spec_s_move_check_interrupts_the_run() {
     // own work, not an attempt's.
     assert_eq!(repo.status_of("slow.88888888"), "cached");
 }
+
+#[test]
+fn specs_not_committed_as_they_are_are_warned_about_before_the_run() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.write("specs/defaults.loop", repo.expand(DEFAULTS));
+    repo.write("specs/inflight/kept.md", spec("11111111", "true", ""));
+    repo.write("specs/inflight/edited.md", spec("22222222", "true", ""));
+    repo.commit("two specs");
+    repo.write(
+        "specs/inflight/edited.md",
+        spec("22222222", "true && true", ""),
+    );
+    repo.write("specs/inflight/new.md", spec("33333333", "true", ""));
+    let r = repo.loopc(&["run", "--dry-run", "specs"]).status(0).run();
+    assert!(
+        r.stderr.contains(
+            "warning: specs of the worked stages are not committed as they are: \
+             specs/inflight/edited.md (uncommitted changes), specs/inflight/new.md (not in git); \
+             a spec moves to its next stage only as committed, so these would stay: commit them first"
+        ),
+        "{r:?}"
+    );
+    assert!(!r.stderr.contains("kept.md"), "{r:?}");
+}

@@ -421,6 +421,13 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     {
         stderr_line(&w);
     }
+    if plan.pipeline.is_some()
+        && let (Ok(changed), Ok(untracked)) = (git.changed_tracked_paths(), git.untracked_paths())
+        && let Some(w) =
+            engine::uncommitted::specs_warning(&plan, cwd, &git.root, &changed, &untracked)
+    {
+        stderr_line(&w);
+    }
     if options.dry_run {
         let store = if options.no_cache {
             None

@@ -126,6 +126,46 @@ pub fn untracked_warning(plan: &Plan, untracked: &[String], brought: &[String]) 
     ))
 }
 
+/// The warning for a run of a REEL spec tree whose worked specs are not
+/// committed as they are: a spec moves to its next stage only as committed
+/// (its text on the integration branch must be the text the run read), so
+/// such a spec would stay. `changed` and `untracked` are relative to
+/// `root`; the specs' paths are as read from `cwd`. `None` when all are
+/// committed, or the plan is no spec tree.
+pub fn specs_warning(
+    plan: &Plan,
+    cwd: &Path,
+    root: &Path,
+    changed: &[String],
+    untracked: &[String],
+) -> Option<String> {
+    let pipeline = plan.pipeline.as_ref()?;
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let root = canon(root);
+    let mut named = Vec::new();
+    for spec in &pipeline.specs {
+        let Ok(rel) = canon(&cwd.join(&spec.path))
+            .strip_prefix(&root)
+            .map(|p| p.to_string_lossy().into_owned())
+        else {
+            continue;
+        };
+        if changed.contains(&rel) {
+            named.push(format!("{rel} (uncommitted changes)"));
+        } else if untracked.contains(&rel) {
+            named.push(format!("{rel} (not in git)"));
+        }
+    }
+    if named.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "warning: specs of the worked stages are not committed as they are: {}; a spec moves \
+         to its next stage only as committed, so these would stay: commit them first",
+        named.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
