@@ -636,4 +636,15 @@ fn specs_not_committed_as_they_are_are_warned_about_before_the_run() {
         "{r:?}"
     );
     assert!(!r.stderr.contains("kept.md"), "{r:?}");
+    // A worked stage without specs is said, not a silent "0/0 passed".
+    let r = repo
+        .loopc(&["run", "--dry-run", "specs", "--stage", "review"])
+        .status(0)
+        .run();
+    assert!(
+        r.stderr.contains(
+            "warning: no spec in the worked stage(s) review/ of specs: no spec of the tree runs"
+        ),
+        "{r:?}"
+    );
 }

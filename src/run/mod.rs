@@ -317,8 +317,8 @@ fn kept_note(layout: &Layout) -> Option<String> {
         .count();
     (here > 0).then(|| {
         format!(
-            "kept: {here} worktree(s) of failed or blocked attempts, each with its task branch, \
-             in {}; remove them with `loopc clean`\n",
+            "kept: {here} worktree(s) of failed or blocked attempts (of this run and earlier \
+             ones), each with its task branch, in {}; remove them with `loopc clean`\n",
             layout.worktrees.display()
         )
     })
@@ -420,6 +420,22 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         && let Some(w) = engine::uncommitted::untracked_warning(&plan, &untracked, &brought.paths())
     {
         stderr_line(&w);
+    }
+    if let Some(p) = &plan.pipeline
+        && p.specs.is_empty()
+    {
+        let stages: Vec<String> = p
+            .worked
+            .iter()
+            .filter_map(|&i| crate::origin::STAGES.get(i))
+            .map(|s| format!("{s}/"))
+            .collect();
+        stderr_line(&format!(
+            "warning: no spec in the worked stage(s) {} of {}: no spec of the tree runs \
+             (`--stage` or `loop.stages` names others)",
+            stages.join(", "),
+            p.dir.display()
+        ));
     }
     if plan.pipeline.is_some()
         && let (Ok(changed), Ok(untracked)) = (git.changed_tracked_paths(), git.untracked_paths())
