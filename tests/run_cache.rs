@@ -338,6 +338,13 @@ fn force_reruns_named_tasks_and_no_cache_neither_reads_nor_writes() {
 
     let r = repo.loopc(&["run", "--force", "nope"]).status(2).run();
     assert!(r.stderr.contains("no task named `nope`"), "{r:?}");
+    // A near miss gets the closest name, as `run TASK` does.
+    let r = repo.loopc(&["run", "--force", "bb"]).status(2).run();
+    assert!(
+        r.stderr
+            .contains("--force: no task named `bb` in the plan; did you mean `b`?"),
+        "{r:?}"
+    );
 }
 
 #[test]

@@ -361,9 +361,13 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     let layout = Layout::new(&git.root);
     for name in &options.force {
         if plan.task_index(name).is_none() {
-            let hint = crate::expand::unknown_task_hint(&plan, name).map_or(String::new(), |h| {
-                format!(": {h}; `--force` takes the plan's own tasks")
-            });
+            let hint = match crate::expand::unknown_task_hint(&plan, name) {
+                Some(h) => format!(": {h}; `--force` takes the plan's own tasks"),
+                None => {
+                    crate::check::names::suggest(name, plan.tasks.iter().map(|t| t.name.as_str()))
+                        .map_or(String::new(), |s| format!("; did you mean `{s}`?"))
+                }
+            };
             return Err(RunError::usage(format!(
                 "--force: no task named `{name}` in the plan{hint}"
             )));
