@@ -68,6 +68,11 @@ pub fn loopc_command(ceiling: &Path) -> Command {
 /// loopc and its own `TMPDIR`; asserts that it succeeds and leaves nothing
 /// in the temporary directory. Returns its stdout.
 pub fn run_example_script(rel: &str) -> String {
+    run_example_script_with_stderr(rel).0
+}
+
+/// [`run_example_script`], returning its stdout and its stderr.
+pub fn run_example_script_with_stderr(rel: &str) -> (String, String) {
     let script = examples_dir().join(rel);
     let tmp = tempfile::tempdir().expect("tempdir");
     let out = Command::new("bash")
@@ -80,16 +85,13 @@ pub fn run_example_script(rel: &str) -> String {
         .output()
         .expect("run the example script");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stdout}\n{stderr}");
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .expect("read the temporary directory")
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
-    stdout
+    (stdout, stderr)
 }
 
 /// The repository's `examples/` directory.

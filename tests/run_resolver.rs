@@ -470,19 +470,7 @@ fn an_unknown_resolver_is_e0005_at_its_name() {
 /// passes, and nothing is left in the temporary directory.
 #[test]
 fn the_resolver_example_runs_end_to_end() {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/resolver/run.sh");
-    let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new("bash")
-        .arg(&script)
-        .env("LOOPC", crate::harness::loopc_path())
-        .env("TMPDIR", tmp.path())
-        .env("GIT_CEILING_DIRECTORIES", tmp.path())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let (stdout, stderr) = crate::harness::run_example_script_with_stderr("resolver/run.sh");
     assert!(
         stdout.contains(
             "# Features, one a line, sorted\nexport to PDF\nfull-text search\nimport from CSV\nlogin\n"
@@ -495,8 +483,6 @@ fn the_resolver_example_runs_end_to_end() {
         stdout.contains("the scratch repository is removed"),
         "{stdout}"
     );
-    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 #[test]
