@@ -407,8 +407,8 @@ task b { agent = claude  prompt = "x"  attempts = 1  env = { FIXTURE_LIMIT_ONCE 
         let t = repo.task(name);
         assert_eq!(t["status"], "passed", "{name}");
         assert_eq!(t["attempts"], 1, "{name}");
-        assert_eq!(t["history"][0]["outcome"], "limited", "{name}");
-        assert_eq!(t["history"][1]["outcome"], "passed", "{name}");
+        assert_eq!(t["history"][0]["outcome"], "limited", "{name}: {t}");
+        assert_eq!(t["history"][1]["outcome"], "passed", "{name}: {t}");
         assert!(t.get("waiting_until").is_none(), "{t}");
     }
     let state = repo.state();

@@ -96,7 +96,7 @@ task c "Task C": a b { run = "cat a.txt b.txt > c.txt" }
         "{r:?}"
     );
     // Passed attempts leave no worktree and no task branch behind.
-    assert_eq!(repo.git(&["branch", "--list", "loopc/*"]), "");
+    assert_eq!(repo.git(&["branch", "--list", "loopc/*"]), "", "{r:?}");
     assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
 }
 

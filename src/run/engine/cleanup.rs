@@ -52,7 +52,10 @@ fn unregister(ctx: &RunCtx, path: &Path) -> Result<Option<PathBuf>, String> {
         .map(|n| path.with_file_name(format!("+trash-{}", n.to_string_lossy())));
     let aside = aside.filter(|a| std::fs::rename(path, a).is_ok());
     let _g = ctx.worktree_lock.lock();
-    ctx.git.worktree_remove(path)?;
+    // As recovery does: when git refuses (an entry another process left
+    // half-written makes `git worktree` fail), only this entry's
+    // administrative directory is removed.
+    crate::run::sys::recover::remove_worktree(&ctx.git, path)?;
     Ok(aside)
 }
 

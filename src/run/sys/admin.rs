@@ -75,8 +75,22 @@ impl Git {
         if let Some(heads) = self.checkout_heads_from_files() {
             return Ok(heads);
         }
-        Ok(self
-            .worktrees()?
+        // Other attempts add worktrees meanwhile, and `git worktree add`
+        // writes an entry's files one after another: git reading a
+        // half-written entry fails ("failed to read …/commondir"). That
+        // passes in moments, so try a few times before calling it an error.
+        let mut tries = 0;
+        let entries = loop {
+            match self.worktrees() {
+                Ok(entries) => break entries,
+                Err(e) if tries < 8 && e.contains("/worktrees/") => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(5 << tries));
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        Ok(entries
             .into_iter()
             .map(|w| CheckoutHead {
                 path: w.path,
