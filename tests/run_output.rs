@@ -1,4 +1,4 @@
-//! Output safety (spec §5 "Subprocess output is read as bytes"): an agent
+//! Output safety (docs/running.md, subprocess output is read as bytes): an agent
 //! that prints 200 MB of bytes that are not UTF-8 and leaves a background
 //! child holding its stdout and stderr open neither blocks loopc nor grows
 //! its memory; logs are capped; the next attempt's feedback stays within
@@ -33,6 +33,19 @@ fn wait_with_peak_rss(pid: u32, polls: u32) -> (Option<i32>, i64) {
     }
     (None, usage.ru_maxrss)
 }
+
+/// Runs `argv[2:]`, writes its peak resident set size in KiB (`wait4`'s
+/// `ru_maxrss`: it and the children it waited for) to `argv[1]` and exits
+/// as it did.
+const PEAK_RSS: &str = r#"
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(child.pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"#;
 
 #[test]
 fn two_hundred_megabytes_of_non_utf8_with_stdout_held_open_is_safe() {
@@ -72,16 +85,44 @@ agent bot {{ run = "sh @BIN@/loud.sh"  output = {output} }}
 task t {{ agent = bot  prompt = "x" }}
 "#
     ));
-    // Reaped by `wait4` (which also gives its resource usage).
+    // loopc runs under a small python3 that reports its peak RSS: measured
+    // from this test process, a child's peak starts at this process's own
+    // (the kernel carries the high-water mark of the memory a child is
+    // forked or vforked from over to it at exec), which the other tests of
+    // the binary can make 150 MB.
+    let invocation = repo.loopc(&["run"]).command();
+    let peak_file = repo.bin.join("loopc.peak");
+    let mut cmd = std::process::Command::new("python3");
+    cmd.args(["-c", PEAK_RSS, &peak_file.to_string_lossy()])
+        .arg(invocation.get_program())
+        .args(invocation.get_args())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(repo.bin.join("loopc.out")).unwrap())
+        .stderr(std::fs::File::create(repo.bin.join("loopc.err")).unwrap());
+    if let Some(dir) = invocation.get_current_dir() {
+        cmd.current_dir(dir);
+    }
+    for (k, v) in invocation.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    // Reaped by `wait4` (for the time limit; the peak is python's report).
     #[allow(clippy::zombie_processes)]
-    let child = repo.loopc(&["run"]).spawn();
-    let (code, peak_kib) = wait_with_peak_rss(child.id(), 2400);
+    let child = cmd.spawn().expect("start python3");
+    let (code, _) = wait_with_peak_rss(child.id(), 2400);
     assert_eq!(
         code,
         Some(0),
         "loopc did not finish: {}",
         repo.spawned_stderr()
     );
+    let peak_kib: i64 = std::fs::read_to_string(&peak_file)
+        .expect("the peak RSS report")
+        .trim()
+        .parse()
+        .expect("a number of KiB");
     assert!(
         // Measured: about 12 MB for text, 28 MB for claude-json (a 16 MiB
         // tail is searched); a lossy copy of that tail made it 93 MB.
