@@ -59,6 +59,21 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
     fn through<'a>(executor: Option<&'a std::sync::Arc<Executor>>, run: &'a str) -> &'a str {
         executor.map_or(run, |e| e.run.as_str())
     }
+    // An agent that runs for `task` in place of its own (a fallback, the
+    // resolver): that agent's environment under the task's own.
+    fn instead<'p>(
+        agent: &'p crate::plan::Agent,
+        task: &crate::plan::Task,
+        what: String,
+    ) -> Use<'p> {
+        let mut env = agent.env.clone();
+        env.extend(task.own_env.clone());
+        Use {
+            what,
+            run: through(agent.executor.as_ref(), &agent.run),
+            env,
+        }
+    }
     for task in &plan.tasks {
         match &task.kind {
             TaskKind::Agent { agent, .. } => {
@@ -69,16 +84,14 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
                 });
                 // A fallback may take any of its attempts.
                 for f in &agent.fallbacks {
-                    let mut env = f.env.clone();
-                    env.extend(task.own_env.clone());
-                    out.push(Use {
-                        what: format!(
+                    out.push(instead(
+                        f,
+                        task,
+                        format!(
                             "agent `{}`, the fallback of `{}` (task `{}`)",
                             f.name, agent.name, task.name
                         ),
-                        run: through(f.executor.as_ref(), &f.run),
-                        env,
-                    });
+                    ));
                 }
             }
             TaskKind::Command { run } => out.push(Use {
@@ -90,16 +103,14 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
         // The resolver of a merge conflict, with its environment under
         // the task's own (as it runs).
         if let Some(agent) = &task.resolver {
-            let mut env = agent.env.clone();
-            env.extend(task.own_env.clone());
-            out.push(Use {
-                what: format!(
+            out.push(instead(
+                agent,
+                task,
+                format!(
                     "agent `{}`, the resolver of task `{}`",
                     agent.name, task.name
                 ),
-                run: through(agent.executor.as_ref(), &agent.run),
-                env,
-            });
+            ));
         }
         if let Some(accept) = &task.accept {
             out.push(Use {
