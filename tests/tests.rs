@@ -49,6 +49,7 @@ mod run_preflight;
 mod run_replay;
 mod run_resilience;
 mod run_resolver;
+mod run_reuse;
 mod run_safety;
 mod run_signals;
 mod run_slurm;

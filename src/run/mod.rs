@@ -534,6 +534,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         events: Arc::new(events),
         worktree_lock: Arc::new(Mutex::new(())),
         brought,
+        pool: Arc::new(engine::pool::Pool::new(parallel.max(1) as usize)),
     });
     ctx.events.emit(Event::RunStarted {
         plan: ctx.plan.name.clone(),

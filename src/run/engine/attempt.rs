@@ -136,6 +136,10 @@ pub struct AttemptResult {
     /// The resolver's run, when the merge conflicted and the task has a
     /// resolver ([`super::resolve`]).
     pub resolver: Option<crate::state::ResolverRecord>,
+    /// The pooled worktree this try took ([`super::pool`]): where it was and
+    /// its old task branch, for the clean-up thread to delete (and to
+    /// remove the worktree, if it is still there: it could not be reused).
+    pub retired: Option<(PathBuf, String)>,
 }
 
 /// A usage or rate limit an agent hit.
@@ -188,6 +192,7 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
         refs_during: None,
         report: None,
         resolver: None,
+        retired: None,
     };
     result.outcome = attempt(ctx, &mut result);
     // Whatever the outcome, compare the user's refs with what they were
@@ -245,21 +250,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // loopc's own git calls for this attempt are bounded by its timeout
     // (and, like every subprocess, by the run's kill switch).
     let git = ctx.git.with_timeout(task.timeout);
-    let mut checkout = {
-        let _guard = ctx.worktree_lock.lock();
-        match worktree::create_task(&git, &ctx.layout, &r.worktree, &r.branch, &r.input.base)
-            .and_then(|()| git.checkout(&r.worktree))
-        {
-            Ok(co) => co,
-            Err(_) if stopping(ctx) => return Outcome::Interrupted,
-            Err(e) => return Outcome::Infrastructure(format!("cannot create worktree: {e}")),
-        }
-    };
-    match git.fill(&checkout) {
-        Ok(()) => {}
+    let mut checkout = match super::pool::make(ctx, &git, r) {
+        Ok(co) => co,
         Err(_) if stopping(ctx) => return Outcome::Interrupted,
         Err(e) => return Outcome::Infrastructure(format!("cannot create worktree: {e}")),
-    }
+    };
     checkout.excluded = ctx.brought.paths();
     if let Err(e) = super::worktree_files::place(&ctx.brought, &r.worktree) {
         return Outcome::Infrastructure(e);

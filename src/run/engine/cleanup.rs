@@ -5,11 +5,15 @@
 //! every `git worktree add` takes: only the entry, the files were renamed
 //! aside first), deletes the task branches of all the worktrees it removed
 //! meanwhile with one `git branch -D`, then the files, several directories
-//! at a time and outside the lock. Once the run is stopping (Ctrl-C) it
-//! removes nothing more. [`Cleanup::finish`] waits until everything handed over is removed,
-//! so a run ends with nothing of its passed attempts left. A run killed
-//! before then leaves stale worktrees and ledgered task branches, which the
-//! next run removes (`crate::run::sys::recover`).
+//! at a time and outside the lock. It is also handed the worktrees left in
+//! the pool of clean worktrees when the run ends ([`super::pool`]), and the
+//! old task branches of the pooled worktrees attempts reused. Once the run
+//! is stopping (Ctrl-C), when git is no longer started, it drops git's
+//! entries itself and leaves the task branches to the next run.
+//! [`Cleanup::finish`] waits until everything handed over is removed, so a
+//! run ends with nothing of its passed attempts' worktrees left. A run
+//! killed before then leaves stale worktrees and ledgered task branches,
+//! which the next run removes (`crate::run::sys::recover`).
 
 use super::context::RunCtx;
 use crate::run::sys::worktree;
@@ -52,6 +56,11 @@ fn unregister(ctx: &RunCtx, path: &Path) -> Result<Option<PathBuf>, String> {
         .map(|n| path.with_file_name(format!("+trash-{}", n.to_string_lossy())));
     let aside = aside.filter(|a| std::fs::rename(path, a).is_ok());
     let _g = ctx.worktree_lock.lock();
+    // The run is stopping: git would be stopped too.
+    if super::attempt::stopping(ctx) {
+        crate::run::sys::recover::forget_worktree(&ctx.git, path)?;
+        return Ok(aside);
+    }
     // As recovery does: when git refuses (an entry another process left
     // half-written makes `git worktree` fail), only this entry's
     // administrative directory is removed.
@@ -88,11 +97,6 @@ impl Cleanup {
                     let mut removed = Vec::new();
                     let mut trash = Vec::new();
                     for (path, branch) in std::iter::once(first).chain(rx.try_iter()) {
-                        // A stopping run leaves the rest to the next run's
-                        // clean-up of stale worktrees.
-                        if super::attempt::stopping(&worker) {
-                            continue;
-                        }
                         match unregister(&worker, &path) {
                             Ok(t) => {
                                 removed.push(branch);
@@ -104,8 +108,12 @@ impl Cleanup {
                             break;
                         }
                     }
-                    // `git branch -D` reads every worktree's entry: not
-                    // while one is being made.
+                    // A stopping run leaves the task branches to the next
+                    // run's recovery. `git branch -D` reads every
+                    // worktree's entry: not while one is being made.
+                    if super::attempt::stopping(&worker) {
+                        removed.clear();
+                    }
                     let deleted = {
                         let _g = worker.worktree_lock.lock();
                         worker.git.delete_branches(&removed)

@@ -35,6 +35,8 @@ pub struct RunCtx {
     pub worktree_lock: Arc<Mutex<()>>,
     /// What `loop.copy` and `loop.link` bring into every new worktree.
     pub brought: super::worktree_files::WorktreeFiles,
+    /// Passed attempts' worktrees, kept for later attempts ([`super::pool`]).
+    pub pool: Arc<super::pool::Pool>,
 }
 
 impl RunCtx {
@@ -53,6 +55,7 @@ impl RunCtx {
             events: Arc::clone(&self.events),
             worktree_lock: Arc::clone(&self.worktree_lock),
             brought: self.brought.clone(),
+            pool: Arc::clone(&self.pool),
         }
     }
 }

@@ -40,6 +40,7 @@ pub mod handoff;
 pub mod limits;
 pub mod merge;
 pub mod notify;
+pub mod pool;
 pub mod programs;
 pub mod replay;
 pub mod report;

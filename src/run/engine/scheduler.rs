@@ -388,6 +388,7 @@ impl Scheduler {
                     refs_during: None,
                     report: None,
                     resolver: None,
+                    retired: None,
                     input: fallback,
                 });
                 // When it ended, measured here: the coordinator may get to
@@ -440,6 +441,11 @@ impl Scheduler {
     /// Handles one attempt that finished at `ended`: merges a pass (step 7), then applies
     /// [`transition::finished`].
     fn finished(&mut self, state: &mut RunState, mut r: AttemptResult, ended: Instant) {
+        // The pooled worktree it took: its old task branch goes (and the
+        // worktree, when it could not be reused).
+        if let Some((path, branch)) = r.retired.take() {
+            self.cleanup.remove(path, branch);
+        }
         self.check_integration();
         let i = r.input.task;
         // Refs that are not loopc's changed while the attempt ran: it fails
@@ -589,7 +595,16 @@ impl Scheduler {
                 Action::WaitForLimit(l) => self.limit_hit(state, i, &l),
                 Action::RemoveWorktree => {
                     if let Some((r, _)) = attempt {
-                        self.cleanup.remove(r.worktree.clone(), r.branch.clone());
+                        // A passed attempt's worktree is kept for a later
+                        // attempt ([`super::pool`]), a set-aside one removed.
+                        let (path, branch) = (r.worktree.clone(), r.branch.clone());
+                        let left = match r.outcome {
+                            Outcome::Passed { .. } => ctx.pool.put(path, branch),
+                            _ => Some((path, branch)),
+                        };
+                        if let Some((path, branch)) = left {
+                            self.cleanup.remove(path, branch);
+                        }
                     }
                 }
             }
@@ -629,6 +644,9 @@ impl Scheduler {
     }
 
     fn finish(&mut self, state: &mut RunState) -> RunOutcome {
+        for (path, branch) in self.ctx.pool.drain() {
+            self.cleanup.remove(path, branch);
+        }
         self.cleanup.finish();
         self.unattributed_ref_changes(state);
         self.settle_specs(state);

@@ -178,6 +178,16 @@ impl Git {
             .map(|_| ())
     }
 
+    /// Removes every file and directory of worktree `co` that git does not
+    /// track, ignored ones and nested repositories included (`git clean
+    /// -ffdx`): with [`super::worktree::reuse_task`], what makes a reused
+    /// worktree hold exactly what a fresh one would. It touches only `co`.
+    ///
+    /// Errors: git failed (a file it could not remove).
+    pub fn clean(&self, co: &Checkout) -> Result<(), String> {
+        self.run_co(co, &["clean", "-q", "-ffdx"]).map(|_| ())
+    }
+
     /// Runs `git ARGS` for worktree `co`, naming its git directory and its
     /// files explicitly (`--git-dir`, `--work-tree`); any exit status.
     ///

@@ -6,8 +6,9 @@
 //! SIGTERM and SIGHUP ([`interrupt`]), cleaning up what a killed run
 //! left in the world ([`recover`]), writing git objects without a checkout
 //! ([`objects`]), reading the checkout loopc runs in ([`main_checkout`]),
-//! and the checkouts as git's administrative files record them, read
-//! without a process ([`admin`]).
+//! the checkouts as git's administrative files record them, read
+//! without a process ([`admin`]), and whether an index file has entries
+//! flagged to hide changes ([`index`]).
 //!
 //! Arrows: `sys` knows where `.loopc/` keeps things ([`super::store`]) but
 //! never the engine or the display. Inside, low-level code never calls
@@ -18,6 +19,7 @@
 pub mod admin;
 pub mod checkout;
 pub mod git;
+pub mod index;
 pub mod interrupt;
 pub mod lock;
 pub mod main_checkout;

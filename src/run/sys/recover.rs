@@ -311,31 +311,39 @@ fn is_loopcs_worktree_name(name: &str) -> bool {
 
 /// Removes one loopc worktree entry: `git worktree remove --force --force`
 /// (works when the directory vanished or the entry is locked); if git
-/// refuses, the entry's own administrative directory is removed (only that
-/// entry: the one whose `gitdir` points at `path`).
+/// refuses, [`forget_worktree`].
 pub fn remove_worktree(git: &Git, path: &Path) -> Result<(), String> {
     match git.worktree_remove(path) {
         Ok(()) => Ok(()),
-        Err(e) => {
-            let admin = git.common_dir.join("worktrees");
-            let entries = std::fs::read_dir(&admin).map_err(|_| e.clone())?;
-            let want = path.join(".git");
-            for entry in entries.filter_map(Result::ok) {
-                let gitdir = std::fs::read_to_string(entry.path().join("gitdir"))
-                    .map(|s| PathBuf::from(s.trim()))
-                    .unwrap_or_default();
-                if gitdir == want {
-                    std::fs::remove_dir_all(entry.path())
-                        .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
-                }
+        Err(e) => forget_worktree(git, path).map_err(|f| format!("{e}; {f}")),
+    }
+}
+
+/// Removes the worktree at `path` without git: the administrative
+/// directory whose `gitdir` points at `path` (only that entry; git names it
+/// when the worktree is made, and a worktree loopc reused has another
+/// directory name than its entry), then the directory, if there.
+///
+/// Errors: one of them cannot be removed.
+pub fn forget_worktree(git: &Git, path: &Path) -> Result<(), String> {
+    let admin = git.common_dir.join("worktrees");
+    let want = path.join(".git");
+    if let Ok(entries) = std::fs::read_dir(&admin) {
+        for entry in entries.filter_map(Result::ok) {
+            let gitdir = std::fs::read_to_string(entry.path().join("gitdir"))
+                .map(|s| PathBuf::from(s.trim()))
+                .unwrap_or_default();
+            if gitdir == want {
+                std::fs::remove_dir_all(entry.path())
+                    .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
             }
-            if path.exists() {
-                std::fs::remove_dir_all(path)
-                    .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
-            }
-            Ok(())
         }
     }
+    if path.exists() {
+        std::fs::remove_dir_all(path)
+            .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// Ends the process groups of processes whose `LOOP_WORKTREE` lies inside

@@ -6,6 +6,7 @@
 //! created are recorded in `.loopc/branches` ([`layout::ledger`]), and only
 //! those are ever replaced or removed.
 
+use super::checkout::Checkout;
 use super::git::Git;
 use crate::run::store::layout::{self, Layout, TryId};
 use std::collections::BTreeSet;
@@ -89,6 +90,127 @@ pub fn create_task(
         git.delete_ref(&refname)?;
     }
     git.worktree_add(path, Some(branch), commit, false)
+}
+
+/// What of a worktree's administrative directory a fresh worktree has
+/// after loopc made it: anything else there (an operation in progress,
+/// `ORIG_HEAD`, per-worktree refs and config, a stale lock, the reflog) is
+/// what an earlier try left and goes when the worktree is reused.
+const FRESH_ADMIN: &[&str] = &["HEAD", "commondir", "gitdir", "index"];
+
+/// Like [`create_task`], but by reusing the worktree at `from`, a passed
+/// attempt's (still on its own task branch, which the caller deletes
+/// afterwards): it is moved to `path`, what the earlier try left in its
+/// administrative directory is removed, and it is checked out on the new
+/// branch `branch` at `commit` (`git checkout -f -B`, which writes only the
+/// files that differ). The caller then removes every file git does not
+/// track ([`Git::clean`]), so the tree is what a fresh worktree's would be.
+///
+/// Errors: the branch exists and is not loopc's; the worktree cannot be
+/// reused (it is not one of this repository's, it has submodules checked
+/// out, its entry or directory is damaged or gone, git refused): the caller
+/// removes it and makes a fresh one. After an error the worktree is at
+/// `from` or at `path`.
+pub fn reuse_task(
+    git: &Git,
+    layout: &Layout,
+    from: &Path,
+    path: &Path,
+    branch: &str,
+    commit: &str,
+) -> Result<Checkout, String> {
+    let refname = format!("refs/heads/{branch}");
+    if git.commit_of(&refname)?.is_some() && !layout::ledger(layout)?.contains(branch) {
+        return Err(format!(
+            "the branch `{branch}` exists and was not created by loopc; rename or delete it"
+        ));
+    }
+    let old = git.checkout(from)?;
+    // git keeps a worktree's submodules under its administrative
+    // directory, pointing back at their paths: they do not move.
+    if old.admin.join("modules").exists() {
+        return Err(format!("{} has submodules checked out", from.display()));
+    }
+    // An entry flagged `assume-unchanged` or `skip-worktree` would stay
+    // so through the checkout and hide the next attempt's changes to it.
+    let index = std::fs::read(old.admin.join("index")).unwrap_or_default();
+    if super::index::is_plain(&index, commit.len() / 2) != Some(true) {
+        return Err(format!("the index of {} has flagged entries", from.display()));
+    }
+    layout::record_branch(layout, branch)?;
+    if path != from {
+        git.worktree_remove(path)?;
+        move_worktree(&old.admin, from, path)?;
+    }
+    clear_admin(&old.admin)?;
+    let co = git.checkout(path)?;
+    git.run_co(
+        &co,
+        &[
+            "checkout",
+            "-q",
+            "-f",
+            "--no-recurse-submodules",
+            "-B",
+            branch,
+            commit,
+        ],
+    )?;
+    Ok(co)
+}
+
+/// Moves the worktree whose administrative directory is `admin` from
+/// `from` to `to` (both in the same directory): what `git worktree move`
+/// does, without a process. The worktree's `.git` file names `admin`, which
+/// does not move; git's `gitdir` file in `admin` is rewritten (by rename:
+/// another attempt may read it meanwhile). A relative `gitdir` (git's
+/// `worktree.useRelativePaths`) is left to `git worktree move`.
+///
+/// Errors: the directory cannot be renamed or the entry rewritten (the
+/// worktree is then back at `from` when it can be).
+fn move_worktree(admin: &Path, from: &Path, to: &Path) -> Result<(), String> {
+    let gitdir = admin.join("gitdir");
+    let old = std::fs::read_to_string(&gitdir)
+        .map_err(|e| format!("cannot read {}: {e}", gitdir.display()))?;
+    if !Path::new(old.trim_end()).is_absolute() {
+        return Err(format!("{} holds a relative path", gitdir.display()));
+    }
+    std::fs::rename(from, to).map_err(|e| {
+        format!(
+            "cannot move {} to {}: {e}",
+            from.display(),
+            to.display()
+        )
+    })?;
+    let tmp = admin.join("gitdir.loopc-new");
+    let new = format!("{}\n", to.join(".git").display());
+    let written = std::fs::write(&tmp, new).and_then(|()| std::fs::rename(&tmp, &gitdir));
+    written.map_err(|e| {
+        let _ = std::fs::rename(to, from);
+        format!("cannot write {}: {e}", gitdir.display())
+    })
+}
+
+/// Removes from the administrative directory `admin` everything a fresh
+/// worktree does not have ([`FRESH_ADMIN`]).
+///
+/// Errors: something there cannot be removed.
+fn clear_admin(admin: &Path) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(admin).map_err(|e| format!("cannot read {}: {e}", admin.display()))?;
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name();
+        if FRESH_ADMIN.iter().any(|f| name == *f) {
+            continue;
+        }
+        let p = e.path();
+        let gone = match e.file_type() {
+            Ok(t) if t.is_dir() => std::fs::remove_dir_all(&p),
+            _ => std::fs::remove_file(&p),
+        };
+        gone.map_err(|e| format!("cannot remove {}: {e}", p.display()))?;
+    }
+    Ok(())
 }
 
 /// Pre-flight check of loopc's branch namespace for plan `plan_slug` with
