@@ -91,6 +91,23 @@ pub struct Store {
     entries: HashMap<String, Entry>,
     index: Index,
     index_path: PathBuf,
+    /// The index has entries not written to disk yet.
+    unwritten: bool,
+    /// When the index was last written.
+    written_at: Option<std::time::Instant>,
+}
+
+/// How often, at most, the cache index is written while entries are
+/// recorded one after another: it is a hint ([`Store::latest`] falls back
+/// to the newest entry), so a run killed before it is written loses
+/// nothing, and writing (with `fsync`) on every pass was a good part of the
+/// coordinating thread's work per merge.
+const INDEX_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
 }
 
 impl Store {
@@ -127,6 +144,8 @@ impl Store {
             entries,
             index,
             index_path,
+            unwritten: false,
+            written_at: None,
         })
     }
 
@@ -182,6 +201,23 @@ impl Store {
             .or_default()
             .insert(entry.task.clone(), entry.key.clone());
         self.entries.insert(entry.key.clone(), entry);
+        self.unwritten = true;
+        if self.written_at.is_some_and(|t| t.elapsed() < INDEX_EVERY) {
+            return Ok(());
+        }
+        self.flush()
+    }
+
+    /// Writes the index if entries were recorded since it was last written
+    /// (also when the store is dropped).
+    ///
+    /// Errors: the index cannot be written.
+    pub fn flush(&mut self) -> Result<(), String> {
+        if !self.unwritten {
+            return Ok(());
+        }
+        self.unwritten = false;
+        self.written_at = Some(std::time::Instant::now());
         self.write_index()
     }
 

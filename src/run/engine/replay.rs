@@ -39,6 +39,13 @@ pub struct RunCache {
 }
 
 impl RunCache {
+    /// Writes what the cache's index does not have yet ([`cache::Store::flush`]).
+    ///
+    /// Errors: the index cannot be written.
+    pub fn flush(&mut self) -> Result<(), String> {
+        self.cache.store.as_mut().map_or(Ok(()), cache::Store::flush)
+    }
+
     /// The cache for a plan of `tasks` tasks.
     pub fn new(tasks: usize, cache: CacheUse) -> RunCache {
         RunCache {

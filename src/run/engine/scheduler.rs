@@ -647,6 +647,9 @@ impl Scheduler {
         for (path, branch) in self.ctx.pool.drain() {
             self.cleanup.remove(path, branch);
         }
+        if let Err(e) = self.cache.flush() {
+            self.note(&e);
+        }
         self.cleanup.finish();
         self.unattributed_ref_changes(state);
         self.settle_specs(state);

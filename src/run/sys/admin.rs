@@ -42,7 +42,8 @@ fn head_of(text: &str) -> Option<String> {
 impl Git {
     /// The linked worktrees git has registered: (the worktree's directory,
     /// its administrative directory), in no particular order. An entry
-    /// whose `gitdir` cannot be read is left out.
+    /// whose `gitdir` cannot be read, or is empty (half-written), is left
+    /// out.
     pub fn linked_worktrees(&self) -> Vec<(PathBuf, PathBuf)> {
         let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) else {
             return Vec::new();
@@ -50,9 +51,14 @@ impl Git {
         let mut out = Vec::new();
         for e in entries.filter_map(Result::ok) {
             let admin = e.path();
+            // `git worktree add` writes an entry file by file: one whose
+            // `gitdir` is still empty names no directory yet.
             let Ok(gitdir) = std::fs::read_to_string(admin.join("gitdir")) else {
                 continue;
             };
+            if gitdir.trim().is_empty() {
+                continue;
+            }
             let dotgit = PathBuf::from(gitdir.trim_end_matches(['\n', '\r']));
             let dir = dotgit.parent().map(Path::to_path_buf).unwrap_or(dotgit);
             out.push((dir, admin));
@@ -129,6 +135,36 @@ impl Git {
 #[cfg(test)]
 mod tests {
     use super::head_of;
+    use crate::run::sys::git::Git;
+
+    /// An entry `git worktree add` has begun to write (its `gitdir` still
+    /// empty) is no checkout: it names no directory yet.
+    #[test]
+    fn half_written_entries_are_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&root)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "git {args:?}");
+        };
+        std::fs::create_dir_all(&root).unwrap();
+        git(&["init", "-q", "-b", "main"]);
+        git(&["-c", "user.name=n", "-c", "user.email=n@e", "commit", "-q", "--allow-empty", "-m", "i"]);
+        git(&["worktree", "add", "-q", "--detach", "../wt"]);
+        let half = root.join(".git/worktrees/half");
+        std::fs::create_dir_all(&half).unwrap();
+        std::fs::write(half.join("gitdir"), "").unwrap();
+        std::fs::write(half.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        let repo = Git::discover(&root).unwrap();
+        let heads = repo.checkout_heads().unwrap();
+        let paths: Vec<_> = heads.iter().map(|h| h.path.clone()).collect();
+        assert_eq!(paths.len(), 2, "{paths:?}");
+        assert!(paths.iter().all(|p| !p.as_os_str().is_empty()), "{paths:?}");
+    }
 
     #[test]
     fn head_files() {
