@@ -211,13 +211,12 @@ task b: a { prompt = "b" }
     nothing_left(&repo);
 }
 
-#[test]
-fn after_kill_9_the_next_run_removes_a_pooled_worktree() {
-    let repo = base_repo();
+/// A plan whose task `a` passes at once while `slow` waits (bounded) as
+/// long as `<bin>/hold` exists: `a`'s worktree waits in the pool, no
+/// other task being ready. Returns the path of `hold`.
+fn pool_while_slow(repo: &Test) -> std::path::PathBuf {
     let hold = repo.bin.join("hold");
     std::fs::write(&hold, "").unwrap();
-    // `slow` waits (bounded) while `hold` exists; `a` passes at once and
-    // its worktree waits in the pool: no other task is ready.
     repo.script(
         "agent.sh",
         &format!(
@@ -241,15 +240,28 @@ task a { prompt = "a" }
 task slow { prompt = "slow" }
 "#,
     );
-    let mut child = repo.loopc(&["run"]).spawn();
+    hold
+}
+
+/// Waits until `a` passed (state.json is saved after its merge); its
+/// worktree, pooled, is there. Returns its path.
+fn pooled_a(repo: &Test) -> std::path::PathBuf {
     let pooled = repo.root.join(".loopc/worktrees/a.r1-a1");
     let seen = repo.wait_for(6000, || {
         std::fs::read_to_string(repo.root.join(".loopc/state.json"))
             .is_ok_and(|s| s.contains("\"passed\""))
     });
     assert!(seen, "a did not pass");
-    // Passed and merged (state.json is saved after), its worktree is kept.
     assert!(pooled.join(".git").is_file(), "a's worktree is not pooled");
+    pooled
+}
+
+#[test]
+fn after_kill_9_the_next_run_removes_a_pooled_worktree() {
+    let repo = base_repo();
+    let hold = pool_while_slow(&repo);
+    let mut child = repo.loopc(&["run"]).spawn();
+    let pooled = pooled_a(&repo);
     child.kill().unwrap();
     let _ = child.wait();
     std::fs::remove_file(&hold).unwrap();
@@ -263,6 +275,26 @@ task slow { prompt = "slow" }
     // `a` passed in the killed run: the cache has it.
     assert_eq!(repo.status_of("a"), "cached");
     assert_eq!(repo.status_of("slow"), "passed");
+    nothing_left(&repo);
+}
+
+#[test]
+fn ctrl_c_leaves_nothing_of_the_pool() {
+    let repo = base_repo();
+    let hold = pool_while_slow(&repo);
+    let mut child = repo.loopc(&["run"]).spawn();
+    let pooled = pooled_a(&repo);
+    // SAFETY: kill only sends a signal to our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    std::fs::remove_file(&hold).unwrap();
+    assert_eq!(status.code(), Some(130));
+    // The pooled worktree and git's entry for it are gone; the
+    // interrupted attempt's worktree is the next run's to remove.
+    assert!(!pooled.exists());
+    let listed = repo.extra_worktrees();
+    assert!(listed.iter().all(|w| !w.ends_with("a.r1-a1")), "{listed:?}");
+    repo.loopc(&["run"]).status(0).run();
     nothing_left(&repo);
 }
 
