@@ -38,6 +38,18 @@ basename "$(git rev-parse --absolute-git-dir)" > "$out.admin"
 echo "$LOOP_BASE" > "$out.base"
 "#;
 
+/// Writes the agent `<bin>/a.sh`: it records what it sees ([`DUMP`]),
+/// runs `work` and hands off "completed".
+fn dumping_agent(repo: &Test, work: &str) {
+    repo.script(
+        "a.sh",
+        &repo.expand(&format!(
+            "#!/bin/sh\ncat > /dev/null\n{DUMP}\n{work}\n\
+             printf '{{\"status\":\"completed\"}}' > \"$LOOP_HANDOFF\"\n"
+        )),
+    );
+}
+
 /// A base with a `.gitignore`, a script, files to delete and a copied file.
 fn base_repo() -> Test {
     let repo = Test::repo()
@@ -107,13 +119,9 @@ fn a_reused_worktree_holds_exactly_what_a_fresh_one_would() {
     // its commit, ignored files, a nested repository, an edited copy of
     // `.env` and a file in its administrative directory; `x` leaves an
     // ignored file too. `b` comes after both, in one of their worktrees.
-    repo.script(
-        "a.sh",
-        &repo.expand(&format!(
-            r#"#!/bin/sh
-cat > /dev/null
-{DUMP}
-case $LOOP_TASK in
+    dumping_agent(
+        &repo,
+        r#"case $LOOP_TASK in
   a)
     rm gone.txt; chmod +x tool.sh; echo a > a.txt
     mkdir -p ignored/deep && echo junk > ignored/deep/junk && echo log > run.log
@@ -125,10 +133,7 @@ case $LOOP_TASK in
     echo x > x.txt; echo junk > x.log ;;
   b)
     echo b > b.txt ;;
-esac
-printf '{{"status":"completed"}}' > "$LOOP_HANDOFF"
-"#
-        )),
+esac"#,
     );
     repo.plan(
         r#"
@@ -174,20 +179,13 @@ fn a_worktree_that_cannot_be_reused_gives_way_to_a_fresh_one() {
     let repo = base_repo();
     // `a` hides a deleted file and a changed mode from git's index
     // (`assume-unchanged`): reused, that index would hide them from `b`.
-    repo.script(
-        "a.sh",
-        &repo.expand(&format!(
-            r#"#!/bin/sh
-cat > /dev/null
-{DUMP}
-if [ "$LOOP_TASK" = a ]; then
+    dumping_agent(
+        &repo,
+        r#"if [ "$LOOP_TASK" = a ]; then
   git update-index --assume-unchanged gone.txt tool.sh
   rm gone.txt; chmod +x tool.sh
 fi
-echo "$LOOP_TASK" > "$LOOP_TASK.txt"
-printf '{{"status":"completed"}}' > "$LOOP_HANDOFF"
-"#
-        )),
+echo "$LOOP_TASK" > "$LOOP_TASK.txt""#,
     );
     repo.plan(
         r#"

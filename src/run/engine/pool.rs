@@ -20,7 +20,7 @@ use std::sync::Mutex;
 
 /// The clean worktrees of one run: `(worktree, its task branch)`, the
 /// branch still checked out there.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Pool {
     entries: Mutex<Vec<(PathBuf, String)>>,
     /// The most worktrees it keeps (the run's `parallel`: more than that

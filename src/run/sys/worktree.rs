@@ -182,8 +182,10 @@ fn move_worktree(admin: &Path, from: &Path, to: &Path) -> Result<(), String> {
             to.display()
         )
     })?;
+    // As git writes it: the real path (no symbolic link in it).
+    let real = std::fs::canonicalize(to).unwrap_or_else(|_| to.to_path_buf());
     let tmp = admin.join("gitdir.loopc-new");
-    let new = format!("{}\n", to.join(".git").display());
+    let new = format!("{}\n", real.join(".git").display());
     let written = std::fs::write(&tmp, new).and_then(|()| std::fs::rename(&tmp, &gitdir));
     written.map_err(|e| {
         let _ = std::fs::rename(to, from);
