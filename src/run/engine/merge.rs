@@ -31,6 +31,8 @@ pub enum Merge {
         commit: String,
         /// `fast_forward`, `merge`, `resolved` or `none`.
         how: &'static str,
+        /// The new head's tree, when the merge made it (`merge`).
+        tree: Option<String>,
     },
     /// The change conflicts with the integration branch in these paths.
     Conflict(Vec<String>),
@@ -69,6 +71,9 @@ pub struct Landed {
     /// Why the run must stop, when someone else moved the integration
     /// branch off the work loopc merged.
     pub moved_off: Option<String>,
+    /// The tree of `head`, when the merge made it: the cache entry needs
+    /// it, and knowing it saves asking git.
+    pub tree: Option<String>,
 }
 
 /// Brings the passed attempt `r` (task commit `commit`) onto the
@@ -130,13 +135,16 @@ pub fn land(
         outcome: r.outcome.clone(),
         head: head.to_string(),
         moved_off: None,
+        tree: None,
     };
     landed.outcome = match merged {
         Merge::Advanced {
             commit: new_head,
             how,
+            tree,
         } => {
             landed.head = new_head.clone();
+            landed.tree = tree;
             ctx.events.emit(Event::Merged {
                 task: task.name.clone(),
                 commit: new_head,
@@ -234,6 +242,7 @@ pub fn integrate(
         return Merge::Advanced {
             commit: head.to_string(),
             how: "none",
+            tree: None,
         };
     }
     if head == base {
@@ -241,6 +250,7 @@ pub fn integrate(
             Ok(true) => Merge::Advanced {
                 commit: commit.to_string(),
                 how: "fast_forward",
+                tree: None,
             },
             Ok(false) => Merge::Error(format!(
                 "{} moved while loopc was running; it must only be changed by loopc during a run",
@@ -295,6 +305,7 @@ pub fn integrate(
             Ok(true) => Merge::Advanced {
                 commit: merged,
                 how: "merge",
+                tree: Some(tree),
             },
             Ok(false) => Merge::Error(format!(
                 "{} moved while loopc was running; it must only be changed by loopc during a run",

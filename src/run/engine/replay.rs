@@ -36,6 +36,9 @@ pub struct RunCache {
     keys: Vec<Option<Key>>,
     /// Base commits' file lists for `inputs`.
     lister: cache::FileLister,
+    /// A commit and its tree, known without asking git (the merge just
+    /// made it): `(commit, tree)`.
+    known_tree: Option<(String, String)>,
 }
 
 impl RunCache {
@@ -52,7 +55,14 @@ impl RunCache {
             cache,
             keys: vec![None; tasks],
             lister: cache::FileLister::default(),
+            known_tree: None,
         }
+    }
+
+    /// Notes that `commit`'s tree is `tree` (a merge made both), for the
+    /// entry [`RunCache::record`] writes next.
+    pub fn know_tree(&mut self, commit: &str, tree: String) {
+        self.known_tree = Some((commit.to_string(), tree));
     }
 
     /// The plan grew: `from` gives, for each task of the new plan, its
@@ -182,7 +192,12 @@ impl RunCache {
         let Some(rk) = self.key_at(ctx, i, base) else {
             return;
         };
-        let gated_tree = match ctx.git.tree_of(head) {
+        let known = self
+            .known_tree
+            .take()
+            .filter(|(commit, _)| commit == head)
+            .map(|(_, tree)| tree);
+        let gated_tree = match known.map_or_else(|| ctx.git.tree_of(head), Ok) {
             Ok(t) => t,
             Err(e) => {
                 ctx.events.ui().line(&format!("warning: cache: {e}"));

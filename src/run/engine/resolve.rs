@@ -224,6 +224,7 @@ pub fn resolve(
             Merge::Advanced {
                 commit: merged,
                 how: "resolved",
+                tree: None,
             }
         }
         Err(Stop::Stopped) => {

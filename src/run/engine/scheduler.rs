@@ -486,6 +486,9 @@ impl Scheduler {
                 if landed.head != self.head && matches!(landed.outcome, Outcome::Passed { .. }) {
                     self.landings.push((i, landed.head.clone()));
                 }
+                if let Some(tree) = landed.tree {
+                    self.cache.know_tree(&landed.head, tree);
+                }
                 self.head = landed.head;
                 if let Some(why) = landed.moved_off {
                     self.set_stop(StopKind::BranchMoved, why);
