@@ -104,7 +104,11 @@ fn read(repo: &Test, rel: &str) -> String {
 /// No worktree but the main checkout, no task branch, no leftover
 /// directory under `.loopc/worktrees/`.
 fn nothing_left(repo: &Test) {
-    assert!(repo.extra_worktrees().is_empty(), "{:?}", repo.extra_worktrees());
+    assert!(
+        repo.extra_worktrees().is_empty(),
+        "{:?}",
+        repo.extra_worktrees()
+    );
     assert_eq!(repo.git(&["branch", "--list", "loopc/*"]), "");
     let left: Vec<_> = std::fs::read_dir(repo.root.join(".loopc/worktrees"))
         .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
@@ -205,7 +209,10 @@ task b: a { prompt = "b" }
         expected_dump(&repo, base.trim(), &branch_of("b"))
     );
     // What `a` hid is not in its commit: the base still has both as they were.
-    assert_eq!(repo.show("loop/reuse", "gone.txt").as_deref(), Some("to be deleted\n"));
+    assert_eq!(
+        repo.show("loop/reuse", "gone.txt").as_deref(),
+        Some("to be deleted\n")
+    );
     nothing_left(&repo);
 }
 
@@ -313,7 +320,10 @@ fn many_tasks_through_few_worktrees_all_land() {
     repo.loopc(&["run"]).status(0).run();
     let files = repo.files_at("loop/reuse");
     for i in 0..n {
-        assert!(files.contains(&format!("t{i:02}.txt")), "t{i:02} did not land");
+        assert!(
+            files.contains(&format!("t{i:02}.txt")),
+            "t{i:02} did not land"
+        );
     }
     // Fewer worktrees were made than attempts ran: the rest were reused.
     let admins: BTreeSet<String> = read(&repo, "admins").lines().map(str::to_string).collect();

@@ -142,6 +142,30 @@ pub struct AttemptResult {
     pub retired: Option<(PathBuf, String)>,
 }
 
+impl AttemptResult {
+    /// The result of the try `input` asks for, ended with `outcome`
+    /// before anything of it ran: its worktree's and task branch's names,
+    /// nothing else.
+    pub fn new(ctx: &RunCtx, input: AttemptInput, outcome: Outcome) -> AttemptResult {
+        let task = &ctx.plan.tasks[input.task];
+        AttemptResult {
+            worktree: ctx.layout.task_worktree(&task.name, input.id),
+            branch: worktree::task_branch(&ctx.slug, &task.name, input.id),
+            input,
+            outcome,
+            cost: Cost::default(),
+            files: None,
+            agent_started: false,
+            refs_before: None,
+            ref_changes: Vec::new(),
+            refs_during: None,
+            report: None,
+            resolver: None,
+            retired: None,
+        }
+    }
+}
+
 /// A usage or rate limit an agent hit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limited {
@@ -176,24 +200,7 @@ fn failed(reason: impl Into<String>, feedback: impl Into<String>) -> Outcome {
 /// Runs one attempt to its outcome. Never panics on subprocess or I/O errors:
 /// they become an [`Outcome::Infrastructure`] or a failed attempt.
 pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
-    let task = &ctx.plan.tasks[input.task];
-    let worktree = ctx.layout.task_worktree(&task.name, input.id);
-    let branch = worktree::task_branch(&ctx.slug, &task.name, input.id);
-    let mut result = AttemptResult {
-        input,
-        outcome: Outcome::Interrupted,
-        cost: Cost::default(),
-        worktree,
-        branch,
-        files: None,
-        agent_started: false,
-        refs_before: None,
-        ref_changes: Vec::new(),
-        refs_during: None,
-        report: None,
-        resolver: None,
-        retired: None,
-    };
+    let mut result = AttemptResult::new(ctx, input, Outcome::Interrupted);
     result.outcome = attempt(ctx, &mut result);
     // Whatever the outcome, compare the user's refs with what they were
     // before the attempt's first subprocess (the guard, `super::guard`).

@@ -147,8 +147,26 @@ impl Cleanup {
         }
     }
 
-    /// Waits until everything handed over is removed.
+    /// The worktree at `path` of a finished attempt on task branch
+    /// `branch`: a passed attempt's is kept in the run's pool of clean
+    /// worktrees ([`super::pool`]) while it has room; any other is removed.
+    pub fn release(&self, path: PathBuf, branch: String, passed: bool) {
+        let left = if passed {
+            self.ctx.pool.put(path, branch)
+        } else {
+            Some((path, branch))
+        };
+        if let Some((path, branch)) = left {
+            self.remove(path, branch);
+        }
+    }
+
+    /// Removes what is left in the pool of clean worktrees, then waits
+    /// until everything handed over is removed.
     pub fn finish(&mut self) {
+        for (path, branch) in self.ctx.pool.drain() {
+            self.remove(path, branch);
+        }
         self.tx = None;
         if let Some(t) = self.thread.take() {
             let _ = t.join();

@@ -50,10 +50,7 @@ impl Pool {
 
     /// Takes a worktree out of the pool, if there is one.
     fn take(&self) -> Option<(PathBuf, String)> {
-        self.entries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop()
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).pop()
     }
 
     /// Empties the pool: what it held, for removal.

@@ -46,7 +46,10 @@ impl RunCache {
     ///
     /// Errors: the index cannot be written.
     pub fn flush(&mut self) -> Result<(), String> {
-        self.cache.store.as_mut().map_or(Ok(()), cache::Store::flush)
+        self.cache
+            .store
+            .as_mut()
+            .map_or(Ok(()), cache::Store::flush)
     }
 
     /// The cache for a plan of `tasks` tasks.

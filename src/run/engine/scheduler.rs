@@ -23,7 +23,7 @@ mod unstarted;
 mod waits;
 
 use super::attempt::{self, AttemptInput, AttemptResult, Outcome};
-use super::budget::{Cost, Meter};
+use super::budget::Meter;
 use super::context::RunCtx;
 use super::expand::Growth;
 use super::gate::{self, Check};
@@ -36,7 +36,7 @@ use crate::run::Outcome as RunOutcome;
 use crate::run::store::events::Event;
 use crate::run::store::layout;
 use crate::run::store::progress;
-use crate::run::sys::{interrupt, worktree};
+use crate::run::sys::interrupt;
 use crate::run::time::now_rfc3339;
 use crate::state::{RunState, RunStatus};
 use std::collections::HashMap;
@@ -370,26 +370,9 @@ impl Scheduler {
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     attempt::run(&ctx, input)
                 }))
-                .unwrap_or_else(|_| AttemptResult {
-                    outcome: Outcome::Infrastructure("internal error in the attempt".into()),
-                    cost: Cost::default(),
-                    worktree: ctx
-                        .layout
-                        .task_worktree(&ctx.plan.tasks[fallback.task].name, fallback.id),
-                    branch: worktree::task_branch(
-                        &ctx.slug,
-                        &ctx.plan.tasks[fallback.task].name,
-                        fallback.id,
-                    ),
-                    files: None,
-                    agent_started: false,
-                    refs_before: None,
-                    ref_changes: Vec::new(),
-                    refs_during: None,
-                    report: None,
-                    resolver: None,
-                    retired: None,
-                    input: fallback,
+                .unwrap_or_else(|_| {
+                    let why = Outcome::Infrastructure("internal error in the attempt".into());
+                    AttemptResult::new(&ctx, fallback, why)
                 });
                 // When it ended, measured here: the coordinator may get to
                 // it later, after a budget it noticed meanwhile.
@@ -441,8 +424,7 @@ impl Scheduler {
     /// Handles one attempt that finished at `ended`: merges a pass (step 7), then applies
     /// [`transition::finished`].
     fn finished(&mut self, state: &mut RunState, mut r: AttemptResult, ended: Instant) {
-        // The pooled worktree it took: its old task branch goes (and the
-        // worktree, when it could not be reused).
+        // The pooled worktree it took ([`super::pool`]) goes.
         if let Some((path, branch)) = r.retired.take() {
             self.cleanup.remove(path, branch);
         }
@@ -598,16 +580,9 @@ impl Scheduler {
                 Action::WaitForLimit(l) => self.limit_hit(state, i, &l),
                 Action::RemoveWorktree => {
                     if let Some((r, _)) = attempt {
-                        // A passed attempt's worktree is kept for a later
-                        // attempt ([`super::pool`]), a set-aside one removed.
+                        let passed = matches!(r.outcome, Outcome::Passed { .. });
                         let (path, branch) = (r.worktree.clone(), r.branch.clone());
-                        let left = match r.outcome {
-                            Outcome::Passed { .. } => ctx.pool.put(path, branch),
-                            _ => Some((path, branch)),
-                        };
-                        if let Some((path, branch)) = left {
-                            self.cleanup.remove(path, branch);
-                        }
+                        self.cleanup.release(path, branch, passed);
                     }
                 }
             }
@@ -647,9 +622,6 @@ impl Scheduler {
     }
 
     fn finish(&mut self, state: &mut RunState) -> RunOutcome {
-        for (path, branch) in self.ctx.pool.drain() {
-            self.cleanup.remove(path, branch);
-        }
         if let Err(e) = self.cache.flush() {
             self.note(&e);
         }

@@ -153,7 +153,17 @@ mod tests {
         };
         std::fs::create_dir_all(&root).unwrap();
         git(&["init", "-q", "-b", "main"]);
-        git(&["-c", "user.name=n", "-c", "user.email=n@e", "commit", "-q", "--allow-empty", "-m", "i"]);
+        git(&[
+            "-c",
+            "user.name=n",
+            "-c",
+            "user.email=n@e",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "i",
+        ]);
         git(&["worktree", "add", "-q", "--detach", "../wt"]);
         let half = root.join(".git/worktrees/half");
         std::fs::create_dir_all(&half).unwrap();

@@ -135,7 +135,10 @@ pub fn reuse_task(
     // so through the checkout and hide the next attempt's changes to it.
     let index = std::fs::read(old.admin.join("index")).unwrap_or_default();
     if super::index::is_plain(&index, commit.len() / 2) != Some(true) {
-        return Err(format!("the index of {} has flagged entries", from.display()));
+        return Err(format!(
+            "the index of {} has flagged entries",
+            from.display()
+        ));
     }
     layout::record_branch(layout, branch)?;
     if path != from {
@@ -175,13 +178,8 @@ fn move_worktree(admin: &Path, from: &Path, to: &Path) -> Result<(), String> {
     if !Path::new(old.trim_end()).is_absolute() {
         return Err(format!("{} holds a relative path", gitdir.display()));
     }
-    std::fs::rename(from, to).map_err(|e| {
-        format!(
-            "cannot move {} to {}: {e}",
-            from.display(),
-            to.display()
-        )
-    })?;
+    std::fs::rename(from, to)
+        .map_err(|e| format!("cannot move {} to {}: {e}", from.display(), to.display()))?;
     // As git writes it: the real path (no symbolic link in it).
     let real = std::fs::canonicalize(to).unwrap_or_else(|_| to.to_path_buf());
     let tmp = admin.join("gitdir.loopc-new");
