@@ -6,8 +6,8 @@
 //! SIGTERM and SIGHUP ([`interrupt`]), cleaning up what a killed run
 //! left in the world ([`recover`]), writing git objects without a checkout
 //! ([`objects`]), reading the checkout loopc runs in ([`main_checkout`]),
-//! and the checkouts as git's administrative files record them, read
-//! without a process ([`admin`]).
+//! the checkouts as git's administrative files record them, read
+//! without a process ([`admin`]), and where `git` and `sh` are ([`program`]).
 //!
 //! Arrows: `sys` knows where `.loopc/` keeps things ([`super::store`]) but
 //! never the engine or the display. Inside, low-level code never calls
@@ -23,6 +23,7 @@ pub mod lock;
 pub mod main_checkout;
 pub mod objects;
 pub mod process;
+pub mod program;
 pub mod recover;
 pub mod refs;
 pub mod worktree;
