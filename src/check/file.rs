@@ -10,7 +10,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{OutputFormat, Ref, Work};
 use crate::origin::{DEFAULTS_FILE, Origin};
 use crate::span::Span;
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 impl Checker {
     pub(super) fn items<'a>(&mut self, file: &'a ast::File) {
@@ -20,15 +20,14 @@ impl Checker {
         let mut agent_spans: HashMap<&'a str, Span> = HashMap::new();
         let mut gate_spans: HashMap<&'a str, Span> = HashMap::new();
         let mut executor_spans: HashMap<&'a str, Span> = HashMap::new();
-        let mut task_spans: HashMap<&'a str, Span> = HashMap::new();
-
-        // The model's task array, allocated once at its size.
+        // The model's task array and the names' map, allocated once at their size.
         let tasks = file
             .items
             .iter()
             .filter(|i| matches!(i, Item::Task(_)))
             .count();
         self.model.tasks.reserve_exact(tasks);
+        let mut task_spans: HashMap<&'a str, Span> = HashMap::with_capacity(tasks);
         for item in &file.items {
             match item {
                 Item::Loop(l) => {

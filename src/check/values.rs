@@ -8,7 +8,8 @@ use crate::ast::{Block, Field, Value, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::Ref;
 use crate::span::Span;
-use std::collections::{BTreeMap, HashMap};
+use foldhash::{HashMap, HashMapExt};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
