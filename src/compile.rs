@@ -621,8 +621,7 @@ fn analyse(
     // freeing it item by item a sixth of the check's time).
     let ast = match want.goal {
         Goal::Diagnostics => {
-            // Detached; when no thread can start, the tree is freed here.
-            let _freeing = std::thread::Builder::new().spawn(move || drop(ast));
+            free_later(ast);
             ast::File::default()
         }
         Goal::Plan => ast,
@@ -635,7 +634,13 @@ fn analyse(
     let errors = diagnostics.iter().any(Diagnostic::is_error);
     let (plan, more, kept) = if errors || want.goal == Goal::Diagnostics {
         let (plan, more) = plan::build_if(&mut model, origin, false);
-        (plan, more, keep_model.then_some(model))
+        let kept = if keep_model {
+            Some(model)
+        } else {
+            free_later(model);
+            None
+        };
+        (plan, more, kept)
     } else {
         let kept = keep_model.then(|| model.clone());
         let (plan, more) = plan::build_if(&mut model, origin, true);
@@ -644,6 +649,13 @@ fn analyse(
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
     (ast, diagnostics, plan, kept, tasks)
+}
+
+/// Frees `value` on a thread of its own, detached, so that the caller goes
+/// on meanwhile (freeing a large plan's tree or model item by item takes a
+/// sixth of its check); when no thread can start, here.
+fn free_later<T: Send + 'static>(value: T) {
+    let _freeing = std::thread::Builder::new().spawn(move || drop(value));
 }
 
 /// `plan`, unless `diagnostics` has an error.
