@@ -7,6 +7,7 @@
 //! is a [`ValueKind::Invalid`] whose diagnostic was already reported.
 
 use crate::span::Span;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A whole plan file.
@@ -109,10 +110,12 @@ pub struct Value {
 /// Decoded literal values (docs/language.md).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ValueKind {
-    /// A `"…"` string with its escapes decoded.
-    String(String),
-    /// A `"""` block string, dedented as docs/language.md says.
-    BlockString(String),
+    /// A `"…"` string with its escapes decoded. Shared (`Arc`): the checked
+    /// model holds the same text (a prompt, a command) without a copy.
+    String(Arc<str>),
+    /// A `"""` block string, dedented as docs/language.md says (shared as
+    /// [`ValueKind::String`] is).
+    BlockString(Arc<str>),
     /// An integer (underscores removed; fits in u32).
     Integer(u32),
     /// A duration such as `1h30m`.

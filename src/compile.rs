@@ -34,12 +34,16 @@ pub struct Compilation {
     pub name: String,
     /// The source text (lossily decoded if the file was not UTF-8).
     pub source: String,
-    /// The syntax tree (always present; unreadable items are error nodes).
+    /// The syntax tree (unreadable items are error nodes); empty for
+    /// [`Goal::Diagnostics`], which frees it once the items are checked.
     pub ast: ast::File,
     /// Every diagnostic, errors and warnings, sorted by position.
     pub diagnostics: Vec<Diagnostic>,
-    /// The compiled plan; `None` when any error was reported.
+    /// The compiled plan; `None` when any error was reported, and always
+    /// for [`Goal::Diagnostics`].
     pub plan: Option<Plan>,
+    /// How many tasks the items define (whether or not a plan was built).
+    pub tasks: usize,
     /// The files behind `source` (one for a `.loop` file; a REEL spec's
     /// defaults plan and spec files otherwise): diagnostics are rendered
     /// through it so that each lands in its own file.
@@ -57,6 +61,39 @@ impl Compilation {
     pub fn render_plain(&self, diagnostics: &[Diagnostic]) -> String {
         self.files.render_plain(&self.source, diagnostics)
     }
+}
+
+/// What a compilation is for: how far it goes past the diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Goal {
+    /// The plan too: defaults resolved and cache keys computed, for every
+    /// command that uses it (`run`, `graph`, `list` …).
+    Plan,
+    /// The diagnostics only (`loopc check`): every diagnostic a [`Goal::Plan`]
+    /// compilation reports, the same bytes, but no plan is built
+    /// ([`Compilation::plan`] is `None`). Resolving and keying reports
+    /// nothing of its own and was a quarter of a large plan's check and
+    /// half of its memory.
+    Diagnostics,
+}
+
+/// What [`compile_loop`] keeps besides the compilation.
+#[derive(Clone, Copy)]
+struct Want {
+    /// The checked model too (the language server).
+    model: bool,
+    goal: Goal,
+}
+
+impl Want {
+    const PLAN: Want = Want {
+        model: false,
+        goal: Goal::Plan,
+    };
+    const PLAN_AND_MODEL: Want = Want {
+        model: true,
+        goal: Goal::Plan,
+    };
 }
 
 /// Why a plan file could not be read.
@@ -101,14 +138,15 @@ pub fn compile(name: &str, source: &str) -> Compilation {
 /// [`compile`] for a source the caller owns, which becomes
 /// [`Compilation::source`] without a copy.
 pub fn compile_string(name: &str, source: String) -> Compilation {
-    compile_loop(name, Text::valid(source), false, None).0
+    compile_loop(name, Text::valid(source), Want::PLAN, None).0
 }
 
 /// [`compile_string`] that also returns the checked model (definitions as far
 /// as they resolve, even when the plan has errors), for the language server,
 /// which would otherwise check the tree a second time on every keystroke.
 pub fn compile_with_model(name: &str, source: String) -> (Compilation, Model) {
-    let (compilation, model, _) = compile_loop(name, Text::valid(source), true, None);
+    let (compilation, model, _) =
+        compile_loop(name, Text::valid(source), Want::PLAN_AND_MODEL, None);
     (compilation, model.unwrap_or_default())
 }
 
@@ -130,22 +168,29 @@ pub fn compile_edited(
     source: String,
     previous: Option<Previous>,
 ) -> (Compilation, Model, bool) {
-    let (compilation, model, clean) = compile_loop(name, Text::valid(source), true, previous);
+    let (compilation, model, clean) =
+        compile_loop(name, Text::valid(source), Want::PLAN_AND_MODEL, previous);
     (compilation, model.unwrap_or_default(), clean)
 }
 
 /// Compiles raw file bytes. Bytes that are not UTF-8 are decoded lossily and
 /// reported as E0001 at the first invalid byte (docs/language.md: source is UTF-8).
 pub fn compile_bytes(name: &str, bytes: &[u8]) -> Compilation {
-    compile_loop(name, Text::decode(bytes.to_vec()), false, None).0
+    compile_loop(name, Text::decode(bytes.to_vec()), Want::PLAN, None).0
 }
 
 /// Reads and compiles the plan file at `path`.
 ///
 /// Errors: the file cannot be read (missing, a directory, no permission).
 pub fn compile_file(path: &Path) -> Result<Compilation, LoadError> {
+    compile_file_for(path, Goal::Plan)
+}
+
+/// [`compile_file`] for `goal`.
+fn compile_file_for(path: &Path, goal: Goal) -> Result<Compilation, LoadError> {
     let text = Text::read(path)?;
-    Ok(compile_loop(&path.display().to_string(), text, false, None).0)
+    let want = Want { model: false, goal };
+    Ok(compile_loop(&path.display().to_string(), text, want, None).0)
 }
 
 /// Reads and compiles a plan given on the command line: a `.loop` file, or
@@ -156,8 +201,19 @@ pub fn compile_file(path: &Path) -> Result<Compilation, LoadError> {
 /// Errors: a file or directory cannot be read; `defaults` given with a
 /// `.loop` plan (it only applies to REEL specs).
 pub fn compile_path(path: &Path, defaults: Option<&Path>) -> Result<Compilation, LoadError> {
+    compile_path_for(path, defaults, Goal::Plan)
+}
+
+/// [`compile_path`] for `goal` ([`Goal::Diagnostics`]: `loopc check`).
+///
+/// Errors: as [`compile_path`].
+pub fn compile_path_for(
+    path: &Path,
+    defaults: Option<&Path>,
+    goal: Goal,
+) -> Result<Compilation, LoadError> {
     if path.is_dir() || reel::is_spec(path) {
-        return compile_specs(&[path.to_path_buf()], defaults).map(|r| r.compilation);
+        return compile_specs_for(&[path.to_path_buf()], defaults, goal).map(|r| r.compilation);
     }
     if defaults.is_some() {
         return Err(LoadError {
@@ -167,7 +223,7 @@ pub fn compile_path(path: &Path, defaults: Option<&Path>) -> Result<Compilation,
             ),
         });
     }
-    compile_file(path)
+    compile_file_for(path, goal)
 }
 
 /// The `*.loop` files directly inside `dir`, sorted by name; `None` when
@@ -195,6 +251,15 @@ pub fn loop_files_in(dir: &Path) -> Option<Vec<PathBuf>> {
 /// directory holds no spec. Problems in their contents are diagnostics in the
 /// compilation.
 pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel, LoadError> {
+    compile_specs_for(inputs, defaults, Goal::Plan)
+}
+
+/// [`compile_specs`] for `goal`.
+fn compile_specs_for(
+    inputs: &[PathBuf],
+    defaults: Option<&Path>,
+    goal: Goal,
+) -> Result<Reel, LoadError> {
     // A spec tree (`docs/reel.md`, "Spec trees"): every stage's specs.
     let tree = match inputs {
         [one] if one.is_dir() && reel::is_spec_tree(one) => Some(one.clone()),
@@ -343,7 +408,8 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
         unreadable: diagnostics.iter().any(Diagnostic::is_error),
     };
     let ast = ast::File { items, comments };
-    let (mut diagnostics, plan, _) = analyse(&ast, diagnostics, &origin, false);
+    let want = Want { model: false, goal };
+    let (ast, mut diagnostics, plan, _, task_count) = analyse(ast, diagnostics, &origin, want);
     // A REEL id problem and the language's own E0011 for the same name say one thing.
     diagnostics.dedup_by(|b, a| a.code == b.code && a.primary.span == b.primary.span);
     let mut plan = plan_if_clean(plan, &diagnostics);
@@ -357,6 +423,7 @@ pub fn compile_specs(inputs: &[PathBuf], defaults: Option<&Path>) -> Result<Reel
             ast,
             diagnostics,
             plan,
+            tasks: task_count,
             files: map,
         },
         tasks,
@@ -481,13 +548,13 @@ pub(crate) fn encoding_error(invalid_at: Option<usize>, note: &str) -> Option<Di
 }
 
 /// Compiles the `.loop` file called `name` whose text is `text`; with
-/// `keep_model`, also returns the checked model; reuses the items of
+/// `want.model`, also returns the checked model; reuses the items of
 /// `previous` (an earlier version of the text) where it can. The flag says
 /// whether parsing reported nothing.
 fn compile_loop(
     name: &str,
     text: Text,
-    keep_model: bool,
+    want: Want,
     previous: Option<Previous>,
 ) -> (Compilation, Option<Model>, bool) {
     let Text {
@@ -505,8 +572,8 @@ fn compile_loop(
         None => syntax::parse(&source),
     };
     let clean = diagnostics.is_empty();
-    let (mut diagnostics, plan, model) =
-        analyse(&ast, diagnostics, &Origin::file(name), keep_model);
+    let (ast, mut diagnostics, plan, model, tasks) =
+        analyse(ast, diagnostics, &Origin::file(name), want);
     // The encoding comes first: it may explain every other diagnostic.
     // Offsets count from after a byte-order mark, as the parser's do.
     if let Some(d) = encoding_error(invalid_at.map(|at| at.saturating_sub(bom)), PLAN_ENCODING) {
@@ -520,6 +587,7 @@ fn compile_loop(
         ast,
         diagnostics,
         plan,
+        tasks,
         files,
     };
     (compilation, model, clean)
@@ -527,25 +595,52 @@ fn compile_loop(
 
 /// Checks and plans the items of `ast` (which came from `origin`), adding
 /// the diagnostics to the front-end's `diagnostics` and sorting them.
-/// Returns them, the plan (`None` when there was an error: its keys are
-/// not computed) and, with `keep_model`,
-/// the checked model.
+/// Returns the tree (empty for [`Goal::Diagnostics`]), them, the plan
+/// (`None` when there was an error, or for [`Goal::Diagnostics`]: its keys
+/// are not computed), with `want.model` the checked model, and how many
+/// tasks the items define.
 fn analyse(
-    ast: &ast::File,
+    ast: ast::File,
     mut diagnostics: Vec<Diagnostic>,
     origin: &Origin,
-    keep_model: bool,
-) -> (Vec<Diagnostic>, Option<Plan>, Option<Model>) {
-    let (mut model, more) = check::check(ast, origin);
+    want: Want,
+) -> (
+    ast::File,
+    Vec<Diagnostic>,
+    Option<Plan>,
+    Option<Model>,
+    usize,
+) {
+    let keep_model = want.model;
+    let (mut model, more) = check::check(&ast, origin);
     diagnostics.extend(more);
+    let tasks = model.tasks.len();
+    // Nothing after the checker reads the tree: when no one else will
+    // either, it is freed while the graph is built (the model shares its
+    // long strings; the rest is a third of a large plan's memory, and
+    // freeing it item by item a sixth of the check's time).
+    let ast = match want.goal {
+        Goal::Diagnostics => {
+            free_later(ast);
+            ast::File::default()
+        }
+        Goal::Plan => ast,
+    };
     // With an error already, the plan would be discarded: only the
     // graph's diagnostics are computed, not the keys, and the model is
-    // kept as it is. Otherwise the plan takes the model's strings, and a
-    // caller that keeps the model gets a copy.
+    // kept as it is; so for a caller that wants only the diagnostics.
+    // Otherwise the plan takes the model's strings, and a caller that
+    // keeps the model gets a copy.
     let errors = diagnostics.iter().any(Diagnostic::is_error);
-    let (plan, more, kept) = if errors {
+    let (plan, more, kept) = if errors || want.goal == Goal::Diagnostics {
         let (plan, more) = plan::build_if(&mut model, origin, false);
-        (plan, more, keep_model.then_some(model))
+        let kept = if keep_model {
+            Some(model)
+        } else {
+            free_later(model);
+            None
+        };
+        (plan, more, kept)
     } else {
         let kept = keep_model.then(|| model.clone());
         let (plan, more) = plan::build_if(&mut model, origin, true);
@@ -553,7 +648,14 @@ fn analyse(
     };
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
-    (diagnostics, plan, kept)
+    (ast, diagnostics, plan, kept, tasks)
+}
+
+/// Frees `value` on a thread of its own, detached, so that the caller goes
+/// on meanwhile (freeing a large plan's tree or model item by item takes a
+/// sixth of its check); when no thread can start, here.
+fn free_later<T: Send + 'static>(value: T) {
+    let _freeing = std::thread::Builder::new().spawn(move || drop(value));
 }
 
 /// `plan`, unless `diagnostics` has an error.

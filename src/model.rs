@@ -10,6 +10,7 @@
 use crate::ast::TaskName;
 use crate::span::Span;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A reference by name (to an agent or a gate) with where it was written.
@@ -192,10 +193,10 @@ pub enum GateDefKind {
 /// A task's work before resolution.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Work {
-    /// `prompt`: an agent task.
-    Prompt(String),
-    /// `run`: a command task.
-    Run(String),
+    /// `prompt`: an agent task (the syntax tree's text, shared).
+    Prompt(Arc<str>),
+    /// `run`: a command task (shared as the prompt is).
+    Run(Arc<str>),
     /// Missing or conflicting; reported.
     Invalid,
 }

@@ -71,3 +71,40 @@ fn the_bench_plans_keys_are_pinned() {
         .to_string();
     insta::assert_snapshot!("keys_digest", digest);
 }
+
+/// `check` builds no plan ([`loopc::compile::Goal::Diagnostics`]): what it
+/// prints must be what a compilation that builds the plan reports, byte
+/// for byte, on a clean plan with warnings and on the broken one.
+#[test]
+fn check_without_the_plan_reports_what_the_plan_build_reports() {
+    let mut clean = gen_plan::generate(300).plan;
+    // W0002 (t2 depends on t1, which depends on t0) and W0001.
+    clean.push_str("\ntask extra: t0 t2 { run = \"true\" }\ngate unused = \"true\"\n");
+    for (plan, status) in [(clean, 0), (broken_plan(), 1)] {
+        let t = Test::new().file("bench.loop", plan.clone());
+        let full = loopc::compile::compile("bench.loop", &plan);
+        assert_eq!(full.plan.is_some(), status == 0);
+        assert!(!full.diagnostics.is_empty());
+        let json = t
+            .loopc(&["check", "--format", "json", "bench.loop"])
+            .status(status)
+            .run();
+        let want: String = full
+            .files
+            .to_json_lines(&full.source, &full.diagnostics)
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(json.stdout, want);
+        let human = t.loopc(&["check", "bench.loop"]).status(status).run();
+        let rendered = full.render_plain(&full.diagnostics);
+        assert!(human.stderr.starts_with(&rendered), "{}", human.stderr);
+        if status == 0 {
+            let warnings = full.diagnostics.len();
+            assert_eq!(
+                &human.stderr[rendered.len()..],
+                format!("ok: 301 tasks, {warnings} warnings\n")
+            );
+        }
+    }
+}

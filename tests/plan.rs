@@ -41,7 +41,7 @@ fn defaults_are_resolved() {
     let TaskKind::Agent { agent, prompt } = &a.kind else {
         panic!("a is an agent task")
     };
-    assert_eq!(prompt, "Do a.");
+    assert_eq!(&**prompt, "Do a.");
     assert_eq!(agent.name, "claude");
     assert_eq!(agent.output, OutputFormat::ClaudeJson);
     assert_eq!(a.attempts, 4);
@@ -144,11 +144,11 @@ fn block_strings_and_strings_decode_as_the_spec_says() {
     let TaskKind::Command { run } = &p.tasks[0].kind else {
         panic!()
     };
-    assert_eq!(run, "line one\n  indented\n\nlast");
+    assert_eq!(&**run, "line one\n  indented\n\nlast");
     let TaskKind::Command { run } = &p.tasks[1].kind else {
         panic!()
     };
-    assert_eq!(run, "tab\there 😀 \"q\" \\");
+    assert_eq!(&**run, "tab\there 😀 \"q\" \\");
 }
 
 #[test]

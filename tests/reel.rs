@@ -70,7 +70,7 @@ fn the_auth_refactor_reads_the_same_in_every_format() {
         plans.push(plan);
     }
     let prompt = |p: &loopc::plan::Plan, i: usize| match &p.tasks[i].kind {
-        loopc::plan::TaskKind::Agent { prompt, .. } => prompt.clone(),
+        loopc::plan::TaskKind::Agent { prompt, .. } => prompt.to_string(),
         other => panic!("not an agent task: {other:?}"),
     };
     assert_eq!(
@@ -425,7 +425,7 @@ fn import_names_an_unnamed_loop_and_keeps_the_defaults_comments() {
     match &got.tasks[0].kind {
         loopc::plan::TaskKind::Agent { prompt, .. } => {
             assert_eq!(
-                prompt,
+                &**prompt,
                 "Two lines,\n  the second indented; \"\"\" and \\ kept."
             )
         }
@@ -455,7 +455,7 @@ fn literals_survive_every_awkward_text() {
         let c = loopc::compile("t.loop", &src);
         let plan = c.plan.unwrap_or_else(|| panic!("{src}"));
         match &plan.tasks[0].kind {
-            loopc::plan::TaskKind::Agent { prompt, .. } => assert_eq!(prompt, s, "{lit}"),
+            loopc::plan::TaskKind::Agent { prompt, .. } => assert_eq!(&**prompt, s, "{lit}"),
             _ => unreachable!(),
         }
     }

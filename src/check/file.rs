@@ -10,18 +10,24 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{OutputFormat, Ref, Work};
 use crate::origin::{DEFAULTS_FILE, Origin};
 use crate::span::Span;
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 impl Checker {
-    pub(super) fn items(&mut self, file: &ast::File) {
+    pub(super) fn items<'a>(&mut self, file: &'a ast::File) {
         let mut first_loop: Option<Span> = None;
         let mut first_budget: Option<Span> = None;
         let mut first_defaults: Option<Span> = None;
-        let mut agent_spans: HashMap<String, Span> = HashMap::new();
-        let mut gate_spans: HashMap<String, Span> = HashMap::new();
-        let mut executor_spans: HashMap<String, Span> = HashMap::new();
-        let mut task_spans: HashMap<String, Span> = HashMap::new();
-
+        let mut agent_spans: HashMap<&'a str, Span> = HashMap::new();
+        let mut gate_spans: HashMap<&'a str, Span> = HashMap::new();
+        let mut executor_spans: HashMap<&'a str, Span> = HashMap::new();
+        // The model's task array and the names' map, allocated once at their size.
+        let tasks = file
+            .items
+            .iter()
+            .filter(|i| matches!(i, Item::Task(_)))
+            .count();
+        self.model.tasks.reserve_exact(tasks);
+        let mut task_spans: HashMap<&'a str, Span> = HashMap::with_capacity(tasks);
         for item in &file.items {
             match item {
                 Item::Loop(l) => {
@@ -183,12 +189,12 @@ impl Checker {
     }
 
     /// Reports a second definition of `name`; true for the first one.
-    pub(super) fn unique(
+    pub(super) fn unique<'a>(
         &mut self,
         what: &str,
-        name: &str,
+        name: &'a str,
         span: Span,
-        seen: &mut HashMap<String, Span>,
+        seen: &mut HashMap<&'a str, Span>,
     ) -> bool {
         if let Some(prev) = seen.get(name) {
             self.push(
@@ -203,7 +209,7 @@ impl Checker {
             );
             return false;
         }
-        seen.insert(name.to_string(), span);
+        seen.insert(name, span);
         true
     }
 

@@ -181,7 +181,7 @@ impl Checker {
                             s,
                             v.span,
                         );
-                        GateDefKind::Command(s.clone())
+                        GateDefKind::Command(s.to_string())
                     }
                     ValueKind::Invalid => GateDefKind::Invalid,
                     other => {
@@ -303,8 +303,8 @@ impl Checker {
     pub(super) fn task(&mut self, t: &ast::TaskItem) {
         let what = format!("task `{}`", t.name.text);
         let f = self.fields(&t.block, &what, fields::TASK);
-        let prompt = self.string(&f, "prompt");
-        let run = self.string(&f, "run");
+        let prompt = self.text(&f, "prompt");
+        let run = self.text(&f, "run");
         let agent = self.reference(&f, "agent", "an agent");
         let work = match (f.get("prompt"), f.get("run")) {
             (Some(p), Some(r)) => {
@@ -413,7 +413,7 @@ impl Checker {
                             .with_note(note),
                         );
                     } else {
-                        out.push((s.clone(), v.span));
+                        out.push((s.to_string(), v.span));
                     }
                 }
                 ValueKind::Invalid => {}
@@ -516,7 +516,7 @@ impl Checker {
                     continue;
                 }
             };
-            if !known.contains(&name.as_str()) {
+            if !known.contains(&&**name) {
                 let mut d = Diagnostic::new(
                     Code::E0007,
                     format!("`{name}` is not a stage of a spec tree"),
@@ -529,7 +529,7 @@ impl Checker {
                 self.push(d);
                 continue;
             }
-            if let Some((_, first)) = seen.iter().find(|(n, _)| n == name) {
+            if let Some((_, first)) = seen.iter().find(|(n, _)| **n == **name) {
                 self.push(
                     Diagnostic::new(
                         Code::E0009,
@@ -541,8 +541,8 @@ impl Checker {
                 );
                 continue;
             }
-            seen.push((name.clone(), v.span));
-            out.push(name.clone());
+            seen.push((name.to_string(), v.span));
+            out.push(name.to_string());
         }
         Some(out)
     }

@@ -23,7 +23,7 @@ use crate::ast::{self, Field};
 use crate::diagnostic::Diagnostic;
 use crate::model::Model;
 use crate::origin::Origin;
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// Checks a syntax tree whose items came from `origin`.
 pub fn check(file: &ast::File, origin: &Origin) -> (Model, Vec<Diagnostic>) {

@@ -3,7 +3,8 @@
 //! phase (the default branch name) and the REEL front-end (task ids, field
 //! names) use them too.
 
-use std::collections::{BTreeMap, HashMap};
+use foldhash::{HashMap, HashMapExt};
+use std::collections::BTreeMap;
 
 /// The closest of `candidates` to `name`, if one is close enough to suggest:
 /// at an edit distance of at least 1 and at most a third of the longer

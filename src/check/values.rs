@@ -8,7 +8,9 @@ use crate::ast::{Block, Field, Value, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::Ref;
 use crate::span::Span;
-use std::collections::{BTreeMap, HashMap};
+use foldhash::{HashMap, HashMapExt};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 impl Checker {
@@ -126,6 +128,12 @@ impl Checker {
     }
 
     pub(super) fn string(&mut self, fields: &Fields<'_>, name: &str) -> Option<String> {
+        self.text(fields, name).map(|s| s.to_string())
+    }
+
+    /// [`Checker::string`] sharing the tree's text instead of copying it
+    /// (a task's `prompt` and `run`, the largest strings of a plan).
+    pub(super) fn text(&mut self, fields: &Fields<'_>, name: &str) -> Option<Arc<str>> {
         let f = fields.get(name)?;
         match &f.value.kind {
             ValueKind::String(s) | ValueKind::BlockString(s) => {
@@ -348,7 +356,7 @@ impl Checker {
                         s,
                         e.value.span,
                     ) {
-                        out.insert(e.key.text.clone(), s.clone());
+                        out.insert(e.key.text.clone(), s.to_string());
                     }
                 }
                 ValueKind::Invalid => {}

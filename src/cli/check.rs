@@ -83,14 +83,17 @@ pub fn run(args: &Args) -> i32 {
     };
     let plans: Vec<PathBuf> = given.iter().flat_map(|p| expand(p)).collect();
     for path in &plans {
-        let mut compiled = match loopc::compile_path(path, args.defaults.as_deref()) {
-            Ok(c) => c,
-            Err(e) => {
-                eline!("error: {e}");
-                status = exit::USAGE;
-                continue;
-            }
-        };
+        // Only the diagnostics: no plan, so no keys, are built for `check`.
+        let goal = loopc::compile::Goal::Diagnostics;
+        let mut compiled =
+            match loopc::compile::compile_path_for(path, args.defaults.as_deref(), goal) {
+                Ok(c) => c,
+                Err(e) => {
+                    eline!("error: {e}");
+                    status = exit::USAGE;
+                    continue;
+                }
+            };
         let mut diags = std::mem::take(&mut compiled.diagnostics);
         if args.deny_warnings {
             for d in &mut diags {
@@ -98,7 +101,7 @@ pub fn run(args: &Args) -> i32 {
             }
         }
         errors += diags.iter().filter(|d| d.is_error()).count();
-        tasks += compiled.plan.as_ref().map_or(0, |p| p.tasks.len());
+        tasks += compiled.tasks;
         warnings += diags.iter().filter(|d| !d.is_error()).count();
         match args.format {
             DiagnosticFormat::Human => print_compilation(&compiled, &diags),

@@ -180,25 +180,38 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         ));
     }
     let stages = (!args.stages.is_empty()).then_some(args.stages.as_slice());
+    // Without a spec tree or targets the plan is used as it is: copying it
+    // twice was most of a large dry run's memory.
     let tree = plan;
-    let plan = tree.work(stages).map_err(|e| format!("--stage: {e}"))?;
-    let plan = plan.select(&words).map_err(|e| {
-        // A task of a spec in a stage this run does not work.
-        match tree.spec_of_task(&e.name) {
-            Some(spec) => format!(
-                "task `{}` is in {} ({}/), a stage this run does not work; add it with \
+    let worked = match tree.pipeline {
+        Some(_) => Some(tree.work(stages).map_err(|e| format!("--stage: {e}"))?),
+        None => None,
+    };
+    let plan = if words.is_empty() {
+        worked.unwrap_or(tree)
+    } else {
+        worked
+            .as_ref()
+            .unwrap_or(&tree)
+            .select(&words)
+            .map_err(|e| {
+                // A task of a spec in a stage this run does not work.
+                match tree.spec_of_task(&e.name) {
+                    Some(spec) => format!(
+                        "task `{}` is in {} ({}/), a stage this run does not work; add it with \
                  `--stage` (e.g. `--stage {}`)",
-                e.name,
-                spec.path.display(),
-                spec.stage_name(),
-                spec.stage_name()
-            ),
-            None => match loopc::expand::unknown_task_hint(&tree, &e.name) {
-                Some(hint) => format!("no task named `{}` in the plan: {hint}", e.name),
-                None => e.to_string(),
-            },
-        }
-    })?;
+                        e.name,
+                        spec.path.display(),
+                        spec.stage_name(),
+                        spec.stage_name()
+                    ),
+                    None => match loopc::expand::unknown_task_hint(&tree, &e.name) {
+                        Some(hint) => format!("no task named `{}` in the plan: {hint}", e.name),
+                        None => e.to_string(),
+                    },
+                }
+            })?
+    };
     // A program that is not there fails every attempt the same way: say so
     // before any work (`--dry-run` too: it refuses what `run` refuses).
     // `run` strings are run from the worktree's top, so a relative program

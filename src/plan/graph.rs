@@ -8,10 +8,11 @@
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::Model;
 use crate::span::Span;
+use foldhash::{HashMap, HashMapExt, HashSet};
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
 /// The DAG of the dependency lists `deps` (list `i` holds the dependencies
 /// of task `i`): one node per task (weight: its index), one edge from each

@@ -32,7 +32,7 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::model::Model;
 use crate::origin::{DEFAULTS_FILE, Origin};
 use crate::span::Span;
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// Builds the plan from a checked model: the DAG (E0006 for cycles, W0002 for
 /// redundant dependencies), resolved defaults, topological order and keys.

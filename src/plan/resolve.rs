@@ -9,7 +9,8 @@ use super::types::{Agent, Budget, Executor, Gate, GateKind, Plan, Settings, Task
 use super::types::{DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_TIMEOUT};
 use crate::model::{AgentDef, GateDef, GateDefKind, Model, Ref, TaskDef, Work};
 use crate::span::Span;
-use std::collections::{BTreeMap, HashMap};
+use foldhash::{HashMap, HashMapExt};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Resolves defaults and computes keys; `None` if the model is incomplete.

@@ -203,14 +203,14 @@ pub enum TaskKind {
     /// A fresh agent session given `prompt` on stdin.
     Agent {
         /// The task's prompt.
-        prompt: String,
+        prompt: Arc<str>,
         /// The resolved agent (shared with the other tasks using it).
         agent: Arc<Agent>,
     },
     /// A plain shell command (`sh -c run`).
     Command {
         /// The command.
-        run: String,
+        run: Arc<str>,
     },
 }
 

@@ -371,7 +371,7 @@ fn string_field(name: &str, value: &Located, start: usize) -> ast::Field {
             span,
         },
         value: ast::Value {
-            kind: ast::ValueKind::String(value.text.clone()),
+            kind: ast::ValueKind::String(value.text.as_str().into()),
             span,
         },
         span,

@@ -220,13 +220,10 @@ fn gate_json(g: &Gate) -> GateJson<'_> {
 
 fn task_json<'a>(plan: &'a Plan, task: &'a Task, statuses: Option<&StateMap>) -> TaskJson<'a> {
     let (kind, prompt, run, agent) = match &task.kind {
-        TaskKind::Agent { prompt, agent } => (
-            "agent",
-            Some(prompt.as_str()),
-            None,
-            Some(agent_json(agent)),
-        ),
-        TaskKind::Command { run } => ("command", None, Some(run.as_str()), None),
+        TaskKind::Agent { prompt, agent } => {
+            ("agent", Some(&**prompt), None, Some(agent_json(agent)))
+        }
+        TaskKind::Command { run } => ("command", None, Some(&**run), None),
     };
     TaskJson {
         name: &task.name,

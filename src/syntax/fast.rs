@@ -82,6 +82,11 @@ pub(super) fn task(source: &str, pos: usize, end: usize) -> Option<(Item, usize)
         }
     }
     r.at += 1;
+    // A vector's first push reserves four elements: for the one or two
+    // dependencies and fields a task has, most of that was never used,
+    // and the tree holds it for every task.
+    dependencies.shrink_to_fit();
+    fields.shrink_to_fit();
     let span = Span::new(start, r.at);
     let item = Item::Task(TaskItem {
         name,
@@ -258,6 +263,7 @@ impl Reader<'_> {
             }
         }
         self.at += 1;
+        items.shrink_to_fit();
         Some(Value {
             kind: ValueKind::List(items),
             span: Span::new(start, self.at),
@@ -295,6 +301,7 @@ impl Reader<'_> {
             }
         }
         self.at += 1;
+        entries.shrink_to_fit();
         Some(Value {
             kind: ValueKind::Map(entries),
             span: Span::new(start, self.at),
@@ -310,9 +317,9 @@ impl Reader<'_> {
                 let close = find(&self.b[body..], b"\"\"\"")? + body;
                 let text = literal::decode_block_string(&self.src[body..close], start).ok()?;
                 self.at = close + 3;
-                ValueKind::BlockString(text)
+                ValueKind::BlockString(text.into())
             }
-            b'"' => ValueKind::String(self.plain_string()?.0),
+            b'"' => ValueKind::String(self.plain_string()?.0.into()),
             b'$' => {
                 // money = "$" DIGIT+ ("." DIGIT*)? (ALNUM | "_" | ".")*
                 let mut i = start + 1;

@@ -181,7 +181,10 @@ impl Lowering {
         let span = self.span(&pair);
         let v = self.value_inner(pair, span);
         match v {
-            ValueKind::String(text) | ValueKind::BlockString(text) => Some(StrLit { text, span }),
+            ValueKind::String(text) | ValueKind::BlockString(text) => Some(StrLit {
+                text: text.to_string(),
+                span,
+            }),
             _ => None,
         }
     }
@@ -243,7 +246,7 @@ impl Lowering {
                     None => ("", span.start + 1),
                 };
                 match literal::decode_string(text, at) {
-                    Ok(s) => ValueKind::String(s),
+                    Ok(s) => ValueKind::String(s.into()),
                     Err(errors) => {
                         self.diagnostics.extend(errors);
                         ValueKind::Invalid
@@ -258,10 +261,9 @@ impl Lowering {
             Rule::block_string => {
                 let body = pair.into_inner().next();
                 let text = body.as_ref().map_or("", |b| b.as_str());
-                self.decoded(
-                    literal::decode_block_string(text, span.start),
-                    ValueKind::BlockString,
-                )
+                self.decoded(literal::decode_block_string(text, span.start), |s| {
+                    ValueKind::BlockString(s.into())
+                })
             }
             Rule::integer => self.decoded(
                 literal::decode_integer(pair.as_str(), span),

@@ -336,7 +336,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         }
         TaskKind::Command { run } => {
             phase("command");
-            (run.as_str(), None, OutputFormat::Text, None)
+            (&**run, None, OutputFormat::Text, None)
         }
     };
     let stdout = files.dir.join(if agent_name.is_some() {

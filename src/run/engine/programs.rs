@@ -176,7 +176,7 @@ fn resolves(program: &str, env: &BTreeMap<String, String>, dir: &Path) -> bool {
 fn location(compilation: &Compilation, run: &str) -> Option<String> {
     fn in_value(v: &Value, run: &str) -> Option<crate::span::Span> {
         match &v.kind {
-            ValueKind::String(s) | ValueKind::BlockString(s) if s == run => Some(v.span),
+            ValueKind::String(s) | ValueKind::BlockString(s) if **s == *run => Some(v.span),
             _ => None,
         }
     }

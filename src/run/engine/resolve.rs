@@ -495,7 +495,7 @@ fn resolution_tree(
 fn as_resolver(task: &Task, agent: &Arc<Agent>, prompt: &str) -> Task {
     let mut t = task.clone();
     t.kind = TaskKind::Agent {
-        prompt: prompt.to_string(),
+        prompt: prompt.into(),
         agent: Arc::clone(agent),
     };
     t.env = agent.env.clone();

@@ -286,7 +286,8 @@ impl Git {
         let mut full: Vec<&str> = SAFE_CONFIG.to_vec();
         full.extend_from_slice(pre);
         full.extend_from_slice(args);
-        let mut expr = duct::cmd("git", full)
+        // By absolute path, so that it is spawned, not forked (see `program`).
+        let mut expr = duct::cmd(super::program::git(), full)
             .dir(dir)
             .stdin_null()
             .stderr_capture()
@@ -314,7 +315,7 @@ impl Git {
         };
         let expr = expr.before_spawn(|c| {
             use std::os::unix::process::CommandExt;
-            c.process_group(0);
+            c.process_group(0).arg0("git");
             Ok(())
         });
         let handle = expr.start().map_err(|e| format!("cannot run git: {e}"))?;

@@ -7,8 +7,9 @@
 //! left in the world ([`recover`]), writing git objects without a checkout
 //! ([`objects`]), reading the checkout loopc runs in ([`main_checkout`]),
 //! the checkouts as git's administrative files record them, read
-//! without a process ([`admin`]), and whether an index file has entries
-//! flagged to hide changes ([`index`]).
+//! without a process ([`admin`]), where `git` and `sh` are ([`program`]),
+//! and whether an index file has entries flagged to hide changes
+//! ([`index`]).
 //!
 //! Arrows: `sys` knows where `.loopc/` keeps things ([`super::store`]) but
 //! never the engine or the display. Inside, low-level code never calls
@@ -25,6 +26,7 @@ pub mod lock;
 pub mod main_checkout;
 pub mod objects;
 pub mod process;
+pub mod program;
 pub mod recover;
 pub mod refs;
 pub mod worktree;

@@ -223,13 +223,17 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
             .try_clone()
             .map_err(|e| format!("cannot open log {}: {e}", spec.stdout.display()))?,
     };
-    let mut expr = duct::cmd("sh", ["-c", spec.command])
+    // `sh` by absolute path, so that it is spawned, not forked (see
+    // `program`), found on the `PATH` the command gets; `$0` stays `sh`.
+    let path = spec.env.iter().rev().find(|(k, _)| k == "PATH");
+    let sh = super::program::sh(path.map(|(_, v)| std::ffi::OsStr::new(v)), spec.dir);
+    let mut expr = duct::cmd(sh, ["-c", spec.command])
         .dir(spec.dir)
         .stdout_file(out)
         .stderr_file(err)
         .unchecked()
         .before_spawn(|c| {
-            c.process_group(0);
+            c.process_group(0).arg0("sh");
             Ok(())
         });
     expr = match &spec.stdin {

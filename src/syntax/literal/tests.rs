@@ -158,7 +158,7 @@ fn the_parser_reads_back_what_was_printed() {
         };
         assert_eq!(t.name.text, s);
         match &t.block.fields[0].value.kind {
-            ValueKind::String(v) | ValueKind::BlockString(v) => assert_eq!(v, &s, "{src}"),
+            ValueKind::String(v) | ValueKind::BlockString(v) => assert_eq!(**v, *s, "{src}"),
             other => panic!("{src}: {other:?}"),
         }
     }
