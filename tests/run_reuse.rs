@@ -331,3 +331,35 @@ fn many_tasks_through_few_worktrees_all_land() {
     assert!(admins.len() < n, "every attempt had a fresh worktree");
     nothing_left(&repo);
 }
+
+/// The logs of a try share the files of its work directory where they can
+/// (links, not copies): a later try in the same worktree writes new files
+/// and never through the old ones, so every try's logs keep their own.
+#[test]
+fn a_reused_worktree_leaves_the_earlier_tries_logs_as_they_were() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    let mut plan = String::from(
+        "loop \"logs\" { parallel = 1 }\nagent bot { run = \"sh @BIN@/agent.sh\" }\n\
+         defaults { agent = bot  attempts = 1 }\n",
+    );
+    for i in 0..4 {
+        plan.push_str(&format!(
+            "task t{i} {{ prompt = \"the prompt of t{i}\" }}\n"
+        ));
+    }
+    repo.plan(&repo.expand(&plan));
+    repo.loopc(&["run"]).status(0).run();
+    for i in 0..4 {
+        let log = repo.root.join(format!(".loopc/logs/t{i}/1"));
+        let prompt = std::fs::read_to_string(log.join("prompt.md")).unwrap();
+        assert!(
+            prompt.starts_with(&format!("the prompt of t{i}")),
+            "t{i}: {prompt}"
+        );
+        let diff = std::fs::read_to_string(log.join("diff.patch")).unwrap();
+        assert!(diff.contains(&format!("t{i}.txt")), "t{i}: {diff}");
+        let handoff = std::fs::read_to_string(log.join("handoff.json")).unwrap();
+        assert!(handoff.contains("completed"), "t{i}: {handoff}");
+    }
+}

@@ -90,15 +90,36 @@ pub fn create_work_dir(worktree: &Path) -> Result<PathBuf, String> {
 /// Copies the regular files of `from` (not its subdirectories: `tmp/` is
 /// the agent's) into `to`, replacing files of the same name. Best effort:
 /// a file that cannot be copied is left out of the logs.
+///
+/// A file is linked where it can be (the log directory and the worktrees
+/// lie on one file system under `.loopc/`), copied where not: nothing
+/// writes the work directory once the try has ended (a reused worktree is
+/// cleaned, unlinking its files, before its next try writes anything; a
+/// failed try's kept worktree and its logs then show the same files), and
+/// a link costs no new inode. With dozens of attempts at once, allocating
+/// inodes among many freed moments ago was most of the kernel's time.
 pub fn copy_files(from: &Path, to: &Path) {
     let Ok(entries) = std::fs::read_dir(from) else {
         return;
     };
     for e in entries.flatten() {
         if e.file_type().is_ok_and(|t| t.is_file()) {
-            let _ = std::fs::copy(e.path(), to.join(e.file_name()));
+            let _ = keep_file(&e.path(), &to.join(e.file_name()));
         }
     }
+}
+
+/// Puts the file `src` at `dst` for the logs: a link where it can, else a
+/// copy. What was at `dst` is removed first, never written through: it
+/// may itself be a link to a file of a worktree.
+///
+/// Errors: neither a link nor a copy could be made.
+pub fn keep_file(src: &Path, dst: &Path) -> std::io::Result<()> {
+    let _ = std::fs::remove_file(dst);
+    if std::fs::hard_link(src, dst).is_ok() {
+        return Ok(());
+    }
+    std::fs::copy(src, dst).map(|_| ())
 }
 
 /// Where one try of a task keeps its files: what its agent and gates read

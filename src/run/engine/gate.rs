@@ -231,7 +231,7 @@ pub fn run_checks(
             if p.exists()
                 && let Some(name) = p.file_name()
             {
-                let _ = std::fs::copy(p, proto.files.dir.join(name));
+                let _ = super::context::keep_file(p, &proto.files.dir.join(name));
             }
         }
         let exit = match exit {

@@ -112,10 +112,7 @@ pub fn snapshot(git: &Git, integration_ref: &str, worktrees: &Path) -> Result<Sn
     let canon = std::fs::canonicalize(worktrees).unwrap_or_else(|_| worktrees.to_path_buf());
     // From git's administrative files, not `git worktree list`: this runs
     // twice an attempt.
-    for w in git.checkout_heads()? {
-        if w.path.starts_with(worktrees) || w.path.starts_with(&canon) {
-            continue;
-        }
+    for w in git.checkout_heads(&[worktrees, &canon])? {
         map.insert(format!("HEAD of {}", w.path.display()), w.head);
     }
     Ok(Snapshot(map))

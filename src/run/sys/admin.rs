@@ -10,7 +10,33 @@
 //! the answers come from `git worktree list` instead.
 
 use super::git::{Git, same_path};
+use std::collections::HashSet;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The administrative entries found to be loopc's own worktrees (by the
+/// entry's name and its directory's inode), so that the guard, which looks
+/// at every checkout twice an attempt and twice a merge, reads each of
+/// them once a run instead of every time (with dozens of attempts running,
+/// those reads were most of the coordinating thread's system calls). An
+/// entry's worktree stays under loopc's worktrees directory while the entry
+/// exists (the pool moves its worktrees within it); an entry removed and
+/// made again has another inode and is read again.
+#[derive(Debug, Default)]
+pub struct OwnEntries(Mutex<HashSet<(OsString, u64)>>);
+
+impl OwnEntries {
+    fn contains(&self, key: &(OsString, u64)) -> bool {
+        self.0.lock().is_ok_and(|set| set.contains(key))
+    }
+
+    fn insert(&self, key: (OsString, u64)) {
+        if let Ok(mut set) = self.0.lock() {
+            set.insert(key);
+        }
+    }
+}
 
 /// One checkout of the repository: its directory and what its HEAD is, as
 /// `ref: <refname>` (on a branch, born or not) or `detached at <commit>`.
@@ -45,11 +71,26 @@ impl Git {
     /// whose `gitdir` cannot be read, or is empty (half-written), is left
     /// out.
     pub fn linked_worktrees(&self) -> Vec<(PathBuf, PathBuf)> {
+        self.linked_worktrees_but(None)
+    }
+
+    /// [`Git::linked_worktrees`]; with `is_own`, but for those it says are
+    /// loopc's, remembered ([`OwnEntries`]) so that their files are read once.
+    fn linked_worktrees_but(
+        &self,
+        is_own: Option<&dyn Fn(&Path) -> bool>,
+    ) -> Vec<(PathBuf, PathBuf)> {
+        use std::os::unix::fs::DirEntryExt;
         let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) else {
             return Vec::new();
         };
         let mut out = Vec::new();
         for e in entries.filter_map(Result::ok) {
+            // The inode comes with the directory listing: no system call.
+            let key = (e.file_name(), e.ino());
+            if is_own.is_some() && self.own_entries.contains(&key) {
+                continue;
+            }
             let admin = e.path();
             // `git worktree add` writes an entry file by file: one whose
             // `gitdir` is still empty names no directory yet.
@@ -61,6 +102,10 @@ impl Git {
             }
             let dotgit = PathBuf::from(gitdir.trim_end_matches(['\n', '\r']));
             let dir = dotgit.parent().map(Path::to_path_buf).unwrap_or(dotgit);
+            if is_own.is_some_and(|own| own(&dir)) {
+                self.own_entries.insert(key);
+                continue;
+            }
             out.push((dir, admin));
         }
         out
@@ -73,12 +118,15 @@ impl Git {
             .any(|(dir, _)| dir == path || same_path(dir, path))
     }
 
-    /// The HEAD of every checkout of the repository: the main one first,
-    /// then the linked worktrees in directory order.
+    /// The HEAD of every checkout of the repository, but for loopc's own
+    /// worktrees (those under `own`, a directory given as it is and
+    /// canonical): the main one first, then the linked worktrees in
+    /// directory order.
     ///
     /// Errors: git failed (only when the files do not say it plainly).
-    pub fn checkout_heads(&self) -> Result<Vec<CheckoutHead>, String> {
-        if let Some(heads) = self.checkout_heads_from_files() {
+    pub fn checkout_heads(&self, own: &[&Path]) -> Result<Vec<CheckoutHead>, String> {
+        let is_own = |p: &Path| own.iter().any(|o| p.starts_with(o));
+        if let Some(heads) = self.checkout_heads_from_files(&is_own) {
             return Ok(heads);
         }
         // Other attempts add worktrees meanwhile, and `git worktree add`
@@ -98,6 +146,7 @@ impl Git {
         };
         Ok(entries
             .into_iter()
+            .filter(|w| !is_own(&w.path))
             .map(|w| CheckoutHead {
                 path: w.path,
                 head: match (w.branch, w.head) {
@@ -111,7 +160,10 @@ impl Git {
 
     /// [`Git::checkout_heads`] from the administrative files; `None` when
     /// they do not say it plainly.
-    fn checkout_heads_from_files(&self) -> Option<Vec<CheckoutHead>> {
+    fn checkout_heads_from_files(
+        &self,
+        is_own: &dyn Fn(&Path) -> bool,
+    ) -> Option<Vec<CheckoutHead>> {
         // The main checkout is the directory holding the common `.git`.
         if self.common_dir.file_name()? != ".git" {
             return None;
@@ -122,7 +174,7 @@ impl Git {
         }
         let head = head_of(&std::fs::read_to_string(self.common_dir.join("HEAD")).ok()?)?;
         let mut heads = vec![CheckoutHead { path: main, head }];
-        let mut linked = self.linked_worktrees();
+        let mut linked = self.linked_worktrees_but(Some(is_own));
         linked.sort();
         for (path, admin) in linked {
             let head = head_of(&std::fs::read_to_string(admin.join("HEAD")).ok()?)?;
@@ -170,10 +222,59 @@ mod tests {
         std::fs::write(half.join("gitdir"), "").unwrap();
         std::fs::write(half.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         let repo = Git::discover(&root).unwrap();
-        let heads = repo.checkout_heads().unwrap();
+        let heads = repo.checkout_heads(&[]).unwrap();
         let paths: Vec<_> = heads.iter().map(|h| h.path.clone()).collect();
         assert_eq!(paths.len(), 2, "{paths:?}");
         assert!(paths.iter().all(|p| !p.as_os_str().is_empty()), "{paths:?}");
+    }
+
+    /// loopc's own worktrees are left out (and remembered), the user's are
+    /// read every time; an entry removed and made again for a checkout of
+    /// the user's is the user's.
+    #[test]
+    fn own_worktrees_are_left_out_and_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&root)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "git {args:?}");
+        };
+        std::fs::create_dir_all(&root).unwrap();
+        git(&["init", "-q", "-b", "main"]);
+        git(&[
+            "-c",
+            "user.name=n",
+            "-c",
+            "user.email=n@e",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "i",
+        ]);
+        let own = dir.path().join("own");
+        git(&["worktree", "add", "-q", "--detach", "../own/wt1"]);
+        git(&["worktree", "add", "-q", "-b", "u", "../user"]);
+        let repo = Git::discover(&root).unwrap();
+        let paths = |repo: &Git| -> Vec<String> {
+            let heads = repo.checkout_heads(&[&own]).unwrap();
+            heads
+                .iter()
+                .map(|h| h.path.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(paths(&repo), ["repo", "user"]);
+        assert_eq!(repo.own_entries.0.lock().unwrap().len(), 1);
+        // Still registered, for the callers that ask about loopc's own.
+        assert!(repo.is_registered_worktree(&own.join("wt1")));
+        // The same entry name, now for the user's checkout elsewhere.
+        git(&["worktree", "remove", "--force", "../own/wt1"]);
+        git(&["worktree", "add", "-q", "--detach", "../elsewhere/wt1"]);
+        assert_eq!(paths(&repo), ["repo", "wt1", "user"]);
     }
 
     #[test]

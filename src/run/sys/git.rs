@@ -63,6 +63,8 @@ pub struct Git {
     control: Option<Arc<Control>>,
     /// The longest one call may take (`None`: no limit of its own).
     timeout: Option<Duration>,
+    /// Which administrative entries are loopc's own worktrees (shared by clones).
+    pub(super) own_entries: Arc<super::admin::OwnEntries>,
 }
 
 /// The captured result of one git call.
@@ -162,6 +164,7 @@ impl Git {
             env: Vec::new(),
             control: None,
             timeout: None,
+            own_entries: Arc::default(),
         };
         let out = probe
             .exec(
@@ -207,6 +210,7 @@ impl Git {
             env: Vec::new(),
             control: None,
             timeout: None,
+            own_entries: Arc::default(),
         };
         // A repository without a commit identity (fresh CI machines) still
         // gets commits: loopc signs as itself, only for its own git calls.
