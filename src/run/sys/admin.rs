@@ -189,20 +189,23 @@ mod tests {
     use super::head_of;
     use crate::run::sys::git::Git;
 
+    /// Runs git in `root`; the test fails if it does.
+    fn run_git(root: &std::path::Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git {args:?}");
+    }
+
     /// An entry `git worktree add` has begun to write (its `gitdir` still
     /// empty) is no checkout: it names no directory yet.
     #[test]
     fn half_written_entries_are_left_out() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("repo");
-        let git = |args: &[&str]| {
-            let ok = std::process::Command::new("git")
-                .args(args)
-                .current_dir(&root)
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(ok, "git {args:?}");
-        };
+        let git = |args: &[&str]| run_git(&root, args);
         std::fs::create_dir_all(&root).unwrap();
         git(&["init", "-q", "-b", "main"]);
         git(&[
@@ -235,14 +238,7 @@ mod tests {
     fn own_worktrees_are_left_out_and_remembered() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("repo");
-        let git = |args: &[&str]| {
-            let ok = std::process::Command::new("git")
-                .args(args)
-                .current_dir(&root)
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(ok, "git {args:?}");
-        };
+        let git = |args: &[&str]| run_git(&root, args);
         std::fs::create_dir_all(&root).unwrap();
         git(&["init", "-q", "-b", "main"]);
         git(&[
