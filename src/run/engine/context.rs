@@ -125,7 +125,7 @@ pub fn keep_file(src: &Path, dst: &Path) -> std::io::Result<()> {
 /// Where one try of a task keeps its files: what its agent and gates read
 /// and write lies in its worktree's [`WORK_DIR`] (`work`), where a
 /// sandboxed agent may write; loopc's own logs lie in `dir`, outside the
-/// worktree, and receive a copy of `work` when the try ends.
+/// worktree, and receive `work`'s files (links, else copies) when the try ends.
 #[derive(Debug, Clone)]
 pub struct AttemptFiles {
     /// The log directory `.loopc/logs/<task>/<name>/` ([`crate::run::store::layout::log_name`]).
