@@ -15,23 +15,29 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The administrative entries found to be loopc's own worktrees (by the
-/// entry's name and its directory's inode), so that the guard, which looks
-/// at every checkout twice an attempt and twice a merge, reads each of
-/// them once a run instead of every time (with dozens of attempts running,
-/// those reads were most of the coordinating thread's system calls). An
-/// entry's worktree stays under loopc's worktrees directory while the entry
-/// exists (the pool moves its worktrees within it); an entry removed and
-/// made again has another inode and is read again.
+/// The administrative entries found to be loopc's own worktrees, so that
+/// the guard, which looks at every checkout twice an attempt and twice a
+/// merge, reads each of them once a run instead of every time (with dozens
+/// of attempts running, those reads were most of the coordinating thread's
+/// system calls). An entry's worktree stays under loopc's worktrees
+/// directory while the entry exists (the pool moves its worktrees within
+/// it). An entry is known by its name, its directory's inode and its
+/// directory's birth time: one removed and made again (for a checkout of
+/// the user's, say) is another, even when the file system hands out the
+/// same inode again; where the birth time is not known, nothing is
+/// remembered.
 #[derive(Debug, Default)]
-pub struct OwnEntries(Mutex<HashSet<(OsString, u64)>>);
+pub struct OwnEntries(Mutex<HashSet<EntryKey>>);
+
+/// An administrative entry's name, inode and birth time.
+type EntryKey = (OsString, u64, std::time::SystemTime);
 
 impl OwnEntries {
-    fn contains(&self, key: &(OsString, u64)) -> bool {
+    fn contains(&self, key: &EntryKey) -> bool {
         self.0.lock().is_ok_and(|set| set.contains(key))
     }
 
-    fn insert(&self, key: (OsString, u64)) {
+    fn insert(&self, key: EntryKey) {
         if let Ok(mut set) = self.0.lock() {
             set.insert(key);
         }
@@ -86,9 +92,11 @@ impl Git {
         };
         let mut out = Vec::new();
         for e in entries.filter_map(Result::ok) {
-            // The inode comes with the directory listing: no system call.
-            let key = (e.file_name(), e.ino());
-            if is_own.is_some() && self.own_entries.contains(&key) {
+            // One `statx` of the entry (not of its files): its birth time.
+            let key = is_own
+                .and_then(|_| e.metadata().ok()?.created().ok())
+                .map(|born| (e.file_name(), e.ino(), born));
+            if key.as_ref().is_some_and(|k| self.own_entries.contains(k)) {
                 continue;
             }
             let admin = e.path();
@@ -103,7 +111,9 @@ impl Git {
             let dotgit = PathBuf::from(gitdir.trim_end_matches(['\n', '\r']));
             let dir = dotgit.parent().map(Path::to_path_buf).unwrap_or(dotgit);
             if is_own.is_some_and(|own| own(&dir)) {
-                self.own_entries.insert(key);
+                if let Some(key) = key {
+                    self.own_entries.insert(key);
+                }
                 continue;
             }
             out.push((dir, admin));
@@ -264,7 +274,10 @@ mod tests {
                 .collect()
         };
         assert_eq!(paths(&repo), ["repo", "user"]);
-        assert_eq!(repo.own_entries.0.lock().unwrap().len(), 1);
+        // Remembered where the file system knows birth times.
+        if std::fs::metadata(&root).unwrap().created().is_ok() {
+            assert_eq!(repo.own_entries.0.lock().unwrap().len(), 1);
+        }
         // Still registered, for the callers that ask about loopc's own.
         assert!(repo.is_registered_worktree(&own.join("wt1")));
         // The same entry name, now for the user's checkout elsewhere.
