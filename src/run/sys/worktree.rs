@@ -215,13 +215,15 @@ fn clear_admin(admin: &Path) -> Result<(), String> {
 
 /// Pre-flight check of loopc's branch namespace for plan `plan_slug` with
 /// tasks `tasks`: no branch may block the task branches (`loopc`,
-/// `loopc/<plan>`, `loopc/<plan>/<task>`), and a branch shaped like one of
-/// this plan's task branches must be one loopc created.
+/// `loopc/<plan>`, `loopc/<plan>/<task>`). Other branches shaped like this
+/// plan's task branches (another checkout's, a user's) are no obstacle: the
+/// run's number is above every run number they hold ([`taken_names`]), so
+/// its own names differ, and [`create_task`] still refuses one that is not
+/// in the ledger.
 ///
 /// Errors: a message naming the branch.
 pub fn check_namespace<'a>(
     git: &Git,
-    layout: &Layout,
     plan_slug: &str,
     tasks: impl Iterator<Item = &'a str>,
 ) -> Result<(), String> {
@@ -229,7 +231,6 @@ pub fn check_namespace<'a>(
     if branches.is_empty() {
         return Ok(());
     }
-    let ours = layout::ledger(layout)?;
     let plan_dir = format!("loopc/{plan_slug}");
     let tasks: BTreeSet<&str> = tasks.collect();
     for b in &branches {
@@ -243,22 +244,35 @@ pub fn check_namespace<'a>(
                  branches `{plan_dir}/<task>/<try>`; rename it (git branch -m {b} <new-name>)"
             ));
         }
-        let Some(rest) = b.strip_prefix(&format!("{plan_dir}/")) else {
-            continue;
-        };
-        let mut parts = rest.splitn(2, '/');
-        let (Some(task), Some(n)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        let number = n.split('/').next().unwrap_or("");
-        if tasks.contains(task) && is_try_component(number) && !ours.contains(b.as_str()) {
-            return Err(format!(
-                "the branch `{b}` has the name of one of loopc's task branches but was not \
-                 created by loopc; rename or delete it"
-            ));
-        }
     }
     Ok(())
+}
+
+/// The branch names whose run numbers a new run of plan `plan_slug` must
+/// stay above ([`Layout::next_run`]): this checkout's ledger, every branch
+/// under `loopc/<plan>/` that exists (whoever made it: another checkout of
+/// the repository, whose `.loopc/` and ledger are its own, or a user), and
+/// what the ledgers of the repository's other checkouts record (one may
+/// name a branch deleted by hand, which that checkout would still take for
+/// its own). So a run never takes, or later deletes, a name another
+/// checkout may own. Another checkout's ledger that cannot be read adds
+/// nothing.
+///
+/// Errors: this checkout's ledger cannot be read, or git fails.
+pub fn taken_names(
+    git: &Git,
+    layout: &Layout,
+    plan_slug: &str,
+) -> Result<BTreeSet<String>, String> {
+    let mut names = layout::ledger(layout)?;
+    names.extend(git.branch_refs(&format!("loopc/{plan_slug}"))?);
+    for w in git.worktrees()? {
+        if w.path.starts_with(&layout.worktrees) || super::git::same_path(&w.path, &git.root) {
+            continue;
+        }
+        names.extend(layout::ledger(&Layout::new(&w.path)).unwrap_or_default());
+    }
+    Ok(names)
 }
 
 /// Removes a worktree loopc made and, if given, its branch.
