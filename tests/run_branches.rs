@@ -14,10 +14,9 @@ task a { agent = bot  prompt = "x" }
 task b: a { agent = bot  prompt = "y" }
 "#;
 
-#[test]
-fn clean_removes_only_branches_loopc_created() {
-    let repo = Test::repo();
-    repo.script("agent.sh", SIMPLE_AGENT);
+/// A plan whose one task `a` fails its only attempt (leaving `x.txt` in
+/// its kept worktree).
+fn failing_plan(repo: &Test) {
     repo.script(
         "fail.sh",
         "#!/bin/sh\ncat >/dev/null\necho x > x.txt\nexit 3\n",
@@ -30,6 +29,13 @@ agent bad { run = "sh @BIN@/fail.sh" }
 task a { agent = bad  prompt = "x"  attempts = 1 }
 "#,
     );
+}
+
+#[test]
+fn clean_removes_only_branches_loopc_created() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    failing_plan(&repo);
     // Branches of a plan that never ran, in loopc's shape.
     repo.git(&["branch", "loopc/other/t/1"]);
     repo.loopc(&["run"]).status(1).run();
@@ -65,18 +71,7 @@ fn a_users_branch_with_a_task_branch_name_is_left_alone() {
 #[test]
 fn a_second_checkout_runs_beside_the_first_ones_task_branches() {
     let repo = Test::repo();
-    repo.script(
-        "fail.sh",
-        "#!/bin/sh\ncat >/dev/null\necho x > x.txt\nexit 3\n",
-    );
-    repo.plan(
-        r#"
-loop "h" { }
-budget { iterations = 10  failures = 10 }
-agent bad { run = "sh @BIN@/fail.sh" }
-task a { agent = bad  prompt = "x"  attempts = 1 }
-"#,
-    );
+    failing_plan(&repo);
     repo.commit("plan");
     repo.loopc(&["run"]).status(1).run();
     let first = "loopc/h/a/r1-a1";
