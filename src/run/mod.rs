@@ -395,8 +395,9 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     };
     let start = preflight(&git, &plan)?;
     let slug = worktree::slug(&plan.name);
-    worktree::check_namespace(&git, &slug, plan.tasks.iter().map(|t| t.name.as_str()))
-        .map_err(RunError::usage)?;
+    let loopc_branches =
+        worktree::check_namespace(&git, &slug, plan.tasks.iter().map(|t| t.name.as_str()))
+            .map_err(RunError::usage)?;
     // The previous run's state: unreadable is refused (the person decides).
     let previous = if layout.state.exists() {
         Some(store::state::load(&layout.state).map_err(RunError::usage)?)
@@ -512,7 +513,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     // branches or another checkout's ledger hold, so names never collide.
     let run = layout.next_run(
         previous_run,
-        &worktree::taken_names(&git, &layout, &slug).map_err(RunError::usage)?,
+        &worktree::taken_names(&git, &layout, &slug, &loopc_branches).map_err(RunError::usage)?,
     );
     std::fs::write(&layout.progress, "")
         .map_err(|e| RunError::usage(format!("cannot write {}: {e}", layout.progress.display())))?;

@@ -219,17 +219,18 @@ fn clear_admin(admin: &Path) -> Result<(), String> {
 /// plan's task branches (another checkout's, a user's) are no obstacle: the
 /// run's number is above every run number they hold ([`taken_names`]), so
 /// its own names differ, and [`create_task`] still refuses one that is not
-/// in the ledger.
+/// in the ledger. Returns the branches it looked at (`loopc` and those
+/// under `loopc/`), for [`taken_names`].
 ///
 /// Errors: a message naming the branch.
 pub fn check_namespace<'a>(
     git: &Git,
     plan_slug: &str,
     tasks: impl Iterator<Item = &'a str>,
-) -> Result<(), String> {
+) -> Result<Vec<String>, String> {
     let branches = git.branch_refs("loopc")?;
     if branches.is_empty() {
-        return Ok(());
+        return Ok(branches);
     }
     let plan_dir = format!("loopc/{plan_slug}");
     let tasks: BTreeSet<&str> = tasks.collect();
@@ -245,32 +246,44 @@ pub fn check_namespace<'a>(
             ));
         }
     }
-    Ok(())
+    Ok(branches)
 }
 
 /// The branch names whose run numbers a new run of plan `plan_slug` must
 /// stay above ([`Layout::next_run`]): this checkout's ledger, every branch
-/// under `loopc/<plan>/` that exists (whoever made it: another checkout of
-/// the repository, whose `.loopc/` and ledger are its own, or a user), and
+/// under `loopc/<plan>/` among `existing` (the branches
+/// [`check_namespace`] found, whoever made them: another checkout of the
+/// repository, whose `.loopc/` and ledger are its own, or a user), and
 /// what the ledgers of the repository's other checkouts record (one may
 /// name a branch deleted by hand, which that checkout would still take for
 /// its own). So a run never takes, or later deletes, a name another
 /// checkout may own. Another checkout's ledger that cannot be read adds
 /// nothing.
 ///
-/// Errors: this checkout's ledger cannot be read, or git fails.
+/// Errors: this checkout's ledger cannot be read, or git fails listing the
+/// checkouts.
 pub fn taken_names(
     git: &Git,
     layout: &Layout,
     plan_slug: &str,
+    existing: &[String],
 ) -> Result<BTreeSet<String>, String> {
     let mut names = layout::ledger(layout)?;
-    names.extend(git.branch_refs(&format!("loopc/{plan_slug}"))?);
-    for w in git.worktrees()? {
-        if w.path.starts_with(&layout.worktrees) || super::git::same_path(&w.path, &git.root) {
-            continue;
+    let plan_dir = format!("loopc/{plan_slug}/");
+    names.extend(
+        existing
+            .iter()
+            .filter(|b| b.starts_with(&plan_dir))
+            .cloned(),
+    );
+    // The other checkouts, from git's files; loopc's own worktrees (given
+    // as they are and canonical) are left out.
+    let own = &layout.worktrees;
+    let canon = std::fs::canonicalize(own).unwrap_or_else(|_| own.clone());
+    for c in git.checkout_heads(&[own, &canon])? {
+        if !super::git::same_path(&c.path, &git.root) {
+            names.extend(layout::ledger(&Layout::new(&c.path)).unwrap_or_default());
         }
-        names.extend(layout::ledger(&Layout::new(&w.path)).unwrap_or_default());
     }
     Ok(names)
 }
