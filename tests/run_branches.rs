@@ -1,7 +1,8 @@
 //! Branches loopc did not create: `loopc clean` and `loopc run` touch only
 //! the task branches recorded in loopc's ledger (`.loopc/branches`); a
-//! user's branch with a task branch's name, or one named `loopc` that
-//! blocks the namespace, is a pre-flight error.
+//! user's branch or another checkout's with a task branch's name is left
+//! alone (the run's number is above theirs), one named `loopc` that blocks
+//! the namespace is a pre-flight error.
 
 use crate::harness::{SIMPLE_AGENT, Test};
 
@@ -13,10 +14,9 @@ task a { agent = bot  prompt = "x" }
 task b: a { agent = bot  prompt = "y" }
 "#;
 
-#[test]
-fn clean_removes_only_branches_loopc_created() {
-    let repo = Test::repo();
-    repo.script("agent.sh", SIMPLE_AGENT);
+/// A plan whose one task `a` fails its only attempt (leaving `x.txt` in
+/// its kept worktree).
+fn failing_plan(repo: &Test) {
     repo.script(
         "fail.sh",
         "#!/bin/sh\ncat >/dev/null\necho x > x.txt\nexit 3\n",
@@ -29,6 +29,13 @@ agent bad { run = "sh @BIN@/fail.sh" }
 task a { agent = bad  prompt = "x"  attempts = 1 }
 "#,
     );
+}
+
+#[test]
+fn clean_removes_only_branches_loopc_created() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    failing_plan(&repo);
     // Branches of a plan that never ran, in loopc's shape.
     repo.git(&["branch", "loopc/other/t/1"]);
     repo.loopc(&["run"]).status(1).run();
@@ -39,20 +46,77 @@ task a { agent = bad  prompt = "x"  attempts = 1 }
 }
 
 #[test]
-fn a_users_branch_with_a_task_branch_name_is_not_replaced() {
+fn a_users_branch_with_a_task_branch_name_is_left_alone() {
     let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(TWO_TASKS);
-    // Today's name of run 1's attempt 1, and an earlier version's.
-    for name in ["loopc/h/a/r1-a1", "loopc/h/a/1"] {
-        repo.git(&["branch", name]);
-        let mine = repo.git(&["rev-parse", name]);
-        let r = repo.loopc(&["run"]).status(2).run();
-        assert!(r.stderr.contains(name), "{r:?}");
-        assert!(r.stderr.contains("not created by loopc"), "{r:?}");
-        assert_eq!(repo.git(&["rev-parse", name]), mine);
-        repo.git(&["branch", "-D", name]);
+    // Today's name of run 1's attempt 1, and an earlier version's: the run
+    // takes run number 2 and touches neither, nor does `loopc clean`.
+    let names = ["loopc/h/a/r1-a1", "loopc/h/a/1"];
+    let mine: Vec<String> = names
+        .iter()
+        .map(|name| {
+            repo.git(&["branch", name]);
+            repo.git(&["rev-parse", name])
+        })
+        .collect();
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(repo.state()["run"], 2);
+    repo.loopc(&["clean"]).status(0).run();
+    for (name, tip) in names.iter().zip(&mine) {
+        assert_eq!(&repo.git(&["rev-parse", name]), tip);
     }
+}
+
+#[test]
+fn a_second_checkout_runs_beside_the_first_ones_task_branches() {
+    let repo = Test::repo();
+    failing_plan(&repo);
+    repo.commit("plan");
+    repo.loopc(&["run"]).status(1).run();
+    let first = "loopc/h/a/r1-a1";
+    let tip = repo.git(&["rev-parse", first]);
+    let first_wt = repo.root.join(".loopc/worktrees/a.r1-a1");
+    assert!(first_wt.is_dir());
+    // A second checkout of the same repository: its `.loopc/` (and ledger)
+    // is its own, the branches are shared.
+    let second = repo.bin.with_file_name("second");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "userwt",
+        &second.to_string_lossy(),
+    ]);
+    repo.loopc(&["run", "--dry-run"])
+        .current_dir(&second)
+        .status(0)
+        .run();
+    let r = repo.loopc(&["run"]).current_dir(&second).status(1).run();
+    assert!(!r.stderr.contains("not created by loopc"), "{r:?}");
+    // Its try takes a run number above the first checkout's.
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/h/a/r2-a1"]));
+    assert!(second.join(".loopc/worktrees/a.r2-a1").is_dir());
+    // Recovery in the second checkout leaves the first one's alone.
+    repo.loopc(&["run"]).current_dir(&second).status(1).run();
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/h/a/r3-a1"]));
+    // A run in the first checkout goes on above the second one's
+    // numbers and leaves its branches alone.
+    repo.loopc(&["run"]).status(1).run();
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/h/a/r4-a1"]));
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/h/a/r2-a1"]));
+    // `loopc clean` in the second checkout removes only its own.
+    repo.loopc(&["clean"]).current_dir(&second).status(0).run();
+    for b in ["loopc/h/a/r2-a1", "loopc/h/a/r3-a1"] {
+        assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", b]), "{b}");
+    }
+    assert_eq!(repo.git(&["rev-parse", first]), tip);
+    assert!(first_wt.join("x.txt").is_file());
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/h/a/r4-a1"]));
+    repo.loopc(&["clean"]).status(0).run();
+    assert!(!first_wt.exists());
+    assert!(repo.git(&["branch", "--list", "loopc/*"]).is_empty());
 }
 
 #[test]

@@ -170,3 +170,49 @@ task t { agent = bot  prompt = "x" }
     assert_eq!(infra, 3);
     assert_eq!(repo.state()["spent"]["iterations"], 0);
 }
+
+#[test]
+fn infrastructure_failures_keep_their_worktrees_until_clean() {
+    let repo = Test::repo();
+    repo.plan(
+        r#"
+loop "infra" { setup = "echo setup-out; exit 4" }
+budget { iterations = 5 }
+agent a { run = "echo hi > hi.txt" }
+task one { agent = a  prompt = "x" }
+"#,
+    );
+    repo.commit("plan");
+    let r = repo.loopc(&["run"]).status(1).run();
+    let tries = ["one.r1-a1", "one.r1-a1.retry-2", "one.r1-a1.retry-3"];
+    for t in tries {
+        assert!(repo.root.join(".loopc/worktrees").join(t).is_dir(), "{t}");
+    }
+    assert!(r.stdout.contains("kept: 3 worktree(s)"), "{r:?}");
+    let kept = std::fs::read_to_string(repo.root.join(".loopc/kept")).unwrap();
+    for b in ["r1-a1", "r1-a1.retry-2", "r1-a1.retry-3"] {
+        assert!(
+            kept.lines().any(|l| l == format!("loopc/infra/one/{b}")),
+            "{kept}"
+        );
+    }
+    let history = &repo.task("one")["history"];
+    assert!(
+        history[2]["worktree"]
+            .as_str()
+            .is_some_and(|w| w.ends_with("one.r1-a1.retry-3")),
+        "{history}"
+    );
+    // The next run leaves them alone: they are kept, not stale.
+    let r = repo.loopc(&["run"]).status(1).run();
+    assert!(!r.stderr.contains("stale worktree"), "{r:?}");
+    assert!(r.stdout.contains("kept: 6 worktree(s)"), "{r:?}");
+    assert!(repo.root.join(".loopc/worktrees/one.r1-a1").is_dir());
+    repo.loopc(&["clean"]).status(0).run();
+    assert!(
+        repo.extra_worktrees().is_empty(),
+        "{:?}",
+        repo.extra_worktrees()
+    );
+    assert!(repo.git(&["branch", "--list", "loopc/*"]).is_empty());
+}

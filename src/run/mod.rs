@@ -295,7 +295,8 @@ fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
 }
 
 /// The line after the summary table saying how many worktrees (each with
-/// its task branch) of failed or blocked attempts are kept, this run's and
+/// its task branch) of failed or blocked attempts and infrastructure
+/// failures are kept, this run's and
 /// earlier ones', and how to remove them; `None` when none is.
 fn kept_note(layout: &Layout) -> Option<String> {
     let kept = layout::kept(layout).ok()?;
@@ -317,8 +318,9 @@ fn kept_note(layout: &Layout) -> Option<String> {
         .count();
     (here > 0).then(|| {
         format!(
-            "kept: {here} worktree(s) of failed or blocked attempts (of this run and earlier \
-             ones), each with its task branch, in {}; remove them with `loopc clean`\n",
+            "kept: {here} worktree(s) of failed or blocked attempts and infrastructure \
+             failures (of this run and earlier ones), each with its task branch, in {}; remove \
+             them with `loopc clean`\n",
             layout.worktrees.display()
         )
     })
@@ -393,13 +395,9 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     };
     let start = preflight(&git, &plan)?;
     let slug = worktree::slug(&plan.name);
-    worktree::check_namespace(
-        &git,
-        &layout,
-        &slug,
-        plan.tasks.iter().map(|t| t.name.as_str()),
-    )
-    .map_err(RunError::usage)?;
+    let loopc_branches =
+        worktree::check_namespace(&git, &slug, plan.tasks.iter().map(|t| t.name.as_str()))
+            .map_err(RunError::usage)?;
     // The previous run's state: unreadable is refused (the person decides).
     let previous = if layout.state.exists() {
         Some(store::state::load(&layout.state).map_err(RunError::usage)?)
@@ -511,10 +509,11 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         .keep_earlier_logs(previous_run)
         .map_err(RunError::usage)?;
     // The run's number names its worktrees and task branches: above any an
-    // earlier run left (kept worktrees, ledger), so names never collide.
+    // earlier run left (kept worktrees, ledger) and any the plan's task
+    // branches or another checkout's ledger hold, so names never collide.
     let run = layout.next_run(
         previous_run,
-        &store::layout::ledger(&layout).map_err(RunError::usage)?,
+        &worktree::taken_names(&git, &layout, &slug, &loopc_branches).map_err(RunError::usage)?,
     );
     std::fs::write(&layout.progress, "")
         .map_err(|e| RunError::usage(format!("cannot write {}: {e}", layout.progress.display())))?;

@@ -265,10 +265,15 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         Outcome::Interrupted => ("interrupted", None),
     };
     // A failed or blocked attempt's worktree is kept until `loopc
-    // clean` (docs/running.md): recorded so that the next run leaves it alone.
+    // clean` (docs/running.md): recorded so that the next run leaves it
+    // alone. So is an infrastructure failure's (what `setup` left there is
+    // what to look at); its retry gets a fresh worktree.
     let kept = matches!(
         f.outcome,
-        Outcome::Failed { .. } | Outcome::Blocked(_) | Outcome::NeedsHuman(_)
+        Outcome::Failed { .. }
+            | Outcome::Blocked(_)
+            | Outcome::NeedsHuman(_)
+            | Outcome::Infrastructure(_)
     );
     if kept {
         out.push(Action::KeepWorktree);

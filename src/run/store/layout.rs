@@ -168,9 +168,12 @@ impl Layout {
     /// The number of the run about to start: one more than the highest
     /// run number anything an earlier run left says: `previous` (the last
     /// state file's), `earlier-logs/<k>/`, the worktree directories under
-    /// `worktrees/` and the task branches in `ledger`. So a run's worktree
-    /// and branch names never collide with kept ones. 1 for the first run.
-    pub fn next_run(&self, previous: Option<u32>, ledger: &BTreeSet<String>) -> u32 {
+    /// `worktrees/` and the task branches among `branches` (branch names:
+    /// the ledger's, and those of other checkouts, see
+    /// [`crate::run::sys::worktree::taken_names`]). So a run's worktree and
+    /// branch names never collide with kept ones, nor with another
+    /// checkout's. 1 for the first run.
+    pub fn next_run(&self, previous: Option<u32>, branches: &BTreeSet<String>) -> u32 {
         let dir_names = |dir: &Path| -> Vec<String> {
             std::fs::read_dir(dir)
                 .map(|rd| {
@@ -187,7 +190,7 @@ impl Layout {
             let n = n.strip_prefix("+merge-").unwrap_or(&n);
             split_try_suffix(n).map(|(_, id)| id.run)
         });
-        let branches = ledger
+        let branches = branches
             .iter()
             .filter_map(|b| b.rsplit_once('/').and_then(|(_, t)| TryId::parse(t)))
             .map(|id| id.run);

@@ -215,21 +215,23 @@ fn clear_admin(admin: &Path) -> Result<(), String> {
 
 /// Pre-flight check of loopc's branch namespace for plan `plan_slug` with
 /// tasks `tasks`: no branch may block the task branches (`loopc`,
-/// `loopc/<plan>`, `loopc/<plan>/<task>`), and a branch shaped like one of
-/// this plan's task branches must be one loopc created.
+/// `loopc/<plan>`, `loopc/<plan>/<task>`). Other branches shaped like this
+/// plan's task branches (another checkout's, a user's) are no obstacle: the
+/// run's number is above every run number they hold ([`taken_names`]), so
+/// its own names differ, and [`create_task`] still refuses one that is not
+/// in the ledger. Returns the branches it looked at (`loopc` and those
+/// under `loopc/`), for [`taken_names`].
 ///
 /// Errors: a message naming the branch.
 pub fn check_namespace<'a>(
     git: &Git,
-    layout: &Layout,
     plan_slug: &str,
     tasks: impl Iterator<Item = &'a str>,
-) -> Result<(), String> {
+) -> Result<Vec<String>, String> {
     let branches = git.branch_refs("loopc")?;
     if branches.is_empty() {
-        return Ok(());
+        return Ok(branches);
     }
-    let ours = layout::ledger(layout)?;
     let plan_dir = format!("loopc/{plan_slug}");
     let tasks: BTreeSet<&str> = tasks.collect();
     for b in &branches {
@@ -243,22 +245,47 @@ pub fn check_namespace<'a>(
                  branches `{plan_dir}/<task>/<try>`; rename it (git branch -m {b} <new-name>)"
             ));
         }
-        let Some(rest) = b.strip_prefix(&format!("{plan_dir}/")) else {
-            continue;
-        };
-        let mut parts = rest.splitn(2, '/');
-        let (Some(task), Some(n)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        let number = n.split('/').next().unwrap_or("");
-        if tasks.contains(task) && is_try_component(number) && !ours.contains(b.as_str()) {
-            return Err(format!(
-                "the branch `{b}` has the name of one of loopc's task branches but was not \
-                 created by loopc; rename or delete it"
-            ));
+    }
+    Ok(branches)
+}
+
+/// The branch names whose run numbers a new run of plan `plan_slug` must
+/// stay above ([`Layout::next_run`]): this checkout's ledger, every branch
+/// under `loopc/<plan>/` among `existing` (the branches
+/// [`check_namespace`] found, whoever made them: another checkout of the
+/// repository, whose `.loopc/` and ledger are its own, or a user), and
+/// what the ledgers of the repository's other checkouts record (one may
+/// name a branch deleted by hand, which that checkout would still take for
+/// its own). So a run never takes, or later deletes, a name another
+/// checkout may own. Another checkout's ledger that cannot be read adds
+/// nothing.
+///
+/// Errors: this checkout's ledger cannot be read, or git fails listing the
+/// checkouts.
+pub fn taken_names(
+    git: &Git,
+    layout: &Layout,
+    plan_slug: &str,
+    existing: &[String],
+) -> Result<BTreeSet<String>, String> {
+    let mut names = layout::ledger(layout)?;
+    let plan_dir = format!("loopc/{plan_slug}/");
+    names.extend(
+        existing
+            .iter()
+            .filter(|b| b.starts_with(&plan_dir))
+            .cloned(),
+    );
+    // The other checkouts, from git's files; loopc's own worktrees (given
+    // as they are and canonical) are left out.
+    let own = &layout.worktrees;
+    let canon = std::fs::canonicalize(own).unwrap_or_else(|_| own.clone());
+    for c in git.checkout_heads(&[own, &canon])? {
+        if !super::git::same_path(&c.path, &git.root) {
+            names.extend(layout::ledger(&Layout::new(&c.path)).unwrap_or_default());
         }
     }
-    Ok(())
+    Ok(names)
 }
 
 /// Removes a worktree loopc made and, if given, its branch.
