@@ -293,3 +293,61 @@ task a { agent = bot  prompt = "x" }
         Some(true)
     );
 }
+
+/// A Ctrl-C that lands while git moves the integration branch for a merge:
+/// the branch may already have moved when loopc stops git, so loopc reads
+/// it again, and a merge that happened is a pass (before: a failed
+/// attempt whose work was on the branch all the same).
+#[test]
+fn a_merge_that_landed_as_the_run_was_stopped_counts_as_passed() {
+    let repo = Test::repo();
+    let armed = repo.bin.join("armed");
+    let landed = repo.bin.join("landed");
+    repo.plan(&format!(
+        "task a {{ run = \"touch '{}'; echo a > a.txt\" }}\n",
+        armed.display()
+    ));
+    // A `git` that, once the task has run, holds on after moving the
+    // integration branch, as a slow disk would.
+    let real = String::from_utf8_lossy(
+        &std::process::Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .trim()
+    .to_string();
+    let wrapper = repo.bin.join("wrapped");
+    std::fs::create_dir_all(&wrapper).unwrap();
+    let git = wrapper.join("git");
+    std::fs::write(
+        &git,
+        format!(
+            "#!/bin/sh\n'{real}' \"$@\"; rc=$?\n\
+             case \" $* \" in *' update-ref '*' refs/heads/loop/'*)\n\
+             if [ -e '{armed}' ]; then touch '{landed}'; sleep 30; fi;;\nesac\nexit $rc\n",
+            armed = armed.display(),
+            landed = landed.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        wrapper.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut child = repo.loopc(&["run"]).env("PATH", &path).spawn();
+    assert!(
+        repo.wait_for(10_000, || landed.exists()),
+        "the merge never ran"
+    );
+    unsafe_kill(child.id(), libc::SIGINT);
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(repo.files_at("loop/plan").contains(&"a.txt".to_string()));
+    assert_eq!(repo.status_of("a"), "passed", "{}", repo.spawned_stderr());
+    let stderr = repo.spawned_stderr();
+    assert!(!stderr.contains("failed attempt"), "{stderr}");
+}
