@@ -226,6 +226,17 @@ fn subjects(repo: &Test) -> String {
     repo.git(&["log", "--format=%s", "main..loop/refs"])
 }
 
+/// Commits "my fix on top" on `loop/refs` by hand (from `main`, back to
+/// it); returns the branch's new head.
+fn commit_by_hand(repo: &Test) -> String {
+    repo.git(&["checkout", "-q", "loop/refs"]);
+    repo.write("mine.txt", "precious\n");
+    repo.git(&["add", "mine.txt"]);
+    repo.git(&["commit", "-q", "-m", "my fix on top"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git(&["rev-parse", "loop/refs"])
+}
+
 #[test]
 fn an_agents_own_commits_do_not_block_later_runs() {
     let repo = Test::repo();
@@ -243,12 +254,7 @@ fn an_agents_own_commits_do_not_block_later_runs() {
         assert_eq!(subjects(&repo), "loop(commit): commit\nagent commit");
     }
     // A commit the user adds by hand is still refused, and kept.
-    repo.git(&["checkout", "-q", "loop/refs"]);
-    repo.write("mine.txt", "precious\n");
-    repo.git(&["add", "mine.txt"]);
-    repo.git(&["commit", "-q", "-m", "my fix on top"]);
-    let mine = repo.git(&["rev-parse", "loop/refs"]);
-    repo.git(&["checkout", "-q", "main"]);
+    let mine = commit_by_hand(&repo);
     for args in [&["run"][..], &["run", "--dry-run"][..]] {
         let r = repo.loopc(args).status(2).run();
         assert!(
@@ -274,11 +280,7 @@ fn an_agents_reverted_commit_does_not_block_runs_without_the_cache() {
         assert_eq!(repo.show("loop/refs", "d.txt").as_deref(), Some("d\n"));
     }
     assert!(repo.git(&["for-each-ref", "refs/loopc/cache"]).is_empty());
-    repo.git(&["checkout", "-q", "loop/refs"]);
-    repo.write("mine.txt", "precious\n");
-    repo.git(&["add", "mine.txt"]);
-    repo.git(&["commit", "-q", "-m", "my fix on top"]);
-    repo.git(&["checkout", "-q", "main"]);
+    commit_by_hand(&repo);
     let r = repo.loopc(&["run", "--no-cache"]).status(2).run();
     assert!(
         r.stderr.contains("were not made by loopc") && r.stderr.contains(" my fix on top)"),
