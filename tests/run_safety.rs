@@ -662,6 +662,31 @@ fn a_nested_repository_the_agent_made_fails_the_attempt() {
     );
 }
 
+/// A nested repository with no commit cannot even be staged: the attempt
+/// fails naming it (not an infrastructure failure with git's raw text).
+#[test]
+fn a_nested_repository_without_a_commit_fails_the_attempt_naming_it() {
+    let repo = Test::repo();
+    one_task_plan(
+        &repo,
+        "#!/bin/sh
+cat > /dev/null
+echo y > top.txt
+mkdir sub2 && git -C sub2 init -q
+",
+        1,
+    );
+    let r = repo.loopc(&["run"]).output();
+    assert_eq!(r.status, 1, "{r:?}");
+    assert_eq!(repo.status_of("one"), "failed", "{r:?}");
+    let reason = repo.task("one")["reason"].as_str().unwrap().to_string();
+    assert_eq!(
+        reason,
+        "out of attempts (1 of 1): `sub2` is a git repository with no commit inside the \
+         worktree: git cannot add it"
+    );
+}
+
 // The hostile agents ----------------------------------------------------------
 
 /// One hostile agent: what it does (shell, in its worktree), whether the task

@@ -127,6 +127,8 @@ task a { agent = bot  prompt = "x" }
     // still says running.
     let st = repo.loopc(&["status"]).status(0).run();
     assert!(st.stdout.contains(": killed"), "{st:?}");
+    // The total line says so too, not "run running".
+    assert!(st.stdout.contains("\nrun killed: "), "{st:?}");
     assert!(
         st.stdout
             .contains("the next `loopc run` cleans up after it and resumes"),

@@ -75,7 +75,14 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
             super::ui::display::sanitize(&state.plan_file),
             state.started_at,
             if killed { ": killed" } else { "" },
-            super::ui::summary::table(&state),
+            super::ui::summary::table_as(
+                &state,
+                if killed {
+                    "killed"
+                } else {
+                    state.status.as_str()
+                }
+            ),
             if gone {
                 format!(
                     "the integration branch {} is gone: it was deleted after this run (the next \

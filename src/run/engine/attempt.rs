@@ -534,7 +534,10 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     ) {
         Ok(k) => k,
         Err(_) if stopping(ctx) => return Outcome::Interrupted,
-        Err(e) => return Outcome::Infrastructure(format!("cannot commit: {e}")),
+        Err(e) => match super::gitlinks::uncommitted_nested(&e) {
+            Some((reason, feedback)) => return failed(reason, feedback),
+            None => return Outcome::Infrastructure(format!("cannot commit: {e}")),
+        },
     };
     // The agent may have committed itself, but never below its base: a
     // branch that dropped LOOP_BASE would lose earlier tasks' work when merged.

@@ -66,3 +66,38 @@ pub(super) fn dangling(
     }
     Ok(None)
 }
+
+/// `(reason, feedback)` when `git add -A` failed (its error `error`) on a
+/// git repository the agent made inside the worktree without a commit:
+/// git cannot stage it, and only the agent can say what it meant. `None`
+/// for any other failure.
+pub(super) fn uncommitted_nested(error: &str) -> Option<(String, String)> {
+    const SAYS: &str = "' does not have a commit checked out";
+    let end = error.find(SAYS)?;
+    let start = error[..end].rfind('\'')? + 1;
+    let path = error[start..end].trim_end_matches('/');
+    Some((
+        format!(
+            "`{path}` is a git repository with no commit inside the worktree: git cannot add it"
+        ),
+        format!(
+            "Add its files to the task's repository instead (remove `{path}/.git`), or do not \
+             create a repository inside the worktree."
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_empty_nested_repository_is_named() {
+        let git = "error: 'sub2/' does not have a commit checked out\nfatal: adding files failed";
+        let (reason, _) =
+            super::uncommitted_nested(&format!("`git add -A` failed: {git}")).unwrap();
+        assert_eq!(
+            reason,
+            "`sub2` is a git repository with no commit inside the worktree: git cannot add it"
+        );
+        assert_eq!(super::uncommitted_nested("fatal: something else"), None);
+    }
+}

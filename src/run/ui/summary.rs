@@ -9,6 +9,12 @@ use std::time::Duration;
 
 /// The summary table of `state`, one line per task, then a total line.
 pub fn table(state: &RunState) -> String {
+    table_as(state, state.status.as_str())
+}
+
+/// [`table`] with the run's status in the total line given as `status`
+/// (`killed` for a run whose state says running but whose loopc is gone).
+pub fn table_as(state: &RunState, status: &str) -> String {
     let mut rows: Vec<[String; 5]> = vec![[
         "task".into(),
         "status".into(),
@@ -70,7 +76,7 @@ pub fn table(state: &RunState) -> String {
         .count();
     out.push_str(&format!(
         "run {}: {passed}/{} tasks passed{}, {} agent attempt{}, {}{}, integration branch {} at {}\n",
-        state.status.as_str(),
+        status,
         state.tasks.len(),
         if cached > 0 {
             format!(" ({cached} from the cache)")
