@@ -262,3 +262,92 @@ fn a_users_commit_on_loopcs_own_integration_branch_is_not_dropped() {
         Some("precious\n")
     );
 }
+
+/// An agent that commits in its worktree (`git commit`, then maybe `git
+/// revert --no-commit` of it) and leaves one more file for loopc to commit.
+fn committing_agent(repo: &Test, revert: bool) {
+    let undo = if revert {
+        "git revert --no-commit HEAD\n"
+    } else {
+        ""
+    };
+    repo.script(
+        "commit.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\necho c > c.txt\ngit add c.txt\n\
+             git commit -q -m 'agent commit'\n{undo}echo d > d.txt\n\
+             echo '{{\"status\":\"completed\",\"summary\":\"committed\"}}' > \"$LOOP_HANDOFF\"\n"
+        ),
+    );
+    repo.plan(
+        "loop \"refs\" { }\nbudget { iterations = 5 }\n\
+         agent cm { run = \"sh @BIN@/commit.sh\" }\ntask commit { agent = cm  prompt = \"x\" }\n",
+    );
+}
+
+/// The subjects of the commits on `loop/refs` that are not on `main`.
+fn subjects(repo: &Test) -> String {
+    repo.git(&["log", "--format=%s", "main..loop/refs"])
+}
+
+/// Commits "my fix on top" on `loop/refs` by hand (from `main`, back to
+/// it); returns the branch's new head.
+fn commit_by_hand(repo: &Test) -> String {
+    repo.git(&["checkout", "-q", "loop/refs"]);
+    repo.write("mine.txt", "precious\n");
+    repo.git(&["add", "mine.txt"]);
+    repo.git(&["commit", "-q", "-m", "my fix on top"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git(&["rev-parse", "loop/refs"])
+}
+
+#[test]
+fn an_agents_own_commits_do_not_block_later_runs() {
+    let repo = Test::repo();
+    committing_agent(&repo, false);
+    for _ in 0..3 {
+        repo.loopc(&["run", "-q"]).status(0).run();
+        assert_eq!(subjects(&repo), "loop(commit): commit\nagent commit");
+        assert_eq!(repo.show("loop/refs", "c.txt").as_deref(), Some("c\n"));
+    }
+    // Deleting the branch changes nothing: the replay brings the agent's
+    // commit back, and the runs after it take it for loopc's.
+    repo.loopc(&["clean", "--integration"]).status(0).run();
+    for _ in 0..2 {
+        repo.loopc(&["run", "-q"]).status(0).run();
+        assert_eq!(subjects(&repo), "loop(commit): commit\nagent commit");
+    }
+    // A commit the user adds by hand is still refused, and kept.
+    let mine = commit_by_hand(&repo);
+    for args in [&["run"][..], &["run", "--dry-run"][..]] {
+        let r = repo.loopc(args).status(2).run();
+        assert!(
+            r.stderr.contains(
+                "the integration branch `loop/refs` has 1 commit(s) that are not on the base \
+                 and were not made by loopc (first: "
+            ) && r.stderr.contains(" my fix on top); loopc rebuilds"),
+            "{args:?}: {r:?}"
+        );
+    }
+    assert_eq!(repo.git(&["rev-parse", "loop/refs"]), mine);
+}
+
+#[test]
+fn an_agents_reverted_commit_does_not_block_runs_without_the_cache() {
+    let repo = Test::repo();
+    committing_agent(&repo, true);
+    // No cache entry records the work: the last run's state does.
+    for _ in 0..3 {
+        repo.loopc(&["run", "-q", "--no-cache"]).status(0).run();
+        assert_eq!(subjects(&repo), "loop(commit): commit\nagent commit");
+        assert_eq!(repo.show("loop/refs", "c.txt"), None);
+        assert_eq!(repo.show("loop/refs", "d.txt").as_deref(), Some("d\n"));
+    }
+    assert!(repo.git(&["for-each-ref", "refs/loopc/cache"]).is_empty());
+    commit_by_hand(&repo);
+    let r = repo.loopc(&["run", "--no-cache"]).status(2).run();
+    assert!(
+        r.stderr.contains("were not made by loopc") && r.stderr.contains(" my fix on top)"),
+        "{r:?}"
+    );
+}

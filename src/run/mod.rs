@@ -127,7 +127,10 @@ pub struct Options {
 
 /// Checks that the repository can be used and where the integration branch
 /// starts. Nothing here changes anything; every failure is exit 2.
-fn preflight(git: &Git, plan: &Plan) -> Result<Start, RunError> {
+///
+/// `recorded`: the integration-branch head the last run of this branch left
+/// (state.json), whose history is loopc's like its cache entries'.
+fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Result<Start, RunError> {
     if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
         return Err(RunError::usage(format!(
             "the repository at {} is in the middle of {what}; finish or abort it first",
@@ -164,10 +167,11 @@ fn preflight(git: &Git, plan: &Plan) -> Result<Start, RunError> {
         None => {}
         Some(tip) => {
             // The branch is rebuilt from the base, which must lose nothing
-            // but loopc's own commits (the cache replays them), whether
-            // loopc created it or not: a user may have committed on it
-            // after a run.
-            let foreign = foreign_commits(git, &base_commit, tip).map_err(RunError::usage)?;
+            // but what came through loopc's runs (the cache replays it),
+            // whether loopc created it or not: a user may have committed
+            // on it after a run.
+            let foreign =
+                foreign_commits(git, &base_commit, tip, recorded).map_err(RunError::usage)?;
             if let Some((count, first)) = foreign {
                 return Err(RunError::usage(format!(
                     "the integration branch `{branch}` has {count} commit(s) that are not on \
@@ -251,12 +255,35 @@ fn is_loopc_subject(subject: &str) -> bool {
         })
 }
 
-/// The commits on `tip` that are not on `base` and that loopc did not
-/// make: `None` when there are none, else their number and the first one
-/// (`<short hash> <subject>`).
-fn foreign_commits(git: &Git, base: &str, tip: &str) -> Result<Option<(usize, String)>, String> {
-    let range = format!("{base}..{tip}");
-    let log = git.read(&["log", "--format=%h %s", &range, "--"])?;
+/// The commits on `tip` that are not on `base` and that did not come
+/// through loopc: `None` when there are none, else their number and the
+/// first one (`<short hash> <subject>`). Through loopc means reachable from
+/// one of its cache entries (`refs/loopc/cache/*`: a task's work, the
+/// commits its agent made itself included, and what it was built on) or
+/// from `recorded` (the head the last run of this branch left, for a run
+/// without the cache), or with a subject loopc writes ([`is_loopc_subject`]).
+/// One `git log`, however many entries there are.
+fn foreign_commits(
+    git: &Git,
+    base: &str,
+    tip: &str,
+    recorded: Option<&str>,
+) -> Result<Option<(usize, String)>, String> {
+    let entries = format!("--glob={}", cache::REF_PREFIX.trim_end_matches('/'));
+    // Only an object id: state.json is a file, not an option.
+    let recorded = recorded.filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()));
+    let mut args = vec![
+        "log",
+        "--format=%h %s",
+        "--ignore-missing",
+        tip,
+        "--not",
+        base,
+        &entries,
+    ];
+    args.extend(recorded);
+    args.push("--");
+    let log = git.read(&args)?;
     let foreign: Vec<&str> = log
         .lines()
         .filter(|l| {
@@ -393,17 +420,21 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             .map_err(RunError::usage)?;
         Some((here, repo))
     };
-    let start = preflight(&git, &plan)?;
-    let slug = worktree::slug(&plan.name);
-    let loopc_branches =
-        worktree::check_namespace(&git, &slug, plan.tasks.iter().map(|t| t.name.as_str()))
-            .map_err(RunError::usage)?;
     // The previous run's state: unreadable is refused (the person decides).
     let previous = if layout.state.exists() {
         Some(store::state::load(&layout.state).map_err(RunError::usage)?)
     } else {
         None
     };
+    let recorded = previous
+        .as_ref()
+        .filter(|p| p.integration_branch == plan.settings.branch)
+        .map(|p| p.head_commit.as_str());
+    let start = preflight(&git, &plan, recorded)?;
+    let slug = worktree::slug(&plan.name);
+    let loopc_branches =
+        worktree::check_namespace(&git, &slug, plan.tasks.iter().map(|t| t.name.as_str()))
+            .map_err(RunError::usage)?;
     let brought = worktree_files(&git, &plan)?;
     // Attempts start from a commit: say so when files the plan reads have
     // uncommitted changes (a warning; the run goes on).
