@@ -161,6 +161,29 @@ impl Test {
         p.to_string_lossy().into_owned()
     }
 
+    /// A `git` that stands in front of the real one: `script` gets the real
+    /// git's path and returns the wrapper's shell script, written to
+    /// `<bin>/wrapped/git`. Returns a `PATH` with it first, for
+    /// the run's `env`.
+    pub fn git_wrapper(&self, script: impl FnOnce(&str) -> String) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let out = Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .expect("sh");
+        let real = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let dir = self.bin.join("wrapped");
+        std::fs::create_dir_all(&dir).expect("wrapper directory");
+        let git = dir.join("git");
+        std::fs::write(&git, script(&real)).expect("write the git wrapper");
+        std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        format!(
+            "{}:{}",
+            dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+
     /// A `sleep` whose command line carries `marker` (a symlink in the
     /// scripts directory), so a test can look for its process; its path.
     pub fn marked_sleep(&self, marker: &str) -> String {

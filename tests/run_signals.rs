@@ -311,36 +311,15 @@ fn a_merge_that_landed_as_the_run_was_stopped_counts_as_passed() {
     ));
     // A `git` that, once the task has run, holds on after moving the
     // integration branch, as a slow disk would.
-    let real = String::from_utf8_lossy(
-        &std::process::Command::new("sh")
-            .args(["-c", "command -v git"])
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .trim()
-    .to_string();
-    let wrapper = repo.bin.join("wrapped");
-    std::fs::create_dir_all(&wrapper).unwrap();
-    let git = wrapper.join("git");
-    std::fs::write(
-        &git,
+    let path = repo.git_wrapper(|real| {
         format!(
             "#!/bin/sh\n'{real}' \"$@\"; rc=$?\n\
              case \" $* \" in *' update-ref '*' refs/heads/loop/'*)\n\
              if [ -e '{armed}' ]; then touch '{landed}'; sleep 30; fi;;\nesac\nexit $rc\n",
             armed = armed.display(),
             landed = landed.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        wrapper.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+        )
+    });
     let mut child = repo.loopc(&["run"]).env("PATH", &path).spawn();
     assert!(
         repo.wait_for(10_000, || landed.exists()),

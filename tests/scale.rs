@@ -206,31 +206,13 @@ fn git_processes_per_task_are_few() {
         ));
     }
     test.plan(&plan);
-    let real = String::from_utf8_lossy(
-        &Command::new("sh")
-            .args(["-c", "command -v git"])
-            .output()
-            .expect("sh")
-            .stdout,
-    )
-    .trim()
-    .to_string();
     let log = test.bin.join("git-calls.log");
-    let wrapper = test.bin.join("wrapped");
-    std::fs::create_dir_all(&wrapper).expect("wrapper directory");
-    let script = format!(
-        "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{real}' \"$@\"\n",
-        log.display()
-    );
-    let git = wrapper.join("git");
-    std::fs::write(&git, script).expect("write the git wrapper");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let path = format!(
-        "{}:{}",
-        wrapper.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = test.git_wrapper(|real| {
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{real}' \"$@\"\n",
+            log.display()
+        )
+    });
     test.loopc(&["run", "--no-cache", "plan.loop"])
         .env("PATH", &path)
         .run();

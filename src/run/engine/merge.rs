@@ -256,15 +256,8 @@ pub fn integrate(
                 "{} moved while loopc was running; it must only be changed by loopc during a run",
                 ctx.integration_ref
             )),
-            Err(e) => unconfirmed_update(
-                ctx,
-                e,
-                Merge::Advanced {
-                    commit: commit.to_string(),
-                    how: "fast_forward",
-                    tree: None,
-                },
-            ),
+            Err(_) if stopping(ctx) => Merge::Stopped,
+            Err(e) => Merge::Error(e),
         };
     }
     ctx.events.emit(Event::Phase {
@@ -319,42 +312,11 @@ pub fn integrate(
                 "{} moved while loopc was running; it must only be changed by loopc during a run",
                 ctx.integration_ref
             )),
-            Err(e) => unconfirmed_update(
-                ctx,
-                e,
-                Merge::Advanced {
-                    commit: merged,
-                    how: "merge",
-                    tree: Some(tree),
-                },
-            ),
+            Err(_) if stopping(ctx) => Merge::Stopped,
+            Err(e) => Merge::Error(e),
         },
         Verdict::Stopped => Merge::Stopped,
         other => Merge::Rejected(other),
-    }
-}
-
-/// An `update-ref` of the integration branch to `advanced`'s commit that
-/// did not say it succeeded. Stopped by a Ctrl-C as it ran, git may have
-/// moved the branch already, so the branch is read again: moved, the merge
-/// happened (`advanced`); else the attempt was stopped when the run is
-/// stopping (interrupted, not failed), and `error` otherwise.
-fn unconfirmed_update(ctx: &RunCtx, error: String, advanced: Merge) -> Merge {
-    if let Merge::Advanced { commit, .. } = &advanced
-        && ctx
-            .git
-            .commit_of(&ctx.integration_ref)
-            .ok()
-            .flatten()
-            .as_deref()
-            == Some(commit)
-    {
-        return advanced;
-    }
-    if stopping(ctx) {
-        Merge::Stopped
-    } else {
-        Merge::Error(error)
     }
 }
 

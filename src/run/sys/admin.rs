@@ -199,6 +199,17 @@ mod tests {
     use super::head_of;
     use crate::run::sys::git::Git;
 
+    /// A repository `<dir>/repo` with one commit on `main`; its path.
+    fn repo_with_a_commit(dir: &std::path::Path) -> std::path::PathBuf {
+        let root = dir.join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        run_git(&root, &["init", "-q", "-b", "main"]);
+        let identity = ["-c", "user.name=n", "-c", "user.email=n@e"];
+        let commit = ["commit", "-q", "--allow-empty", "-m", "i"];
+        run_git(&root, &[&identity[..], &commit[..]].concat());
+        root
+    }
+
     /// Runs git in `root`; the test fails if it does.
     fn run_git(root: &std::path::Path, args: &[&str]) {
         let ok = std::process::Command::new("git")
@@ -214,21 +225,8 @@ mod tests {
     #[test]
     fn half_written_entries_are_left_out() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("repo");
+        let root = repo_with_a_commit(dir.path());
         let git = |args: &[&str]| run_git(&root, args);
-        std::fs::create_dir_all(&root).unwrap();
-        git(&["init", "-q", "-b", "main"]);
-        git(&[
-            "-c",
-            "user.name=n",
-            "-c",
-            "user.email=n@e",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "i",
-        ]);
         git(&["worktree", "add", "-q", "--detach", "../wt"]);
         let half = root.join(".git/worktrees/half");
         std::fs::create_dir_all(&half).unwrap();
@@ -247,21 +245,8 @@ mod tests {
     #[test]
     fn own_worktrees_are_left_out_and_remembered() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("repo");
+        let root = repo_with_a_commit(dir.path());
         let git = |args: &[&str]| run_git(&root, args);
-        std::fs::create_dir_all(&root).unwrap();
-        git(&["init", "-q", "-b", "main"]);
-        git(&[
-            "-c",
-            "user.name=n",
-            "-c",
-            "user.email=n@e",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "i",
-        ]);
         let own = dir.path().join("own");
         git(&["worktree", "add", "-q", "--detach", "../own/wt1"]);
         git(&["worktree", "add", "-q", "-b", "u", "../user"]);

@@ -430,28 +430,33 @@ impl Git {
 
     /// Moves `refname` to `new` only if it currently points at `old`
     /// (`None`: only if it does not exist). Returns false when the ref had
-    /// moved (compare-and-swap lost).
+    /// moved (compare-and-swap lost). A git stopped or killed as it ran
+    /// (Ctrl-C) may have moved the ref already: then it is read again, and
+    /// a ref at `new` is a success.
     pub fn update_ref(&self, refname: &str, new: &str, old: Option<&str>) -> Result<bool, String> {
         let zero = "0000000000000000000000000000000000000000";
-        let out = self.try_run_in(
-            &self.root,
-            &[
-                "update-ref",
-                "-m",
-                "loopc",
-                refname,
-                new,
-                old.unwrap_or(zero),
-            ],
-        )?;
+        let args = [
+            "update-ref",
+            "-m",
+            "loopc",
+            refname,
+            new,
+            old.unwrap_or(zero),
+        ];
+        let landed = || self.commit_of(refname).ok().flatten().as_deref() == Some(new);
+        let out = match self.try_run_in(&self.root, &args) {
+            Ok(out) => out,
+            Err(_) if landed() => return Ok(true),
+            Err(e) => return Err(e),
+        };
         if out.code == 0 {
             return Ok(true);
         }
-        let current = self.commit_of(refname)?;
-        if current.as_deref() != old {
-            return Ok(false);
+        match self.commit_of(refname)?.as_deref() {
+            Some(current) if current == new => Ok(true),
+            current if current != old => Ok(false),
+            _ => Err(format!("cannot move {refname}: {}", why(&out))),
         }
-        Err(format!("cannot move {refname}: {}", why(&out)))
     }
 
     /// Deletes `refname` if it exists (`git update-ref -d` succeeds on a
