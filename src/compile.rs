@@ -318,13 +318,29 @@ fn compile_loop(
     } else {
         0
     };
-    let (ast, diagnostics) = match previous {
-        Some(p) => syntax::reparse(&p.source, p.items, &source),
-        None => syntax::parse(&source),
+    let origin = Origin::file(name);
+    let (ast, mut diagnostics, plan, model, tasks, clean) = match (previous, want.goal) {
+        // Only the diagnostics: the tree is checked as it is parsed and
+        // dropped run by run; it is never whole.
+        (None, Goal::Diagnostics) => {
+            let mut checker = check::Checker::new(check::Detail::Diagnostics, task_hint(&source));
+            let diagnostics = syntax::parse_each(&source, &mut |items| checker.items(&items));
+            let clean = diagnostics.is_empty();
+            let (model, more) = checker.finish(&origin);
+            let (diagnostics, plan, model, tasks) =
+                after_check(model, diagnostics, more, &origin, want);
+            (ast::File::default(), diagnostics, plan, model, tasks, clean)
+        }
+        (previous, _) => {
+            let (ast, diagnostics) = match previous {
+                Some(p) => syntax::reparse(&p.source, p.items, &source),
+                None => syntax::parse(&source),
+            };
+            let clean = diagnostics.is_empty();
+            let (ast, diagnostics, plan, model, tasks) = analyse(ast, diagnostics, &origin, want);
+            (ast, diagnostics, plan, model, tasks, clean)
+        }
     };
-    let clean = diagnostics.is_empty();
-    let (ast, mut diagnostics, plan, model, tasks) =
-        analyse(ast, diagnostics, &Origin::file(name), want);
     // The encoding comes first: it may explain every other diagnostic.
     // Offsets count from after a byte-order mark, as the parser's do.
     if let Some(d) = encoding_error(invalid_at.map(|at| at.saturating_sub(bom)), PLAN_ENCODING) {
@@ -352,7 +368,7 @@ fn compile_loop(
 /// tasks the items define.
 fn analyse(
     ast: ast::File,
-    mut diagnostics: Vec<Diagnostic>,
+    diagnostics: Vec<Diagnostic>,
     origin: &Origin,
     want: Want,
 ) -> (
@@ -362,10 +378,7 @@ fn analyse(
     Option<Model>,
     usize,
 ) {
-    let keep_model = want.model;
-    let (mut model, more) = check::check(&ast, origin);
-    diagnostics.extend(more);
-    let tasks = model.tasks.len();
+    let (model, more) = check::check(&ast, origin);
     // Nothing after the checker reads the tree: when no one else will
     // either, it is freed while the graph is built (the model shares its
     // long strings; the rest is a third of a large plan's memory, and
@@ -377,6 +390,25 @@ fn analyse(
         }
         Goal::Plan => ast,
     };
+    let (diagnostics, plan, model, tasks) = after_check(model, diagnostics, more, origin, want);
+    (ast, diagnostics, plan, model, tasks)
+}
+
+/// What follows the checker: the graph's diagnostics and, with no error and
+/// for [`Goal::Plan`], the plan. Adds the checker's diagnostics (`more`) and
+/// the graph's to the front end's (`diagnostics`) and sorts them; returns
+/// them, the plan, with `want.model` the checked model, and how many tasks
+/// the items define.
+fn after_check(
+    mut model: Model,
+    mut diagnostics: Vec<Diagnostic>,
+    more: Vec<Diagnostic>,
+    origin: &Origin,
+    want: Want,
+) -> (Vec<Diagnostic>, Option<Plan>, Option<Model>, usize) {
+    let keep_model = want.model;
+    diagnostics.extend(more);
+    let tasks = model.tasks.len();
     // With an error already, the plan would be discarded: only the
     // graph's diagnostics are computed, not the keys, and the model is
     // kept as it is; so for a caller that wants only the diagnostics.
@@ -399,7 +431,15 @@ fn analyse(
     };
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
-    (ast, diagnostics, plan, kept, tasks)
+    (diagnostics, plan, kept, tasks)
+}
+
+/// About how many tasks `source` defines: its lines that start with
+/// `task` (a guess for the checker's room; a block string can hold such
+/// lines, and a task need not start its line).
+fn task_hint(source: &str) -> usize {
+    let lines = memchr::memmem::find_iter(source.as_bytes(), b"\ntask ").count();
+    lines + usize::from(source.starts_with("task "))
 }
 
 /// Frees `value` on a thread of its own, detached, so that the caller goes

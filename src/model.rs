@@ -10,6 +10,7 @@
 use crate::ast::TaskName;
 use crate::span::Span;
 use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,6 +44,84 @@ pub struct Model {
     pub executors: Vec<ExecutorDef>,
     /// Tasks in source order, first definition of each name only.
     pub tasks: Vec<TaskDef>,
+    /// `tasks` by name, built by the checker as it reads them; whoever
+    /// changes `tasks` keeps it in step.
+    pub task_index: TaskIndex,
+    /// For each of `tasks`, the positions in `tasks` of its dependencies
+    /// that name a task, with the span of each reference, in source order:
+    /// resolved once, by the checker's reference checks, for the plan's
+    /// graph.
+    pub dependency_positions: Vec<Vec<(usize, Span)>>,
+}
+
+/// Tasks by name: the position in [`Model::tasks`] of each name's (first)
+/// definition.
+///
+/// One table of 4-byte positions hashed by the tasks' own names, built once
+/// by the checker (which needs it for E0004) and read by the reference
+/// checks and the plan's graph: a large plan hashes its names once and
+/// holds no second copy of them.
+#[derive(Clone, Default)]
+pub struct TaskIndex {
+    table: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl TaskIndex {
+    /// An empty index with room for `tasks` names.
+    pub fn with_capacity(tasks: usize) -> TaskIndex {
+        TaskIndex {
+            table: hashbrown::HashTable::with_capacity(tasks),
+            hasher: foldhash::fast::RandomState::default(),
+        }
+    }
+
+    /// The position in `tasks` of the task called `name`.
+    pub fn get(&self, tasks: &[TaskDef], name: &str) -> Option<usize> {
+        self.find(tasks, name, self.hash(name))
+    }
+
+    /// `name`'s hash, for [`TaskIndex::find`] and [`TaskIndex::insert_new`].
+    pub fn hash(&self, name: &str) -> u64 {
+        self.hasher.hash_one(name)
+    }
+
+    /// [`TaskIndex::get`] with `name`'s [`TaskIndex::hash`] computed.
+    pub fn find(&self, tasks: &[TaskDef], name: &str, hash: u64) -> Option<usize> {
+        let found = self
+            .table
+            .find(hash, |&i| tasks[i as usize].name.text == name)?;
+        Some(*found as usize)
+    }
+
+    /// Records the last of `tasks`, whose name hashes to `hash` and which
+    /// [`TaskIndex::find`] did not find.
+    pub fn insert_new(&mut self, tasks: &[TaskDef], hash: u64) {
+        let Some(last) = tasks.len().checked_sub(1) else {
+            return;
+        };
+        let hasher = &self.hasher;
+        // Positions fit in u32: four billion tasks would not fit in memory.
+        self.table.insert_unique(hash, last as u32, |&i| {
+            hasher.hash_one(tasks[i as usize].name.text.as_str())
+        });
+    }
+
+    /// How many names are recorded.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether no name is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+}
+
+impl std::fmt::Debug for TaskIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TaskIndex({} names)", self.table.len())
+    }
 }
 
 /// The `loop` item.

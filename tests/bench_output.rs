@@ -13,7 +13,12 @@ use crate::harness::Test;
 /// dependency, a bad escape, a duplicate field, a misspelled field, a
 /// wrong type, a cycle.
 fn broken_plan() -> String {
-    let mut plan = gen_plan::generate(300).plan;
+    break_plan(gen_plan::generate(300).plan)
+}
+
+/// `plan` (the generator's, of at least 200 tasks) with the mistakes of
+/// [`broken_plan`].
+fn break_plan(mut plan: String) -> String {
     // `task t40 "…" {` (no dependencies) becomes `task t40 "…": t999 {`.
     let header = plan.find("\ntask t40 \"").expect("t40");
     let brace = header + plan[header..].find(" {\n").expect("its block");
@@ -80,7 +85,37 @@ fn check_without_the_plan_reports_what_the_plan_build_reports() {
     let mut clean = gen_plan::generate(300).plan;
     // W0002 (t2 depends on t1, which depends on t0) and W0001.
     clean.push_str("\ntask extra: t0 t2 { run = \"true\" }\ngate unused = \"true\"\n");
-    for (plan, status) in [(clean, 0), (broken_plan(), 1)] {
+    same_diagnostics(&[(clean, 0), (broken_plan(), 1)]);
+}
+
+/// As above on plans of more than a megabyte, which `check` parses in
+/// chunks and checks chunk by chunk, never holding the whole tree: clean,
+/// with mistakes early and late, and with lines that look like items
+/// inside block strings (a chunk boundary falls there, and parsing goes on
+/// sequentially from it).
+#[test]
+fn check_of_a_large_plan_reports_what_the_plan_build_reports() {
+    let generated = gen_plan::generate(3_000).plan;
+    assert!(generated.len() > 1 << 20);
+    let mut clean = generated.clone();
+    clean.push_str("\ntask extra: t0 t2 { run = \"true\" }\ngate unused = \"true\"\n");
+    let mut late = break_plan(generated.clone());
+    late = late.replacen("  run    = \"make generate-2999\"", "  rnu = \"x\"", 1);
+    late.push_str("\ntask t2998 { run = \"again\" }\ntask late: t9999 { run = \"true\" }\n");
+    let mut tricky = clean.replace(
+        "\n      \"\"\"\n",
+        "\ntask fake { not an item }\n      \"\"\"\n",
+    );
+    assert_ne!(tricky, clean);
+    tricky.push_str("task t17 { run = \"twice\" }\n");
+    same_diagnostics(&[(clean, 0), (late, 1), (tricky, 1)]);
+}
+
+/// `check`'s human and JSON output on each plan, against what a
+/// compilation that builds the plan reports; the status is `check`'s.
+fn same_diagnostics(plans: &[(String, i32)]) {
+    for (plan, status) in plans {
+        let (plan, status) = (plan.clone(), *status);
         let t = Test::new().file("bench.loop", plan.clone());
         let full = loopc::compile::compile("bench.loop", &plan);
         assert_eq!(full.plan.is_some(), status == 0);
@@ -103,7 +138,7 @@ fn check_without_the_plan_reports_what_the_plan_build_reports() {
             let warnings = full.diagnostics.len();
             assert_eq!(
                 &human.stderr[rendered.len()..],
-                format!("ok: 301 tasks, {warnings} warnings\n")
+                format!("ok: {} tasks, {warnings} warnings\n", full.tasks)
             );
         }
     }

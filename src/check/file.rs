@@ -5,62 +5,77 @@
 
 use super::Checker;
 use super::names::{Suggester, task_name_problem};
-use crate::ast::{self, Item, TaskName};
+use crate::ast::{self, Item};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{OutputFormat, Ref, Work};
 use crate::origin::{DEFAULTS_FILE, Origin};
 use crate::span::Span;
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use foldhash::{HashMap, HashSet, HashSetExt};
 
 impl Checker {
-    pub(super) fn items<'a>(&mut self, file: &'a ast::File) {
-        let mut first_loop: Option<Span> = None;
-        let mut first_budget: Option<Span> = None;
-        let mut first_defaults: Option<Span> = None;
-        let mut agent_spans: HashMap<&'a str, Span> = HashMap::new();
-        let mut gate_spans: HashMap<&'a str, Span> = HashMap::new();
-        let mut executor_spans: HashMap<&'a str, Span> = HashMap::new();
-        // The model's task array and the names' map, allocated once at their size.
-        let tasks = file
-            .items
-            .iter()
-            .filter(|i| matches!(i, Item::Task(_)))
-            .count();
-        self.model.tasks.reserve_exact(tasks);
-        let mut task_spans: HashMap<&'a str, Span> = HashMap::with_capacity(tasks);
-        for item in &file.items {
+    /// Checks `items`, the next items of the file in source order, into
+    /// the model.
+    pub fn items(&mut self, items: &[Item]) {
+        for item in items {
+            self.seen.first_item.get_or_insert(item.span().start);
             match item {
                 Item::Loop(l) => {
-                    if self.single("loop", l.block.keyword, &mut first_loop) {
+                    if single(
+                        &mut self.diagnostics,
+                        "loop",
+                        l.block.keyword,
+                        &mut self.seen.first_loop,
+                    ) {
                         self.loop_item(l);
                     }
                 }
                 Item::Budget(b) => {
-                    if self.single("budget", b.keyword, &mut first_budget) {
+                    if single(
+                        &mut self.diagnostics,
+                        "budget",
+                        b.keyword,
+                        &mut self.seen.first_budget,
+                    ) {
                         self.budget(b);
                     }
                 }
                 Item::Defaults(b) => {
-                    if self.single("defaults", b.keyword, &mut first_defaults) {
+                    if single(
+                        &mut self.diagnostics,
+                        "defaults",
+                        b.keyword,
+                        &mut self.seen.first_defaults,
+                    ) {
                         self.defaults(b);
                     }
                 }
                 Item::Agent(a) => {
-                    if self.unique("agent", &a.name.text, a.name.span, &mut agent_spans) {
+                    if unique(
+                        &mut self.diagnostics,
+                        "agent",
+                        &a.name,
+                        &mut self.seen.agents,
+                    ) {
                         self.agent(a);
                     }
                 }
                 Item::Executor(e) => {
-                    if self.unique("executor", &e.name.text, e.name.span, &mut executor_spans) {
+                    if unique(
+                        &mut self.diagnostics,
+                        "executor",
+                        &e.name,
+                        &mut self.seen.executors,
+                    ) {
                         self.executor(e);
                     }
                 }
                 Item::Gate(g) => {
-                    if self.unique("gate", &g.name.text, g.name.span, &mut gate_spans) {
+                    if unique(&mut self.diagnostics, "gate", &g.name, &mut self.seen.gates) {
                         self.gate(g);
                     }
                 }
                 Item::Task(t) => {
+                    self.seen.any_task = true;
                     if let Some(why) = task_name_problem(&t.name.text) {
                         // Bare ids starting with a digit were reported by the parser.
                         if t.name.quoted || !t.name.text.starts_with(|c: char| c.is_ascii_digit()) {
@@ -72,11 +87,20 @@ impl Checker {
                             ).with_note("a task name becomes a git branch and a directory name: it must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,63} and contain no `..`"));
                         }
                     }
-                    if self.unique("task", &t.name.text, t.name.span, &mut task_spans) {
-                        self.task(t);
+                    let (tasks, index) = (&self.model.tasks, &self.model.task_index);
+                    let hash = index.hash(&t.name.text);
+                    match index.find(tasks, &t.name.text, hash) {
+                        Some(first) => {
+                            let first = tasks[first].name.span;
+                            self.push(defined_twice("task", &t.name.text, t.name.span, first));
+                        }
+                        None => {
+                            self.task(t);
+                            self.model.task_index.insert_new(&self.model.tasks, hash);
+                        }
                     }
                 }
-                Item::Error(_) => {}
+                Item::Error(_) => self.seen.unreadable = true,
             }
         }
     }
@@ -165,173 +189,122 @@ impl Checker {
         }
     }
 
-    /// Reports a second `loop`/`budget`/`defaults`; true for the first one.
-    pub(super) fn single(&mut self, what: &str, keyword: Span, first: &mut Option<Span>) -> bool {
-        match first {
-            Some(prev) => {
-                self.push(
-                    Diagnostic::new(
-                        Code::E0004,
-                        format!("a plan has at most one `{what}` block"),
-                        keyword,
-                        format!("second `{what}` block"),
-                    )
-                    .with_label(*prev, format!("first `{what}` block here"))
-                    .with_note(format!("merge the fields into the first `{what}` block")),
-                );
-                false
-            }
-            None => {
-                *first = Some(keyword);
-                true
-            }
-        }
-    }
-
-    /// Reports a second definition of `name`; true for the first one.
-    pub(super) fn unique<'a>(
-        &mut self,
-        what: &str,
-        name: &'a str,
-        span: Span,
-        seen: &mut HashMap<&'a str, Span>,
-    ) -> bool {
-        if let Some(prev) = seen.get(name) {
-            self.push(
-                Diagnostic::new(
-                    Code::E0004,
-                    format!("{what} `{name}` is defined twice"),
-                    span,
-                    format!("second definition of `{name}`"),
-                )
-                .with_label(*prev, "first defined here")
-                .with_note(format!("rename one of them; {what} names must be unique")),
-            );
-            return false;
-        }
-        seen.insert(name, span);
-        true
-    }
-
     /// E0005, E0013, W0001, W0003, W0004: everything that needs all definitions.
-    pub(super) fn references(&mut self, file: &ast::File, origin: &Origin) {
-        let agent_names: Vec<String> = self
-            .model
-            .agents
+    pub(super) fn references(&mut self, origin: &Origin) {
+        // The model is read and the diagnostics written at once: nothing of
+        // the model is copied (a large plan has a reference or two a task).
+        let m = &self.model;
+        let diagnostics = &mut self.diagnostics;
+        let agent_names: Vec<&str> = m.agents.iter().map(|a| a.name.name.as_str()).collect();
+        let first_agent = agent_names.first().map(|a| a.to_string());
+        let gate_names: Vec<&str> = m.gates.iter().map(|g| g.name.name.as_str()).collect();
+        let executor_names: Vec<&str> = m.executors.iter().map(|e| e.name.name.as_str()).collect();
+        let agent_refs = m
+            .defaults
+            .agent
             .iter()
-            .map(|a| a.name.name.clone())
-            .collect();
-        let gate_names: Vec<String> = self
-            .model
+            .chain(&m.defaults.resolver)
+            .chain(&m.settings.resolver)
+            .chain(m.gates.iter().filter_map(|g| g.agent_ref.as_ref()))
+            .chain(
+                m.tasks
+                    .iter()
+                    .flat_map(|t| t.agent.iter().chain(&t.resolver)),
+            );
+        // An agent's fallback: never suggest the agent itself (a cycle).
+        let fallbacks = m.agents.iter().filter_map(|a| {
+            let r = a.fallback.as_ref()?;
+            Some((r, Some(a.name.name.as_str())))
+        });
+        let agent_refs = agent_refs.map(|r| (r, None)).chain(fallbacks);
+        let used_agents = resolve_refs(diagnostics, "agent", agent_refs, agent_names);
+        let gate_refs = m
+            .defaults
             .gates
             .iter()
-            .map(|g| g.name.name.clone())
-            .collect();
-        let task_names: Vec<String> = self
-            .model
-            .tasks
+            .flatten()
+            .chain(m.tasks.iter().flat_map(|t| t.gates.iter().flatten()));
+        let used_gates = resolve_refs(
+            diagnostics,
+            "gate",
+            gate_refs.map(|r| (r, None)),
+            gate_names,
+        );
+        let executor_refs = m
+            .settings
+            .executor
             .iter()
-            .map(|t| t.name.text.clone())
-            .collect();
-        let mut used_agents: Vec<String> = Vec::new();
-        let mut used_gates: Vec<String> = Vec::new();
-
-        let mut agent_refs: Vec<Ref> = Vec::new();
-        let mut gate_refs: Vec<Ref> = Vec::new();
-        agent_refs.extend(self.model.defaults.agent.clone());
-        agent_refs.extend(self.model.defaults.resolver.clone());
-        agent_refs.extend(self.model.settings.resolver.clone());
-        gate_refs.extend(self.model.defaults.gates.clone().unwrap_or_default());
-        for g in &self.model.gates {
-            agent_refs.extend(g.agent_ref.clone());
-        }
-        // An agent's fallback: never suggest the agent itself (a cycle).
-        let fallbacks: Vec<(Ref, String)> = self
-            .model
-            .agents
-            .iter()
-            .filter_map(|a| Some((a.fallback.clone()?, a.name.name.clone())))
-            .collect();
-        for t in &self.model.tasks {
-            agent_refs.extend(t.agent.clone());
-            agent_refs.extend(t.resolver.clone());
-            gate_refs.extend(t.gates.clone().unwrap_or_default());
-        }
-        let mut agents = Known::new(&agent_names);
-        let mut gates = Known::new(&gate_names);
-        for r in agent_refs {
-            if !agents.set.contains(r.name.as_str()) {
-                self.unknown("agent", &r.name, r.span, &mut agents, None);
-            }
-            used_agents.push(r.name);
-        }
-        for (r, owner) in fallbacks {
-            if !agents.set.contains(r.name.as_str()) {
-                self.unknown("agent", &r.name, r.span, &mut agents, Some(&owner));
-            }
-            used_agents.push(r.name);
-        }
-        for r in gate_refs {
-            if !gates.set.contains(r.name.as_str()) {
-                self.unknown("gate", &r.name, r.span, &mut gates, None);
-            }
-            used_gates.push(r.name);
-        }
-        let executor_names: Vec<String> = self
-            .model
-            .executors
-            .iter()
-            .map(|e| e.name.name.clone())
-            .collect();
-        let mut executor_refs: Vec<Ref> = Vec::new();
-        executor_refs.extend(self.model.settings.executor.clone());
-        executor_refs.extend(self.model.defaults.executor.clone());
-        executor_refs.extend(self.model.agents.iter().filter_map(|a| a.executor.clone()));
-        executor_refs.extend(self.model.gates.iter().filter_map(|g| g.executor.clone()));
-        let mut executors = Known::new(&executor_names);
-        let mut used_executors: HashSet<String> = HashSet::new();
-        for r in executor_refs {
-            if !executors.set.contains(r.name.as_str()) {
-                self.unknown("executor", &r.name, r.span, &mut executors, None);
-            }
-            used_executors.insert(r.name);
-        }
-        let mut tasks = Known::new(&task_names);
-        // Only the dependencies that name no task are copied out.
-        let deps: Vec<(String, TaskName)> = self
-            .model
-            .tasks
-            .iter()
-            .flat_map(|t| {
-                t.dependencies
-                    .iter()
-                    .filter(|d| !tasks.set.contains(d.text.as_str()))
-                    .map(|d| (t.name.text.clone(), d.clone()))
-            })
-            .collect();
-        for (owner, d) in deps {
-            if tasks.set.contains(d.text.as_str()) {
-                continue;
-            }
-            if let Some(why) = task_name_problem(&d.text) {
-                // Bare ids starting with a digit were reported by the parser.
-                if d.quoted || !d.text.starts_with(|c: char| c.is_ascii_digit()) {
-                    self.push(Diagnostic::new(
-                        Code::E0011,
-                        format!(
-                            "invalid task name `{}` in the dependencies of `{owner}`",
-                            d.text
-                        ),
-                        d.span,
-                        why,
-                    ));
+            .chain(&m.defaults.executor)
+            .chain(m.agents.iter().filter_map(|a| a.executor.as_ref()))
+            .chain(m.gates.iter().filter_map(|g| g.executor.as_ref()));
+        let executor_refs = executor_refs.map(|r| (r, None));
+        let used_executors = resolve_refs(diagnostics, "executor", executor_refs, executor_names);
+        // Dependencies are looked up in the model's index; the names are
+        // listed for suggestions only when one names no task.
+        let mut tasks: Option<Known<'_>> = None;
+        let mut positions = Vec::with_capacity(m.tasks.len());
+        for t in &m.tasks {
+            let mut found = Vec::new();
+            for d in &t.dependencies {
+                if let Some(j) = m.task_index.get(&m.tasks, &d.text) {
+                    if found.is_empty() {
+                        found.reserve_exact(t.dependencies.len());
+                    }
+                    found.push((j, d.span));
+                    continue;
                 }
-                continue;
+                if let Some(why) = task_name_problem(&d.text) {
+                    // Bare ids starting with a digit were reported by the parser.
+                    if d.quoted || !d.text.starts_with(|c: char| c.is_ascii_digit()) {
+                        diagnostics.push(Diagnostic::new(
+                            Code::E0011,
+                            format!(
+                                "invalid task name `{}` in the dependencies of `{}`",
+                                d.text, t.name.text
+                            ),
+                            d.span,
+                            why,
+                        ));
+                    }
+                    continue;
+                }
+                let known = tasks.get_or_insert_with(|| {
+                    Known::new(m.tasks.iter().map(|t| t.name.text.as_str()).collect())
+                });
+                // Never suggest that a task depend on itself.
+                let owner = Some(t.name.text.as_str());
+                unknown(diagnostics, "task", &d.text, d.span, known, owner);
             }
-            // Never suggest that a task depend on itself.
-            self.unknown("task", &d.text, d.span, &mut tasks, Some(&owner));
+            positions.push(found);
         }
+        // W0001: unused agents, gates and executors. A file with an
+        // unreadable item may use them there, and a plan whose tasks write
+        // plan fragments (`expands`) may use them in those, so the warning
+        // would be a guess.
+        let unreadable = self.seen.unreadable || m.tasks.iter().any(|t| t.expands.is_some());
+        let unused: Vec<(String, Span, &str)> = if unreadable {
+            Vec::new()
+        } else {
+            m.agents
+                .iter()
+                .filter(|a| !used_agents.contains(a.name.name.as_str()))
+                .map(|a| (a.name.name.clone(), a.name.span, "agent"))
+                .chain(
+                    m.gates
+                        .iter()
+                        .filter(|g| !used_gates.contains(g.name.name.as_str()))
+                        .map(|g| (g.name.name.clone(), g.name.span, "gate")),
+                )
+                .chain(
+                    m.executors
+                        .iter()
+                        .filter(|e| !used_executors.contains(e.name.name.as_str()))
+                        .map(|e| (e.name.name.clone(), e.name.span, "executor")),
+                )
+                .collect()
+        };
 
+        self.model.dependency_positions = positions;
         self.fallback_cycles();
 
         // E0013: agent tasks need an agent.
@@ -350,7 +323,7 @@ impl Checker {
                 span,
                 "no `agent` field and no `defaults.agent`",
             );
-            d = match (origin, agent_names.first()) {
+            d = match (origin, &first_agent) {
                 (Origin::Specs { defaults: false, .. }, _) => d.with_note(format!(
                     "REEL specs take their agent from a `{DEFAULTS_FILE}` beside them or from `--defaults FILE.loop`, e.g. `agent claude {{ run = \"claude -p\" }}  defaults {{ agent = claude }}`"
                 )),
@@ -360,33 +333,8 @@ impl Checker {
             self.push(d);
         }
 
-        // W0001: unused agents and gates. A file with an unreadable item may
-        // use them there, and a plan whose tasks write plan fragments
-        // (`expands`) may use them in those, so the warning would be a guess.
-        let unreadable = file.items.iter().any(|i| matches!(i, Item::Error(_)))
-            || self.model.tasks.iter().any(|t| t.expands.is_some());
-        let unused: Vec<(String, Span, &str)> = self
-            .model
-            .agents
-            .iter()
-            .filter(|a| !used_agents.contains(&a.name.name))
-            .map(|a| (a.name.name.clone(), a.name.span, "agent"))
-            .chain(
-                self.model
-                    .gates
-                    .iter()
-                    .filter(|g| !used_gates.contains(&g.name.name))
-                    .map(|g| (g.name.name.clone(), g.name.span, "gate")),
-            )
-            .chain(
-                self.model
-                    .executors
-                    .iter()
-                    .filter(|e| !used_executors.contains(&e.name.name))
-                    .map(|e| (e.name.name.clone(), e.name.span, "executor")),
-            )
-            .collect();
-        for (name, span, what) in unused.into_iter().filter(|_| !unreadable) {
+        // W0001, computed above.
+        for (name, span, what) in unused {
             let hint = if what == "agent" {
                 format!("use it with `agent = {name}` in a task or in `defaults`, or remove it")
             } else if what == "executor" {
@@ -507,15 +455,8 @@ impl Checker {
 
         // W0004: no tasks.
         // A file whose items could not all be parsed may well declare tasks.
-        let unreadable = file.items.iter().any(|i| matches!(i, Item::Error(_)));
-        if self.model.tasks.is_empty()
-            && !unreadable
-            && !file.items.iter().any(|i| matches!(i, Item::Task(_)))
-        {
-            let span = file
-                .items
-                .first()
-                .map_or(Span::at(0), |i| Span::new(i.span().start, i.span().start));
+        if self.model.tasks.is_empty() && !self.seen.unreadable && !self.seen.any_task {
+            let span = self.seen.first_item.map_or(Span::at(0), Span::at);
             match origin {
                 // What could not be read may well declare tasks.
                 Origin::Specs {
@@ -535,60 +476,137 @@ impl Checker {
             }
         }
     }
+}
 
-    /// E0005 for `name`, with a "did you mean" among `known` (never
-    /// `exclude`) or else a note listing what is known.
-    fn unknown(
-        &mut self,
-        what: &str,
-        name: &str,
-        span: Span,
-        known: &mut Known<'_>,
-        exclude: Option<&str>,
-    ) {
-        let mut d = Diagnostic::new(
-            Code::E0005,
-            format!("unknown {what} `{name}`"),
-            span,
-            format!("no {what} is called `{name}`"),
-        );
-        let (sorted, suggester) = known.lists();
-        let excluded = exclude.map_or(0, |e| {
-            sorted.partition_point(|n| *n <= e) - sorted.partition_point(|n| *n < e)
-        });
-        let count = sorted.len() - excluded;
-        if let Some(s) = suggester.suggest(name, exclude) {
-            d.primary.message = format!("did you mean `{s}`?");
-        } else if count == 0 && what == "task" {
-            d = d.with_note("this plan defines no other task");
-        } else if count == 0 {
-            d = d.with_note(format!("this plan defines no {what}s"));
+/// E0005 for `name`, with a "did you mean" among `known` (never
+/// `exclude`) or else a note listing what is known.
+fn unknown(
+    diagnostics: &mut Vec<Diagnostic>,
+    what: &str,
+    name: &str,
+    span: Span,
+    known: &mut Known<'_>,
+    exclude: Option<&str>,
+) {
+    let mut d = Diagnostic::new(
+        Code::E0005,
+        format!("unknown {what} `{name}`"),
+        span,
+        format!("no {what} is called `{name}`"),
+    );
+    let (sorted, suggester) = known.lists();
+    let excluded = exclude.map_or(0, |e| {
+        sorted.partition_point(|n| *n <= e) - sorted.partition_point(|n| *n < e)
+    });
+    let count = sorted.len() - excluded;
+    if let Some(s) = suggester.suggest(name, exclude) {
+        d.primary.message = format!("did you mean `{s}`?");
+    } else if count == 0 && what == "task" {
+        d = d.with_note("this plan defines no other task");
+    } else if count == 0 {
+        d = d.with_note(format!("this plan defines no {what}s"));
+    } else {
+        // The sorted names are shared by every E0005 of a kind, so each
+        // diagnostic costs the eight names it shows, not a sort.
+        let list: Vec<&str> = sorted
+            .iter()
+            .copied()
+            .filter(|n| Some(*n) != exclude)
+            .take(8)
+            .collect();
+        let more = count - list.len();
+        let tail = if more > 0 {
+            format!(" and {more} more")
         } else {
-            // The sorted names are shared by every E0005 of a kind, so each
-            // diagnostic costs the eight names it shows, not a sort.
-            let list: Vec<&str> = sorted
-                .iter()
-                .copied()
-                .filter(|n| Some(*n) != exclude)
-                .take(8)
-                .collect();
-            let more = count - list.len();
-            let tail = if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            };
-            d = d.with_note(format!("known {what}s: {}{tail}", list.join(", ")));
-        }
-        self.push(d);
+            String::new()
+        };
+        d = d.with_note(format!("known {what}s: {}{tail}", list.join(", ")));
     }
+    diagnostics.push(d);
+}
+
+/// E0005 for each reference (with the name it must not be suggested, if
+/// any) to a `what` (agent, gate, executor) that is not among `names`, in
+/// order; returns the names referred to.
+fn resolve_refs<'a>(
+    diagnostics: &mut Vec<Diagnostic>,
+    what: &str,
+    refs: impl Iterator<Item = (&'a Ref, Option<&'a str>)>,
+    names: Vec<&'a str>,
+) -> HashSet<&'a str> {
+    let mut known = Known::new(names);
+    let mut used = HashSet::new();
+    for (r, exclude) in refs {
+        if !known.set.contains(r.name.as_str()) {
+            unknown(diagnostics, what, &r.name, r.span, &mut known, exclude);
+        }
+        used.insert(r.name.as_str());
+    }
+    used
+}
+
+/// Reports a second `loop`/`budget`/`defaults` (`what`) block at
+/// `keyword`; true for the first one, whose keyword `first` then holds.
+fn single(
+    diagnostics: &mut Vec<Diagnostic>,
+    what: &str,
+    keyword: Span,
+    first: &mut Option<Span>,
+) -> bool {
+    match first {
+        Some(prev) => {
+            diagnostics.push(
+                Diagnostic::new(
+                    Code::E0004,
+                    format!("a plan has at most one `{what}` block"),
+                    keyword,
+                    format!("second `{what}` block"),
+                )
+                .with_label(*prev, format!("first `{what}` block here"))
+                .with_note(format!("merge the fields into the first `{what}` block")),
+            );
+            false
+        }
+        None => {
+            *first = Some(keyword);
+            true
+        }
+    }
+}
+
+/// Reports a second definition of the agent, gate or executor (`what`)
+/// `name`; true for the first one, which `seen` then holds.
+fn unique(
+    diagnostics: &mut Vec<Diagnostic>,
+    what: &str,
+    name: &ast::Ident,
+    seen: &mut HashMap<String, Span>,
+) -> bool {
+    if let Some(&first) = seen.get(name.text.as_str()) {
+        diagnostics.push(defined_twice(what, &name.text, name.span, first));
+        return false;
+    }
+    seen.insert(name.text.clone(), name.span);
+    true
+}
+
+/// E0004: the `what` called `name` at `span` was defined first at `first`.
+fn defined_twice(what: &str, name: &str, span: Span, first: Span) -> Diagnostic {
+    Diagnostic::new(
+        Code::E0004,
+        format!("{what} `{name}` is defined twice"),
+        span,
+        format!("second definition of `{name}`"),
+    )
+    .with_label(first, "first defined here")
+    .with_note(format!("rename one of them; {what} names must be unique"))
 }
 
 /// The names of one kind (tasks, agents or gates) that references may
 /// name, prepared once for every E0005 of that kind.
 struct Known<'a> {
     set: HashSet<&'a str>,
-    names: &'a [String],
+    names: Vec<&'a str>,
     /// Every name (duplicates too), sorted, and the suggester over them:
     /// built at the first unknown name, so a plan whose references all
     /// resolve never sorts its names (a million of them, for a large plan).
@@ -596,9 +614,9 @@ struct Known<'a> {
 }
 
 impl<'a> Known<'a> {
-    fn new(names: &'a [String]) -> Self {
+    fn new(names: Vec<&'a str>) -> Self {
         Known {
-            set: names.iter().map(String::as_str).collect(),
+            set: names.iter().copied().collect(),
             names,
             lists: None,
         }
@@ -606,9 +624,9 @@ impl<'a> Known<'a> {
 
     /// The sorted names and the suggester.
     fn lists(&mut self) -> &mut (Vec<&'a str>, Suggester<'a>) {
-        let names = self.names;
+        let names = &self.names;
         self.lists.get_or_insert_with(|| {
-            let mut sorted: Vec<&str> = names.iter().map(String::as_str).collect();
+            let mut sorted: Vec<&str> = names.clone();
             sorted.sort_unstable();
             let mut unique = sorted.clone();
             unique.dedup();

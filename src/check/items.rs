@@ -3,7 +3,7 @@
 //! `inputs` globs).
 
 use super::names::{branch_problem, glob_problem};
-use super::{Checker, Fields};
+use super::{Checker, Detail, Fields};
 use crate::ast::{self, Block, GateBody, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{
@@ -11,6 +11,8 @@ use crate::model::{
     OnFail, OutputFormat, PathPattern, Ref, TaskDef, Work, fields,
 };
 use crate::span::Span;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 impl Checker {
     pub(super) fn loop_item(&mut self, l: &ast::LoopItem) {
@@ -370,7 +372,7 @@ impl Checker {
         if let Some(title) = &t.title {
             self.no_nul("the title", &title.text, title.span);
         }
-        let def = TaskDef {
+        let mut def = TaskDef {
             name: t.name.clone(),
             title: t.title.as_ref().map(|s| s.text.clone()),
             dependencies: t.dependencies.clone(),
@@ -389,6 +391,19 @@ impl Checker {
             resolver: self.reference(&f, "resolver", "an agent"),
             span: t.span,
         };
+        if self.detail == Detail::Diagnostics {
+            // Checked above; no later rule reads them (see `Detail`). The
+            // texts are most of a large plan's model.
+            def.work = match def.work {
+                Work::Prompt(_) => Work::Prompt(Arc::clone(&self.empty)),
+                Work::Run(_) => Work::Run(Arc::clone(&self.empty)),
+                Work::Invalid => Work::Invalid,
+            };
+            def.title = None;
+            def.accept = None;
+            def.inputs = Vec::new();
+            def.env = BTreeMap::new();
+        }
         self.model.tasks.push(def);
     }
 

@@ -23,25 +23,101 @@ use crate::ast::{self, Field};
 use crate::diagnostic::Diagnostic;
 use crate::model::Model;
 use crate::origin::Origin;
+use crate::span::Span;
 use foldhash::HashMap;
 
 /// Checks a syntax tree whose items came from `origin`.
 pub fn check(file: &ast::File, origin: &Origin) -> (Model, Vec<Diagnostic>) {
-    let mut c = Checker::default();
-    c.items(file);
-    c.references(file, origin);
-    (c.model, c.diagnostics)
+    let tasks = file
+        .items
+        .iter()
+        .filter(|i| matches!(i, ast::Item::Task(_)))
+        .count();
+    let mut c = Checker::new(Detail::Full, tasks);
+    c.items(&file.items);
+    c.finish(origin)
 }
 
-#[derive(Default)]
-struct Checker {
+/// How much of each definition the checker keeps in the [`Model`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Detail {
+    /// Everything: the model a plan is built from.
+    Full,
+    /// What later diagnostics read (names, references, dependencies, spans,
+    /// the kind of a task's work), not the texts they do not: prompts and
+    /// commands (an empty text of the same kind), titles, `accept`,
+    /// `inputs`, `env`. Every value is still checked and every diagnostic
+    /// reported; for `loopc check`, whose model is dropped unplanned.
+    Diagnostics,
+}
+
+/// The checker, fed the items of a file in source order, in as many runs as
+/// the caller likes (a large file's tree can be dropped run by run), then
+/// [`Checker::finish`]ed for everything that needs all definitions.
+pub struct Checker {
     model: Model,
     diagnostics: Vec<Diagnostic>,
+    detail: Detail,
+    /// The text of every prompt and command under [`Detail::Diagnostics`].
+    empty: std::sync::Arc<str>,
+    seen: Seen,
+}
+
+/// What the checker remembers of the items it was fed, for the rules that
+/// look across items.
+#[derive(Default)]
+struct Seen {
+    /// The first `loop`, `budget` and `defaults` keyword.
+    first_loop: Option<Span>,
+    first_budget: Option<Span>,
+    first_defaults: Option<Span>,
+    /// The first definition of each agent, gate and executor name.
+    agents: HashMap<String, Span>,
+    gates: HashMap<String, Span>,
+    executors: HashMap<String, Span>,
+    /// Where the first item starts (W0004 points there).
+    first_item: Option<usize>,
+    /// Whether an item could not be parsed ([`ast::Item::Error`]).
+    unreadable: bool,
+    /// Whether a `task` item was read.
+    any_task: bool,
+}
+
+impl Checker {
+    /// A checker for a file of about `tasks` tasks (room is made for them;
+    /// a wrong guess costs only memory); `detail` says what the model keeps.
+    pub fn new(detail: Detail, tasks: usize) -> Checker {
+        let mut model = Model::default();
+        model.tasks.reserve_exact(tasks);
+        model.task_index = crate::model::TaskIndex::with_capacity(tasks);
+        Checker {
+            model,
+            diagnostics: Vec::new(),
+            detail,
+            empty: std::sync::Arc::from(""),
+            seen: Seen::default(),
+        }
+    }
+
+    /// The model and every diagnostic, once all items were fed: the rules
+    /// that need every definition run here; `origin` says where the items
+    /// came from (some messages depend on it).
+    pub fn finish(mut self, origin: &Origin) -> (Model, Vec<Diagnostic>) {
+        self.references(origin);
+        if self.model.tasks.capacity() > self.model.tasks.len() + self.model.tasks.len() / 8 {
+            self.model.tasks.shrink_to_fit();
+        }
+        (self.model, self.diagnostics)
+    }
 }
 
 /// The fields of one block after duplicate and unknown fields were reported.
 struct Fields<'a> {
-    map: HashMap<&'a str, &'a Field>,
+    /// The names the block takes (one of [`crate::model::fields`]).
+    allowed: &'static [&'static str],
+    /// The first field of each allowed name, by its position in `allowed`
+    /// (a block takes at most [`MAX_FIELDS`]; no table to allocate).
+    found: [Option<&'a Field>; MAX_FIELDS],
     /// Whether the block had an unknown field: then a "missing" field may just
     /// be misspelled, and E0008 would only repeat E0002.
     had_unknown: bool,
@@ -49,9 +125,13 @@ struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     fn get(&self, name: &str) -> Option<&'a Field> {
-        self.map.get(name).copied()
+        let at = self.allowed.iter().position(|a| *a == name)?;
+        self.found[at]
     }
 }
+
+/// The most fields a block takes (a task's twelve).
+const MAX_FIELDS: usize = 12;
 
 impl Checker {
     fn push(&mut self, d: Diagnostic) {

@@ -3,7 +3,7 @@
 //! block (E0002, E0003). A field that is absent or invalid reads as `None`.
 
 use super::names::suggest;
-use super::{Checker, Fields};
+use super::{Checker, Fields, MAX_FIELDS};
 use crate::ast::{Block, Field, Value, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::Ref;
@@ -19,13 +19,13 @@ impl Checker {
         &mut self,
         block: &'a Block,
         what: &str,
-        allowed: &[&str],
+        allowed: &'static [&'static str],
     ) -> Fields<'a> {
-        let mut map: HashMap<&str, &Field> = HashMap::new();
+        let mut found: [Option<&Field>; MAX_FIELDS] = [None; MAX_FIELDS];
         let mut had_unknown = false;
         for f in &block.fields {
             let name = f.name.text.as_str();
-            if !allowed.contains(&name) {
+            let Some(at) = allowed.iter().position(|a| *a == name) else {
                 let mut d = Diagnostic::new(
                     Code::E0002,
                     format!("unknown field `{name}` in {what}"),
@@ -53,8 +53,8 @@ impl Checker {
                 self.push(d);
                 had_unknown = true;
                 continue;
-            }
-            if let Some(prev) = map.get(name) {
+            };
+            if let Some(prev) = found[at] {
                 self.push(
                     Diagnostic::new(
                         Code::E0003,
@@ -67,9 +67,13 @@ impl Checker {
                 );
                 continue;
             }
-            map.insert(name, f);
+            found[at] = Some(f);
         }
-        Fields { map, had_unknown }
+        Fields {
+            allowed,
+            found,
+            had_unknown,
+        }
     }
 
     pub(super) fn type_error(&mut self, f: &Field, expected: &str) {

@@ -32,7 +32,6 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::model::Model;
 use crate::origin::{DEFAULTS_FILE, Origin};
 use crate::span::Span;
-use foldhash::HashMap;
 
 /// Builds the plan from a checked model: the DAG (E0006 for cycles, W0002 for
 /// redundant dependencies), resolved defaults, topological order and keys.
@@ -56,26 +55,23 @@ pub fn build_if(
     origin: &Origin,
     resolve: bool,
 ) -> (Option<Plan>, Vec<Diagnostic>) {
+    // deps[i]: (dependency index, span of the reference), in source order;
+    // resolved by the checker, and given back below.
+    let deps = std::mem::take(&mut model.dependency_positions);
+    let (plan, diagnostics) = build_from(model, origin, resolve, &deps);
+    model.dependency_positions = deps;
+    (plan, diagnostics)
+}
+
+/// [`build_if`] with the dependency positions `deps` taken out of `model`.
+fn build_from(
+    model: &mut Model,
+    origin: &Origin,
+    resolve: bool,
+    deps: &[Vec<(usize, Span)>],
+) -> (Option<Plan>, Vec<Diagnostic>) {
     let stem = origin.default_name();
     let mut diagnostics = Vec::new();
-    let index: HashMap<&str, usize> = model
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.text.as_str(), i))
-        .collect();
-    // deps[i]: (dependency index, span of the reference), in source order.
-    let deps: Vec<Vec<(usize, Span)>> = model
-        .tasks
-        .iter()
-        .map(|t| {
-            t.dependencies
-                .iter()
-                .filter_map(|d| index.get(d.text.as_str()).map(|&j| (j, d.span)))
-                .collect()
-        })
-        .collect();
-
     let graph = graph::dag(deps.iter().map(|ds| ds.iter().map(|&(j, _)| j)));
 
     // The default integration branch comes from the file name (or the REEL
@@ -106,7 +102,6 @@ pub fn build_if(
             )),
         });
     }
-    drop(index);
     let order = graph::topological_order(&graph);
     drop(graph);
     if order.len() < deps.len() {
@@ -115,11 +110,11 @@ pub fn build_if(
         for &i in &order {
             within[i] = false;
         }
-        if graph::cycles(model, &deps, &within, &mut diagnostics) {
+        if graph::cycles(model, deps, &within, &mut diagnostics) {
             return (None, diagnostics);
         }
     }
-    graph::redundant(model, &deps, &order, &mut diagnostics);
+    graph::redundant(model, deps, &order, &mut diagnostics);
 
     if !resolve {
         return (None, diagnostics);
@@ -127,7 +122,7 @@ pub fn build_if(
     // The plan takes the tasks' strings rather than copying them.
     let task_defs = std::mem::take(&mut model.tasks);
     (
-        resolve::resolve(model, task_defs, stem, &deps, &order),
+        resolve::resolve(model, task_defs, stem, deps, &order),
         diagnostics,
     )
 }
