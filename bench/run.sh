@@ -101,6 +101,13 @@ PY
       /usr/bin/time -f '%e s, %M KiB' -o "$work/t" sh -c "cd $d && exec $loopc $cmd plan.loop" >/dev/null 2>&1 || status=$?
       echo "$shape $n: loopc $cmd: exit $status, $(tail -1 "$work/t")" | tee -a "$out/shapes.txt"
     done
+    # The language server's document symbols of the same plan (its peak
+    # memory through a wrapper that times the server alone).
+    printf '#!/bin/sh\nexec /usr/bin/time -f "%%e s, %%M KiB" -o %s %s "$@"\n' "$work/lsp-t" "$loopc" > "$work/loopc-timed"
+    chmod +x "$work/loopc-timed"
+    status=0
+    python3 bench/lsp_symbols.py "$work/loopc-timed" "$d/plan.loop" > "$work/lsp-out" 2>&1 || status=$?
+    echo "$shape $n: loopc lsp document symbols: exit $status, $(tail -1 "$work/lsp-t") ($(tail -1 "$work/lsp-out"))" | tee -a "$out/shapes.txt"
   done
 done
 

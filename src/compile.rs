@@ -37,7 +37,8 @@ pub struct Compilation {
     /// The source text (lossily decoded if the file was not UTF-8).
     pub source: String,
     /// The syntax tree (unreadable items are error nodes); empty for
-    /// [`Goal::Diagnostics`], which frees it once the items are checked.
+    /// [`Goal::Diagnostics`], which drops each chunk of a `.loop` file's
+    /// tree once its items are checked (and a REEL spec's tree at the end).
     pub ast: ast::File,
     /// Every diagnostic, errors and warnings, sorted by position.
     pub diagnostics: Vec<Diagnostic>,
@@ -75,7 +76,9 @@ pub enum Goal {
     /// compilation reports, the same bytes, but no plan is built
     /// ([`Compilation::plan`] is `None`). Resolving and keying reports
     /// nothing of its own and was a quarter of a large plan's check and
-    /// half of its memory.
+    /// half of its memory. A `.loop` file's tree is never whole: it is
+    /// checked chunk by chunk as it is parsed ([`syntax::parse_each`]),
+    /// into a model without texts ([`check::Detail::Diagnostics`]).
     Diagnostics,
 }
 

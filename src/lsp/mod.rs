@@ -186,8 +186,9 @@ fn run(connection: &Connection) -> Result<Ending, Box<dyn std::error::Error>> {
                             ErrorCode::InternalError as i32,
                             "loopc lsp: internal error while handling this request".to_string(),
                         )
+                        .into()
                     });
-                connection.sender.send(Message::Response(response))?;
+                connection.sender.send(response)?;
             }
             Message::Notification(n) => {
                 if n.method == lsp::notification::Exit::METHOD {
@@ -317,7 +318,7 @@ impl Server {
     }
 
     /// Answers a request (never `shutdown`, which the loop handles).
-    fn request(&mut self, req: Request) -> Response {
+    fn request(&mut self, req: Request) -> Message {
         use lsp::request::{
             Completion, DocumentSymbolRequest, Formatting, GotoDefinition, HoverRequest,
         };
@@ -355,12 +356,16 @@ impl Server {
                     id,
                     ErrorCode::MethodNotFound as i32,
                     format!("unsupported request `{}`", req.method),
-                );
+                )
+                .into();
             }
         };
         match result {
-            Ok(value) => Response::new_ok(id, value),
-            Err(message) => Response::new_err(id, ErrorCode::InvalidParams as i32, message),
+            Ok(Ok(text)) => transport::response(&id, &text),
+            Ok(Err(e)) => {
+                Response::new_err(id, ErrorCode::InternalError as i32, e.to_string()).into()
+            }
+            Err(message) => Response::new_err(id, ErrorCode::InvalidParams as i32, message).into(),
         }
     }
 
@@ -369,7 +374,7 @@ impl Server {
         &self,
         req: Request,
         f: impl FnOnce(&Analysis, &lsp::Uri, usize) -> Option<T>,
-    ) -> Result<serde_json::Value, String> {
+    ) -> Result<serde_json::Result<String>, String> {
         let p = params::<lsp::TextDocumentPositionParams>(req.params)?;
         let uri = p.text_document.uri;
         let result = self.document(&uri).and_then(|a| {
@@ -380,8 +385,9 @@ impl Server {
     }
 }
 
-fn json<T: serde::Serialize>(value: T) -> serde_json::Value {
-    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
+/// A request's result as JSON text (see [`transport::response`]).
+fn json<T: serde::Serialize>(value: T) -> serde_json::Result<String> {
+    serde_json::to_string(&value)
 }
 
 fn publish(uri: lsp::Uri, diagnostics: Vec<lsp::Diagnostic>, version: Option<i32>) -> Message {
@@ -390,10 +396,10 @@ fn publish(uri: lsp::Uri, diagnostics: Vec<lsp::Diagnostic>, version: Option<i32
         diagnostics,
         version,
     };
-    Message::Notification(Notification::new(
-        lsp::notification::PublishDiagnostics::METHOD.to_string(),
-        params,
-    ))
+    let method = lsp::notification::PublishDiagnostics::METHOD;
+    // The LSP's types always serialize; the fallback is lsp-server's way.
+    transport::notification(method, &params)
+        .unwrap_or_else(|_| Message::Notification(Notification::new(method.to_string(), params)))
 }
 
 #[cfg(test)]
