@@ -348,7 +348,16 @@ fn to_codespan<F>(
 #[derive(Clone, Debug)]
 pub struct LineIndex {
     line_starts: Vec<usize>,
+    /// For text that is not all ASCII: the UTF-16 code units before the
+    /// first character boundary at or after each [`UTF16_BLOCK`] bytes, so
+    /// that a column costs at most a block's scan, not its line's (a
+    /// one-line JSON spec with thousands of diagnostics was quadratic).
+    /// Empty for ASCII text, whose columns are byte counts.
+    utf16_blocks: Vec<usize>,
 }
+
+/// The bytes between two of [`LineIndex`]'s UTF-16 checkpoints.
+const UTF16_BLOCK: usize = 1024;
 
 /// An LSP position: 0-based line and UTF-16 code-unit column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -379,7 +388,42 @@ impl LineIndex {
                 line_starts.push(i + 1);
             }
         }
-        LineIndex { line_starts }
+        let mut utf16_blocks = Vec::new();
+        if !source.is_ascii() {
+            utf16_blocks.reserve_exact(source.len() / UTF16_BLOCK + 1);
+            let mut units = 0;
+            for (i, c) in source.char_indices() {
+                while utf16_blocks.len() * UTF16_BLOCK <= i {
+                    utf16_blocks.push(units);
+                }
+                units += c.len_utf16();
+            }
+            while utf16_blocks.len() * UTF16_BLOCK <= source.len() {
+                utf16_blocks.push(units);
+            }
+        }
+        LineIndex {
+            line_starts,
+            utf16_blocks,
+        }
+    }
+
+    /// The UTF-16 code units of `source[..offset]` (`offset` a character
+    /// boundary of the indexed `source`).
+    fn utf16_before(&self, source: &str, offset: usize) -> usize {
+        let block = offset / UTF16_BLOCK;
+        let Some(&units) = self.utf16_blocks.get(block) else {
+            return offset; // ASCII: one unit a byte
+        };
+        let mut at = block * UTF16_BLOCK;
+        while !source.is_char_boundary(at) {
+            at += 1;
+        }
+        units
+            + source[at..offset]
+                .chars()
+                .map(char::len_utf16)
+                .sum::<usize>()
     }
 
     /// The number of lines (at least 1).
@@ -413,7 +457,7 @@ impl LineIndex {
         }
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let start = self.line_starts[line];
-        let character: usize = source[start..offset].chars().map(char::len_utf16).sum();
+        let character = self.utf16_before(source, offset) - self.utf16_before(source, start);
         Position {
             line: line as u32,
             character: character as u32,

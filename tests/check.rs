@@ -388,6 +388,19 @@ fn a_lone_carriage_return_ends_a_line_in_every_format() {
         .stderr("")
         .status(0)
         .run();
+    // And so does the line break after a block string's `\"\"\"`: the plan
+    // reads as its LF twin, prompt and all.
+    let lf = "task a {\n  prompt = \"\"\"\n    hello\n      there\n    \"\"\"\n  agent = x\n}\nagent x { run = \"true\" }\nbudget { iterations = 1 }\n";
+    let graph = |plan: &str| {
+        Test::new()
+            .file("plan.loop", plan)
+            .loopc(&["graph", "--format", "json", "plan.loop"])
+            .run()
+            .stdout
+    };
+    let cr = graph(&lf.replace('\n', "\r"));
+    assert!(cr.contains(r#""prompt": "hello\n  there""#), "{cr}");
+    assert_eq!(cr, graph(lf));
 }
 
 #[test]

@@ -34,7 +34,7 @@ mod run;
 mod status;
 
 use clap::{Parser, Subcommand};
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
 use loopc::Compilation;
 use loopc::diagnostic::Diagnostic;
 use std::io::{self, IsTerminal, Write};
@@ -237,20 +237,23 @@ fn stderr_color() -> ColorChoice {
 
 /// Prints `diagnostics` of one file to stderr in the human format.
 fn print_human(name: &str, source: &str, diagnostics: &[Diagnostic]) {
-    let mut err = StandardStream::stderr(stderr_color());
+    // Buffered: codespan-reporting writes a snippet a character at a time.
+    let mut err = BufferedStandardStream::stderr(stderr_color());
     // A closed stderr is not worth failing over.
     let _ = loopc::diagnostic::emit_human(&mut err, name, source, diagnostics);
+    let _ = err.flush();
 }
 
 /// Prints `diagnostics` of `compilation` to stderr in the human format,
 /// each in its own file (a REEL spec's diagnostics may be in its spec files
 /// and its defaults plan).
 fn print_compilation(compilation: &Compilation, diagnostics: &[Diagnostic]) {
-    let mut err = StandardStream::stderr(stderr_color());
+    let mut err = BufferedStandardStream::stderr(stderr_color());
     // A closed stderr is not worth failing over.
     let _ = compilation
         .files
         .emit_human(&mut err, &compilation.source, diagnostics);
+    let _ = err.flush();
 }
 
 /// Writes `text` to stdout and flushes it.

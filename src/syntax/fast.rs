@@ -488,6 +488,23 @@ mod tests {
             "task a: \"\"\"b\"\"\" { }",
             "task a: 1b { }",
             "task a { x = \"a\" y = truex z = false }",
+            // Where pest's text is cut (the next line starting an item) and
+            // what may reach past it: a missing `}`, a keyword pest reads as
+            // a name, block strings holding item lines, unclosed ones.
+            "task a { run = \"x\"\ntask b { run = \"y\" }\n",
+            "task a { run = \"x\"\nagent b { run = \"y\" }\n",
+            "task a { run = \"x\"\nagent = b }\ntask c { }",
+            "task\ntask b { }\n",
+            "gate g =\ntask b { }\n",
+            "gate g = \"\"\"\ntask x {\n\"\"\"\ntask b { }\n",
+            "task a { prompt = \"\"\"\n  task x { y }\n  agent z\n  \"\"\" }\ntask b { }",
+            "task a { prompt = \"\"\"\n  task x { y }\ntask b { }",
+            "task a { p = \"\\\"\"\"\" # \"\"\"\ntask b { }\n\"\"\" }",
+            "task a { p = \"x\\\ntask b { }",
+            "agent a { run = [\ntask b { }",
+            "budget { x = {\nloop { }",
+            "task a: b\ntask c { }",
+            "loop \"n\"\n\ndefaults {\n  agent = x\n\ntask t { }",
         ] {
             same(src);
         }

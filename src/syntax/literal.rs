@@ -374,7 +374,12 @@ pub fn unterminated_block(at: usize) -> Diagnostic {
 ///
 /// Errors: E0012 when the text does not start with a line break.
 pub fn decode_block_string(raw: &str, at: usize) -> Result<String, Diagnostic> {
-    let Some(raw) = raw.strip_prefix("\r\n").or_else(|| raw.strip_prefix('\n')) else {
+    // A line ends at LF, CRLF or a lone CR, as editors show it.
+    let Some(raw) = raw
+        .strip_prefix("\r\n")
+        .or_else(|| raw.strip_prefix('\n'))
+        .or_else(|| raw.strip_prefix('\r'))
+    else {
         return Err(Diagnostic::new(
             Code::E0012,
             "a block string must start with a line break after `\"\"\"`",
@@ -385,7 +390,7 @@ pub fn decode_block_string(raw: &str, at: usize) -> Result<String, Diagnostic> {
     };
     // Copied only when there is a CR to normalise.
     let normalized = if raw.contains('\r') {
-        std::borrow::Cow::Owned(raw.replace("\r\n", "\n"))
+        std::borrow::Cow::Owned(raw.replace("\r\n", "\n").replace('\r', "\n"))
     } else {
         std::borrow::Cow::Borrowed(raw)
     };

@@ -207,6 +207,9 @@ fn block_strings_dedent_and_drop_the_last_line() {
     );
     assert_eq!(decode("\r\n  x\r\n  ").as_deref(), Some("x"));
     assert_eq!(decode("x\n"), None);
+    // A lone CR ends a line as LF and CRLF do (as editors show it).
+    assert_eq!(decode("\r  a\r    b\r  ").as_deref(), Some("a\n  b"));
+    assert_eq!(decode("\r\n  a\r  b\n  ").as_deref(), Some("a\nb"));
 }
 
 #[test]
