@@ -360,3 +360,116 @@ error: 1 plan checked: 1 error, 0 warnings
         assert!(outputs.iter().all(|o| *o == outputs[0]), "{outputs:?}");
     }
 }
+
+/// W0004 for an empty Markdown spec checked alone.
+const EMPTY_ALONE: &str = "warning[W0004]: the plan has no tasks
+  ┌─ specs/empty.md:1:1
+  │
+1 │ # nothing here
+  │ ^ no task in this spec
+  │
+  = a REEL task is a `## <id>: <title>` heading, a JSON `tasks` entry or a Gherkin `Scenario:`
+
+ok: 0 tasks, 1 warning
+";
+
+/// W0004 for the spec `file` of a directory, whose first line is `line`.
+fn empty_in_dir(file: &str, line: &str) -> String {
+    format!(
+        "warning[W0004]: this spec has no tasks
+  ┌─ specs/{file}:1:1
+  │
+1 │ {line}
+  │ ^ no task in this spec
+  │
+  = a REEL task is a `## <id>: <title>` heading, a JSON `tasks` entry or a Gherkin `Scenario:`
+  = in a directory every `.md`, `.markdown`, `.json` and `.feature` file is a spec, except `README*` files
+
+"
+    )
+}
+
+/// `CODE FILE` of each diagnostic of `check --format json` output.
+fn codes_and_files(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let field = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            format!("{} {}", field("code"), field("file"))
+        })
+        .collect()
+}
+
+#[test]
+fn every_spec_without_tasks_is_w0004_in_a_directory_too() {
+    let test = Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file("specs/auth.md", SPEC_MD)
+        .file("specs/empty.md", "# nothing here\n")
+        .file("specs/later.feature", "Feature: later\n")
+        // A README is documentation, not a spec: no warning.
+        .file("specs/README.md", "# About these specs\n");
+    test.loopc(&["check", "specs"])
+        .stdout("")
+        .stderr(&format!(
+            "{}{}ok: 2 tasks, 2 warnings\n",
+            empty_in_dir("empty.md", "# nothing here"),
+            empty_in_dir("later.feature", "Feature: later"),
+        ))
+        .status(0)
+        .run();
+    // Checked alone, the empty spec is the whole plan: as before.
+    test.loopc(&["check", "specs/empty.md"])
+        .stdout("")
+        .stderr(EMPTY_ALONE)
+        .status(0)
+        .run();
+    // In JSON, each names its file.
+    let out = test
+        .loopc(&["check", "--format", "json", "specs"])
+        .status(0)
+        .run();
+    assert_eq!(
+        codes_and_files(&out.stdout),
+        ["W0004 specs/empty.md", "W0004 specs/later.feature"]
+    );
+}
+
+#[test]
+fn a_directory_of_empty_specs_says_the_plan_has_no_tasks_then_names_each_other_spec() {
+    Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file("specs/empty.md", "# nothing here\n")
+        .file("specs/later.json", "{\"tasks\": []}\n")
+        .loopc(&["check", "specs"])
+        .stdout("")
+        .stderr(&format!(
+            "{}\n{}ok: 0 tasks, 2 warnings\n",
+            EMPTY_ALONE
+                .strip_suffix("\nok: 0 tasks, 1 warning\n")
+                .unwrap(),
+            empty_in_dir("later.json", "{\"tasks\": []}"),
+        ))
+        .status(0)
+        .run();
+}
+
+#[test]
+fn a_spec_that_cannot_be_read_gets_its_error_and_no_w0004() {
+    // A level-2 heading without an id is E0001: the spec's tasks could not
+    // be read, so "no tasks" is not said on top; the empty spec beside it
+    // still gets its W0004.
+    let out = Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file("specs/auth.md", SPEC_MD)
+        .file("specs/bad.md", "## Overview\n")
+        .file("specs/empty.md", "# nothing here\n")
+        .loopc(&["check", "--format", "json", "specs"])
+        .status(1)
+        .run();
+    assert_eq!(
+        codes_and_files(&out.stdout),
+        ["E0001 specs/bad.md", "W0004 specs/empty.md"]
+    );
+}
