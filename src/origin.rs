@@ -47,6 +47,10 @@ pub enum Origin {
         /// Whether reading the files reported errors: then they may hold
         /// tasks that could not be read, and "no tasks" is not said.
         unreadable: bool,
+        /// The byte offsets where the spec files that declare no task start
+        /// in the compiled text (those read without error only: a file that
+        /// could not be read may well hold tasks). Each gets W0004.
+        empty_specs: Vec<usize>,
     },
 }
 

@@ -513,6 +513,7 @@ fn front_ends_survive_mutated_input() {
         "é",
         "😀",
         "\r\n",
+        "\r",
         "\u{feff}",
         "**Depends on:**",
         "\"\"\"",

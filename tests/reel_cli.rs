@@ -247,3 +247,229 @@ fn id_avoids_every_id_in_the_directory() {
         .collect();
     assert_eq!(used, want);
 }
+
+/// `text` with each `\n` made `end`.
+fn with_line_ends(text: &str, end: &str) -> String {
+    text.replace('\n', end)
+}
+
+#[test]
+fn a_spec_reads_the_same_whatever_its_line_ends() {
+    // The same spec in each format, with LF, CRLF and lone-CR line ends
+    // (a line ends at each, as in `.loop` files and editors): the same
+    // tasks, the same dependencies, the same prompts.
+    let specs = [
+        ("auth.md", SPEC_MD.to_string()),
+        (
+            "auth.feature",
+            "Feature: Auth\n\n  @id:a1b2c3d4\n  @acceptance:pytest -q tests/test_session.py\n  Scenario: Extract session manager\n    Given the session handling in the routes\n    Then it moves into a module of its own\n\n  @id:b2c3d4e5 @depends-on:a1b2c3d4\n  @acceptance:pytest -q tests/test_refresh.py\n  Scenario: Add token refresh\n    Given an expired token\n    Then it is refreshed\n".to_string(),
+        ),
+        (
+            "auth.json",
+            "{\n  \"tasks\": [\n    {\"id\": \"a1b2c3d4\", \"title\": \"Extract session manager\",\n     \"description\": \"Move it.\\nAll of it.\", \"acceptance\": \"true\"},\n    {\"id\": \"b2c3d4e5\", \"description\": \"Refresh.\",\n     \"acceptance\": \"true\", \"depends_on\": [\"a1b2c3d4\"]}\n  ]\n}\n".to_string(),
+        ),
+    ];
+    for (name, lf) in &specs {
+        let import = |text: &str| {
+            Test::new()
+                .file("defaults.loop", DEFAULTS)
+                .file(name, text)
+                .loopc(&["import", name])
+                .stderr("")
+                .run()
+                .stdout
+        };
+        let expected = import(lf);
+        assert!(
+            expected.contains("\": \"a1b2c3d4\" {"),
+            "{name}: the dependency is read:\n{expected}"
+        );
+        assert_eq!(expected.matches("\ntask \"").count(), 2, "{expected}");
+        for end in ["\r\n", "\r"] {
+            assert_eq!(
+                import(&with_line_ends(lf, end)),
+                expected,
+                "{name} with {end:?} line ends"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_lone_cr_spec_has_its_diagnostics_at_the_lines_an_editor_shows() {
+    // A Markdown spec saved with lone CRs: its task is read and its unknown
+    // dependency is E0005 at line 9, column 17, as with LF.
+    let lf = "# X\n\n## a1b2c3d4: First\n\nDo it.\n\n**Acceptance:** `true`\n\n**Depends on:** a1b2c3d5\n";
+    let human = "error[E0005]: unknown task `a1b2c3d5`
+  ┌─ cr.md:9:17
+  │
+9 │ **Depends on:** a1b2c3d5
+  │                 ^^^^^^^^ no task is called `a1b2c3d5`
+  │
+  = this plan defines no other task
+
+error: 1 plan checked: 1 error, 0 warnings
+";
+    let json = "{\"file\":\"cr.md\",\"severity\":\"error\",\"code\":\"E0005\",\"message\":\"unknown task `a1b2c3d5`\",\"range\":{\"start\":{\"line\":8,\"character\":16},\"end\":{\"line\":8,\"character\":24}},\"labels\":[{\"file\":\"cr.md\",\"range\":{\"start\":{\"line\":8,\"character\":16},\"end\":{\"line\":8,\"character\":24}},\"message\":\"no task is called `a1b2c3d5`\",\"primary\":true}],\"notes\":[\"this plan defines no other task\"]}\n";
+    for end in ["\n", "\r\n", "\r"] {
+        let test = Test::new()
+            .file("defaults.loop", DEFAULTS)
+            .file("cr.md", with_line_ends(lf, end));
+        test.loopc(&["check", "cr.md"])
+            .stdout("")
+            .stderr(human)
+            .status(1)
+            .run();
+        test.loopc(&["check", "--format", "json", "cr.md"])
+            .stdout(json)
+            .status(1)
+            .run();
+    }
+    // The same in the other formats: the line and column of the unknown id.
+    for (name, lf, line, character) in [
+        (
+            "cr.feature",
+            "Feature: X\n\n  @id:a1b2c3d4 @acceptance:true\n  Scenario: First\n    Given it\n\n  @id:b2c3d4e5\n  @depends-on:a1b2c3d5\n  @acceptance:true\n  Scenario: Second\n",
+            7,
+            14,
+        ),
+        (
+            "cr.json",
+            "{\"tasks\": [\n  {\"id\": \"a1b2c3d4\", \"description\": \"x\", \"acceptance\": \"true\"},\n  {\"id\": \"b2c3d4e5\", \"description\": \"y\", \"acceptance\": \"true\",\n   \"depends_on\": [\"a1b2c3d5\"]}\n]}\n",
+            3,
+            18,
+        ),
+    ] {
+        let mut outputs = Vec::new();
+        for end in ["\n", "\r\n", "\r"] {
+            let out = Test::new()
+                .file("defaults.loop", DEFAULTS)
+                .file(name, with_line_ends(lf, end))
+                .loopc(&["check", "--format", "json", name])
+                .status(1)
+                .run();
+            let v: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+            assert_eq!(v["code"], "E0005", "{name} {end:?}: {v}");
+            assert_eq!(v["range"]["start"]["line"], line, "{name} {end:?}: {v}");
+            assert_eq!(
+                v["range"]["start"]["character"], character,
+                "{name} {end:?}: {v}"
+            );
+            outputs.push(out.stdout);
+        }
+        assert!(outputs.iter().all(|o| *o == outputs[0]), "{outputs:?}");
+    }
+}
+
+/// W0004 for an empty Markdown spec checked alone.
+const EMPTY_ALONE: &str = "warning[W0004]: the plan has no tasks
+  ┌─ specs/empty.md:1:1
+  │
+1 │ # nothing here
+  │ ^ no task in this spec
+  │
+  = a REEL task is a `## <id>: <title>` heading, a JSON `tasks` entry or a Gherkin `Scenario:`
+
+ok: 0 tasks, 1 warning
+";
+
+/// W0004 for the spec `file` of a directory, whose first line is `line`.
+fn empty_in_dir(file: &str, line: &str) -> String {
+    format!(
+        "warning[W0004]: this spec has no tasks
+  ┌─ specs/{file}:1:1
+  │
+1 │ {line}
+  │ ^ no task in this spec
+  │
+  = a REEL task is a `## <id>: <title>` heading, a JSON `tasks` entry or a Gherkin `Scenario:`
+  = in a directory every `.md`, `.markdown`, `.json` and `.feature` file is a spec, except `README*` files
+
+"
+    )
+}
+
+/// `CODE FILE` of each diagnostic of `check --format json` output.
+fn codes_and_files(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let field = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+            format!("{} {}", field("code"), field("file"))
+        })
+        .collect()
+}
+
+#[test]
+fn every_spec_without_tasks_is_w0004_in_a_directory_too() {
+    let test = Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file("specs/auth.md", SPEC_MD)
+        .file("specs/empty.md", "# nothing here\n")
+        .file("specs/later.feature", "Feature: later\n")
+        // A README is documentation, not a spec: no warning.
+        .file("specs/README.md", "# About these specs\n");
+    test.loopc(&["check", "specs"])
+        .stdout("")
+        .stderr(&format!(
+            "{}{}ok: 2 tasks, 2 warnings\n",
+            empty_in_dir("empty.md", "# nothing here"),
+            empty_in_dir("later.feature", "Feature: later"),
+        ))
+        .status(0)
+        .run();
+    // Checked alone, the empty spec is the whole plan: as before.
+    test.loopc(&["check", "specs/empty.md"])
+        .stdout("")
+        .stderr(EMPTY_ALONE)
+        .status(0)
+        .run();
+    // In JSON, each names its file.
+    let out = test
+        .loopc(&["check", "--format", "json", "specs"])
+        .status(0)
+        .run();
+    assert_eq!(
+        codes_and_files(&out.stdout),
+        ["W0004 specs/empty.md", "W0004 specs/later.feature"]
+    );
+}
+
+#[test]
+fn a_directory_of_empty_specs_says_the_plan_has_no_tasks_then_names_each_other_spec() {
+    Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file("specs/empty.md", "# nothing here\n")
+        .file("specs/later.json", "{\"tasks\": []}\n")
+        .loopc(&["check", "specs"])
+        .stdout("")
+        .stderr(&format!(
+            "{}\n{}ok: 0 tasks, 2 warnings\n",
+            EMPTY_ALONE
+                .strip_suffix("\nok: 0 tasks, 1 warning\n")
+                .unwrap(),
+            empty_in_dir("later.json", "{\"tasks\": []}"),
+        ))
+        .status(0)
+        .run();
+}
+
+#[test]
+fn a_spec_that_cannot_be_read_gets_its_error_and_no_w0004() {
+    // A level-2 heading without an id is E0001: the spec's tasks could not
+    // be read, so "no tasks" is not said on top; the empty spec beside it
+    // still gets its W0004.
+    let out = Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file("specs/auth.md", SPEC_MD)
+        .file("specs/bad.md", "## Overview\n")
+        .file("specs/empty.md", "# nothing here\n")
+        .loopc(&["check", "--format", "json", "specs"])
+        .status(1)
+        .run();
+    assert_eq!(
+        codes_and_files(&out.stdout),
+        ["E0001 specs/bad.md", "W0004 specs/empty.md"]
+    );
+}

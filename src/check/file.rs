@@ -455,28 +455,68 @@ impl Checker {
 
         // W0004: no tasks.
         // A file whose items could not all be parsed may well declare tasks.
-        if self.model.tasks.is_empty() && !self.seen.unreadable && !self.seen.any_task {
-            let span = self.seen.first_item.map_or(Span::at(0), Span::at);
-            match origin {
+        let no_tasks = self.model.tasks.is_empty() && !self.seen.unreadable && !self.seen.any_task;
+        match origin {
+            Origin::Specs {
+                unreadable,
+                first_spec,
+                empty_specs,
+                ..
+            } => {
                 // What could not be read may well declare tasks.
-                Origin::Specs {
-                    unreadable: true, ..
-                } => {}
-                Origin::Specs {
-                    first_spec: Some(at),
-                    ..
-                } => self.push(
-                    Diagnostic::new(Code::W0004, "the plan has no tasks", Span::at(*at), "no task in this spec")
-                        .with_note("a REEL task is a `## <id>: <title>` heading, a JSON `tasks` entry or a Gherkin `Scenario:`"),
-                ),
-                _ => self.push(
-                    Diagnostic::new(Code::W0004, "the plan has no tasks", span, "no `task` in this file")
-                        .with_note("declare work with `task NAME { prompt = \"…\" }` or `task NAME { run = \"…\" }`"),
-                ),
+                let plan_empty = no_tasks && !unreadable;
+                match first_spec {
+                    Some(at) if plan_empty => self.push(
+                        Diagnostic::new(
+                            Code::W0004,
+                            "the plan has no tasks",
+                            Span::at(*at),
+                            "no task in this spec",
+                        )
+                        .with_note(SPEC_TASKS),
+                    ),
+                    // No spec at all (a spec tree's empty stages): the defaults plan's.
+                    None if plan_empty => self.no_tasks_in_file(),
+                    _ => {}
+                }
+                // Every other spec without tasks, at its start: in a
+                // directory, one empty file among others is as suspect.
+                for &at in empty_specs {
+                    if plan_empty && Some(at) == *first_spec {
+                        continue;
+                    }
+                    self.push(
+                        Diagnostic::new(Code::W0004, "this spec has no tasks", Span::at(at), "no task in this spec")
+                            .with_note(SPEC_TASKS)
+                            .with_note("in a directory every `.md`, `.markdown`, `.json` and `.feature` file is a spec, except `README*` files"),
+                    );
+                }
             }
+            _ if no_tasks => self.no_tasks_in_file(),
+            _ => {}
         }
     }
+
+    /// W0004 for a `.loop` plan without tasks, at its first item.
+    fn no_tasks_in_file(&mut self) {
+        let span = self.seen.first_item.map_or(Span::at(0), Span::at);
+        self.push(
+            Diagnostic::new(
+                Code::W0004,
+                "the plan has no tasks",
+                span,
+                "no `task` in this file",
+            )
+            .with_note(
+                "declare work with `task NAME { prompt = \"…\" }` or `task NAME { run = \"…\" }`",
+            ),
+        );
+    }
 }
+
+/// The note of a REEL W0004: what a task is in each format.
+const SPEC_TASKS: &str =
+    "a REEL task is a `## <id>: <title>` heading, a JSON `tasks` entry or a Gherkin `Scenario:`";
 
 /// E0005 for `name`, with a "did you mean" among `known` (never
 /// `exclude`) or else a note listing what is known.

@@ -114,7 +114,9 @@ pub(super) fn compile_specs_for(
         [] => "plan".to_string(),
     };
     let mut namespaces: HashMap<String, String> = HashMap::new();
+    let mut empty_specs = Vec::new();
     for path in &files {
+        let diagnostics_before = diagnostics.len();
         let text = Text::read(path)?;
         let file_name = path.display().to_string();
         let start = map.push(&mut buffer, &file_name, &text.text);
@@ -181,6 +183,12 @@ pub(super) fn compile_specs_for(
         {
             name = n;
         }
+        // W0004 for a spec without tasks, unless what kept it from
+        // declaring any was an error of its own (said instead).
+        let own = diagnostics.get(diagnostics_before..).unwrap_or_default();
+        if spec.tasks.is_empty() && !own.iter().any(Diagnostic::is_error) {
+            empty_specs.push(start);
+        }
         if tree.is_some() {
             let names = spec.tasks.iter().map(|t| t.name.text.clone()).collect();
             tree_specs.push((text.text.clone(), names));
@@ -200,6 +208,7 @@ pub(super) fn compile_specs_for(
             .map(|f| f.span.start),
         defaults: defaults_file.is_some(),
         unreadable: diagnostics.iter().any(Diagnostic::is_error),
+        empty_specs,
     };
     let ast = ast::File { items, comments };
     let want = Want { model: false, goal };

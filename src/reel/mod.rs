@@ -380,7 +380,7 @@ fn string_field(name: &str, value: &Located, start: usize) -> ast::Field {
 
 /// Text helpers shared by the line-based front-ends.
 pub(crate) mod text {
-    use crate::span::Span;
+    use crate::span::{Span, line_end, next_line};
 
     /// One line of a file: its text without the line break (and without a
     /// `\r` before it) and the byte offset where it starts.
@@ -414,16 +414,20 @@ pub(crate) mod text {
         }
     }
 
-    /// The lines of `text`, a leading byte-order mark skipped.
+    /// The lines of `text`, a leading byte-order mark skipped. A line ends
+    /// at `\n`, `\r\n` or a lone `\r`: loopc's one line model
+    /// ([`crate::span::line_end`]), so a spec saved with any of them reads
+    /// the same and its diagnostics land on the lines an editor shows.
     pub fn lines(text: &str) -> Vec<Line<'_>> {
         let mut out = Vec::new();
         let mut start = if text.starts_with('\u{feff}') { 3 } else { 0 };
-        let body = text.get(start..).unwrap_or("");
-        for raw in body.split_inclusive('\n') {
-            let line = raw.strip_suffix('\n').unwrap_or(raw);
-            let line = line.strip_suffix('\r').unwrap_or(line);
-            out.push(Line { start, text: line });
-            start += raw.len();
+        while start < text.len() {
+            let end = line_end(text, start);
+            out.push(Line {
+                start,
+                text: &text[start..end],
+            });
+            start = next_line(text, end);
         }
         out
     }
