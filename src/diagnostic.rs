@@ -11,6 +11,8 @@ use codespan_reporting::term::termcolor::WriteColor;
 use serde::Serialize;
 use std::fmt;
 
+mod clip;
+
 /// How serious a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -250,7 +252,13 @@ impl<'a> IndexedFiles<'a> {
             }
             shown[file] += 1;
             let cs_diag = to_codespan(d, &place);
-            if let Err(e) = term::emit_to_write_style(out, &config, self, &cs_diag) {
+            let written = match clip::Clipped::new(self, &cs_diag) {
+                Some((clipped, cs_diag)) => {
+                    term::emit_to_write_style(out, &config, &clipped, &cs_diag)
+                }
+                None => term::emit_to_write_style(out, &config, self, &cs_diag),
+            };
+            if let Err(e) = written {
                 return Err(match e {
                     files::Error::Io(e) => e,
                     e => std::io::Error::other(e.to_string()),
@@ -550,6 +558,34 @@ pub fn to_json_line(file: &str, source: &str, index: &LineIndex, d: &Diagnostic)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_line_is_shown_around_its_labels() {
+        let x = "x".repeat(300);
+        let y = "y".repeat(300);
+        let source = format!("short\n{x}BAD{y} é\nlast\n");
+        let at = 6 + 300;
+        let d = Diagnostic::new(Code::E0001, "bad", Span::new(at, at + 3), "here")
+            .with_label(Span::new(0, 5), "and here");
+        let shown = format!("…{}BAD{}…", &x[..60], &y[..60]);
+        assert_eq!(
+            render_plain("plan.loop", &source, &[d]),
+            format!(
+                "error[E0001]: bad\n  ┌─ plan.loop:2:301\n  │\n1 │ short\n  │ ----- and here\n2 │ {shown}\n  │{pad}^^^ here\n\n",
+                pad = " ".repeat(62)
+            )
+        );
+    }
+
+    #[test]
+    fn utf16_columns_of_long_lines_count_from_their_line() {
+        let text = format!("é\n{}😀x", "é".repeat(3000));
+        let index = LineIndex::new(&text);
+        let x = text.len() - 1;
+        assert_eq!(index.position(&text, x).character, 3000 + 2);
+        assert_eq!(index.position(&text, 3 + 2 * 1500).character, 1500);
+        assert_eq!(index.position(&text, 2).character, 1);
+    }
 
     #[test]
     fn lf_crlf_and_a_lone_cr_each_end_one_line() {

@@ -1,0 +1,279 @@
+//! Long lines in human diagnostics: a diagnostic whose labels sit on a line
+//! longer than [`LONG_LINE`] bytes (a one-line JSON spec, a minified or
+//! generated plan) shows that line only around its labels, with `…` where
+//! text is left out, instead of the whole line once per diagnostic.
+//!
+//! codespan-reporting prints whole source lines, so the diagnostic is
+//! rendered against a stand-in text ([`Clipped`]) that holds only the
+//! labelled lines, each cut to windows around the labels; line numbers and
+//! columns are mapped back to the real file, so the header still says
+//! `file:line:column` of the real text.
+
+use super::IndexedFiles;
+use codespan_reporting::diagnostic as cs;
+use codespan_reporting::files::{self, Files};
+use std::ops::Range;
+
+/// Lines longer than this many bytes are shown around their labels only.
+pub(super) const LONG_LINE: usize = 400;
+/// The bytes of context kept on either side of a label's ends.
+const CONTEXT: usize = 60;
+/// What stands for the text left out.
+const ELLIPSIS: &str = "…";
+
+/// The stand-in texts of one diagnostic's files (by file id), for
+/// codespan-reporting.
+pub(super) struct Clipped<'f, 'a> {
+    base: &'f IndexedFiles<'a>,
+    files: Vec<Option<ClippedFile>>,
+}
+
+/// One file's stand-in text: its labelled lines, in order.
+struct ClippedFile {
+    text: String,
+    lines: Vec<ClippedLine>,
+}
+
+/// A labelled line of the real file in the stand-in text.
+struct ClippedLine {
+    /// The 0-based line in the real file.
+    real_line: usize,
+    /// Where the line starts in the real file.
+    real_start: usize,
+    /// Where it starts in the stand-in text.
+    start: usize,
+    /// Its pieces of real text: (start in the stand-in text, real range).
+    pieces: Vec<(usize, Range<usize>)>,
+}
+
+impl<'f, 'a> Clipped<'f, 'a> {
+    /// `diagnostic` (rendered against `base`) with its long lines cut, or
+    /// `None` when none of its labelled lines is long.
+    pub(super) fn new(
+        base: &'f IndexedFiles<'a>,
+        diagnostic: &cs::Diagnostic<usize>,
+    ) -> Option<(Clipped<'f, 'a>, cs::Diagnostic<usize>)> {
+        // The labels' ends, by file.
+        let mut points: Vec<Vec<usize>> = vec![Vec::new(); base.files.len()];
+        for label in &diagnostic.labels {
+            let list = points.get_mut(label.file_id)?;
+            list.extend([label.range.start, label.range.end]);
+        }
+        let long = points.iter().enumerate().any(|(id, ps)| {
+            let Ok((_, text, index)) = base.get(id) else {
+                return false;
+            };
+            ps.iter().any(|&p| {
+                let line = index.line_of(p);
+                index
+                    .line_range(text, line)
+                    .is_some_and(|r| r.len() > LONG_LINE)
+            })
+        });
+        if !long {
+            return None;
+        }
+        let files = points
+            .iter()
+            .enumerate()
+            .map(|(id, ps)| {
+                let (_, text, index) = base.get(id).ok()?;
+                (!ps.is_empty()).then(|| ClippedFile::new(text, index, ps))
+            })
+            .collect();
+        let clipped = Clipped { base, files };
+        let mut diagnostic = diagnostic.clone();
+        for label in &mut diagnostic.labels {
+            let file = clipped.files.get(label.file_id)?.as_ref()?;
+            label.range = file.to_clipped(label.range.start)..file.to_clipped(label.range.end);
+        }
+        Some((clipped, diagnostic))
+    }
+
+    fn file(&self, id: usize) -> Result<&ClippedFile, files::Error> {
+        self.files
+            .get(id)
+            .and_then(Option::as_ref)
+            .ok_or(files::Error::FileMissing)
+    }
+}
+
+impl ClippedFile {
+    /// The lines of `text` holding `points`, each cut to windows around
+    /// its points when it is longer than [`LONG_LINE`].
+    fn new(text: &str, index: &super::LineIndex, points: &[usize]) -> ClippedFile {
+        let mut lines: Vec<usize> = points.iter().map(|&p| index.line_of(p)).collect();
+        lines.sort_unstable();
+        lines.dedup();
+        let mut out = ClippedFile {
+            text: String::new(),
+            lines: Vec::with_capacity(lines.len()),
+        };
+        for line in lines {
+            let Some(range) = index.line_range(text, line) else {
+                continue;
+            };
+            // The line without its line break.
+            let body_end = range.start + text[range.clone()].trim_end_matches(['\n', '\r']).len();
+            let body = range.start..body_end;
+            let windows = if body.len() > LONG_LINE {
+                let mut here: Vec<usize> = points
+                    .iter()
+                    .copied()
+                    .filter(|p| range.contains(p) || *p == range.end)
+                    .collect();
+                here.sort_unstable();
+                windows(text, &body, &here)
+            } else {
+                vec![body.clone()]
+            };
+            let start = out.text.len();
+            let mut pieces = Vec::with_capacity(windows.len());
+            let mut last = body.start;
+            for w in windows {
+                if w.start > last {
+                    out.text.push_str(ELLIPSIS);
+                }
+                pieces.push((out.text.len(), w.clone()));
+                out.text.push_str(&text[w.clone()]);
+                last = w.end;
+            }
+            if last < body.end {
+                out.text.push_str(ELLIPSIS);
+            }
+            out.text.push('\n');
+            out.lines.push(ClippedLine {
+                real_line: line,
+                real_start: range.start,
+                start,
+                pieces,
+            });
+        }
+        out
+    }
+
+    /// The stand-in offset of the real offset `at` (a label's end: inside
+    /// one of the pieces, or at its line's end).
+    fn to_clipped(&self, at: usize) -> usize {
+        for line in &self.lines {
+            for (start, real) in &line.pieces {
+                if real.contains(&at) || real.end == at {
+                    return start + (at - real.start);
+                }
+            }
+        }
+        // A line break (a label's end past its line's text): the end of
+        // the stand-in line before the next.
+        let next = self.lines.partition_point(|l| l.real_start <= at);
+        self.lines
+            .get(next)
+            .map_or(self.text.len(), |l| l.start.saturating_sub(1))
+    }
+
+    /// The stand-in line holding stand-in offset `at`.
+    fn line(&self, at: usize) -> usize {
+        self.lines
+            .partition_point(|l| l.start <= at)
+            .saturating_sub(1)
+    }
+
+    /// The real offset of stand-in offset `at` on line `line`.
+    fn to_real(&self, line: &ClippedLine, at: usize) -> usize {
+        let mut real = line.real_start;
+        for (start, range) in &line.pieces {
+            if at < *start {
+                break;
+            }
+            real = range.start + (at - start).min(range.len());
+        }
+        real
+    }
+}
+
+/// Windows of `body` (a line's text range in `text`) around the sorted
+/// `points`, [`CONTEXT`] bytes either side, merged where they touch and cut
+/// at character boundaries.
+fn windows(text: &str, body: &Range<usize>, points: &[usize]) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for &p in points {
+        let mut start = p.saturating_sub(CONTEXT).max(body.start);
+        while !text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = (p + CONTEXT).min(body.end);
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        match out.last_mut() {
+            Some(last) if start <= last.end => last.end = last.end.max(end),
+            _ => out.push(start..end),
+        }
+    }
+    out
+}
+
+impl<'f, 'a> Files<'f> for Clipped<'f, 'a> {
+    type FileId = usize;
+    type Name = &'a str;
+    type Source = &'f str;
+
+    fn name(&'f self, id: usize) -> Result<&'a str, files::Error> {
+        Ok(self.base.get(id)?.0)
+    }
+
+    fn source(&'f self, id: usize) -> Result<&'f str, files::Error> {
+        Ok(&self.file(id)?.text)
+    }
+
+    fn line_index(&'f self, id: usize, byte_index: usize) -> Result<usize, files::Error> {
+        Ok(self.file(id)?.line(byte_index))
+    }
+
+    fn line_number(&'f self, id: usize, line_index: usize) -> Result<usize, files::Error> {
+        let file = self.file(id)?;
+        let line = file
+            .lines
+            .get(line_index)
+            .ok_or(files::Error::LineTooLarge {
+                given: line_index,
+                max: file.lines.len().saturating_sub(1),
+            })?;
+        Ok(line.real_line + 1)
+    }
+
+    fn column_number(
+        &'f self,
+        id: usize,
+        line_index: usize,
+        byte_index: usize,
+    ) -> Result<usize, files::Error> {
+        let file = self.file(id)?;
+        let (_, text, _) = self.base.get(id)?;
+        let line = file
+            .lines
+            .get(line_index)
+            .ok_or(files::Error::LineTooLarge {
+                given: line_index,
+                max: file.lines.len().saturating_sub(1),
+            })?;
+        let real = file.to_real(line, byte_index).min(text.len());
+        Ok(files::column_index(text, line.real_start..text.len(), real) + 1)
+    }
+
+    fn line_range(&'f self, id: usize, line_index: usize) -> Result<Range<usize>, files::Error> {
+        let file = self.file(id)?;
+        let start = file
+            .lines
+            .get(line_index)
+            .ok_or(files::Error::LineTooLarge {
+                given: line_index,
+                max: file.lines.len().saturating_sub(1),
+            })?
+            .start;
+        let end = file
+            .lines
+            .get(line_index + 1)
+            .map_or(file.text.len(), |l| l.start);
+        Ok(start..end)
+    }
+}
