@@ -4,12 +4,13 @@
 //! that leaves the worktree changed fails. The last 64 KiB of a rejecting
 //! gate's output is the next attempt's feedback.
 
-use super::context::{Protocol, RunCtx};
+use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::handoff::{self, HandoffStatus};
 use crate::plan::{Agent, Executor, GateKind, OnFail, Task};
 use crate::run::store::events::Event;
 use crate::run::sys::checkout::Checkout;
 use crate::run::sys::process::{self, Exit, Spec};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How much of a gate's output becomes feedback.
@@ -51,6 +52,90 @@ pub struct Check {
     pub on_fail: OnFail,
     /// The executor that launches it (`accept`: the task's; a gate: the gate's).
     pub executor: Option<std::sync::Arc<Executor>>,
+    /// The task it belongs to, when that is not the task whose try runs
+    /// it (a check of a task merged earlier, run again on a later merge,
+    /// replay or move): its variables are then that task's ([`check_env`]).
+    /// `None`: the try's own check.
+    pub owner: Option<std::sync::Arc<Owner>>,
+}
+
+/// A task whose work is on the integration branch, as its checks see it
+/// when they run again on a later task's merge, replay or move: the
+/// variables that describe the task and its work are its own
+/// (docs/running.md, "The agent protocol").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Owner {
+    /// The task (its name, title, `env`, agent's cost cap).
+    pub task: Task,
+    /// Its attempt whose work was merged (`LOOP_ATTEMPT`); 0 for a replay.
+    pub attempt: u32,
+    /// That attempt's feedback file in its log directory (`None`: a
+    /// replay, which had none: the check gets an empty file).
+    pub feedback: Option<PathBuf>,
+    /// Its work: the commits the check's `LOOP_DIFF_FILE` is the diff
+    /// between (the attempt's base and commit, or the head a replay
+    /// moved the integration branch from and to).
+    pub work: (String, String),
+}
+
+impl Owner {
+    /// The owner's [`AttemptFiles`] for a check run by the try `proto` in
+    /// the work directory `work`: its feedback and diff are copied to
+    /// `work/of-<task>/` (where a sandboxed gate can read them); the
+    /// prompt, progress and handoff files are the try's.
+    ///
+    /// Errors: a file cannot be written, or git cannot make the diff.
+    fn files(&self, ctx: &RunCtx, proto: &Protocol<'_>, work: &Path) -> Result<AttemptFiles, String> {
+        let dir = work.join(format!("of-{}", self.task.name));
+        let feedback = dir.join("feedback.md");
+        let diff = dir.join("diff.patch");
+        if !diff.exists() {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            let copied = self
+                .feedback
+                .as_ref()
+                .filter(|f| f.exists())
+                .map(|f| std::fs::copy(f, &feedback).map(|_| ()));
+            copied
+                .unwrap_or_else(|| std::fs::write(&feedback, ""))
+                .map_err(|e| format!("cannot write {}: {e}", feedback.display()))?;
+            ctx.git.diff_to_file(&self.work.0, &self.work.1, &diff)?;
+        }
+        Ok(AttemptFiles {
+            feedback,
+            diff,
+            ..proto.files.clone()
+        })
+    }
+}
+
+/// The variables `check`, run by the try `proto` in `dir`, sees: those of
+/// the task it belongs to ([`Check::owner`]; the try's own task when
+/// `None`), with `prompt` and `handoff` its own files, `LOOP_BASE`, the
+/// worktree and the progress file the try's, and `LOOP_DIFF_FILE` the
+/// owner's work (the try's own `diff` for its own checks). The one place a
+/// check's environment is made.
+///
+/// Errors: the owner's files cannot be made ([`Owner`]).
+fn check_env(
+    ctx: &RunCtx,
+    proto: &Protocol<'_>,
+    check: &Check,
+    dir: &Path,
+    (prompt, handoff, diff): (&Path, &Path, &Path),
+) -> Result<Vec<(String, String)>, String> {
+    let Some(owner) = check.owner.as_deref() else {
+        return Ok(proto.env(&ctx.git, dir, prompt, handoff, Some(diff)));
+    };
+    let files = owner.files(ctx, proto, &super::context::work_dir(dir))?;
+    let theirs = Protocol {
+        task: &owner.task,
+        attempt: owner.attempt,
+        base: proto.base,
+        files: &files,
+    };
+    Ok(theirs.env(&ctx.git, dir, prompt, handoff, Some(&files.diff)))
 }
 
 /// What a check runs.
@@ -77,6 +162,7 @@ pub fn checks_of(task: &Task) -> Vec<Check> {
             timeout: task.timeout,
             on_fail: OnFail::Retry,
             executor: task.executor.clone(),
+            owner: None,
         });
     }
     for g in &task.gates {
@@ -92,6 +178,7 @@ pub fn checks_of(task: &Task) -> Vec<Check> {
             timeout: g.timeout,
             on_fail: g.on_fail,
             executor: g.executor.clone(),
+            owner: None,
         });
     }
     out
@@ -191,7 +278,11 @@ pub fn run_checks(
                 (agent.run.as_str(), Some(text.into_bytes()), Some(agent))
             }
         };
-        let mut env = proto.env(&ctx.git, dir, &prompt_path, &handoff_path, Some(&diff));
+        let mut env = match check_env(ctx, proto, check, dir, (&prompt_path, &handoff_path, &diff))
+        {
+            Ok(env) => env,
+            Err(e) => return Verdict::Error(format!("gate `{}`: {e}", check.label)),
+        };
         if let Some(a) = agent {
             // The gate's agent's own environment, under the protocol variables.
             let mut with_agent: Vec<(String, String)> =

@@ -78,6 +78,7 @@ pub fn run(
         defer_ref: false,
         head: state.head_commit.clone(),
         merged_checks: Vec::new(),
+        owners: HashMap::new(),
         landings: Vec::new(),
         running: 0,
         refs_at_start: None,
@@ -108,6 +109,18 @@ pub fn run(
     Finish { outcome, state }
 }
 
+/// What ended, for [`Scheduler::apply`].
+#[derive(Clone, Copy)]
+enum Ended<'a> {
+    /// A finished attempt, and the head its work was merged onto.
+    Attempt(&'a AttemptResult, &'a str),
+    /// A replay that moved the integration branch from the first head to
+    /// the second (the same head: it changed nothing, or it missed).
+    Replay(&'a str, &'a str),
+    /// Nothing ran (a task held back at the start).
+    Nothing,
+}
+
 struct Scheduler {
     ctx: Arc<RunCtx>,
     parallel: usize,
@@ -119,6 +132,9 @@ struct Scheduler {
     head: String,
     /// Command checks of tasks merged in this run (gated again on merges).
     merged_checks: Vec<Check>,
+    /// Each task whose work is on the integration branch in this run, by
+    /// name, as its checks see it (a REEL spec's move runs its tasks' checks).
+    owners: HashMap<String, Arc<gate::Owner>>,
     /// Each task whose work moved the integration branch in this run, with
     /// the head it moved it to, in order (a resolver's prompt names the
     /// tasks a change conflicted with, [`super::resolve`]).
@@ -517,23 +533,21 @@ impl Scheduler {
             state.tasks[i].fragment_commit = Some(a.commit.clone());
         }
         let actions = transition::finished(&self.ctx.plan, state, &mut self.books, finished);
-        self.apply(state, i, actions, Some((&r, &merge_base)));
+        self.apply(state, i, actions, Ended::Attempt(&r, &merge_base));
         if passed && let Some(a) = accepted {
             self.splice(state, a);
         }
         self.advance_specs(state);
     }
 
-    /// Carries out a transition's `actions` for task `i`; `attempt` is the
-    /// finished attempt and the head its work was merged onto (none for a
-    /// replay).
-    fn apply(
-        &mut self,
-        state: &mut RunState,
-        i: usize,
-        actions: Vec<Action>,
-        attempt: Option<(&AttemptResult, &str)>,
-    ) {
+    /// Carries out a transition's `actions` for task `i`; `ended` is what
+    /// ended: the finished attempt and the head its work was merged onto,
+    /// or a replay and the heads it moved the integration branch between.
+    fn apply(&mut self, state: &mut RunState, i: usize, actions: Vec<Action>, ended: Ended<'_>) {
+        let attempt = match ended {
+            Ended::Attempt(r, before) => Some((r, before)),
+            Ended::Replay(..) | Ended::Nothing => None,
+        };
         let ctx = Arc::clone(&self.ctx);
         let task = &ctx.plan.tasks[i];
         for action in actions {
@@ -576,7 +590,29 @@ impl Scheduler {
                         );
                     }
                 }
-                Action::RememberChecks => self.remember_checks(i),
+                Action::RememberChecks => {
+                    let owner = match ended {
+                        Ended::Attempt(r, _) => match &r.outcome {
+                            Outcome::Passed { commit, .. } => Some(gate::Owner {
+                                task: task.clone(),
+                                attempt: r.input.attempt,
+                                feedback: r.files.as_ref().map(|f| f.dir.join("feedback.md")),
+                                work: (r.input.base.clone(), commit.clone()),
+                            }),
+                            _ => None,
+                        },
+                        Ended::Replay(from, to) => Some(gate::Owner {
+                            task: task.clone(),
+                            attempt: 0,
+                            feedback: None,
+                            work: (from.to_string(), to.to_string()),
+                        }),
+                        Ended::Nothing => None,
+                    };
+                    if let Some(owner) = owner {
+                        self.remember_checks(i, owner);
+                    }
+                }
                 Action::WaitForLimit(l) => self.limit_hit(state, i, &l),
                 Action::RemoveWorktree => {
                     if let Some((r, _)) = attempt {
@@ -608,17 +644,23 @@ impl Scheduler {
         }
     }
 
-    /// Adds task `i`'s command checks to those gated again on later merges.
-    fn remember_checks(&mut self, i: usize) {
+    /// Adds task `i`'s command checks to those gated again on later merges,
+    /// as checks of `owner` (its work on the integration branch): they see
+    /// its variables. A command another merged task's check runs already
+    /// is not added: it runs once, as the first task's.
+    fn remember_checks(&mut self, i: usize, owner: gate::Owner) {
         let task = &self.ctx.plan.tasks[i];
+        let owner = Arc::new(owner);
         for mut c in gate::checks_of(task) {
             if !gate::is_agent(&c) && !self.merged_checks.iter().any(|k| k.kind == c.kind) {
                 if c.label == "accept" {
                     c.label = format!("accept of {}", task.name);
                 }
+                c.owner = Some(Arc::clone(&owner));
                 self.merged_checks.push(c);
             }
         }
+        self.owners.insert(task.name.clone(), owner);
     }
 
     fn finish(&mut self, state: &mut RunState) -> RunOutcome {
