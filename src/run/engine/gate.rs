@@ -85,7 +85,12 @@ impl Owner {
     /// prompt, progress and handoff files are the try's.
     ///
     /// Errors: a file cannot be written, or git cannot make the diff.
-    fn files(&self, ctx: &RunCtx, proto: &Protocol<'_>, work: &Path) -> Result<AttemptFiles, String> {
+    fn files(
+        &self,
+        ctx: &RunCtx,
+        proto: &Protocol<'_>,
+        work: &Path,
+    ) -> Result<AttemptFiles, String> {
         let dir = work.join(format!("of-{}", self.task.name));
         let feedback = dir.join("feedback.md");
         let diff = dir.join("diff.patch");

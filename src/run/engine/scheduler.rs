@@ -18,6 +18,7 @@
 
 mod cached;
 mod grow;
+mod merged;
 mod specs;
 mod unstarted;
 mod waits;
@@ -39,6 +40,7 @@ use crate::run::store::progress;
 use crate::run::sys::interrupt;
 use crate::run::time::now_rfc3339;
 use crate::state::{RunState, RunStatus};
+use merged::Ended;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -107,18 +109,6 @@ pub fn run(
     sched.resume_waits(&mut state);
     let outcome = sched.drive(&mut state);
     Finish { outcome, state }
-}
-
-/// What ended, for [`Scheduler::apply`].
-#[derive(Clone, Copy)]
-enum Ended<'a> {
-    /// A finished attempt, and the head its work was merged onto.
-    Attempt(&'a AttemptResult, &'a str),
-    /// A replay that moved the integration branch from the first head to
-    /// the second (the same head: it changed nothing, or it missed).
-    Replay(&'a str, &'a str),
-    /// Nothing ran (a task held back at the start).
-    Nothing,
 }
 
 struct Scheduler {
@@ -590,29 +580,7 @@ impl Scheduler {
                         );
                     }
                 }
-                Action::RememberChecks => {
-                    let owner = match ended {
-                        Ended::Attempt(r, _) => match &r.outcome {
-                            Outcome::Passed { commit, .. } => Some(gate::Owner {
-                                task: task.clone(),
-                                attempt: r.input.attempt,
-                                feedback: r.files.as_ref().map(|f| f.dir.join("feedback.md")),
-                                work: (r.input.base.clone(), commit.clone()),
-                            }),
-                            _ => None,
-                        },
-                        Ended::Replay(from, to) => Some(gate::Owner {
-                            task: task.clone(),
-                            attempt: 0,
-                            feedback: None,
-                            work: (from.to_string(), to.to_string()),
-                        }),
-                        Ended::Nothing => None,
-                    };
-                    if let Some(owner) = owner {
-                        self.remember_checks(i, owner);
-                    }
-                }
+                Action::RememberChecks => self.remember_checks(i, ended),
                 Action::WaitForLimit(l) => self.limit_hit(state, i, &l),
                 Action::RemoveWorktree => {
                     if let Some((r, _)) = attempt {
@@ -642,25 +610,6 @@ impl Scheduler {
         if let Some(start) = &self.refs_at_start {
             guard::unattributed(&self.ctx, start, &self.attributed, state);
         }
-    }
-
-    /// Adds task `i`'s command checks to those gated again on later merges,
-    /// as checks of `owner` (its work on the integration branch): they see
-    /// its variables. A command another merged task's check runs already
-    /// is not added: it runs once, as the first task's.
-    fn remember_checks(&mut self, i: usize, owner: gate::Owner) {
-        let task = &self.ctx.plan.tasks[i];
-        let owner = Arc::new(owner);
-        for mut c in gate::checks_of(task) {
-            if !gate::is_agent(&c) && !self.merged_checks.iter().any(|k| k.kind == c.kind) {
-                if c.label == "accept" {
-                    c.label = format!("accept of {}", task.name);
-                }
-                c.owner = Some(Arc::clone(&owner));
-                self.merged_checks.push(c);
-            }
-        }
-        self.owners.insert(task.name.clone(), owner);
     }
 
     fn finish(&mut self, state: &mut RunState) -> RunOutcome {

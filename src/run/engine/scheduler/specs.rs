@@ -55,7 +55,14 @@ impl Scheduler {
             {
                 continue;
             }
-            match advance::advance(&ctx, spec, last, &self.head, &self.merged_checks, &self.owners) {
+            match advance::advance(
+                &ctx,
+                spec,
+                last,
+                &self.head,
+                &self.merged_checks,
+                &self.owners,
+            ) {
                 Advance::Moved { commit } => {
                     self.head = commit.clone();
                     let s = &mut state.specs[k];
