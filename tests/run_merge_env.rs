@@ -10,7 +10,8 @@ use serde_json::Value;
 /// only once `y`'s attempt has started (so `y`'s worktree starts before
 /// `x`'s merge), and `y` only once `x`'s work is on the integration
 /// branch: `y`'s merge is never a fast-forward. Both waits are bounded.
-fn setup() -> Test {
+/// With `breaks`, `y`'s first attempt adds a file `x`'s gate forbids.
+fn setup(breaks: bool) -> Test {
     let repo = Test::repo();
     let sync = repo.bin.join("sync");
     std::fs::create_dir_all(&sync).unwrap();
@@ -33,6 +34,7 @@ until git -C "$LOOP_REPO_ROOT" cat-file -e loop/envdemo:x.txt 2>/dev/null; do
   i=$((i+1)); [ $i -gt 1000 ] && break; sleep 0.02
 done
 echo y > y.txt
+if [ -n "$BREAK" ] && [ ! -s "$LOOP_FEEDBACK_FILE" ]; then touch broken; fi
 "#,
             s = sync.display()
         ),
@@ -46,6 +48,7 @@ test "$WHO" = x-env || exit 1
 grep -q 'x\.txt' "$LOOP_DIFF_FILE" || { echo "x.txt not in the diff"; exit 1; }
 if grep -q 'y\.txt' "$LOOP_DIFF_FILE"; then echo "y.txt in the diff"; exit 1; fi
 test -f "$LOOP_FEEDBACK_FILE" || { echo "no feedback file"; exit 1; }
+if test -e broken; then echo "broken is there"; exit 1; fi
 "#,
     );
     repo.commit("the gate's script");
@@ -54,8 +57,9 @@ test -f "$LOOP_FEEDBACK_FILE" || { echo "no feedback file"; exit 1; }
 loop "envdemo" {{ parallel = 2 }}
 gate own = "sh own.sh"
 task x "Task X" {{ run = "sh {x}"  gates = [own]  env = {{ WHO = "x-env" }} }}
-task y "Task Y" {{ run = "sh {y}"  env = {{ WHO = "y-env" }} }}
-"#
+task y "Task Y" {{ run = "sh {y}"  env = {{ WHO = "y-env" {brk} }} }}
+"#,
+        brk = if breaks { "BREAK = \"1\"" } else { "" }
     ));
     repo
 }
@@ -74,7 +78,7 @@ fn log(repo: &Test, rel: &str) -> String {
 
 #[test]
 fn an_earlier_tasks_gate_rerun_on_a_merge_sees_its_own_task() {
-    let repo = setup();
+    let repo = setup(false);
     repo.loopc(&["run"]).status(0).run();
     let failed: Vec<Value> = repo
         .events()
@@ -95,7 +99,7 @@ fn an_earlier_tasks_gate_rerun_on_a_merge_sees_its_own_task() {
 
 #[test]
 fn an_earlier_tasks_gate_rerun_on_a_replay_sees_its_own_task() {
-    let repo = setup();
+    let repo = setup(false);
     repo.loopc(&["run"]).status(0).run();
     // A new base: both entries replay onto it, and their checks run again.
     repo.write("other.txt", "new\n");
@@ -119,4 +123,27 @@ fn an_earlier_tasks_gate_rerun_on_a_replay_sees_its_own_task() {
         gate.contains("LOOP_TASK=x LOOP_TITLE=Task X LOOP_ATTEMPT=0 WHO=x-env"),
         "{gate}"
     );
+}
+
+/// A check of another task that fails on a merge says whose check it is,
+/// and the merging task's next attempt gets its output as feedback.
+#[test]
+fn an_earlier_tasks_gate_failing_on_a_merge_is_named_with_its_task() {
+    let repo = setup(true);
+    repo.loopc(&["run"]).status(0).run();
+    let failed: Vec<Value> = repo
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "attempt_finished" && e["outcome"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0]["task"], "y");
+    assert_eq!(
+        failed[0]["reason"],
+        "after merging with the integration branch: gate `own` of task `x` failed (exit status 1)"
+    );
+    let feedback = log(&repo, "y/2/feedback.md");
+    assert!(feedback.contains("broken is there"), "{feedback}");
+    assert!(feedback.contains("LOOP_TASK=x "), "{feedback}");
+    assert_eq!(repo.task("y")["attempts"], 2);
 }

@@ -503,7 +503,7 @@ fn a_spec_edited_meanwhile_or_failing_the_move_s_checks_stays() {
         pinned["reason"]
             .as_str()
             .unwrap()
-            .contains("its move failed a check: gate `layout` failed"),
+            .contains("its move failed a check: gate `layout` of task `pinned.1a1a1a1a` failed"),
         "{pinned}"
     );
     let edited = spec_state(&repo, "tree/inflight/edited.md");

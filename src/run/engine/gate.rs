@@ -269,6 +269,13 @@ pub fn run_checks(
             gate: Some(check.label.clone()),
         });
         let stem = format!("{tag}-{}", file_name_part(&check.label));
+        // A check of another task says whose it is (`accept of x` does).
+        let gate = match check.owner.as_deref() {
+            Some(o) if check.label != format!("accept of {}", o.task.name) => {
+                format!("gate `{}` of task `{}`", check.label, o.task.name)
+            }
+            _ => format!("gate `{}`", check.label),
+        };
         let log = proto.files.dir.join(format!("{stem}.log"));
         let handoff_path = work.join(format!("{stem}.handoff.json"));
         let prompt_path = work.join(format!("{stem}.prompt.md"));
@@ -286,7 +293,7 @@ pub fn run_checks(
         let mut env = match check_env(ctx, proto, check, dir, (&prompt_path, &handoff_path, &diff))
         {
             Ok(env) => env,
-            Err(e) => return Verdict::Error(format!("gate `{}`: {e}", check.label)),
+            Err(e) => return Verdict::Error(format!("{gate}: {e}")),
         };
         if let Some(a) = agent {
             // The gate's agent's own environment, under the protocol variables.
@@ -332,12 +339,12 @@ pub fn run_checks(
         }
         let exit = match exit {
             Ok(e) => e,
-            Err(e) => return Verdict::Error(format!("gate `{}`: {e}", check.label)),
+            Err(e) => return Verdict::Error(format!("{gate}: {e}")),
         };
         if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
             && let Some(why) = super::executor::failure(check.executor.as_deref(), &report_file)
         {
-            return Verdict::Error(format!("gate `{}`: {why}", check.label));
+            return Verdict::Error(format!("{gate}: {why}"));
         }
         let output = || {
             // At most 64 KiB in all: half for each stream of an agent gate.
@@ -357,15 +364,11 @@ pub fn run_checks(
         let mut verdict = match exit {
             Exit::Stopped => return Verdict::Stopped,
             Exit::TimedOut | Exit::Signal(_) => Some(reject(
-                format!("gate `{}` {}", check.label, exit.describe(check.timeout)),
+                format!("{gate} {}", exit.describe(check.timeout)),
                 output(),
             )),
             Exit::Code(c) if c != 0 => Some(reject(
-                format!(
-                    "gate `{}` failed ({})",
-                    check.label,
-                    exit.describe(check.timeout)
-                ),
+                format!("{gate} failed ({})", exit.describe(check.timeout)),
                 output(),
             )),
             Exit::Code(_) => None,
@@ -430,7 +433,7 @@ pub fn run_checks(
         }
         if let Err(e) = ctx.git.verify_checkout(co, None) {
             return reject(
-                format!("gate `{}` changed the worktree: {e}", check.label),
+                format!("{gate} changed the worktree: {e}"),
                 format!("A gate must not change the worktree: {e}"),
             );
         }
@@ -439,11 +442,7 @@ pub fn run_checks(
             Ok(s) => {
                 let paths = changed_paths(&s);
                 return reject(
-                    format!(
-                        "gate `{}` changed the worktree: {}",
-                        check.label,
-                        paths.join(", ")
-                    ),
+                    format!("{gate} changed the worktree: {}", paths.join(", ")),
                     format!(
                         "A gate must not change files; it changed:\n{}",
                         paths.join("\n")
