@@ -503,7 +503,7 @@ fn a_spec_edited_meanwhile_or_failing_the_move_s_checks_stays() {
         pinned["reason"]
             .as_str()
             .unwrap()
-            .contains("its move failed a check: gate `layout` failed"),
+            .contains("its move failed a check: gate `layout` of task `pinned.1a1a1a1a` failed"),
         "{pinned}"
     );
     let edited = spec_state(&repo, "tree/inflight/edited.md");
@@ -629,4 +629,32 @@ fn specs_not_committed_as_they_are_are_warned_about_before_the_run() {
         ),
         "{r:?}"
     );
+}
+
+/// A spec's move runs the checks of each of its tasks with that task's
+/// variables, not those of the spec's last task, whose log directory holds
+/// the move's logs.
+#[test]
+fn a_move_s_checks_see_their_own_task_s_variables() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.write("tree/defaults.loop", repo.expand(DEFAULTS));
+    repo.write(
+        "tree/inflight/auth.md",
+        "# Auth\n\n## a1b2c3d4: Session\n\nWrite it.\n\n\
+         **Acceptance:** `echo \"first: $LOOP_TASK\"; test \"$LOOP_TASK\" = auth.a1b2c3d4`\n\n\
+         ## b2c3d4e5: Refresh\n\nThen this.\n\n**Depends on:** a1b2c3d4\n\
+         **Acceptance:** `test \"$LOOP_TASK\" = auth.b2c3d4e5`\n",
+    );
+    repo.write("tree/review/.keep", "");
+    repo.commit("a small tree");
+    let r = repo.loopc(&["run", "tree"]).status(0).run();
+    let auth = spec_state(&repo, "tree/inflight/auth.md");
+    assert_eq!(auth["status"], "advanced", "{auth} {r:?}");
+    let log = std::fs::read_to_string(
+        repo.root
+            .join(".loopc/logs/auth.b2c3d4e5/advance/advance-accept_of_auth_a1b2c3d4.log"),
+    )
+    .unwrap();
+    assert_eq!(log, "first: auth.a1b2c3d4\n");
 }

@@ -332,3 +332,63 @@ fn a_merge_that_landed_as_the_run_was_stopped_counts_as_passed() {
     let stderr = repo.spawned_stderr();
     assert!(!stderr.contains("failed attempt"), "{stderr}");
 }
+
+/// An attempt cut off by Ctrl-C is not counted against `attempts` or
+/// `iterations`, but what its agent spent is: the agent reported nothing,
+/// so its cost is unknown (`$…+?`, "some costs unknown"), or its `cost` cap
+/// when it has one, never $0 (docs/resilience.md, "Ctrl-C and SIGTERM").
+#[test]
+fn an_interrupted_attempt_s_cost_is_unknown_or_its_cap_never_zero() {
+    for (cap, b_cost, total) in [
+        ("", "$0+?", "$0.25 (some costs unknown)"),
+        ("cost = $0.50", "$0.50", "$0.75,"),
+    ] {
+        let repo = Test::repo();
+        let marker = format!("cost-marker-{}-{}", cap.len(), std::process::id());
+        let sleeper = repo.marked_sleep(&marker);
+        let started = repo.bin.join("started");
+        repo.script(
+            "agent.sh",
+            &format!(
+                r#"#!/bin/sh
+cat > /dev/null
+if [ "$LOOP_TASK" = b ]; then touch {started}; exec {sleeper} 1000; fi
+echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
+printf '{{"status":"completed","summary":"ok","cost_usd":0.25}}' > "$LOOP_HANDOFF"
+"#,
+                started = started.display(),
+            ),
+        );
+        repo.plan(&format!(
+            r#"
+loop "sig" {{ }}
+budget {{ iterations = 10 }}
+agent bot {{ run = "sh @BIN@/agent.sh" {cap} }}
+defaults {{ agent = bot  attempts = 1 }}
+task a {{ prompt = "a" }}
+task b: a {{ prompt = "b" }}
+"#
+        ));
+        let mut child = repo.loopc(&["run"]).spawn();
+        assert!(
+            repo.wait_for(2000, || started.exists()),
+            "{cap}: b never started"
+        );
+        assert!(repo.wait_for(2000, || process_alive_with(&marker)), "{cap}");
+        unsafe_kill(child.id(), libc::SIGINT);
+        assert_eq!(child.wait().unwrap().code(), Some(130), "{cap}");
+        assert_eq!(repo.status_of("b"), "interrupted", "{cap}");
+        assert_eq!(repo.task("b")["attempts"], 0, "{cap}: not counted");
+        assert_eq!(repo.state()["spent"]["iterations"], 1, "{cap}: a's only");
+        let status = repo.loopc(&["status"]).output().stdout;
+        let row = status
+            .lines()
+            .find(|l| l.starts_with("b "))
+            .unwrap_or_else(|| panic!("{cap}: no row for b in {status}"));
+        assert!(row.trim_end().ends_with(b_cost), "{cap}: {status}");
+        assert!(
+            status.contains(&format!("1 agent attempt, {total}")),
+            "{cap}: {status}"
+        );
+    }
+}

@@ -41,6 +41,7 @@ mod run_gates;
 mod run_hardening;
 mod run_humans;
 mod run_merge;
+mod run_merge_env;
 mod run_notify;
 mod run_outcomes;
 mod run_output;

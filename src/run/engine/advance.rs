@@ -14,11 +14,13 @@
 
 use super::budget::Cost;
 use super::context::{AttemptFiles, RunCtx};
-use super::gate::{self, Check, Verdict};
+use super::gate::{self, Check, Owner, Verdict};
 use super::merge::{add_checks, run_in_scratch};
 use crate::plan::StageSpec;
 use crate::run::store::events::Event;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// How moving a spec went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +79,7 @@ pub fn advance(
     task: usize,
     head: &str,
     earlier: &[Check],
+    owners: &HashMap<String, Arc<Owner>>,
 ) -> Advance {
     let Some(to_stage) = spec.next_stage() else {
         return Advance::Stayed(format!(
@@ -139,14 +142,17 @@ pub fn advance(
         Err(e) => return Advance::Stayed(format!("cannot write the move: {e}")),
     };
     // Gated like a merge: the command checks of the spec's tasks, then
-    // those of every task merged before.
+    // those of every task merged before; each sees its own task's
+    // variables (its work on the integration branch, when known).
     let mut checks: Vec<Check> = Vec::new();
     for &t in &spec.tasks {
+        let name = &ctx.plan.tasks[t].name;
         for mut c in gate::checks_of(&ctx.plan.tasks[t]) {
             if !gate::is_agent(&c) && !checks.iter().any(|k| k.kind == c.kind) {
                 if c.label == "accept" {
-                    c.label = format!("accept of {}", ctx.plan.tasks[t].name);
+                    c.label = format!("accept of {name}");
                 }
+                c.owner = owners.get(name).cloned();
                 checks.push(c);
             }
         }

@@ -150,10 +150,12 @@ impl AttemptFiles {
     /// for the checks of a cache replay; the files then lie in the log
     /// directory and gates get copies in their scratch worktree); creates
     /// the log directory (the work directory is made once the worktree
-    /// exists, [`create_work_dir`]). Earlier runs' logs were moved out of
-    /// `.loopc/logs/` when this run started ([`Layout::keep_earlier_logs`]).
+    /// exists, [`create_work_dir`]), and without a worktree an empty
+    /// feedback file (such a try follows no failed attempt). Earlier runs'
+    /// logs were moved out of `.loopc/logs/` when this run started
+    /// ([`Layout::keep_earlier_logs`]).
     ///
-    /// Errors: the directory cannot be created.
+    /// Errors: the directory or the feedback file cannot be created.
     pub fn create(
         layout: &Layout,
         task: &str,
@@ -164,7 +166,12 @@ impl AttemptFiles {
         std::fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let work = worktree.map_or_else(|| dir.clone(), work_dir);
-        Ok(AttemptFiles::in_dirs(dir, work))
+        let files = AttemptFiles::in_dirs(dir, work);
+        if worktree.is_none() {
+            std::fs::write(&files.feedback, "")
+                .map_err(|e| format!("cannot write {}: {e}", files.feedback.display()))?;
+        }
+        Ok(files)
     }
 
     /// The files of a run whose logs lie in `dir` and whose agent reads

@@ -4,12 +4,13 @@
 //! that leaves the worktree changed fails. The last 64 KiB of a rejecting
 //! gate's output is the next attempt's feedback.
 
-use super::context::{Protocol, RunCtx};
+use super::context::{AttemptFiles, Protocol, RunCtx};
 use super::handoff::{self, HandoffStatus};
 use crate::plan::{Agent, Executor, GateKind, OnFail, Task};
 use crate::run::store::events::Event;
 use crate::run::sys::checkout::Checkout;
 use crate::run::sys::process::{self, Exit, Spec};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How much of a gate's output becomes feedback.
@@ -51,6 +52,95 @@ pub struct Check {
     pub on_fail: OnFail,
     /// The executor that launches it (`accept`: the task's; a gate: the gate's).
     pub executor: Option<std::sync::Arc<Executor>>,
+    /// The task it belongs to, when that is not the task whose try runs
+    /// it (a check of a task merged earlier, run again on a later merge,
+    /// replay or move): its variables are then that task's ([`check_env`]).
+    /// `None`: the try's own check.
+    pub owner: Option<std::sync::Arc<Owner>>,
+}
+
+/// A task whose work is on the integration branch, as its checks see it
+/// when they run again on a later task's merge, replay or move: the
+/// variables that describe the task and its work are its own
+/// (docs/running.md, "The agent protocol").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Owner {
+    /// The task (its name, title, `env`, agent's cost cap).
+    pub task: Task,
+    /// Its attempt whose work was merged (`LOOP_ATTEMPT`); 0 for a replay.
+    pub attempt: u32,
+    /// That attempt's feedback file in its log directory (`None`: a
+    /// replay, which had none: the check gets an empty file).
+    pub feedback: Option<PathBuf>,
+    /// Its work: the commits the check's `LOOP_DIFF_FILE` is the diff
+    /// between (the attempt's base and commit, or the head a replay
+    /// moved the integration branch from and to).
+    pub work: (String, String),
+}
+
+impl Owner {
+    /// The owner's [`AttemptFiles`] for a check run by the try `proto` in
+    /// the work directory `work`: its feedback and diff are copied to
+    /// `work/of-<task>/` (where a sandboxed gate can read them); the
+    /// prompt, progress and handoff files are the try's.
+    ///
+    /// Errors: a file cannot be written, or git cannot make the diff.
+    fn files(
+        &self,
+        ctx: &RunCtx,
+        proto: &Protocol<'_>,
+        work: &Path,
+    ) -> Result<AttemptFiles, String> {
+        let dir = work.join(format!("of-{}", self.task.name));
+        let feedback = dir.join("feedback.md");
+        let diff = dir.join("diff.patch");
+        if !diff.exists() {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            let copied = self
+                .feedback
+                .as_ref()
+                .filter(|f| f.exists())
+                .map(|f| std::fs::copy(f, &feedback).map(|_| ()));
+            copied
+                .unwrap_or_else(|| std::fs::write(&feedback, ""))
+                .map_err(|e| format!("cannot write {}: {e}", feedback.display()))?;
+            ctx.git.diff_to_file(&self.work.0, &self.work.1, &diff)?;
+        }
+        Ok(AttemptFiles {
+            feedback,
+            diff,
+            ..proto.files.clone()
+        })
+    }
+}
+
+/// The variables `check`, run by the try `proto` in `dir`, sees: those of
+/// the task it belongs to ([`Check::owner`]; the try's own task when
+/// `None`), with `prompt` and `handoff` its own files, `LOOP_BASE`, the
+/// worktree and the progress file the try's, and `LOOP_DIFF_FILE` the
+/// owner's work (the try's own `diff` for its own checks). The one place a
+/// check's environment is made.
+///
+/// Errors: the owner's files cannot be made ([`Owner`]).
+fn check_env(
+    ctx: &RunCtx,
+    proto: &Protocol<'_>,
+    check: &Check,
+    dir: &Path,
+    (prompt, handoff, diff): (&Path, &Path, &Path),
+) -> Result<Vec<(String, String)>, String> {
+    let Some(owner) = check.owner.as_deref() else {
+        return Ok(proto.env(&ctx.git, dir, prompt, handoff, Some(diff)));
+    };
+    let files = owner.files(ctx, proto, &super::context::work_dir(dir))?;
+    let theirs = Protocol {
+        task: &owner.task,
+        attempt: owner.attempt,
+        base: proto.base,
+        files: &files,
+    };
+    Ok(theirs.env(&ctx.git, dir, prompt, handoff, Some(&files.diff)))
 }
 
 /// What a check runs.
@@ -77,6 +167,7 @@ pub fn checks_of(task: &Task) -> Vec<Check> {
             timeout: task.timeout,
             on_fail: OnFail::Retry,
             executor: task.executor.clone(),
+            owner: None,
         });
     }
     for g in &task.gates {
@@ -92,6 +183,7 @@ pub fn checks_of(task: &Task) -> Vec<Check> {
             timeout: g.timeout,
             on_fail: g.on_fail,
             executor: g.executor.clone(),
+            owner: None,
         });
     }
     out
@@ -177,6 +269,13 @@ pub fn run_checks(
             gate: Some(check.label.clone()),
         });
         let stem = format!("{tag}-{}", file_name_part(&check.label));
+        // A check of another task says whose it is (`accept of x` does).
+        let gate = match check.owner.as_deref() {
+            Some(o) if check.label != format!("accept of {}", o.task.name) => {
+                format!("gate `{}` of task `{}`", check.label, o.task.name)
+            }
+            _ => format!("gate `{}`", check.label),
+        };
         let log = proto.files.dir.join(format!("{stem}.log"));
         let handoff_path = work.join(format!("{stem}.handoff.json"));
         let prompt_path = work.join(format!("{stem}.prompt.md"));
@@ -191,7 +290,11 @@ pub fn run_checks(
                 (agent.run.as_str(), Some(text.into_bytes()), Some(agent))
             }
         };
-        let mut env = proto.env(&ctx.git, dir, &prompt_path, &handoff_path, Some(&diff));
+        let mut env = match check_env(ctx, proto, check, dir, (&prompt_path, &handoff_path, &diff))
+        {
+            Ok(env) => env,
+            Err(e) => return Verdict::Error(format!("{gate}: {e}")),
+        };
         if let Some(a) = agent {
             // The gate's agent's own environment, under the protocol variables.
             let mut with_agent: Vec<(String, String)> =
@@ -236,12 +339,12 @@ pub fn run_checks(
         }
         let exit = match exit {
             Ok(e) => e,
-            Err(e) => return Verdict::Error(format!("gate `{}`: {e}", check.label)),
+            Err(e) => return Verdict::Error(format!("{gate}: {e}")),
         };
         if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
             && let Some(why) = super::executor::failure(check.executor.as_deref(), &report_file)
         {
-            return Verdict::Error(format!("gate `{}`: {why}", check.label));
+            return Verdict::Error(format!("{gate}: {why}"));
         }
         let output = || {
             // At most 64 KiB in all: half for each stream of an agent gate.
@@ -261,15 +364,11 @@ pub fn run_checks(
         let mut verdict = match exit {
             Exit::Stopped => return Verdict::Stopped,
             Exit::TimedOut | Exit::Signal(_) => Some(reject(
-                format!("gate `{}` {}", check.label, exit.describe(check.timeout)),
+                format!("{gate} {}", exit.describe(check.timeout)),
                 output(),
             )),
             Exit::Code(c) if c != 0 => Some(reject(
-                format!(
-                    "gate `{}` failed ({})",
-                    check.label,
-                    exit.describe(check.timeout)
-                ),
+                format!("{gate} failed ({})", exit.describe(check.timeout)),
                 output(),
             )),
             Exit::Code(_) => None,
@@ -334,7 +433,7 @@ pub fn run_checks(
         }
         if let Err(e) = ctx.git.verify_checkout(co, None) {
             return reject(
-                format!("gate `{}` changed the worktree: {e}", check.label),
+                format!("{gate} changed the worktree: {e}"),
                 format!("A gate must not change the worktree: {e}"),
             );
         }
@@ -343,11 +442,7 @@ pub fn run_checks(
             Ok(s) => {
                 let paths = changed_paths(&s);
                 return reject(
-                    format!(
-                        "gate `{}` changed the worktree: {}",
-                        check.label,
-                        paths.join(", ")
-                    ),
+                    format!("{gate} changed the worktree: {}", paths.join(", ")),
                     format!(
                         "A gate must not change files; it changed:\n{}",
                         paths.join("\n")

@@ -18,6 +18,7 @@
 
 mod cached;
 mod grow;
+mod merged;
 mod specs;
 mod unstarted;
 mod waits;
@@ -39,6 +40,7 @@ use crate::run::store::progress;
 use crate::run::sys::interrupt;
 use crate::run::time::now_rfc3339;
 use crate::state::{RunState, RunStatus};
+use merged::Ended;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -78,6 +80,7 @@ pub fn run(
         defer_ref: false,
         head: state.head_commit.clone(),
         merged_checks: Vec::new(),
+        owners: HashMap::new(),
         landings: Vec::new(),
         running: 0,
         refs_at_start: None,
@@ -119,6 +122,9 @@ struct Scheduler {
     head: String,
     /// Command checks of tasks merged in this run (gated again on merges).
     merged_checks: Vec<Check>,
+    /// Each task whose work is on the integration branch in this run, by
+    /// name, as its checks see it (a REEL spec's move runs its tasks' checks).
+    owners: HashMap<String, Arc<gate::Owner>>,
     /// Each task whose work moved the integration branch in this run, with
     /// the head it moved it to, in order (a resolver's prompt names the
     /// tasks a change conflicted with, [`super::resolve`]).
@@ -517,23 +523,21 @@ impl Scheduler {
             state.tasks[i].fragment_commit = Some(a.commit.clone());
         }
         let actions = transition::finished(&self.ctx.plan, state, &mut self.books, finished);
-        self.apply(state, i, actions, Some((&r, &merge_base)));
+        self.apply(state, i, actions, Ended::Attempt(&r, &merge_base));
         if passed && let Some(a) = accepted {
             self.splice(state, a);
         }
         self.advance_specs(state);
     }
 
-    /// Carries out a transition's `actions` for task `i`; `attempt` is the
-    /// finished attempt and the head its work was merged onto (none for a
-    /// replay).
-    fn apply(
-        &mut self,
-        state: &mut RunState,
-        i: usize,
-        actions: Vec<Action>,
-        attempt: Option<(&AttemptResult, &str)>,
-    ) {
+    /// Carries out a transition's `actions` for task `i`; `ended` is what
+    /// ended: the finished attempt and the head its work was merged onto,
+    /// or a replay and the heads it moved the integration branch between.
+    fn apply(&mut self, state: &mut RunState, i: usize, actions: Vec<Action>, ended: Ended<'_>) {
+        let attempt = match ended {
+            Ended::Attempt(r, before) => Some((r, before)),
+            Ended::Replay(..) | Ended::Nothing => None,
+        };
         let ctx = Arc::clone(&self.ctx);
         let task = &ctx.plan.tasks[i];
         for action in actions {
@@ -576,7 +580,7 @@ impl Scheduler {
                         );
                     }
                 }
-                Action::RememberChecks => self.remember_checks(i),
+                Action::RememberChecks => self.remember_checks(i, ended),
                 Action::WaitForLimit(l) => self.limit_hit(state, i, &l),
                 Action::RemoveWorktree => {
                     if let Some((r, _)) = attempt {
@@ -605,19 +609,6 @@ impl Scheduler {
     fn unattributed_ref_changes(&mut self, state: &mut RunState) {
         if let Some(start) = &self.refs_at_start {
             guard::unattributed(&self.ctx, start, &self.attributed, state);
-        }
-    }
-
-    /// Adds task `i`'s command checks to those gated again on later merges.
-    fn remember_checks(&mut self, i: usize) {
-        let task = &self.ctx.plan.tasks[i];
-        for mut c in gate::checks_of(task) {
-            if !gate::is_agent(&c) && !self.merged_checks.iter().any(|k| k.kind == c.kind) {
-                if c.label == "accept" {
-                    c.label = format!("accept of {}", task.name);
-                }
-                self.merged_checks.push(c);
-            }
         }
     }
 

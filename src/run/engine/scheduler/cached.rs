@@ -127,6 +127,7 @@ impl Scheduler {
             }
             Replay::Miss(_) | Replay::Stopped => false,
         };
+        let after = self.head.clone();
         let replayed = Replayed {
             task: i,
             key: rk.key.to_hex(),
@@ -140,7 +141,7 @@ impl Scheduler {
             now: now_rfc3339(),
         };
         let actions = transition::replayed(&self.ctx.plan, state, &mut self.books, replayed);
-        self.apply(state, i, actions, None);
+        self.apply(state, i, actions, super::Ended::Replay(&head, &after));
         if done && let Some(a) = accepted {
             self.splice(state, a);
         }

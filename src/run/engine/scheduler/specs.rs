@@ -22,7 +22,7 @@ impl Scheduler {
         };
         for (i, why) in &pipeline.held {
             let actions = transition::held(&ctx.plan, state, *i, why.clone(), &now_rfc3339());
-            self.apply(state, *i, actions, None);
+            self.apply(state, *i, actions, super::Ended::Nothing);
         }
     }
 
@@ -55,7 +55,14 @@ impl Scheduler {
             {
                 continue;
             }
-            match advance::advance(&ctx, spec, last, &self.head, &self.merged_checks) {
+            match advance::advance(
+                &ctx,
+                spec,
+                last,
+                &self.head,
+                &self.merged_checks,
+                &self.owners,
+            ) {
                 Advance::Moved { commit } => {
                     self.head = commit.clone();
                     let s = &mut state.specs[k];
