@@ -170,6 +170,16 @@ impl ClippedFile {
             .map_or(self.text.len(), |l| l.start.saturating_sub(1))
     }
 
+    /// Stand-in line `index`.
+    ///
+    /// Errors: there is no such line.
+    fn get(&self, index: usize) -> Result<&ClippedLine, files::Error> {
+        self.lines.get(index).ok_or(files::Error::LineTooLarge {
+            given: index,
+            max: self.lines.len().saturating_sub(1),
+        })
+    }
+
     /// The stand-in line holding stand-in offset `at`.
     fn line(&self, at: usize) -> usize {
         self.lines
@@ -231,13 +241,7 @@ impl<'f, 'a> Files<'f> for Clipped<'f, 'a> {
 
     fn line_number(&'f self, id: usize, line_index: usize) -> Result<usize, files::Error> {
         let file = self.file(id)?;
-        let line = file
-            .lines
-            .get(line_index)
-            .ok_or(files::Error::LineTooLarge {
-                given: line_index,
-                max: file.lines.len().saturating_sub(1),
-            })?;
+        let line = file.get(line_index)?;
         Ok(line.real_line + 1)
     }
 
@@ -249,27 +253,14 @@ impl<'f, 'a> Files<'f> for Clipped<'f, 'a> {
     ) -> Result<usize, files::Error> {
         let file = self.file(id)?;
         let (_, text, _) = self.base.get(id)?;
-        let line = file
-            .lines
-            .get(line_index)
-            .ok_or(files::Error::LineTooLarge {
-                given: line_index,
-                max: file.lines.len().saturating_sub(1),
-            })?;
+        let line = file.get(line_index)?;
         let real = file.to_real(line, byte_index).min(text.len());
         Ok(files::column_index(text, line.real_start..text.len(), real) + 1)
     }
 
     fn line_range(&'f self, id: usize, line_index: usize) -> Result<Range<usize>, files::Error> {
         let file = self.file(id)?;
-        let start = file
-            .lines
-            .get(line_index)
-            .ok_or(files::Error::LineTooLarge {
-                given: line_index,
-                max: file.lines.len().saturating_sub(1),
-            })?
-            .start;
+        let start = file.get(line_index)?.start;
         let end = file
             .lines
             .get(line_index + 1)
