@@ -9,7 +9,7 @@ use crate::harness::Test;
 
 /// A plan whose name and title hold format characters (written as escapes
 /// in the file; loopc decodes them).
-const PLAN: &str = r#"loop "demo\u{200B}\u{202E}exe.txt" { branch = "loop/demo" }
+const PLAN: &str = r#"loop "demo\u{200B}\u{202E}exe.txt" { }
 task a "\u{202E}evil\u{2066}ok\u{2069} \u{200B}zero\u{FEFF}\u{61C}\u{E0041}" { run = "echo a > a.txt" }
 task b: a { run = "echo b > b.txt" }
 "#;
@@ -92,15 +92,26 @@ fn list_escapes_format_and_control_characters_in_titles() {
 }
 
 #[test]
-fn run_lines_and_status_escape_format_characters() {
+fn run_lines_summary_dry_run_and_status_escape_format_characters() {
     let test = Test::repo();
     test.plan(PLAN);
     let run = test.loopc(&["run"]).run();
     assert!(
         run.stderr
-            .starts_with(&format!("loopc: running plan {NAME} on loop/demo (at ")),
+            .starts_with(&format!("loopc: running plan {NAME} on loop/{NAME} (at ")),
         "{run:?}"
     );
+    assert!(
+        run.stdout.contains(&format!(
+            "run passed: 2/2 tasks passed, 0 agent attempts, $0, integration branch loop/{NAME} at "
+        )),
+        "{run:?}"
+    );
+    test.loopc(&["run", "--dry-run"])
+        .stdout(&format!(
+            "a: cached\nb: cached\ndry run of plan {NAME}: 2 cached, 0 to run; nothing was started\n"
+        ))
+        .run();
     let status = test.loopc(&["status"]).stderr("").run().stdout;
     let first = status.lines().next().unwrap_or_default();
     assert!(

@@ -368,7 +368,7 @@ pub fn report(
     let not_run = dead.iter().filter(|&&d| d).count();
     out.push_str(&format!(
         "dry run of plan {}: {cached} cached, {} to run{}; nothing was started\n",
-        plan.name,
+        crate::visible::escape(&plan.name, &[]),
         plan.tasks.len() - cached - not_run,
         if not_run > 0 {
             format!(", {not_run} held back")
