@@ -78,7 +78,10 @@ mod tests {
     #[test]
     fn controls_format_characters_and_separators_are_escaped() {
         assert_eq!(
-            escape("a\u{202E}b\u{2066}c\u{200B}\u{200D}\u{FEFF}\u{61C}\u{E0041}", &[]),
+            escape(
+                "a\u{202E}b\u{2066}c\u{200B}\u{200D}\u{FEFF}\u{61C}\u{E0041}",
+                &[]
+            ),
             "a\\u{202e}b\\u{2066}c\\u{200b}\\u{200d}\\u{feff}\\u{61c}\\u{e0041}"
         );
         assert_eq!(

@@ -63,7 +63,10 @@ fn graph_svg_escapes_format_characters_and_json_keeps_them() {
     test.plan(PLAN);
     let svg = graph(&test, "svg");
     assert!(svg.contains(&format!("<title>{NAME}</title>\n")), "{svg}");
-    assert!(svg.contains(&format!("<title>a: {TITLE}</title>\n")), "{svg}");
+    assert!(
+        svg.contains(&format!("<title>a: {TITLE}</title>\n")),
+        "{svg}"
+    );
     assert!(
         svg.contains(r#"text-anchor="middle">\u{202e}evil\u{2066}ok\u{2069} \u{200b}ze…</text>"#),
         "{svg}"

@@ -169,19 +169,25 @@ fn cached_how(repo: &Test) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A repository where `plan` ran and passed, then `main` moved on.
+fn ran_then_base_moved(plan: &str) -> Test {
+    let repo = Test::repo();
+    repo.plan(plan);
+    repo.loopc(&["run"]).status(0).run();
+    repo.write("unrelated.txt", "x\n");
+    repo.commit("unrelated work on main");
+    repo
+}
+
 #[test]
 fn a_replay_with_no_check_to_run_says_so_and_runs_none() {
-    let repo = Test::repo();
-    repo.plan(
+    let repo = ran_then_base_moved(
         r#"
 loop "nc" { }
 task a { run = "echo a > a.txt" }
 task b: a { run = "echo b > b.txt" }
 "#,
     );
-    repo.loopc(&["run"]).status(0).run();
-    repo.write("unrelated.txt", "x\n");
-    repo.commit("unrelated work on main");
     assert_eq!(
         dry_run(&repo),
         "a: cached (replayed onto a new base)\n\
@@ -198,8 +204,7 @@ task b: a { run = "echo b > b.txt" }
 
 #[test]
 fn a_replay_without_checks_of_its_own_runs_those_merged_before_it() {
-    let repo = Test::repo();
-    repo.plan(
+    let repo = ran_then_base_moved(
         r#"
 loop "mixed" { }
 gate counted = "echo ran >> @BIN@/gate-runs"
@@ -207,9 +212,6 @@ task c { run = "echo c > c.txt"  gates = [counted] }
 task a { run = "echo a > a.txt" }
 "#,
     );
-    repo.loopc(&["run"]).status(0).run();
-    repo.write("unrelated.txt", "x\n");
-    repo.commit("unrelated work on main");
     assert_eq!(
         dry_run(&repo),
         "c: cached (replayed onto a new base; its checks run again first)\n\

@@ -70,11 +70,6 @@ struct Sim<'a> {
     ran_checks: Vec<bool>,
 }
 
-/// Whether `task` has checks (`accept`, gates) that a gated replay runs.
-fn has_checks(task: &crate::plan::Task) -> bool {
-    task.accept.is_some() || !task.gates.is_empty()
-}
-
 /// Whether `task` has command checks: those the run checks later merges
 /// with.
 fn has_command_checks(task: &crate::plan::Task) -> bool {
@@ -237,7 +232,8 @@ impl<'a> Sim<'a> {
                     let task = &self.plan.tasks[i];
                     let earlier = self.replayed_checks
                         || task.dependencies.iter().any(|&d| self.ran_checks[d]);
-                    return match (gated, has_checks(task), earlier) {
+                    let own = !super::gate::checks_of(task).is_empty();
+                    return match (gated, own, earlier) {
                         (true, true, _) => {
                             "cached (replayed onto a new base; its checks run again first)"
                         }
