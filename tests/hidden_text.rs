@@ -156,3 +156,15 @@ fn human_diagnostics_escape_quoted_source_lines_and_messages() {
         )
         .run();
 }
+
+#[test]
+fn command_line_errors_escape_format_characters_in_file_names() {
+    let test = Test::new();
+    test.loopc(&["check", "evil\u{202E}txt.loop"])
+        .status(2)
+        .stdout("")
+        .stderr(
+            "error: cannot read `evil\\u{202e}txt.loop`: No such file or directory (os error 2)\n",
+        )
+        .run();
+}

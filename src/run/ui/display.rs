@@ -167,10 +167,12 @@ fn short(commit: &str) -> &str {
 }
 
 /// Writes one line to stderr (the display's lines, and the run's notes and
-/// warnings before and after it); a closed or full stderr never stops a run.
+/// warnings before and after it), control and format characters other
+/// than `\n` and `\t` as escapes ([`sanitize`]); a closed or full stderr
+/// never stops a run.
 pub fn stderr_line(text: &str) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{text}");
+    let _ = writeln!(std::io::stderr(), "{}", sanitize(text));
 }
 
 /// `text` made safe to print to a person: hidden characters (control and
