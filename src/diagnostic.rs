@@ -211,12 +211,12 @@ pub const HUMAN_LIMIT: usize = 100;
 /// server do (`\n`, `\r\n` and a lone `\r` end a line) and each file's
 /// lines are indexed once.
 ///
-/// The quoted source lines are shown as [`crate::visible`] shows text:
-/// hidden characters other than line ends and tabs as escapes
+/// File names and the quoted source lines are shown as [`crate::visible`]
+/// shows text: hidden characters (other than line ends and tabs in lines) as escapes
 /// (`\u{202e}`, `\u{1b}`), so a snippet can neither drive the terminal nor
 /// be reordered on screen; labels point into the text as shown.
 pub(crate) struct IndexedFiles<'a> {
-    files: Vec<(&'a str, Shown<'a>, LineIndex)>,
+    files: Vec<(Cow<'a, str>, Shown<'a>, LineIndex)>,
 }
 
 /// A file's text as human diagnostics quote it, and how far each escape
@@ -280,13 +280,13 @@ impl<'a> IndexedFiles<'a> {
                 .map(|(name, text)| {
                     let shown = Shown::new(text);
                     let index = LineIndex::new(&shown.text);
-                    (name, shown, index)
+                    (crate::visible::escape(name, &[]), shown, index)
                 })
                 .collect(),
         }
     }
 
-    fn get(&self, id: usize) -> Result<&(&'a str, Shown<'a>, LineIndex), files::Error> {
+    fn get(&self, id: usize) -> Result<&(Cow<'a, str>, Shown<'a>, LineIndex), files::Error> {
         self.files.get(id).ok_or(files::Error::FileMissing)
     }
 
@@ -327,7 +327,7 @@ impl<'a> IndexedFiles<'a> {
         }
         for (file, &n) in hidden.iter().enumerate() {
             if n > 0 {
-                let name = self.files.get(file).map_or("", |f| f.0);
+                let name = self.files.get(file).map_or("", |f| &f.0);
                 writeln!(
                     out,
                     "note: {n} more diagnostic{} in `{name}` not shown; `loopc check --format json` lists them all",
@@ -345,7 +345,7 @@ impl<'a> files::Files<'a> for IndexedFiles<'a> {
     type Source = &'a str;
 
     fn name(&'a self, id: usize) -> Result<&'a str, files::Error> {
-        Ok(self.get(id)?.0)
+        Ok(&self.get(id)?.0)
     }
 
     fn source(&'a self, id: usize) -> Result<&'a str, files::Error> {

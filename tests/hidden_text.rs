@@ -126,18 +126,19 @@ fn run_lines_summary_dry_run_and_status_escape_format_characters() {
 
 #[test]
 fn human_diagnostics_escape_quoted_source_lines_and_messages() {
-    // Raw (not escaped) format and control characters in the file itself.
+    // Raw (not escaped) format and control characters in the file itself,
+    // and in its name.
     let test = Test::new().file(
-        "raw.loop",
+        "r\u{202E}aw.loop",
         "task a \"\u{202E}RTL\" { run = \"true\" nope = 1 }\n\
          task \"b\u{202E}c\" { run = \"x\u{1b}[31m\" }\n",
     );
-    test.loopc(&["check", "raw.loop"])
+    test.loopc(&["check", "r\u{202E}aw.loop"])
         .status(1)
         .stdout("")
         .stderr(
             "error[E0002]: unknown field `nope` in task `a`\n  \
-             ┌─ raw.loop:1:30\n  \
+             ┌─ r\\u{202e}aw.loop:1:30\n  \
              │\n\
              1 │ task a \"\\u{202e}RTL\" { run = \"true\" nope = 1 }\n  \
              │                                     ^^^^ unknown field\n  \
@@ -145,7 +146,7 @@ fn human_diagnostics_escape_quoted_source_lines_and_messages() {
              = task `a` takes: prompt, run, agent, accept, gates, attempts, timeout, inputs, changes, env, expands, resolver\n\
              \n\
              error[E0011]: invalid task name `b\\u{202e}c`\n  \
-             ┌─ raw.loop:2:6\n  \
+             ┌─ r\\u{202e}aw.loop:2:6\n  \
              │\n\
              2 │ task \"b\\u{202e}c\" { run = \"x\\u{1b}[31m\" }\n  \
              │      ^^^^^^^^^^^^ a task name may contain only letters, digits, `_`, `.` and `-`\n  \
