@@ -9,6 +9,7 @@ use codespan_reporting::files;
 use codespan_reporting::term;
 use codespan_reporting::term::termcolor::WriteColor;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::fmt;
 
 mod clip;
@@ -211,8 +212,65 @@ pub const HUMAN_LIMIT: usize = 100;
 /// human output counts lines exactly as the JSON form and the language
 /// server do (`\n`, `\r\n` and a lone `\r` end a line) and each file's
 /// lines are indexed once.
+///
+/// File names and the quoted source lines are shown as [`crate::visible`]
+/// shows text: hidden characters (other than line ends and tabs in lines) as escapes
+/// (`\u{202e}`, `\u{1b}`), so a snippet can neither drive the terminal nor
+/// be reordered on screen; labels point into the text as shown.
 pub(crate) struct IndexedFiles<'a> {
-    files: Vec<(&'a str, &'a str, LineIndex)>,
+    files: Vec<(Cow<'a, str>, Shown<'a>, LineIndex)>,
+}
+
+/// A file's text as human diagnostics quote it, and how far each escape
+/// moved the bytes after it.
+struct Shown<'a> {
+    original: &'a str,
+    text: Cow<'a, str>,
+    /// Per escaped character, in order: the original offset just after it
+    /// and how many bytes longer the text as shown is from there on.
+    shifts: Vec<(usize, usize)>,
+}
+
+impl<'a> Shown<'a> {
+    fn new(text: &'a str) -> Self {
+        const KEEP: [char; 3] = ['\n', '\r', '\t'];
+        let shown = crate::visible::escape(text, &KEEP);
+        let mut shifts = Vec::new();
+        if let Cow::Owned(_) = shown {
+            let mut extra = 0;
+            for (at, c) in text.char_indices() {
+                if crate::visible::is_hidden(c) && !KEEP.contains(&c) {
+                    extra += c.escape_default().count() - c.len_utf8();
+                    shifts.push((at + c.len_utf8(), extra));
+                }
+            }
+        }
+        Shown {
+            original: text,
+            text: shown,
+            shifts,
+        }
+    }
+
+    /// Original byte `offset` in the text as shown.
+    fn at(&self, offset: usize) -> usize {
+        match self.shifts.partition_point(|&(end, _)| end <= offset) {
+            0 => offset,
+            n => offset + self.shifts[n - 1].1,
+        }
+    }
+
+    /// Byte `offset` of the text as shown in the original (labels start and
+    /// end at characters, never inside an escape).
+    fn original_at(&self, offset: usize) -> usize {
+        match self
+            .shifts
+            .partition_point(|&(end, extra)| end + extra <= offset)
+        {
+            0 => offset,
+            n => offset - self.shifts[n - 1].1,
+        }
+    }
 }
 
 impl<'a> IndexedFiles<'a> {
@@ -221,12 +279,16 @@ impl<'a> IndexedFiles<'a> {
         IndexedFiles {
             files: files
                 .into_iter()
-                .map(|(name, text)| (name, text, LineIndex::new(text)))
+                .map(|(name, text)| {
+                    let shown = Shown::new(text);
+                    let index = LineIndex::new(&shown.text);
+                    (crate::visible::escape(name, &[]), shown, index)
+                })
                 .collect(),
         }
     }
 
-    fn get(&self, id: usize) -> Result<&(&'a str, &'a str, LineIndex), files::Error> {
+    fn get(&self, id: usize) -> Result<&(Cow<'a, str>, Shown<'a>, LineIndex), files::Error> {
         self.files.get(id).ok_or(files::Error::FileMissing)
     }
 
@@ -251,7 +313,13 @@ impl<'a> IndexedFiles<'a> {
                 continue;
             }
             shown[file] += 1;
-            let cs_diag = to_codespan(d, &place);
+            let cs_diag = to_codespan(d, &|span| {
+                let (file, range) = place(span);
+                match self.files.get(file) {
+                    Some((_, shown, _)) => (file, shown.at(range.start)..shown.at(range.end)),
+                    None => (file, range),
+                }
+            });
             let written = match clip::Clipped::new(self, &cs_diag) {
                 Some((clipped, cs_diag)) => {
                     term::emit_to_write_style(out, &config, &clipped, &cs_diag)
@@ -267,7 +335,7 @@ impl<'a> IndexedFiles<'a> {
         }
         for (file, &n) in hidden.iter().enumerate() {
             if n > 0 {
-                let name = self.files.get(file).map_or("", |f| f.0);
+                let name = self.files.get(file).map_or("", |f| &f.0);
                 writeln!(
                     out,
                     "note: {n} more diagnostic{} in `{name}` not shown; `loopc check --format json` lists them all",
@@ -285,15 +353,33 @@ impl<'a> files::Files<'a> for IndexedFiles<'a> {
     type Source = &'a str;
 
     fn name(&'a self, id: usize) -> Result<&'a str, files::Error> {
-        Ok(self.get(id)?.0)
+        Ok(&self.get(id)?.0)
     }
 
     fn source(&'a self, id: usize) -> Result<&'a str, files::Error> {
-        Ok(self.get(id)?.1)
+        Ok(&self.get(id)?.1.text)
     }
 
     fn line_index(&'a self, id: usize, byte_index: usize) -> Result<usize, files::Error> {
         Ok(self.get(id)?.2.line_of(byte_index))
+    }
+
+    /// The 1-based column of `byte_index` (in the text as shown) counted in
+    /// characters of the original line, as an editor counts it.
+    fn column_number(
+        &'a self,
+        id: usize,
+        line_index: usize,
+        byte_index: usize,
+    ) -> Result<usize, files::Error> {
+        let start = self.line_range(id, line_index)?.start;
+        let shown = &self.get(id)?.1;
+        let (from, to) = (shown.original_at(start), shown.original_at(byte_index));
+        Ok(shown
+            .original
+            .get(from..to.max(from))
+            .map_or(0, |s| s.chars().count())
+            + 1)
     }
 
     fn line_range(
@@ -301,9 +387,9 @@ impl<'a> files::Files<'a> for IndexedFiles<'a> {
         id: usize,
         line_index: usize,
     ) -> Result<std::ops::Range<usize>, files::Error> {
-        let (_, text, index) = self.get(id)?;
+        let (_, shown, index) = self.get(id)?;
         index
-            .line_range(text, line_index)
+            .line_range(&shown.text, line_index)
             .ok_or(files::Error::LineTooLarge {
                 given: line_index,
                 max: index.line_count() - 1,
@@ -335,9 +421,10 @@ fn to_codespan<F>(
         Severity::Error => cs::Severity::Error,
         Severity::Warning => cs::Severity::Warning,
     };
+    let shown = |text: &str| crate::visible::escape(text, &['\n']).into_owned();
     let label = |style: cs::LabelStyle, l: &Label| {
         let (file, range) = place(l.span);
-        cs::Label::new(style, file, range).with_message(l.message.clone())
+        cs::Label::new(style, file, range).with_message(shown(&l.message))
     };
     let mut labels = vec![label(cs::LabelStyle::Primary, &d.primary)];
     labels.extend(
@@ -347,9 +434,9 @@ fn to_codespan<F>(
     );
     cs::Diagnostic::new(severity)
         .with_code(d.code.as_str())
-        .with_message(d.message.clone())
+        .with_message(shown(&d.message))
         .with_labels(labels)
-        .with_notes(d.notes.clone())
+        .with_notes(d.notes.iter().map(|n| shown(n)).collect())
 }
 
 /// Maps byte offsets to LSP positions (0-based line, UTF-16 column).

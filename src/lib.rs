@@ -14,6 +14,9 @@
 //! ([`origin::Origin`]). Its entry points are re-exported here
 //! ([`compile()`], [`compile_path`], …).
 //!
+//! [`visible`] is the one rule for showing text from a plan or a run to a
+//! person (control and format characters as escapes).
+//!
 //! The library prints no command's result and picks no exit status: it
 //! returns values and errors. The command line (clap, output, exit codes)
 //! is the binary's `src/cli/`, one file per subcommand.
@@ -37,6 +40,7 @@ pub mod source_map;
 pub mod span;
 pub mod state;
 pub mod syntax;
+pub mod visible;
 
 pub use compile::{
     Compilation, LoadError, compile, compile_bytes, compile_file, compile_path, compile_string,

@@ -1,7 +1,8 @@
 //! Cache replays onto a moved base: a replay whose checks ran again is
 //! recorded (the next run from the same base is a pure cache hit), replays
 //! make the same commit from the same inputs, and `--dry-run` says which
-//! replays run their checks.
+//! replays run their checks (their own, those of tasks merged before them,
+//! or none).
 
 use crate::harness::Test;
 
@@ -152,4 +153,76 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
     assert!(r.stdout.contains("kept: 2 worktree(s)"), "{r:?}");
     // `loopc clean` kept the state file: numbering goes on.
     assert!(wt.join("bad.r3-a1").is_dir());
+}
+
+/// The `how` of each `cached` event of the last run, by task.
+fn cached_how(repo: &Test) -> Vec<(String, String)> {
+    repo.events()
+        .iter()
+        .filter(|e| e["event"] == "cached")
+        .map(|e| {
+            (
+                e["task"].as_str().unwrap_or_default().to_string(),
+                e["how"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A repository where `plan` ran and passed, then `main` moved on.
+fn ran_then_base_moved(plan: &str) -> Test {
+    let repo = Test::repo();
+    repo.plan(plan);
+    repo.loopc(&["run"]).status(0).run();
+    repo.write("unrelated.txt", "x\n");
+    repo.commit("unrelated work on main");
+    repo
+}
+
+#[test]
+fn a_replay_with_no_check_to_run_says_so_and_runs_none() {
+    let repo = ran_then_base_moved(
+        r#"
+loop "nc" { }
+task a { run = "echo a > a.txt" }
+task b: a { run = "echo b > b.txt" }
+"#,
+    );
+    assert_eq!(
+        dry_run(&repo),
+        "a: cached (replayed onto a new base)\n\
+         b: cached (replayed onto a new base)\n\
+         dry run of plan nc: 2 cached, 0 to run; nothing was started\n"
+    );
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(
+        cached_how(&repo),
+        [("a".into(), "replay".into()), ("b".into(), "replay".into())]
+    );
+    assert!(!repo.root.join(".loopc/logs/a/replay").exists());
+}
+
+#[test]
+fn a_replay_without_checks_of_its_own_runs_those_merged_before_it() {
+    let repo = ran_then_base_moved(
+        r#"
+loop "mixed" { }
+gate counted = "echo ran >> @BIN@/gate-runs"
+task c { run = "echo c > c.txt"  gates = [counted] }
+task a { run = "echo a > a.txt" }
+"#,
+    );
+    assert_eq!(
+        dry_run(&repo),
+        "c: cached (replayed onto a new base; its checks run again first)\n\
+         a: cached (replayed onto a new base; the checks of tasks merged before it run on it first)\n\
+         dry run of plan mixed: 2 cached, 0 to run; nothing was started\n"
+    );
+    let before = gate_runs(&repo);
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(
+        cached_how(&repo),
+        [("c".into(), "gated".into()), ("a".into(), "gated".into())]
+    );
+    assert_eq!(gate_runs(&repo), before + 2, "c's gate ran for c and for a");
 }

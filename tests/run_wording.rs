@@ -155,3 +155,40 @@ task b { agent = bot  prompt = "x" }
         "{r:?}"
     );
 }
+
+/// The `elapsed_ms` of the first event `kind` of `task`.
+fn event_ms(repo: &Test, kind: &str, task: &str) -> u64 {
+    repo.events()
+        .iter()
+        .find(|e| e["event"] == kind && e["task"] == task)
+        .and_then(|e| e["elapsed_ms"].as_u64())
+        .unwrap_or_else(|| panic!("no {kind} event for {task}"))
+}
+
+#[test]
+fn a_tasks_time_is_not_the_time_its_result_waited_for_another_merge() {
+    // `b` finishes while the coordinator is busy with `a`'s merge gate
+    // (4 s, on the merge result only): its result waits for it. Its time
+    // is its attempt and its merge, so it is well under the span from its
+    // start to its merge, which holds the wait.
+    let repo = Test::repo();
+    repo.plan(
+        r#"
+loop "tm" { parallel = 3 }
+gate slow = "case \"$PWD\" in */+merge-a.r*) touch @BIN@/gate-started; sleep 4;; esac"
+task c { run = "echo c > c.txt" }
+task a {
+  run = "until git cat-file -e loop/tm:c.txt 2>/dev/null; do sleep 0.05; done; echo a > a.txt"
+  gates = [slow]
+}
+task b { run = "until [ -e @BIN@/gate-started ]; do sleep 0.05; done; echo b > b.txt" }
+"#,
+    );
+    repo.loopc(&["run"]).status(0).run();
+    let span = event_ms(&repo, "merged", "b") - event_ms(&repo, "attempt_started", "b");
+    let time = repo.task("b")["duration_ms"].as_u64().expect("duration_ms");
+    assert!(
+        time + 2000 <= span,
+        "b's time {time} ms counts the wait (from its start to its merge: {span} ms)"
+    );
+}

@@ -16,6 +16,7 @@ mod cli_commands;
 mod diagnostics;
 mod fmt;
 mod graph;
+mod hidden_text;
 mod lsp;
 mod lsp_editors;
 mod lsp_nvim;

@@ -151,12 +151,11 @@ fn statuses(name: &str) -> Option<StateMap> {
     }
 }
 
-/// A title made safe for a terminal: one line, no control characters.
+/// A title made safe for a terminal, on one line: hidden characters
+/// (line breaks, control and format characters) as escapes (`\n`,
+/// `\u{202e}`), as `loopc graph` shows them.
 fn sanitize(title: &str) -> String {
-    title
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    loopc::visible::escape(title, &[]).into_owned()
 }
 
 /// The rows under a `task  status  title` header, columns aligned.

@@ -8,11 +8,18 @@
 //! exit status. A closed stdout (`loopc graph … | head`) is a normal end.
 
 /// `eprintln!` for the command line: a closed stderr (`loopc check … 2>&1
-/// >/dev/null | head -1`) is a normal end, never a panic.
+/// >/dev/null | head -1`) is a normal end, never a panic; control and
+/// format characters other than `\n` and `\t` (from a file name, a plan's
+/// name, …) are shown as escapes ([`loopc::visible`]).
 macro_rules! eline {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            loopc::visible::escape(&line, &['\n', '\t'])
+        );
     }};
 }
 
@@ -275,7 +282,7 @@ fn output_status(written: io::Result<()>, failed: impl FnOnce(&io::Error) -> Str
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => exit::OK,
         Err(e) => {
             // A closed stderr must not turn the exit status into a panic.
-            let _ = writeln!(io::stderr(), "{}", failed(&e));
+            eline!("{}", failed(&e));
             exit::USAGE
         }
     }
@@ -293,7 +300,7 @@ fn current_dir() -> Result<std::path::PathBuf, i32> {
 /// every error a command reports (diagnostics print their own `error[E…]`).
 fn say(message: &str) {
     // A closed stderr is not worth failing over.
-    let _ = writeln!(io::stderr(), "error: {message}");
+    eline!("error: {message}");
 }
 
 /// The plans a command that takes several uses: `given`, else the one

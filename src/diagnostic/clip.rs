@@ -60,9 +60,10 @@ impl<'f, 'a> Clipped<'f, 'a> {
             list.extend([label.range.start, label.range.end]);
         }
         let long = points.iter().enumerate().any(|(id, ps)| {
-            let Ok((_, text, index)) = base.get(id) else {
+            let Ok((_, shown, index)) = base.get(id) else {
                 return false;
             };
+            let text = &shown.text;
             ps.iter().any(|&p| {
                 let line = index.line_of(p);
                 index
@@ -77,8 +78,8 @@ impl<'f, 'a> Clipped<'f, 'a> {
             .iter()
             .enumerate()
             .map(|(id, ps)| {
-                let (_, text, index) = base.get(id).ok()?;
-                (!ps.is_empty()).then(|| ClippedFile::new(text, index, ps))
+                let (_, shown, index) = base.get(id).ok()?;
+                (!ps.is_empty()).then(|| ClippedFile::new(&shown.text, index, ps))
             })
             .collect();
         let clipped = Clipped { base, files };
@@ -224,11 +225,11 @@ fn windows(text: &str, body: &Range<usize>, points: &[usize]) -> Vec<Range<usize
 
 impl<'f, 'a> Files<'f> for Clipped<'f, 'a> {
     type FileId = usize;
-    type Name = &'a str;
+    type Name = &'f str;
     type Source = &'f str;
 
-    fn name(&'f self, id: usize) -> Result<&'a str, files::Error> {
-        Ok(self.base.get(id)?.0)
+    fn name(&'f self, id: usize) -> Result<&'f str, files::Error> {
+        Ok(&self.base.get(id)?.0)
     }
 
     fn source(&'f self, id: usize) -> Result<&'f str, files::Error> {
@@ -245,6 +246,8 @@ impl<'f, 'a> Files<'f> for Clipped<'f, 'a> {
         Ok(line.real_line + 1)
     }
 
+    /// The column the real file gives the same byte (in the text as
+    /// shown; see [`IndexedFiles`]).
     fn column_number(
         &'f self,
         id: usize,
@@ -252,10 +255,9 @@ impl<'f, 'a> Files<'f> for Clipped<'f, 'a> {
         byte_index: usize,
     ) -> Result<usize, files::Error> {
         let file = self.file(id)?;
-        let (_, text, _) = self.base.get(id)?;
         let line = file.get(line_index)?;
-        let real = file.to_real(line, byte_index).min(text.len());
-        Ok(files::column_index(text, line.real_start..text.len(), real) + 1)
+        let real = file.to_real(line, byte_index);
+        self.base.column_number(id, line.real_line, real)
     }
 
     fn line_range(&'f self, id: usize, line_index: usize) -> Result<Range<usize>, files::Error> {

@@ -152,7 +152,7 @@ fn write_status_attrs(out: &mut dyn Write, s: Status) -> io::Result<()> {
 }
 
 /// `s` as a double-quoted DOT string: `"` → `\"`, `\` → `\\`, line break →
-/// `\n`, other control characters as visible escapes (see
+/// `\n`, other control and format characters as visible escapes (see
 /// [`super::visible`]).
 pub fn quote(s: &str) -> String {
     let s = visible(s);

@@ -12,7 +12,7 @@
 //! itself → `#35;` (otherwise `#word;` in a title would be decoded); a
 //! backtick → `#96;` (a leading one would start a Markdown string), `%` →
 //! `#37;` (so no label can look like a `%%` comment or directive). A line
-//! break in a title is `<br/>`; other control characters are shown as
+//! break in a title is `<br/>`; other control and format characters are shown as
 //! visible escapes (see [`super::visible`]).
 //!
 //! A task with `expands` gets a `subgraph c<k>` titled with its fragment's

@@ -129,23 +129,14 @@ fn status_of(statuses: Option<&StateMap>, plan: &Plan, index: usize) -> Option<S
     statuses.map(|s| s.status(&plan.tasks[index].name))
 }
 
-/// Makes text from a plan safe to show as one visual unit: every control
-/// character except `\n` becomes a visible escape (`\t`, `\r`, `\u{1b}`),
-/// so no format can be broken and no terminal can be driven by a title.
-/// `\n` is kept; each format decides how to draw a line break.
+/// Makes text from a plan safe to show as one visual unit: every hidden
+/// character ([`crate::visible::is_hidden`]: control and format characters,
+/// such as bidirectional overrides) except `\n` becomes a visible escape
+/// (`\t`, `\u{1b}`, `\u{202e}`), so no format can be broken, no terminal
+/// can be driven and no drawing reordered by a title. `\n` is kept; each
+/// format decides how to draw a line break.
 pub fn visible(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(|c| c != '\n' && c.is_control()) {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if c != '\n' && c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
+    crate::visible::escape(s, &['\n'])
 }
 
 #[cfg(test)]
@@ -155,6 +146,7 @@ mod tests {
     #[test]
     fn visible_escapes_control_characters_but_keeps_newlines() {
         assert_eq!(visible("a\tb\nc\u{1b}[31m\0"), "a\\tb\nc\\u{1b}[31m\\u{0}");
+        assert_eq!(visible("\u{202e}cba\u{2069}"), "\\u{202e}cba\\u{2069}");
         assert!(matches!(visible("plain ✓"), std::borrow::Cow::Borrowed(_)));
     }
 }

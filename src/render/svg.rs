@@ -22,7 +22,7 @@
 //! Text is measured by an estimate (a fixed width per character), lines
 //! longer than a node allows are cut with `…`, and the full name and title
 //! are in each node's `<title>` (a tooltip). Every piece of text is escaped
-//! for XML ([`xml`]): `& < > " '` as entities, control characters as visible
+//! for XML ([`xml`]): `& < > " '` as entities, control and format characters as visible
 //! escapes, and the noncharacters U+FFFE/U+FFFF (not allowed in XML) as
 //! U+FFFD.
 

@@ -12,9 +12,10 @@
 //! One line per task: (with `--state`, its status,) its name, what does its
 //! work (the agent's name or `command`), its title and `← ` its direct
 //! dependencies. Columns are aligned over the whole plan. Within a layer,
-//! tasks keep the plan's topological order. Control characters and line
-//! breaks in titles are shown as escapes (`\n`, `\u{1b}`), so a title can
-//! neither break the table nor drive the terminal. A task with `expands`
+//! tasks keep the plan's topological order. Control and format characters
+//! and line breaks in titles are shown as escapes (`\n`, `\u{1b}`,
+//! `\u{202e}`), so a title can neither break the table, nor drive the
+//! terminal, nor reorder what is shown. A task with `expands`
 //! ends with `┆ ` and the fragment it writes (`(tasks to come)`), or,
 //! once a run spliced it (`--state`), the tasks it added.
 

@@ -612,16 +612,12 @@ fn found_token(source: &str, at: usize) -> (String, usize) {
 
 /// What kind of character `c` is when it would show as nothing (or move
 /// the text around it) if quoted in a message: a control character, a
-/// zero-width or bidirectional formatting character, or a space other than
-/// U+0020.
+/// format character such as a zero-width or bidirectional one (the other
+/// hidden characters of [`crate::visible`]), or a space other than U+0020.
 fn invisible(c: char) -> Option<&'static str> {
     match c {
         _ if c.is_control() => Some("the control character"),
-        '\u{AD}'
-        | '\u{200B}'..='\u{200F}'
-        | '\u{2028}'..='\u{202E}'
-        | '\u{2060}'..='\u{2069}'
-        | '\u{FEFF}' => Some("the invisible character"),
+        _ if crate::visible::is_hidden(c) => Some("the invisible character"),
         _ if c.is_whitespace() && c != ' ' => Some("the space character"),
         _ => None,
     }

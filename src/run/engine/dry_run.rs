@@ -8,7 +8,8 @@
 //! `inputs` are read where they would start), then the other tasks in
 //! topological order. A replay onto a new base is computed as the run
 //! computes it (the same reproducible commit), and said to run the task's
-//! checks again when its tree is not the one they passed on. Once a task
+//! checks again when its tree is not the one they passed on and it has
+//! checks (else the checks of tasks merged before it, if any). Once a task
 //! would run, the branch's future content is not known exactly; input
 //! files that earlier tasks wrote are then not reported as changed (they
 //! are outputs, not edits).
@@ -61,6 +62,20 @@ struct Sim<'a> {
     /// Tasks with `expands` that would be replayed, in the order decided,
     /// each with the commit its recorded fragment is read from.
     replayed: Vec<(usize, String)>,
+    /// Whether a task replayed so far has command checks (the run checks
+    /// later merges and replays with them too).
+    replayed_checks: bool,
+    /// Per decided task: whether it, or a task it depends on (directly or
+    /// not), would run and has command checks: they are merged before it.
+    ran_checks: Vec<bool>,
+}
+
+/// Whether `task` has command checks: those the run checks later merges
+/// with.
+fn has_command_checks(task: &crate::plan::Task) -> bool {
+    super::gate::checks_of(task)
+        .iter()
+        .any(|c| !super::gate::is_agent(c))
 }
 
 /// Why a ready task was not replayed by a fast-forward.
@@ -93,6 +108,11 @@ impl<'a> Sim<'a> {
     /// Records task `i`'s line; its dependents whose dependencies are now
     /// all decided become ready.
     fn settle(&mut self, i: usize, line: String) {
+        let task = &self.plan.tasks[i];
+        let checks = has_command_checks(task);
+        self.replayed_checks |= checks && line.starts_with("cached");
+        self.ran_checks[i] = (checks && line.starts_with("run"))
+            || task.dependencies.iter().any(|&d| self.ran_checks[d]);
         self.lines[i] = Some(line);
         self.ready.remove(&i);
         self.unchecked.remove(&i);
@@ -209,11 +229,21 @@ impl<'a> Sim<'a> {
                     self.head = commit;
                     self.written.extend(entry.files.iter().cloned());
                     self.splices(i, entry);
-                    return if gated {
-                        "cached (replayed onto a new base; its checks run again first)".into()
-                    } else {
-                        "cached (replayed onto a new base)".into()
-                    };
+                    let task = &self.plan.tasks[i];
+                    let earlier = self.replayed_checks
+                        || task.dependencies.iter().any(|&d| self.ran_checks[d]);
+                    let own = !super::gate::checks_of(task).is_empty();
+                    return match (gated, own, earlier) {
+                        (true, true, _) => {
+                            "cached (replayed onto a new base; its checks run again first)"
+                        }
+                        (true, false, true) => {
+                            "cached (replayed onto a new base; the checks of tasks merged \
+                             before it run on it first)"
+                        }
+                        _ => "cached (replayed onto a new base)",
+                    }
+                    .into();
                 }
                 Ok(Planned::Conflict(paths)) => {
                     why.push(format!(
@@ -334,7 +364,7 @@ pub fn report(
     let not_run = dead.iter().filter(|&&d| d).count();
     out.push_str(&format!(
         "dry run of plan {}: {cached} cached, {} to run{}; nothing was started\n",
-        plan.name,
+        crate::visible::escape(&plan.name, &[]),
         plan.tasks.len() - cached - not_run,
         if not_run > 0 {
             format!(", {not_run} held back")
@@ -390,6 +420,8 @@ fn simulate(
         ready,
         rejected,
         replayed: Vec::new(),
+        replayed_checks: false,
+        ran_checks: vec![false; n],
     };
     sim.unchecked = sim
         .ready

@@ -315,9 +315,9 @@ pub fn plan(
 
 /// Replays `entry` (task index `task`) onto the integration branch at
 /// `head`, without touching any checkout ([`plan`]). A replay whose tree
-/// the task's gates passed on (or that changes nothing) advances without
-/// checks; any other runs the task's checks and `earlier` on the result
-/// first, in a scratch worktree; checks log to
+/// the task's gates passed on (or that changes nothing, or with no check
+/// to run) advances without checks; any other runs the task's checks and
+/// `earlier` on the result first, in a scratch worktree; checks log to
 /// `.loopc/logs/<task>/replay/`. `cost` receives agent gates' costs.
 pub fn apply(
     ctx: &RunCtx,
@@ -345,6 +345,8 @@ pub fn apply(
     let how = match gated {
         None => "fast_forward",
         Some(false) => "replay",
+        // Nothing to check: no scratch worktree, no logs.
+        Some(true) if earlier.is_empty() && super::gate::checks_of(task).is_empty() => "replay",
         Some(true) => match gate_replay(ctx, task, head, &replayed, earlier, cost) {
             Ok(()) => "gated",
             Err(not) => return not,

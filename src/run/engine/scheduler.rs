@@ -430,6 +430,10 @@ impl Scheduler {
     /// Handles one attempt that finished at `ended`: merges a pass (step 7), then applies
     /// [`transition::finished`].
     fn finished(&mut self, state: &mut RunState, mut r: AttemptResult, ended: Instant) {
+        // The task's time is its attempt's and its merge's own: not the
+        // time its result waited for this thread (busy with other merges
+        // and replays).
+        let picked_up = Instant::now();
         // The pooled worktree it took ([`super::pool`]) goes.
         if let Some((path, branch)) = r.retired.take() {
             self.cleanup.remove(path, branch);
@@ -496,10 +500,9 @@ impl Scheduler {
             attempt: r.input.attempt,
             outcome,
             cost: r.cost.clone(),
-            elapsed_ms: self.books.slots[i]
-                .since
-                .take()
-                .map(|since| since.elapsed().as_millis() as u64),
+            elapsed_ms: self.books.slots[i].since.take().map(|since| {
+                (ended.saturating_duration_since(since) + picked_up.elapsed()).as_millis() as u64
+            }),
             head: self.head.clone(),
             now: now_rfc3339(),
             signalled: interrupt::requested(),

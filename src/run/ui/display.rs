@@ -167,44 +167,26 @@ fn short(commit: &str) -> &str {
 }
 
 /// Writes one line to stderr (the display's lines, and the run's notes and
-/// warnings before and after it); a closed or full stderr never stops a run.
+/// warnings before and after it), control and format characters other
+/// than `\n` and `\t` as escapes ([`sanitize`]); a closed or full stderr
+/// never stops a run.
 pub fn stderr_line(text: &str) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{text}");
+    let _ = writeln!(std::io::stderr(), "{}", sanitize(text));
 }
 
-/// Whether `c` must not reach a terminal raw: control characters (they
-/// can move the cursor, retitle the window, clear the screen) and the
-/// bidirectional overrides that reorder what is shown.
-fn is_unsafe(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-fn escape_into(out: &mut String, text: &str, keep: &[char]) {
-    for c in text.chars() {
-        if is_unsafe(c) && !keep.contains(&c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-}
-
-/// `text` made safe to print to a person: control characters other than
-/// `\n` and `\t` are shown as escapes (`\u{1b}`). JSON output keeps the
-/// exact text instead.
+/// `text` made safe to print to a person: hidden characters (control and
+/// format characters, see [`crate::visible`]) other than `\n` and `\t` are
+/// shown as escapes (`\u{1b}`, `\u{202e}`). JSON output keeps the exact
+/// text instead.
 pub fn sanitize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    escape_into(&mut out, text, &['\n', '\t']);
-    out
+    crate::visible::escape(text, &['\n', '\t']).into_owned()
 }
 
 /// Like [`sanitize`], for text that must stay on one line: line breaks
 /// and tabs are escaped too.
 pub fn sanitize_line(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    escape_into(&mut out, text, &[]);
-    out
+    crate::visible::escape(text, &[]).into_owned()
 }
 
 /// A merge's `how` (events.jsonl's word) as shown to a person:
@@ -363,6 +345,7 @@ mod tests {
         assert_eq!(sanitize("a\u{1b}[2Jb\n\tc"), "a\\u{1b}[2Jb\n\tc");
         assert_eq!(sanitize_line("a\nb\u{7}"), "a\\nb\\u{7}");
         assert_eq!(sanitize("\u{202e}x"), "\\u{202e}x");
+        assert_eq!(sanitize_line("a\u{200b}\u{61c}"), "a\\u{200b}\\u{61c}");
         assert_eq!(sanitize("plain — ünïcode"), "plain — ünïcode");
     }
 }

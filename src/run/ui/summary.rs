@@ -91,7 +91,7 @@ pub fn table_as(state: &RunState, status: &str) -> String {
         } else {
             ""
         },
-        state.integration_branch,
+        sanitize_line(&state.integration_branch),
         state.head_commit.get(..10).unwrap_or(&state.head_commit),
     ));
     let l = &state.limits;
