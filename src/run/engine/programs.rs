@@ -171,50 +171,97 @@ fn resolves(program: &str, env: &BTreeMap<String, String>, dir: &Path) -> bool {
         .unwrap_or(true)
 }
 
-/// Where the string `run` is written in the plan (`file:line:column`),
-/// when it is written there as a string.
-fn location(compilation: &Compilation, run: &str) -> Option<String> {
-    fn in_value(v: &Value, run: &str) -> Option<crate::span::Span> {
-        match &v.kind {
-            ValueKind::String(s) | ValueKind::BlockString(s) if **s == *run => Some(v.span),
-            _ => None,
+/// Where strings and spans are in the plan's files, as `file:line:column`
+/// (1-based), for the messages of [`check`]: the plan's string values and
+/// line starts are indexed once, at the first question (a plan of 100,000
+/// tasks whose `accept` strings all start a missing program asked 100,000
+/// times, and each answer walked the whole tree and counted its lines).
+struct Locator<'c> {
+    compilation: &'c Compilation,
+    /// The first span of each string value of the plan.
+    strings: Option<HashMap<&'c str, crate::span::Span>>,
+    lines: Option<crate::diagnostic::LineIndex>,
+}
+
+impl<'c> Locator<'c> {
+    fn new(compilation: &'c Compilation) -> Self {
+        Locator {
+            compilation,
+            strings: None,
+            lines: None,
         }
     }
-    fn in_block(b: &Block, run: &str) -> Option<crate::span::Span> {
-        b.fields.iter().find_map(|f| in_value(&f.value, run))
+
+    /// Where the string `run` is written in the plan, when it is written
+    /// there as a string.
+    fn of_run(&mut self, run: &str) -> Option<String> {
+        let compilation = self.compilation;
+        let strings = self.strings.get_or_insert_with(|| {
+            let mut strings = HashMap::new();
+            let mut add = |v: &'c Value| {
+                if let ValueKind::String(s) | ValueKind::BlockString(s) = &v.kind {
+                    strings.entry(&**s).or_insert(v.span);
+                }
+            };
+            for item in &compilation.ast.items {
+                let block: Option<&Block> = match item {
+                    Item::Loop(l) => Some(&l.block),
+                    Item::Defaults(b) => Some(b),
+                    Item::Agent(a) | Item::Executor(a) => Some(&a.block),
+                    Item::Gate(g) => match &g.body {
+                        GateBody::Short(v) => {
+                            add(v);
+                            None
+                        }
+                        GateBody::Long(b) => Some(b),
+                    },
+                    Item::Task(t) => Some(&t.block),
+                    Item::Budget(_) | Item::Error(_) => None,
+                };
+                for f in block.map_or(&[][..], |b| &b.fields) {
+                    add(&f.value);
+                }
+            }
+            strings
+        });
+        let span = *strings.get(run)?;
+        self.of_span(span)
     }
-    let span = compilation.ast.items.iter().find_map(|item| match item {
-        Item::Loop(l) => in_block(&l.block, run),
-        Item::Defaults(b) => in_block(b, run),
-        Item::Agent(a) | Item::Executor(a) => in_block(&a.block, run),
-        Item::Gate(g) => match &g.body {
-            GateBody::Short(v) => in_value(v, run),
-            GateBody::Long(b) => in_block(b, run),
-        },
-        Item::Task(t) => in_block(&t.block, run),
-        Item::Budget(_) | Item::Error(_) => None,
-    })?;
-    span_location(compilation, span)
+
+    /// Where `span` is in the plan's files.
+    fn of_span(&mut self, span: crate::span::Span) -> Option<String> {
+        let source = self.compilation.source.as_str();
+        let (file, local) = self.compilation.files.locate(span)?;
+        let at = file.span.start + local.start;
+        let lines = self
+            .lines
+            .get_or_insert_with(|| crate::diagnostic::LineIndex::new(source));
+        let line = lines.line_of(at);
+        let line_start = lines.line_range(source, line)?.start.max(file.span.start);
+        let line = line - lines.line_of(file.span.start) + 1;
+        let column = source.get(line_start..at)?.chars().count() + 1;
+        Some(format!("{}:{line}:{column}", file.name))
+    }
 }
 
 /// Where `span` is in the plan's files, as `file:line:column` (1-based).
 pub fn span_location(compilation: &Compilation, span: crate::span::Span) -> Option<String> {
-    let (file, local) = compilation.files.locate(span)?;
-    let text = compilation.source.get(file.span.start..file.span.end)?;
-    let before = text.get(..local.start)?;
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    Some(format!("{}:{line}:{column}", file.name))
+    Locator::new(compilation).of_span(span)
 }
 
 /// Looks up the program of every `run` string of `plan`, run from `dir`.
 ///
-/// Errors: one line per program that cannot be found, naming what runs it,
-/// its `run` string and where the string is in the plan.
+/// Errors: for each program that cannot be found, one line naming the first
+/// `run` string that starts it (what runs it, the string, and where it is
+/// in the plan), and one more counting the other strings that start it.
 pub fn check(plan: &Plan, compilation: &Compilation, dir: &Path) -> Result<(), Vec<String>> {
     let mut known: HashMap<(String, Option<String>), bool> = HashMap::new();
     let mut missing = Vec::new();
-    let mut reported = std::collections::HashSet::new();
+    // Per missing program: its line in `missing`, and how many other
+    // strings start it.
+    let mut reported: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut strings = std::collections::HashSet::new();
+    let mut locator = Locator::new(compilation);
     for u in uses(plan) {
         let Some(program) = program_of(u.run) else {
             continue;
@@ -223,16 +270,42 @@ pub fn check(plan: &Plan, compilation: &Compilation, dir: &Path) -> Result<(), V
         let found = *known
             .entry(key)
             .or_insert_with(|| resolves(program, &u.env, dir));
-        if found || !reported.insert(u.run.to_string()) {
+        if found || !strings.insert(u.run) {
             continue;
         }
-        let at = location(compilation, u.run)
+        if let Some((_, more)) = reported.get_mut(program) {
+            *more += 1;
+            continue;
+        }
+        reported.insert(program.to_string(), (missing.len(), 0));
+        let at = locator
+            .of_run(u.run)
             .map(|l| format!("{l}: "))
             .unwrap_or_default();
         missing.push(format!(
             "{at}{}: `{program}` is not a command the shell can find (run = {:?}); nothing was run",
             u.what, u.run
         ));
+    }
+    let mut more: Vec<(usize, String)> = reported
+        .into_iter()
+        .filter(|(_, (_, n))| *n > 0)
+        .map(|(program, (at, n))| {
+            let strings = if n == 1 {
+                "string starts"
+            } else {
+                "strings start"
+            };
+            (
+                at,
+                format!("{n} more `run` {strings} `{program}`, which the shell cannot find either"),
+            )
+        })
+        .collect();
+    // Each count after its program's line, latest first so positions hold.
+    more.sort_by_key(|m| std::cmp::Reverse(m.0));
+    for (at, line) in more {
+        missing.insert(at + 1, line);
     }
     if missing.is_empty() {
         Ok(())
