@@ -33,6 +33,11 @@ trap 'rm -rf "$work"' EXIT
 out=$root/bench/results
 mkdir -p "$out"
 rm -f "$out/memory.txt"
+# The generator's plans run `claude`, `pytest` and `ruff`: stand-ins on PATH,
+# so that `run --dry-run` measures the dry run, not its missing-program stop.
+mkdir -p "$work/bin"
+for p in claude pytest ruff; do printf '#!/bin/sh\nexit 0\n' > "$work/bin/$p"; chmod +x "$work/bin/$p"; done
+export PATH="$work/bin:$PATH"
 
 echo "== machine"
 {
