@@ -326,7 +326,13 @@ fn compile_loop(
         // Only the diagnostics: the tree is checked as it is parsed and
         // dropped run by run; it is never whole.
         (None, Goal::Diagnostics) => {
-            let mut checker = check::Checker::new(check::Detail::Diagnostics, task_hint(&source));
+            // A model kept for the caller keeps its texts.
+            let detail = if want.model {
+                check::Detail::Full
+            } else {
+                check::Detail::Diagnostics
+            };
+            let mut checker = check::Checker::new(detail, task_hint(&source));
             let diagnostics = syntax::parse_each(&source, &mut |items| checker.items(&items));
             let clean = diagnostics.is_empty();
             let (model, more) = checker.finish(&origin);
