@@ -476,6 +476,19 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_long_line_never_splits_an_escape() {
+        for pad in 0..10 {
+            let source = format!("{}{}BAD\n", "x".repeat(pad), "\u{202e}".repeat(300));
+            let at = source.find("BAD").unwrap();
+            let d = Diagnostic::new(Code::E0001, "bad", Span::new(at, at + 3), "here");
+            let out = render_plain("plan.loop", &source, &[d]);
+            let line = out.lines().find(|l| l.starts_with("1 │ ")).unwrap();
+            assert!(line.starts_with("1 │ …\\u{202e}"), "{pad}: {line}");
+            assert!(line.ends_with("\\u{202e}BAD"), "{pad}: {line}");
+        }
+    }
+
+    #[test]
     fn utf16_columns_of_long_lines_count_from_their_line() {
         let text = format!("é\n{}😀x", "é".repeat(3000));
         let index = LineIndex::new(&text);

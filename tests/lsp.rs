@@ -103,7 +103,11 @@ impl Client {
     }
 
     fn send(&mut self, msg: Value) {
-        let body = msg.to_string();
+        self.send_body(&msg.to_string());
+    }
+
+    /// Sends `body` as one frame, as it is (it need not be JSON).
+    fn send_body(&mut self, body: &str) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).expect("write");
         stdin.flush().expect("flush");
@@ -942,15 +946,34 @@ fn malformed_payloads_get_a_parse_error_and_the_server_goes_on() {
         r#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///x.loop","languageId":"loop","version":1,"text":"task a {\ud83d}"}}}"#,
         "{\"jsonrpc\":\"2.0\",\"id\":99,",
     ] {
-        let stdin = c.stdin.as_mut().unwrap();
-        write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-        stdin.flush().unwrap();
+        c.send_body(body);
         let m = c.recv();
         assert_eq!(m["error"]["code"], -32700, "{m}");
         assert!(m["id"].is_null(), "{m}");
     }
     let diags = c.open("file:///ok.loop", "task a { promt = \"x\" }\n");
     assert_eq!(diags[0]["code"], "E0002");
+    assert!(c.shutdown().success());
+}
+
+#[test]
+fn a_request_whose_id_does_not_fit_gets_an_invalid_request_error() {
+    let mut c = Client::start();
+    for id in ["3000000000", "-2147483649", "1.5", "{\"a\":1}"] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"textDocument/documentSymbol","params":{{"textDocument":{{"uri":"file:///x.loop"}}}}}}"#
+        );
+        c.send_body(&body);
+        let m = c.recv();
+        assert_eq!(m["error"]["code"], -32600, "{id}: {m}");
+        assert!(m["id"].is_null(), "{id}: {m}");
+    }
+    // The largest id that fits is answered.
+    let body = r#"{"jsonrpc":"2.0","id":2147483647,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file:///x.loop"}}}"#;
+    c.send_body(body);
+    let m = c.recv();
+    assert_eq!(m["id"], 2147483647_i64, "{m}");
+    assert!(m.get("error").is_none(), "{m}");
     assert!(c.shutdown().success());
 }
 

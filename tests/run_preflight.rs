@@ -57,14 +57,15 @@ fn a_missing_program_is_named_once_and_its_other_strings_counted() {
         "loop \"pre\" { }\n\
          task a { run = \"true\"  accept = \"no-such-check-here a\" }\n\
          task b { run = \"true\"  accept = \"no-such-check-here b\" }\n\
-         task c { run = \"true\"  accept = \"no-such-check-here c\" }\n",
+         task c { run = \"true\"  accept = \"no-such-check-here c\" }\n\
+         task d { run = \"true\"  accept = \"no-such-check-here c\" }\n",
     );
     let r = repo.loopc(&["run", "--dry-run"]).status(2).run();
     assert_eq!(
         r.stderr,
         "error: plan.loop:2:33: the `accept` of task `a`: `no-such-check-here` is not a command \
          the shell can find (run = \"no-such-check-here a\"); nothing was run\n\
-         error: 2 more `run` strings start `no-such-check-here`, which the shell cannot find either\n",
+         error: 3 more commands start `no-such-check-here`, which the shell cannot find either\n",
     );
 }
 

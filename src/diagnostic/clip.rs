@@ -211,9 +211,16 @@ fn windows(text: &str, body: &Range<usize>, points: &[usize]) -> Vec<Range<usize
         while !text.is_char_boundary(start) {
             start -= 1;
         }
+        start = escape_start(text, start).max(body.start);
         let mut end = (p + CONTEXT).min(body.end);
         while !text.is_char_boundary(end) {
             end += 1;
+        }
+        if escape_start(text, end) < end {
+            end = text[end..]
+                .find('}')
+                .map_or(body.end, |n| end + n + 1)
+                .min(body.end);
         }
         match out.last_mut() {
             Some(last) if start <= last.end => last.end = last.end.max(end),
@@ -221,6 +228,23 @@ fn windows(text: &str, body: &Range<usize>, points: &[usize]) -> Vec<Range<usize
         }
     }
     out
+}
+
+/// The start of the escape (`\u{202e}`: how hidden characters are shown)
+/// that `at` falls inside in `text`, else `at`: a window never begins or
+/// ends in the middle of one.
+fn escape_start(text: &str, at: usize) -> usize {
+    // The longest escape, `\u{10ffff}`, is 10 bytes.
+    let from = at.saturating_sub(10);
+    let before = &text.as_bytes()[from..at];
+    match before.iter().rposition(|&b| b == b'\\') {
+        Some(i)
+            if text.as_bytes()[from + i..].starts_with(b"\\u{") && !before[i..].contains(&b'}') =>
+        {
+            from + i
+        }
+        _ => at,
+    }
 }
 
 impl<'f, 'a> Files<'f> for Clipped<'f, 'a> {

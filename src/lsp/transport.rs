@@ -29,12 +29,17 @@ pub fn stdio() -> (Connection, Vec<JoinHandle<()>>) {
                         return;
                     }
                 }
-                Ok(Frame::Malformed(why)) => {
+                Ok(frame @ (Frame::Malformed(_) | Frame::Invalid(_))) => {
+                    let (code, why) = match frame {
+                        Frame::Invalid(why) => (lsp_server::ErrorCode::InvalidRequest, why),
+                        Frame::Malformed(why) => (lsp_server::ErrorCode::ParseError, why),
+                        _ => continue,
+                    };
                     let err = lsp_server::Response {
                         id: lsp_server::RequestId::from(String::new()),
                         result: None,
                         error: Some(lsp_server::ResponseError {
-                            code: lsp_server::ErrorCode::ParseError as i32,
+                            code: code as i32,
                             message: format!("loopc lsp: {why}"),
                             data: None,
                         }),
@@ -129,17 +134,31 @@ fn write_message(message: &Message) -> std::io::Result<()> {
 fn encode(message: &Message) -> serde_json::Result<String> {
     let mut value = serde_json::to_value(message)?;
     if let Some(object) = value.as_object_mut() {
-        let parse_error = object
+        let code = object
             .get("error")
             .and_then(|e| e.get("code"))
-            .and_then(serde_json::Value::as_i64)
-            == Some(i64::from(lsp_server::ErrorCode::ParseError as i32));
+            .and_then(serde_json::Value::as_i64);
+        let parse_error = [
+            lsp_server::ErrorCode::ParseError,
+            lsp_server::ErrorCode::InvalidRequest,
+        ]
+        .iter()
+        .any(|c| code == Some(i64::from(*c as i32)));
         if parse_error && object.get("id").and_then(serde_json::Value::as_str) == Some("") {
             object.insert("id".into(), serde_json::Value::Null);
         }
         object.insert("jsonrpc".into(), "2.0".into());
     }
     serde_json::to_string(&value)
+}
+
+/// Whether the JSON object `body` has an `id` member that is not `null`.
+fn has_id(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Probe>(body).is_ok_and(|p| p.id.is_some())
 }
 
 /// One read from the input.
@@ -150,6 +169,11 @@ pub enum Frame {
     /// A frame whose body is not a JSON-RPC message (or is too large), or
     /// bytes where a header should be; why.
     Malformed(String),
+    /// A JSON-RPC request this server cannot answer by its id (not a
+    /// string or a 32-bit integer, the ids lsp-server represents): it is
+    /// answered with `-32600 Invalid Request` (id `null`) rather than read
+    /// as a notification and never answered; why.
+    Invalid(String),
     /// The input ended.
     End,
 }
@@ -288,6 +312,14 @@ impl<R: Read> FrameReader<R> {
             }
         }
         match serde_json::from_slice::<Message>(&self.buf[..length]) {
+            // A request whose id lsp-server cannot hold parses as a
+            // notification: the `id` member says otherwise.
+            Ok(Message::Notification(_)) if has_id(&self.buf[..length]) => {
+                self.buf.drain(..length);
+                Ok(Frame::Invalid(
+                    "invalid request: an id must be a string or an integer from -2147483648 to 2147483647".into(),
+                ))
+            }
             Ok(m) => {
                 self.buf.drain(..length);
                 Ok(Frame::Message(m))
@@ -448,6 +480,7 @@ mod tests {
                 Frame::Message(Message::Request(q)) => out.push(q.method),
                 Frame::Message(Message::Response(_)) => out.push("response".into()),
                 Frame::Malformed(_) => out.push("!".into()),
+                Frame::Invalid(_) => out.push("?".into()),
                 Frame::End => return out,
             }
         }
@@ -538,6 +571,7 @@ mod tests {
                 Frame::Message(Message::Notification(n)) => out.push(n.method),
                 Frame::Message(_) => out.push("?".into()),
                 Frame::Malformed(_) => out.push("!".into()),
+                Frame::Invalid(_) => out.push("?".into()),
                 Frame::End => break,
             }
         }

@@ -253,14 +253,14 @@ pub fn span_location(compilation: &Compilation, span: crate::span::Span) -> Opti
 ///
 /// Errors: for each program that cannot be found, one line naming the first
 /// `run` string that starts it (what runs it, the string, and where it is
-/// in the plan), and one more counting the other strings that start it.
+/// in the plan), and one more counting the other commands that start it
+/// (each task's agent, `accept`, gates, … once per task).
 pub fn check(plan: &Plan, compilation: &Compilation, dir: &Path) -> Result<(), Vec<String>> {
     let mut known: HashMap<(String, Option<String>), bool> = HashMap::new();
     let mut missing = Vec::new();
     // Per missing program: its line in `missing`, and how many other
-    // strings start it.
+    // commands start it.
     let mut reported: HashMap<String, (usize, usize)> = HashMap::new();
-    let mut strings = std::collections::HashSet::new();
     let mut locator = Locator::new(compilation);
     for u in uses(plan) {
         let Some(program) = program_of(u.run) else {
@@ -270,7 +270,7 @@ pub fn check(plan: &Plan, compilation: &Compilation, dir: &Path) -> Result<(), V
         let found = *known
             .entry(key)
             .or_insert_with(|| resolves(program, &u.env, dir));
-        if found || !strings.insert(u.run) {
+        if found {
             continue;
         }
         if let Some((_, more)) = reported.get_mut(program) {
@@ -291,14 +291,14 @@ pub fn check(plan: &Plan, compilation: &Compilation, dir: &Path) -> Result<(), V
         .into_iter()
         .filter(|(_, (_, n))| *n > 0)
         .map(|(program, (at, n))| {
-            let strings = if n == 1 {
-                "string starts"
+            let commands = if n == 1 {
+                "command starts"
             } else {
-                "strings start"
+                "commands start"
             };
             (
                 at,
-                format!("{n} more `run` {strings} `{program}`, which the shell cannot find either"),
+                format!("{n} more {commands} `{program}`, which the shell cannot find either"),
             )
         })
         .collect();
