@@ -404,6 +404,36 @@ fn a_lone_carriage_return_ends_a_line_in_every_format() {
 }
 
 #[test]
+fn a_block_string_closed_only_by_a_later_one_is_named_as_the_mistake() {
+    // The quotes that would end `bad`'s prompt open `t2`'s: the parse of
+    // `bad` runs through `task x` into `t2`. The mistake is line 4's.
+    let plan = "agent a { run = \"true\" }\nbudget { iterations = 5 }\ntask bad {\n  prompt = \"\"\"\n    unfinished\n  agent = a\n}\ntask x {\n}\ntask t2 {\n  prompt = \"\"\"\n    hello\n    \"\"\"\n  agent = a\n}\n";
+    let diagnostics = json_diagnostics(plan);
+    let first = &diagnostics[0];
+    assert_eq!(first["code"], "E0012", "{first}");
+    assert_eq!(first["range"]["start"]["line"], 3, "{first}");
+    assert_eq!(first["range"]["start"]["character"], 11, "{first}");
+    assert_eq!(first["labels"][1]["range"]["start"]["line"], 10, "{first}");
+    assert!(
+        diagnostics.iter().all(|d| d["code"] != "E0001"),
+        "{diagnostics:?}"
+    );
+}
+
+/// What `loopc check --format json` reports on `plan` (and exits 1 for).
+fn json_diagnostics(plan: &str) -> Vec<serde_json::Value> {
+    let out = Test::new()
+        .file("plan.loop", plan)
+        .loopc(&["check", "--format", "json", "plan.loop"])
+        .status(1)
+        .run();
+    out.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
 fn human_output_shows_100_diagnostics_per_file_and_counts_the_rest() {
     let plan = format!("task a {{ run = \"{}\" }}\n", "\\q".repeat(2000));
     let out = Test::new()
@@ -429,16 +459,9 @@ fn an_item_keyword_used_as_a_field_name_is_an_unknown_field() {
     // `gate = [t]` for `gates`: one E0002 each, no syntax error, no knock-on
     // E0013 although `defaults` names an agent.
     let plan = "agent a { run = \"x\" }\ngate t = \"true\"\ndefaults {\n  agent = a\n  gate = [t]\n}\ntask one {\n  prompt = \"p\"\n  task = [t]\n}\nbudget { iterations = 3 }\n";
-    let out = Test::new()
-        .file("plan.loop", plan)
-        .loopc(&["check", "--format", "json", "plan.loop"])
-        .status(1)
-        .run();
-    let codes: Vec<String> = out
-        .stdout
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+    let codes: Vec<String> = json_diagnostics(plan)
+        .iter()
+        .map(|v| {
             format!(
                 "{} {}",
                 v["code"].as_str().unwrap(),
@@ -453,8 +476,6 @@ fn an_item_keyword_used_as_a_field_name_is_an_unknown_field() {
             "E0002 did you mean `gates`?",
             "E0002 unknown field",
         ],
-        "{}",
-        out.stdout
     );
 }
 

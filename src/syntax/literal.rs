@@ -368,6 +368,20 @@ pub fn unterminated_block(at: usize) -> Diagnostic {
     .with_note("close it with `\"\"\"` on a line of its own")
 }
 
+/// The diagnostic of a block string opened at `at` whose closing `"""`
+/// comes only after the next item starts (at `close`, most likely the
+/// opening quotes of another block string): the item cannot be read.
+pub fn block_runs_on(at: usize, close: usize) -> Diagnostic {
+    Diagnostic::new(
+        Code::E0012,
+        "unterminated block string",
+        Span::new(at, at + 3),
+        "this block string is not closed before the next item",
+    )
+    .with_label(Span::new(close, close + 3), "the `\"\"\"` that ends it now")
+    .with_note("close it with `\"\"\"` on a line of its own")
+}
+
 /// Decodes a block string opened at `at`: `raw` is the text between its
 /// `"""`s. Lines are dedented by their common indentation; a last line of
 /// only whitespace is dropped with the line break before it.

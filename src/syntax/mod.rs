@@ -122,13 +122,20 @@ fn parse_items(
                     pest::error::InputLocation::Pos(at) => pos + at,
                     pest::error::InputLocation::Span((at, _)) => pos + at,
                 };
-                p.diagnostics
-                    .push(match unclosed_string(source, start, err_at) {
-                        Some((open, true)) => literal::unterminated_block(open),
-                        Some((open, false)) => literal::unterminated_string(open),
-                        None => syntax_error(source, err_at, &e),
-                    });
                 let resume = recovery_point(source, start + 1).min(end);
+                // A parse that ran past the next item's line through a block
+                // string: that string's closing quotes are missing (the
+                // quotes that end it open another string further on).
+                let runs_on = (err_at > resume)
+                    .then(|| block_string_across(source, start, resume))
+                    .flatten();
+                p.diagnostics
+                    .push(match (runs_on, unclosed_string(source, start, err_at)) {
+                        (Some((open, close)), _) => literal::block_runs_on(open, close),
+                        (None, Some((open, true))) => literal::unterminated_block(open),
+                        (None, Some((open, false))) => literal::unterminated_string(open),
+                        (None, None) => syntax_error(source, err_at, &e),
+                    });
                 items.push(Item::Error(Span::new(start, resume)));
                 pos = resume;
             }
@@ -183,6 +190,36 @@ fn pest_item(
         let further = (pos + 2 * (bound - pos)).min(end);
         bound = recovery_point(source, further).min(end);
     }
+}
+
+/// The block string opened in `source[start..at]` (by a scan of its
+/// strings and comments) that is still open at `at`, and where its closing
+/// quotes are: `(open, close)`; `None` when none is open there or it never
+/// closes.
+fn block_string_across(source: &str, start: usize, at: usize) -> Option<(usize, usize)> {
+    let bytes = source.as_bytes();
+    let mut i = start;
+    while i < at {
+        match bytes[i] {
+            b'#' => i = crate::span::line_end(source, i),
+            b'"' if source[i..].starts_with("\"\"\"") => {
+                let close = i + 3 + memchr::memmem::find(&bytes[i + 3..], b"\"\"\"")?;
+                if close >= at {
+                    return Some((i, close));
+                }
+                i = close + 3;
+            }
+            b'"' => {
+                i += 1;
+                while i < at && !matches!(bytes[i], b'"' | b'\n' | b'\r') {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// Where the item starting at `start` can be cut for [`pest_item`]: the
