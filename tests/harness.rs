@@ -326,6 +326,14 @@ impl Test {
             .collect()
     }
 
+    /// The `attempt_finished` events whose `outcome` is `outcome`, in order.
+    pub fn finished_attempts(&self, outcome: &str) -> Vec<Value> {
+        self.events()
+            .into_iter()
+            .filter(|e| e["event"] == "attempt_finished" && e["outcome"] == outcome)
+            .collect()
+    }
+
     /// Complete lines in `.loopc/events.jsonl` (0 when missing).
     pub fn event_count(&self) -> usize {
         std::fs::read(self.root.join(".loopc/events.jsonl"))

@@ -162,11 +162,7 @@ task t { agent = bot  prompt = "x" }
         0,
         "setup failures are not counted"
     );
-    let infra = repo
-        .events()
-        .iter()
-        .filter(|e| e["event"] == "attempt_finished" && e["outcome"] == "infrastructure")
-        .count();
+    let infra = repo.finished_attempts("infrastructure").len();
     assert_eq!(infra, 3);
     assert_eq!(repo.state()["spent"]["iterations"], 0);
 }

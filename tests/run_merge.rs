@@ -107,11 +107,7 @@ task b { prompt = "b" }
     repo.loopc(&["run"]).status(0).run();
     // Each task passed its gates alone at attempt 1; the second to merge
     // failed the gates on the merge result and needed attempt 2.
-    let failed: Vec<_> = repo
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "attempt_finished" && e["outcome"] == "failed")
-        .collect();
+    let failed = repo.finished_attempts("failed");
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert!(
         failed[0]["reason"]

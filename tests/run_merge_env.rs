@@ -131,11 +131,7 @@ fn an_earlier_tasks_gate_rerun_on_a_replay_sees_its_own_task() {
 fn an_earlier_tasks_gate_failing_on_a_merge_is_named_with_its_task() {
     let repo = setup(true);
     repo.loopc(&["run"]).status(0).run();
-    let failed: Vec<Value> = repo
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "attempt_finished" && e["outcome"] == "failed")
-        .collect();
+    let failed = repo.finished_attempts("failed");
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert_eq!(failed[0]["task"], "y");
     assert_eq!(

@@ -386,11 +386,7 @@ fn without_a_resolver_a_conflict_is_retried_as_before() {
     repo.loopc(&["run"]).status(0).run();
     assert!(resolver_events(&repo).is_empty());
     assert!(!repo.bin.join("seen/stdin.md").exists());
-    let failed: Vec<Value> = repo
-        .events()
-        .into_iter()
-        .filter(|e| e["event"] == "attempt_finished" && e["outcome"] == "failed")
-        .collect();
+    let failed = repo.finished_attempts("failed");
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert_eq!(failed[0]["reason"], "merge conflict in shared.txt");
 }
@@ -525,12 +521,6 @@ fn kill(pid: u32, sig: i32) {
 }
 
 /// The attempts of all tasks that ended `failed`, from the events.
-fn failed_attempts(repo: &Test) -> Vec<Value> {
-    repo.events()
-        .into_iter()
-        .filter(|e| e["event"] == "attempt_finished" && e["outcome"] == "failed")
-        .collect()
-}
 
 #[test]
 fn ctrl_c_kills_a_running_resolver_at_once_and_counts_no_failure() {
@@ -566,9 +556,9 @@ fn ctrl_c_kills_a_running_resolver_at_once_and_counts_no_failure() {
     assert!(!after.exists());
     // Its attempt was interrupted, not failed, and is not counted.
     assert!(
-        failed_attempts(&repo).is_empty(),
+        repo.finished_attempts("failed").is_empty(),
         "{:?}",
-        failed_attempts(&repo)
+        repo.finished_attempts("failed")
     );
     let res = resolver_events(&repo);
     assert_eq!(res.len(), 1, "{res:?}");
@@ -635,9 +625,9 @@ fn ctrl_c_kills_a_running_merge_gate_at_once_and_counts_no_failure() {
     assert!(crate::harness::no_process_with(&marker));
     assert!(!after.exists());
     assert!(
-        failed_attempts(&repo).is_empty(),
+        repo.finished_attempts("failed").is_empty(),
         "{:?}",
-        failed_attempts(&repo)
+        repo.finished_attempts("failed")
     );
     let interrupted: Vec<String> = ["a", "b"]
         .into_iter()
@@ -678,7 +668,7 @@ fn a_resolver_that_moves_refs_is_refused_and_named() {
         .filter(|e| e["event"] == "merged" && e["how"] == "resolved")
         .collect();
     assert!(merged.is_empty(), "{merged:?}");
-    let failed = failed_attempts(&repo);
+    let failed = repo.finished_attempts("failed");
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert_eq!(failed[0]["task"], loser.as_str());
     let reason = failed[0]["reason"].as_str().unwrap();
@@ -713,7 +703,7 @@ fn a_merge_gate_that_moves_refs_fails_the_merge_and_is_named() {
     );
     repo.loopc(&["run"]).run();
     assert!(moved.exists());
-    let failed = failed_attempts(&repo);
+    let failed = repo.finished_attempts("failed");
     assert_eq!(failed.len(), 1, "{failed:?}");
     let loser = failed[0]["task"].as_str().unwrap().to_string();
     let reason = failed[0]["reason"].as_str().unwrap();
