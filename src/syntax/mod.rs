@@ -192,70 +192,30 @@ fn pest_item(
     }
 }
 
-/// The block string opened in `source[start..at]` (by a scan of its
-/// strings and comments) that is still open at `at`, and where its closing
-/// quotes are: `(open, close)`; `None` when none is open there or it never
-/// closes.
+/// The block string opened in `source[start..at]` that is still open at
+/// `at`, and where its closing quotes are: `(open, close)`; `None` when
+/// none is open there or it never closes.
 fn block_string_across(source: &str, start: usize, at: usize) -> Option<(usize, usize)> {
-    let bytes = source.as_bytes();
-    let mut i = start;
-    while i < at {
-        match bytes[i] {
-            b'#' => i = crate::span::line_end(source, i),
-            b'"' if source[i..].starts_with("\"\"\"") => {
-                let close = i + 3 + memchr::memmem::find(&bytes[i + 3..], b"\"\"\"")?;
-                if close >= at {
-                    return Some((i, close));
-                }
-                i = close + 3;
-            }
-            b'"' => {
-                i += 1;
-                while i < at && !matches!(bytes[i], b'"' | b'\n' | b'\r') {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
-            _ => i += 1,
-        }
-    }
-    None
+    literals(source, start)
+        .take_while(|l| l.open < at)
+        .find_map(|l| match l.close {
+            Some(end) if l.block && end - 3 >= at => Some((l.open, end - 3)),
+            _ => None,
+        })
 }
 
 /// Where the item starting at `start` can be cut for [`pest_item`]: the
-/// first line after it that starts an item and is not inside a block string
-/// (by a scan of its strings and comments), else `end`.
+/// first line after it that starts an item and is not inside a block
+/// string, else `end`.
 fn item_bound(source: &str, start: usize, end: usize) -> usize {
-    let bytes = source.as_bytes();
     let mut bound = recovery_point(source, start + 1).min(end);
-    let mut i = start;
-    while i < bound {
-        match bytes[i] {
-            b'#' => i = crate::span::line_end(source, i),
-            b'"' if source[i..].starts_with("\"\"\"") => {
-                let close =
-                    memchr::memmem::find(&bytes[i + 3..end], b"\"\"\"").map_or(end, |n| i + 6 + n);
-                if close > bound {
-                    bound = recovery_point(source, close).min(end);
-                }
-                i = close;
-            }
-            b'"' => {
-                // A "…" string ends at its closing quote or its line.
-                i += 1;
-                while i < end {
-                    match bytes[i] {
-                        b'"' => {
-                            i += 1;
-                            break;
-                        }
-                        b'\n' | b'\r' => break,
-                        b'\\' if !matches!(bytes.get(i + 1), Some(b'\n' | b'\r')) => i += 2,
-                        _ => i += 1,
-                    }
-                }
-            }
-            _ => i += 1,
+    for l in literals(source, start) {
+        if l.open >= bound {
+            break;
+        }
+        let close = l.close.map_or(end, |c| c.min(end));
+        if l.block && close > bound {
+            bound = recovery_point(source, close).min(end);
         }
     }
     bound
@@ -304,33 +264,73 @@ pub fn comments(source: &str) -> Vec<Span> {
 /// A `"…"` string must close on its line; a block string anywhere before the
 /// end of the file. Such a string is the real mistake behind the syntax error.
 fn unclosed_string(source: &str, start: usize, end: usize) -> Option<(usize, bool)> {
+    literals(source, start)
+        .take_while(|l| l.open < end)
+        .find(|l| l.close.is_none())
+        .map(|l| (l.open, l.block))
+}
+
+/// A string literal found by [`literals`].
+struct Literal {
+    /// Where its opening quotes are.
+    open: usize,
+    /// Whether it is a `"""` block string.
+    block: bool,
+    /// Where it ends, after its closing quotes; `None` when it is never
+    /// closed (a `"…"` string at its line's end, a block string at the
+    /// file's).
+    close: Option<usize>,
+}
+
+/// The string literals of `source` from `from` on, outside comments, as the
+/// grammar reads them: the one scan behind syntax-error recovery
+/// ([`unclosed_string`], [`block_string_across`]) and pest's cut points
+/// ([`item_bound`]). pest stays the authority on what parses.
+fn literals(source: &str, from: usize) -> impl Iterator<Item = Literal> + '_ {
     let bytes = source.as_bytes();
-    let end = end.min(source.len());
-    let mut i = start;
-    while i < end {
-        match bytes[i] {
-            b'#' => i = crate::span::line_end(source, i),
-            b'"' if source[i..].starts_with("\"\"\"") => match source[i + 3..].find("\"\"\"") {
-                Some(n) => i = i + 3 + n + 3,
-                None => return Some((i, true)),
-            },
-            b'"' => {
-                let open = i;
-                i += 1;
-                loop {
-                    match bytes.get(i) {
-                        None | Some(b'\n' | b'\r') => return Some((open, false)),
-                        Some(b'"') => break,
-                        Some(b'\\') => i += 2,
-                        Some(_) => i += 1,
-                    }
+    let mut i = from;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            match bytes[i] {
+                b'#' => i = crate::span::line_end(source, i),
+                b'"' if bytes[i..].starts_with(b"\"\"\"") => {
+                    let open = i;
+                    let close = memchr::memmem::find(&bytes[i + 3..], b"\"\"\"").map(|n| i + 6 + n);
+                    i = close.unwrap_or(bytes.len());
+                    return Some(Literal {
+                        open,
+                        block: true,
+                        close,
+                    });
                 }
-                i += 1;
+                b'"' => {
+                    let open = i;
+                    i += 1;
+                    // A backslash escapes anything but a line break.
+                    let close = loop {
+                        match bytes.get(i) {
+                            None | Some(b'\n' | b'\r') => break None,
+                            Some(b'"') => {
+                                i += 1;
+                                break Some(i);
+                            }
+                            Some(b'\\') if !matches!(bytes.get(i + 1), Some(b'\n' | b'\r')) => {
+                                i += 2
+                            }
+                            Some(_) => i += 1,
+                        }
+                    };
+                    return Some(Literal {
+                        open,
+                        block: false,
+                        close,
+                    });
+                }
+                _ => i += 1,
             }
-            _ => i += 1,
         }
-    }
-    None
+        None
+    })
 }
 
 /// Skips whitespace and comments from `pos`.
