@@ -93,6 +93,49 @@ task a { agent = bot  prompt = "x" }
     assert!(repo.bin.join("a.txt").metadata().is_err());
 }
 
+/// A launcher that, on SIGTERM, needs 3 s to end what it started (as `srun`
+/// waits for a cluster to cancel a job), then records that it did.
+const SLOW_TO_CANCEL_LAUNCHER: &str = r#"#!/bin/sh
+here=$(dirname "$0")
+trap 'kill "$child"; sleep 3; echo cancelled > "$here/cancelled"; exit 143' TERM
+"$@" &
+child=$!
+echo started > "$here/started"
+wait "$child"
+"#;
+
+#[test]
+fn on_ctrl_c_a_launcher_gets_time_to_cancel_what_it_started() {
+    let repo = Test::repo();
+    repo.script("launch.sh", SLOW_TO_CANCEL_LAUNCHER);
+    repo.plan(
+        r#"
+loop "ex" { }
+budget { iterations = 4 }
+executor farm { run = "sh @BIN@/launch.sh" }
+agent bot { run = "sleep 60"  executor = farm }
+task a { agent = bot  prompt = "x" }
+"#,
+    );
+    let mut run = repo.loopc(&["run"]).spawn();
+    assert!(
+        repo.wait_for(6000, || repo.bin.join("started").exists()),
+        "{}",
+        repo.spawned_stderr()
+    );
+    // SAFETY: kill only sends a signal to our own child.
+    assert_eq!(unsafe { libc::kill(run.id() as i32, libc::SIGINT) }, 0);
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    // Killed 2 s after SIGTERM, as a command without an executor is, the
+    // launcher would never have finished cancelling.
+    assert_eq!(
+        std::fs::read_to_string(repo.bin.join("cancelled")).unwrap_or_default(),
+        "cancelled\n",
+        "{}",
+        repo.spawned_stderr()
+    );
+}
+
 // The bubblewrap sandbox ------------------------------------------------------
 
 /// Whether `bwrap` can make the example's sandbox here (it needs user

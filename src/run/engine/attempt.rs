@@ -365,6 +365,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         stdout: &stdout,
         stderr: agent_name.is_some().then_some(stderr.as_path()),
         timeout: task.timeout,
+        grace: super::executor::grace(executor),
     };
     // While it runs, the display shows what it is doing now.
     let run = || process::run(&spec, &ctx.control);
@@ -672,7 +673,8 @@ pub(super) fn run_setup(
     log: &std::path::Path,
     timeout: std::time::Duration,
 ) -> Result<Exit, String> {
-    let command = Executor::wrap(ctx.plan.settings.setup_executor.as_deref(), setup);
+    let executor = ctx.plan.settings.setup_executor.as_deref();
+    let command = Executor::wrap(executor, setup);
     let spec = Spec {
         command: &command,
         dir,
@@ -682,6 +684,7 @@ pub(super) fn run_setup(
         stdout: log,
         stderr: None,
         timeout,
+        grace: super::executor::grace(executor),
     };
     process::run(&spec, &ctx.control)
 }

@@ -39,6 +39,18 @@ pub fn with_report(
     env
 }
 
+/// How long a command's process group gets between SIGTERM and SIGKILL:
+/// longer through an executor, whose launcher must end what it started
+/// elsewhere (cancel a cluster job) before it is killed.
+pub fn grace(executor: Option<&Executor>) -> std::time::Duration {
+    use crate::run::sys::process::{KILL_GRACE, LAUNCHER_GRACE};
+    if executor.is_some() {
+        LAUNCHER_GRACE
+    } else {
+        KILL_GRACE
+    }
+}
+
 /// Why `executor`'s launcher says it ended the command: the last
 /// `failed REASON` line of the report at `path`, worded with the
 /// executor's name. `None` without an executor, a report or such a line.

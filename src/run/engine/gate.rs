@@ -319,6 +319,7 @@ pub fn run_checks(
             stdout: &stdout_path,
             stderr: Some(&log),
             timeout: check.timeout,
+            grace: super::executor::grace(check.executor.as_deref()),
         };
         // Agent gates: stdout and stderr apart (stdout may be JSON).
         let spec = if agent.is_some() {

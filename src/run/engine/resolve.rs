@@ -361,6 +361,7 @@ fn run(
         stdout: &stdout,
         stderr: Some(&stderr),
         timeout,
+        grace: super::executor::grace(executor),
     };
     let exit = super::watch::while_running(
         ctx,

@@ -37,6 +37,12 @@ pub const GIT_LOCATION_VARS: &[&str] = &[
 
 /// How long a process group gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How long the process group of a command launched through an executor,
+/// or of one a killed loopc left running, gets between SIGTERM and
+/// SIGKILL: a launcher such as `srun` cancels its cluster job on SIGTERM
+/// and cannot once killed, and it may have to wait for the cluster (a
+/// step that takes seconds to end) before it can.
+pub const LAUNCHER_GRACE: Duration = Duration::from_secs(10);
 /// How often a running subprocess is polled.
 const POLL: Duration = Duration::from_millis(20);
 
@@ -137,6 +143,10 @@ pub struct Spec<'a> {
     pub stderr: Option<&'a Path>,
     /// Per-run timeout (monotonic).
     pub timeout: Duration,
+    /// How long the process group gets between SIGTERM and SIGKILL when it
+    /// is killed (at its timeout or when the run stops): [`KILL_GRACE`],
+    /// or [`LAUNCHER_GRACE`] for a command launched through an executor.
+    pub grace: Duration,
 }
 
 /// How a subprocess ended.
@@ -257,7 +267,7 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
     let pgid = handle.pids().first().map(|&p| p as i32).unwrap_or(0);
     control.register(pgid);
     let started = Instant::now();
-    let result = wait(&handle, pgid, started + spec.timeout, control);
+    let result = wait(&handle, pgid, started + spec.timeout, spec.grace, control);
     // Whatever the command left running in its group goes with it, and
     // whatever escaped the group but still carries this worktree.
     signal_group(pgid, libc::SIGKILL);
@@ -321,6 +331,7 @@ fn wait(
     handle: &duct::Handle,
     pgid: i32,
     deadline: Instant,
+    grace: Duration,
     control: &Control,
 ) -> Result<Exit, String> {
     let why = loop {
@@ -342,7 +353,7 @@ fn wait(
     // The grace is the whole group's: a launcher (`srun`, `bwrap`) under
     // the shell may need a moment after the shell is gone to end what it
     // started (cancel a cluster job).
-    let grace = Instant::now() + KILL_GRACE;
+    let grace = Instant::now() + grace;
     while Instant::now() < grace {
         if let Ok(Some(_)) = handle.try_wait()
             && !group_alive(pgid)
@@ -400,22 +411,17 @@ pub fn kill_escaped(worktree: &str) -> usize {
     kill_groups_with_worktree(worktree.as_bytes(), true)
 }
 
-/// How long orphans found at the start of a run get between SIGTERM and
-/// SIGKILL: a launcher such as `srun` cancels its cluster job on SIGTERM,
-/// and cannot once killed.
-pub const ORPHAN_GRACE: Duration = Duration::from_secs(10);
-
 /// Ends the process groups of processes (other than loopc's own group)
 /// whose `LOOP_WORKTREE` starts with `prefix`, what a killed loopc left
 /// running: SIGTERM first, so that a launcher can end what it started
 /// elsewhere (a cluster job), then SIGKILL for the groups still there after
-/// [`ORPHAN_GRACE`]. Returns the number of groups.
+/// [`LAUNCHER_GRACE`]. Returns the number of groups.
 pub fn end_groups_with_worktree(prefix: &[u8]) -> usize {
     let groups = groups_with_worktree(prefix, false);
     for &g in &groups {
         signal_group(g, libc::SIGTERM);
     }
-    let until = Instant::now() + ORPHAN_GRACE;
+    let until = Instant::now() + LAUNCHER_GRACE;
     while Instant::now() < until && groups.iter().any(|&g| group_alive(g)) {
         std::thread::sleep(POLL);
     }
@@ -555,6 +561,7 @@ mod tests {
             stdout: &out,
             stderr: None,
             timeout: Duration::from_secs(30),
+            grace: KILL_GRACE,
         };
         assert_eq!(run(&spec, &control).unwrap(), Exit::Code(3));
         assert_eq!(std::fs::read(&out).unwrap(), b"prompt");
