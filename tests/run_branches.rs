@@ -351,3 +351,56 @@ fn an_agents_reverted_commit_does_not_block_runs_without_the_cache() {
         "{r:?}"
     );
 }
+
+/// Task names git refuses as they are in a branch name (`a.lock` ends with
+/// `.lock`) or only at a ref's end (`v1.`) run like any other: their
+/// branches carry the name made ref-safe, their work lands, a failed
+/// attempt's branch is kept and cleaned, and a rerun replays them.
+#[test]
+fn task_names_ending_in_a_dot_or_dot_lock_run_kept_and_cached() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.script(
+        "once.sh",
+        "#!/bin/sh\ncat >/dev/null\n[ \"$LOOP_ATTEMPT\" = 1 ] && exit 3\necho \"made by $LOOP_TASK\" > \"$LOOP_TASK.txt\"\n",
+    );
+    repo.plan(
+        r#"
+loop "h" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+agent once { run = "sh @BIN@/once.sh" }
+task "a.lock" { agent = once  prompt = "x" }
+task "v1.": "a.lock" { agent = bot  prompt = "y" }
+task "a.lock-" { agent = bot  prompt = "z" }
+"#,
+    );
+    repo.loopc(&["check"]).status(0).run();
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(
+        repo.show("loop/h", "a.lock.txt").unwrap(),
+        "made by a.lock\n"
+    );
+    assert_eq!(repo.show("loop/h", "v1..txt").unwrap(), "made by v1.\n");
+    assert_eq!(
+        repo.show("loop/h", "a.lock-.txt").unwrap(),
+        "made by a.lock-\n"
+    );
+    // The failed first attempt's branch is kept, under the ref-safe name.
+    let kept = std::fs::read_to_string(repo.root.join(".loopc/kept")).unwrap();
+    assert_eq!(kept.trim(), "loopc/h/a.lock+/r1-a1", "{kept}");
+    let task_branches = || {
+        repo.git(&[
+            "for-each-ref",
+            "--format=%(refname:short)",
+            "refs/heads/loopc",
+        ])
+    };
+    assert_eq!(task_branches().trim(), "loopc/h/a.lock+/r1-a1");
+    repo.loopc(&["clean"]).status(0).run();
+    assert_eq!(task_branches().trim(), "");
+    repo.loopc(&["run"]).status(0).run();
+    for t in ["a.lock", "v1.", "a.lock-"] {
+        assert_eq!(repo.status_of(t), "cached", "{t}");
+    }
+}

@@ -162,8 +162,9 @@ task t { agent = bot  prompt = "x" }
         0,
         "setup failures are not counted"
     );
+    // The first try and its 3 retries.
     let infra = repo.finished_attempts("infrastructure").len();
-    assert_eq!(infra, 3);
+    assert_eq!(infra, 4);
     assert_eq!(repo.state()["spent"]["iterations"], 0);
 }
 
@@ -180,13 +181,19 @@ task one { agent = a  prompt = "x" }
     );
     repo.commit("plan");
     let r = repo.loopc(&["run"]).status(1).run();
-    let tries = ["one.r1-a1", "one.r1-a1.retry-2", "one.r1-a1.retry-3"];
+    // The first try and 3 retries.
+    let tries = [
+        "one.r1-a1",
+        "one.r1-a1.retry-2",
+        "one.r1-a1.retry-3",
+        "one.r1-a1.retry-4",
+    ];
     for t in tries {
         assert!(repo.root.join(".loopc/worktrees").join(t).is_dir(), "{t}");
     }
-    assert!(r.stdout.contains("kept: 3 worktree(s)"), "{r:?}");
+    assert!(r.stdout.contains("kept: 4 worktree(s)"), "{r:?}");
     let kept = std::fs::read_to_string(repo.root.join(".loopc/kept")).unwrap();
-    for b in ["r1-a1", "r1-a1.retry-2", "r1-a1.retry-3"] {
+    for b in ["r1-a1", "r1-a1.retry-2", "r1-a1.retry-3", "r1-a1.retry-4"] {
         assert!(
             kept.lines().any(|l| l == format!("loopc/infra/one/{b}")),
             "{kept}"
@@ -194,15 +201,15 @@ task one { agent = a  prompt = "x" }
     }
     let history = &repo.task("one")["history"];
     assert!(
-        history[2]["worktree"]
+        history[3]["worktree"]
             .as_str()
-            .is_some_and(|w| w.ends_with("one.r1-a1.retry-3")),
+            .is_some_and(|w| w.ends_with("one.r1-a1.retry-4")),
         "{history}"
     );
     // The next run leaves them alone: they are kept, not stale.
     let r = repo.loopc(&["run"]).status(1).run();
     assert!(!r.stderr.contains("stale worktree"), "{r:?}");
-    assert!(r.stdout.contains("kept: 6 worktree(s)"), "{r:?}");
+    assert!(r.stdout.contains("kept: 8 worktree(s)"), "{r:?}");
     assert!(repo.root.join(".loopc/worktrees/one.r1-a1").is_dir());
     repo.loopc(&["clean"]).status(0).run();
     assert!(

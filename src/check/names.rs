@@ -173,9 +173,6 @@ pub fn task_name_problem(name: &str) -> Option<&'static str> {
     if name.contains("..") {
         return Some("a task name cannot contain `..`");
     }
-    if name.ends_with('.') || name.ends_with(".lock") {
-        return Some("a task name cannot end with `.` or `.lock` (git refuses such branch names)");
-    }
     None
 }
 

@@ -101,16 +101,16 @@ const UNITS: [(&str, u128); 5] = [
 ];
 
 /// Decodes a duration literal: one or more `<integer><unit>` (`90s`,
-/// `1h30m`), units `ms`, `s`, `m`, `h`, `d`.
+/// `1h30m`), units `ms`, `s`, `m`, `h`, `d`, in any order, the parts added
+/// up (`30m1h` is `1h30m`).
 ///
 /// Errors: E0012 for a missing number or unit or an unknown unit (spanning
-/// the unit); E0009 for a duration too long to represent.
+/// the unit); E0009 for an integer that does not fit in a u32 (spanning
+/// it) or a duration too long to represent.
 pub fn decode_duration(text: &str, span: Span) -> Result<Duration, Diagnostic> {
     let mut total: u128 = 0;
     let mut rest = text;
     let mut at = span.start;
-    // The previous part's unit: units come largest first, each once.
-    let mut previous: Option<(&str, u128)> = None;
     while !rest.is_empty() {
         let digits_len = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '_'))
@@ -153,29 +153,17 @@ pub fn decode_duration(text: &str, span: Span) -> Result<Duration, Diagnostic> {
             )
             .with_note("duration units are ms, s, m, h and d"));
         };
-        if let Some((before, before_millis)) = previous
-            && millis >= before_millis
-        {
-            return Err(Diagnostic::new(
-                Code::E0012,
-                format!("invalid duration `{text}`: `{unit}` comes after `{before}`"),
-                unit_span,
-                if unit == before {
-                    "this unit is written twice"
-                } else {
-                    "a larger unit after a smaller one"
-                },
+        // Every integer of the language fits in a u32, a duration's too.
+        let n = decode_integer(digits, Span::new(at, at + digits_len)).map_err(|_| {
+            Diagnostic::new(
+                Code::E0009,
+                format!("`{digits}` in duration `{text}` is too large"),
+                Span::new(at, at + digits_len),
+                "out of range",
             )
-            .with_note("write each unit once, largest first, e.g. `1h30m`"));
-        }
-        previous = Some((unit, millis));
-        let n: u128 = digits
-            .chars()
-            .filter(|c| *c != '_')
-            .collect::<String>()
-            .parse()
-            .unwrap_or(u128::MAX);
-        total = total.saturating_add(n.saturating_mul(millis));
+            .with_note("an integer must fit in 32 bits (at most 4294967295)")
+        })?;
+        total = total.saturating_add(u128::from(n) * millis);
         at += digits_len + unit_len;
         rest = &after[unit_len..];
     }

@@ -385,13 +385,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // `why`, then the end of the output under a heading (none when there
     // was no output: a heading over nothing reads like lost output).
     let with_output = |why: &str| {
-        // At most 64 KiB in all: half for each stream of an agent.
+        // Half for each stream of an agent.
         let tail = if agent_name.is_some() {
-            let mut t = process::tail(&stdout, gate::FEEDBACK_LIMIT / 2);
-            t.push_str(&process::tail(&stderr, gate::FEEDBACK_LIMIT / 2));
-            t
+            gate::output_tail(&[&stdout, &stderr])
         } else {
-            process::tail(&stdout, gate::FEEDBACK_LIMIT)
+            gate::output_tail(&[&stdout])
         };
         if tail.trim().is_empty() {
             format!("{why}. It printed nothing.")

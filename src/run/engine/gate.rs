@@ -16,27 +16,57 @@ use std::time::Duration;
 /// How much of a gate's output becomes feedback.
 pub const FEEDBACK_LIMIT: u64 = 64 * 1024;
 
+/// Room left in [`FEEDBACK_LIMIT`] for what loopc writes around a
+/// command's output (the reason it failed, a cut marker): the output gets
+/// the rest, so a cut never takes the reason off the top.
+const FEEDBACK_HEADROOM: u64 = 1024;
+
 /// Cuts `text` to at most [`FEEDBACK_LIMIT`] bytes for the next attempt:
 /// longer text keeps its end (where a failure's cause usually is) after a
-/// line saying how much was left out. Cuts at a character boundary.
+/// line saying how many bytes were left out. Cuts at a character boundary.
 pub fn cut_feedback(text: String) -> String {
     let limit = FEEDBACK_LIMIT as usize;
     if text.len() <= limit {
         return text;
     }
-    let marker = format!(
-        "[loopc: feedback cut to its last {} KiB; {} bytes left out]\n",
-        FEEDBACK_LIMIT / 1024,
-        text.len()
-    );
-    let keep = limit.saturating_sub(marker.len());
+    // The marker's length depends on the count it holds; counting the
+    // widest count keeps the result within the limit.
+    let marker = |left_out: usize| {
+        format!(
+            "[loopc: feedback cut to its last {} KiB; {left_out} bytes left out]\n",
+            FEEDBACK_LIMIT / 1024
+        )
+    };
+    let keep = limit.saturating_sub(marker(text.len()).len());
     let mut start = text.len() - keep;
     while !text.is_char_boundary(start) {
         start += 1;
     }
-    let mut out = marker;
+    let mut out = marker(start);
     out.push_str(&text[start..]);
     out
+}
+
+/// The end of a command's output for the next attempt's feedback: the
+/// logs at `paths` (an agent's stdout and stderr, or one log), each an
+/// equal share of [`FEEDBACK_LIMIT`] less [`FEEDBACK_HEADROOM`], decoded
+/// lossily. When a log holds more, its share starts with a line saying how
+/// many bytes of it were left out.
+pub fn output_tail(paths: &[&Path]) -> String {
+    let share = (FEEDBACK_LIMIT - FEEDBACK_HEADROOM) / paths.len().max(1) as u64;
+    let mut text = String::new();
+    for path in paths {
+        let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if len > share {
+            text.push_str(&format!(
+                "[loopc: output cut to its last {} KiB; {} bytes left out]\n",
+                share / 1024,
+                len - share
+            ));
+        }
+        text.push_str(&process::tail(path, share));
+    }
+    text
 }
 
 /// One check to run: `accept` or a gate.
@@ -348,13 +378,11 @@ pub fn run_checks(
             return Verdict::Error(format!("{gate}: {why}"));
         }
         let output = || {
-            // At most 64 KiB in all: half for each stream of an agent gate.
+            // Half for each stream of an agent gate.
             if agent.is_some() {
-                let mut text = process::tail(&stdout_path, FEEDBACK_LIMIT / 2);
-                text.push_str(&process::tail(&log, FEEDBACK_LIMIT / 2));
-                text
+                output_tail(&[&stdout_path, &log])
             } else {
-                process::tail(&log, FEEDBACK_LIMIT)
+                output_tail(&[&log])
             }
         };
         let reject = |reason: String, feedback: String| Verdict::Reject {
@@ -482,10 +510,44 @@ mod cut_tests {
         let short = "short".to_string();
         assert_eq!(cut_feedback(short.clone()), short);
         let long = format!("head{}tail", "\u{fffd}".repeat(100_000));
-        let cut = cut_feedback(long);
+        let cut = cut_feedback(long.clone());
         assert!(cut.len() <= FEEDBACK_LIMIT as usize, "{}", cut.len());
-        assert!(cut.starts_with("[loopc: feedback cut"));
         assert!(cut.ends_with("tail"));
+        // The marker counts the bytes that are not there.
+        let (marker, kept) = cut.split_once('\n').unwrap();
+        let left_out: usize = marker
+            .strip_prefix("[loopc: feedback cut to its last 64 KiB; ")
+            .and_then(|m| m.strip_suffix(" bytes left out]"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(left_out + kept.len(), long.len());
+    }
+
+    #[test]
+    fn a_long_output_keeps_its_end_and_says_how_much_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("gate.log");
+        std::fs::write(&log, format!("{}TAIL", "x".repeat(200_000))).unwrap();
+        let short = dir.path().join("short.log");
+        std::fs::write(&short, "all of it\n").unwrap();
+        let tail = output_tail(&[&log]);
+        let share = (FEEDBACK_LIMIT - FEEDBACK_HEADROOM) as usize;
+        assert_eq!(
+            tail,
+            format!(
+                "[loopc: output cut to its last 63 KiB; {} bytes left out]\n{}TAIL",
+                200_004 - share,
+                "x".repeat(share - 4)
+            )
+        );
+        // With the reason above it, nothing more is cut.
+        let feedback = format!("gate `big` failed (exit status 1)\n\n{tail}");
+        assert_eq!(cut_feedback(feedback.clone()), feedback);
+        // Two streams share the room; one short enough is whole.
+        let both = output_tail(&[&short, &log]);
+        assert!(both.starts_with("all of it\n[loopc: output cut to its last 31 KiB; "));
+        assert!(both.len() <= share + 100, "{}", both.len());
     }
 }
 

@@ -20,8 +20,9 @@ use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 mod books;
 pub use books::{Books, Slot};
 
-/// Infrastructure failures (e.g. `setup`) a task may have before it is blocked.
-pub const MAX_INFRA_FAILURES: u32 = 3;
+/// How many times an attempt that failed for its infrastructure (e.g.
+/// `setup`) is retried, uncounted; one more such failure blocks the task.
+pub const MAX_INFRA_RETRIES: u32 = 3;
 
 /// Why the run stops starting work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -393,8 +394,11 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
             // Not counted against `attempts` or `iterations`.
             uncount(plan, state, books, i);
             books.slots[i].infra += 1;
-            if books.slots[i].infra >= MAX_INFRA_FAILURES {
-                let why = format!("{MAX_INFRA_FAILURES} infrastructure failures, the last: {why}");
+            if books.slots[i].infra > MAX_INFRA_RETRIES {
+                let why = format!(
+                    "{} infrastructure failures ({MAX_INFRA_RETRIES} retries), the last: {why}",
+                    books.slots[i].infra
+                );
                 finalize(
                     plan,
                     state,

@@ -240,7 +240,7 @@ pub fn is_loopcs_worktree(w: &super::git::WorktreeEntry, ledger: &BTreeSet<Strin
 pub fn task_branch_of_dir<'l>(dir: &Path, ledger: &'l BTreeSet<String>) -> Option<&'l str> {
     let name = dir.file_name()?.to_str()?;
     let tail = match layout::split_try_suffix(name) {
-        Some((task, id)) => format!("/{task}/{}", id.name()),
+        Some((task, id)) => format!("/{}/{}", worktree::task_component(task), id.name()),
         None => {
             let (task, n) = old_worktree_name(name)?;
             format!("/{task}/{n}")

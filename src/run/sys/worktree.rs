@@ -34,7 +34,18 @@ pub fn slug(name: &str) -> String {
 
 /// The task branch of try `id` of a task: `loopc/<plan>/<task>/<try>`.
 pub fn task_branch(plan_slug: &str, task: &str, id: TryId) -> String {
-    format!("loopc/{plan_slug}/{task}/{}", id.name())
+    format!("loopc/{plan_slug}/{}/{}", task_component(task), id.name())
+}
+
+/// A task name as a component of a git ref: the name itself, but for a
+/// name ending in `.lock` (which git refuses as a component) with `+`
+/// appended, a character task names never hold, so no two tasks share one.
+pub fn task_component(task: &str) -> std::borrow::Cow<'_, str> {
+    if task.ends_with(".lock") {
+        format!("{task}+").into()
+    } else {
+        task.into()
+    }
 }
 
 /// Whether `last`, the last component of a branch under
@@ -233,7 +244,7 @@ pub fn check_namespace<'a>(
         return Ok(branches);
     }
     let plan_dir = format!("loopc/{plan_slug}");
-    let tasks: BTreeSet<&str> = tasks.collect();
+    let tasks: BTreeSet<std::borrow::Cow<str>> = tasks.map(task_component).collect();
     for b in &branches {
         let blocking = b == "loopc"
             || *b == plan_dir

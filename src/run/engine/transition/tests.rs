@@ -278,7 +278,7 @@ fn on_fail_fail_stops_the_run() {
 fn infrastructure_failures_are_retried_uncounted_then_block() {
     let (p, mut state, mut books) = setup(TWO);
     let infra = || Outcome::Infrastructure("setup failed".into());
-    for n in 1..MAX_INFRA_FAILURES {
+    for n in 1..=MAX_INFRA_RETRIES {
         attempt(&p, &mut state, &mut books, "a", infra(), Cost::default());
         assert_eq!(state.tasks[0].status, TaskStatus::Pending);
         assert_eq!(state.tasks[0].attempts, 0);
@@ -286,12 +286,12 @@ fn infrastructure_failures_are_retried_uncounted_then_block() {
         assert_eq!(books.slots[0].infra, n);
     }
     // The retries repeat attempt 1 as its next try.
-    assert_eq!(books.slots[0].last_try, (1, MAX_INFRA_FAILURES - 1));
+    assert_eq!(books.slots[0].last_try, (1, MAX_INFRA_RETRIES));
     let actions = attempt(&p, &mut state, &mut books, "a", infra(), Cost::default());
     assert_eq!(state.tasks[0].status, TaskStatus::Blocked);
     assert_eq!(
         state.tasks[0].reason.as_deref(),
-        Some("3 infrastructure failures, the last: setup failed")
+        Some("4 infrastructure failures (3 retries), the last: setup failed")
     );
     assert_eq!(state.tasks[1].status, TaskStatus::Skipped);
     assert_eq!(books.meter.spent.consecutive_failures, 0);
