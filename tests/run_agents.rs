@@ -169,6 +169,46 @@ task t {{ agent = claude  prompt = "x" }}
 }
 
 #[test]
+fn a_one_line_verbose_array_over_64_mib_is_read_to_its_result() {
+    // Claude Code's `--verbose` array on one line, over 64 MiB: the log is
+    // cut to its first and last 32 MiB, and the result at its end decides.
+    let repo = Test::repo();
+    plan(
+        &repo,
+        r#"
+loop "cut" { parallel = 2 }
+budget { cost = $5 }
+agent ok    { run = "sh @FIX@/claude -p --output-format json --verbose"  output = claude-json  env = { FIXTURE_PAD_MIB = "70" } }
+agent turns { run = "sh @FIX@/claude -p --output-format json --verbose"  output = claude-json  env = { FIXTURE_PAD_MIB = "70"  FIXTURE_MODE = "max_turns" } }
+task good { agent = ok     prompt = "x" }
+task bad  { agent = turns  prompt = "x"  attempts = 1 }
+"#,
+    );
+    repo.loopc(&["run"]).status(1).run();
+    for task in ["good", "bad"] {
+        let log = repo.root.join(format!(".loopc/logs/{task}/1/agent.stdout"));
+        let size = std::fs::metadata(&log).unwrap().len();
+        assert!(size < 65 * 1024 * 1024, "{task}: not cut: {size}");
+    }
+    let bad = repo.task("bad");
+    assert_eq!(bad["status"], "failed");
+    assert_eq!(
+        bad["history"][0]["reason"],
+        "the agent reported error_max_turns: Reached maximum number of turns (3)"
+    );
+    assert_eq!(bad["history"][0]["agent"]["error"], "error_max_turns");
+    assert_eq!(bad["cost_micro_usd"], 42_100);
+    let good = repo.task("good");
+    assert_eq!(good["status"], "passed");
+    assert_eq!(good["cost_micro_usd"], 42_100);
+    assert_eq!(good["summary"], "Wrote claude.txt");
+    let agent = &good["history"][0]["agent"];
+    assert_eq!(agent["num_turns"], 3);
+    assert_eq!(agent["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(agent["usage"]["output_tokens"], 160);
+}
+
+#[test]
 fn codex_json_summary_tokens_and_failed_turns() {
     let repo = Test::repo();
     plan(

@@ -369,7 +369,14 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     };
     // While it runs, the display shows what it is doing now.
     let run = || process::run(&spec, &ctx.control);
-    let exit = match super::watch::while_running(ctx, &task.name, n, output, &stdout, run) {
+    let exit = match super::watch::while_running(
+        ctx,
+        (&task.name, n),
+        &r.worktree,
+        output,
+        &stdout,
+        run,
+    ) {
         Ok(e) => e,
         Err(e) => return Outcome::Infrastructure(e),
     };

@@ -24,12 +24,13 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, Visitor};
 use serde_json::Value;
 use std::io::{BufRead, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use crate::state::{AgentRecord, Usage};
 
 mod claude;
 mod codex;
+mod cut;
 
 pub use claude::read_claude;
 pub use codex::read_codex;
@@ -234,11 +235,45 @@ impl<'de, T: DeserializeOwned, F: FnMut(T)> Visitor<'de> for Top<'_, T, F> {
 /// top-level objects, and the elements of top-level arrays. Streams the
 /// file; skips a line at a time over what is not JSON. A missing or
 /// unreadable file has no messages.
+///
+/// A log that loopc cut (its first and last 32 MiB kept, a marker between)
+/// is read as its head, then its tail from the first message that starts
+/// after the cut: the messages at the end (a `--verbose` array's `result`)
+/// are read even when the array was printed on one line.
 fn for_each_message<T: DeserializeOwned>(path: &Path, mut each: impl FnMut(T)) {
+    use crate::run::sys::process::{LOG_LIMIT, log_cut};
+    use std::io::{Seek, SeekFrom};
     let Ok(file) = std::fs::File::open(path) else {
         return;
     };
-    let mut r = std::io::BufReader::with_capacity(64 * 1024, file);
+    let Some((head_len, tail_start)) = log_cut(path, LOG_LIMIT) else {
+        let r = std::io::BufReader::with_capacity(64 * 1024, file);
+        return read_messages(r, false, &mut each);
+    };
+    let head = std::io::BufReader::with_capacity(64 * 1024, file.take(head_len));
+    read_messages(head, false, &mut each);
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return;
+    };
+    let resumed = cut::resume_in_array(&mut file, tail_start);
+    if file
+        .seek(SeekFrom::Start(resumed.unwrap_or(tail_start)))
+        .is_err()
+    {
+        return;
+    }
+    let tail = std::io::BufReader::with_capacity(64 * 1024, file);
+    read_messages(tail, resumed.is_some(), &mut each);
+}
+
+/// Hands every JSON message `r` holds to `each` (see [`for_each_message`]);
+/// `in_array`: `r` starts at an element of an array whose `[` came before
+/// it, so `,` and `]` between elements are read as the array's.
+fn read_messages<T: DeserializeOwned>(
+    mut r: impl BufRead,
+    mut in_array: bool,
+    each: &mut impl FnMut(T),
+) {
     loop {
         // The first byte that is not white space.
         let first = loop {
@@ -255,10 +290,15 @@ fn for_each_message<T: DeserializeOwned>(path: &Path, mut each: impl FnMut(T)) {
             let len = buf.len();
             r.consume(len);
         };
+        if in_array && (first == b',' || first == b']') {
+            in_array = first == b',';
+            r.consume(1);
+            continue;
+        }
         if first == b'{' || first == b'[' {
             let mut de = serde_json::Deserializer::from_reader(&mut r);
             let top = Top {
-                each: &mut each,
+                each: &mut *each,
                 _t: std::marker::PhantomData,
             };
             if top.deserialize(&mut de).is_ok() {
@@ -266,6 +306,7 @@ fn for_each_message<T: DeserializeOwned>(path: &Path, mut each: impl FnMut(T)) {
             }
         }
         // Not JSON (or broken JSON): go on after the end of this line.
+        in_array = false;
         let mut skipped = Vec::new();
         loop {
             skipped.clear();
@@ -310,12 +351,33 @@ pub fn read(output: crate::plan::OutputFormat, stdout_log: &Path) -> Option<Agen
     }
 }
 
+/// `path` relative to the worktree when it is inside it (`src/lib.rs` for
+/// `<worktree>/src/lib.rs`), else as it is. `worktree` names the worktree
+/// (its path as given, and as the system resolves it).
+fn relative_to(worktree: &[PathBuf], path: &str) -> String {
+    for w in worktree {
+        if let Ok(rest) = Path::new(path).strip_prefix(w)
+            && !rest.as_os_str().is_empty()
+        {
+            return rest.to_string_lossy().into_owned();
+        }
+    }
+    path.to_string()
+}
+
 /// What an agent is doing now, from `tail`, the end of its stdout log while
 /// it runs: the last tool call, command or message its `claude-json`
 /// (`stream-json`) or `codex-json` events name; for `text` output (and
-/// command tasks) the last line it printed. `None` when the tail says
-/// nothing yet (a `--verbose` array says nothing until its end).
-pub fn activity(output: crate::plan::OutputFormat, tail: &str) -> Option<String> {
+/// command tasks) the last line it printed. A file the agent works on
+/// inside the attempt's worktree (`worktree`: its path, and the path the
+/// system resolves it to) is named relative to it. `None` when
+/// the tail says nothing yet (a `--verbose` array says nothing until its
+/// end).
+pub fn activity(
+    output: crate::plan::OutputFormat,
+    tail: &str,
+    worktree: &[PathBuf],
+) -> Option<String> {
     use crate::plan::OutputFormat;
     // The newest lines first; only the last few are worth parsing.
     for line in tail
@@ -327,8 +389,8 @@ pub fn activity(output: crate::plan::OutputFormat, tail: &str) -> Option<String>
     {
         let found = match output {
             OutputFormat::Text => return Some(line.to_string()),
-            OutputFormat::ClaudeJson => claude::activity_of(line),
-            OutputFormat::CodexJson => codex::activity_of(line),
+            OutputFormat::ClaudeJson => claude::activity_of(line, worktree),
+            OutputFormat::CodexJson => codex::activity_of(line, worktree),
         };
         if let Some(a) = found {
             return last_line(&a);
@@ -354,7 +416,7 @@ mod tests {
             r#"{"type":"assistant","message":{"content":[{"type":"text","te"#,
         );
         assert_eq!(
-            activity(OutputFormat::ClaudeJson, claude).as_deref(),
+            activity(OutputFormat::ClaudeJson, claude, &[]).as_deref(),
             Some("Bash cargo test")
         );
         let codex = concat!(
@@ -364,13 +426,42 @@ mod tests {
             "\n",
         );
         assert_eq!(
-            activity(OutputFormat::CodexJson, codex).as_deref(),
+            activity(OutputFormat::CodexJson, codex, &[]).as_deref(),
             Some("$ bash -lc ls")
         );
         assert_eq!(
-            activity(OutputFormat::Text, "compiling\nrunning tests\n\n").as_deref(),
+            activity(OutputFormat::Text, "compiling\nrunning tests\n\n", &[]).as_deref(),
             Some("running tests")
         );
-        assert_eq!(activity(OutputFormat::ClaudeJson, "[{\"type\":\"sys"), None);
+        assert_eq!(
+            activity(OutputFormat::ClaudeJson, "[{\"type\":\"sys", &[]),
+            None
+        );
+    }
+
+    #[test]
+    fn activity_names_files_in_the_worktree_relative_to_it() {
+        let wt = [PathBuf::from("/r/.loopc/worktrees/t.r1-a1")];
+        let write = |path: &str| {
+            format!(
+                r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"t","name":"Write","input":{{"file_path":"{path}","content":"x"}}}}]}}}}"#
+            )
+        };
+        let now = |path: &str| activity(OutputFormat::ClaudeJson, &write(path), &wt);
+        assert_eq!(
+            now("/r/.loopc/worktrees/t.r1-a1/src/lib.rs").as_deref(),
+            Some("Write src/lib.rs")
+        );
+        // Outside it (a sibling whose name starts the same): as it is.
+        assert_eq!(
+            now("/r/.loopc/worktrees/t.r1-a10/x.rs").as_deref(),
+            Some("Write /r/.loopc/worktrees/t.r1-a10/x.rs")
+        );
+        assert_eq!(now("/etc/hosts").as_deref(), Some("Write /etc/hosts"));
+        let codex = r#"{"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"/r/.loopc/worktrees/t.r1-a1/a.txt","kind":"add"},{"path":"/tmp/b.txt","kind":"add"}],"status":"completed"}}"#;
+        assert_eq!(
+            activity(OutputFormat::CodexJson, codex, &wt).as_deref(),
+            Some("edited a.txt, /tmp/b.txt")
+        );
     }
 }

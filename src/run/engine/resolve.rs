@@ -365,8 +365,8 @@ fn run(
     };
     let exit = super::watch::while_running(
         ctx,
-        &task.name,
-        r.input.attempt,
+        (&task.name, r.input.attempt),
+        scratch,
         agent.output,
         &stdout,
         || process::run(&spec, &ctx.control),

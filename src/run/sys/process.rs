@@ -303,12 +303,7 @@ pub fn cap_log(path: &Path, limit: u64) {
         let mut src = File::open(path)?;
         let mut dst = File::create(&tmp)?;
         std::io::copy(&mut (&mut src).take(half), &mut dst)?;
-        writeln!(
-            dst,
-            "\n[loopc: {} bytes of output left out here; the log keeps its first and last {} bytes]",
-            len - 2 * half,
-            half
-        )?;
+        dst.write_all(cut_marker(len - 2 * half, half).as_bytes())?;
         src.seek(SeekFrom::Start(len - half))?;
         std::io::copy(&mut src.take(half), &mut dst)?;
         dst.sync_all()?;
@@ -317,6 +312,44 @@ pub fn cap_log(path: &Path, limit: u64) {
     if copy().is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
+}
+
+/// The line [`cap_log`] puts between the head and the tail it keeps, with
+/// the newline before and after it: `left_out` bytes were cut, `half`
+/// bytes are kept on each side.
+fn cut_marker(left_out: u64, half: u64) -> String {
+    format!(
+        "\n[loopc: {left_out} bytes of output left out here; the log keeps its first and last {half} bytes]\n"
+    )
+}
+
+/// Where a log that [`cap_log`] cut to `limit` (bytes; runs use
+/// [`LOG_LIMIT`]) holds what is left of the output: `(head_len,
+/// tail_start)`, the head being bytes `0..head_len` and the tail
+/// `tail_start..` to the end. `None` when the log was not cut (or cannot
+/// be read).
+pub fn log_cut(path: &Path, limit: u64) -> Option<(u64, u64)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let half = limit / 2;
+    let len = std::fs::metadata(path).ok()?.len();
+    // The marker is the bytes between the head and the tail.
+    let marker_len = len.checked_sub(2 * half)?;
+    if marker_len == 0 || marker_len > 256 {
+        return None;
+    }
+    let mut file = File::open(path).ok()?;
+    file.seek(SeekFrom::Start(half)).ok()?;
+    let mut marker = Vec::new();
+    file.take(marker_len).read_to_end(&mut marker).ok()?;
+    (marker == cut_marker(left_out_of(&marker)?, half).as_bytes())
+        .then_some((half, half + marker_len))
+}
+
+/// The count of bytes left out that a cut marker names.
+fn left_out_of(marker: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(marker).ok()?;
+    let rest = text.strip_prefix("\n[loopc: ")?;
+    rest.split(' ').next()?.parse().ok()
 }
 
 fn status_of(out: &std::process::Output) -> Exit {
@@ -526,7 +559,10 @@ mod tests {
         data.extend(vec![b'm'; 1000]);
         data.extend(vec![b't'; 100]);
         std::fs::write(&p, &data).unwrap();
+        assert_eq!(log_cut(&p, 200), None);
         cap_log(&p, 200);
+        let marker = cut_marker(1000, 100).len() as u64;
+        assert_eq!(log_cut(&p, 200), Some((100, 100 + marker)));
         let out = std::fs::read(&p).unwrap();
         assert!(out.starts_with(&[b'h'; 100]));
         assert!(out.ends_with(&[b't'; 100]));

@@ -72,9 +72,6 @@ impl AgentReport {
                 if let Some(s) = string(&m.session_id) {
                     self.session_id = Some(s);
                 }
-                if let Some(model) = string(&m.model) {
-                    self.model = Some(model);
-                }
             }
             "assistant" => {
                 let Some(body) = m.message.0 else { return };
@@ -177,9 +174,21 @@ impl AgentReport {
 }
 
 /// What the Claude Code message on `line` (one `stream-json` line) says
-/// the agent is doing: its tool call or its last line of text.
-pub(super) fn activity_of(line: &str) -> Option<String> {
-    let m: ClaudeMsg = serde_json::from_str(line).ok()?;
+/// the agent is doing: its tool call or its last line of text. A tool's
+/// `file_path` inside `worktree` is shown relative to it.
+pub(super) fn activity_of(line: &str, worktree: &[std::path::PathBuf]) -> Option<String> {
+    let mut m: ClaudeMsg = serde_json::from_str(line).ok()?;
+    let blocks = m.message.0.as_mut().and_then(|b| b.content.0.as_mut());
+    for block in blocks.into_iter().flatten() {
+        if let Some(Value::String(p)) = block
+            .0
+            .as_mut()
+            .and_then(|b| b.input.0.as_mut())
+            .and_then(|i| i.file_path.as_mut())
+        {
+            *p = super::relative_to(worktree, p);
+        }
+    }
     let mut r = AgentReport::default();
     r.claude_message(m);
     r.activity
@@ -190,7 +199,21 @@ pub(super) fn activity_of(line: &str) -> Option<String> {
 /// session and what the agent did last.
 pub fn read_claude(stdout_log: &Path) -> AgentReport {
     let mut report = AgentReport::default();
-    for_each_message(stdout_log, |m: ClaudeMsg| report.claude_message(m));
+    // The session's model, from `system` `init`: it names the model over
+    // the assistant messages (a subagent or a small model may answer some).
+    let mut init_model = None;
+    for_each_message(stdout_log, |m: ClaudeMsg| {
+        if string(&m.kind).as_deref() == Some("system")
+            && string(&m.subtype).as_deref() == Some("init")
+            && let Some(model) = string(&m.model)
+        {
+            init_model = Some(model);
+        }
+        report.claude_message(m)
+    });
+    if init_model.is_some() {
+        report.model = init_model;
+    }
     super::super::limits::detect(&mut report);
     report
 }
@@ -266,6 +289,28 @@ mod tests {
         assert_eq!(r3.summary.as_deref(), Some("x"));
         assert!(!claude("not json at all\n").finished);
         assert!(!claude(r#"[{"type":"assistant"}]"#).finished);
+    }
+
+    #[test]
+    fn claude_model_is_that_of_init_else_assistant_else_model_usage() {
+        let init =
+            r#"{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-4-5"}"#;
+        let haiku = r#"{"type":"assistant","message":{"model":"claude-haiku-4-5","content":[]}}"#;
+        let opus = r#"{"type":"assistant","message":{"model":"claude-opus-4-1","content":[]}}"#;
+        let result = r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","modelUsage":{"claude-x":{},"claude-y":{}}}"#;
+        let model = |lines: &[&str]| claude(&format!("{}\n", lines.join("\n"))).model;
+        assert_eq!(
+            model(&[init, haiku, result]).as_deref(),
+            Some("claude-sonnet-4-5")
+        );
+        // The same in a `--verbose` array.
+        let array = format!("[{init},{haiku},{result}]");
+        assert_eq!(claude(&array).model.as_deref(), Some("claude-sonnet-4-5"));
+        assert_eq!(
+            model(&[haiku, opus, result]).as_deref(),
+            Some("claude-opus-4-1")
+        );
+        assert_eq!(model(&[result]).as_deref(), Some("claude-x"));
     }
 
     #[test]

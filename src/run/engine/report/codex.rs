@@ -127,8 +127,16 @@ impl AgentReport {
 
 /// What the `codex exec --json` event on `line` says the agent is doing:
 /// a command, a file change, a tool call or a message.
-pub(super) fn activity_of(line: &str) -> Option<String> {
-    let e: CodexEvent = serde_json::from_str(line).ok()?;
+pub(super) fn activity_of(line: &str, worktree: &[std::path::PathBuf]) -> Option<String> {
+    let mut e: CodexEvent = serde_json::from_str(line).ok()?;
+    // A changed file inside `worktree` is shown relative to it.
+    if let Some(Value::Array(changes)) = e.item.0.as_mut().and_then(|i| i.changes.as_mut()) {
+        for c in changes {
+            if let Some(Value::String(p)) = c.get_mut("path") {
+                *p = super::relative_to(worktree, p);
+            }
+        }
+    }
     let mut r = AgentReport::default();
     r.codex_event(e);
     r.activity
