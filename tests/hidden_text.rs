@@ -169,3 +169,27 @@ fn command_line_errors_escape_format_characters_in_file_names() {
         )
         .run();
 }
+
+/// A committed file's name is text from outside the plan: `--dry-run`
+/// names a changed input file with its control and format characters
+/// escaped, as the warning about uncommitted files does.
+#[test]
+fn dry_run_escapes_the_names_of_changed_input_files() {
+    let test = Test::repo();
+    test.plan(
+        "budget { iterations = 5 }\ntask t { run = \"echo x >> out.txt\"  inputs = [\"src/*\"] }\n",
+    );
+    let name = "src/\u{1b}[2Jred\u{202E}txt.in";
+    std::fs::create_dir_all(test.root.join("src")).unwrap();
+    std::fs::write(test.root.join(name), "1\n").unwrap();
+    test.commit("input");
+    test.loopc(&["run"]).status(0).run();
+    std::fs::write(test.root.join(name), "2\n").unwrap();
+    test.commit("change");
+    test.loopc(&["run", "--dry-run"])
+        .stdout(
+            "t: run (input file src/\\u{1b}[2Jred\\u{202e}txt.in changed)\n\
+             dry run of plan plan: 0 cached, 1 to run; nothing was started\n",
+        )
+        .run();
+}

@@ -79,7 +79,20 @@ fn a_failing_notify_is_reported_and_changes_no_exit_status() {
             .contains("the notify command failed (exit status 7)"),
         "{r:?}"
     );
-    assert!(r.stderr.contains("notify.log"), "{r:?}");
-    let log = std::fs::read_to_string(repo.root.join(".loopc/logs/notify.log")).unwrap();
+    assert!(r.stderr.contains("+notify.log"), "{r:?}");
+    let log = std::fs::read_to_string(repo.root.join(".loopc/logs/+notify.log")).unwrap();
     assert_eq!(log, "no webhook\n");
+}
+
+/// A task may be called `notify.log`: its log directory and the notify
+/// command's log never take one another's place.
+#[test]
+fn a_task_named_like_the_notify_log_does_not_stop_the_notice() {
+    let repo = Test::repo();
+    plan(&repo, "task \"notify.log\" { run = \"echo x > x.txt\" }\n");
+    let r = repo.loopc(&["run"]).status(0).run();
+    assert!(!r.stderr.contains("warning"), "{r:?}");
+    assert_eq!(notified(&repo).1, "passed 0\n");
+    assert!(repo.root.join(".loopc/logs/notify.log/1").is_dir());
+    assert!(repo.root.join(".loopc/logs/+notify.log").is_file());
 }

@@ -97,3 +97,32 @@ fn dry_run_refuses_an_unreadable_state() {
     repo.write(".loopc/state.json", "{ not json");
     both_refuse(&repo, "state.json");
 }
+
+/// A branch named as a directory of the integration branch (`loop` for
+/// `loop/pre`), or one inside it, keeps git from creating it: both the run
+/// and the dry run refuse, naming it, and the last run's logs stay where
+/// they are.
+#[test]
+fn a_branch_in_the_integration_branchs_way_is_refused_before_anything_changes() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(PLAN);
+    repo.loopc(&["run"]).status(0).run();
+    let logs = repo.root.join(".loopc/logs/a/1");
+    assert!(logs.is_dir());
+    repo.git(&["branch", "-D", "loop/pre"]);
+    for blocker in ["loop", "loop/pre/x"] {
+        repo.git(&["branch", blocker]);
+        both_refuse(
+            &repo,
+            &format!(
+                "error: a branch named `{blocker}` exists, which keeps git from creating the \
+                 integration branch `loop/pre`; rename it (git branch -m {blocker} <new-name>)"
+            ),
+        );
+        assert!(logs.is_dir(), "{blocker}");
+        assert!(!repo.root.join(".loopc/earlier-logs").exists(), "{blocker}");
+        repo.git(&["branch", "-D", blocker]);
+    }
+    repo.loopc(&["run"]).status(0).run();
+}

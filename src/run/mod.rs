@@ -130,6 +130,20 @@ pub struct Options {
 ///
 /// `recorded`: the integration-branch head the last run of this branch left
 /// (state.json), whose history is loopc's like its cache entries'.
+/// A branch that keeps git from creating the branch `branch`, which does
+/// not exist: one named as a directory of it (`loop` for `loop/app`: refs
+/// are files) or one inside it (`loop/app/x`).
+fn blocking_branch(git: &Git, branch: &str) -> Result<Option<String>, String> {
+    let parts: Vec<&str> = branch.split('/').collect();
+    for end in 1..parts.len() {
+        let dir = parts[..end].join("/");
+        if git.commit_of(&format!("refs/heads/{dir}"))?.is_some() {
+            return Ok(Some(dir));
+        }
+    }
+    Ok(git.branch_refs(&format!("{branch}/"))?.into_iter().next())
+}
+
 fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Result<Start, RunError> {
     if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
         return Err(RunError::usage(format!(
@@ -153,6 +167,15 @@ fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Result<Start, Ru
     let base_commit = base_commit(git, plan)?;
     let refname = format!("refs/heads/{branch}");
     let existing = git.commit_of(&refname).map_err(RunError::usage)?;
+    if existing.is_none()
+        && let Some(b) = blocking_branch(git, branch).map_err(RunError::usage)?
+    {
+        return Err(RunError::usage(format!(
+            "a branch named `{b}` exists, which keeps git from creating the integration \
+             branch `{branch}`; rename it (git branch -m {b} <new-name>) or set another \
+             `branch` in the plan's `loop` block"
+        )));
+    }
     let worktrees = git.worktrees().map_err(RunError::usage)?;
     if let Some(w) = worktrees
         .iter()
@@ -593,7 +616,8 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         table.push_str(&note);
     }
     if let Some(command) = &ctx.plan.settings.notify {
-        let log = ctx.layout.logs.join("notify.log");
+        // `+` cannot start a task name: no task's log directory takes it.
+        let log = ctx.layout.logs.join("+notify.log");
         if let Err(e) = engine::notify::notify(command, &ctx.git.root, &finish.state, &log) {
             stderr_line(&format!("warning: {e}"));
         }

@@ -340,6 +340,9 @@ pub fn report(
         if line.starts_with("cached") {
             cached += 1;
         }
+        // A line names files (inputs, copied files, conflicts) and quotes
+        // errors: shown with hidden characters escaped, as every line is.
+        let line = crate::visible::escape(line, &[]);
         out.push_str(&format!("{}: {line}\n", task.name));
     }
     for spec in plan.pipeline.iter().flat_map(|p| &p.specs) {
@@ -358,7 +361,7 @@ pub fn report(
                 spec.tasks.len()
             ),
         };
-        out.push_str(&line);
+        out.push_str(&crate::visible::escape(&line, &[]));
         out.push('\n');
     }
     let not_run = dead.iter().filter(|&&d| d).count();
