@@ -44,6 +44,13 @@ impl std::fmt::Debug for Output {
 }
 
 /// The path of the `loopc` binary under test.
+/// Sends signal `sig` to our own child process `pid`; the call must succeed.
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill only sends a signal to our own child.
+    let rc = unsafe { libc::kill(pid as i32, sig) };
+    assert_eq!(rc, 0, "kill({pid}, {sig})");
+}
+
 pub fn loopc_path() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_loopc"))
 }

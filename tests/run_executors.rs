@@ -123,8 +123,7 @@ task a { agent = bot  prompt = "x" }
         "{}",
         repo.spawned_stderr()
     );
-    // SAFETY: kill only sends a signal to our own child.
-    assert_eq!(unsafe { libc::kill(run.id() as i32, libc::SIGINT) }, 0);
+    crate::harness::signal(run.id(), libc::SIGINT);
     assert_eq!(run.wait().unwrap().code(), Some(130));
     // Killed 2 s after SIGTERM, as a command without an executor is, the
     // launcher would never have finished cancelling.

@@ -99,8 +99,7 @@ task t {{ agent = claude  prompt = "x" }}
     assert!(repo.wait_for(4000, || {
         std::fs::read_to_string(&events_file).is_ok_and(|t| t.contains(r#""event":"waiting""#))
     }));
-    // SAFETY: kill only sends a signal to our own child.
-    assert_eq!(unsafe { libc::kill(first.id() as i32, libc::SIGINT) }, 0);
+    crate::harness::signal(first.id(), libc::SIGINT);
     assert_eq!(first.wait().unwrap().code(), Some(130));
     let t = repo.task("t");
     assert_eq!(t["status"], "pending", "{t}");

@@ -61,8 +61,7 @@ fn an_interrupted_run_notifies() {
     );
     let mut child = repo.loopc(&["run"]).spawn();
     assert!(repo.wait_for(2000, || started.exists()), "t never started");
-    // SAFETY: kill only sends a signal to our own child.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    crate::harness::signal(child.id(), libc::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     let (json, env) = notified(&repo);
     assert!(json.contains("\"status\": \"interrupted\""), "{json}");

@@ -514,12 +514,6 @@ fn a_command_tasks_conflict_is_resolved_too() {
     );
 }
 
-fn kill(pid: u32, sig: i32) {
-    // SAFETY: kill only sends a signal to our own child.
-    let rc = unsafe { libc::kill(pid as i32, sig) };
-    assert_eq!(rc, 0);
-}
-
 /// The attempts of all tasks that ended `failed`, from the events.
 
 #[test]
@@ -549,7 +543,7 @@ fn ctrl_c_kills_a_running_resolver_at_once_and_counts_no_failure() {
     );
     let mut run = repo.loopc(&["run"]).spawn();
     assert!(repo.wait_for(20_000, || started.exists()));
-    kill(run.id(), libc::SIGINT);
+    crate::harness::signal(run.id(), libc::SIGINT);
     assert_eq!(run.wait().unwrap().code(), Some(130));
     // The resolver's sleep was killed, not waited out.
     assert!(crate::harness::no_process_with(&marker));
@@ -620,7 +614,7 @@ fn ctrl_c_kills_a_running_merge_gate_at_once_and_counts_no_failure() {
     );
     let mut run = repo.loopc(&["run"]).spawn();
     assert!(repo.wait_for(20_000, || started.exists()));
-    kill(run.id(), libc::SIGINT);
+    crate::harness::signal(run.id(), libc::SIGINT);
     assert_eq!(run.wait().unwrap().code(), Some(130));
     assert!(crate::harness::no_process_with(&marker));
     assert!(!after.exists());

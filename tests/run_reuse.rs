@@ -289,8 +289,7 @@ fn ctrl_c_leaves_nothing_of_the_pool() {
     let hold = pool_while_slow(&repo);
     let mut child = repo.loopc(&["run"]).spawn();
     let pooled = pooled_a(&repo);
-    // SAFETY: kill only sends a signal to our own child.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    crate::harness::signal(child.id(), libc::SIGINT);
     let status = child.wait().unwrap();
     std::fs::remove_file(&hold).unwrap();
     assert_eq!(status.code(), Some(130));

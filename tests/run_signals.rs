@@ -66,7 +66,7 @@ task a { agent = bot  prompt = "x" }
     let check = repo.loopc(&["check", "plan.loop"]).output();
     std::fs::remove_file(&hold).unwrap();
     // Ending the held attempt: interrupt the first run.
-    unsafe_kill(first.id(), libc::SIGINT);
+    crate::harness::signal(first.id(), libc::SIGINT);
     assert_eq!(first.wait().unwrap().code(), Some(130));
 
     assert_eq!(second.status, 2, "{second:?}");
@@ -84,12 +84,6 @@ task a { agent = bot  prompt = "x" }
     assert_eq!(check.status, 0, "{check:?}");
     // The refused run started nothing.
     assert_eq!(agent_log(&repo), ["a"]);
-}
-
-fn unsafe_kill(pid: u32, sig: i32) {
-    // SAFETY: kill only sends a signal to our own child.
-    let rc = unsafe { libc::kill(pid as i32, sig) };
-    assert_eq!(rc, 0);
 }
 
 #[test]
@@ -178,7 +172,7 @@ task c: b { prompt = "c" }
             repo.wait_for(2000, || process_alive_with(&marker)),
             "{name}: the precondition, a live grandchild"
         );
-        unsafe_kill(child.id(), sig);
+        crate::harness::signal(child.id(), sig);
         assert_eq!(child.wait().unwrap().code(), Some(130), "{name}");
         assert!(
             no_process_with(&marker),
@@ -278,7 +272,7 @@ task a { agent = bot  prompt = "x" }
     );
     let mut child = repo.loopc(&["run"]).spawn();
     assert!(repo.wait_for(2000, || started.exists()));
-    unsafe_kill(child.id(), libc::SIGINT);
+    crate::harness::signal(child.id(), libc::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     std::fs::remove_file(&hold).unwrap();
     repo.loopc(&["run"]).status(0).run();
@@ -325,7 +319,7 @@ fn a_merge_that_landed_as_the_run_was_stopped_counts_as_passed() {
         repo.wait_for(10_000, || landed.exists()),
         "the merge never ran"
     );
-    unsafe_kill(child.id(), libc::SIGINT);
+    crate::harness::signal(child.id(), libc::SIGINT);
     assert_eq!(child.wait().unwrap().code(), Some(130));
     assert!(repo.files_at("loop/plan").contains(&"a.txt".to_string()));
     assert_eq!(repo.status_of("a"), "passed", "{}", repo.spawned_stderr());
@@ -375,7 +369,7 @@ task b: a {{ prompt = "b" }}
             "{cap}: b never started"
         );
         assert!(repo.wait_for(2000, || process_alive_with(&marker)), "{cap}");
-        unsafe_kill(child.id(), libc::SIGINT);
+        crate::harness::signal(child.id(), libc::SIGINT);
         assert_eq!(child.wait().unwrap().code(), Some(130), "{cap}");
         assert_eq!(repo.status_of("b"), "interrupted", "{cap}");
         assert_eq!(repo.task("b")["attempts"], 0, "{cap}: not counted");

@@ -229,11 +229,6 @@ task a { agent = bot  prompt = "x"  attempts = 1  timeout = 3s }
     assert!(!record.contains("JobState=COMPLETED"), "{record}");
 }
 
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill only sends a signal to our own child.
-    assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
-}
-
 #[test]
 fn ctrl_c_cancels_every_job_of_the_run() {
     let conf = need_cluster!();
@@ -246,7 +241,7 @@ fn ctrl_c_cancels_every_job_of_the_run() {
         our_jobs(conf, &repo)
     );
     let jobs = our_jobs(conf, &repo);
-    signal(run.id(), libc::SIGINT);
+    crate::harness::signal(run.id(), libc::SIGINT);
     assert_eq!(run.wait().unwrap().code(), Some(130));
     // A bound, not a speed: under load slurmctld takes a while to end a
     // cancelled job (each poll runs squeue; a full suite beside it has
