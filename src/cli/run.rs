@@ -219,7 +219,7 @@ fn run_plan(args: &Args) -> Result<i32, String> {
     // Outside a repository nothing can run: say that first, not that a
     // program is missing.
     let top = loopc::run::sys::git::Git::discover(&cwd)?.root;
-    if let Err(missing) = loopc::run::engine::programs::check(&plan, &compilation, &top) {
+    if let Err(missing) = loopc::run::engine::agent::programs::check(&plan, &compilation, &top) {
         return Err(missing.join("\nerror: "));
     }
     // So is a file `loop.copy` or `loop.link` names that is not there.

@@ -34,9 +34,9 @@ pub struct RunCtx {
     /// Serializes `git worktree add/remove` (they share `.git/worktrees`).
     pub worktree_lock: Arc<Mutex<()>>,
     /// What `loop.copy` and `loop.link` bring into every new worktree.
-    pub brought: super::worktree_files::WorktreeFiles,
-    /// Passed attempts' worktrees, kept for later attempts ([`super::pool`]).
-    pub pool: Arc<super::pool::Pool>,
+    pub brought: crate::run::engine::worktree_files::WorktreeFiles,
+    /// Passed attempts' worktrees, kept for later attempts ([`crate::run::engine::pool`]).
+    pub pool: Arc<crate::run::engine::pool::Pool>,
 }
 
 impl RunCtx {

@@ -14,11 +14,11 @@
 //! files that earlier tasks wrote are then not reported as changed (they
 //! are outputs, not edits).
 
-use super::cache::{self, Store};
-use super::expand::Growth;
-use super::replay::{self, Planned};
 use crate::plan::Key;
 use crate::plan::Plan;
+use crate::run::engine::cache::{self, Store};
+use crate::run::engine::expand::Growth;
+use crate::run::engine::land::replay::{self, Planned};
 use crate::run::sys::git::Git;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -73,9 +73,9 @@ struct Sim<'a> {
 /// Whether `task` has command checks: those the run checks later merges
 /// with.
 fn has_command_checks(task: &crate::plan::Task) -> bool {
-    super::gate::checks_of(task)
+    crate::run::engine::attempt::gate::checks_of(task)
         .iter()
-        .any(|c| !super::gate::is_agent(c))
+        .any(|c| !crate::run::engine::attempt::gate::is_agent(c))
 }
 
 /// Why a ready task was not replayed by a fast-forward.
@@ -232,7 +232,7 @@ impl<'a> Sim<'a> {
                     let task = &self.plan.tasks[i];
                     let earlier = self.replayed_checks
                         || task.dependencies.iter().any(|&d| self.ran_checks[d]);
-                    let own = !super::gate::checks_of(task).is_empty();
+                    let own = !crate::run::engine::attempt::gate::checks_of(task).is_empty();
                     return match (gated, own, earlier) {
                         (true, true, _) => {
                             "cached (replayed onto a new base; its checks run again first)"

@@ -6,9 +6,9 @@
 //! branch the scheduler swaps in the grown plan, carrying every task's
 //! state over by name ([`Growth::carry`]).
 
-use super::context::RunCtx;
 use crate::expand::{self, Base, Fragment, Grown, Rejected};
 use crate::plan::Plan;
+use crate::run::engine::context::RunCtx;
 use crate::run::sys::git::Git;
 use crate::state::TaskState;
 use std::collections::{BTreeMap, HashMap};

@@ -1,52 +1,45 @@
-//! The engine: what `loopc run` decides and in which order. The
-//! [`scheduler`] (the one thread that moves the integration branch) starts
-//! [`attempt`]s on a thread pool, judges them by [`gate`]s, brings passed
-//! work onto the integration branch ([`merge`]; a conflict goes to the
-//! task's resolver, [`resolve`]), replays and records passes
-//! in the [`cache`], and keeps the [`budget`]; [`dry_run`] answers
-//! `run --dry-run` from the same keys; [`expand`] grows the plan by the
-//! plan fragments tasks write.
+//! The engine: what `loopc run` decides and in which order, in rooms whose
+//! imports run one way, from the top down:
 //!
-//! [`advance`] moves a REEL spec whose tasks all passed to its next stage.
+//! - [`scheduler`]: the one thread that moves the integration branch; it
+//!   carries out what its pure [`scheduler::transition`] decides, and keeps
+//!   the clean-up thread ([`scheduler::cleanup`]);
+//! - [`dry_run`]: `run --dry-run`, answered from the same keys;
+//! - [`land`]: bringing passed work onto the integration branch: merges, a
+//!   conflict's resolver, cached passes replayed, REEL specs advanced;
+//! - [`attempt`]: one attempt of one task as a sequence of steps (worktree,
+//!   setup, agent, handoff, commit, checks), its gates, the worktree pool
+//!   and the live view of a running agent;
+//! - [`expand`]: plan fragments, which grow the plan while it runs;
+//! - below the rooms, what they share: [`outcome`] (an attempt's result and
+//!   outcome, the stop signal), [`context`] (what one run shares: plan,
+//!   repository, `.loopc/` layout, kill switch, event recorder; the attempt
+//!   files), [`guard`] (the user's refs, compared around every attempt),
+//!   [`worktree_files`] (`loop.copy` and `loop.link`), [`cache`] and
+//!   [`budget`];
+//! - [`agent`], at the bottom: the agent's side, which knows nothing of a
+//!   run: the handoff protocol, the readers of each CLI's output, usage
+//!   limits, executors and the programs every `run` string starts.
 //!
-//! Also here, because only the engine uses them: [`context`] (what every
-//! part of one run shares: plan, repository, `.loopc/` layout, kill switch,
-//! event recorder; the attempt files and the `LOOP_*` environment) and
-//! [`handoff`] (the agent protocol: the prompt an agent is given, the
-//! handoff it writes back), [`report`] (what agents' JSON output reports)
-//! and [`limits`] (usage and rate limits, which are waited for), [`guard`]
-//! (the user's refs, compared around every attempt), [`programs`] (every
-//! `run` string's program is looked up before any work) and [`watch`] (what
-//! a running agent is doing now, for the display).
+//! [`notify`] and [`uncommitted`] are leaves the command's driver uses.
 //!
 //! Arrows: the engine uses [`super::sys`] (git, processes, worktrees) and
 //! [`super::store`] (the files of `.loopc/`); neither of them uses the
 //! engine. It reaches the display only through
 //! [`super::store::events::Recorder`].
 
-pub mod advance;
+pub mod agent;
 pub mod attempt;
 pub mod budget;
 pub mod cache;
-mod cleanup;
 pub mod context;
 pub mod dry_run;
-pub mod executor;
 pub mod expand;
-pub mod gate;
-mod gitlinks;
 pub mod guard;
-pub mod handoff;
-pub mod limits;
-pub mod merge;
+pub mod land;
 pub mod notify;
+pub mod outcome;
 pub mod pool;
-pub mod programs;
-pub mod replay;
-pub mod report;
-pub mod resolve;
 pub mod scheduler;
-pub mod transition;
 pub mod uncommitted;
-pub mod watch;
 pub mod worktree_files;

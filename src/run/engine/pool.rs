@@ -6,15 +6,10 @@
 //! exactly what a fresh worktree's would be (docs/running.md, "Reused
 //! worktrees"). Anything wrong with a pooled worktree falls back to a fresh
 //! one: the pool never fails an attempt. What is left in the pool when the
-//! run ends is removed with the rest ([`super::cleanup`]); after `kill -9`
+//! run ends is removed with the rest ([`crate::run::engine::scheduler::cleanup`]); after `kill -9`
 //! the next run's recovery removes it like any passed attempt's worktree
 //! (a pooled worktree keeps its name and its task branch until reused).
 
-use super::attempt::AttemptResult;
-use super::context::RunCtx;
-use crate::run::sys::checkout::Checkout;
-use crate::run::sys::git::Git;
-use crate::run::sys::{recover, worktree};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -49,7 +44,7 @@ impl Pool {
     }
 
     /// Takes a worktree out of the pool, if there is one.
-    fn take(&self) -> Option<(PathBuf, String)> {
+    pub fn take(&self) -> Option<(PathBuf, String)> {
         self.entries.lock().unwrap_or_else(|p| p.into_inner()).pop()
     }
 
@@ -57,49 +52,4 @@ impl Pool {
     pub fn drain(&self) -> Vec<(PathBuf, String)> {
         std::mem::take(&mut *self.entries.lock().unwrap_or_else(|p| p.into_inner()))
     }
-}
-
-/// Makes try `r`'s worktree at `r.worktree` on its task branch `r.branch`
-/// at its base, its files checked out: a pooled worktree when one can be
-/// reused, else a fresh one. A pooled worktree taken is set in
-/// `r.retired` (its old place and task branch, for the clean-up thread:
-/// the branch, and the worktree too when it could not be reused).
-///
-/// Errors: a fresh worktree could not be made.
-pub(super) fn make(ctx: &RunCtx, git: &Git, r: &mut AttemptResult) -> Result<Checkout, String> {
-    if let Some((from, old_branch)) = ctx.pool.take() {
-        let reused = {
-            let _guard = ctx.worktree_lock.lock();
-            worktree::reuse_task(
-                git,
-                &ctx.layout,
-                &from,
-                &r.worktree,
-                &r.branch,
-                &r.input.base,
-            )
-        }
-        .and_then(|co| git.clean(&co).map(|()| co));
-        r.retired = Some((from, old_branch));
-        match reused {
-            Ok(co) => return Ok(co),
-            Err(_) if super::attempt::stopping(ctx) => return Err("the run is stopping".into()),
-            Err(_) => {
-                // Moved but not reusable: removed here, before the fresh
-                // one takes its place (not moved: the clean-up thread
-                // removes it where it is).
-                let _guard = ctx.worktree_lock.lock();
-                if git.is_registered_worktree(&r.worktree) || r.worktree.exists() {
-                    recover::remove_worktree(git, &r.worktree)?;
-                }
-            }
-        }
-    }
-    let checkout = {
-        let _guard = ctx.worktree_lock.lock();
-        worktree::create_task(git, &ctx.layout, &r.worktree, &r.branch, &r.input.base)
-            .and_then(|()| git.checkout(&r.worktree))?
-    };
-    git.fill(&checkout)?;
-    Ok(checkout)
 }

@@ -229,7 +229,8 @@ pub fn check(plan: &Plan, compilation: &crate::Compilation, cwd: &Path) -> Resul
         Err(Ok(unmatched)) => Err(unmatched
             .iter()
             .map(|u| {
-                let at = super::programs::span_location(compilation, u.pattern.span);
+                let at =
+                    crate::run::engine::agent::programs::span_location(compilation, u.pattern.span);
                 u.message(&git.root, at.as_deref())
             })
             .collect()),

@@ -17,7 +17,6 @@
 //! [`git`] uses [`process`] (the variables it must not pass on); [`process`]
 //! uses nothing of loopc's.
 
-pub mod admin;
 pub mod checkout;
 pub mod git;
 pub mod index;

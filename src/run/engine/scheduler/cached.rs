@@ -1,13 +1,13 @@
 //! The scheduler's use of the cache (docs/running.md step 1): looking a ready task
 //! up, replaying hits (fast-forwards first, so a rerun follows the order an
 //! earlier run merged in) and applying [`transition::replayed`]. The
-//! replays themselves are [`super::super::replay`]'s.
+//! replays themselves are [`crate::run::engine::land::replay`]'s.
 
 use super::Scheduler;
 use crate::run::engine::budget::Cost;
 use crate::run::engine::cache::{Entry, RunKey};
-use crate::run::engine::replay::Replay;
-use crate::run::engine::transition::{self, Replayed, StopKind};
+use crate::run::engine::land::replay::Replay;
+use crate::run::engine::scheduler::transition::{self, Replayed, StopKind};
 use crate::run::sys::interrupt;
 use crate::run::time::now_rfc3339;
 use crate::state::RunState;

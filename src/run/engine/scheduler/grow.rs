@@ -7,8 +7,8 @@
 //! they end.
 
 use super::Scheduler;
-use crate::run::engine::attempt::AttemptResult;
 use crate::run::engine::expand::{self, Accepted};
+use crate::run::engine::outcome::AttemptResult;
 use crate::run::store::events::Event;
 use crate::state::RunState;
 use std::sync::Arc;

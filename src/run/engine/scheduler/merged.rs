@@ -3,8 +3,8 @@
 //! it belongs to ([`gate::Owner`]), whose variables it sees.
 
 use super::Scheduler;
-use crate::run::engine::attempt::{AttemptResult, Outcome};
-use crate::run::engine::gate;
+use crate::run::engine::attempt::gate;
+use crate::run::engine::outcome::{AttemptResult, Outcome};
 use std::sync::Arc;
 
 /// What ended, for [`Scheduler::apply`].

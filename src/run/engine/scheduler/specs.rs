@@ -5,8 +5,8 @@
 //! merge or replay, and saying at the end which specs stay and why.
 
 use super::Scheduler;
-use crate::run::engine::advance::{self, Advance};
-use crate::run::engine::transition::{self, StopKind};
+use crate::run::engine::land::advance::{self, Advance};
+use crate::run::engine::scheduler::transition::{self, StopKind};
 use crate::run::store::events::Event;
 use crate::run::time::now_rfc3339;
 use crate::state::{RunState, SpecStatus};

@@ -7,8 +7,7 @@
 
 use super::Scheduler;
 use crate::plan::{Agent, TaskKind};
-use crate::run::engine::attempt;
-use crate::run::engine::limits;
+use crate::run::engine::agent::limits;
 use crate::run::store::events::Event;
 use crate::state::{RunState, TaskStatus};
 use std::sync::Arc;
@@ -59,7 +58,7 @@ impl Scheduler {
             if until <= now {
                 continue;
             }
-            let l = attempt::Limited {
+            let l = crate::run::engine::outcome::Limited {
                 agent,
                 resets_at: Some(until),
                 message: "the last run was waiting for this limit".to_string(),
@@ -71,7 +70,7 @@ impl Scheduler {
 
     /// How long `l` lasts from now: to its reset time, else the backoff of
     /// task `i`'s limits in a row.
-    fn limit_length(&self, i: usize, l: &attempt::Limited) -> Duration {
+    fn limit_length(&self, i: usize, l: &crate::run::engine::outcome::Limited) -> Duration {
         let now = limits::now_epoch();
         match l.resets_at {
             Some(at) if at > now => Duration::from_secs(at - now),
@@ -80,7 +79,7 @@ impl Scheduler {
     }
 
     /// Records `l.agent` as limited for the length of `l`.
-    fn mark_limited(&mut self, i: usize, l: &attempt::Limited) {
+    fn mark_limited(&mut self, i: usize, l: &crate::run::engine::outcome::Limited) {
         let until = Instant::now() + self.limit_length(i, l);
         let e = self.limited.entry(l.agent.clone()).or_insert(until);
         *e = (*e).max(until);
@@ -120,7 +119,12 @@ impl Scheduler {
     /// when the limited agent is the task's own or one of its fallbacks and
     /// another of them is free, that one takes the next attempt at once;
     /// otherwise the task waits.
-    pub(super) fn limit_hit(&mut self, state: &mut RunState, i: usize, l: &attempt::Limited) {
+    pub(super) fn limit_hit(
+        &mut self,
+        state: &mut RunState,
+        i: usize,
+        l: &crate::run::engine::outcome::Limited,
+    ) {
         self.mark_limited(i, l);
         let in_chain = match &self.ctx.plan.tasks[i].kind {
             TaskKind::Agent { agent, .. } => {
@@ -156,7 +160,12 @@ impl Scheduler {
     /// Task `i`'s attempt was set aside for a usage or rate limit: it waits
     /// until the limit resets (else backs off), within the `wait` and
     /// `time` budgets.
-    pub(super) fn wait_for_limit(&mut self, state: &mut RunState, i: usize, l: &attempt::Limited) {
+    pub(super) fn wait_for_limit(
+        &mut self,
+        state: &mut RunState,
+        i: usize,
+        l: &crate::run::engine::outcome::Limited,
+    ) {
         let now = limits::now_epoch();
         let slot = &mut self.books.slots[i];
         let wait = match l.resets_at {

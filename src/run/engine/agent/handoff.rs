@@ -1,7 +1,7 @@
 //! The handoff protocol (docs/running.md step 4): the JSON an agent may write to
 //! `$LOOP_HANDOFF` and the instructions loopc appends to every agent
 //! prompt. What an agent's stdout reports (`output = claude-json`,
-//! `codex-json`) is [`super::report`].
+//! `codex-json`) is [`crate::run::engine::agent::report`].
 
 use serde::Deserialize;
 use std::io::Read;

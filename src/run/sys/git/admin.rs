@@ -9,7 +9,7 @@
 //! directory, the reftable ref store, whose `HEAD` files are placeholders),
 //! the answers come from `git worktree list` instead.
 
-use super::git::{Git, same_path};
+use super::{Git, same_path};
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -8,6 +8,8 @@
 //! the runner that bounds and isolates every call; each is a few lines.
 
 pub use super::objects::MergeTree;
+mod admin;
+
 use super::process::Control;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -64,7 +66,7 @@ pub struct Git {
     /// The longest one call may take (`None`: no limit of its own).
     timeout: Option<Duration>,
     /// Which administrative entries are loopc's own worktrees (shared by clones).
-    pub(super) own_entries: Arc<super::admin::OwnEntries>,
+    pub(super) own_entries: Arc<admin::OwnEntries>,
 }
 
 /// The captured result of one git call.

@@ -5,10 +5,10 @@
 //! writes state.json after every change.
 //!
 //! What a finished attempt or a replay does to the run's state is decided
-//! by the pure functions of [`super::transition`]; this module carries out
+//! by the pure functions of [`crate::run::engine::scheduler::transition`]; this module carries out
 //! their actions (events, `progress.md`, the cache, worktrees). Replaying
-//! and recording cache entries is [`super::replay`]'s; the merge is
-//! [`super::merge`]'s.
+//! and recording cache entries is [`crate::run::engine::land::replay`]'s; the merge is
+//! [`crate::run::engine::land::merge`]'s.
 //!
 //! The coordinator's loop, starting attempts, carrying out actions and the
 //! checks only it can make (the integration branch, the user's refs) share
@@ -17,23 +17,26 @@
 //! `waits`'s, a REEL spec tree's held tasks and spec moves `specs`'s.
 
 mod cached;
+pub mod cleanup;
 mod grow;
 mod merged;
+mod refs;
 mod specs;
+pub mod transition;
 mod unstarted;
 mod waits;
 
-use super::attempt::{self, AttemptInput, AttemptResult, Outcome};
-use super::budget::Meter;
-use super::context::RunCtx;
-use super::expand::Growth;
-use super::gate::{self, Check};
-use super::guard;
-use super::merge;
-pub use super::replay::CacheUse;
-use super::replay::RunCache;
-use super::transition::{self, Action, Books, Finished, StopKind};
 use crate::run::Outcome as RunOutcome;
+use crate::run::engine::attempt;
+use crate::run::engine::attempt::gate::{self, Check};
+use crate::run::engine::budget::Meter;
+use crate::run::engine::context::RunCtx;
+use crate::run::engine::expand::Growth;
+use crate::run::engine::guard;
+use crate::run::engine::land::merge;
+pub use crate::run::engine::land::replay::CacheUse;
+use crate::run::engine::land::replay::RunCache;
+use crate::run::engine::outcome::{AttemptInput, AttemptResult, Outcome};
 use crate::run::store::events::Event;
 use crate::run::store::layout;
 use crate::run::store::progress;
@@ -45,6 +48,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+use transition::{Action, Books, Finished, StopKind};
 
 /// The least time between two writes of state.json during a run: with
 /// hundreds of attempts a second ending, rewriting (and syncing) the whole
@@ -64,7 +68,7 @@ pub struct Finish {
 /// (≥ 1); `state` the initial state (every task pending); `exit_status`
 /// the process exit status of each outcome, for state.json and the
 /// `run_finished` event; `growth` the plan fragments' compiler
-/// ([`super::expand`]). The plan `ctx` holds grows as tasks with `expands`
+/// ([`crate::run::engine::expand`]). The plan `ctx` holds grows as tasks with `expands`
 /// pass; the final state has every task it grew by.
 pub fn run(
     ctx: Arc<RunCtx>,
@@ -89,7 +93,7 @@ pub fn run(
         saved_at: None,
         unsaved: false,
         limited: HashMap::new(),
-        cleanup: super::cleanup::Cleanup::start(Arc::clone(&ctx)),
+        cleanup: crate::run::engine::scheduler::cleanup::Cleanup::start(Arc::clone(&ctx)),
         growth,
         advance_failed: false,
         ctx,
@@ -127,7 +131,7 @@ struct Scheduler {
     owners: HashMap<String, Arc<gate::Owner>>,
     /// Each task whose work moved the integration branch in this run, with
     /// the head it moved it to, in order (a resolver's prompt names the
-    /// tasks a change conflicted with, [`super::resolve`]).
+    /// tasks a change conflicted with, [`crate::run::engine::land::resolve`]).
     landings: Vec<(usize, String)>,
     running: usize,
     /// The cache, `--force` and the keys known so far.
@@ -135,7 +139,7 @@ struct Scheduler {
     /// The user's refs when the run started ([`guard`]).
     refs_at_start: Option<guard::Snapshot>,
     /// Ref changes already charged to an attempt.
-    attributed: guard::Attributed,
+    attributed: refs::Attributed,
     /// Why the last attempt to save state.json failed (`None`: it worked).
     save_error: Option<String>,
     /// When state.json was last written, and whether it has changed since.
@@ -146,8 +150,8 @@ struct Scheduler {
     /// Agents known to be usage or rate limited, and until when.
     limited: HashMap<String, Instant>,
     /// Removes passed attempts' worktrees and task branches.
-    cleanup: super::cleanup::Cleanup,
-    /// The plan fragments spliced so far ([`super::expand`]).
+    cleanup: crate::run::engine::scheduler::cleanup::Cleanup,
+    /// The plan fragments spliced so far ([`crate::run::engine::expand`]).
     growth: Growth,
     /// Whether a REEL spec whose tasks all passed could not be moved to
     /// its next stage (the run then fails).
@@ -434,7 +438,7 @@ impl Scheduler {
         // time its result waited for this thread (busy with other merges
         // and replays).
         let picked_up = Instant::now();
-        // The pooled worktree it took ([`super::pool`]) goes.
+        // The pooled worktree it took ([`crate::run::engine::pool`]) goes.
         if let Some((path, branch)) = r.retired.take() {
             self.cleanup.remove(path, branch);
         }
@@ -597,21 +601,21 @@ impl Scheduler {
     }
 
     /// Attempt `r` saw refs that are not loopc's change while it ran: warns
-    /// and returns the outcome to judge it by ([`guard::judge`]).
+    /// and returns the outcome to judge it by ([`refs::judge`]).
     fn refs_changed(
         &mut self,
         state: &mut RunState,
         r: &AttemptResult,
         outcome: Outcome,
     ) -> Outcome {
-        guard::judge(&self.ctx, state, r, outcome, &mut self.attributed)
+        refs::judge(&self.ctx, state, r, outcome, &mut self.attributed)
     }
 
     /// Warns about refs that changed during the run without an attempt
-    /// having seen it ([`guard::unattributed`]).
+    /// having seen it ([`refs::unattributed`]).
     fn unattributed_ref_changes(&mut self, state: &mut RunState) {
         if let Some(start) = &self.refs_at_start {
-            guard::unattributed(&self.ctx, start, &self.attributed, state);
+            refs::unattributed(&self.ctx, start, &self.attributed, state);
         }
     }
 

@@ -2,14 +2,14 @@
 //! a task's run-time key at the current head, looking it up, replaying a
 //! hit onto the integration branch without touching any checkout, and
 //! recording a pass. The scheduler decides when; what a replay does to the
-//! run's state is [`super::transition::replayed`].
+//! run's state is [`crate::run::engine::scheduler::transition::replayed`].
 
-use super::budget::Cost;
-use super::cache::{self, Entry, RunKey};
-use super::context::{AttemptFiles, RunCtx};
-use super::gate::{Check, Verdict};
-use super::merge::gate_in_scratch;
 use crate::plan::Key;
+use crate::run::engine::attempt::gate::{Check, Verdict};
+use crate::run::engine::budget::Cost;
+use crate::run::engine::cache::{self, Entry, RunKey};
+use crate::run::engine::context::{AttemptFiles, RunCtx};
+use crate::run::engine::land::scratch::gate_in_scratch;
 use crate::run::store::events::Event;
 use crate::run::sys::git::MergeTree;
 use crate::state::TaskState;
@@ -69,10 +69,11 @@ impl RunCache {
     }
 
     /// The plan grew: `from` gives, for each task of the new plan, its
-    /// index in the old one ([`super::expand::old_indices`]).
+    /// index in the old one ([`crate::run::engine::expand::old_indices`]).
     pub fn reorder(&mut self, from: &[Option<usize>]) {
-        self.keys = super::expand::reorder(std::mem::take(&mut self.keys), from);
-        self.cache.forced = super::expand::reorder(std::mem::take(&mut self.cache.forced), from);
+        self.keys = crate::run::engine::expand::reorder(std::mem::take(&mut self.keys), from);
+        self.cache.forced =
+            crate::run::engine::expand::reorder(std::mem::take(&mut self.cache.forced), from);
     }
 
     /// Task `i`'s run-time key with its work starting at `base`; `None`
@@ -346,7 +347,12 @@ pub fn apply(
         None => "fast_forward",
         Some(false) => "replay",
         // Nothing to check: no scratch worktree, no logs.
-        Some(true) if earlier.is_empty() && super::gate::checks_of(task).is_empty() => "replay",
+        Some(true)
+            if earlier.is_empty()
+                && crate::run::engine::attempt::gate::checks_of(task).is_empty() =>
+        {
+            "replay"
+        }
         Some(true) => match gate_replay(ctx, task, head, &replayed, earlier, cost) {
             Ok(()) => "gated",
             Err(not) => return not,

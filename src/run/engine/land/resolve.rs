@@ -5,7 +5,7 @@
 //! markers, and runs the resolver agent there with the same protocol as
 //! any agent (prompt on stdin, `LOOP_*`, handoff). Its resolution is
 //! committed as the merge commit (parents: the head, then the task's
-//! commit), gated like any merge ([`super::merge::gate_in_scratch`]) and
+//! commit), gated like any merge ([`crate::run::engine::land::scratch::gate_in_scratch`]) and
 //! brought onto the integration branch by the same compare-and-swap.
 //!
 //! A resolution is refused when it leaves conflict markers in a conflicted
@@ -17,14 +17,14 @@
 //! is the attempt's, its logs lie in the attempt's `resolver/`, and it is
 //! one more iteration of the run.
 
-use super::attempt::{AttemptResult, Limited, stopping};
-use super::budget::Cost;
-use super::context::{AttemptFiles, Protocol, RunCtx};
-use super::gate::{Check, Verdict};
-use super::guard::Snapshot;
-use super::handoff::{self, HandoffStatus};
-use super::merge::{Merge, refs_moved};
 use crate::plan::{Agent, Executor, Task, TaskKind};
+use crate::run::engine::agent::handoff::{self, HandoffStatus};
+use crate::run::engine::attempt::gate::{Check, Verdict};
+use crate::run::engine::budget::Cost;
+use crate::run::engine::context::{AttemptFiles, Protocol, RunCtx};
+use crate::run::engine::guard::Snapshot;
+use crate::run::engine::land::scratch::{Merge, refs_moved};
+use crate::run::engine::outcome::{AttemptResult, Limited, stopping};
 use crate::run::store::events::Event;
 use crate::run::sys::checkout::Checkout;
 use crate::run::sys::process::{self, Exit, Spec};
@@ -78,7 +78,7 @@ enum Stop {
     Refused(Refusal),
     Stopped,
     Error(String),
-    /// The guard's verdict ([`super::merge::refs_moved`]).
+    /// The guard's verdict ([`crate::run::engine::land::scratch::refs_moved`]).
     Guard(Merge),
 }
 
@@ -158,7 +158,7 @@ pub fn resolve(
     // The resolution's checks, on a fresh checkout of the merge commit.
     let result = result.and_then(|merged| {
         let mut gc = Cost::default();
-        let verdict = super::merge::gate_in_scratch(
+        let verdict = crate::run::engine::land::scratch::gate_in_scratch(
             ctx,
             task,
             r.input.attempt,
@@ -241,7 +241,7 @@ pub fn resolve(
                     "refs that are not loopc's changed while {during} ran: {}",
                     changes
                         .iter()
-                        .map(super::guard::RefChange::describe)
+                        .map(crate::run::engine::guard::RefChange::describe)
                         .collect::<Vec<_>>()
                         .join("; ")
                 ),
@@ -300,8 +300,8 @@ fn run(
             .map_err(|e| infra(format!("cannot create the resolver's worktree: {e}")))?
     };
     co.excluded = ctx.brought.paths();
-    super::worktree_files::place(&ctx.brought, scratch).map_err(infra)?;
-    let work = super::context::create_work_dir(scratch).map_err(infra)?;
+    crate::run::engine::worktree_files::place(&ctx.brought, scratch).map_err(infra)?;
+    let work = crate::run::engine::context::create_work_dir(scratch).map_err(infra)?;
     // The merge, left with its conflict markers (the common base shown
     // too: the resolver sees what each side changed).
     let merged = git
@@ -348,8 +348,8 @@ fn run(
     let env = proto.env(&ctx.git, scratch, &files.prompt, &files.handoff, None);
     let executor = agent.executor.as_deref();
     let command = Executor::wrap(executor, &agent.run);
-    let report_file = super::executor::report_path(dir, "agent");
-    let env = super::executor::with_report(env, executor, &report_file);
+    let report_file = crate::run::engine::agent::executor::report_path(dir, "agent");
+    let env = crate::run::engine::agent::executor::with_report(env, executor, &report_file);
     let stdout = dir.join("agent.stdout");
     let stderr = dir.join("agent.stderr");
     let spec = Spec {
@@ -361,9 +361,9 @@ fn run(
         stdout: &stdout,
         stderr: Some(&stderr),
         timeout,
-        grace: super::executor::grace(executor),
+        grace: crate::run::engine::agent::executor::grace(executor),
     };
-    let exit = super::watch::while_running(
+    let exit = crate::run::engine::attempt::watch::while_running(
         ctx,
         (&task.name, r.input.attempt),
         scratch,
@@ -374,7 +374,7 @@ fn run(
     files.save_logs();
     let exit = exit.map_err(infra)?;
     if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
-        && let Some(why) = super::executor::failure(executor, &report_file)
+        && let Some(why) = crate::run::engine::agent::executor::failure(executor, &report_file)
     {
         return Err(infra(why));
     }
@@ -413,8 +413,8 @@ fn judge(
     cost: &mut Cost,
 ) -> Result<Vec<String>, Stop> {
     let h = handoff::read(handoff_file);
-    let report = super::report::read(agent.output, stdout);
-    let reported = super::report::reported_cost(report.as_ref(), &h);
+    let report = crate::run::engine::agent::report::read(agent.output, stdout);
+    let reported = crate::run::engine::agent::report::reported_cost(report.as_ref(), &h);
     if !matches!(exit, Exit::Stopped | Exit::TimedOut)
         && let Some(l) = Limited::of(&agent.name, report.as_ref())
     {
@@ -435,7 +435,7 @@ fn judge(
         other => {
             // Its last stderr line says why more often than its exit status
             // does (`sh: 1: resolve.sh: not found`).
-            let line = super::attempt::last_line(&process::tail(stderr, 4096));
+            let line = crate::run::engine::attempt::last_line(&process::tail(stderr, 4096));
             let why = format!("it failed ({})", other.describe(timeout));
             let why = if line.is_empty() {
                 why

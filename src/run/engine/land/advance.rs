@@ -12,11 +12,11 @@
 //! branch is not the text the run compiled (edited meanwhile, or not
 //! committed) is not moved.
 
-use super::budget::Cost;
-use super::context::{AttemptFiles, RunCtx};
-use super::gate::{self, Check, Owner, Verdict};
-use super::merge::{add_checks, run_in_scratch};
 use crate::plan::StageSpec;
+use crate::run::engine::attempt::gate::{self, Check, Owner, Verdict};
+use crate::run::engine::budget::Cost;
+use crate::run::engine::context::{AttemptFiles, RunCtx};
+use crate::run::engine::land::scratch::{add_checks, run_in_scratch};
 use crate::run::store::events::Event;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -214,7 +214,7 @@ pub fn read_claude(stdout_log: &Path) -> AgentReport {
     if init_model.is_some() {
         report.model = init_model;
     }
-    super::super::limits::detect(&mut report);
+    super::detect_limit(&mut report);
     report
 }
 

@@ -4,9 +4,9 @@
 //! that leaves the worktree changed fails. The last 64 KiB of a rejecting
 //! gate's output is the next attempt's feedback.
 
-use super::context::{AttemptFiles, Protocol, RunCtx};
-use super::handoff::{self, HandoffStatus};
 use crate::plan::{Agent, Executor, GateKind, OnFail, Task};
+use crate::run::engine::agent::handoff::{self, HandoffStatus};
+use crate::run::engine::context::{AttemptFiles, Protocol, RunCtx};
 use crate::run::store::events::Event;
 use crate::run::sys::checkout::Checkout;
 use crate::run::sys::process::{self, Exit, Spec};
@@ -163,7 +163,7 @@ fn check_env(
     let Some(owner) = check.owner.as_deref() else {
         return Ok(proto.env(&ctx.git, dir, prompt, handoff, Some(diff)));
     };
-    let files = owner.files(ctx, proto, &super::context::work_dir(dir))?;
+    let files = owner.files(ctx, proto, &crate::run::engine::context::work_dir(dir))?;
     let theirs = Protocol {
         task: &owner.task,
         attempt: owner.attempt,
@@ -236,7 +236,7 @@ pub enum Verdict {
     /// An agent gate said `blocked` or `needs_human`.
     Blocked(String),
     /// An agent gate hit a usage or rate limit: no verdict yet.
-    Limited(super::attempt::Limited),
+    Limited(crate::run::engine::outcome::Limited),
     /// The run is stopping.
     Stopped,
     /// loopc could not run a check (infrastructure).
@@ -244,7 +244,7 @@ pub enum Verdict {
 }
 
 /// Cost of agent gates: the same accounting as an attempt's.
-pub type GateCost = super::budget::Cost;
+pub type GateCost = crate::run::engine::budget::Cost;
 
 fn file_name_part(label: &str) -> String {
     label
@@ -273,7 +273,7 @@ pub fn run_checks(
     let dir = co.dir.as_path();
     // What a gate reads and writes lies in the worktree under test, where a
     // sandboxed reviewer may write; copies go to the logs.
-    let work = match super::context::create_work_dir(dir) {
+    let work = match crate::run::engine::context::create_work_dir(dir) {
         Ok(w) => w,
         Err(e) => return Verdict::Error(e),
     };
@@ -338,8 +338,12 @@ pub fn run_checks(
             log.clone()
         };
         let command = Executor::wrap(check.executor.as_deref(), command);
-        let report_file = super::executor::report_path(&proto.files.dir, &stem);
-        let env = super::executor::with_report(env, check.executor.as_deref(), &report_file);
+        let report_file = crate::run::engine::agent::executor::report_path(&proto.files.dir, &stem);
+        let env = crate::run::engine::agent::executor::with_report(
+            env,
+            check.executor.as_deref(),
+            &report_file,
+        );
         let spec = Spec {
             command: &command,
             dir,
@@ -349,7 +353,7 @@ pub fn run_checks(
             stdout: &stdout_path,
             stderr: Some(&log),
             timeout: check.timeout,
-            grace: super::executor::grace(check.executor.as_deref()),
+            grace: crate::run::engine::agent::executor::grace(check.executor.as_deref()),
         };
         // Agent gates: stdout and stderr apart (stdout may be JSON).
         let spec = if agent.is_some() {
@@ -365,7 +369,7 @@ pub fn run_checks(
             if p.exists()
                 && let Some(name) = p.file_name()
             {
-                let _ = super::context::keep_file(p, &proto.files.dir.join(name));
+                let _ = crate::run::engine::context::keep_file(p, &proto.files.dir.join(name));
             }
         }
         let exit = match exit {
@@ -373,7 +377,10 @@ pub fn run_checks(
             Err(e) => return Verdict::Error(format!("{gate}: {e}")),
         };
         if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
-            && let Some(why) = super::executor::failure(check.executor.as_deref(), &report_file)
+            && let Some(why) = crate::run::engine::agent::executor::failure(
+                check.executor.as_deref(),
+                &report_file,
+            )
         {
             return Verdict::Error(format!("{gate}: {why}"));
         }
@@ -403,12 +410,12 @@ pub fn run_checks(
             Exit::Code(_) => None,
         };
         if let Some(a) = agent {
-            let report = super::report::read(a.output, &stdout_path);
+            let report = crate::run::engine::agent::report::read(a.output, &stdout_path);
             let h = handoff::read(&handoff_path);
-            let reported = super::report::reported_cost(report.as_ref(), &h);
+            let reported = crate::run::engine::agent::report::reported_cost(report.as_ref(), &h);
             cost.add_reported(reported, a);
             if !matches!(exit, Exit::Stopped | Exit::TimedOut)
-                && let Some(l) = super::attempt::Limited::of(&a.name, report.as_ref())
+                && let Some(l) = crate::run::engine::outcome::Limited::of(&a.name, report.as_ref())
             {
                 return Verdict::Limited(l);
             }
@@ -455,7 +462,7 @@ pub fn run_checks(
         if let Some(v) = verdict {
             return v;
         }
-        if super::attempt::stopping(ctx) {
+        if crate::run::engine::outcome::stopping(ctx) {
             // The check may have passed, but the run is stopping: what
             // follows (loopc's own git calls) would be killed anyway.
             return Verdict::Stopped;
@@ -478,7 +485,7 @@ pub fn run_checks(
                     ),
                 );
             }
-            Err(_) if super::attempt::stopping(ctx) => return Verdict::Stopped,
+            Err(_) if crate::run::engine::outcome::stopping(ctx) => return Verdict::Stopped,
             Err(e) => return Verdict::Error(e),
         }
     }

@@ -6,7 +6,7 @@
 //! aside first), deletes the task branches of all the worktrees it removed
 //! meanwhile with one `git branch -D`, then the files, several directories
 //! at a time and outside the lock. It is also handed the worktrees left in
-//! the pool of clean worktrees when the run ends ([`super::pool`]), and the
+//! the pool of clean worktrees when the run ends ([`crate::run::engine::pool`]), and the
 //! old task branches of the pooled worktrees attempts reused. Once the run
 //! is stopping (Ctrl-C), when git is no longer started, it drops git's
 //! entries itself and leaves the task branches to the next run.
@@ -15,7 +15,7 @@
 //! killed before then leaves stale worktrees and ledgered task branches,
 //! which the next run removes (`crate::run::sys::recover`).
 
-use super::context::RunCtx;
+use crate::run::engine::context::RunCtx;
 use crate::run::sys::worktree;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -57,7 +57,7 @@ fn unregister(ctx: &RunCtx, path: &Path) -> Result<Option<PathBuf>, String> {
     let aside = aside.filter(|a| std::fs::rename(path, a).is_ok());
     let _g = ctx.worktree_lock.lock();
     // The run is stopping: git would be stopped too.
-    if super::attempt::stopping(ctx) {
+    if crate::run::engine::outcome::stopping(ctx) {
         crate::run::sys::recover::forget_worktree(&ctx.git, path)?;
         return Ok(aside);
     }
@@ -111,7 +111,7 @@ impl Cleanup {
                     // A stopping run leaves the task branches to the next
                     // run's recovery. `git branch -D` reads every
                     // worktree's entry: not while one is being made.
-                    if super::attempt::stopping(&worker) {
+                    if crate::run::engine::outcome::stopping(&worker) {
                         removed.clear();
                     }
                     let deleted = {
@@ -149,7 +149,7 @@ impl Cleanup {
 
     /// The worktree at `path` of a finished attempt on task branch
     /// `branch`: a passed attempt's is kept in the run's pool of clean
-    /// worktrees ([`super::pool`]) while it has room; any other is removed.
+    /// worktrees ([`crate::run::engine::pool`]) while it has room; any other is removed.
     pub fn release(&self, path: PathBuf, branch: String, passed: bool) {
         let left = if passed {
             self.ctx.pool.put(path, branch)

@@ -14,8 +14,16 @@
 //!   `UsageLimitReachedError`), or `exceeded retry limit, last status: 429
 //!   Too Many Requests` (`RetryLimitReachedError`).
 
-use super::report::{AgentReport, LimitHit};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A usage or rate limit the agent ran into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitHit {
+    /// When the limit resets, in seconds since the Unix epoch, if said.
+    pub resets_at: Option<u64>,
+    /// What the agent said.
+    pub message: String,
+}
 
 /// Seconds since the Unix epoch, now.
 pub fn now_epoch() -> u64 {
@@ -189,39 +197,12 @@ pub fn reset_time(text: &str) -> Option<u64> {
 }
 
 /// Whether `text` says a usage or rate limit was hit.
-fn says_limit(text: &str) -> bool {
+pub fn says_limit(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     lower.contains("usage limit")
         || lower.contains("hit your limit")
         || lower.contains("rate limit")
         || lower.contains("429 too many requests")
-}
-
-/// Decides whether what the agent reported is a usage or rate limit
-/// rather than a failure, and sets [`AgentReport::limit`]. A limit the
-/// agent got past (a finished run without an error) is no limit.
-pub fn detect(report: &mut AgentReport) {
-    let failed = report.error.is_some() || !report.finished;
-    if !failed {
-        report.limit = None;
-        return;
-    }
-    if report.limit.is_some() {
-        return;
-    }
-    let Some(e) = &report.error else { return };
-    let text = format!("{}\n{}", e.message, report.summary.as_deref().unwrap_or(""));
-    if says_limit(&text) {
-        report.limit = Some(LimitHit {
-            resets_at: reset_time(&text),
-            message: super::handoff::one_line(&e.message),
-        });
-    } else if matches!(report.api_error_status, Some(429 | 529)) {
-        report.limit = Some(LimitHit {
-            resets_at: None,
-            message: super::handoff::one_line(&e.message),
-        });
-    }
 }
 
 #[cfg(test)]

@@ -2,9 +2,9 @@
 //! without a repository.
 
 use super::*;
-use crate::run::engine::attempt::Limited;
 use crate::run::engine::budget::Meter;
-use crate::run::engine::replay::Replay;
+use crate::run::engine::land::replay::Replay;
+use crate::run::engine::outcome::Limited;
 
 fn plan(source: &str) -> Plan {
     let compiled = crate::compile("test.loop", source);

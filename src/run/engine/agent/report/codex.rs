@@ -146,7 +146,7 @@ pub(super) fn activity_of(line: &str, worktree: &[std::path::PathBuf]) -> Option
 pub fn read_codex(stdout_log: &Path) -> AgentReport {
     let mut report = AgentReport::default();
     for_each_message(stdout_log, |e: CodexEvent| report.codex_event(e));
-    super::super::limits::detect(&mut report);
+    super::detect_limit(&mut report);
     report
 }
 

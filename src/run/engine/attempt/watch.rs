@@ -4,9 +4,9 @@
 //! ([`crate::run::store::events::Watcher::activity`]). Nothing of it is
 //! recorded: the logs hold the whole output.
 
-use super::context::RunCtx;
-use super::report;
 use crate::plan::OutputFormat;
+use crate::run::engine::agent::report;
+use crate::run::engine::context::RunCtx;
 use crate::run::sys::process;
 use std::path::Path;
 use std::sync::mpsc;

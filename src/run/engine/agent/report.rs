@@ -20,6 +20,7 @@
 //! Claude Code's messages are read in [`claude`], Codex's events in
 //! [`codex`]; this module holds what both share.
 
+use crate::run::engine::agent::limits::{self, LimitHit};
 use serde::Deserialize;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, Visitor};
 use serde_json::Value;
@@ -74,17 +75,8 @@ pub struct ReportedError {
 impl ReportedError {
     /// `kind`, then `: ` and the first line of the message when there is one.
     pub fn describe(&self) -> String {
-        super::handoff::with_reason(&self.kind, &self.message)
+        crate::run::engine::agent::handoff::with_reason(&self.kind, &self.message)
     }
-}
-
-/// A usage or rate limit the agent ran into.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LimitHit {
-    /// When the limit resets, in seconds since the Unix epoch, if said.
-    pub resets_at: Option<u64>,
-    /// What the agent said.
-    pub message: String,
 }
 
 /// What an agent's stdout reported.
@@ -136,7 +128,7 @@ impl AgentReport {
 /// reported, else its handoff's `cost_usd`; `None` when neither did.
 pub fn reported_cost(
     report: Option<&AgentReport>,
-    handoff: &Result<Option<super::handoff::Handoff>, String>,
+    handoff: &Result<Option<crate::run::engine::agent::handoff::Handoff>, String>,
 ) -> Option<u64> {
     report.and_then(|s| s.cost).or_else(|| {
         handoff
@@ -397,6 +389,33 @@ pub fn activity(
         }
     }
     None
+}
+
+/// Decides whether what the agent reported is a usage or rate limit
+/// rather than a failure, and sets [`AgentReport::limit`]. A limit the
+/// agent got past (a finished run without an error) is no limit.
+pub(super) fn detect_limit(report: &mut AgentReport) {
+    let failed = report.error.is_some() || !report.finished;
+    if !failed {
+        report.limit = None;
+        return;
+    }
+    if report.limit.is_some() {
+        return;
+    }
+    let Some(e) = &report.error else { return };
+    let text = format!("{}\n{}", e.message, report.summary.as_deref().unwrap_or(""));
+    if limits::says_limit(&text) {
+        report.limit = Some(LimitHit {
+            resets_at: limits::reset_time(&text),
+            message: crate::run::engine::agent::handoff::one_line(&e.message),
+        });
+    } else if matches!(report.api_error_status, Some(429 | 529)) {
+        report.limit = Some(LimitHit {
+            resets_at: None,
+            message: crate::run::engine::agent::handoff::one_line(&e.message),
+        });
+    }
 }
 
 #[cfg(test)]

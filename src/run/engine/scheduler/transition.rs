@@ -11,9 +11,9 @@
 //! rules of one outcome would be scattered); the books they keep are
 //! `books`'s.
 
-use super::attempt::Outcome;
-use super::budget::Cost;
 use crate::plan::{OnFail, Plan, TaskKind};
+use crate::run::engine::budget::Cost;
+use crate::run::engine::outcome::Outcome;
 use crate::run::store::events::Event;
 use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 
@@ -72,7 +72,7 @@ pub enum Action {
     /// The try was set aside for an agent's usage or rate limit: the task
     /// waits until the limit resets (else backs off), within the `wait`
     /// and `time` budgets. The scheduler reads the clocks this needs.
-    WaitForLimit(super::attempt::Limited),
+    WaitForLimit(crate::run::engine::outcome::Limited),
 }
 
 /// The initial state: every task pending; `now` is the start (RFC 3339).
@@ -332,7 +332,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
             if !books.streak.contains(&i) {
                 books.streak.push(i);
             }
-            books.slots[i].feedback = super::gate::cut_feedback(feedback);
+            books.slots[i].feedback = crate::run::engine::attempt::gate::cut_feedback(feedback);
             match on_fail {
                 OnFail::Retry if state.tasks[i].attempts < task.attempts => {
                     state.tasks[i].status = TaskStatus::Pending;
@@ -464,7 +464,7 @@ pub struct Replayed {
     /// Its run-time key (hex).
     pub key: String,
     /// How the replay went.
-    pub result: super::replay::Replay,
+    pub result: crate::run::engine::land::replay::Replay,
     /// The entry's summary.
     pub summary: Option<String>,
     /// The entry's changed paths.
@@ -487,7 +487,7 @@ pub struct Replayed {
 /// replay are paid for like merge checks; an unknown cost under a cost
 /// budget counts the agent's cap, or stops the run (never zero).
 pub fn replayed(plan: &Plan, state: &mut RunState, books: &mut Books, r: Replayed) -> Vec<Action> {
-    use super::replay::Replay;
+    use crate::run::engine::land::replay::Replay;
     let i = r.task;
     let task = &plan.tasks[i];
     let mut out = Vec::new();
@@ -543,7 +543,7 @@ pub fn replayed(plan: &Plan, state: &mut RunState, books: &mut Books, r: Replaye
 /// The reason recorded for a task that needs a person: its question's
 /// first line.
 fn needs_human_reason(question: &str) -> String {
-    super::handoff::with_reason("the agent needs a human to answer", question)
+    crate::run::engine::agent::handoff::with_reason("the agent needs a human to answer", question)
 }
 
 fn finalize(

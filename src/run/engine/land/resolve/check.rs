@@ -4,8 +4,8 @@
 //! handoff lists it, and the handoff's list itself inside the worktree.
 
 use super::{Refusal, Side, Stop};
-use crate::run::engine::attempt::stopping;
 use crate::run::engine::context::RunCtx;
+use crate::run::engine::outcome::stopping;
 use crate::run::sys::checkout::Checkout;
 use std::path::{Component, Path};
 

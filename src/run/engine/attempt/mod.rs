@@ -1,53 +1,29 @@
 //! One attempt of one task (docs/running.md steps 2–6), run on a pool thread: a
 //! fresh worktree from the integration branch head, `setup`, the agent or
 //! command, the handoff, the commit on the task branch, and the gates. The
-//! merge (step 7) is the coordinator's, see [`super::merge`].
+//! merge (step 7) is the coordinator's, see [`crate::run::engine::land::merge`].
 //!
 //! Over 600 lines: the steps of an attempt and the checks on its commit
 //! read best in the order they run; the gitlink check is in [`gitlinks`].
 
-use super::budget::Cost;
-use super::context::{AttemptFiles, Protocol, RunCtx};
-use super::gate::{self, Verdict};
-use super::gitlinks;
-use super::guard;
-use super::handoff::{self, HandoffStatus, one_line, with_reason};
-use super::report;
+pub mod gate;
+mod gitlinks;
+pub mod watch;
+mod worktree;
+
 use crate::plan::{Agent, Executor, OnFail, OutputFormat, Task, TaskKind};
+use crate::run::engine::agent::handoff::{self, HandoffStatus, one_line, with_reason};
+use crate::run::engine::agent::report;
+use crate::run::engine::budget::Cost;
+use crate::run::engine::context::{AttemptFiles, Protocol, RunCtx};
+use crate::run::engine::guard;
+use crate::run::engine::outcome::{AttemptInput, AttemptResult, Limited, Outcome, stopping};
 use crate::run::store::events::Event;
 use crate::run::store::layout;
 use crate::run::sys::process::{self, Exit, Spec};
-use crate::run::sys::worktree;
+use gate::Verdict;
 use std::borrow::Cow;
-use std::path::PathBuf;
 use std::sync::Arc;
-
-/// What the coordinator hands an attempt.
-#[derive(Debug, Clone)]
-pub struct AttemptInput {
-    /// Index of the task in the plan.
-    pub task: usize,
-    /// Attempt number (1-based) shown as `LOOP_ATTEMPT`.
-    pub attempt: u32,
-    /// The try (run, attempt, retry): names its worktree and task branch.
-    pub id: layout::TryId,
-    /// Which try of `attempt` this is: 1, then 2… for infrastructure
-    /// retries (names the log directory, [`layout::log_name`]).
-    pub retry: u32,
-    /// The integration branch head the worktree starts from.
-    pub base: String,
-    /// The previous attempt's feedback (empty on the first).
-    pub feedback: String,
-    /// progress.md as of the start.
-    pub progress: String,
-    /// The fallback agent that takes this attempt because the task's own
-    /// agent is usage or rate limited (`None`: the task's own agent).
-    pub agent: Option<Arc<Agent>>,
-    /// A prompt section loopc adds for this task, after people's answers:
-    /// what it expects of the plan fragment of a task that expands
-    /// ([`super::expand::Growth::prompt_section`]); empty otherwise.
-    pub instructions: String,
-}
 
 /// Task `task` as an attempt runs it: with a fallback `agent`, that agent
 /// in place of its own and its environment under the task's.
@@ -67,128 +43,6 @@ pub fn as_run<'a>(task: &'a Task, agent: Option<&Arc<Agent>>) -> Cow<'a, Task> {
     }
 }
 
-/// How an attempt ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    /// Committed and every check passed; ready to merge.
-    Passed {
-        /// The task branch's commit (equal to `base` when nothing changed).
-        commit: String,
-        /// Summary from the handoff or structured result.
-        summary: Option<String>,
-        /// Paths changed relative to the base.
-        files: Vec<String>,
-    },
-    /// The attempt failed; `on_fail` says what follows.
-    Failed {
-        /// One line.
-        reason: String,
-        /// Feedback for the next attempt.
-        feedback: String,
-        /// `retry`, `block` or `fail`.
-        on_fail: OnFail,
-    },
-    /// The task is blocked (handoff `blocked`, gate `on_fail = block`).
-    Blocked(String),
-    /// The handoff said `needs_human`: the task waits for a person's
-    /// answer to this question (`loopc answer`).
-    NeedsHuman(String),
-    /// An infrastructure failure (worktree, `setup`): retried, not counted.
-    Infrastructure(String),
-    /// The agent (or an agent gate) hit a usage or rate limit: set aside,
-    /// not counted; run again once the limit resets.
-    Limited(Limited),
-    /// Killed because the run is stopping.
-    Interrupted,
-}
-
-/// The full result of one attempt.
-#[derive(Debug, Clone)]
-pub struct AttemptResult {
-    /// What was asked.
-    pub input: AttemptInput,
-    /// How it ended.
-    pub outcome: Outcome,
-    /// What it cost (agent and agent gates).
-    pub cost: Cost,
-    /// Its worktree.
-    pub worktree: PathBuf,
-    /// Its task branch.
-    pub branch: String,
-    /// Its files (logs, handoff, diff).
-    pub files: Option<AttemptFiles>,
-    /// Whether the agent (or command) was started: from then on the attempt
-    /// counts in `attempts`, `iterations` and the failure streak, whatever
-    /// fails after.
-    pub agent_started: bool,
-    /// The user's refs before the attempt's first subprocess (`None` until
-    /// taken).
-    pub refs_before: Option<guard::Snapshot>,
-    /// Refs that are not loopc's and changed while the attempt ran
-    /// ([`super::guard`]).
-    pub ref_changes: Vec<guard::RefChange>,
-    /// What ran when `ref_changes` were seen, when it was not the attempt
-    /// itself but its merge: "the resolver `fixer`", "the merge gates".
-    pub refs_during: Option<String>,
-    /// What the agent's output reported (`output = claude-json`,
-    /// `codex-json`), when it ran.
-    pub report: Option<report::AgentReport>,
-    /// The resolver's run, when the merge conflicted and the task has a
-    /// resolver ([`super::resolve`]).
-    pub resolver: Option<crate::state::ResolverRecord>,
-    /// The pooled worktree this try took ([`super::pool`]): where it was and
-    /// its old task branch, for the clean-up thread to delete (and to
-    /// remove the worktree, if it is still there: it could not be reused).
-    pub retired: Option<(PathBuf, String)>,
-}
-
-impl AttemptResult {
-    /// The result of the try `input` asks for, ended with `outcome`
-    /// before anything of it ran: its worktree's and task branch's names,
-    /// nothing else.
-    pub fn new(ctx: &RunCtx, input: AttemptInput, outcome: Outcome) -> AttemptResult {
-        let task = &ctx.plan.tasks[input.task];
-        AttemptResult {
-            worktree: ctx.layout.task_worktree(&task.name, input.id),
-            branch: worktree::task_branch(&ctx.slug, &task.name, input.id),
-            input,
-            outcome,
-            cost: Cost::default(),
-            files: None,
-            agent_started: false,
-            refs_before: None,
-            ref_changes: Vec::new(),
-            refs_during: None,
-            report: None,
-            resolver: None,
-            retired: None,
-        }
-    }
-}
-
-/// A usage or rate limit an agent hit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limited {
-    /// The agent's name.
-    pub agent: String,
-    /// When it resets (seconds since the Unix epoch), if the agent said.
-    pub resets_at: Option<u64>,
-    /// What the agent said.
-    pub message: String,
-}
-
-impl Limited {
-    /// The limit `agent`'s output reported, if it reported one.
-    pub fn of(agent: &str, report: Option<&report::AgentReport>) -> Option<Limited> {
-        let hit = report?.limit.as_ref()?;
-        Some(Limited {
-            agent: agent.to_string(),
-            resets_at: hit.resets_at,
-            message: hit.message.clone(),
-        })
-    }
-}
-
 fn failed(reason: impl Into<String>, feedback: impl Into<String>) -> Outcome {
     Outcome::Failed {
         reason: reason.into(),
@@ -203,7 +57,7 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
     let mut result = AttemptResult::new(ctx, input, Outcome::Interrupted);
     result.outcome = attempt(ctx, &mut result);
     // Whatever the outcome, compare the user's refs with what they were
-    // before the attempt's first subprocess (the guard, `super::guard`).
+    // before the attempt's first subprocess (the guard, `crate::run::engine::guard`).
     if let Some(before) = &result.refs_before {
         match guard::snapshot(&ctx.git, &ctx.integration_ref, &ctx.layout.worktrees) {
             Ok(after) => result.ref_changes = guard::diff(before, &after),
@@ -257,16 +111,16 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // loopc's own git calls for this attempt are bounded by its timeout
     // (and, like every subprocess, by the run's kill switch).
     let git = ctx.git.with_timeout(task.timeout);
-    let mut checkout = match super::pool::make(ctx, &git, r) {
+    let mut checkout = match worktree::make(ctx, &git, r) {
         Ok(co) => co,
         Err(_) if stopping(ctx) => return Outcome::Interrupted,
         Err(e) => return Outcome::Infrastructure(format!("cannot create worktree: {e}")),
     };
     checkout.excluded = ctx.brought.paths();
-    if let Err(e) = super::worktree_files::place(&ctx.brought, &r.worktree) {
+    if let Err(e) = crate::run::engine::worktree_files::place(&ctx.brought, &r.worktree) {
         return Outcome::Infrastructure(e);
     }
-    if let Err(e) = super::context::create_work_dir(&r.worktree) {
+    if let Err(e) = crate::run::engine::context::create_work_dir(&r.worktree) {
         return Outcome::Infrastructure(e);
     }
     let prompt_text = match &task.kind {
@@ -347,7 +201,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     let stderr = files.dir.join("agent.stderr");
     let executor = task.work_executor().map(|e| &**e);
     let command = Executor::wrap(executor, command);
-    let report_file = super::executor::report_path(
+    let report_file = crate::run::engine::agent::executor::report_path(
         &files.dir,
         if agent_name.is_some() {
             "agent"
@@ -355,7 +209,8 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             "command"
         },
     );
-    let work_env = super::executor::with_report(env.clone(), executor, &report_file);
+    let work_env =
+        crate::run::engine::agent::executor::with_report(env.clone(), executor, &report_file);
     let spec = Spec {
         command: &command,
         dir: &r.worktree,
@@ -365,11 +220,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         stdout: &stdout,
         stderr: agent_name.is_some().then_some(stderr.as_path()),
         timeout: task.timeout,
-        grace: super::executor::grace(executor),
+        grace: crate::run::engine::agent::executor::grace(executor),
     };
     // While it runs, the display shows what it is doing now.
     let run = || process::run(&spec, &ctx.control);
-    let exit = match super::watch::while_running(
+    let exit = match crate::run::engine::attempt::watch::while_running(
         ctx,
         (&task.name, n),
         &r.worktree,
@@ -384,7 +239,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // outside, a node that failed): infrastructure, before the attempt
     // counts as the agent's.
     if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
-        && let Some(why) = super::executor::failure(executor, &report_file)
+        && let Some(why) = crate::run::engine::agent::executor::failure(executor, &report_file)
     {
         return Outcome::Infrastructure(why);
     }
@@ -540,7 +395,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     ) {
         Ok(k) => k,
         Err(_) if stopping(ctx) => return Outcome::Interrupted,
-        Err(e) => match super::gitlinks::uncommitted_nested(&e) {
+        Err(e) => match crate::run::engine::attempt::gitlinks::uncommitted_nested(&e) {
             Some((reason, feedback)) => return failed(reason, feedback),
             None => return Outcome::Infrastructure(format!("cannot commit: {e}")),
         },
@@ -632,13 +487,6 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     }
 }
 
-/// Whether the run is stopping (Ctrl-C, SIGTERM, the `time` budget, a
-/// foreign move of the integration branch): a git call that failed then was
-/// killed for it, and the attempt is interrupted, not failed.
-pub(super) fn stopping(ctx: &RunCtx) -> bool {
-    ctx.control.should_stop() || crate::run::sys::interrupt::requested()
-}
-
 /// The next attempt's feedback for an error the agent reported about its
 /// own run (`status`: how it exited).
 fn error_feedback(e: &report::ReportedError, status: &str) -> String {
@@ -689,7 +537,7 @@ pub(super) fn run_setup(
         stdout: log,
         stderr: None,
         timeout,
-        grace: super::executor::grace(executor),
+        grace: crate::run::engine::agent::executor::grace(executor),
     };
     process::run(&spec, &ctx.control)
 }

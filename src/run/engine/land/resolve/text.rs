@@ -5,9 +5,9 @@
 use super::check::Presence;
 use super::{Refusal, Side};
 use crate::plan::{Task, TaskKind};
+use crate::run::engine::agent::handoff;
+use crate::run::engine::attempt::gate::{self, FEEDBACK_LIMIT};
 use crate::run::engine::context::RunCtx;
-use crate::run::engine::gate::{self, FEEDBACK_LIMIT};
-use crate::run::engine::handoff;
 use crate::run::sys::process;
 use crate::state::ResolverRecord;
 use std::path::Path;

@@ -1,0 +1,10 @@
+//! Landing work on the integration branch: [`merge`] brings a passed
+//! attempt onto it and gates the result (a conflict goes to the task's
+//! resolver, [`resolve`]); [`replay`] replays cached passes; [`advance`]
+//! moves a REEL spec whose tasks all passed to its next stage.
+
+pub mod advance;
+pub mod merge;
+pub mod replay;
+pub mod resolve;
+pub mod scratch;
