@@ -28,6 +28,7 @@ mod board;
 mod check;
 mod clean;
 mod completions;
+mod display;
 mod exit;
 mod fmt;
 mod graph;

@@ -2,7 +2,7 @@
 //! compiles the plan, cuts a REEL spec tree down to its worked stages
 //! ([`loopc::plan::Plan::work`]), then to the named tasks and their
 //! dependencies ([`loopc::plan::Plan::select`]) and runs it with
-//! [`loopc::run::execute`].
+//! [`loopc::run::start`] and its phases.
 //!
 //! Exit status: 0 every task passed or was cached, 1 some task failed, was
 //! blocked or skipped (or a spec tree's spec could not move on), 2 the plan
@@ -10,12 +10,12 @@
 //! moved during the run), 3 a budget or the circuit breaker stopped the
 //! run, 130 Ctrl-C or SIGTERM.
 
+use super::display::{Progress, Ui};
 use super::{
     Verbosity, exit, note_verbose, output_status, print_compilation, say, verbosity, warn,
     write_stdout,
 };
-use loopc::run::ui::display::Progress;
-use loopc::run::{Options, Outcome, Ran};
+use loopc::run::{Options, Outcome};
 use std::path::{Path, PathBuf};
 
 /// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache] [--stage S,…]`
@@ -239,32 +239,54 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         no_cache: args.no_cache,
         plan_file: path.display().to_string(),
         exit_status,
-        progress: match verbosity() {
-            Verbosity::Quiet => Progress::Off,
-            Verbosity::Normal => Progress::Auto,
-            Verbosity::Verbose => Progress::Lines,
-        },
     };
-    Ok(
-        match loopc::run::execute(plan, &options, &cwd).map_err(|e| e.message)? {
-            Ran::DryRun(report) => output_status(write_stdout(&report), |e| {
-                format!("error: cannot write to stdout: {e}")
-            }),
-            Ran::Finished { outcome, summary } => {
-                // `-q` prints the summary only when the run did not pass. A
-                // closed or full stdout does not change the run's result
-                // (state.json has it), but a full one is said.
-                if !(verbosity() == Verbosity::Quiet && outcome == Outcome::Passed)
-                    && let Err(e) = write_stdout(&summary)
-                    && e.kind() != std::io::ErrorKind::BrokenPipe
-                {
-                    eline!(
-                        "warning: cannot write the run's summary to stdout: {e} (`loopc status` \
-                         prints it again)"
-                    );
-                }
-                exit_status(outcome)
-            }
-        },
-    )
+    execute(plan, &options, &cwd)
+}
+
+/// Runs `plan` in the repository containing `cwd` (or, with `--dry-run`,
+/// says what would run) through the library's phases, printing what each
+/// returns: the warnings before any work, the notes of the clean-up after
+/// a killed run (not with `-q`), the live display, then the summary.
+fn execute(plan: loopc::plan::Plan, options: &Options, cwd: &Path) -> Result<i32, String> {
+    let started = loopc::run::start(plan, options, cwd).map_err(|e| e.message)?;
+    for w in &started.warnings {
+        eline!("{w}");
+    }
+    if options.dry_run {
+        let report = started.dry_run().map_err(|e| e.message)?;
+        return Ok(output_status(write_stdout(&report), |e| {
+            format!("error: cannot write to stdout: {e}")
+        }));
+    }
+    let progress = match verbosity() {
+        Verbosity::Quiet => Progress::Off,
+        Verbosity::Normal => Progress::Auto,
+        Verbosity::Verbose => Progress::Lines,
+    };
+    let recovered = started.recover().map_err(|e| e.message)?;
+    // Notes are for the person watching: `-q` leaves them out.
+    if progress != Progress::Off {
+        for note in &recovered.notes {
+            eline!("note: {note}");
+        }
+    }
+    let ran = recovered
+        .run(Box::new(Ui::for_progress(progress)))
+        .map_err(|e| e.message)?;
+    for w in &ran.warnings {
+        eline!("{w}");
+    }
+    // `-q` prints the summary only when the run did not pass. A closed or
+    // full stdout does not change the run's result (state.json has it), but
+    // a full one is said.
+    if !(verbosity() == Verbosity::Quiet && ran.outcome == Outcome::Passed)
+        && let Err(e) = write_stdout(&ran.summary)
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        eline!(
+            "warning: cannot write the run's summary to stdout: {e} (`loopc status` \
+             prints it again)"
+        );
+    }
+    Ok(exit_status(ran.outcome))
 }

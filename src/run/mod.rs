@@ -1,6 +1,8 @@
 //! The interpreter: `loopc run` (docs/running.md), `loopc status` and `loopc clean`.
 //!
-//! [`execute`] runs a compiled plan and returns how it ended ([`Ran`]);
+//! [`start`] makes the checks that refuse a run, [`Started::recover`]
+//! cleans up after a killed one and [`Recovered::run`] runs the plan and
+//! returns how it ended ([`Ran`]);
 //! [`status::status`] and [`clean::clean`] return their reports. The command
 //! line (`src/cli/`) prints them and picks the exit status.
 //!
@@ -27,6 +29,7 @@ pub mod board;
 pub mod clean;
 pub mod engine;
 pub mod logs;
+mod preflight;
 pub mod status;
 pub mod store;
 pub mod sys;
@@ -34,17 +37,18 @@ pub mod time;
 pub mod ui;
 
 use crate::plan::Plan;
+use crate::state::RunState;
 use engine::context::RunCtx;
 use engine::worktree_files::WorktreeFiles;
 use engine::{cache, dry_run, scheduler};
+use preflight::{Start, preflight, reset_integration};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use store::events::{Event, Recorder};
+use store::events::{Event, Recorder, Watcher};
 use store::layout::{self, Layout};
 use sys::git::Git;
 use sys::worktree;
 use sys::{interrupt, lock, process, recover};
-use ui::display::stderr_line;
 use ui::summary;
 
 /// An error that ends `loopc run` before or outside the scheduler: the
@@ -87,19 +91,15 @@ pub enum Outcome {
     StateNotRecorded,
 }
 
-/// What [`execute`] did.
+/// How a run that started ended ([`Recovered::run`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ran {
-    /// `--dry-run`: nothing ran; the report of what would run or be
-    /// replayed from the cache.
-    DryRun(String),
-    /// The run ended so, with its summary table (for stdout).
-    Finished {
-        /// How it ended.
-        outcome: Outcome,
-        /// The summary table: a line per task, then the run's totals.
-        summary: String,
-    },
+pub struct Ran {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The summary table: a line per task, then the run's totals (for stdout).
+    pub summary: String,
+    /// Warnings of the run's end (the notify command failed), for stderr.
+    pub warnings: Vec<String>,
 }
 
 /// Options of one run (the command line, minus the plan file).
@@ -118,230 +118,9 @@ pub struct Options {
     /// The process exit status of each outcome, recorded in state.json and
     /// the `run_finished` event; the command line decides it.
     pub exit_status: fn(Outcome) -> i32,
-    /// How progress is shown on stderr (`-q`: none, `-v`: a line per event).
-    pub progress: ui::display::Progress,
     /// The plan's syntax tree and sources, which the plan fragments of
     /// tasks with `expands` are compiled with (`None`: such a task fails).
     pub base: Option<crate::expand::Base>,
-}
-
-/// Checks that the repository can be used and where the integration branch
-/// starts. Nothing here changes anything; every failure is exit 2.
-///
-/// `recorded`: the integration-branch head the last run of this branch left
-/// (state.json), whose history is loopc's like its cache entries'.
-/// A branch that keeps git from creating the branch `branch`, which does
-/// not exist: one named as a directory of it (`loop` for `loop/app`: refs
-/// are files) or one inside it (`loop/app/x`).
-fn blocking_branch(git: &Git, branch: &str) -> Result<Option<String>, String> {
-    let parts: Vec<&str> = branch.split('/').collect();
-    for end in 1..parts.len() {
-        let dir = parts[..end].join("/");
-        if git.commit_of(&format!("refs/heads/{dir}"))?.is_some() {
-            return Ok(Some(dir));
-        }
-    }
-    Ok(git.branch_refs(&format!("{branch}/"))?.into_iter().next())
-}
-
-fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Result<Start, RunError> {
-    if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
-        return Err(RunError::usage(format!(
-            "the repository at {} is in the middle of {what}; finish or abort it first",
-            git.root.display()
-        )));
-    }
-    let branch = &plan.settings.branch;
-    if !git.valid_branch_name(branch).map_err(RunError::usage)? {
-        return Err(RunError::usage(format!(
-            "the integration branch name `{branch}` is not a valid git branch name"
-        )));
-    }
-    for (name, what) in [(branch.as_str(), "integration branch")] {
-        if name.starts_with("loopc/") {
-            return Err(RunError::usage(format!(
-                "the {what} `{name}` is inside loopc's own branch namespace `loopc/`"
-            )));
-        }
-    }
-    let base_commit = base_commit(git, plan)?;
-    let refname = format!("refs/heads/{branch}");
-    let existing = git.commit_of(&refname).map_err(RunError::usage)?;
-    if existing.is_none()
-        && let Some(b) = blocking_branch(git, branch).map_err(RunError::usage)?
-    {
-        return Err(RunError::usage(format!(
-            "a branch named `{b}` exists, which keeps git from creating the integration \
-             branch `{branch}`; rename it (git branch -m {b} <new-name>) or set another \
-             `branch` in the plan's `loop` block"
-        )));
-    }
-    let worktrees = git.worktrees().map_err(RunError::usage)?;
-    if let Some(w) = worktrees
-        .iter()
-        .find(|w| w.branch.as_deref() == Some(&refname))
-    {
-        return Err(RunError::usage(format!(
-            "the integration branch `{branch}` is checked out at {}; loopc must own it during a run, check out another branch there",
-            w.path.display()
-        )));
-    }
-    match &existing {
-        None => {}
-        Some(tip) => {
-            // The branch is rebuilt from the base, which must lose nothing
-            // but what came through loopc's runs (the cache replays it),
-            // whether loopc created it or not: a user may have committed
-            // on it after a run.
-            let foreign =
-                foreign_commits(git, &base_commit, tip, recorded).map_err(RunError::usage)?;
-            if let Some((count, first)) = foreign {
-                return Err(RunError::usage(format!(
-                    "the integration branch `{branch}` has {count} commit(s) that are not on \
-                     the base and were not made by loopc (first: {first}); loopc rebuilds its \
-                     integration branch from the base and would drop them: merge them into \
-                     the base, or move them to another branch (git branch <new-name> \
-                     {branch}, then git branch -f {branch} <base>), or choose another \
-                     `branch` in the plan's `loop` block"
-                )));
-            }
-        }
-    }
-    Ok(Start {
-        base: base_commit,
-        existing,
-    })
-}
-
-/// Where the integration branch starts, found by [`preflight`].
-struct Start {
-    /// The base commit.
-    base: String,
-    /// The integration branch's head before the run (`None`: it does not
-    /// exist yet).
-    existing: Option<String>,
-}
-
-/// Builds the integration branch afresh from the base, the last step before
-/// work starts: tasks recorded in the cache are replayed (an unchanged plan
-/// reproduces the same commits), the others run. A branch loopc creates is
-/// recorded in its ledger (`loopc clean --integration` may remove it), and
-/// only if it was created.
-fn reset_integration(
-    git: &Git,
-    layout: &Layout,
-    plan: &Plan,
-    start: &Start,
-) -> Result<(), RunError> {
-    let branch = &plan.settings.branch;
-    let refname = format!("refs/heads/{branch}");
-    if start.existing.as_deref() == Some(start.base.as_str()) {
-        return Ok(());
-    }
-    if start.existing.is_none() {
-        // Recorded first, so that a crash right after leaves it recorded.
-        layout::record_branch(layout, branch).map_err(RunError::usage)?;
-    }
-    let moved = git.update_ref(&refname, &start.base, start.existing.as_deref());
-    if start.existing.is_none() && !matches!(moved, Ok(true)) {
-        layout::forget_branch(layout, branch).map_err(RunError::usage)?;
-    }
-    match moved {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(RunError::usage(format!(
-            "cannot reset the integration branch `{branch}` to the base (it moved meanwhile)"
-        ))),
-        Err(e) => Err(RunError::usage(format!(
-            "cannot create or reset the integration branch `{branch}`: {e}"
-        ))),
-    }
-}
-
-/// Whether `subject` is the subject of a commit loopc writes on the
-/// integration branch: a task's commit or a replay (`loop(<task>): …`), a
-/// merge (`loop: merge <task> (…)`) or a REEL spec's move to its next
-/// stage (`loop: advance <file> to <stage>/`).
-fn is_loopc_subject(subject: &str) -> bool {
-    if subject.starts_with("loop: merge ") || subject.starts_with("loop: advance ") {
-        return true;
-    }
-    subject
-        .strip_prefix("loop(")
-        .and_then(|rest| rest.split_once("): "))
-        .is_some_and(|(task, _)| {
-            // Task names: identifiers, qualified with `.` in a directory
-            // of specs (`auth.a1b2c3d4`).
-            !task.is_empty()
-                && task
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')
-        })
-}
-
-/// The commits on `tip` that are not on `base` and that did not come
-/// through loopc: `None` when there are none, else their number and the
-/// first one (`<short hash> <subject>`). Through loopc means reachable from
-/// one of its cache entries (`refs/loopc/cache/*`: a task's work, the
-/// commits its agent made itself included, and what it was built on) or
-/// from `recorded` (the head the last run of this branch left, for a run
-/// without the cache), or with a subject loopc writes ([`is_loopc_subject`]).
-/// One `git log`, however many entries there are.
-fn foreign_commits(
-    git: &Git,
-    base: &str,
-    tip: &str,
-    recorded: Option<&str>,
-) -> Result<Option<(usize, String)>, String> {
-    let entries = format!("--glob={}", cache::REF_PREFIX.trim_end_matches('/'));
-    // Only an object id: state.json is a file, not an option.
-    let recorded = recorded.filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()));
-    let mut args = vec![
-        "log",
-        "--format=%h %s",
-        "--ignore-missing",
-        tip,
-        "--not",
-        base,
-        &entries,
-    ];
-    args.extend(recorded);
-    args.push("--");
-    let log = git.read(&args)?;
-    let foreign: Vec<&str> = log
-        .lines()
-        .filter(|l| {
-            let subject = l.split_once(' ').map_or("", |(_, s)| s);
-            !is_loopc_subject(subject)
-        })
-        .collect();
-    Ok(foreign
-        .last()
-        .map(|first| (foreign.len(), (*first).to_string())))
-}
-
-/// The commit runs start from: `loop.base`, else the checked-out commit.
-fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
-    match &plan.settings.base {
-        Some(base) => git
-            .commit_of(&format!("refs/heads/{base}"))
-            .map_err(RunError::usage)?
-            .or(git.commit_of(base).map_err(RunError::usage)?)
-            .ok_or_else(|| {
-                RunError::usage(format!(
-                    "the base branch `{base}` does not exist in {}",
-                    git.root.display()
-                ))
-            }),
-        None => git
-            .commit_of("HEAD")
-            .map_err(RunError::usage)?
-            .ok_or_else(|| {
-                RunError::usage(format!(
-                    "the repository at {} has no commit to start from; commit something first",
-                    git.root.display()
-                ))
-            }),
-    }
 }
 
 /// The line after the summary table saying how many worktrees (each with
@@ -402,18 +181,38 @@ fn worktree_files(git: &Git, plan: &Plan) -> Result<WorktreeFiles, RunError> {
     })
 }
 
-/// Runs `plan` in the repository containing `cwd` (or, with `--dry-run`,
-/// says what would run), and returns how it ended.
-///
-/// Errors: the repository or the options cannot be used; found before any
-/// work starts.
-pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunError> {
-    let git = Git::discover(cwd).map_err(RunError::usage)?;
-    git.require_min_version().map_err(RunError::usage)?;
-    let layout = Layout::new(&git.root);
-    for name in &options.force {
+/// A run whose every refusing check passed ([`start`]): nothing has
+/// changed yet but `.loopc/` and the locks it holds until it is dropped.
+pub struct Started {
+    /// Warnings for the person before the run: uncommitted changes the
+    /// attempts will not see, a spec tree stage with no spec. Each line
+    /// starts with `warning: `.
+    pub warnings: Vec<String>,
+    plan: Plan,
+    options: Options,
+    git: Git,
+    layout: Layout,
+    _locks: Option<(lock::RepoLock, lock::RepoLock)>,
+    previous: Option<RunState>,
+    start: Start,
+    slug: String,
+    loopc_branches: Vec<String>,
+    brought: WorktreeFiles,
+}
+
+/// A started run that has cleaned up after a killed one ([`Started::recover`]).
+pub struct Recovered {
+    /// Notes for the person watching (the previous run did not finish, what
+    /// was cleaned up after it), without the `note: ` prefix.
+    pub notes: Vec<String>,
+    started: Started,
+}
+
+/// The `--force` names that are not the plan's tasks: the first one's message.
+fn check_forced(plan: &Plan, force: &[String]) -> Result<(), RunError> {
+    for name in force {
         if plan.task_index(name).is_none() {
-            let hint = match crate::expand::unknown_task_hint(&plan, name) {
+            let hint = match crate::expand::unknown_task_hint(plan, name) {
                 Some(h) => format!(": {h}; `--force` takes the plan's own tasks"),
                 None => {
                     crate::check::names::suggest(name, plan.tasks.iter().map(|t| t.name.as_str()))
@@ -425,24 +224,43 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             )));
         }
     }
-    // Every check that refuses the run comes first, before anything is
-    // cleaned up or changed, and `--dry-run` makes the same ones: a dry run
-    // that passes is a run that starts. The locks come first: while another
-    // run holds them, what it is doing must not look like a problem here.
-    layout.refuse_symlink().map_err(RunError::usage)?;
-    layout.check_files().map_err(RunError::usage)?;
-    let _locks = if options.dry_run {
-        for path in [layout.lock.clone(), lock::repository_lock(&git)] {
+    Ok(())
+}
+
+/// Takes the run's locks (a dry run only checks that they are free).
+fn take_locks(
+    git: &Git,
+    layout: &Layout,
+    dry_run: bool,
+) -> Result<Option<(lock::RepoLock, lock::RepoLock)>, RunError> {
+    if dry_run {
+        for path in [layout.lock.clone(), lock::repository_lock(git)] {
             lock::check_free(&path, &git.root).map_err(RunError::usage)?;
         }
-        None
-    } else {
-        layout.create(&git.common_dir).map_err(RunError::usage)?;
-        let here = lock::acquire(&layout.lock, "run", &git.root).map_err(RunError::usage)?;
-        let repo = lock::acquire(&lock::repository_lock(&git), "run", &git.root)
-            .map_err(RunError::usage)?;
-        Some((here, repo))
-    };
+        return Ok(None);
+    }
+    layout.create(&git.common_dir).map_err(RunError::usage)?;
+    let here = lock::acquire(&layout.lock, "run", &git.root).map_err(RunError::usage)?;
+    let repo =
+        lock::acquire(&lock::repository_lock(git), "run", &git.root).map_err(RunError::usage)?;
+    Ok(Some((here, repo)))
+}
+
+/// Makes every check that refuses a run of `plan` in the repository
+/// containing `cwd`, before anything is cleaned up or changed (`--dry-run`
+/// makes the same ones: a dry run that passes is a run that starts). The
+/// locks come first: while another run holds them, what it is doing must
+/// not look like a problem here.
+///
+/// Errors: the repository or the options cannot be used (exit 2).
+pub fn start(plan: Plan, options: &Options, cwd: &Path) -> Result<Started, RunError> {
+    let git = Git::discover(cwd).map_err(RunError::usage)?;
+    git.require_min_version().map_err(RunError::usage)?;
+    let layout = Layout::new(&git.root);
+    check_forced(&plan, &options.force)?;
+    layout.refuse_symlink().map_err(RunError::usage)?;
+    layout.check_files().map_err(RunError::usage)?;
+    let locks = take_locks(&git, &layout, options.dry_run)?;
     // The previous run's state: unreadable is refused (the person decides).
     let previous = if layout.state.exists() {
         Some(store::state::load(&layout.state).map_err(RunError::usage)?)
@@ -459,23 +277,49 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         worktree::check_namespace(&git, &slug, plan.tasks.iter().map(|t| t.name.as_str()))
             .map_err(RunError::usage)?;
     let brought = worktree_files(&git, &plan)?;
-    // Attempts start from a commit: say so when files the plan reads have
-    // uncommitted changes (a warning; the run goes on).
+    let warnings = warnings(&git, &plan, options, cwd, &start, &brought);
+    Ok(Started {
+        warnings,
+        plan,
+        options: options.clone(),
+        git,
+        layout,
+        _locks: locks,
+        previous,
+        start,
+        slug,
+        loopc_branches,
+        brought,
+    })
+}
+
+/// What the person should know before the run: attempts start from a
+/// commit, so files the plan reads with uncommitted changes are not seen
+/// (the run goes on); a spec tree's worked stages may hold no spec.
+fn warnings(
+    git: &Git,
+    plan: &Plan,
+    options: &Options,
+    cwd: &Path,
+    start: &Start,
+    brought: &WorktreeFiles,
+) -> Vec<String> {
+    let mut out = Vec::new();
     if let Ok(changed) = git.changed_tracked_paths()
         && let Some(w) = engine::uncommitted::warning(
-            &plan,
+            plan,
             &cwd.join(&options.plan_file),
             &git.root,
             &changed,
             &start.base,
         )
     {
-        stderr_line(&w);
+        out.push(w);
     }
     if let Ok(untracked) = git.untracked_paths()
-        && let Some(w) = engine::uncommitted::untracked_warning(&plan, &untracked, &brought.paths())
+        && let Some(w) = engine::uncommitted::untracked_warning(plan, &untracked, &brought.paths())
     {
-        stderr_line(&w);
+        out.push(w);
     }
     if let Some(p) = &plan.pipeline
         && p.specs.is_empty()
@@ -486,7 +330,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             .filter_map(|&i| crate::origin::STAGES.get(i))
             .map(|s| format!("{s}/"))
             .collect();
-        stderr_line(&format!(
+        out.push(format!(
             "warning: no spec in the worked stage(s) {} of {}: no spec of the tree runs \
              (`--stage` or `loop.stages` names others)",
             stages.join(", "),
@@ -496,114 +340,158 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     if plan.pipeline.is_some()
         && let (Ok(changed), Ok(untracked)) = (git.changed_tracked_paths(), git.untracked_paths())
         && let Some(w) =
-            engine::uncommitted::specs_warning(&plan, cwd, &git.root, &changed, &untracked)
+            engine::uncommitted::specs_warning(plan, cwd, &git.root, &changed, &untracked)
     {
-        stderr_line(&w);
+        out.push(w);
     }
-    if options.dry_run {
-        let store = if options.no_cache {
+    out
+}
+
+impl Started {
+    /// `--dry-run`: what would run or be replayed from the cache; runs nothing.
+    ///
+    /// Errors: the cache cannot be read.
+    pub fn dry_run(self) -> Result<String, RunError> {
+        let store = if self.options.no_cache {
             None
         } else {
-            Some(cache::Store::load(&git, &layout).map_err(RunError::usage)?)
+            Some(cache::Store::load(&self.git, &self.layout).map_err(RunError::usage)?)
         };
-        return Ok(Ran::DryRun(dry_run::report(
-            &plan,
-            &options.force,
-            &brought.digests,
-            &git,
+        Ok(dry_run::report(
+            &self.plan,
+            &self.options.force,
+            &self.brought.digests,
+            &self.git,
             store.as_ref(),
-            &start.base,
-            engine::expand::Growth::new(options.base.clone()),
-        )));
+            &self.start.base,
+            engine::expand::Growth::new(self.options.base.clone()),
+        ))
     }
-    // A run that never finished was killed, and is cleaned up after.
-    if let Some(previous) = &previous
-        && previous.status == crate::state::RunStatus::Running
-        && options.progress != ui::display::Progress::Off
-    {
-        stderr_line(&format!(
-            "note: the previous run (started {}) did not finish: loopc was killed; \
-             cleaning up after it and resuming (passed tasks are replayed from the cache)",
-            previous.started_at
-        ));
-    }
-    let reconciled = recover::reconcile(&git, &layout, &slug).map_err(RunError::usage)?;
-    // Notes are for the person watching: `-q` leaves them out.
-    if options.progress != ui::display::Progress::Off {
-        for note in &reconciled.notes {
-            stderr_line(&format!("note: {note}"));
+
+    /// Cleans up after a run that never finished (it was killed): its
+    /// worktrees, task branches and half-made state ([`recover::reconcile`]).
+    ///
+    /// Errors: what it left cannot be cleaned up.
+    pub fn recover(self) -> Result<Recovered, RunError> {
+        let mut notes = Vec::new();
+        if let Some(previous) = &self.previous
+            && previous.status == crate::state::RunStatus::Running
+        {
+            notes.push(format!(
+                "the previous run (started {}) did not finish: loopc was killed; \
+                 cleaning up after it and resuming (passed tasks are replayed from the cache)",
+                previous.started_at
+            ));
         }
+        let reconciled =
+            recover::reconcile(&self.git, &self.layout, &self.slug).map_err(RunError::usage)?;
+        notes.extend(reconciled.notes);
+        Ok(Recovered {
+            notes,
+            started: self,
+        })
     }
-    let cache_use = scheduler::CacheUse {
-        store: if options.no_cache {
-            None
-        } else {
-            Some(cache::Store::load(&git, &layout).map_err(RunError::usage)?)
-        },
-        forced: plan
-            .tasks
-            .iter()
-            .map(|t| options.force.iter().any(|f| f == &t.name))
-            .collect(),
-        copied: brought.digests.clone(),
-    };
-    let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
-    // Every file the run writes must be writable before anything moves: a
-    // run that cannot start changes nothing.
-    store::state::probe(&layout.state).map_err(RunError::usage)?;
-    let events = Recorder::open(
-        &layout.events,
-        Box::new(ui::display::Ui::for_progress(options.progress)),
-    )
-    .map_err(RunError::usage)?;
-    // A new run starts new logs (an earlier run's are kept) and a new
-    // progress file.
-    let previous_run = previous.as_ref().and_then(|p| p.run);
-    layout
-        .keep_earlier_logs(previous_run)
-        .map_err(RunError::usage)?;
-    // The run's number names its worktrees and task branches: above any an
-    // earlier run left (kept worktrees, ledger) and any the plan's task
-    // branches or another checkout's ledger hold, so names never collide.
-    let run = layout.next_run(
-        previous_run,
-        &worktree::taken_names(&git, &layout, &slug, &loopc_branches).map_err(RunError::usage)?,
-    );
-    std::fs::write(&layout.progress, "")
-        .map_err(|e| RunError::usage(format!("cannot write {}: {e}", layout.progress.display())))?;
-    reset_integration(&git, &layout, &plan, &start)?;
-    let head = start.base;
-    let control = Arc::new(process::Control::for_run());
-    let mut git = git;
-    git.bind(Arc::clone(&control));
-    let ctx = Arc::new(RunCtx {
-        slug,
-        run,
-        integration_ref: format!("refs/heads/{}", plan.settings.branch),
-        plan,
-        git,
-        layout,
-        control,
-        events: Arc::new(events),
-        worktree_lock: Arc::new(Mutex::new(())),
-        brought,
-        pool: Arc::new(engine::pool::Pool::new(parallel.max(1) as usize)),
-    });
+}
+
+impl Recovered {
+    /// Runs the plan, showing its progress through `display`, and returns
+    /// how it ended.
+    ///
+    /// Errors: a file of `.loopc/` cannot be written, or the integration
+    /// branch cannot be reset; found before any work starts.
+    pub fn run(self, display: Box<dyn Watcher>) -> Result<Ran, RunError> {
+        let s = self.started;
+        let options = &s.options;
+        let cache_use = scheduler::CacheUse {
+            store: if options.no_cache {
+                None
+            } else {
+                Some(cache::Store::load(&s.git, &s.layout).map_err(RunError::usage)?)
+            },
+            forced: s
+                .plan
+                .tasks
+                .iter()
+                .map(|t| options.force.iter().any(|f| f == &t.name))
+                .collect(),
+            copied: s.brought.digests.clone(),
+        };
+        let parallel = options.jobs.unwrap_or(s.plan.settings.parallel).max(1);
+        // Every file the run writes must be writable before anything moves: a
+        // run that cannot start changes nothing.
+        store::state::probe(&s.layout.state).map_err(RunError::usage)?;
+        let events = Recorder::open(&s.layout.events, display).map_err(RunError::usage)?;
+        // A new run starts new logs (an earlier run's are kept) and a new
+        // progress file.
+        let previous_run = s.previous.as_ref().and_then(|p| p.run);
+        s.layout
+            .keep_earlier_logs(previous_run)
+            .map_err(RunError::usage)?;
+        // The run's number names its worktrees and task branches: above any an
+        // earlier run left (kept worktrees, ledger) and any the plan's task
+        // branches or another checkout's ledger hold, so names never collide.
+        let taken = worktree::taken_names(&s.git, &s.layout, &s.slug, &s.loopc_branches)
+            .map_err(RunError::usage)?;
+        let run = s.layout.next_run(previous_run, &taken);
+        std::fs::write(&s.layout.progress, "").map_err(|e| {
+            RunError::usage(format!("cannot write {}: {e}", s.layout.progress.display()))
+        })?;
+        reset_integration(&s.git, &s.layout, &s.plan, &s.start)?;
+        let head = s.start.base.clone();
+        let control = Arc::new(process::Control::for_run());
+        let mut git = s.git;
+        git.bind(Arc::clone(&control));
+        let ctx = Arc::new(RunCtx {
+            slug: s.slug,
+            run,
+            integration_ref: format!("refs/heads/{}", s.plan.settings.branch),
+            plan: s.plan,
+            git,
+            layout: s.layout,
+            control,
+            events: Arc::new(events),
+            worktree_lock: Arc::new(Mutex::new(())),
+            brought: s.brought,
+            pool: Arc::new(engine::pool::Pool::new(parallel.max(1) as usize)),
+        });
+        let ran = schedule(
+            &ctx,
+            options,
+            parallel,
+            s.previous.as_ref(),
+            &head,
+            cache_use,
+        );
+        drop(s._locks);
+        Ok(ran)
+    }
+}
+
+/// Announces the run, hands it to the scheduler and, once it ended, writes
+/// its summary and runs the notify command.
+fn schedule(
+    ctx: &Arc<RunCtx>,
+    options: &Options,
+    parallel: u32,
+    previous: Option<&RunState>,
+    head: &str,
+    cache_use: scheduler::CacheUse,
+) -> Ran {
     ctx.events.emit(Event::RunStarted {
         plan: ctx.plan.name.clone(),
         branch: ctx.plan.settings.branch.clone(),
-        head: head.clone(),
+        head: head.to_string(),
         parallel,
     });
     interrupt::install();
-    let mut state = scheduler::initial_state(&ctx, &options.plan_file, &head);
-    state.run = Some(run);
+    let mut state = scheduler::initial_state(ctx, &options.plan_file, head);
+    state.run = Some(ctx.run);
     // A task that was waiting for an agent's usage limit waits out the rest.
-    if let Some(previous) = &previous {
+    if let Some(previous) = previous {
         scheduler::carry_waits(previous, &mut state);
     }
     let finish = scheduler::run(
-        Arc::clone(&ctx),
+        Arc::clone(ctx),
         parallel,
         state,
         cache_use,
@@ -615,38 +503,17 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     if let Some(note) = kept_note(&ctx.layout) {
         table.push_str(&note);
     }
+    let mut warnings = Vec::new();
     if let Some(command) = &ctx.plan.settings.notify {
         // `+` cannot start a task name: no task's log directory takes it.
         let log = ctx.layout.logs.join("+notify.log");
         if let Err(e) = engine::notify::notify(command, &ctx.git.root, &finish.state, &log) {
-            stderr_line(&format!("warning: {e}"));
+            warnings.push(format!("warning: {e}"));
         }
     }
-    Ok(Ran::Finished {
+    Ran {
         outcome: finish.outcome,
         summary: table,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::is_loopc_subject;
-
-    #[test]
-    fn loopc_subjects() {
-        assert!(is_loopc_subject("loop(a): Task A"));
-        assert!(is_loopc_subject("loop(my-task_2): multi line title"));
-        assert!(is_loopc_subject(
-            "loop(auth.a1b2c3d4): from a directory of specs"
-        ));
-        assert!(is_loopc_subject("loop: merge a (Task A)"));
-        assert!(is_loopc_subject(
-            "loop: advance specs/inflight/auth.md to review/"
-        ));
-        assert!(!is_loopc_subject("loop(): x"));
-        assert!(!is_loopc_subject("loop(a b): x"));
-        assert!(!is_loopc_subject("loop(a) x"));
-        assert!(!is_loopc_subject("my work"));
-        assert!(!is_loopc_subject("Merge branch 'loop/x'"));
+        warnings,
     }
 }

@@ -1,178 +1,12 @@
-//! What a person watching a run sees on stderr: on a terminal, one live line
-//! per running task (name, attempt, phase, elapsed time) drawn by indicatif;
-//! otherwise one plain line per event. The summary table is printed at the
-//! end by [`super::summary`].
+//! The words a person watching a run reads: the plain one-line form of
+//! each event ([`plain_line`]) and text made safe to print ([`sanitize`]).
+//! The command line prints them (live bars on a terminal, else these lines);
+//! the summary table at the end is [`super::summary`].
 
-use crate::run::store::events::{Event, Watcher};
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::collections::HashMap;
-use std::io::IsTerminal;
-use std::sync::Mutex;
-use std::time::Duration;
-
-/// The live display or the plain event lines.
-pub enum Ui {
-    /// indicatif bars on a terminal.
-    Live {
-        /// The bars' container.
-        multi: MultiProgress,
-        /// One bar per running task.
-        bars: Mutex<HashMap<String, ProgressBar>>,
-    },
-    /// One line per event on stderr.
-    Plain,
-    /// No progress at all (`-q`); warnings from the run still print.
-    Silent,
-}
-
-/// How a run shows its progress on stderr.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Progress {
-    /// Live bars on a terminal, one line per event otherwise.
-    #[default]
-    Auto,
-    /// One line per event, even on a terminal (`-v`).
-    Lines,
-    /// None (`-q`).
-    Off,
-}
-
-impl Ui {
-    /// The display for `progress`: with `Auto`, live bars when stderr is a
-    /// terminal, else plain lines.
-    pub fn for_progress(progress: Progress) -> Ui {
-        match progress {
-            Progress::Auto => Ui::detect(),
-            Progress::Lines => Ui::Plain,
-            Progress::Off => Ui::Silent,
-        }
-    }
-
-    /// Live bars when stderr is a terminal, else plain lines.
-    pub fn detect() -> Ui {
-        if std::io::stderr().is_terminal() {
-            Ui::Live {
-                multi: MultiProgress::with_draw_target(ProgressDrawTarget::stderr()),
-                bars: Mutex::new(HashMap::new()),
-            }
-        } else {
-            Ui::Plain
-        }
-    }
-}
-
-impl Watcher for Ui {
-    /// Prints one line above the live bars (or plainly).
-    fn line(&self, text: &str) {
-        let text = sanitize(text);
-        match self {
-            Ui::Live { multi, .. } => {
-                let _ = multi.println(text);
-            }
-            Ui::Plain | Ui::Silent => stderr_line(&text),
-        }
-    }
-
-    /// Updates the display for `event`.
-    fn on_event(&self, event: &Event) {
-        match self {
-            Ui::Silent => {}
-            Ui::Plain => {
-                if let Some(text) = plain_line(event) {
-                    stderr_line(&text);
-                }
-            }
-            Ui::Live { multi, bars } => {
-                let Ok(mut bars) = bars.lock() else { return };
-                match event {
-                    Event::AttemptStarted { task, attempt, .. } => {
-                        let style = ProgressStyle::with_template(
-                            "{spinner} {prefix:.bold} [{elapsed}] {wide_msg}",
-                        )
-                        .unwrap_or_else(|_| ProgressStyle::default_spinner());
-                        let bar = multi.add(ProgressBar::new_spinner().with_style(style));
-                        bar.set_prefix(format!("{task} #{attempt}"));
-                        bar.set_message("starting");
-                        bar.enable_steady_tick(Duration::from_millis(120));
-                        if let Some(old) = bars.insert(task.clone(), bar) {
-                            old.finish_and_clear();
-                        }
-                    }
-                    Event::Phase {
-                        task, phase, gate, ..
-                    } => {
-                        if let Some(bar) = bars.get(task) {
-                            bar.set_message(match gate {
-                                Some(g) => format!("{phase} {g}"),
-                                None => phase.clone(),
-                            });
-                        }
-                    }
-                    Event::AttemptFinished { task, .. } => {
-                        if let Some(bar) = bars.remove(task) {
-                            bar.finish_and_clear();
-                            multi.remove(&bar);
-                        }
-                        if let Some(text) = plain_line(event) {
-                            let _ = multi.println(text);
-                        }
-                    }
-                    _ => {
-                        if let Some(text) = plain_line(event) {
-                            let _ = multi.println(text);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Shows what a running attempt does: on its live line (cut to the
-    /// terminal's width), else as a plain line.
-    fn activity(&self, task: &str, attempt: u32, text: &str) {
-        // One line, at most 200 characters (the live line is cut to the
-        // terminal's width besides).
-        let line = text.lines().next().unwrap_or("").trim();
-        let mut text = sanitize_line(&line.chars().take(200).collect::<String>());
-        if line.chars().count() > 200 {
-            text.push('…');
-        }
-        match self {
-            Ui::Plain => stderr_line(&format!("loopc: {task} attempt {attempt}: now: {text}")),
-            Ui::Live { bars, .. } => {
-                let Ok(bars) = bars.lock() else { return };
-                if let Some(bar) = bars.get(task) {
-                    bar.set_message(text);
-                }
-            }
-            Ui::Silent => {}
-        }
-    }
-
-    /// Removes any bars left (before the summary is printed).
-    fn finish(&self) {
-        if let Ui::Live { multi, bars } = self {
-            if let Ok(mut bars) = bars.lock() {
-                for (_, bar) in bars.drain() {
-                    bar.finish_and_clear();
-                }
-            }
-            let _ = multi.clear();
-        }
-    }
-}
+use crate::run::store::events::Event;
 
 fn short(commit: &str) -> &str {
     commit.get(..10).unwrap_or(commit)
-}
-
-/// Writes one line to stderr (the display's lines, and the run's notes and
-/// warnings before and after it), control and format characters other
-/// than `\n` and `\t` as escapes ([`sanitize`]); a closed or full stderr
-/// never stops a run.
-pub fn stderr_line(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{}", sanitize(text));
 }
 
 /// `text` made safe to print to a person: hidden characters (control and
@@ -196,7 +30,7 @@ fn how_words(how: &str) -> String {
 }
 
 /// The plain one-line form of an event.
-fn plain_line(event: &Event) -> Option<String> {
+pub fn plain_line(event: &Event) -> Option<String> {
     Some(sanitize_line(&match event {
         Event::RunStarted {
             plan,

@@ -1,6 +1,6 @@
-//! What a person watching a run sees: live bars or plain event lines on
-//! stderr ([`display`]) and the summary table at the end of a run and in
-//! `loopc status` ([`summary`]).
+//! What a person watching a run reads: the plain line of each event
+//! ([`display`]) and the summary table at the end of a run and in `loopc
+//! status` ([`summary`]). Only the command line prints them.
 //!
 //! Arrows: the display reads events and state ([`super::store`],
 //! [`crate::state`]); nothing in the engine, `sys` or the store imports it.

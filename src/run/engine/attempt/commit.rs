@@ -1,0 +1,130 @@
+//! The attempt's commit on its task branch, and the checks on it before the
+//! gates: the work is committed only in the worktree loopc made, never
+//! below its base, changes something (unless the task may change nothing),
+//! and survives the worktree (no dangling gitlink).
+
+use super::{Step, failed, gitlinks, phase};
+use crate::plan::{Task, TaskKind};
+use crate::run::engine::context::{AttemptFiles, RunCtx};
+use crate::run::engine::outcome::{AttemptResult, Outcome, stopping};
+use crate::run::sys::checkout::Checkout;
+use crate::run::sys::git::Git;
+
+/// The attempt's commit.
+pub(super) struct Made {
+    /// The task branch's commit (equal to the base when nothing changed).
+    pub commit: String,
+    /// Paths changed relative to the base.
+    pub files: Vec<String>,
+}
+
+/// Commits the worktree's changes on the task branch (`loop(task): title`)
+/// and checks the commit; writes its diff for the gates (`LOOP_DIFF_FILE`).
+/// `no_changes`: the handoff said nothing needed to change.
+pub(super) fn commit(
+    ctx: &RunCtx,
+    git: &Git,
+    checkout: &Checkout,
+    task: &Task,
+    r: &AttemptResult,
+    files: &AttemptFiles,
+    no_changes: bool,
+) -> Step<Made> {
+    phase(ctx, &task.name, r.input.attempt, "commit");
+    let commit = commit_on_branch(ctx, git, checkout, task, r)?;
+    if commit == r.input.base && !no_changes && !task.changes_optional {
+        let how = match task.kind {
+            TaskKind::Command { .. } => "",
+            TaskKind::Agent { .. } => ", or its agent says \"no_changes\": true in the handoff",
+        };
+        return Err(failed(
+            format!(
+                "no changes: the attempt changed no file (a task that may change nothing \
+                 says `changes = optional` in its block{how})"
+            ),
+            "The previous attempt changed no file. Make the change the task asks for \
+             (or, if nothing needs to change, say \"no_changes\": true in the handoff).",
+        ));
+    }
+    // Work must survive the worktree: a gitlink (a submodule, or a nested
+    // repository the agent made) whose commit lives only inside the
+    // worktree would point at nothing once it is removed.
+    let changes = match git.changes(&r.input.base, &commit) {
+        Ok(c) => c,
+        Err(_) if stopping(ctx) => return Err(Outcome::Interrupted),
+        Err(e) => return Err(Outcome::Infrastructure(e)),
+    };
+    match gitlinks::dangling(git, checkout, changes.gitlinks) {
+        Ok(None) => {}
+        Ok(Some((reason, feedback))) => return Err(failed(reason, feedback)),
+        Err(_) if stopping(ctx) => return Err(Outcome::Interrupted),
+        Err(e) => return Err(Outcome::Infrastructure(e)),
+    }
+    ctx.git
+        .diff_to_file(&r.input.base, &commit, &files.diff)
+        .map_err(Outcome::Infrastructure)?;
+    Ok(Made {
+        commit,
+        files: changes.paths,
+    })
+}
+
+/// Commits in the worktree loopc made and nowhere else (an agent that
+/// removed or replaced its `.git`, or left the task branch, fails: git
+/// would otherwise find another repository above it) and returns the task
+/// branch's tip, which must contain the base (the agent may have committed
+/// itself, but never below its base: a branch that dropped `LOOP_BASE`
+/// would lose earlier tasks' work when merged).
+fn commit_on_branch(
+    ctx: &RunCtx,
+    git: &Git,
+    checkout: &Checkout,
+    task: &Task,
+    r: &AttemptResult,
+) -> Step<String> {
+    if let Err(e) = git.verify_checkout(checkout, Some(&r.branch)) {
+        return Err(failed(
+            e.clone(),
+            format!(
+                "{e}. loopc commits the work only in the worktree it made, on its task \
+                 branch: do not remove, replace or move `.git`, do not switch branches or \
+                 detach HEAD; commit on the task branch or leave the changes uncommitted."
+            ),
+        ));
+    }
+    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
+    let message = format!("loop({}): {title}", task.name);
+    let known = match git.commit_all(checkout, &message, &r.input.base) {
+        Ok(k) => k,
+        Err(_) if stopping(ctx) => return Err(Outcome::Interrupted),
+        Err(e) => {
+            return Err(match gitlinks::uncommitted_nested(&e) {
+                Some((reason, feedback)) => failed(reason, feedback),
+                None => Outcome::Infrastructure(format!("cannot commit: {e}")),
+            });
+        }
+    };
+    let tip = known.map_or_else(
+        || git.tip_containing(&r.branch, &r.input.base),
+        |c| Ok(Some(c)),
+    );
+    match tip {
+        Ok(Some(c)) => Ok(c),
+        Ok(None) if matches!(git.commit_of(&format!("refs/heads/{}", r.branch)), Ok(None)) => {
+            Err(Outcome::Infrastructure(format!(
+                "the task branch `{}` is gone after its commit",
+                r.branch
+            )))
+        }
+        Ok(None) => Err(failed(
+            "the attempt rewrote history below LOOP_BASE",
+            format!(
+                "The previous attempt rewrote history below LOOP_BASE ({}): the task \
+                 branch no longer contains that commit. Build on LOOP_BASE; do not reset, \
+                 rebase or amend below it.",
+                r.input.base
+            ),
+        )),
+        Err(e) => Err(Outcome::Infrastructure(e)),
+    }
+}
