@@ -156,52 +156,8 @@ pub fn resolve(
         },
     };
     // The resolution's checks, on a fresh checkout of the merge commit.
-    let result = result.and_then(|merged| {
-        let mut gc = Cost::default();
-        let verdict = crate::run::engine::land::scratch::gate_in_scratch(
-            ctx,
-            task,
-            r.input.attempt,
-            r.input.id,
-            files,
-            &merged,
-            side.head,
-            side.earlier,
-            &mut gc,
-        );
-        own.absorb(gc);
-        if verdict != Verdict::Stopped
-            && let Some(m) = refs_moved(ctx, refs, "the merge gates")
-        {
-            return Err(Stop::Guard(m));
-        }
-        match verdict {
-            Verdict::Pass => Ok(merged),
-            Verdict::Error(_) if stopping(ctx) => Err(Stop::Stopped),
-            Verdict::Stopped => Err(Stop::Stopped),
-            Verdict::Reject {
-                reason, feedback, ..
-            } => Err(
-                Refusal::new(format!("its resolution failed a check: {reason}"), feedback).into(),
-            ),
-            Verdict::Blocked(why) => Err(Refusal::new(
-                format!("a check of its resolution says the task needs help: {why}"),
-                why,
-            )
-            .into()),
-            Verdict::Limited(l) => Err(Refusal::new(
-                format!(
-                    "a check of its resolution hit a usage limit of agent `{}`",
-                    l.agent
-                ),
-                l.message,
-            )
-            .into()),
-            Verdict::Error(e) => {
-                Err(Refusal::new(format!("its resolution could not be checked: {e}"), e).into())
-            }
-        }
-    });
+    let result =
+        result.and_then(|merged| gate_resolution(ctx, r, files, side, refs, merged, &mut own));
     let result = result.and_then(|merged| {
         match ctx
             .git
@@ -217,7 +173,76 @@ pub fn resolve(
     });
     record.cost_micro_usd = (!own.unknown).then_some(own.micro_usd);
     cost.absorb(own);
-    let merge = match result {
+    let merge = merge_of(result, agent, side, &dir, &mut record);
+    (merge, record)
+}
+
+/// Gates the resolution `merged` like any merge, in a scratch worktree
+/// (its checks' costs go to `own`); the guard looks at the user's refs after.
+fn gate_resolution(
+    ctx: &RunCtx,
+    r: &AttemptResult,
+    files: &AttemptFiles,
+    side: &Side<'_>,
+    refs: &Snapshot,
+    merged: String,
+    own: &mut Cost,
+) -> Result<String, Stop> {
+    let task = &ctx.plan.tasks[r.input.task];
+    let mut gc = Cost::default();
+    let verdict = crate::run::engine::land::scratch::gate_in_scratch(
+        ctx,
+        task,
+        r.input.attempt,
+        r.input.id,
+        files,
+        &merged,
+        side.head,
+        side.earlier,
+        &mut gc,
+    );
+    own.absorb(gc);
+    if verdict != Verdict::Stopped
+        && let Some(m) = refs_moved(ctx, refs, "the merge gates")
+    {
+        return Err(Stop::Guard(m));
+    }
+    match verdict {
+        Verdict::Pass => Ok(merged),
+        Verdict::Error(_) if stopping(ctx) => Err(Stop::Stopped),
+        Verdict::Stopped => Err(Stop::Stopped),
+        Verdict::Reject {
+            reason, feedback, ..
+        } => Err(Refusal::new(format!("its resolution failed a check: {reason}"), feedback).into()),
+        Verdict::Blocked(why) => Err(Refusal::new(
+            format!("a check of its resolution says the task needs help: {why}"),
+            why,
+        )
+        .into()),
+        Verdict::Limited(l) => Err(Refusal::new(
+            format!(
+                "a check of its resolution hit a usage limit of agent `{}`",
+                l.agent
+            ),
+            l.message,
+        )
+        .into()),
+        Verdict::Error(e) => {
+            Err(Refusal::new(format!("its resolution could not be checked: {e}"), e).into())
+        }
+    }
+}
+
+/// The merge's result from how the resolution ended, recorded in `record`
+/// (`dir`: the resolver's log directory, whose output a refusal quotes).
+fn merge_of(
+    result: Result<String, Stop>,
+    agent: &Agent,
+    side: &Side<'_>,
+    dir: &std::path::Path,
+    record: &mut ResolverRecord,
+) -> Merge {
+    match result {
         Ok(merged) => {
             record.resolved = true;
             record.commit = Some(merged.clone());
@@ -251,7 +276,7 @@ pub fn resolve(
             m
         }
         Err(Stop::Refused(f)) => {
-            let output = output_of(&dir);
+            let output = output_of(dir);
             record.reason = Some(f.reason.clone());
             Merge::Unresolved {
                 reason: format!(
@@ -260,11 +285,10 @@ pub fn resolve(
                     agent.name,
                     f.reason
                 ),
-                feedback: feedback(side.conflicts, &record, &f, &output),
+                feedback: feedback(side.conflicts, record, &f, &output),
             }
         }
-    };
-    (merge, record)
+    }
 }
 
 /// The resolver's run in the scratch worktree, up to the merge commit of

@@ -217,16 +217,77 @@ pub struct Finished {
 /// retry, block, failure or pass, and skips the dependents of a dead task.
 pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finished) -> Vec<Action> {
     let i = f.task;
-    let task = &plan.tasks[i];
     let mut out = Vec::new();
-    books.charge(state, i, &f.cost, f.elapsed_ms, f.ended_ms, |name| {
+    let f = count(plan, books, state, f);
+    let ended_ms = f.ended_ms;
+    record(plan, state, &f, &mut out);
+    let at = End {
+        i,
+        now: f.now.clone(),
+    };
+    match f.outcome {
+        Outcome::Passed { summary, files, .. } => {
+            passed(plan, state, books, &at, f.head, summary, files, &mut out)
+        }
+        Outcome::Failed {
+            reason,
+            feedback,
+            on_fail,
+        } => failed(plan, state, books, &at, reason, feedback, on_fail, &mut out),
+        Outcome::Blocked(why) => {
+            let status = TaskStatus::Blocked;
+            finalize(plan, state, i, status, Some(why), &at.now, &mut out);
+        }
+        Outcome::NeedsHuman(question) => {
+            let why = needs_human_reason(&question);
+            state.tasks[i].question = Some(question);
+            let status = TaskStatus::NeedsHuman;
+            finalize(plan, state, i, status, Some(why), &at.now, &mut out);
+        }
+        Outcome::Limited(l) => {
+            // Set aside: counted in neither `attempts`, `iterations` nor
+            // the failure streak. Its worktree goes (the rerun starts
+            // afresh).
+            uncount(plan, state, books, i);
+            out.push(Action::RemoveWorktree);
+            out.push(Action::WaitForLimit(l));
+        }
+        Outcome::Infrastructure(why) => infrastructure(plan, state, books, &at, why, &mut out),
+        Outcome::Interrupted => {
+            let (signalled, past_deadline, agent_started) =
+                (f.signalled, f.past_deadline, f.agent_started);
+            let reason = interrupted_reason(books, signalled, past_deadline, agent_started);
+            if reason.is_none() {
+                uncount(plan, state, books, i);
+            }
+            let status = TaskStatus::Interrupted;
+            finalize(plan, state, i, status, reason, &at.now, &mut out);
+        }
+    }
+    books.meter.note_finished(ended_ms, is_agent(plan, i));
+    out
+}
+
+/// The task and the time an attempt's end is decided for.
+struct End {
+    /// The task's index in the plan.
+    i: usize,
+    /// The time of the decision (RFC 3339), for a task that ends.
+    now: String,
+}
+
+/// Counts what attempt `f` spent (its cost, a resolver's iteration) and
+/// turns an infrastructure failure after its agent started into a failed
+/// attempt: from then on the attempt counts.
+fn count(plan: &Plan, books: &mut Books, state: &mut RunState, mut f: Finished) -> Finished {
+    let task = &plan.tasks[f.task];
+    books.charge(state, f.task, &f.cost, f.elapsed_ms, f.ended_ms, |name| {
         format!(
             "the cost of task `{}` attempt {} could not be read from agent `{name}` \
              and it has no `cost` cap; a cost budget is set, so the run stops",
             task.name, f.attempt
         )
     });
-    let mut f = f;
     // A resolver is an agent run of its own: an iteration, whatever
     // became of the attempt (unless Ctrl-C or SIGTERM cut it off, as for
     // an attempt).
@@ -248,8 +309,15 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         };
     }
     if !matches!(f.outcome, Outcome::Limited(_)) {
-        books.slots[i].limit_backoffs = 0;
+        books.slots[f.task].limit_backoffs = 0;
     }
+    f
+}
+
+/// Records attempt `f` in its task's history and announces its end; keeps
+/// the worktree of a failed, blocked or infrastructure-failed attempt.
+fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>) {
+    let task = &plan.tasks[f.task];
     let (word, reason) = match &f.outcome {
         Outcome::Passed { .. } => ("passed", None),
         Outcome::Failed { reason, .. } => ("failed", Some(reason.clone())),
@@ -280,8 +348,7 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         out.push(Action::KeepWorktree);
     }
     let cost_micro_usd = (!f.cost.unknown).then_some(f.cost.micro_usd);
-    let ended_ms = f.ended_ms;
-    state.tasks[i].history.push(state::AttemptRecord {
+    state.tasks[f.task].history.push(state::AttemptRecord {
         attempt: f.attempt,
         outcome: word.to_string(),
         reason: reason.clone(),
@@ -300,152 +367,158 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         cost_micro_usd,
         agent: f.agent.clone(),
     }));
+}
 
-    match f.outcome {
-        Outcome::Passed { summary, files, .. } => {
-            books.meter.spent.consecutive_failures = 0;
-            books.meter.breaker_spares_streak = false;
-            books.streak.clear();
-            let ts = &mut state.tasks[i];
-            ts.status = TaskStatus::Passed;
-            ts.summary = summary.clone();
-            ts.commit = Some(f.head);
-            ts.reason = None;
-            ts.worktree = None;
-            out.push(Action::Progress {
-                title: task.title.clone().unwrap_or_else(|| task.name.clone()),
-                summary: summary.clone(),
-                files: files.clone(),
-            });
-            out.push(Action::Record { summary, files });
-            out.push(Action::RememberChecks);
-            out.push(Action::RemoveWorktree);
-            finalize(plan, state, i, TaskStatus::Passed, None, &f.now, &mut out);
+/// The attempt passed: the task passed, its streak is over, its result is
+/// recorded and its worktree goes.
+#[allow(clippy::too_many_arguments)]
+fn passed(
+    plan: &Plan,
+    state: &mut RunState,
+    books: &mut Books,
+    at: &End,
+    head: String,
+    summary: Option<String>,
+    files: Vec<String>,
+    out: &mut Vec<Action>,
+) {
+    let task = &plan.tasks[at.i];
+    books.meter.spent.consecutive_failures = 0;
+    books.meter.breaker_spares_streak = false;
+    books.streak.clear();
+    let ts = &mut state.tasks[at.i];
+    ts.status = TaskStatus::Passed;
+    ts.summary = summary.clone();
+    ts.commit = Some(head);
+    ts.reason = None;
+    ts.worktree = None;
+    out.push(Action::Progress {
+        title: task.title.clone().unwrap_or_else(|| task.name.clone()),
+        summary: summary.clone(),
+        files: files.clone(),
+    });
+    out.push(Action::Record { summary, files });
+    out.push(Action::RememberChecks);
+    out.push(Action::RemoveWorktree);
+    finalize(plan, state, at.i, TaskStatus::Passed, None, &at.now, out);
+}
+
+/// The attempt failed: the streak grows, the feedback is kept for the next
+/// attempt, and `on_fail` decides: retry while attempts are left, block,
+/// or stop the run.
+#[allow(clippy::too_many_arguments)]
+fn failed(
+    plan: &Plan,
+    state: &mut RunState,
+    books: &mut Books,
+    at: &End,
+    reason: String,
+    feedback: String,
+    on_fail: OnFail,
+    out: &mut Vec<Action>,
+) {
+    let i = at.i;
+    let task = &plan.tasks[i];
+    books.meter.spent.consecutive_failures += 1;
+    books.meter.breaker_spares_streak = false;
+    if !books.streak.contains(&i) {
+        books.streak.push(i);
+    }
+    books.slots[i].feedback = crate::run::engine::attempt::gate::cut_feedback(feedback);
+    match on_fail {
+        OnFail::Retry if state.tasks[i].attempts < task.attempts => {
+            state.tasks[i].status = TaskStatus::Pending;
+            state.tasks[i].reason = Some(reason);
         }
-        Outcome::Failed {
-            reason,
-            feedback,
-            on_fail,
-        } => {
-            books.meter.spent.consecutive_failures += 1;
-            books.meter.breaker_spares_streak = false;
-            if !books.streak.contains(&i) {
-                books.streak.push(i);
-            }
-            books.slots[i].feedback = crate::run::engine::attempt::gate::cut_feedback(feedback);
-            match on_fail {
-                OnFail::Retry if state.tasks[i].attempts < task.attempts => {
-                    state.tasks[i].status = TaskStatus::Pending;
-                    state.tasks[i].reason = Some(reason);
-                }
-                OnFail::Retry => {
-                    let why = format!(
-                        "out of attempts ({} of {}): {reason}",
-                        state.tasks[i].attempts, task.attempts
-                    );
-                    books.task_ended_failing(i);
-                    let status = TaskStatus::Failed;
-                    finalize(plan, state, i, status, Some(why), &f.now, &mut out);
-                }
-                OnFail::Block => {
-                    books.task_ended_failing(i);
-                    let status = TaskStatus::Blocked;
-                    finalize(plan, state, i, status, Some(reason), &f.now, &mut out);
-                }
-                OnFail::Fail => {
-                    books.set_stop(
-                        StopKind::FailedTask,
-                        format!(
-                            "task `{}` failed and its gate says on_fail = fail",
-                            task.name
-                        ),
-                    );
-                    let status = TaskStatus::Failed;
-                    finalize(plan, state, i, status, Some(reason), &f.now, &mut out);
-                }
-            }
+        OnFail::Retry => {
+            let why = format!(
+                "out of attempts ({} of {}): {reason}",
+                state.tasks[i].attempts, task.attempts
+            );
+            books.task_ended_failing(i);
+            finalize(plan, state, i, TaskStatus::Failed, Some(why), &at.now, out);
         }
-        Outcome::Blocked(why) => {
+        OnFail::Block => {
+            books.task_ended_failing(i);
             finalize(
                 plan,
                 state,
                 i,
                 TaskStatus::Blocked,
-                Some(why),
-                &f.now,
-                &mut out,
+                Some(reason),
+                &at.now,
+                out,
             );
         }
-        Outcome::NeedsHuman(question) => {
-            let why = needs_human_reason(&question);
-            state.tasks[i].question = Some(question);
-            let status = TaskStatus::NeedsHuman;
-            finalize(plan, state, i, status, Some(why), &f.now, &mut out);
-        }
-        Outcome::Limited(l) => {
-            // Set aside: counted in neither `attempts`, `iterations` nor
-            // the failure streak. Its worktree goes (the rerun starts
-            // afresh).
-            uncount(plan, state, books, i);
-            out.push(Action::RemoveWorktree);
-            out.push(Action::WaitForLimit(l));
-        }
-        Outcome::Infrastructure(why) => {
-            // Not counted against `attempts` or `iterations`.
-            uncount(plan, state, books, i);
-            books.slots[i].infra += 1;
-            if books.slots[i].infra > MAX_INFRA_RETRIES {
-                let why = format!(
-                    "{} infrastructure failures ({MAX_INFRA_RETRIES} retries), the last: {why}",
-                    books.slots[i].infra
-                );
-                finalize(
-                    plan,
-                    state,
-                    i,
-                    TaskStatus::Blocked,
-                    Some(why),
-                    &f.now,
-                    &mut out,
-                );
-            } else {
-                state.tasks[i].status = TaskStatus::Pending;
-                state.tasks[i].reason = Some(why);
-            }
-        }
-        Outcome::Interrupted => {
-            // An attempt killed by the `time` budget did run: budgets
-            // are judged after an attempt's result, and `time` also
-            // stops running ones, so it counts in `attempts` and
-            // `iterations`. One cut off by Ctrl-C or SIGTERM is not
-            // counted (docs/running.md: it is resumed as if it never ran).
-            let by_time = !f.signalled
-                && books.stop_kind().is_none_or(|k| k == StopKind::Budget)
-                && f.past_deadline;
-            // An attempt whose agent ran, cut off because the integration
-            // branch was moved or deleted, ran: it is counted.
-            let by_branch = f.agent_started && books.stop_kind() == Some(StopKind::BranchMoved);
-            let reason = if by_branch {
-                Some("the run stopped: its integration branch was changed".into())
-            } else if by_time {
-                Some("the attempt was stopped by the `time` budget".into())
-            } else {
-                uncount(plan, state, books, i);
-                None
-            };
+        OnFail::Fail => {
+            books.set_stop(
+                StopKind::FailedTask,
+                format!(
+                    "task `{}` failed and its gate says on_fail = fail",
+                    task.name
+                ),
+            );
             finalize(
                 plan,
                 state,
                 i,
-                TaskStatus::Interrupted,
-                reason,
-                &f.now,
-                &mut out,
+                TaskStatus::Failed,
+                Some(reason),
+                &at.now,
+                out,
             );
         }
     }
-    books.meter.note_finished(ended_ms, is_agent(plan, i));
-    out
+}
+
+/// An infrastructure failure: not counted against `attempts` or
+/// `iterations`; retried up to [`MAX_INFRA_RETRIES`] times, then blocked.
+fn infrastructure(
+    plan: &Plan,
+    state: &mut RunState,
+    books: &mut Books,
+    at: &End,
+    why: String,
+    out: &mut Vec<Action>,
+) {
+    let i = at.i;
+    uncount(plan, state, books, i);
+    books.slots[i].infra += 1;
+    if books.slots[i].infra > MAX_INFRA_RETRIES {
+        let why = format!(
+            "{} infrastructure failures ({MAX_INFRA_RETRIES} retries), the last: {why}",
+            books.slots[i].infra
+        );
+        finalize(plan, state, i, TaskStatus::Blocked, Some(why), &at.now, out);
+    } else {
+        state.tasks[i].status = TaskStatus::Pending;
+        state.tasks[i].reason = Some(why);
+    }
+}
+
+/// Why an interrupted attempt counts, or `None` when it does not. An
+/// attempt killed by the `time` budget did run: budgets are judged after an
+/// attempt's result, and `time` also stops running ones, so it counts in
+/// `attempts` and `iterations`. One cut off by Ctrl-C or SIGTERM is not
+/// counted (docs/running.md: it is resumed as if it never ran). An attempt
+/// whose agent ran, cut off because the integration branch was moved or
+/// deleted, ran: it is counted.
+fn interrupted_reason(
+    books: &Books,
+    signalled: bool,
+    past_deadline: bool,
+    agent_started: bool,
+) -> Option<String> {
+    let by_time =
+        !signalled && books.stop_kind().is_none_or(|k| k == StopKind::Budget) && past_deadline;
+    let by_branch = agent_started && books.stop_kind() == Some(StopKind::BranchMoved);
+    if by_branch {
+        Some("the run stopped: its integration branch was changed".into())
+    } else if by_time {
+        Some("the attempt was stopped by the `time` budget".into())
+    } else {
+        None
+    }
 }
 
 /// Takes back the attempt (and iteration) counted when task `i` started.
