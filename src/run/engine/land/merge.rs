@@ -81,15 +81,7 @@ pub fn land(
             landings,
             earlier,
         };
-        let (m, record) =
-            crate::run::engine::land::resolve::resolve(ctx, r, agent, &side, before, &mut cost);
-        ctx.events.emit(Event::ResolverFinished {
-            task: task.name.clone(),
-            attempt: r.input.attempt,
-            record: record.clone(),
-        });
-        r.resolver = Some(record);
-        merged = m;
+        merged = resolve_conflict(ctx, r, agent, &side, before, &mut cost);
     }
     r.cost.absorb(cost);
     let mut landed = Landed {
@@ -153,33 +145,62 @@ pub fn land(
         Merge::Rejected(Verdict::Blocked(why)) => Outcome::Blocked(why),
         Merge::Rejected(Verdict::Limited(l)) => Outcome::Limited(l),
         Merge::Rejected(Verdict::Error(e)) | Merge::Error(e) => {
-            let now = ctx.git.commit_of(&ctx.integration_ref);
-            if let Ok(None) = now {
-                landed.moved_off = Some(format!(
-                    "the integration branch `{}` was deleted by someone else while loopc was \
-                     running (loopc's last head: {}); the run stops",
-                    ctx.plan.settings.branch, head
-                ));
-            }
-            if let Ok(Some(h)) = now
-                && h != head
-            {
-                if ctx.git.is_ancestor(head, &h).unwrap_or(false) {
-                    landed.head = h;
-                } else {
-                    landed.moved_off = Some(format!(
-                        "the integration branch `{}` was moved by someone else from {} \
-                         (loopc's last head) to {}, which does not contain the work \
-                         loopc merged; the run stops",
-                        ctx.plan.settings.branch, head, h
-                    ));
-                }
-            }
+            adopt_or_stop(ctx, head, &mut landed);
             Outcome::Infrastructure(format!("merge: {e}"))
         }
         Merge::Rejected(Verdict::Stopped | Verdict::Pass) | Merge::Stopped => Outcome::Interrupted,
     };
     landed
+}
+
+/// Hands the conflict of attempt `r`'s merge to the task's resolver `agent`
+/// and records its run in `r.resolver`.
+fn resolve_conflict(
+    ctx: &RunCtx,
+    r: &mut AttemptResult,
+    agent: &std::sync::Arc<crate::plan::Agent>,
+    side: &crate::run::engine::land::resolve::Side<'_>,
+    before: &guard::Snapshot,
+    cost: &mut Cost,
+) -> Merge {
+    let task = &ctx.plan.tasks[r.input.task];
+    let (m, record) = crate::run::engine::land::resolve::resolve(ctx, r, agent, side, before, cost);
+    ctx.events.emit(Event::ResolverFinished {
+        task: task.name.clone(),
+        attempt: r.input.attempt,
+        record: record.clone(),
+    });
+    r.resolver = Some(record);
+    m
+}
+
+/// After a merge that failed with an error: if someone else moved the
+/// integration branch onto a descendant of `head`, later attempts adopt it
+/// (`landed.head`); a move that drops loopc's merged work, or a deletion,
+/// stops the run (`landed.moved_off`).
+fn adopt_or_stop(ctx: &RunCtx, head: &str, landed: &mut Landed) {
+    let now = ctx.git.commit_of(&ctx.integration_ref);
+    if let Ok(None) = now {
+        landed.moved_off = Some(format!(
+            "the integration branch `{}` was deleted by someone else while loopc was \
+             running (loopc's last head: {}); the run stops",
+            ctx.plan.settings.branch, head
+        ));
+    }
+    if let Ok(Some(h)) = now
+        && h != head
+    {
+        if ctx.git.is_ancestor(head, &h).unwrap_or(false) {
+            landed.head = h;
+        } else {
+            landed.moved_off = Some(format!(
+                "the integration branch `{}` was moved by someone else from {} \
+                 (loopc's last head) to {}, which does not contain the work \
+                 loopc merged; the run stops",
+                ctx.plan.settings.branch, head, h
+            ));
+        }
+    }
 }
 
 /// Merges the passed attempt `r` (task commit `commit`) into the
