@@ -7,7 +7,7 @@
 //! and every lookup tolerates missing or broken items.
 
 use super::context::{self, BlockKind, Context};
-use super::hover::{field_doc, one_line};
+use super::docs::{field_doc, one_line};
 use crate::Compilation;
 use crate::ast::{self, GateBody, Item, ValueKind};
 use crate::diagnostic::{self, Code, LineIndex, Severity};

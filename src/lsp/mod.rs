@@ -24,6 +24,7 @@
 
 mod analysis;
 mod context;
+mod docs;
 mod hover;
 pub mod transport;
 
