@@ -11,8 +11,9 @@ use std::fmt;
 
 mod clip;
 mod human;
+mod sources;
 
-pub(crate) use human::IndexedFiles;
+pub(crate) use sources::IndexedFiles;
 
 /// How serious a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

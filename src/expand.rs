@@ -169,66 +169,24 @@ pub fn grow(base: &Base, fragments: &[Fragment], depth_limit: u32) -> Result<Gro
         let level = depth.get(&fragment.producer).copied().unwrap_or(0) + 1;
         let tasks = fragment_tasks(file.items, start, &mut diagnostics);
         let local: HashSet<String> = tasks.iter().map(|t| t.name.text.clone()).collect();
-        let qualify = |name: &str| format!("{}.{name}", fragment.producer);
         let mut names = Vec::new();
         let mut grown: Vec<Item> = Vec::new();
         for mut t in tasks {
-            if level >= depth_limit
-                && let Some(f) = t.block.fields.iter().find(|f| f.name.text == "expands")
-            {
-                diagnostics.push(
-                    Diagnostic::new(
-                        Code::E0009,
-                        format!(
-                            "task `{}` would expand a fragment {} levels deep",
-                            qualify(&t.name.text),
-                            level + 1
-                        ),
-                        f.span,
-                        format!("this fragment is {level} level(s) deep"),
-                    )
-                    .with_note(format!(
-                        "plan fragments nest at most {depth_limit} level(s) deep \
-                         (`loop {{ expand_depth = {depth_limit} }}`)"
-                    )),
-                );
-            }
-            t.name.text = qualify(&t.name.text);
-            for d in &mut t.dependencies {
-                if local.contains(&d.text) {
-                    d.text = qualify(&d.text);
-                }
-            }
-            t.dependencies.push(TaskName {
-                text: fragment.producer.clone(),
-                span: t.name.span,
-                quoted: false,
-            });
+            let producer = &fragment.producer;
+            qualify(
+                &mut t,
+                producer,
+                &local,
+                level,
+                depth_limit,
+                &mut diagnostics,
+            );
             names.push((t.name.text.clone(), t.name.span));
             depth.insert(t.name.text.clone(), level);
             added.insert(t.name.text.clone(), fragment.producer.clone());
             grown.push(Item::Task(t));
         }
-        // Whoever waited for the producer waits for its fragment's tasks
-        // too (written where it names the producer).
-        for item in &mut items {
-            let Item::Task(t) = item else { continue };
-            let Some(at) = t
-                .dependencies
-                .iter()
-                .find(|d| d.text == fragment.producer)
-                .map(|d| d.span)
-            else {
-                continue;
-            };
-            for (name, _) in &names {
-                t.dependencies.push(TaskName {
-                    text: name.clone(),
-                    span: at,
-                    quoted: false,
-                });
-            }
-        }
+        wait_for(&mut items, &fragment.producer, &names);
         items.extend(grown);
     }
     let tree = ast::File {
@@ -253,6 +211,76 @@ pub fn grow(base: &Base, fragments: &[Fragment], depth_limit: u32) -> Result<Gro
             Ok(Grown { plan, added })
         }
         _ => Err(rejected(&map, &buffer, fragments.last(), &diagnostics)),
+    }
+}
+
+/// Task `t` of `producer`'s fragment as the plan takes it: named
+/// `<producer>.<name>`, its dependencies on the fragment's own tasks
+/// (`local`) named so too, and depending on `producer`. E0009 when it
+/// expands a fragment although its fragment is `level` deep, as deep as
+/// fragments may nest (`limit`).
+fn qualify(
+    t: &mut TaskItem,
+    producer: &str,
+    local: &HashSet<String>,
+    level: u32,
+    limit: u32,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let qualify = |name: &str| format!("{producer}.{name}");
+    if level >= limit
+        && let Some(f) = t.block.fields.iter().find(|f| f.name.text == "expands")
+    {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0009,
+                format!(
+                    "task `{}` would expand a fragment {} levels deep",
+                    qualify(&t.name.text),
+                    level + 1
+                ),
+                f.span,
+                format!("this fragment is {level} level(s) deep"),
+            )
+            .with_note(format!(
+                "plan fragments nest at most {limit} level(s) deep \
+                 (`loop {{ expand_depth = {limit} }}`)"
+            )),
+        );
+    }
+    t.name.text = qualify(&t.name.text);
+    for d in &mut t.dependencies {
+        if local.contains(&d.text) {
+            d.text = qualify(&d.text);
+        }
+    }
+    t.dependencies.push(TaskName {
+        text: producer.to_string(),
+        span: t.name.span,
+        quoted: false,
+    });
+}
+
+/// Whoever among `items` waited for `producer` waits for its fragment's
+/// tasks (`names`) too, written where it names the producer.
+fn wait_for(items: &mut [Item], producer: &str, names: &[(String, Span)]) {
+    for item in items {
+        let Item::Task(t) = item else { continue };
+        let Some(at) = t
+            .dependencies
+            .iter()
+            .find(|d| d.text == producer)
+            .map(|d| d.span)
+        else {
+            continue;
+        };
+        for (name, _) in names {
+            t.dependencies.push(TaskName {
+                text: name.clone(),
+                span: at,
+                quoted: false,
+            });
+        }
     }
 }
 

@@ -1,13 +1,14 @@
 //! Whole-file checks: one `loop`/`budget`/`defaults` block and unique names
 //! (E0004), then everything that needs all definitions: references (E0005),
-//! task names in dependencies (E0011), agents of agent tasks (E0013), unused
-//! agents, gates and executors (W0001), a missing budget (W0003) and an empty plan (W0004).
+//! task names in dependencies (E0011), fallback cycles (E0006), agents of
+//! agent tasks (E0013) and unused agents, gates and executors (W0001); the
+//! warnings about the plan as a whole follow (`warnings`).
 
 use super::Checker;
 use super::names::{Suggester, task_name_problem};
 use crate::ast::{self, Item};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::model::{OutputFormat, Ref, Work};
+use crate::model::{Model, Ref, Work};
 use crate::origin::{DEFAULTS_FILE, Origin};
 use crate::span::Span;
 use foldhash::{HashMap, HashSet, HashSetExt};
@@ -189,125 +190,37 @@ impl Checker {
         }
     }
 
-    /// E0005, E0013, W0001, W0003, W0004: everything that needs all definitions.
+    /// E0005, E0006 (fallbacks), E0011, E0013, W0001, W0003, W0004, W0005:
+    /// everything that needs all definitions, in this order.
     pub(super) fn references(&mut self, origin: &Origin) {
         // The model is read and the diagnostics written at once: nothing of
         // the model is copied (a large plan has a reference or two a task).
         let m = &self.model;
-        let diagnostics = &mut self.diagnostics;
-        let agent_names: Vec<&str> = m.agents.iter().map(|a| a.name.name.as_str()).collect();
-        let first_agent = agent_names.first().map(|a| a.to_string());
-        let gate_names: Vec<&str> = m.gates.iter().map(|g| g.name.name.as_str()).collect();
-        let executor_names: Vec<&str> = m.executors.iter().map(|e| e.name.name.as_str()).collect();
-        let agent_refs = m
-            .defaults
-            .agent
-            .iter()
-            .chain(&m.defaults.resolver)
-            .chain(&m.settings.resolver)
-            .chain(m.gates.iter().filter_map(|g| g.agent_ref.as_ref()))
-            .chain(
-                m.tasks
-                    .iter()
-                    .flat_map(|t| t.agent.iter().chain(&t.resolver)),
-            );
-        // An agent's fallback: never suggest the agent itself (a cycle).
-        let fallbacks = m.agents.iter().filter_map(|a| {
-            let r = a.fallback.as_ref()?;
-            Some((r, Some(a.name.name.as_str())))
-        });
-        let agent_refs = agent_refs.map(|r| (r, None)).chain(fallbacks);
-        let used_agents = resolve_refs(diagnostics, "agent", agent_refs, agent_names);
-        let gate_refs = m
-            .defaults
-            .gates
-            .iter()
-            .flatten()
-            .chain(m.tasks.iter().flat_map(|t| t.gates.iter().flatten()));
-        let used_gates = resolve_refs(
-            diagnostics,
-            "gate",
-            gate_refs.map(|r| (r, None)),
-            gate_names,
-        );
-        let executor_refs = m
-            .settings
-            .executor
-            .iter()
-            .chain(&m.defaults.executor)
-            .chain(m.agents.iter().filter_map(|a| a.executor.as_ref()))
-            .chain(m.gates.iter().filter_map(|g| g.executor.as_ref()));
-        let executor_refs = executor_refs.map(|r| (r, None));
-        let used_executors = resolve_refs(diagnostics, "executor", executor_refs, executor_names);
-        // Dependencies are looked up in the model's index; the names are
-        // listed for suggestions only when one names no task.
-        let mut tasks: Option<Known<'_>> = None;
-        let mut positions = Vec::with_capacity(m.tasks.len());
-        for t in &m.tasks {
-            let mut found = Vec::new();
-            for d in &t.dependencies {
-                if let Some(j) = m.task_index.get(&m.tasks, &d.text) {
-                    if found.is_empty() {
-                        found.reserve_exact(t.dependencies.len());
-                    }
-                    found.push((j, d.span));
-                    continue;
-                }
-                if let Some(why) = task_name_problem(&d.text) {
-                    // Bare ids starting with a digit were reported by the parser.
-                    if d.quoted || !d.text.starts_with(|c: char| c.is_ascii_digit()) {
-                        diagnostics.push(Diagnostic::new(
-                            Code::E0011,
-                            format!(
-                                "invalid task name `{}` in the dependencies of `{}`",
-                                d.text, t.name.text
-                            ),
-                            d.span,
-                            why,
-                        ));
-                    }
-                    continue;
-                }
-                let known = tasks.get_or_insert_with(|| {
-                    Known::new(m.tasks.iter().map(|t| t.name.text.as_str()).collect())
-                });
-                // Never suggest that a task depend on itself.
-                let owner = Some(t.name.text.as_str());
-                unknown(diagnostics, "task", &d.text, d.span, known, owner);
-            }
-            positions.push(found);
-        }
+        let used = used_names(m, &mut self.diagnostics);
+        let positions = dependency_positions(m, &mut self.diagnostics);
         // W0001: unused agents, gates and executors. A file with an
         // unreadable item may use them there, and a plan whose tasks write
         // plan fragments (`expands`) may use them in those, so the warning
         // would be a guess.
         let unreadable = self.seen.unreadable || m.tasks.iter().any(|t| t.expands.is_some());
-        let unused: Vec<(String, Span, &str)> = if unreadable {
+        let unused = if unreadable {
             Vec::new()
         } else {
-            m.agents
-                .iter()
-                .filter(|a| !used_agents.contains(a.name.name.as_str()))
-                .map(|a| (a.name.name.clone(), a.name.span, "agent"))
-                .chain(
-                    m.gates
-                        .iter()
-                        .filter(|g| !used_gates.contains(g.name.name.as_str()))
-                        .map(|g| (g.name.name.clone(), g.name.span, "gate")),
-                )
-                .chain(
-                    m.executors
-                        .iter()
-                        .filter(|e| !used_executors.contains(e.name.name.as_str()))
-                        .map(|e| (e.name.name.clone(), e.name.span, "executor")),
-                )
-                .collect()
+            unused(m, &used)
         };
 
         self.model.dependency_positions = positions;
         self.fallback_cycles();
+        self.agentless_tasks(origin);
+        self.unused_definitions(unused);
+        self.unbounded_budget();
+        self.costless_agents();
+        self.empty_plan(origin);
+    }
 
-        // E0013: agent tasks need an agent.
+    /// E0013: agent tasks need an agent.
+    fn agentless_tasks(&mut self, origin: &Origin) {
+        let first_agent = self.model.agents.first().map(|a| a.name.name.clone());
         let default_agent = self.model.defaults.agent.is_some();
         let missing: Vec<(String, Span)> = self
             .model
@@ -332,8 +245,10 @@ impl Checker {
             };
             self.push(d);
         }
+    }
 
-        // W0001, computed above.
+    /// W0001 for each of `unused`: (name, span, what it is).
+    fn unused_definitions(&mut self, unused: Vec<(String, Span, &str)>) {
         for (name, span, what) in unused {
             let hint = if what == "agent" {
                 format!("use it with `agent = {name}` in a task or in `defaults`, or remove it")
@@ -354,169 +269,136 @@ impl Checker {
                 .with_note(hint),
             );
         }
-
-        // W0003: agent tasks with no budget bounding iterations, time or cost.
-        let first_agent_task = self
-            .model
-            .tasks
-            .iter()
-            .find(|t| matches!(t.work, Work::Prompt(_)))
-            .map(|t| t.name.span);
-        let b = &self.model.budget;
-        if let Some(task_span) = first_agent_task
-            && !b.bounds_written
-            && b.iterations.is_none()
-            && b.time.is_none()
-            && b.cost.is_none()
-        {
-            let (span, label) = match b.span {
-                Some(s) => (s, "this budget bounds neither iterations, time nor cost"),
-                None => (task_span, "agent task without a budget"),
-            };
-            self.push(
-                Diagnostic::new(
-                    Code::W0003,
-                    "the plan runs agents but no budget bounds iterations, time or cost",
-                    span,
-                    label,
-                )
-                .with_note("add e.g. `budget { iterations = 20  time = 2h  cost = $20 }`"),
-            );
-        }
-
-        // W0005: a cost budget, and an agent in use whose cost may be
-        // unknown (no `cost` cap, and not an output loopc reads a cost
-        // from): the run would stop at its first attempt.
-        if self.model.budget.cost.is_some() {
-            let mut in_use: HashSet<&str> = HashSet::new();
-            let default_agent = self.model.defaults.agent.as_ref().map(|r| r.name.as_str());
-            for t in &self.model.tasks {
-                if matches!(t.work, Work::Prompt(_))
-                    && let Some(a) = t.agent.as_ref().map(|r| r.name.as_str()).or(default_agent)
-                {
-                    in_use.insert(a);
-                }
-            }
-            for g in &self.model.gates {
-                if let Some(r) = &g.agent_ref {
-                    in_use.insert(r.name.as_str());
-                }
-            }
-            // Resolvers run under the budget too.
-            let resolvers = self.model.tasks.iter().map(|t| t.resolver.as_ref());
-            let resolvers = resolvers.chain([
-                self.model.defaults.resolver.as_ref(),
-                self.model.settings.resolver.as_ref(),
-            ]);
-            in_use.extend(resolvers.flatten().map(|r| r.name.as_str()));
-            // A task agent's fallbacks may take its attempts (the chain
-            // ends at a repeat: a cycle is E0006).
-            let fallback_of: HashMap<&str, &str> = self
-                .model
-                .agents
-                .iter()
-                .filter_map(|a| Some((a.name.name.as_str(), a.fallback.as_ref()?.name.as_str())))
-                .collect();
-            let starts: Vec<&str> = in_use.iter().copied().collect();
-            for mut a in starts {
-                while let Some(&f) = fallback_of.get(a) {
-                    if !in_use.insert(f) {
-                        break;
-                    }
-                    a = f;
-                }
-            }
-            let warnings: Vec<Diagnostic> = self
-                .model
-                .agents
-                .iter()
-                .filter(|a| {
-                    in_use.contains(a.name.name.as_str())
-                        && a.cost.is_none()
-                        && a.output != OutputFormat::ClaudeJson
-                })
-                .map(|a| {
-                    let name = &a.name.name;
-                    Diagnostic::new(
-                        Code::W0005,
-                        format!("the budget caps cost, but agent `{name}` may report none"),
-                        a.name.span,
-                        "no `cost` cap",
-                    )
-                    .with_note(format!(
-                        "an attempt whose cost cannot be read stops the run; add `cost = $1` (the cap, counted when it reports none) to agent `{name}`, or have it write `cost_usd` in its handoff"
-                    ))
-                })
-                .collect();
-            for d in warnings {
-                self.push(d);
-            }
-        }
-
-        // W0004: no tasks.
-        // A file whose items could not all be parsed may well declare tasks.
-        let no_tasks = self.model.tasks.is_empty() && !self.seen.unreadable && !self.seen.any_task;
-        match origin {
-            Origin::Specs {
-                unreadable,
-                first_spec,
-                empty_specs,
-                ..
-            } => {
-                // What could not be read may well declare tasks.
-                let plan_empty = no_tasks && !unreadable;
-                match first_spec {
-                    Some(at) if plan_empty => self.push(
-                        Diagnostic::new(
-                            Code::W0004,
-                            "the plan has no tasks",
-                            Span::at(*at),
-                            "no task in this spec",
-                        )
-                        .with_note(SPEC_TASKS),
-                    ),
-                    // No spec at all (a spec tree's empty stages): the defaults plan's.
-                    None if plan_empty => self.no_tasks_in_file(),
-                    _ => {}
-                }
-                // Every other spec without tasks, at its start: in a
-                // directory, one empty file among others is as suspect.
-                for &at in empty_specs {
-                    if plan_empty && Some(at) == *first_spec {
-                        continue;
-                    }
-                    self.push(
-                        Diagnostic::new(Code::W0004, "this spec has no tasks", Span::at(at), "no task in this spec")
-                            .with_note(SPEC_TASKS)
-                            .with_note("in a directory every `.md`, `.markdown`, `.json` and `.feature` file is a spec, except `README*` files"),
-                    );
-                }
-            }
-            _ if no_tasks => self.no_tasks_in_file(),
-            _ => {}
-        }
-    }
-
-    /// W0004 for a `.loop` plan without tasks, at its first item.
-    fn no_tasks_in_file(&mut self) {
-        let span = self.seen.first_item.map_or(Span::at(0), Span::at);
-        self.push(
-            Diagnostic::new(
-                Code::W0004,
-                "the plan has no tasks",
-                span,
-                "no `task` in this file",
-            )
-            .with_note(
-                "declare work with `task NAME { prompt = \"…\" }` or `task NAME { run = \"…\" }`",
-            ),
-        );
     }
 }
 
-/// The note of a REEL W0004: what a task is in each format.
-const SPEC_TASKS: &str =
-    "a REEL task is a `## <id>: <title>` heading, a JSON `tasks` entry or a Gherkin `Scenario:`";
+/// The agents, gates and executors the file refers to.
+struct Used<'a> {
+    agents: HashSet<&'a str>,
+    gates: HashSet<&'a str>,
+    executors: HashSet<&'a str>,
+}
+
+/// E0005 for each reference to an agent, gate or executor that `m` does
+/// not define (agents, then gates, then executors); returns the names
+/// referred to.
+fn used_names<'a>(m: &'a Model, diagnostics: &mut Vec<Diagnostic>) -> Used<'a> {
+    let agent_names: Vec<&str> = m.agents.iter().map(|a| a.name.name.as_str()).collect();
+    let gate_names: Vec<&str> = m.gates.iter().map(|g| g.name.name.as_str()).collect();
+    let executor_names: Vec<&str> = m.executors.iter().map(|e| e.name.name.as_str()).collect();
+    let agent_refs = m
+        .defaults
+        .agent
+        .iter()
+        .chain(&m.defaults.resolver)
+        .chain(&m.settings.resolver)
+        .chain(m.gates.iter().filter_map(|g| g.agent_ref.as_ref()))
+        .chain(
+            m.tasks
+                .iter()
+                .flat_map(|t| t.agent.iter().chain(&t.resolver)),
+        );
+    // An agent's fallback: never suggest the agent itself (a cycle).
+    let fallbacks = m.agents.iter().filter_map(|a| {
+        let r = a.fallback.as_ref()?;
+        Some((r, Some(a.name.name.as_str())))
+    });
+    let agent_refs = agent_refs.map(|r| (r, None)).chain(fallbacks);
+    let agents = resolve_refs(diagnostics, "agent", agent_refs, agent_names);
+    let gate_refs = m
+        .defaults
+        .gates
+        .iter()
+        .flatten()
+        .chain(m.tasks.iter().flat_map(|t| t.gates.iter().flatten()));
+    let gates = resolve_refs(
+        diagnostics,
+        "gate",
+        gate_refs.map(|r| (r, None)),
+        gate_names,
+    );
+    let executor_refs = m
+        .settings
+        .executor
+        .iter()
+        .chain(&m.defaults.executor)
+        .chain(m.agents.iter().filter_map(|a| a.executor.as_ref()))
+        .chain(m.gates.iter().filter_map(|g| g.executor.as_ref()));
+    let executor_refs = executor_refs.map(|r| (r, None));
+    let executors = resolve_refs(diagnostics, "executor", executor_refs, executor_names);
+    Used {
+        agents,
+        gates,
+        executors,
+    }
+}
+
+/// Each task's dependencies as (task index, span of the reference), in
+/// source order: E0011 for a dependency that is no valid task name, E0005
+/// for one that names no task.
+fn dependency_positions(m: &Model, diagnostics: &mut Vec<Diagnostic>) -> Vec<Vec<(usize, Span)>> {
+    // Dependencies are looked up in the model's index; the names are
+    // listed for suggestions only when one names no task.
+    let mut tasks: Option<Known<'_>> = None;
+    let mut positions = Vec::with_capacity(m.tasks.len());
+    for t in &m.tasks {
+        let mut found = Vec::new();
+        for d in &t.dependencies {
+            if let Some(j) = m.task_index.get(&m.tasks, &d.text) {
+                if found.is_empty() {
+                    found.reserve_exact(t.dependencies.len());
+                }
+                found.push((j, d.span));
+                continue;
+            }
+            if let Some(why) = task_name_problem(&d.text) {
+                // Bare ids starting with a digit were reported by the parser.
+                if d.quoted || !d.text.starts_with(|c: char| c.is_ascii_digit()) {
+                    diagnostics.push(Diagnostic::new(
+                        Code::E0011,
+                        format!(
+                            "invalid task name `{}` in the dependencies of `{}`",
+                            d.text, t.name.text
+                        ),
+                        d.span,
+                        why,
+                    ));
+                }
+                continue;
+            }
+            let known = tasks.get_or_insert_with(|| {
+                Known::new(m.tasks.iter().map(|t| t.name.text.as_str()).collect())
+            });
+            // Never suggest that a task depend on itself.
+            let owner = Some(t.name.text.as_str());
+            unknown(diagnostics, "task", &d.text, d.span, known, owner);
+        }
+        positions.push(found);
+    }
+    positions
+}
+
+/// The agents, gates and executors of `m` that nothing uses (W0001), each
+/// as (name, span, what it is), in order.
+fn unused(m: &Model, used: &Used<'_>) -> Vec<(String, Span, &'static str)> {
+    m.agents
+        .iter()
+        .filter(|a| !used.agents.contains(a.name.name.as_str()))
+        .map(|a| (a.name.name.clone(), a.name.span, "agent"))
+        .chain(
+            m.gates
+                .iter()
+                .filter(|g| !used.gates.contains(g.name.name.as_str()))
+                .map(|g| (g.name.name.clone(), g.name.span, "gate")),
+        )
+        .chain(
+            m.executors
+                .iter()
+                .filter(|e| !used.executors.contains(e.name.name.as_str()))
+                .map(|e| (e.name.name.clone(), e.name.span, "executor")),
+        )
+        .collect()
+}
 
 /// E0005 for `name`, with a "did you mean" among `known` (never
 /// `exclude`) or else a note listing what is known.

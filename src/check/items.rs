@@ -174,130 +174,144 @@ impl Checker {
             name: g.name.text.clone(),
             span: g.name.span,
         };
-        match &g.body {
-            GateBody::Short(v) => {
-                let kind = match &v.kind {
-                    ValueKind::String(s) | ValueKind::BlockString(s) => {
-                        self.not_blank(
-                            &format!("the command of gate `{}`", g.name.text),
-                            s,
-                            v.span,
-                        );
-                        GateDefKind::Command(s.to_string())
-                    }
-                    ValueKind::Invalid => GateDefKind::Invalid,
-                    other => {
-                        self.push(
-                            Diagnostic::new(
-                                Code::E0007,
-                                format!("gate `{}` expects a command string, found {}", g.name.text, other.describe()),
-                                v.span,
-                                "expected a string",
-                            )
-                            .with_note("the short form is `gate NAME = \"command\"`; use `gate NAME { … }` for more"),
-                        );
-                        GateDefKind::Invalid
-                    }
-                };
-                self.model.gates.push(GateDef {
-                    name,
-                    kind,
-                    timeout: None,
-                    on_fail: OnFail::Retry,
-                    agent_ref: None,
-                    executor: None,
-                });
+        let def = match &g.body {
+            GateBody::Short(v) => GateDef {
+                name,
+                kind: self.short_gate(g, v),
+                timeout: None,
+                on_fail: OnFail::Retry,
+                agent_ref: None,
+                executor: None,
+            },
+            GateBody::Long(b) => self.long_gate(g, b, name),
+        };
+        self.model.gates.push(def);
+    }
+
+    /// The command of `gate NAME = "command"` (`v`).
+    fn short_gate(&mut self, g: &ast::GateItem, v: &ast::Value) -> GateDefKind {
+        match &v.kind {
+            ValueKind::String(s) | ValueKind::BlockString(s) => {
+                self.not_blank(&format!("the command of gate `{}`", g.name.text), s, v.span);
+                GateDefKind::Command(s.to_string())
             }
-            GateBody::Long(b) => {
-                let f = self.fields(b, &format!("gate `{}`", g.name.text), fields::GATE);
-                let run = self.string(&f, "run");
-                let agent = self.reference(&f, "agent", "an agent");
-                let agent_ref = agent.clone();
-                let prompt = self.string(&f, "prompt");
-                let kind = match (f.get("run"), f.get("agent")) {
-                    (Some(r), Some(a)) => {
-                        let (first, second) = if r.span.start < a.span.start {
-                            (r, a)
-                        } else {
-                            (a, r)
-                        };
-                        self.push(
-                            Diagnostic::new(
-                                Code::E0010,
-                                format!("gate `{}` has both `run` and `agent`", g.name.text),
-                                second.name.span,
-                                "conflicts with the other field",
-                            )
-                            .with_label(first.name.span, "first set here")
-                            .with_note("a gate is either a command (`run`) or agent-judged (`agent` + `prompt`)"),
-                        );
-                        GateDefKind::Invalid
-                    }
-                    (Some(_), None) => {
-                        if let Some(p) = f.get("prompt") {
-                            self.push(
-                                Diagnostic::new(
-                                    Code::E0010,
-                                    format!(
-                                        "gate `{}` has a `prompt` but runs a command",
-                                        g.name.text
-                                    ),
-                                    p.name.span,
-                                    "`prompt` is only used with `agent`",
-                                )
-                                .with_label(
-                                    f.get("run").map_or(b.body, |r| r.name.span),
-                                    "this gate is a command",
-                                ),
-                            );
-                        }
-                        run.map_or(GateDefKind::Invalid, GateDefKind::Command)
-                    }
-                    (None, Some(_)) => match (agent, prompt) {
-                        (Some(agent), Some(prompt)) => GateDefKind::Agent { agent, prompt },
-                        (_, None) if f.get("prompt").is_none() => {
-                            self.push(
-                                Diagnostic::new(
-                                    Code::E0008,
-                                    format!("agent-judged gate `{}` has no `prompt`", g.name.text),
-                                    g.name.span,
-                                    "missing `prompt`",
-                                )
-                                .with_label(b.body, "add `prompt = \"…\"` here")
-                                .with_note("an agent gate needs a prompt that says what to review"),
-                            );
-                            GateDefKind::Invalid
-                        }
-                        _ => GateDefKind::Invalid,
-                    },
-                    (None, None) if f.had_unknown => GateDefKind::Invalid,
-                    (None, None) => {
-                        self.push(
-                            Diagnostic::new(
-                                Code::E0008,
-                                format!("gate `{}` has neither `run` nor `agent`", g.name.text),
-                                g.name.span,
-                                "missing `run` or `agent`",
-                            )
-                            .with_label(b.body, "add `run = \"…\"` or `agent = …` with `prompt`"),
-                        );
-                        GateDefKind::Invalid
-                    }
+            ValueKind::Invalid => GateDefKind::Invalid,
+            other => {
+                self.push(
+                    Diagnostic::new(
+                        Code::E0007,
+                        format!("gate `{}` expects a command string, found {}", g.name.text, other.describe()),
+                        v.span,
+                        "expected a string",
+                    )
+                    .with_note("the short form is `gate NAME = \"command\"`; use `gate NAME { … }` for more"),
+                );
+                GateDefKind::Invalid
+            }
+        }
+    }
+
+    /// The gate `gate NAME { … }` (block `b`).
+    fn long_gate(&mut self, g: &ast::GateItem, b: &Block, name: Ref) -> GateDef {
+        let f = self.fields(b, &format!("gate `{}`", g.name.text), fields::GATE);
+        let run = self.string(&f, "run");
+        let agent = self.reference(&f, "agent", "an agent");
+        let agent_ref = agent.clone();
+        let prompt = self.string(&f, "prompt");
+        let kind = self.gate_kind(g, b, &f, run, agent.zip(prompt));
+        let on_fail = self
+            .word(&f, "on_fail", OnFail::WORDS)
+            .and_then(|(w, _)| OnFail::from_word(&w))
+            .unwrap_or(OnFail::Retry);
+        let timeout = self.duration(&f, "timeout");
+        let executor = self.reference(&f, "executor", "an executor");
+        GateDef {
+            name,
+            kind,
+            timeout,
+            on_fail,
+            agent_ref,
+            executor,
+        }
+    }
+
+    /// What the gate with fields `f` (block `b`) runs: its command `run`, or
+    /// its agent and prompt (`judge`), when it has one but not both.
+    fn gate_kind(
+        &mut self,
+        g: &ast::GateItem,
+        b: &Block,
+        f: &Fields<'_>,
+        run: Option<String>,
+        judge: Option<(Ref, String)>,
+    ) -> GateDefKind {
+        match (f.get("run"), f.get("agent")) {
+            (Some(r), Some(a)) => {
+                let (first, second) = if r.span.start < a.span.start {
+                    (r, a)
+                } else {
+                    (a, r)
                 };
-                let on_fail = self
-                    .word(&f, "on_fail", OnFail::WORDS)
-                    .and_then(|(w, _)| OnFail::from_word(&w))
-                    .unwrap_or(OnFail::Retry);
-                let timeout = self.duration(&f, "timeout");
-                let executor = self.reference(&f, "executor", "an executor");
-                self.model.gates.push(GateDef {
-                    name,
-                    kind,
-                    timeout,
-                    on_fail,
-                    agent_ref,
-                    executor,
-                });
+                self.push(
+                    Diagnostic::new(
+                        Code::E0010,
+                        format!("gate `{}` has both `run` and `agent`", g.name.text),
+                        second.name.span,
+                        "conflicts with the other field",
+                    )
+                    .with_label(first.name.span, "first set here")
+                    .with_note(
+                        "a gate is either a command (`run`) or agent-judged (`agent` + `prompt`)",
+                    ),
+                );
+                GateDefKind::Invalid
+            }
+            (Some(_), None) => {
+                if let Some(p) = f.get("prompt") {
+                    self.push(
+                        Diagnostic::new(
+                            Code::E0010,
+                            format!("gate `{}` has a `prompt` but runs a command", g.name.text),
+                            p.name.span,
+                            "`prompt` is only used with `agent`",
+                        )
+                        .with_label(
+                            f.get("run").map_or(b.body, |r| r.name.span),
+                            "this gate is a command",
+                        ),
+                    );
+                }
+                run.map_or(GateDefKind::Invalid, GateDefKind::Command)
+            }
+            (None, Some(_)) => match judge {
+                Some((agent, prompt)) => GateDefKind::Agent { agent, prompt },
+                None if f.get("prompt").is_none() => {
+                    self.push(
+                        Diagnostic::new(
+                            Code::E0008,
+                            format!("agent-judged gate `{}` has no `prompt`", g.name.text),
+                            g.name.span,
+                            "missing `prompt`",
+                        )
+                        .with_label(b.body, "add `prompt = \"…\"` here")
+                        .with_note("an agent gate needs a prompt that says what to review"),
+                    );
+                    GateDefKind::Invalid
+                }
+                None => GateDefKind::Invalid,
+            },
+            (None, None) if f.had_unknown => GateDefKind::Invalid,
+            (None, None) => {
+                self.push(
+                    Diagnostic::new(
+                        Code::E0008,
+                        format!("gate `{}` has neither `run` nor `agent`", g.name.text),
+                        g.name.span,
+                        "missing `run` or `agent`",
+                    )
+                    .with_label(b.body, "add `run = \"…\"` or `agent = …` with `prompt`"),
+                );
+                GateDefKind::Invalid
             }
         }
     }
@@ -308,7 +322,65 @@ impl Checker {
         let prompt = self.text(&f, "prompt");
         let run = self.text(&f, "run");
         let agent = self.reference(&f, "agent", "an agent");
-        let work = match (f.get("prompt"), f.get("run")) {
+        let work = self.work(t, &what, &f, prompt, run);
+        let inputs = self
+            .globs(
+                &f,
+                "inputs",
+                "inputs are globs relative to the repository root, e.g. `src/**/*.rs`",
+            )
+            .into_iter()
+            .map(|(pattern, _)| pattern)
+            .collect();
+        if let Some(title) = &t.title {
+            self.no_nul("the title", &title.text, title.span);
+        }
+        let mut def = TaskDef {
+            name: t.name.clone(),
+            title: t.title.as_ref().map(|s| s.text.clone()),
+            dependencies: t.dependencies.clone(),
+            work,
+            agent,
+            accept: self.string(&f, "accept"),
+            gates: self.gate_list(&f),
+            attempts: self.positive_int(&f, "attempts"),
+            timeout: self.duration(&f, "timeout"),
+            inputs,
+            changes_optional: self
+                .word(&f, "changes", CHANGES_WORDS)
+                .is_some_and(|(w, _)| w == "optional"),
+            expands: self.fragment_path(&f),
+            env: self.env(&f),
+            resolver: self.reference(&f, "resolver", "an agent"),
+            span: t.span,
+        };
+        if self.detail == Detail::Diagnostics {
+            // Checked above; no later rule reads them (see `Detail`). The
+            // texts are most of a large plan's model.
+            def.work = match def.work {
+                Work::Prompt(_) => Work::Prompt(Arc::clone(&self.empty)),
+                Work::Run(_) => Work::Run(Arc::clone(&self.empty)),
+                Work::Invalid => Work::Invalid,
+            };
+            def.title = None;
+            def.accept = None;
+            def.inputs = Vec::new();
+            def.env = BTreeMap::new();
+        }
+        self.model.tasks.push(def);
+    }
+
+    /// What task `t` (`what`, with fields `f`) does: its `prompt` or its
+    /// command `run`, when it has one but not both.
+    fn work(
+        &mut self,
+        t: &ast::TaskItem,
+        what: &str,
+        f: &Fields<'_>,
+        prompt: Option<Arc<str>>,
+        run: Option<Arc<str>>,
+    ) -> Work {
+        match (f.get("prompt"), f.get("run")) {
             (Some(p), Some(r)) => {
                 let (first, second) = if p.span.start < r.span.start {
                     (p, r)
@@ -359,52 +431,7 @@ impl Checker {
                 );
                 Work::Invalid
             }
-        };
-        let inputs = self
-            .globs(
-                &f,
-                "inputs",
-                "inputs are globs relative to the repository root, e.g. `src/**/*.rs`",
-            )
-            .into_iter()
-            .map(|(pattern, _)| pattern)
-            .collect();
-        if let Some(title) = &t.title {
-            self.no_nul("the title", &title.text, title.span);
         }
-        let mut def = TaskDef {
-            name: t.name.clone(),
-            title: t.title.as_ref().map(|s| s.text.clone()),
-            dependencies: t.dependencies.clone(),
-            work,
-            agent,
-            accept: self.string(&f, "accept"),
-            gates: self.gate_list(&f),
-            attempts: self.positive_int(&f, "attempts"),
-            timeout: self.duration(&f, "timeout"),
-            inputs,
-            changes_optional: self
-                .word(&f, "changes", CHANGES_WORDS)
-                .is_some_and(|(w, _)| w == "optional"),
-            expands: self.fragment_path(&f),
-            env: self.env(&f),
-            resolver: self.reference(&f, "resolver", "an agent"),
-            span: t.span,
-        };
-        if self.detail == Detail::Diagnostics {
-            // Checked above; no later rule reads them (see `Detail`). The
-            // texts are most of a large plan's model.
-            def.work = match def.work {
-                Work::Prompt(_) => Work::Prompt(Arc::clone(&self.empty)),
-                Work::Run(_) => Work::Run(Arc::clone(&self.empty)),
-                Work::Invalid => Work::Invalid,
-            };
-            def.title = None;
-            def.accept = None;
-            def.inputs = Vec::new();
-            def.env = BTreeMap::new();
-        }
-        self.model.tasks.push(def);
     }
 
     /// The valid glob strings of the list field `name` with their spans;

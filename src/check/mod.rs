@@ -11,6 +11,7 @@
 //! - `values`: reading one field's value (types, ranges, NUL characters);
 //! - `items`: each item's fields and its own rules;
 //! - `file`: duplicate definitions and everything that needs the whole file;
+//! - `warnings`: the warnings about the plan as a whole (W0003, W0004, W0005);
 //! - [`names`]: the rules for task, branch and glob names and the "did you
 //!   mean" suggestion, shared with the plan phase and the REEL front-end.
 
@@ -18,6 +19,7 @@ mod file;
 mod items;
 pub mod names;
 mod values;
+mod warnings;
 
 use crate::ast::{self, Field};
 use crate::diagnostic::Diagnostic;

@@ -8,7 +8,7 @@ use loopc::lsp::Ending;
 
 /// Runs `loopc lsp`.
 pub fn run() -> i32 {
-    match loopc::lsp::serve() {
+    match loopc::lsp::serve(std::io::stdin(), std::io::stdout()) {
         Ok(Ending::Shutdown) => exit::OK,
         Ok(Ending::Abrupt) => exit::FAILURE,
         Err(e) => {

@@ -15,6 +15,7 @@ use super::{
     Verbosity, exit, note_verbose, output_status, print_compilation, say, verbosity, warn,
     write_stdout,
 };
+use loopc::plan::Plan;
 use loopc::run::{Options, Outcome};
 use std::path::{Path, PathBuf};
 
@@ -93,19 +94,7 @@ fn is_plan_word(word: &str, cwd: &Path) -> bool {
 fn run_plan(args: &Args) -> Result<i32, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let mut words = args.words.clone();
-    // `--force` takes one or more values, so `--force a b j.loop` puts the
-    // plan among them: without a PLAN, a last value that names a plan is it.
-    let mut force = args.force.clone();
-    let mut given = None;
-    if words.first().is_some_and(|w| is_plan_word(w, &cwd)) {
-        given = Some(PathBuf::from(words.remove(0)));
-    } else if words.is_empty()
-        && let Some(last) = force.last()
-        && is_plan_word(last, &cwd)
-    {
-        given = force.pop().map(PathBuf::from);
-    }
+    let (given, words, force) = split_words(args, &cwd);
     let path = match given {
         Some(p) => p,
         None => {
@@ -114,13 +103,62 @@ fn run_plan(args: &Args) -> Result<i32, String> {
             found
         }
     };
-    let mut compilation = loopc::compile_path(&path, args.defaults.as_deref()).map_err(|e| {
+    let mut compilation = compile(&path, args, &cwd)?;
+    if !compilation.diagnostics.is_empty() {
+        print_compilation(&compilation, &compilation.diagnostics);
+    }
+    let Some(plan) = compilation.plan.take() else {
+        return Err(format!("{} has errors; nothing was run", path.display()));
+    };
+    check_stages(&plan, args, &path)?;
+    let plan = cut(plan, args, &words)?;
+    check_files(&plan, &compilation, &cwd)?;
+    let base = plan.tasks.iter().any(|t| t.expands.is_some()).then(|| {
+        let mut base = loopc::expand::Base::of(&compilation, &plan.name);
+        base.targets = words.clone();
+        base
+    });
+    let options = Options {
+        base,
+        jobs: args.jobs,
+        dry_run: args.dry_run,
+        force,
+        no_cache: args.no_cache,
+        plan_file: path.display().to_string(),
+        exit_status,
+    };
+    execute(plan, &options, &cwd)
+}
+
+/// The plan named on the command line, if any, the tasks named and the
+/// `--force` tasks. `--force` takes one or more values, so `--force a b
+/// j.loop` puts the plan among them: without a PLAN, a last value that
+/// names a plan is it.
+fn split_words(args: &Args, cwd: &Path) -> (Option<PathBuf>, Vec<String>, Vec<String>) {
+    let mut words = args.words.clone();
+    let mut force = args.force.clone();
+    let mut given = None;
+    if words.first().is_some_and(|w| is_plan_word(w, cwd)) {
+        given = Some(PathBuf::from(words.remove(0)));
+    } else if words.is_empty()
+        && let Some(last) = force.last()
+        && is_plan_word(last, cwd)
+    {
+        given = force.pop().map(PathBuf::from);
+    }
+    (given, words, force)
+}
+
+/// Compiles the plan at `path`; the error says when a directory that is
+/// no plan was meant as a task.
+fn compile(path: &Path, args: &Args, cwd: &Path) -> Result<loopc::Compilation, String> {
+    loopc::compile_path(path, args.defaults.as_deref()).map_err(|e| {
         let mut message = e.to_string();
         // `loopc run check` in a directory with a `check/`: the word was
         // meant as a task of the plan found here.
         if path.is_dir()
             && let Some(word) = path.to_str()
-            && let Ok(found) = loopc::discover::find_plan(&cwd)
+            && let Ok(found) = loopc::discover::find_plan(cwd)
             && let Ok(c) = loopc::compile_path(&found, args.defaults.as_deref())
             && c.plan
                 .as_ref()
@@ -134,13 +172,12 @@ fn run_plan(args: &Args) -> Result<i32, String> {
             ));
         }
         message
-    })?;
-    if !compilation.diagnostics.is_empty() {
-        print_compilation(&compilation, &compilation.diagnostics);
-    }
-    let Some(plan) = compilation.plan.take() else {
-        return Err(format!("{} has errors; nothing was run", path.display()));
-    };
+    })
+}
+
+/// Refuses `--stage` without a spec tree (and warns of `loop.stages`
+/// there), a spec tree with plan fragments, and a stage named twice.
+fn check_stages(plan: &Plan, args: &Args, path: &Path) -> Result<(), String> {
     if plan.pipeline.is_none() {
         if !args.stages.is_empty() {
             return Err(format!(
@@ -179,75 +216,66 @@ fn run_plan(args: &Args) -> Result<i32, String> {
             "--stage: `{twice}` is named twice; name each stage once"
         ));
     }
+    Ok(())
+}
+
+/// `tree` cut to the worked stages of a spec tree, then to the tasks
+/// `words` names and their dependencies.
+fn cut(tree: Plan, args: &Args, words: &[String]) -> Result<Plan, String> {
     let stages = (!args.stages.is_empty()).then_some(args.stages.as_slice());
     // Without a spec tree or targets the plan is used as it is: copying it
     // twice was most of a large dry run's memory.
-    let tree = plan;
     let worked = match tree.pipeline {
         Some(_) => Some(tree.work(stages).map_err(|e| format!("--stage: {e}"))?),
         None => None,
     };
-    let plan = if words.is_empty() {
-        worked.unwrap_or(tree)
-    } else {
-        worked
-            .as_ref()
-            .unwrap_or(&tree)
-            .select(&words)
-            .map_err(|e| {
-                // A task of a spec in a stage this run does not work.
-                match tree.spec_of_task(&e.name) {
-                    Some(spec) => format!(
-                        "task `{}` is in {} ({}/), a stage this run does not work; add it with \
+    if words.is_empty() {
+        return Ok(worked.unwrap_or(tree));
+    }
+    worked.as_ref().unwrap_or(&tree).select(words).map_err(|e| {
+        // A task of a spec in a stage this run does not work.
+        match tree.spec_of_task(&e.name) {
+            Some(spec) => format!(
+                "task `{}` is in {} ({}/), a stage this run does not work; add it with \
                  `--stage` (e.g. `--stage {}`)",
-                        e.name,
-                        spec.path.display(),
-                        spec.stage_name(),
-                        spec.stage_name()
-                    ),
-                    None => match loopc::expand::unknown_task_hint(&tree, &e.name) {
-                        Some(hint) => format!("no task named `{}` in the plan: {hint}", e.name),
-                        None => e.to_string(),
-                    },
-                }
-            })?
-    };
+                e.name,
+                spec.path.display(),
+                spec.stage_name(),
+                spec.stage_name()
+            ),
+            None => match loopc::expand::unknown_task_hint(&tree, &e.name) {
+                Some(hint) => format!("no task named `{}` in the plan: {hint}", e.name),
+                None => e.to_string(),
+            },
+        }
+    })
+}
+
+/// Refuses, before any work, a program or a `loop.copy`/`loop.link` file
+/// that is not there.
+fn check_files(plan: &Plan, compilation: &loopc::Compilation, cwd: &Path) -> Result<(), String> {
     // A program that is not there fails every attempt the same way: say so
     // before any work (`--dry-run` too: it refuses what `run` refuses).
     // `run` strings are run from the worktree's top, so a relative program
     // is looked up from the repository's.
     // Outside a repository nothing can run: say that first, not that a
     // program is missing.
-    let top = loopc::run::sys::git::Git::discover(&cwd)?.root;
-    if let Err(missing) = loopc::run::engine::agent::programs::check(&plan, &compilation, &top) {
+    let top = loopc::run::sys::git::Git::discover(cwd)?.root;
+    if let Err(missing) = loopc::run::engine::agent::programs::check(plan, compilation, &top) {
         return Err(missing.join("\nerror: "));
     }
     // So is a file `loop.copy` or `loop.link` names that is not there.
-    if let Err(missing) = loopc::run::engine::worktree_files::check(&plan, &compilation, &cwd) {
+    if let Err(missing) = loopc::run::engine::worktree_files::check(plan, compilation, cwd) {
         return Err(missing.join("\nerror: "));
     }
-    let base = plan.tasks.iter().any(|t| t.expands.is_some()).then(|| {
-        let mut base = loopc::expand::Base::of(&compilation, &plan.name);
-        base.targets = words.clone();
-        base
-    });
-    let options = Options {
-        base,
-        jobs: args.jobs,
-        dry_run: args.dry_run,
-        force,
-        no_cache: args.no_cache,
-        plan_file: path.display().to_string(),
-        exit_status,
-    };
-    execute(plan, &options, &cwd)
+    Ok(())
 }
 
 /// Runs `plan` in the repository containing `cwd` (or, with `--dry-run`,
 /// says what would run) through the library's phases, printing what each
 /// returns: the warnings before any work, the notes of the clean-up after
 /// a killed run (not with `-q`), the live display, then the summary.
-fn execute(plan: loopc::plan::Plan, options: &Options, cwd: &Path) -> Result<i32, String> {
+fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, String> {
     let started = loopc::run::start(plan, options, cwd).map_err(|e| e.message)?;
     for w in &started.warnings {
         eline!("{w}");

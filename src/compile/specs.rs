@@ -69,170 +69,224 @@ pub(super) fn compile_specs_for(
             .unzip(),
         None => (spec_files_of(inputs)?, Vec::new()),
     };
-    // Per spec file of a tree: its text and the names of its tasks.
-    let mut tree_specs: Vec<(String, Vec<String>)> = Vec::new();
-    let namespaced = inputs.len() > 1 || inputs.first().is_some_and(|p| p.is_dir());
     let display_name = inputs
         .iter()
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(" ");
-
-    let mut buffer = String::new();
-    let mut map = SourceMap::default();
-    let mut items = Vec::new();
-    let mut comments = Vec::new();
-    let mut diagnostics = Vec::new();
-    let mut tasks = Vec::new();
-
+    let mut read = Gathered {
+        namespaced: inputs.len() > 1 || inputs.first().is_some_and(|p| p.is_dir()),
+        in_tree: tree.is_some(),
+        ..Gathered::default()
+    };
     let defaults_file = defaults_path(inputs, defaults);
-    let mut defaults_span = None;
-    if let Some(path) = &defaults_file {
-        let text = Text::read(path)?;
-        let start = map.push(&mut buffer, &path.display().to_string(), &text.text);
-        let (file, diags) = syntax::parse(&text.text);
-        // The defaults plan is the first file, at offset 0: its spans need no shift.
-        debug_assert_eq!(start, 0);
-        items.extend(file.items);
-        comments.extend(file.comments);
-        diagnostics.extend(diags);
-        diagnostics.extend(encoding_error(
-            text.invalid_at.map(|at| start + at),
-            SPEC_ENCODING,
-        ));
-        defaults_span = Some(Span::new(start, start + text.text.len()));
+    let defaults_span = match &defaults_file {
+        Some(path) => Some(read.defaults(path)?),
+        None => None,
+    };
+    let mut name = plan_name(inputs);
+    for path in &files {
+        if let Some(n) = read.spec(path)? {
+            name = n;
+        }
+    }
+    if read.map.files().is_empty() {
+        read.map.push(&mut read.buffer, &display_name, "");
     }
 
-    let mut name = match inputs {
-        // A directory's whole name (`specs.d` is not `specs`); `.` is the
-        // current directory's.
+    let origin = Origin::Specs {
+        name,
+        first_spec: read
+            .map
+            .files()
+            .get(usize::from(defaults_span.is_some()))
+            .map(|f| f.span.start),
+        defaults: defaults_file.is_some(),
+        unreadable: read.diagnostics.iter().any(Diagnostic::is_error),
+        empty_specs: read.empty_specs,
+    };
+    let ast = ast::File {
+        items: read.items,
+        comments: read.comments,
+    };
+    let want = Want { model: false, goal };
+    let (ast, mut diagnostics, plan, _, task_count) = analyse(ast, read.diagnostics, &origin, want);
+    // A REEL id problem and the language's own E0011 for the same name say one thing.
+    diagnostics.dedup_by(|b, a| a.code == b.code && a.primary.span == b.primary.span);
+    let mut plan = plan_if_clean(plan, &diagnostics);
+    if let (Some(dir), Some(plan)) = (tree, plan.as_mut()) {
+        plan.pipeline = Some(pipeline_of(dir, plan, &files, &stages, read.tree_specs));
+    }
+    Ok(Reel {
+        compilation: Compilation {
+            name: display_name,
+            source: read.buffer,
+            ast,
+            diagnostics,
+            plan,
+            tasks: task_count,
+            files: read.map,
+        },
+        tasks: read.tasks,
+        defaults: defaults_span,
+        files,
+    })
+}
+
+/// The plan's name before any spec names it: a directory's whole name
+/// (`specs.d` is not `specs`; `.` is the current directory's), else the
+/// first file's stem.
+fn plan_name(inputs: &[PathBuf]) -> String {
+    match inputs {
         [one] if one.is_dir() => std::fs::canonicalize(one)
             .ok()
             .and_then(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
             .unwrap_or_else(|| stem_of(one)),
         [first, ..] => stem_of(first),
         [] => "plan".to_string(),
-    };
-    let mut namespaces: HashMap<String, String> = HashMap::new();
-    let mut empty_specs = Vec::new();
-    for path in &files {
-        let diagnostics_before = diagnostics.len();
+    }
+}
+
+/// The defaults plan and the specs read so far, as one text.
+#[derive(Default)]
+struct Gathered {
+    /// Every file's text, one after the other.
+    buffer: String,
+    map: SourceMap,
+    items: Vec<Item>,
+    comments: Vec<Span>,
+    diagnostics: Vec<Diagnostic>,
+    /// The task items made from the specs, in file order.
+    tasks: Vec<ast::TaskItem>,
+    /// Each spec's tasks are named `<stem>.<id>` (a directory or several files).
+    namespaced: bool,
+    /// The specs are a spec tree's.
+    in_tree: bool,
+    /// Per spec file of a tree: its text and the names of its tasks.
+    tree_specs: Vec<(String, Vec<String>)>,
+    /// Each spec stem taken, with the file that took it.
+    namespaces: HashMap<String, String>,
+    /// Where each spec without tasks starts.
+    empty_specs: Vec<usize>,
+}
+
+impl Gathered {
+    /// Reads and parses the defaults plan at `path`, the first file;
+    /// returns where its text is.
+    fn defaults(&mut self, path: &Path) -> Result<Span, LoadError> {
+        let text = Text::read(path)?;
+        let start = self
+            .map
+            .push(&mut self.buffer, &path.display().to_string(), &text.text);
+        let (file, diags) = syntax::parse(&text.text);
+        // The defaults plan is the first file, at offset 0: its spans need no shift.
+        debug_assert_eq!(start, 0);
+        self.items.extend(file.items);
+        self.comments.extend(file.comments);
+        self.diagnostics.extend(diags);
+        self.diagnostics.extend(encoding_error(
+            text.invalid_at.map(|at| start + at),
+            SPEC_ENCODING,
+        ));
+        Ok(Span::new(start, start + text.text.len()))
+    }
+
+    /// Reads the spec at `path` and lowers its tasks; returns the plan name
+    /// it gives itself, when that counts (a spec alone) and is valid.
+    fn spec(&mut self, path: &Path) -> Result<Option<String>, LoadError> {
+        let diagnostics_before = self.diagnostics.len();
         let text = Text::read(path)?;
         let file_name = path.display().to_string();
-        let start = map.push(&mut buffer, &file_name, &text.text);
-        diagnostics.extend(encoding_error(
+        let start = self.map.push(&mut self.buffer, &file_name, &text.text);
+        self.diagnostics.extend(encoding_error(
             text.invalid_at.map(|at| start + at),
             SPEC_ENCODING,
         ));
         let stem = stem_of(path);
-        if namespaced && reel::is_spec(path) {
-            match namespaces.get(&stem) {
-                Some(other) => diagnostics.push(
-                    Diagnostic::new(
-                        Code::E0004,
-                        format!("two specs have the stem `{stem}`"),
-                        Span::at(start),
-                        format!("this file's tasks would be named `{stem}.<id>`"),
-                    )
-                    .with_note(if tree.is_some() {
-                        format!(
-                            "so would those of `{other}`; a spec is in one stage at a time: \
-                             remove or rename one of the files"
-                        )
-                    } else {
-                        format!("so would those of `{other}`; rename one of the files")
-                    }),
-                ),
-                None => {
-                    namespaces.insert(stem.clone(), file_name);
-                }
-            }
+        let namespaced = self.namespaced && reel::is_spec(path);
+        if namespaced {
+            self.take_stem(&stem, start, file_name);
         }
-        let mut spec = reel::lower_spec(path, &text.text, start, namespaced);
-        diagnostics.append(&mut spec.diagnostics);
-        // A file name that cannot start a task name is one problem, said
-        // once at the file, not once per task (its tasks get a stand-in
-        // namespace so that nothing else is reported about them).
-        if namespaced
-            && reel::is_spec(path)
-            && let Some(why) = check::names::task_name_problem(&format!("{stem}.a1b2c3d4"))
-        {
-            diagnostics.push(
-                Diagnostic::new(
-                    Code::E0011,
-                    format!("the spec file name `{stem}` cannot start its tasks' names"),
-                    Span::at(start),
-                    format!("this file's tasks would be named `{stem}.<id>`"),
-                )
-                .with_note(format!("{why}; rename the file")),
-            );
-            let stand_in = format!("spec{}", map.files().len());
-            let rename = |n: &mut ast::TaskName| {
-                if let Some(rest) = n.text.strip_prefix(&format!("{stem}.")) {
-                    n.text = format!("{stand_in}.{rest}");
-                }
-            };
-            for t in &mut spec.tasks {
-                rename(&mut t.name);
-                t.dependencies.iter_mut().for_each(rename);
-            }
+        let mut spec = reel::lower_spec(path, &text.text, start, self.namespaced);
+        self.diagnostics.append(&mut spec.diagnostics);
+        if namespaced {
+            self.check_stem(&stem, start, &mut spec.tasks);
         }
-        if !namespaced
-            && let Some(n) = spec.name
-            && check::names::task_name_problem(&n).is_none()
-        {
-            name = n;
-        }
+        let name = spec
+            .name
+            .filter(|n| !self.namespaced && check::names::task_name_problem(n).is_none());
         // W0004 for a spec without tasks, unless what kept it from
         // declaring any was an error of its own (said instead).
-        let own = diagnostics.get(diagnostics_before..).unwrap_or_default();
+        let own = self
+            .diagnostics
+            .get(diagnostics_before..)
+            .unwrap_or_default();
         if spec.tasks.is_empty() && !own.iter().any(Diagnostic::is_error) {
-            empty_specs.push(start);
+            self.empty_specs.push(start);
         }
-        if tree.is_some() {
+        if self.in_tree {
             let names = spec.tasks.iter().map(|t| t.name.text.clone()).collect();
-            tree_specs.push((text.text.clone(), names));
+            self.tree_specs.push((text.text, names));
         }
-        items.extend(spec.tasks.iter().cloned().map(Item::Task));
-        tasks.extend(spec.tasks);
-    }
-    if map.files().is_empty() {
-        map.push(&mut buffer, &display_name, "");
+        self.items
+            .extend(spec.tasks.iter().cloned().map(Item::Task));
+        self.tasks.extend(spec.tasks);
+        Ok(name)
     }
 
-    let origin = Origin::Specs {
-        name,
-        first_spec: map
-            .files()
-            .get(usize::from(defaults_span.is_some()))
-            .map(|f| f.span.start),
-        defaults: defaults_file.is_some(),
-        unreadable: diagnostics.iter().any(Diagnostic::is_error),
-        empty_specs,
-    };
-    let ast = ast::File { items, comments };
-    let want = Want { model: false, goal };
-    let (ast, mut diagnostics, plan, _, task_count) = analyse(ast, diagnostics, &origin, want);
-    // A REEL id problem and the language's own E0011 for the same name say one thing.
-    diagnostics.dedup_by(|b, a| a.code == b.code && a.primary.span == b.primary.span);
-    let mut plan = plan_if_clean(plan, &diagnostics);
-    if let (Some(dir), Some(plan)) = (tree, plan.as_mut()) {
-        plan.pipeline = Some(pipeline_of(dir, plan, &files, &stages, tree_specs));
+    /// E0004 when another spec (`file_name`'s, starting at `start`) has
+    /// taken `stem` already: both files' tasks would be `<stem>.<id>`.
+    fn take_stem(&mut self, stem: &str, start: usize, file_name: String) {
+        let Some(other) = self.namespaces.get(stem) else {
+            self.namespaces.insert(stem.to_string(), file_name);
+            return;
+        };
+        self.diagnostics.push(
+            Diagnostic::new(
+                Code::E0004,
+                format!("two specs have the stem `{stem}`"),
+                Span::at(start),
+                format!("this file's tasks would be named `{stem}.<id>`"),
+            )
+            .with_note(if self.in_tree {
+                format!(
+                    "so would those of `{other}`; a spec is in one stage at a time: \
+                     remove or rename one of the files"
+                )
+            } else {
+                format!("so would those of `{other}`; rename one of the files")
+            }),
+        );
     }
-    Ok(Reel {
-        compilation: Compilation {
-            name: display_name,
-            source: buffer,
-            ast,
-            diagnostics,
-            plan,
-            tasks: task_count,
-            files: map,
-        },
-        tasks,
-        defaults: defaults_span,
-        files,
-    })
+
+    /// E0011 when `stem`, the file name of the spec at `start`, cannot
+    /// start a task name: one problem, said once at the file, not once per
+    /// task. Its `tasks` get a stand-in namespace so that nothing else is
+    /// reported about them.
+    fn check_stem(&mut self, stem: &str, start: usize, tasks: &mut [ast::TaskItem]) {
+        let Some(why) = check::names::task_name_problem(&format!("{stem}.a1b2c3d4")) else {
+            return;
+        };
+        self.diagnostics.push(
+            Diagnostic::new(
+                Code::E0011,
+                format!("the spec file name `{stem}` cannot start its tasks' names"),
+                Span::at(start),
+                format!("this file's tasks would be named `{stem}.<id>`"),
+            )
+            .with_note(format!("{why}; rename the file")),
+        );
+        let stand_in = format!("spec{}", self.map.files().len());
+        let rename = |n: &mut ast::TaskName| {
+            if let Some(rest) = n.text.strip_prefix(&format!("{stem}.")) {
+                n.text = format!("{stand_in}.{rest}");
+            }
+        };
+        for t in tasks {
+            rename(&mut t.name);
+            t.dependencies.iter_mut().for_each(rename);
+        }
+    }
 }
 
 /// The pipeline of the spec tree `dir` compiled into `plan`: each of

@@ -9,7 +9,7 @@
 //! columns are mapped back to the real file, so the header still says
 //! `file:line:column` of the real text.
 
-use super::human::IndexedFiles;
+use super::sources::IndexedFiles;
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::{self, Files};
 use std::ops::Range;

@@ -7,7 +7,7 @@
 //! and every lookup tolerates missing or broken items.
 
 use super::context::{self, BlockKind, Context};
-use super::hover::{field_doc, one_line};
+use super::docs::{field_doc, one_line};
 use crate::Compilation;
 use crate::ast::{self, GateBody, Item, ValueKind};
 use crate::diagnostic::{self, Code, LineIndex, Severity};
@@ -356,15 +356,6 @@ impl Analysis {
     /// `gates = [ … ]`, and the words `on_fail` and `output` take.
     pub fn completion(&self, offset: usize) -> Vec<lsp::CompletionItem> {
         let (ctx, prefix) = context::at(&self.source, offset);
-        let names = |kind: NameKind| -> Vec<String> {
-            let mut v: Vec<String> = Vec::new();
-            for o in self.occurrences() {
-                if o.definition && o.kind == kind && !v.contains(&o.name) {
-                    v.push(o.name);
-                }
-            }
-            v
-        };
         let mut out: Vec<lsp::CompletionItem> = Vec::new();
         match ctx {
             Context::TopLevel => {
@@ -373,7 +364,7 @@ impl Analysis {
                 }
             }
             Context::Dependency { own } => {
-                for n in names(NameKind::Task) {
+                for n in self.defined(NameKind::Task) {
                     if own.as_deref() != Some(n.as_str()) {
                         let label = literal::print_task_name(&n);
                         let doc = self.task_hover(&n);
@@ -381,106 +372,144 @@ impl Analysis {
                     }
                 }
             }
-            Context::FieldName { block, mut present } => {
-                // Fields after the cursor count too, when the block parsed.
-                present.extend(self.fields_of_block_at(offset));
-                let has = |f: &str| present.iter().any(|p| p == f);
-                // Fields that would conflict with one already set (E0010).
-                let conflicts = |f: &str| match block {
-                    BlockKind::Task => {
-                        (f == "run" && (has("prompt") || has("agent")))
-                            || ((f == "prompt" || f == "agent") && has("run"))
-                    }
-                    BlockKind::Gate => {
-                        (f == "run" && (has("agent") || has("prompt")))
-                            || ((f == "agent" || f == "prompt") && has("run"))
-                    }
-                    _ => false,
-                };
-                for f in block.fields() {
-                    if !has(f) && !conflicts(f) {
-                        let detail = format!("{} field", block.keyword());
-                        let doc = field_doc(block, f).map(str::to_string);
-                        out.push(item(f, lsp::CompletionItemKind::FIELD, &detail, doc));
-                    }
-                }
+            Context::FieldName { block, present } => {
+                out = self.field_completions(offset, block, present);
             }
             Context::Value {
                 block,
                 field,
                 in_list,
-            } => match (field.as_str(), in_list) {
-                ("agent", false)
-                    if matches!(
-                        block,
-                        BlockKind::Task | BlockKind::Defaults | BlockKind::Gate
-                    ) =>
-                {
-                    for n in names(NameKind::Agent) {
-                        let doc = self.agent_hover(&n);
-                        out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
-                    }
-                }
-                ("executor", false)
-                    if matches!(
-                        block,
-                        BlockKind::Agent | BlockKind::Gate | BlockKind::Defaults | BlockKind::Loop
-                    ) =>
-                {
-                    for n in names(NameKind::Executor) {
-                        let doc = self.executor_hover(&n);
-                        out.push(item(&n, lsp::CompletionItemKind::OPERATOR, "executor", doc));
-                    }
-                }
-                ("resolver", false)
-                    if matches!(
-                        block,
-                        BlockKind::Task | BlockKind::Defaults | BlockKind::Loop
-                    ) =>
-                {
-                    for n in names(NameKind::Agent) {
-                        let doc = self.agent_hover(&n);
-                        out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
-                    }
-                }
-                ("fallback", false) if block == BlockKind::Agent => {
-                    for n in names(NameKind::Agent) {
-                        let doc = self.agent_hover(&n);
-                        out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
-                    }
-                }
-                ("gates", true) if matches!(block, BlockKind::Task | BlockKind::Defaults) => {
-                    for n in names(NameKind::Gate) {
-                        let doc = self.gate_hover(&n);
-                        out.push(item(&n, lsp::CompletionItemKind::INTERFACE, "gate", doc));
-                    }
-                }
-                ("on_fail", false) if block == BlockKind::Gate => {
-                    for w in ["retry", "block", "fail"] {
-                        out.push(item(
-                            w,
-                            lsp::CompletionItemKind::ENUM_MEMBER,
-                            "on_fail",
-                            None,
-                        ));
-                    }
-                }
-                ("output", false) if block == BlockKind::Agent => {
-                    for w in crate::model::OutputFormat::WORDS {
-                        out.push(item(
-                            w,
-                            lsp::CompletionItemKind::ENUM_MEMBER,
-                            "output",
-                            None,
-                        ));
-                    }
-                }
-                _ => {}
-            },
+            } => out = self.value_completions(block, &field, in_list),
             Context::None => {}
         }
         if !prefix.is_empty() {
             out.retain(|i| i.label.trim_start_matches('"').starts_with(prefix.as_str()));
+        }
+        out
+    }
+
+    /// The names of the tasks, agents, gates or executors (`kind`)
+    /// defined, each once, in order.
+    fn defined(&self, kind: NameKind) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for o in self.occurrences() {
+            if o.definition && o.kind == kind && !v.contains(&o.name) {
+                v.push(o.name);
+            }
+        }
+        v
+    }
+
+    /// The field names `block` takes at `offset` that are neither set
+    /// (`present`, and those after the cursor) nor in conflict with one set.
+    fn field_completions(
+        &self,
+        offset: usize,
+        block: BlockKind,
+        mut present: Vec<String>,
+    ) -> Vec<lsp::CompletionItem> {
+        let mut out = Vec::new();
+        // Fields after the cursor count too, when the block parsed.
+        present.extend(self.fields_of_block_at(offset));
+        let has = |f: &str| present.iter().any(|p| p == f);
+        // Fields that would conflict with one already set (E0010).
+        let conflicts = |f: &str| match block {
+            BlockKind::Task => {
+                (f == "run" && (has("prompt") || has("agent")))
+                    || ((f == "prompt" || f == "agent") && has("run"))
+            }
+            BlockKind::Gate => {
+                (f == "run" && (has("agent") || has("prompt")))
+                    || ((f == "agent" || f == "prompt") && has("run"))
+            }
+            _ => false,
+        };
+        for f in block.fields() {
+            if !has(f) && !conflicts(f) {
+                let detail = format!("{} field", block.keyword());
+                let doc = field_doc(block, f).map(str::to_string);
+                out.push(item(f, lsp::CompletionItemKind::FIELD, &detail, doc));
+            }
+        }
+        out
+    }
+
+    /// The names or words the value of `field` in `block` takes (in a list
+    /// with `in_list`).
+    fn value_completions(
+        &self,
+        block: BlockKind,
+        field: &str,
+        in_list: bool,
+    ) -> Vec<lsp::CompletionItem> {
+        let mut out = Vec::new();
+        match (field, in_list) {
+            ("agent", false)
+                if matches!(
+                    block,
+                    BlockKind::Task | BlockKind::Defaults | BlockKind::Gate
+                ) =>
+            {
+                for n in self.defined(NameKind::Agent) {
+                    let doc = self.agent_hover(&n);
+                    out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
+                }
+            }
+            ("executor", false)
+                if matches!(
+                    block,
+                    BlockKind::Agent | BlockKind::Gate | BlockKind::Defaults | BlockKind::Loop
+                ) =>
+            {
+                for n in self.defined(NameKind::Executor) {
+                    let doc = self.executor_hover(&n);
+                    out.push(item(&n, lsp::CompletionItemKind::OPERATOR, "executor", doc));
+                }
+            }
+            ("resolver", false)
+                if matches!(
+                    block,
+                    BlockKind::Task | BlockKind::Defaults | BlockKind::Loop
+                ) =>
+            {
+                for n in self.defined(NameKind::Agent) {
+                    let doc = self.agent_hover(&n);
+                    out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
+                }
+            }
+            ("fallback", false) if block == BlockKind::Agent => {
+                for n in self.defined(NameKind::Agent) {
+                    let doc = self.agent_hover(&n);
+                    out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
+                }
+            }
+            ("gates", true) if matches!(block, BlockKind::Task | BlockKind::Defaults) => {
+                for n in self.defined(NameKind::Gate) {
+                    let doc = self.gate_hover(&n);
+                    out.push(item(&n, lsp::CompletionItemKind::INTERFACE, "gate", doc));
+                }
+            }
+            ("on_fail", false) if block == BlockKind::Gate => {
+                for w in ["retry", "block", "fail"] {
+                    out.push(item(
+                        w,
+                        lsp::CompletionItemKind::ENUM_MEMBER,
+                        "on_fail",
+                        None,
+                    ));
+                }
+            }
+            ("output", false) if block == BlockKind::Agent => {
+                for w in crate::model::OutputFormat::WORDS {
+                    out.push(item(
+                        w,
+                        lsp::CompletionItemKind::ENUM_MEMBER,
+                        "output",
+                        None,
+                    ));
+                }
+            }
+            _ => {}
         }
         out
     }

@@ -4,6 +4,7 @@
 
 use super::analysis::{Analysis, NameKind};
 use super::context::BlockKind;
+use super::docs::{field_doc, one_line};
 use crate::ast::{GateBody, Item};
 use crate::model::{GateDefKind, Work};
 use crate::plan;
@@ -227,95 +228,6 @@ impl Analysis {
     }
 }
 
-/// What each field means (docs/language.md), for hover and completion.
-pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
-    use BlockKind::*;
-    Some(match (block, field) {
-        (Loop, "base") => "Branch to start from (default: the branch checked out).",
-        (Loop, "branch") => "Integration branch (default `loop/<name or file stem>`).",
-        (Loop, "parallel") => "Tasks at once (default 1; `-j` overrides).",
-        (Loop, "setup") => "Command run in every new worktree before the agent.",
-        (Loop, "copy") => {
-            "Globs of untracked or ignored files in the main checkout copied into every new worktree (part of the cache key)."
-        }
-        (Loop, "link") => {
-            "Globs of untracked or ignored files or directories in the main checkout symlinked into every new worktree."
-        }
-        (Loop, "notify") => {
-            "Command run once when the run ends, with the run's state (`loopc status --json`) on stdin."
-        }
-        (Loop, "stages") => {
-            "The stages of a REEL spec tree that `loopc run` works (default `[\"inflight\"]`; `--stage` overrides)."
-        }
-        (Budget, "iterations") => "Agent attempts across the whole run.",
-        (Budget, "time") => "Wall clock for the whole run (a duration such as `2h`).",
-        (Budget, "cost") => "Sum of what agents report, in dollars (`$20`).",
-        (Budget, "failures") => "Consecutive failed attempts that stop the run (default 3).",
-        (Budget, "wait") => {
-            "The most time spent waiting for agents' usage or rate limits to reset, in all (a duration)."
-        }
-        (Agent, "run") => "Shell command that starts the agent (required); the prompt is on stdin.",
-        (Agent, "output") => {
-            "`text` (default), `claude-json` (Claude Code's JSON result) or `codex-json` (`codex exec --json` events)."
-        }
-        (Agent, "timeout") => "Per-attempt timeout (default 30m).",
-        (Agent, "cost") => "Per-attempt cost cap, exported as `LOOP_COST_CAP_USD`.",
-        (Agent, "fallback") => {
-            "The agent that takes an attempt instead of waiting while this one is usage or rate limited."
-        }
-        (Agent | Defaults | Task, "env") => {
-            "Environment map `{ KEY = \"value\" }`; agent, then defaults, then task (later wins)."
-        }
-        (Executor, "run") => {
-            "Launcher prefix (required): the command is handed to it as `sh -c COMMAND`, one argument; `LOOP_*` variables are set."
-        }
-        (Agent, "executor") => "Executor that launches this agent (default `defaults.executor`).",
-        (Gate, "executor") => {
-            "Executor that launches this gate's command or agent (default: the agent's, else `defaults.executor`)."
-        }
-        (Defaults, "executor") => {
-            "Executor of commands that name none (agents, gates, command tasks, `accept`)."
-        }
-        (Loop, "executor") => "Executor that launches `setup` (default `defaults.executor`).",
-        (Loop, "expand_depth") => {
-            "How deep plan fragments may nest (default 3): a fragment's task at this depth may not `expands`."
-        }
-        (Loop, "resolver") => {
-            "Agent that resolves merge conflicts of tasks whose block and `defaults` name none."
-        }
-        (Defaults, "resolver") => "Agent that resolves merge conflicts of tasks that name none.",
-        (Task, "resolver") => {
-            "Agent that resolves a conflict of this task's merge onto the integration branch; its resolution must pass the task's gates."
-        }
-        (Gate, "run") => "Command gate: passes on exit status 0.",
-        (Gate, "agent") => "Agent-judged gate: the agent reviews the diff read-only.",
-        (Gate, "prompt") => "What the reviewing agent is asked (required with `agent`).",
-        (Gate, "timeout") => "Timeout of one gate run (default 30m).",
-        (Gate, "on_fail") => "`retry` (default), `block` or `fail`.",
-        (Defaults, "agent") => "Agent of tasks that set none.",
-        (Defaults, "gates") => "Gates of tasks that set none.",
-        (Defaults, "attempts") => "Attempts per task (default 3).",
-        (Defaults, "timeout") => "Per-attempt timeout of tasks that set none.",
-        (Task, "prompt") => "The agent's instructions: makes this an agent task.",
-        (Task, "run") => "A shell command: makes this a command task (no agent).",
-        (Task, "agent") => "The agent doing this task (default `defaults.agent`).",
-        (Task, "accept") => "The task's own acceptance check, run before its gates.",
-        (Task, "gates") => "Gates the result must pass (replaces `defaults.gates`).",
-        (Task, "attempts") => "Attempts allowed (default `defaults.attempts`, else 3).",
-        (Task, "timeout") => "Per-attempt timeout.",
-        (Task, "changes") => {
-            "`required` (default: an attempt that changes nothing fails) or `optional` (a check-only task)."
-        }
-        (Task, "expands") => {
-            "A plan fragment (a `.loop` file of tasks) the task writes; when it passes, its tasks join the plan as `<task>.<name>`, before the task's dependents."
-        }
-        (Task, "inputs") => {
-            "Globs of files (relative to the repo root) that are part of the cache key."
-        }
-        _ => return None,
-    })
-}
-
 /// `text` as Markdown inline code (with a fence longer than any backtick run in it).
 fn code(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
@@ -339,16 +251,6 @@ fn escape(text: &str) -> String {
         out.push(c);
     }
     out
-}
-
-/// The first line of `text`, cut to 80 characters.
-pub(super) fn one_line(text: &str) -> String {
-    let first = text.trim().lines().next().unwrap_or("");
-    let mut s: String = first.chars().take(80).collect();
-    if first.chars().count() > 80 || text.trim().lines().count() > 1 {
-        s.push('…');
-    }
-    s
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@
 
 mod analysis;
 mod context;
+mod docs;
 mod hover;
 pub mod transport;
 
@@ -35,6 +36,7 @@ use lsp_types as lsp;
 use lsp_types::notification::Notification as _;
 use lsp_types::request::Request as _;
 use std::collections::HashMap;
+use std::io::{Read, Write};
 use std::panic::AssertUnwindSafe;
 
 /// The server's state: the analysis of each open document, by URI.
@@ -115,17 +117,21 @@ pub enum Ending {
     Abrupt,
 }
 
-/// Runs the language server on stdin/stdout until `exit`.
+/// Runs the language server on `input` and `output` (the command layer
+/// hands it stdin and stdout) until `exit`.
 ///
 /// # Errors
 ///
 /// The client broke the protocol (no `initialize` first, unreadable
 /// messages) or the connection failed.
-pub fn serve() -> Result<Ending, Box<dyn std::error::Error>> {
-    let (connection, io_threads) = transport::stdio();
+pub fn serve(
+    input: impl Read + Send + 'static,
+    output: impl Write + Send + 'static,
+) -> Result<Ending, Box<dyn std::error::Error>> {
+    let (connection, io_threads) = transport::connect(input, output);
     let ending = run(&connection);
     drop(connection);
-    // The reader may be blocked on stdin after `exit`; only the writer must
+    // The reader may be blocked on its input after `exit`; only the writer must
     // finish, so that every response is flushed.
     let mut threads = io_threads.into_iter();
     let _reader = threads.next();

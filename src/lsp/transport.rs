@@ -1,5 +1,6 @@
-//! The stdio transport of `loopc lsp`: LSP base-protocol framing
-//! (`Content-Length` headers) over stdin/stdout.
+//! The transport of `loopc lsp`: LSP base-protocol framing
+//! (`Content-Length` headers) over the input and output the caller hands
+//! it (the command layer: stdin and stdout).
 //!
 //! lsp-server's own stdio transport ends the connection on the first
 //! malformed message. This one answers a body that is not JSON-RPC with a
@@ -8,60 +9,83 @@
 
 use lsp_server::{Connection, Message};
 use std::io::{Read, Write};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 /// The largest message body accepted, in bytes (64 MiB); larger ones are
 /// skipped and answered with a parse error.
 pub const MAX_BODY: usize = 64 * 1024 * 1024;
 
-/// Starts reader and writer threads on stdin/stdout and returns the server
-/// side of the connection plus the threads to join after it is dropped.
-pub fn stdio() -> (Connection, Vec<JoinHandle<()>>) {
+/// The output, shared by the reader thread (its parse-error answers) and
+/// the writer thread; each message is written whole under its lock.
+type Output<W> = Arc<Mutex<W>>;
+
+/// Starts reader and writer threads on `input` and `output` and returns
+/// the server side of the connection plus the threads to join after it is
+/// dropped.
+pub fn connect<R, W>(input: R, output: W) -> (Connection, Vec<JoinHandle<()>>)
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
     let (server, client) = Connection::memory();
-    let to_server = client.sender;
+    let output = Arc::new(Mutex::new(output));
+    let reader = {
+        let output = Arc::clone(&output);
+        let to_server = client.sender;
+        let to_server = move |m| to_server.send(m).is_ok();
+        std::thread::spawn(move || read_frames(FrameReader::new(input), to_server, &output))
+    };
     let from_server = client.receiver;
-    let reader = std::thread::spawn(move || {
-        let mut input = FrameReader::new(std::io::stdin().lock());
-        loop {
-            match input.read_frame() {
-                Ok(Frame::Message(m)) => {
-                    if to_server.send(m).is_err() {
-                        return;
-                    }
-                }
-                Ok(frame @ (Frame::Malformed(_) | Frame::Invalid(_))) => {
-                    let (code, why) = match frame {
-                        Frame::Invalid(why) => (lsp_server::ErrorCode::InvalidRequest, why),
-                        Frame::Malformed(why) => (lsp_server::ErrorCode::ParseError, why),
-                        _ => continue,
-                    };
-                    let err = lsp_server::Response {
-                        id: lsp_server::RequestId::from(String::new()),
-                        result: None,
-                        error: Some(lsp_server::ResponseError {
-                            code: code as i32,
-                            message: format!("loopc lsp: {why}"),
-                            data: None,
-                        }),
-                    };
-                    // Written here rather than through the writer thread, which
-                    // must end as soon as the server drops its sender.
-                    if write_message(&Message::Response(err)).is_err() {
-                        return;
-                    }
-                }
-                Ok(Frame::End) | Err(_) => return,
-            }
-        }
-    });
     let writer = std::thread::spawn(move || {
         for message in from_server {
-            if write_message(&message).is_err() {
+            if write_message(&output, &message).is_err() {
                 return;
             }
         }
     });
     (server, vec![reader, writer])
+}
+
+/// The reader thread: hands each message read from `input` to the server
+/// (`to_server` is false once the server is gone) and answers each bad
+/// frame itself, until the input ends or fails or the server is gone.
+fn read_frames<R: Read, W: Write>(
+    mut input: FrameReader<R>,
+    to_server: impl Fn(Message) -> bool,
+    output: &Output<W>,
+) {
+    loop {
+        match input.read_frame() {
+            Ok(Frame::Message(m)) => {
+                if !to_server(m) {
+                    return;
+                }
+            }
+            Ok(frame @ (Frame::Malformed(_) | Frame::Invalid(_))) => {
+                let (code, why) = match frame {
+                    Frame::Invalid(why) => (lsp_server::ErrorCode::InvalidRequest, why),
+                    Frame::Malformed(why) => (lsp_server::ErrorCode::ParseError, why),
+                    _ => continue,
+                };
+                let err = lsp_server::Response {
+                    id: lsp_server::RequestId::from(String::new()),
+                    result: None,
+                    error: Some(lsp_server::ResponseError {
+                        code: code as i32,
+                        message: format!("loopc lsp: {why}"),
+                        data: None,
+                    }),
+                };
+                // Written here rather than through the writer thread, which
+                // must end as soon as the server drops its sender.
+                if write_message(output, &Message::Response(err)).is_err() {
+                    return;
+                }
+            }
+            Ok(Frame::End) | Err(_) => return,
+        }
+    }
 }
 
 /// The method of an outgoing message that is already encoded: its params
@@ -109,18 +133,22 @@ fn encoded(body: String) -> Message {
     })
 }
 
-/// Writes one framed message to stdout, whole, under the stdout lock.
-fn write_message(message: &Message) -> std::io::Result<()> {
-    if let Message::Notification(n) = message
-        && n.method == ENCODED
-        && let serde_json::Value::String(body) = &n.params
-    {
-        let mut out = std::io::stdout().lock();
-        write!(out, "Content-Length: {}\r\n\r\n{body}", body.len())?;
-        return out.flush();
-    }
-    let body = encode(message).map_err(std::io::Error::other)?;
-    let mut out = std::io::stdout().lock();
+/// Writes one framed message to `output`, whole, under its lock.
+fn write_message<W: Write>(output: &Output<W>, message: &Message) -> std::io::Result<()> {
+    let encoded;
+    let body = match message {
+        Message::Notification(n)
+            if n.method == ENCODED
+                && let serde_json::Value::String(body) = &n.params =>
+        {
+            body
+        }
+        _ => {
+            encoded = encode(message).map_err(std::io::Error::other)?;
+            &encoded
+        }
+    };
+    let mut out = output.lock().unwrap_or_else(PoisonError::into_inner);
     write!(out, "Content-Length: {}\r\n\r\n{body}", body.len())?;
     out.flush()
 }

@@ -167,80 +167,101 @@ pub(super) fn cycles(
         let path = if self_loop {
             vec![start, start]
         } else {
-            let mut prev: HashMap<usize, usize> = HashMap::new();
-            let mut queue = VecDeque::from([start]);
-            let mut found = false;
-            while let Some(u) = queue.pop_front() {
-                for &(v, _) in &deps[u] {
-                    if !members.contains(&v) {
-                        continue;
-                    }
-                    if v == start {
-                        prev.insert(usize::MAX, u);
-                        found = true;
-                        break;
-                    }
-                    if let std::collections::hash_map::Entry::Vacant(e) = prev.entry(v) {
-                        e.insert(u);
-                        queue.push_back(v);
-                    }
-                }
-                if found {
-                    break;
-                }
-            }
-            let mut rev = vec![start];
-            let mut cur = prev.get(&usize::MAX).copied().unwrap_or(start);
-            while cur != start {
-                rev.push(cur);
-                cur = prev.get(&cur).copied().unwrap_or(start);
-            }
-            rev.push(start);
-            rev.reverse();
-            rev
+            shortest_cycle(deps, &members, start)
         };
-        let names: Vec<&str> = path
-            .iter()
-            .map(|&i| model.tasks[i].name.text.as_str())
-            .collect();
-        let mut labels: Vec<(Span, String)> = Vec::new();
-        for w in path.windows(2) {
-            let (a, b) = (w[0], w[1]);
-            let span = deps[a]
-                .iter()
-                .find(|&&(j, _)| j == b)
-                .map_or(model.tasks[a].name.span, |&(_, s)| s);
-            labels.push((
-                span,
-                format!(
-                    "`{}` depends on `{}`",
-                    model.tasks[a].name.text, model.tasks[b].name.text
-                ),
-            ));
-        }
-        let (first_span, first_msg) = labels[0].clone();
-        let mut d = Diagnostic::new(
-            Code::E0006,
-            format!("dependency cycle: {}", names.join(" → ")),
-            first_span,
-            first_msg,
-        );
-        for (span, msg) in labels.into_iter().skip(1) {
-            d = d.with_label(span, msg);
-        }
-        if members.len() > path.len() - 1 {
-            let mut others: Vec<&str> = members
-                .iter()
-                .filter(|i| !path.contains(i))
-                .map(|&i| model.tasks[i].name.text.as_str())
-                .collect();
-            others.sort_unstable();
-            d = d.with_note(format!("also in this cycle: {}", others.join(", ")));
-        }
-        d = d.with_note("a plan's dependencies must form a DAG: remove one of these dependencies");
-        out.push(d);
+        out.push(cycle_diagnostic(model, deps, &path, &members));
     }
     any
+}
+
+/// The shortest "depends on" path from `start` back to `start` through
+/// the tasks of its strongly connected component `members` (two or more).
+fn shortest_cycle(
+    deps: &[Vec<(usize, Span)>],
+    members: &HashSet<usize>,
+    start: usize,
+) -> Vec<usize> {
+    let mut prev: HashMap<usize, usize> = HashMap::new();
+    let mut queue = VecDeque::from([start]);
+    let mut found = false;
+    while let Some(u) = queue.pop_front() {
+        for &(v, _) in &deps[u] {
+            if !members.contains(&v) {
+                continue;
+            }
+            if v == start {
+                prev.insert(usize::MAX, u);
+                found = true;
+                break;
+            }
+            if let std::collections::hash_map::Entry::Vacant(e) = prev.entry(v) {
+                e.insert(u);
+                queue.push_back(v);
+            }
+        }
+        if found {
+            break;
+        }
+    }
+    let mut rev = vec![start];
+    let mut cur = prev.get(&usize::MAX).copied().unwrap_or(start);
+    while cur != start {
+        rev.push(cur);
+        cur = prev.get(&cur).copied().unwrap_or(start);
+    }
+    rev.push(start);
+    rev.reverse();
+    rev
+}
+
+/// E0006 for the cycle `path` (its first task again at its end) in the
+/// strongly connected component `members`: a label on each dependency
+/// of the path, a note naming the component's other tasks.
+fn cycle_diagnostic(
+    model: &Model,
+    deps: &[Vec<(usize, Span)>],
+    path: &[usize],
+    members: &HashSet<usize>,
+) -> Diagnostic {
+    let names: Vec<&str> = path
+        .iter()
+        .map(|&i| model.tasks[i].name.text.as_str())
+        .collect();
+    let mut labels: Vec<(Span, String)> = Vec::new();
+    for w in path.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let span = deps[a]
+            .iter()
+            .find(|&&(j, _)| j == b)
+            .map_or(model.tasks[a].name.span, |&(_, s)| s);
+        labels.push((
+            span,
+            format!(
+                "`{}` depends on `{}`",
+                model.tasks[a].name.text, model.tasks[b].name.text
+            ),
+        ));
+    }
+    let (first_span, first_msg) = labels[0].clone();
+    let mut d = Diagnostic::new(
+        Code::E0006,
+        format!("dependency cycle: {}", names.join(" → ")),
+        first_span,
+        first_msg,
+    );
+    for (span, msg) in labels.into_iter().skip(1) {
+        d = d.with_label(span, msg);
+    }
+    if members.len() > path.len() - 1 {
+        let mut others: Vec<&str> = members
+            .iter()
+            .filter(|i| !path.contains(i))
+            .map(|&i| model.tasks[i].name.text.as_str())
+            .collect();
+        others.sort_unstable();
+        d = d.with_note(format!("also in this cycle: {}", others.join(", ")));
+    }
+    d.with_note("a plan's dependencies must form a DAG: remove one of these dependencies")
 }
 
 /// Reports dependencies already implied through another dependency (W0002).

@@ -11,17 +11,20 @@
 //! - [`key`]: everything that goes into a cache key, the definition key
 //!   here and the run-time key `loopc run` computes from it.
 
+mod digest;
 mod graph;
 pub mod key;
 pub mod pipeline;
 mod resolve;
 mod select;
+mod stages;
 mod types;
 
 pub use crate::model::{OnFail, OutputFormat};
-pub use key::{Key, KeyParts};
-pub use pipeline::{Pipeline, StageSpec, UnknownStage};
+pub use digest::{Key, KeyParts};
+pub use pipeline::UnknownStage;
 pub use select::UnknownTask;
+pub use stages::{Pipeline, StageSpec};
 pub use types::{
     Agent, Budget, DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_TIMEOUT,
     Executor, Gate, GateKind, Plan, Settings, Task, TaskKind, shell_quote,

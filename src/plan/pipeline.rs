@@ -5,53 +5,10 @@
 //! either met (the spec is in a later stage: its work is in the base) or
 //! holding the task back (an earlier stage: its work does not exist yet).
 
+pub use super::stages::{Pipeline, StageSpec};
 use super::types::Plan;
 use crate::check::names::suggest;
 use crate::origin::{DEFAULT_STAGES, STAGES, stage_index};
-use std::path::PathBuf;
-
-/// The specs of a REEL spec tree, by stage.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Pipeline {
-    /// The tree's directory, as given on the command line.
-    pub dir: PathBuf,
-    /// Its spec files, stage by stage in pipeline order, then by file name.
-    /// In a plan cut down by [`Plan::work`] or [`Plan::select`], only the
-    /// specs all of whose tasks it has.
-    pub specs: Vec<StageSpec>,
-    /// The stages the run works (indices into [`STAGES`], ascending);
-    /// empty until [`Plan::work`] chose them.
-    pub worked: Vec<usize>,
-    /// Tasks that cannot start, and why: they depend on a task of a spec
-    /// in a stage that is not worked and does not come after theirs.
-    pub held: Vec<(usize, String)>,
-}
-
-/// One spec file of a tree.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StageSpec {
-    /// The file as read (`specs/inflight/auth.md`).
-    pub path: PathBuf,
-    /// Its stage: an index into [`STAGES`].
-    pub stage: usize,
-    /// The file's text as it was compiled (its tasks are this text's).
-    pub text: String,
-    /// Its tasks: indices into [`Plan::tasks`], ascending.
-    pub tasks: Vec<usize>,
-}
-
-impl StageSpec {
-    /// The name of the spec's stage (`inflight`).
-    pub fn stage_name(&self) -> &'static str {
-        STAGES.get(self.stage).copied().unwrap_or("")
-    }
-
-    /// The stage a fully passed spec moves to: the next in [`STAGES`];
-    /// `None` for `archived`, the last.
-    pub fn next_stage(&self) -> Option<&'static str> {
-        STAGES.get(self.stage + 1).copied()
-    }
-}
 
 /// A stage name (from `--stage`) that is not one of [`STAGES`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -250,6 +207,7 @@ fn new_indices(keep: &[bool]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     /// A plan of tasks `a` (todo), `b` (inflight, depends on a), `c`
     /// (inflight), `d` (active), `e` (inflight, depends on d and c), as a

@@ -21,127 +21,7 @@ pub(super) fn resolve(
     deps: &[Vec<(usize, Span)>],
     order: &[usize],
 ) -> Option<Plan> {
-    let agents: HashMap<&str, &AgentDef> = model
-        .agents
-        .iter()
-        .map(|a| (a.name.name.as_str(), a))
-        .collect();
-    let gates: HashMap<&str, &GateDef> = model
-        .gates
-        .iter()
-        .map(|g| (g.name.name.as_str(), g))
-        .collect();
-    // Each executor, agent and gate is resolved once and shared by the
-    // tasks using it. A reference to an executor that did not resolve
-    // (unknown, or without `run`: reported) leaves the plan incomplete.
-    let executors: HashMap<&str, Option<Arc<Executor>>> = model
-        .executors
-        .iter()
-        .map(|e| {
-            let executor = e.run.clone().map(|run| {
-                Arc::new(Executor {
-                    name: e.name.name.clone(),
-                    run,
-                })
-            });
-            (e.name.name.as_str(), executor)
-        })
-        .collect();
-    // `Some(None)`: no executor; `None`: a reference that did not resolve.
-    let executor = |r: Option<&Ref>| -> Option<Option<Arc<Executor>>> {
-        match r {
-            None => Some(None),
-            Some(r) => executors.get(r.name.as_str()).cloned().flatten().map(Some),
-        }
-    };
-    let default_executor = executor(model.defaults.executor.as_ref())?;
-    let own_or_default = |r: Option<&Ref>| -> Option<Option<Arc<Executor>>> {
-        match r {
-            None => Some(default_executor.clone()),
-            Some(_) => executor(r),
-        }
-    };
-    let mut resolved_agents: HashMap<&str, Option<Arc<Agent>>> = HashMap::new();
-    for (name, a) in &agents {
-        let agent = match (a.run.clone(), own_or_default(a.executor.as_ref())) {
-            (Some(run), Some(executor)) => Some(Arc::new(Agent {
-                name: a.name.name.clone(),
-                run,
-                output: a.output,
-                timeout: a.timeout,
-                cost: a.cost,
-                env: a.env.clone(),
-                fallbacks: Vec::new(),
-                executor,
-            })),
-            _ => None,
-        };
-        resolved_agents.insert(name, agent);
-    }
-    // Then each agent's chain of fallbacks (a cycle was E0006; the walk
-    // stops at a repeat all the same).
-    let chains: Vec<(&str, Vec<Arc<Agent>>)> = agents
-        .iter()
-        .map(|(&name, a)| {
-            let mut chain: Vec<Arc<Agent>> = Vec::new();
-            let mut next = a.fallback.as_ref();
-            while let Some(r) = next {
-                let Some(f) = resolved_agents.get(r.name.as_str()).cloned().flatten() else {
-                    break;
-                };
-                if f.name == name || chain.iter().any(|c| c.name == f.name) {
-                    break;
-                }
-                chain.push(f);
-                next = agents
-                    .get(r.name.as_str())
-                    .and_then(|d| d.fallback.as_ref());
-            }
-            (name, chain)
-        })
-        .collect();
-    for (name, chain) in chains {
-        if chain.is_empty() {
-            continue;
-        }
-        if let Some(Some(agent)) = resolved_agents.get_mut(name) {
-            Arc::make_mut(agent).fallbacks = chain;
-        }
-    }
-    let resolve_agent =
-        |name: &str| -> Option<Arc<Agent>> { resolved_agents.get(name).cloned().flatten() };
-    let mut resolved_gates: HashMap<&str, Option<Arc<Gate>>> = HashMap::new();
-    for (name, g) in &gates {
-        let kind = match &g.kind {
-            GateDefKind::Command(run) => Some(GateKind::Command { run: run.clone() }),
-            GateDefKind::Agent { agent, prompt } => {
-                resolve_agent(&agent.name).map(|agent| GateKind::Agent {
-                    agent,
-                    prompt: prompt.clone(),
-                })
-            }
-            GateDefKind::Invalid => None,
-        };
-        let gate_executor = match (&g.executor, &kind) {
-            (Some(r), _) => executor(Some(r)),
-            (None, Some(GateKind::Agent { agent, .. })) => Some(agent.executor.clone()),
-            (None, _) => Some(default_executor.clone()),
-        };
-        let gate = match (kind, gate_executor) {
-            (Some(kind), Some(executor)) => Some(Arc::new(Gate {
-                name: g.name.name.clone(),
-                kind,
-                timeout: g.timeout.unwrap_or(DEFAULT_TIMEOUT),
-                on_fail: g.on_fail,
-                executor,
-            })),
-            _ => None,
-        };
-        resolved_gates.insert(name, gate);
-    }
-    let resolve_gate =
-        |name: &str| -> Option<Arc<Gate>> { resolved_gates.get(name).cloned().flatten() };
-
+    let shared = Shared::new(model)?;
     // position[i] = where source task i lands in topological order.
     let mut position = vec![0usize; task_defs.len()];
     for (p, &i) in order.iter().enumerate() {
@@ -151,11 +31,221 @@ pub(super) fn resolve(
     let mut tasks: Vec<Task> = Vec::with_capacity(order.len());
     let mut key_memo = KeyMemo::default();
     for &i in order {
-        let t = &mut task_defs[i];
+        let mut dependencies: Vec<usize> = deps[i].iter().map(|&(j, _)| position[j]).collect();
+        dependencies.sort_unstable();
+        dependencies.dedup();
+        let dep_keys: Vec<Key> = dependencies.iter().map(|&d| tasks[d].key).collect();
+        let task = shared.task(
+            &mut task_defs[i],
+            dependencies,
+            dep_keys,
+            layers[i],
+            &mut key_memo,
+        )?;
+        tasks.push(task);
+    }
+    let graph = graph::dag(tasks.iter().map(|t| t.dependencies.iter().copied()));
+    let name = model
+        .settings
+        .name
+        .clone()
+        .unwrap_or_else(|| stem.to_string());
+    Some(Plan {
+        settings: shared.settings(&name)?,
+        budget: Budget {
+            iterations: model.budget.iterations,
+            time: model.budget.time,
+            cost: model.budget.cost,
+            failures: model.budget.failures.unwrap_or(DEFAULT_FAILURES),
+            wait: model.budget.wait,
+        },
+        name,
+        tasks,
+        graph,
+        pipeline: None,
+    })
+}
+
+/// The model's executors, agents and gates, each resolved once and shared
+/// by the tasks using it (`None`: it did not resolve).
+struct Shared<'m> {
+    model: &'m Model,
+    executors: HashMap<&'m str, Option<Arc<Executor>>>,
+    /// `defaults.executor`, resolved.
+    default_executor: Option<Arc<Executor>>,
+    agents: HashMap<&'m str, Option<Arc<Agent>>>,
+    gates: HashMap<&'m str, Option<Arc<Gate>>>,
+}
+
+impl<'m> Shared<'m> {
+    /// Resolves `model`'s executors, then its agents (with their chains of
+    /// fallbacks), then its gates. `None` when `defaults.executor` does not
+    /// resolve.
+    fn new(model: &'m Model) -> Option<Self> {
+        let mut shared = Shared {
+            model,
+            executors: executors(model),
+            default_executor: None,
+            agents: HashMap::new(),
+            gates: HashMap::new(),
+        };
+        shared.default_executor = shared.executor(model.defaults.executor.as_ref())?;
+        let agents: HashMap<&str, &AgentDef> = model
+            .agents
+            .iter()
+            .map(|a| (a.name.name.as_str(), a))
+            .collect();
+        shared.agents = shared.agents(&agents);
+        shared.fallbacks(&agents);
+        shared.gates = shared.gates();
+        Some(shared)
+    }
+
+    /// The executor `r` names: `Some(None)` for no executor, `None` for a
+    /// reference that did not resolve (unknown, or without `run`:
+    /// reported), which leaves the plan incomplete.
+    fn executor(&self, r: Option<&Ref>) -> Option<Option<Arc<Executor>>> {
+        match r {
+            None => Some(None),
+            Some(r) => self
+                .executors
+                .get(r.name.as_str())
+                .cloned()
+                .flatten()
+                .map(Some),
+        }
+    }
+
+    /// [`Shared::executor`], with `defaults.executor` for no reference.
+    fn own_or_default(&self, r: Option<&Ref>) -> Option<Option<Arc<Executor>>> {
+        match r {
+            None => Some(self.default_executor.clone()),
+            Some(_) => self.executor(r),
+        }
+    }
+
+    fn agent(&self, name: &str) -> Option<Arc<Agent>> {
+        self.agents.get(name).cloned().flatten()
+    }
+
+    fn gate(&self, name: &str) -> Option<Arc<Gate>> {
+        self.gates.get(name).cloned().flatten()
+    }
+
+    /// Each agent of `defs` resolved, without its fallbacks yet.
+    fn agents(
+        &self,
+        defs: &HashMap<&'m str, &'m AgentDef>,
+    ) -> HashMap<&'m str, Option<Arc<Agent>>> {
+        let mut resolved = HashMap::new();
+        for (name, a) in defs {
+            let agent = match (a.run.clone(), self.own_or_default(a.executor.as_ref())) {
+                (Some(run), Some(executor)) => Some(Arc::new(Agent {
+                    name: a.name.name.clone(),
+                    run,
+                    output: a.output,
+                    timeout: a.timeout,
+                    cost: a.cost,
+                    env: a.env.clone(),
+                    fallbacks: Vec::new(),
+                    executor,
+                })),
+                _ => None,
+            };
+            resolved.insert(*name, agent);
+        }
+        resolved
+    }
+
+    /// Gives each resolved agent its chain of fallbacks (a cycle was E0006;
+    /// the walk stops at a repeat all the same), each of them without
+    /// fallbacks of its own.
+    fn fallbacks(&mut self, defs: &HashMap<&'m str, &'m AgentDef>) {
+        let chains: Vec<(&str, Vec<Arc<Agent>>)> = defs
+            .iter()
+            .map(|(&name, a)| {
+                let mut chain: Vec<Arc<Agent>> = Vec::new();
+                let mut next = a.fallback.as_ref();
+                while let Some(r) = next {
+                    let Some(f) = self.agent(r.name.as_str()) else {
+                        break;
+                    };
+                    if f.name == name || chain.iter().any(|c| c.name == f.name) {
+                        break;
+                    }
+                    chain.push(f);
+                    next = defs.get(r.name.as_str()).and_then(|d| d.fallback.as_ref());
+                }
+                (name, chain)
+            })
+            .collect();
+        for (name, chain) in chains {
+            if chain.is_empty() {
+                continue;
+            }
+            if let Some(Some(agent)) = self.agents.get_mut(name) {
+                Arc::make_mut(agent).fallbacks = chain;
+            }
+        }
+    }
+
+    /// Each gate resolved, with its agent (fallbacks given) and executor.
+    fn gates(&self) -> HashMap<&'m str, Option<Arc<Gate>>> {
+        let defs: HashMap<&str, &GateDef> = self
+            .model
+            .gates
+            .iter()
+            .map(|g| (g.name.name.as_str(), g))
+            .collect();
+        let mut resolved = HashMap::new();
+        for (name, g) in &defs {
+            let kind = match &g.kind {
+                GateDefKind::Command(run) => Some(GateKind::Command { run: run.clone() }),
+                GateDefKind::Agent { agent, prompt } => {
+                    self.agent(&agent.name).map(|agent| GateKind::Agent {
+                        agent,
+                        prompt: prompt.clone(),
+                    })
+                }
+                GateDefKind::Invalid => None,
+            };
+            let gate_executor = match (&g.executor, &kind) {
+                (Some(r), _) => self.executor(Some(r)),
+                (None, Some(GateKind::Agent { agent, .. })) => Some(agent.executor.clone()),
+                (None, _) => Some(self.default_executor.clone()),
+            };
+            let gate = match (kind, gate_executor) {
+                (Some(kind), Some(executor)) => Some(Arc::new(Gate {
+                    name: g.name.name.clone(),
+                    kind,
+                    timeout: g.timeout.unwrap_or(DEFAULT_TIMEOUT),
+                    on_fail: g.on_fail,
+                    executor,
+                })),
+                _ => None,
+            };
+            resolved.insert(*name, gate);
+        }
+        resolved
+    }
+
+    /// Task `t` with every default resolved and its key; its strings are
+    /// taken, not copied. `dependencies` are its dependencies' positions in
+    /// the plan, `dep_keys` their keys. `None` when something it needs did
+    /// not resolve.
+    fn task(
+        &self,
+        t: &mut TaskDef,
+        dependencies: Vec<usize>,
+        dep_keys: Vec<Key>,
+        layer: usize,
+        key_memo: &mut KeyMemo,
+    ) -> Option<Task> {
+        let model = self.model;
         let agent = match &t.work {
             Work::Prompt(_) => {
                 let r = t.agent.as_ref().or(model.defaults.agent.as_ref())?;
-                Some(resolve_agent(&r.name)?)
+                Some(self.agent(&r.name)?)
             }
             Work::Run(_) => None,
             Work::Invalid => return None,
@@ -166,13 +256,13 @@ pub(super) fn resolve(
             .or(model.defaults.resolver.as_ref())
             .or(model.settings.resolver.as_ref())
         {
-            Some(r) => Some(resolve_agent(&r.name)?),
+            Some(r) => Some(self.agent(&r.name)?),
             None => None,
         };
         let gate_refs = t.gates.as_ref().or(model.defaults.gates.as_ref());
         let mut task_gates = Vec::new();
         for r in gate_refs.into_iter().flatten() {
-            task_gates.push(resolve_gate(&r.name)?);
+            task_gates.push(self.gate(&r.name)?);
         }
         let mut own_env = model.defaults.env.clone();
         own_env.extend(std::mem::take(&mut t.env));
@@ -193,14 +283,9 @@ pub(super) fn resolve(
         };
         let name = std::mem::take(&mut t.name.text);
         let accept = t.accept.take();
-        let mut dependencies: Vec<usize> = deps[i].iter().map(|&(j, _)| position[j]).collect();
-        dependencies.sort_unstable();
-        dependencies.dedup();
-        let layer = layers[i];
-        let dep_keys: Vec<Key> = dependencies.iter().map(|&d| tasks[d].key).collect();
-        let task_executor = default_executor.clone();
+        let task_executor = self.default_executor.clone();
         let (key, key_parts) = task_key(
-            &mut key_memo,
+            key_memo,
             &name,
             &kind,
             t.expands.as_deref(),
@@ -210,7 +295,7 @@ pub(super) fn resolve(
             task_executor.as_deref(),
             dep_keys,
         );
-        tasks.push(Task {
+        Some(Task {
             name,
             title: t.title.take(),
             kind,
@@ -234,44 +319,47 @@ pub(super) fn resolve(
             key,
             key_parts,
             layer,
-        });
+        })
     }
-    let graph = graph::dag(tasks.iter().map(|t| t.dependencies.iter().copied()));
-    let name = model
-        .settings
-        .name
-        .clone()
-        .unwrap_or_else(|| stem.to_string());
-    Some(Plan {
-        settings: Settings {
-            base: model.settings.base.clone(),
-            branch: model
-                .settings
+
+    /// The `loop` item's settings, defaults applied, for the loop `name`;
+    /// `None` when `setup`'s executor does not resolve.
+    fn settings(&self, name: &str) -> Option<Settings> {
+        let settings = &self.model.settings;
+        Some(Settings {
+            base: settings.base.clone(),
+            branch: settings
                 .branch
                 .clone()
                 .unwrap_or_else(|| format!("loop/{name}")),
-            parallel: model.settings.parallel.unwrap_or(1),
-            setup: model.settings.setup.clone(),
-            copy: model.settings.copy.clone(),
-            link: model.settings.link.clone(),
-            notify: model.settings.notify.clone(),
-            expand_depth: model.settings.expand_depth.unwrap_or(DEFAULT_EXPAND_DEPTH),
-            stages: model.settings.stages.clone(),
-            setup_executor: match &model.settings.setup {
-                Some(_) => own_or_default(model.settings.executor.as_ref())?,
+            parallel: settings.parallel.unwrap_or(1),
+            setup: settings.setup.clone(),
+            copy: settings.copy.clone(),
+            link: settings.link.clone(),
+            notify: settings.notify.clone(),
+            expand_depth: settings.expand_depth.unwrap_or(DEFAULT_EXPAND_DEPTH),
+            stages: settings.stages.clone(),
+            setup_executor: match &settings.setup {
+                Some(_) => self.own_or_default(settings.executor.as_ref())?,
                 None => None,
             },
-        },
-        budget: Budget {
-            iterations: model.budget.iterations,
-            time: model.budget.time,
-            cost: model.budget.cost,
-            failures: model.budget.failures.unwrap_or(DEFAULT_FAILURES),
-            wait: model.budget.wait,
-        },
-        name,
-        tasks,
-        graph,
-        pipeline: None,
-    })
+        })
+    }
+}
+
+/// Each executor of `model` by name (`None`: it has no `run`).
+fn executors(model: &Model) -> HashMap<&str, Option<Arc<Executor>>> {
+    model
+        .executors
+        .iter()
+        .map(|e| {
+            let executor = e.run.clone().map(|run| {
+                Arc::new(Executor {
+                    name: e.name.name.clone(),
+                    run,
+                })
+            });
+            (e.name.name.as_str(), executor)
+        })
+        .collect()
 }

@@ -1,7 +1,8 @@
 //! The plan's types: tasks with every default resolved, shared agents and
 //! gates, settings and budget (docs/language.md "Resolution", docs/plan-json.md).
 
-use super::key::{Key, KeyParts};
+use super::digest::{Key, KeyParts};
+use super::stages::Pipeline;
 use crate::model::{OnFail, OutputFormat};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::BTreeMap;
@@ -35,7 +36,7 @@ pub struct Plan {
     pub graph: DiGraph<usize, ()>,
     /// For a REEL spec tree: which spec of which stage holds which tasks
     /// (`docs/reel.md`, "Spec trees"); `None` for any other plan.
-    pub pipeline: Option<super::pipeline::Pipeline>,
+    pub pipeline: Option<Pipeline>,
 }
 
 impl Plan {

@@ -65,114 +65,165 @@ const SCENARIO_KEYWORDS: [&str; 4] = [
 /// `@acceptance:` on one scenario; E0008 for a scenario without an
 /// acceptance command.
 pub fn parse(source: &str) -> (Spec, Vec<Diagnostic>) {
-    let mut spec = Spec::default();
-    let mut diags = Vec::new();
-    let mut mode = Mode::Start;
-    let mut feature: Option<Span> = None;
-    let mut reported_start = false;
-    let mut background: Vec<Line> = Vec::new();
-    let mut current: Option<Scenario> = None;
-    let mut pending: Vec<(Line, Vec<Tag>)> = Vec::new();
-    let mut docstring: Option<&str> = None;
-    let mut ordinal = 0usize;
-    let lines = text::lines(source);
+    let mut r = Reader {
+        spec: Spec::default(),
+        diags: Vec::new(),
+        mode: Mode::Start,
+        feature: None,
+        reported_start: false,
+        background: Vec::new(),
+        current: None,
+        pending: Vec::new(),
+        docstring: None,
+        ordinal: 0,
+    };
+    for line in text::lines(source) {
+        r.line(line);
+    }
+    r.finish();
+    (r.spec, r.diags)
+}
 
-    for line in lines {
+/// What [`parse`] has read so far.
+struct Reader<'a> {
+    spec: Spec,
+    diags: Vec<Diagnostic>,
+    mode: Mode,
+    /// The first `Feature:` line's.
+    feature: Option<Span>,
+    /// Text before `Feature:` was reported (once a file).
+    reported_start: bool,
+    background: Vec<Line<'a>>,
+    /// The scenario being read.
+    current: Option<Scenario<'a>>,
+    /// Tag lines not given to a scenario yet, with their tags.
+    pending: Vec<(Line<'a>, Vec<Tag<'a>>)>,
+    /// Inside a doc string: the delimiter that ends it.
+    docstring: Option<&'a str>,
+    /// The scenarios started.
+    ordinal: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// Reads the next line.
+    fn line(&mut self, line: Line<'a>) {
         let t = line.text.trim_start();
-        if let Some(delim) = docstring {
+        if let Some(delim) = self.docstring {
             if t.starts_with(delim) {
-                docstring = None;
+                self.docstring = None;
             }
-            push(mode, &line, &mut current, &mut background);
-            continue;
+            self.push(&line);
+            return;
         }
         if t.starts_with("\"\"\"") || t.starts_with("```") {
-            docstring = Some(&t[..3]);
-            flush_tags(&mut pending, &mut current);
-            push(mode, &line, &mut current, &mut background);
-            continue;
+            self.docstring = Some(&t[..3]);
+            flush_tags(&mut self.pending, &mut self.current);
+            self.push(&line);
+            return;
         }
         if t.starts_with('#') {
-            continue;
+            return;
         }
         if t.is_empty() {
-            if pending.is_empty() {
-                push(mode, &line, &mut current, &mut background);
+            if self.pending.is_empty() {
+                self.push(&line);
             }
-            continue;
+            return;
         }
         if t.starts_with('@') {
-            let tags = tags(&line, t, &mut diags);
-            pending.push((line, tags));
-            continue;
+            let tags = tags(&line, t, &mut self.diags);
+            self.pending.push((line, tags));
+            return;
         }
+        if self.keyword_line(&line, t) {
+            return;
+        }
+        // Tags before `Examples:` or a step belong to the scenario's text.
+        flush_tags(&mut self.pending, &mut self.current);
+        match self.mode {
+            Mode::Start => {
+                if !self.reported_start {
+                    self.reported_start = true;
+                    self.diags.push(expected_feature(&line, t));
+                }
+            }
+            Mode::Description => {}
+            Mode::Background | Mode::Scenario => self.push(&line),
+        }
+    }
+
+    /// Reads `line` (text `t`) when it starts a feature, background, rule
+    /// or scenario; false when it does none of these.
+    fn keyword_line(&mut self, line: &Line<'a>, t: &'a str) -> bool {
         let keyword = |k: &str| t.strip_prefix(k);
         if keyword("Feature:").is_some() {
-            finish(current.take(), &background, &mut spec, &mut diags);
-            if let Some(first) = feature {
-                diags.push(
+            self.finish();
+            if let Some(first) = self.feature {
+                self.diags.push(
                     Diagnostic::new(Code::E0001, "a second `Feature:` in one file", line.span_of(t), "second feature")
                         .with_label(first, "first feature here")
                         .with_note("a `.feature` file holds one feature; put the other one in a file of its own"),
                 );
             }
-            feature.get_or_insert(line.span_of(t));
-            pending.clear();
-            mode = Mode::Description;
-            continue;
+            self.feature.get_or_insert(line.span_of(t));
+            self.pending.clear();
+            self.mode = Mode::Description;
+            return true;
         }
         if keyword("Background:").is_some() {
-            finish(current.take(), &background, &mut spec, &mut diags);
-            pending.clear();
-            background.clear();
-            mode = Mode::Background;
-            continue;
+            self.finish();
+            self.pending.clear();
+            self.background.clear();
+            self.mode = Mode::Background;
+            return true;
         }
         if keyword("Rule:").is_some() {
-            finish(current.take(), &background, &mut spec, &mut diags);
-            pending.clear();
-            mode = Mode::Description;
-            continue;
+            self.finish();
+            self.pending.clear();
+            self.mode = Mode::Description;
+            return true;
         }
-        if let Some((k, name)) = SCENARIO_KEYWORDS
+        let Some((k, name)) = SCENARIO_KEYWORDS
             .iter()
             .find_map(|k| t.strip_prefix(k).map(|n| (*k, n)))
-        {
-            finish(current.take(), &background, &mut spec, &mut diags);
-            if feature.is_none() && !reported_start {
-                reported_start = true;
-                diags.push(expected_feature(&line, t));
-            }
-            ordinal += 1;
-            let name = name.trim();
-            let first = pending.first().map_or(line.start, |(l, _)| l.start);
-            current = Some(Scenario {
-                ordinal,
-                tags: pending.drain(..).flat_map(|(_, tags)| tags).collect(),
-                title: (!name.is_empty()).then(|| Located::new(name, line.span_of(name))),
-                keyword: line.span_of(&t[..k.len() - 1]),
-                start: first,
-                end: line.span().end,
-                body: Vec::new(),
-            });
-            mode = Mode::Scenario;
-            continue;
+        else {
+            return false;
+        };
+        self.finish();
+        if self.feature.is_none() && !self.reported_start {
+            self.reported_start = true;
+            self.diags.push(expected_feature(line, t));
         }
-        // Tags before `Examples:` or a step belong to the scenario's text.
-        flush_tags(&mut pending, &mut current);
-        match mode {
-            Mode::Start => {
-                if !reported_start {
-                    reported_start = true;
-                    diags.push(expected_feature(&line, t));
-                }
-            }
-            Mode::Description => {}
-            Mode::Background | Mode::Scenario => push(mode, &line, &mut current, &mut background),
-        }
+        self.ordinal += 1;
+        let name = name.trim();
+        let first = self.pending.first().map_or(line.start, |(l, _)| l.start);
+        self.current = Some(Scenario {
+            ordinal: self.ordinal,
+            tags: self.pending.drain(..).flat_map(|(_, tags)| tags).collect(),
+            title: (!name.is_empty()).then(|| Located::new(name, line.span_of(name))),
+            keyword: line.span_of(&t[..k.len() - 1]),
+            start: first,
+            end: line.span().end,
+            body: Vec::new(),
+        });
+        self.mode = Mode::Scenario;
+        true
     }
-    finish(current.take(), &background, &mut spec, &mut diags);
-    (spec, diags)
+
+    /// `line` added to the scenario or background being read, if any.
+    fn push(&mut self, line: &Line<'a>) {
+        push(self.mode, line, &mut self.current, &mut self.background);
+    }
+
+    /// Ends the scenario being read, if any.
+    fn finish(&mut self) {
+        finish(
+            self.current.take(),
+            &self.background,
+            &mut self.spec,
+            &mut self.diags,
+        );
+    }
 }
 
 fn expected_feature(line: &Line<'_>, t: &str) -> Diagnostic {

@@ -76,64 +76,91 @@ enum LineStyle {
 ///
 /// Errors: only those of `out`.
 pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> io::Result<()> {
-    let max_columns = ((MAX_W - 2 * PAD_X) / CHAR_W) as usize;
     let clusters = super::clusters(plan);
-    let mut nodes: Vec<Node> = plan
-        .tasks
-        .iter()
-        .enumerate()
-        .map(|(i, task)| {
-            let mut lines = vec![Line {
-                text: cut(&visible(&task.name), max_columns),
-                style: LineStyle::Name,
-            }];
-            if let Some(title) = &task.title {
-                for l in visible(title).split('\n') {
-                    lines.push(Line {
-                        text: cut(l, max_columns),
-                        style: LineStyle::Title,
-                    });
-                }
-            }
-            let mut kind = kind_label(task).to_string();
-            if let Some(s) = status_of(statuses, plan, i) {
-                kind.push_str(" · ");
-                kind.push_str(s.as_str());
-            }
-            lines.push(Line {
-                text: cut(&kind, max_columns),
-                style: LineStyle::Kind,
-            });
-            // A task that expands says where its fragment is and, once a
-            // run spliced it, how many tasks it added.
-            if let Some(c) = clusters.iter().find(|c| c.producer == i) {
-                let text = match c.members.len() {
-                    0 if c.expanded => format!("┆ expanded {}: no tasks", visible(c.path)),
-                    0 => format!("┆ expands {}", visible(c.path)),
-                    n => format!("┆ expanded {}: {n} tasks", visible(c.path)),
-                };
-                lines.push(Line {
-                    text: cut(&text, max_columns),
-                    style: LineStyle::Kind,
-                });
-            }
-            let widest = lines
-                .iter()
-                .map(|l| columns(&l.text) as i64)
-                .max()
-                .unwrap_or(0);
-            Node {
-                w: (widest * CHAR_W + 2 * PAD_X).clamp(MIN_W, MAX_W),
-                h: lines.len() as i64 * LINE_H + 2 * PAD_Y,
-                lines,
-                x: 0,
-                y: 0,
-            }
-        })
+    let mut nodes: Vec<Node> = (0..plan.tasks.len())
+        .map(|i| node(plan, statuses, &clusters, i))
         .collect();
     let placed = layout(plan, &mut nodes);
-    let (width, height) = (placed.width, placed.height);
+    header(out, plan, placed.width, placed.height)?;
+    // Edges first, so that nodes are drawn over them.
+    writeln!(
+        out,
+        "<g fill=\"none\" stroke=\"#555555\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\">"
+    )?;
+    let mut d = String::new();
+    for route in &placed.routes {
+        d.clear();
+        path_data(&mut d, route);
+        writeln!(out, "<path d=\"{d}\"/>")?;
+    }
+    writeln!(out, "</g>")?;
+    for (i, node) in nodes.iter().enumerate() {
+        draw_node(out, plan, statuses, i, node)?;
+    }
+    writeln!(out, "</svg>")
+}
 
+/// Task `i`'s box: its name, title, kind (and status) and, for a task
+/// that expands, its fragment, each line cut to the widest box.
+fn node(
+    plan: &Plan,
+    statuses: Option<&StateMap>,
+    clusters: &[super::Cluster<'_>],
+    i: usize,
+) -> Node {
+    let max_columns = ((MAX_W - 2 * PAD_X) / CHAR_W) as usize;
+    let task = &plan.tasks[i];
+    let mut lines = vec![Line {
+        text: cut(&visible(&task.name), max_columns),
+        style: LineStyle::Name,
+    }];
+    if let Some(title) = &task.title {
+        for l in visible(title).split('\n') {
+            lines.push(Line {
+                text: cut(l, max_columns),
+                style: LineStyle::Title,
+            });
+        }
+    }
+    let mut kind = kind_label(task).to_string();
+    if let Some(s) = status_of(statuses, plan, i) {
+        kind.push_str(" · ");
+        kind.push_str(s.as_str());
+    }
+    lines.push(Line {
+        text: cut(&kind, max_columns),
+        style: LineStyle::Kind,
+    });
+    // A task that expands says where its fragment is and, once a
+    // run spliced it, how many tasks it added.
+    if let Some(c) = clusters.iter().find(|c| c.producer == i) {
+        let text = match c.members.len() {
+            0 if c.expanded => format!("┆ expanded {}: no tasks", visible(c.path)),
+            0 => format!("┆ expands {}", visible(c.path)),
+            n => format!("┆ expanded {}: {n} tasks", visible(c.path)),
+        };
+        lines.push(Line {
+            text: cut(&text, max_columns),
+            style: LineStyle::Kind,
+        });
+    }
+    let widest = lines
+        .iter()
+        .map(|l| columns(&l.text) as i64)
+        .max()
+        .unwrap_or(0);
+    Node {
+        w: (widest * CHAR_W + 2 * PAD_X).clamp(MIN_W, MAX_W),
+        h: lines.len() as i64 * LINE_H + 2 * PAD_Y,
+        lines,
+        x: 0,
+        y: 0,
+    }
+}
+
+/// The document's start: the `<svg>` element, the plan's name as its
+/// title and heading, the arrowhead and the background.
+fn header(out: &mut dyn Write, plan: &Plan, width: i64, height: i64) -> io::Result<()> {
     writeln!(
         out,
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
@@ -157,71 +184,68 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
         "<text x=\"{MARGIN}\" y=\"{}\" font-size=\"16\" font-weight=\"bold\">{}</text>",
         MARGIN + 14,
         xml(&cut(&visible(&plan.name).replace('\n', " "), 120))
-    )?;
-    // Edges first, so that nodes are drawn over them.
+    )
+}
+
+/// Draws task `i` as `node`: a box colored by its status, its lines, and
+/// a tooltip with its whole name and title.
+fn draw_node(
+    out: &mut dyn Write,
+    plan: &Plan,
+    statuses: Option<&StateMap>,
+    i: usize,
+    node: &Node,
+) -> io::Result<()> {
+    let task = &plan.tasks[i];
+    let status = status_of(statuses, plan, i);
+    let (fill, stroke) = match status {
+        Some(s) => (s.fill(), s.stroke()),
+        None => ("#ffffff", "#555555"),
+    };
+    let dash = if status == Some(Status::Skipped) {
+        " stroke-dasharray=\"5 3\""
+    } else {
+        ""
+    };
+    let mut tip = visible(&task.name).into_owned();
+    if let Some(title) = &task.title {
+        tip.push_str(": ");
+        tip.push_str(&visible(title));
+    }
+    if let Some(p) = &task.expanded_from {
+        tip.push_str(" (from the plan fragment of ");
+        tip.push_str(&visible(p));
+        tip.push(')');
+    }
+    if let Some(s) = status {
+        tip.push_str(" [");
+        tip.push_str(s.as_str());
+        tip.push(']');
+    }
+    writeln!(out, "<g id=\"t{i}\">")?;
+    writeln!(out, "<title>{}</title>", xml(&tip))?;
     writeln!(
         out,
-        "<g fill=\"none\" stroke=\"#555555\" stroke-width=\"1.5\" marker-end=\"url(#arrow)\">"
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\" fill=\"{fill}\" \
+         stroke=\"{stroke}\" stroke-width=\"1.5\"{dash}/>",
+        node.x, node.y, node.w, node.h
     )?;
-    let mut d = String::new();
-    for route in &placed.routes {
-        d.clear();
-        path_data(&mut d, route);
-        writeln!(out, "<path d=\"{d}\"/>")?;
-    }
-    writeln!(out, "</g>")?;
-    for (i, (task, node)) in plan.tasks.iter().zip(&nodes).enumerate() {
-        let status = status_of(statuses, plan, i);
-        let (fill, stroke) = match status {
-            Some(s) => (s.fill(), s.stroke()),
-            None => ("#ffffff", "#555555"),
+    let cx = node.x + node.w / 2;
+    for (k, line) in node.lines.iter().enumerate() {
+        // Baseline of line k: top padding, k lines, and most of a line.
+        let y = node.y + PAD_Y + k as i64 * LINE_H + LINE_H - 4;
+        let attrs = match line.style {
+            LineStyle::Name => " font-weight=\"bold\"",
+            LineStyle::Title => "",
+            LineStyle::Kind => " font-style=\"italic\" fill=\"#444444\"",
         };
-        let dash = if status == Some(Status::Skipped) {
-            " stroke-dasharray=\"5 3\""
-        } else {
-            ""
-        };
-        let mut tip = visible(&task.name).into_owned();
-        if let Some(title) = &task.title {
-            tip.push_str(": ");
-            tip.push_str(&visible(title));
-        }
-        if let Some(p) = &task.expanded_from {
-            tip.push_str(" (from the plan fragment of ");
-            tip.push_str(&visible(p));
-            tip.push(')');
-        }
-        if let Some(s) = status {
-            tip.push_str(" [");
-            tip.push_str(s.as_str());
-            tip.push(']');
-        }
-        writeln!(out, "<g id=\"t{i}\">")?;
-        writeln!(out, "<title>{}</title>", xml(&tip))?;
         writeln!(
             out,
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"6\" fill=\"{fill}\" \
-             stroke=\"{stroke}\" stroke-width=\"1.5\"{dash}/>",
-            node.x, node.y, node.w, node.h
+            "<text x=\"{cx}\" y=\"{y}\" text-anchor=\"middle\"{attrs}>{}</text>",
+            xml(&line.text)
         )?;
-        let cx = node.x + node.w / 2;
-        for (k, line) in node.lines.iter().enumerate() {
-            // Baseline of line k: top padding, k lines, and most of a line.
-            let y = node.y + PAD_Y + k as i64 * LINE_H + LINE_H - 4;
-            let attrs = match line.style {
-                LineStyle::Name => " font-weight=\"bold\"",
-                LineStyle::Title => "",
-                LineStyle::Kind => " font-style=\"italic\" fill=\"#444444\"",
-            };
-            writeln!(
-                out,
-                "<text x=\"{cx}\" y=\"{y}\" text-anchor=\"middle\"{attrs}>{}</text>",
-                xml(&line.text)
-            )?;
-        }
-        writeln!(out, "</g>")?;
     }
-    writeln!(out, "</svg>")
+    writeln!(out, "</g>")
 }
 
 /// Width of the slot a long edge takes in a row it passes through, px.
@@ -247,131 +271,192 @@ struct Placed {
 /// plan's size (at most twice the number of tasks, plus 1024); past that,
 /// long edges are drawn straight across.
 fn layout(plan: &Plan, nodes: &mut [Node]) -> Placed {
-    let n = plan.tasks.len();
     let layers = plan.tasks.iter().map(|t| t.layer + 1).max().unwrap_or(0);
-    // Items: tasks 0..n, then slots.
-    let mut layer: Vec<usize> = plan.tasks.iter().map(|t| t.layer).collect();
-    let mut width: Vec<i64> = nodes.iter().map(|x| x.w).collect();
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    // chain[e] = (first slot, number of slots) of edge e in route order.
-    let mut chain: Vec<(usize, usize)> = Vec::new();
-    let needed: usize = plan
-        .tasks
-        .iter()
-        .map(|t| {
-            t.dependencies
-                .iter()
-                .map(|&d| t.layer - plan.tasks[d].layer - 1)
-                .sum::<usize>()
-        })
-        .sum();
-    let use_slots = needed <= 2 * n + 1024;
-    for (t, task) in plan.tasks.iter().enumerate() {
-        for &d in &task.dependencies {
-            let first = layer.len();
-            let mut prev = d;
-            if use_slots {
-                for l in plan.tasks[d].layer + 1..task.layer {
-                    let id = layer.len();
-                    layer.push(l);
-                    width.push(LANE_W);
-                    preds.push(vec![prev]);
-                    prev = id;
-                }
-            }
-            preds[t].push(prev);
-            chain.push((first, layer.len() - first));
-        }
-    }
-    let items = layer.len();
-    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); layers];
-    for (i, &l) in layer.iter().enumerate() {
-        rows[l].push(i);
-    }
-    let mut x = vec![0i64; items];
-    let mut row_top = vec![0i64; layers];
-    let mut row_h = vec![0i64; layers];
-    let mut y = MARGIN + HEADER;
-    let mut min_x = i64::MAX;
-    let mut max_x = i64::MIN;
-    for (l, row) in rows.iter().enumerate() {
-        // Desired center of each item: the mean center of its predecessors
-        // (all in earlier rows, so already placed); row 0 has none.
-        let mut desired: Vec<(i64, usize)> = row
-            .iter()
-            .map(|&i| {
-                let p = &preds[i];
-                if p.is_empty() {
-                    return (0, i);
-                }
-                let sum: i64 = p.iter().map(|&j| x[j] + width[j] / 2).sum();
-                (sum / p.len() as i64, i)
-            })
-            .collect();
-        desired.sort_unstable();
-        let row_w: i64 = desired.iter().map(|&(_, i)| width[i]).sum::<i64>()
-            + GAP_X * (desired.len() as i64 - 1).max(0);
-        let mean = if desired.is_empty() {
-            0
-        } else {
-            desired.iter().map(|&(c, _)| c).sum::<i64>() / desired.len() as i64
-        };
-        let mut cursor = mean - row_w / 2;
-        let mut h = 0;
-        for &(_, i) in &desired {
-            x[i] = cursor;
-            cursor += width[i] + GAP_X;
-            if i < n {
-                h = h.max(nodes[i].h);
-            }
-        }
-        if let (Some(&(_, first)), Some(&(_, last))) = (desired.first(), desired.last()) {
-            min_x = min_x.min(x[first]);
-            max_x = max_x.max(x[last] + width[last]);
-        }
-        row_top[l] = y;
-        row_h[l] = h;
-        y += h + GAP_Y;
-    }
-    if items == 0 {
-        (min_x, max_x) = (0, 0);
-    }
-    let shift = MARGIN - min_x;
-    for v in x.iter_mut() {
+    let items = Items::new(plan, nodes);
+    let mut rows = Rows::place(&items, nodes, layers);
+    let shift = MARGIN - rows.min_x;
+    for v in rows.x.iter_mut() {
         *v += shift;
     }
     for (i, node) in nodes.iter_mut().enumerate() {
-        node.x = x[i];
-        node.y = row_top[layer[i]];
+        node.x = rows.x[i];
+        node.y = rows.top[items.layer[i]];
     }
-    let center = |i: usize| x[i] + width[i] / 2;
-    let mut routes = Vec::with_capacity(chain.len());
-    let mut e = 0;
-    for (t, task) in plan.tasks.iter().enumerate() {
-        for &d in &task.dependencies {
-            let (first, count) = chain[e];
-            e += 1;
-            let mut route = Vec::with_capacity(2 + 2 * count);
-            route.push((center(d), nodes[d].y + nodes[d].h));
-            for (s, &l) in layer.iter().enumerate().skip(first).take(count) {
-                route.push((center(s), row_top[l]));
-                route.push((center(s), row_top[l] + row_h[l]));
-            }
-            route.push((center(t), nodes[t].y));
-            routes.push(route);
-        }
-    }
-    let width = (max_x - min_x + 2 * MARGIN).max(2 * MARGIN + 200);
+    let routes = routes(plan, nodes, &items, &rows);
+    let width = (rows.max_x - rows.min_x + 2 * MARGIN).max(2 * MARGIN + 200);
     let height = if layers == 0 {
         MARGIN + HEADER + MARGIN
     } else {
-        y - GAP_Y + MARGIN
+        rows.bottom - GAP_Y + MARGIN
     };
     Placed {
         width,
         height,
         routes,
     }
+}
+
+/// What is laid out: the tasks (items `0..n`, as in the plan), then the
+/// slots of long edges.
+struct Items {
+    /// Each item's row.
+    layer: Vec<usize>,
+    /// Each item's width, px.
+    width: Vec<i64>,
+    /// Each item's predecessors: a task's dependencies (or the slots its
+    /// long edges last pass), a slot's previous item on its edge.
+    preds: Vec<Vec<usize>>,
+    /// chain[e] = (first slot, number of slots) of edge e in route order.
+    chain: Vec<(usize, usize)>,
+}
+
+impl Items {
+    /// The tasks of `plan` (drawn as `nodes`), and the slots of their long
+    /// edges while there are not too many.
+    fn new(plan: &Plan, nodes: &[Node]) -> Items {
+        let n = plan.tasks.len();
+        let mut items = Items {
+            layer: plan.tasks.iter().map(|t| t.layer).collect(),
+            width: nodes.iter().map(|x| x.w).collect(),
+            preds: vec![Vec::new(); n],
+            chain: Vec::new(),
+        };
+        let needed: usize = plan
+            .tasks
+            .iter()
+            .map(|t| {
+                t.dependencies
+                    .iter()
+                    .map(|&d| t.layer - plan.tasks[d].layer - 1)
+                    .sum::<usize>()
+            })
+            .sum();
+        let use_slots = needed <= 2 * n + 1024;
+        for (t, task) in plan.tasks.iter().enumerate() {
+            for &d in &task.dependencies {
+                let first = items.layer.len();
+                let mut prev = d;
+                if use_slots {
+                    for l in plan.tasks[d].layer + 1..task.layer {
+                        let id = items.layer.len();
+                        items.layer.push(l);
+                        items.width.push(LANE_W);
+                        items.preds.push(vec![prev]);
+                        prev = id;
+                    }
+                }
+                items.preds[t].push(prev);
+                items.chain.push((first, items.layer.len() - first));
+            }
+        }
+        items
+    }
+}
+
+/// The rows placed, top to bottom.
+struct Rows {
+    /// Each item's left edge, px.
+    x: Vec<i64>,
+    /// Each row's top and height, px.
+    top: Vec<i64>,
+    height: Vec<i64>,
+    /// The leftmost and rightmost item edges, px.
+    min_x: i64,
+    max_x: i64,
+    /// One gap below the last row, px.
+    bottom: i64,
+}
+
+impl Rows {
+    /// Places each row of `items` under the one above it: ordered by the
+    /// mean center of each item's predecessors, packed left to right and
+    /// centered under them. A row is as high as its highest node.
+    fn place(items: &Items, nodes: &[Node], layers: usize) -> Rows {
+        let (n, width) = (nodes.len(), &items.width);
+        let mut rows: Vec<Vec<usize>> = vec![Vec::new(); layers];
+        for (i, &l) in items.layer.iter().enumerate() {
+            rows[l].push(i);
+        }
+        let mut x = vec![0i64; items.layer.len()];
+        let mut top = vec![0i64; layers];
+        let mut height = vec![0i64; layers];
+        let mut y = MARGIN + HEADER;
+        let mut min_x = i64::MAX;
+        let mut max_x = i64::MIN;
+        for (l, row) in rows.iter().enumerate() {
+            // Desired center of each item: the mean center of its predecessors
+            // (all in earlier rows, so already placed); row 0 has none.
+            let mut desired: Vec<(i64, usize)> = row
+                .iter()
+                .map(|&i| {
+                    let p = &items.preds[i];
+                    if p.is_empty() {
+                        return (0, i);
+                    }
+                    let sum: i64 = p.iter().map(|&j| x[j] + width[j] / 2).sum();
+                    (sum / p.len() as i64, i)
+                })
+                .collect();
+            desired.sort_unstable();
+            let row_w: i64 = desired.iter().map(|&(_, i)| width[i]).sum::<i64>()
+                + GAP_X * (desired.len() as i64 - 1).max(0);
+            let mean = if desired.is_empty() {
+                0
+            } else {
+                desired.iter().map(|&(c, _)| c).sum::<i64>() / desired.len() as i64
+            };
+            let mut cursor = mean - row_w / 2;
+            let mut h = 0;
+            for &(_, i) in &desired {
+                x[i] = cursor;
+                cursor += width[i] + GAP_X;
+                if i < n {
+                    h = h.max(nodes[i].h);
+                }
+            }
+            if let (Some(&(_, first)), Some(&(_, last))) = (desired.first(), desired.last()) {
+                min_x = min_x.min(x[first]);
+                max_x = max_x.max(x[last] + width[last]);
+            }
+            top[l] = y;
+            height[l] = h;
+            y += h + GAP_Y;
+        }
+        if items.layer.is_empty() {
+            (min_x, max_x) = (0, 0);
+        }
+        Rows {
+            x,
+            top,
+            height,
+            min_x,
+            max_x,
+            bottom: y,
+        }
+    }
+}
+
+/// The route of every edge (see [`Placed::routes`]) between the placed
+/// `nodes`, through the slots of `items` placed in `rows`.
+fn routes(plan: &Plan, nodes: &[Node], items: &Items, rows: &Rows) -> Vec<Vec<(i64, i64)>> {
+    let center = |i: usize| rows.x[i] + items.width[i] / 2;
+    let mut routes = Vec::with_capacity(items.chain.len());
+    let mut e = 0;
+    for (t, task) in plan.tasks.iter().enumerate() {
+        for &d in &task.dependencies {
+            let (first, count) = items.chain[e];
+            e += 1;
+            let mut route = Vec::with_capacity(2 + 2 * count);
+            route.push((center(d), nodes[d].y + nodes[d].h));
+            for (s, &l) in items.layer.iter().enumerate().skip(first).take(count) {
+                route.push((center(s), rows.top[l]));
+                route.push((center(s), rows.top[l] + rows.height[l]));
+            }
+            route.push((center(t), nodes[t].y));
+            routes.push(route);
+        }
+    }
+    routes
 }
 
 /// SVG path data for `route`: a vertical-tangent cubic Bézier between rows,

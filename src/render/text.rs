@@ -53,86 +53,122 @@ pub fn render(
     for (i, t) in plan.tasks.iter().enumerate() {
         by_layer[t.layer].push(i);
     }
-    let name_width = plan
-        .tasks
-        .iter()
-        .map(|t| one_line(&t.name).chars().count())
-        .max()
-        .unwrap_or(0);
-    let kind_width = plan
-        .tasks
-        .iter()
-        .map(|t| kind_label(t).chars().count())
-        .max()
-        .unwrap_or(0);
-    let status_width = Status::ALL
-        .iter()
-        .map(|s| s.as_str().len())
-        .max()
-        .unwrap_or(0);
+    let widths = Widths::of(plan);
     let clusters = super::clusters(plan);
     let mut line = String::new();
     for (layer, members) in by_layer.iter().enumerate() {
         writeln!(out, "\nlayer {layer}")?;
         for &i in members {
-            let task = &plan.tasks[i];
             line.clear();
-            line.push_str("  ");
-            if let Some(status) = status_of(statuses, plan, i) {
-                let word = status.as_str();
-                if color {
-                    line.push_str("\x1b[");
-                    line.push_str(status.ansi());
-                    line.push('m');
-                    line.push_str(word);
-                    line.push_str("\x1b[0m");
-                } else {
-                    line.push_str(word);
-                }
-                pad(&mut line, word.len(), status_width + 2);
-            }
-            let name = one_line(&task.name);
-            line.push_str(&name);
-            pad(&mut line, name.chars().count(), name_width + 2);
-            let kind = kind_label(task);
-            line.push_str(kind);
-            pad(&mut line, kind.chars().count(), kind_width + 2);
-            if let Some(title) = &task.title {
-                line.push_str(&one_line(title));
-                line.push_str("  ");
-            }
-            if !task.dependencies.is_empty() {
-                line.push_str("← ");
-                for (k, &d) in task.dependencies.iter().enumerate() {
-                    if k > 0 {
-                        line.push_str(", ");
-                    }
-                    line.push_str(&one_line(&plan.tasks[d].name));
-                }
-            }
+            let status = status_of(statuses, plan, i);
+            task_line(&mut line, plan, i, status, color, &widths);
             if let Some(c) = clusters.iter().find(|c| c.producer == i) {
-                if !task.dependencies.is_empty() {
-                    line.push_str("  ");
-                }
-                line.push_str("┆ ");
-                let path = one_line(c.path);
-                if c.members.is_empty() && c.expanded {
-                    line.push_str(&format!("expanded {path}: no tasks"));
-                } else if c.members.is_empty() {
-                    line.push_str(&format!("expands {path} (tasks to come)"));
-                } else {
-                    let names: Vec<String> = c
-                        .members
-                        .iter()
-                        .map(|&m| one_line(&plan.tasks[m].name))
-                        .collect();
-                    line.push_str(&format!("expanded {path}: {}", names.join(", ")));
-                }
+                expansion(&mut line, plan, i, c);
             }
             writeln!(out, "{}", line.trim_end_matches(' '))?;
         }
     }
     Ok(())
+}
+
+/// The widths of the aligned columns, in characters.
+struct Widths {
+    status: usize,
+    name: usize,
+    kind: usize,
+}
+
+impl Widths {
+    /// The widest status word, and the widest name and kind of `plan`'s tasks.
+    fn of(plan: &Plan) -> Widths {
+        Widths {
+            status: Status::ALL
+                .iter()
+                .map(|s| s.as_str().len())
+                .max()
+                .unwrap_or(0),
+            name: plan
+                .tasks
+                .iter()
+                .map(|t| one_line(&t.name).chars().count())
+                .max()
+                .unwrap_or(0),
+            kind: plan
+                .tasks
+                .iter()
+                .map(|t| kind_label(t).chars().count())
+                .max()
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// Task `i`'s line up to its dependencies, into `line`: its `status`
+/// (colored with `color`), name, kind, title and `← ` dependencies.
+fn task_line(
+    line: &mut String,
+    plan: &Plan,
+    i: usize,
+    status: Option<Status>,
+    color: bool,
+    widths: &Widths,
+) {
+    let task = &plan.tasks[i];
+    line.push_str("  ");
+    if let Some(status) = status {
+        let word = status.as_str();
+        if color {
+            line.push_str("\x1b[");
+            line.push_str(status.ansi());
+            line.push('m');
+            line.push_str(word);
+            line.push_str("\x1b[0m");
+        } else {
+            line.push_str(word);
+        }
+        pad(line, word.len(), widths.status + 2);
+    }
+    let name = one_line(&task.name);
+    line.push_str(&name);
+    pad(line, name.chars().count(), widths.name + 2);
+    let kind = kind_label(task);
+    line.push_str(kind);
+    pad(line, kind.chars().count(), widths.kind + 2);
+    if let Some(title) = &task.title {
+        line.push_str(&one_line(title));
+        line.push_str("  ");
+    }
+    if !task.dependencies.is_empty() {
+        line.push_str("← ");
+        for (k, &d) in task.dependencies.iter().enumerate() {
+            if k > 0 {
+                line.push_str(", ");
+            }
+            line.push_str(&one_line(&plan.tasks[d].name));
+        }
+    }
+}
+
+/// The end of task `i`'s line when it expands (`c`): `┆ ` and its
+/// fragment, with the tasks it added once a run spliced it.
+fn expansion(line: &mut String, plan: &Plan, i: usize, c: &super::Cluster<'_>) {
+    if !plan.tasks[i].dependencies.is_empty() {
+        line.push_str("  ");
+    }
+    line.push_str("┆ ");
+    let path = one_line(c.path);
+    if c.members.is_empty() && c.expanded {
+        line.push_str(&format!("expanded {path}: no tasks"));
+    } else if c.members.is_empty() {
+        line.push_str(&format!("expands {path} (tasks to come)"));
+    } else {
+        let names: Vec<String> = c
+            .members
+            .iter()
+            .map(|&m| one_line(&plan.tasks[m].name))
+            .collect();
+        line.push_str(&format!("expanded {path}: {}", names.join(", ")));
+    }
 }
 
 /// Pads `line` with spaces from a cell of `used` characters to `width`.

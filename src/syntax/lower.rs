@@ -70,59 +70,77 @@ impl Lowering {
                 let block = self.block(b, span, keyword);
                 Item::Executor(AgentItem { name, block, span })
             }
-            Rule::gate_item => {
-                let Some(n) = inner.next() else {
-                    return Item::Error(span);
-                };
-                let name = self.ident(&n);
-                let body = match inner.next() {
-                    Some(p) if p.as_rule() == Rule::eq => match inner.next() {
-                        Some(v) => GateBody::Short(self.value(v)),
-                        None => return Item::Error(span),
-                    },
-                    Some(b) => GateBody::Long(self.block(b, span, keyword)),
-                    None => return Item::Error(span),
-                };
-                Item::Gate(GateItem {
-                    name,
-                    body,
-                    span,
-                    keyword,
-                })
-            }
-            Rule::task_item => {
-                let Some(n) = inner.next() else {
-                    return Item::Error(span);
-                };
-                let name = self.task_name(n);
-                let mut title = None;
-                let mut dependencies = Vec::new();
-                let mut block = None;
-                for p in inner {
-                    match p.as_rule() {
-                        Rule::string | Rule::unterminated_string => title = self.str_lit(p),
-                        Rule::colon => {}
-                        Rule::dependency => {
-                            if let Some(t) = p.into_inner().next() {
-                                dependencies.push(self.task_name(t));
-                            }
-                        }
-                        Rule::block => block = Some(self.block(p, span, keyword)),
-                        _ => {}
+            Rule::gate_item => self.gate_item(inner, span, keyword),
+            Rule::task_item => self.task_item(inner, span, keyword),
+            _ => Item::Error(span),
+        }
+    }
+
+    /// A `gate` item (spanning `span`, its keyword at `keyword`) from the
+    /// pairs after its keyword.
+    fn gate_item<'i>(
+        &mut self,
+        mut inner: impl Iterator<Item = Pair<'i, Rule>>,
+        span: Span,
+        keyword: Span,
+    ) -> Item {
+        let Some(n) = inner.next() else {
+            return Item::Error(span);
+        };
+        let name = self.ident(&n);
+        let body = match inner.next() {
+            Some(p) if p.as_rule() == Rule::eq => match inner.next() {
+                Some(v) => GateBody::Short(self.value(v)),
+                None => return Item::Error(span),
+            },
+            Some(b) => GateBody::Long(self.block(b, span, keyword)),
+            None => return Item::Error(span),
+        };
+        Item::Gate(GateItem {
+            name,
+            body,
+            span,
+            keyword,
+        })
+    }
+
+    /// A `task` item (spanning `span`, its keyword at `keyword`) from the
+    /// pairs after its keyword.
+    fn task_item<'i>(
+        &mut self,
+        mut inner: impl Iterator<Item = Pair<'i, Rule>>,
+        span: Span,
+        keyword: Span,
+    ) -> Item {
+        let Some(n) = inner.next() else {
+            return Item::Error(span);
+        };
+        let name = self.task_name(n);
+        let mut title = None;
+        let mut dependencies = Vec::new();
+        let mut block = None;
+        for p in inner {
+            match p.as_rule() {
+                Rule::string | Rule::unterminated_string => title = self.str_lit(p),
+                Rule::colon => {}
+                Rule::dependency => {
+                    if let Some(t) = p.into_inner().next() {
+                        dependencies.push(self.task_name(t));
                     }
                 }
-                match block {
-                    Some(block) => Item::Task(TaskItem {
-                        name,
-                        title,
-                        dependencies,
-                        block,
-                        span,
-                    }),
-                    None => Item::Error(span),
-                }
+                Rule::block => block = Some(self.block(p, span, keyword)),
+                _ => {}
             }
-            _ => Item::Error(span),
+        }
+        match block {
+            Some(block) => Item::Task(TaskItem {
+                name,
+                title,
+                dependencies,
+                block,
+                span,
+            }),
+            None => Item::Error(span),
         }
     }
 
