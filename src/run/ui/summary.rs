@@ -15,6 +15,24 @@ pub fn table(state: &RunState) -> String {
 /// [`table`] with the run's status in the total line given as `status`
 /// (`killed` for a run whose state says running but whose loopc is gone).
 pub fn table_as(state: &RunState, status: &str) -> String {
+    let any_unknown = state.tasks.iter().any(|t| t.cost_unknown);
+    let mut out = task_rows(state);
+    out.push_str(&total_line(state, status, any_unknown));
+    out.push_str(&budget_line(state, any_unknown));
+    if let Some(r) = &state.stop_reason {
+        out.push_str(&format!("stopped: {}\n", sanitize_line(r)));
+    }
+    for w in &state.warnings {
+        out.push_str(&format!("warning: {}\n", sanitize_line(w)));
+    }
+    grown_lines(state, &mut out);
+    spec_lines(state, &mut out);
+    reason_lines(state, &mut out);
+    out
+}
+
+/// The table's header and a row per task, in columns.
+fn task_rows(state: &RunState) -> String {
     let mut rows: Vec<[String; 5]> = vec![[
         "task".into(),
         "status".into(),
@@ -22,11 +40,7 @@ pub fn table_as(state: &RunState, status: &str) -> String {
         "time".into(),
         "cost".into(),
     ]];
-    let mut total_cost = 0u64;
-    let mut any_unknown = false;
     for t in &state.tasks {
-        total_cost += t.cost_micro_usd;
-        any_unknown |= t.cost_unknown;
         let cost = if t.cost_unknown {
             format!("{}+?", crate::run::time::dollars(t.cost_micro_usd))
         } else {
@@ -68,13 +82,20 @@ pub fn table_as(state: &RunState, status: &str) -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    out
+}
+
+/// The run's total line: status, tasks passed, agent attempts, cost, the
+/// integration branch.
+fn total_line(state: &RunState, status: &str, any_unknown: bool) -> String {
+    let total_cost: u64 = state.tasks.iter().map(|t| t.cost_micro_usd).sum();
     let passed = state.tasks.iter().filter(|t| t.status.is_done()).count();
     let cached = state
         .tasks
         .iter()
         .filter(|t| t.status == TaskStatus::Cached)
         .count();
-    out.push_str(&format!(
+    format!(
         "run {}: {passed}/{} tasks passed{}, {} agent attempt{}, {}{}, integration branch {} at {}\n",
         status,
         state.tasks.len(),
@@ -93,7 +114,12 @@ pub fn table_as(state: &RunState, status: &str) -> String {
         },
         sanitize_line(&state.integration_branch),
         state.head_commit.get(..10).unwrap_or(&state.head_commit),
-    ));
+    )
+}
+
+/// The budget line (what each limit of the plan's `budget` spent of it);
+/// empty when the plan sets none.
+fn budget_line(state: &RunState, any_unknown: bool) -> String {
     let l = &state.limits;
     let s = &state.spent;
     let mut budget = Vec::new();
@@ -122,16 +148,15 @@ pub fn table_as(state: &RunState, status: &str) -> String {
             of(s.consecutive_failures, l.failures)
         ));
     }
-    if !budget.is_empty() {
-        out.push_str(&format!("budget: {}\n", budget.join(", ")));
+    if budget.is_empty() {
+        String::new()
+    } else {
+        format!("budget: {}\n", budget.join(", "))
     }
-    if let Some(r) = &state.stop_reason {
-        out.push_str(&format!("stopped: {}\n", sanitize_line(r)));
-    }
-    for w in &state.warnings {
-        out.push_str(&format!("warning: {}\n", sanitize_line(w)));
-    }
-    // Tasks that plan fragments added, by the task that wrote each.
+}
+
+/// The tasks that plan fragments added, by the task that wrote each.
+fn grown_lines(state: &RunState, out: &mut String) {
     let mut producers: Vec<(&str, Vec<&str>)> = Vec::new();
     for t in &state.tasks {
         if let Some(p) = &t.expanded_from {
@@ -149,7 +174,10 @@ pub fn table_as(state: &RunState, status: &str) -> String {
             added.join(", ")
         ));
     }
-    // A REEL spec tree: where each spec of the worked stages went.
+}
+
+/// A REEL spec tree: where each spec of the worked stages went.
+fn spec_lines(state: &RunState, out: &mut String) {
     for s in &state.specs {
         let line = match (s.status, &s.to, &s.commit, &s.reason) {
             (crate::state::SpecStatus::Advanced, Some(to), Some(c), _) => format!(
@@ -164,6 +192,11 @@ pub fn table_as(state: &RunState, status: &str) -> String {
         out.push_str(&sanitize_line(&line));
         out.push('\n');
     }
+}
+
+/// Why each task that did not pass did not, with its question and where
+/// to look.
+fn reason_lines(state: &RunState, out: &mut String) {
     for t in &state.tasks {
         if let Some(r) = &t.reason
             && !t.status.is_done()
@@ -203,7 +236,6 @@ pub fn table_as(state: &RunState, status: &str) -> String {
             }
         }
     }
-    out
 }
 
 /// The status column's word for a task of a stopped run that had failed
