@@ -1,6 +1,6 @@
 //! Generates a realistic plan of N tasks and the same graph as a `build.ninja`
 //! and a `Makefile`, for the benchmarks (issue: benchmarks). Shared by
-//! `examples/gen-plan.rs`, `benches/frontend.rs` and `tests/bench_output.rs`
+//! `examples/gen-plan.rs`, `benches/frontend.rs` and `tests/check/bench_output.rs`
 //! through `#[path]`.
 //!
 //! Every task has 0 to 3 dependencies on earlier tasks (chosen by a fixed-seed

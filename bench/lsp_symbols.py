@@ -9,7 +9,7 @@ long each step took; exits 1 when the server dies, answers with an error,
 or returns fewer symbols than PLAN has items. bench/run.sh runs it on the
 1,000,000-task shapes (a chain, a fan-in, a fan-out), where a tree walk
 that recursed per task would overflow the stack. Not part of the test
-suite (tests/scale.rs holds the same shapes at 20,000 tasks on a small
+suite (tests/check/scale.rs holds the same shapes at 20,000 tasks on a small
 stack).
 """
 

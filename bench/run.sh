@@ -6,7 +6,7 @@
 # Needs: hyperfine, ninja-build, make, GNU time, python3, git
 # (`apt-get install -y hyperfine ninja-build time`). Writes the tables to
 # bench/results/ and prints them; docs/benchmarks.md explains them. Nothing
-# here is part of the test suite (tests/scale.rs runs the deep shapes at
+# here is part of the test suite (tests/check/scale.rs runs the deep shapes at
 # 20,000 tasks on a 256 KiB stack; this script runs them at 1,000,000).
 #
 # Cold: every measured command starts without any cache of its own (no

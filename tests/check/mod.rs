@@ -1,0 +1,9 @@
+//! The front end: `loopc check`, diagnostics, the compiled plan, hidden text, mutated input, scale.
+
+mod bench_output;
+mod command;
+mod diagnostics;
+mod hidden_text;
+mod plan;
+mod robustness;
+mod scale;

@@ -1,0 +1,6 @@
+//! The other commands: `graph`, `fmt`, `board`, and the command line as a whole.
+
+mod board;
+mod commands;
+mod fmt;
+mod graph;

@@ -1,0 +1,5 @@
+//! `loopc lsp`: the protocol, and real editors (Neovim) attached to it.
+
+mod editors;
+mod nvim;
+mod protocol;

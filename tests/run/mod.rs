@@ -1,0 +1,36 @@
+//! `loopc run`: real git repositories, real processes, scripted agents.
+
+mod agents;
+mod basic;
+mod branches;
+mod budget;
+mod budget_order;
+mod cache;
+mod changes;
+mod cli;
+mod crash;
+mod demo;
+mod executors;
+mod expands;
+mod fallback;
+mod gates;
+mod hardening;
+mod humans;
+mod merge;
+mod merge_env;
+mod notify;
+mod outcomes;
+mod output;
+mod pipeline;
+mod preflight;
+mod replay;
+mod resilience;
+mod resolver;
+mod reuse;
+mod safety;
+mod signals;
+mod slurm;
+mod uncommitted;
+mod watch;
+mod wording;
+mod worktree_files;
