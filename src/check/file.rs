@@ -7,7 +7,7 @@ use super::Checker;
 use super::names::{Suggester, task_name_problem};
 use crate::ast::{self, Item};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::model::{OutputFormat, Ref, Work};
+use crate::model::{Ref, Work};
 use crate::origin::{DEFAULTS_FILE, Origin};
 use crate::span::Span;
 use foldhash::{HashMap, HashSet, HashSetExt};
@@ -433,7 +433,7 @@ impl Checker {
                 .filter(|a| {
                     in_use.contains(a.name.name.as_str())
                         && a.cost.is_none()
-                        && a.output != OutputFormat::ClaudeJson
+                        && !a.output.reads_cost()
                 })
                 .map(|a| {
                     let name = &a.name.name;

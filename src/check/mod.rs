@@ -9,7 +9,8 @@
 //! file is reported in one run.
 //!
 //! - `values`: reading one field's value (types, ranges, NUL characters);
-//! - `items`: each item's fields and its own rules;
+//! - `items`: each item's fields and its own rules; `output`: an agent's
+//!   `output` (a reader's word, or the map of the declarative reader);
 //! - `file`: duplicate definitions and everything that needs the whole file;
 //! - [`names`]: the rules for task, branch and glob names and the "did you
 //!   mean" suggestion, shared with the plan phase and the REEL front-end.
@@ -17,6 +18,7 @@
 mod file;
 mod items;
 pub mod names;
+mod output;
 mod values;
 
 use crate::ast::{self, Field};

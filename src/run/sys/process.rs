@@ -143,6 +143,10 @@ pub struct Spec<'a> {
     pub stderr: Option<&'a Path>,
     /// Per-run timeout (monotonic).
     pub timeout: Duration,
+    /// How long the command may write nothing to its stdout or stderr
+    /// log before it is killed as stalled ([`Exit::Stalled`]); `None`:
+    /// no limit.
+    pub idle: Option<Duration>,
     /// How long the process group gets between SIGTERM and SIGKILL when it
     /// is killed (at its timeout or when the run stops): [`KILL_GRACE`],
     /// or [`LAUNCHER_GRACE`] for a command launched through an executor.
@@ -158,6 +162,9 @@ pub enum Exit {
     Signal(i32),
     /// loopc killed it at its timeout.
     TimedOut,
+    /// loopc killed it because it wrote nothing for this long (its
+    /// `idle`).
+    Stalled(Duration),
     /// loopc killed it because the run is stopping.
     Stopped,
 }
@@ -177,6 +184,10 @@ impl Exit {
                 "timed out after {}",
                 crate::run::time::human_duration(timeout)
             ),
+            Exit::Stalled(idle) => {
+                let d = crate::run::time::human_duration(idle);
+                format!("stalled: no output for {d} (`idle = {d}`)")
+            }
             Exit::Stopped => "stopped (the run is stopping)".to_string(),
         }
     }
@@ -267,7 +278,14 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
     let pgid = handle.pids().first().map(|&p| p as i32).unwrap_or(0);
     control.register(pgid);
     let started = Instant::now();
-    let result = wait(&handle, pgid, started + spec.timeout, spec.grace, control);
+    let quiet = spec.idle.map(|idle| Quiet::new(spec, idle));
+    let result = wait(
+        &handle,
+        pgid,
+        (started + spec.timeout, quiet),
+        spec.grace,
+        control,
+    );
     // Whatever the command left running in its group goes with it, and
     // whatever escaped the group but still carries this worktree.
     signal_group(pgid, libc::SIGKILL);
@@ -360,10 +378,56 @@ fn status_of(out: &std::process::Output) -> Exit {
     }
 }
 
+/// Watches a command's logs for its `idle` limit: the time of the last
+/// growth of either log.
+struct Quiet {
+    logs: Vec<std::path::PathBuf>,
+    idle: Duration,
+    size: u64,
+    since: Instant,
+    checked: Instant,
+}
+
+impl Quiet {
+    fn new(spec: &Spec<'_>, idle: Duration) -> Quiet {
+        let mut logs = vec![spec.stdout.to_path_buf()];
+        logs.extend(spec.stderr.map(Path::to_path_buf));
+        let now = Instant::now();
+        Quiet {
+            logs,
+            idle,
+            size: 0,
+            since: now,
+            checked: now,
+        }
+    }
+
+    /// Whether the command has been quiet for its whole `idle` (the logs
+    /// are looked at every quarter second at most).
+    fn stalled(&mut self) -> bool {
+        let now = Instant::now();
+        if now.duration_since(self.checked) < Duration::from_millis(250) {
+            return false;
+        }
+        self.checked = now;
+        let size: u64 = self
+            .logs
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum();
+        if size != self.size {
+            self.size = size;
+            self.since = now;
+        }
+        now.duration_since(self.since) >= self.idle
+    }
+}
+
 fn wait(
     handle: &duct::Handle,
     pgid: i32,
-    deadline: Instant,
+    (deadline, mut quiet): (Instant, Option<Quiet>),
     grace: Duration,
     control: &Control,
 ) -> Result<Exit, String> {
@@ -377,6 +441,11 @@ fn wait(
         }
         if Instant::now() >= deadline {
             break Exit::TimedOut;
+        }
+        if let Some(q) = quiet.as_mut()
+            && q.stalled()
+        {
+            break Exit::Stalled(q.idle);
         }
         if control.stopped() || control.past_deadline() {
             break Exit::Stopped;
@@ -597,9 +666,21 @@ mod tests {
             stdout: &out,
             stderr: None,
             timeout: Duration::from_secs(30),
+            idle: None,
             grace: KILL_GRACE,
         };
         assert_eq!(run(&spec, &control).unwrap(), Exit::Code(3));
+        // Quiet past its `idle`: stalled, not timed out.
+        let quiet = Spec {
+            command: "echo started; sleep 30",
+            stdin: None,
+            idle: Some(Duration::from_millis(500)),
+            ..spec
+        };
+        assert_eq!(
+            run(&quiet, &control).unwrap(),
+            Exit::Stalled(Duration::from_millis(500))
+        );
         assert_eq!(std::fs::read(&out).unwrap(), b"prompt");
     }
 

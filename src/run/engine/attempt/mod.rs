@@ -56,6 +56,21 @@ fn failed(reason: impl Into<String>, feedback: impl Into<String>) -> Outcome {
 pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
     let mut result = AttemptResult::new(ctx, input, Outcome::Interrupted);
     result.outcome = attempt(ctx, &mut result);
+    // Tool calls the agent was refused: told to the next attempt, kept in
+    // the logs.
+    if let Some(note) = result
+        .report
+        .as_ref()
+        .and_then(report::AgentReport::denials_feedback)
+    {
+        if let Outcome::Failed { feedback, .. } = &mut result.outcome {
+            feedback.push_str("\n\n");
+            feedback.push_str(&note);
+        }
+        if let Some(f) = &result.files {
+            let _ = std::fs::write(f.dir.join("permission-denials.txt"), format!("{note}\n"));
+        }
+    }
     // Whatever the outcome, compare the user's refs with what they were
     // before the attempt's first subprocess (the guard, `crate::run::engine::guard`).
     if let Some(before) = &result.refs_before {
@@ -184,7 +199,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             (
                 agent.run.as_str(),
                 Some(prompt_text.clone().into_bytes()),
-                agent.output,
+                agent.output.clone(),
                 Some(agent.name.clone()),
             )
         }
@@ -220,6 +235,10 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         stdout: &stdout,
         stderr: agent_name.is_some().then_some(stderr.as_path()),
         timeout: task.timeout,
+        idle: match &task.kind {
+            TaskKind::Agent { agent, .. } => agent.idle,
+            TaskKind::Command { .. } => None,
+        },
         grace: crate::run::engine::agent::executor::grace(executor),
     };
     // While it runs, the display shows what it is doing now.
@@ -228,7 +247,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         ctx,
         (&task.name, n),
         &r.worktree,
-        output,
+        &output,
         &stdout,
         run,
     ) {
@@ -238,8 +257,10 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // The executor ended the command (a cluster job cancelled from
     // outside, a node that failed): infrastructure, before the attempt
     // counts as the agent's.
-    if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
-        && let Some(why) = crate::run::engine::agent::executor::failure(executor, &report_file)
+    if !matches!(
+        exit,
+        Exit::Code(0) | Exit::TimedOut | Exit::Stalled(_) | Exit::Stopped
+    ) && let Some(why) = crate::run::engine::agent::executor::failure(executor, &report_file)
     {
         return Outcome::Infrastructure(why);
     }
@@ -268,11 +289,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     // Order of judgement: loopc's own timeout or kill, then the exit status,
     // then the handoff or what the agent's output reports.
     let handoff = handoff::read(&files.handoff);
-    let report = report::read(output, &stdout);
+    let report = report::read(&output, &stdout);
     let reported = report::reported_cost(report.as_ref(), &handoff);
     r.report = report.clone();
     let reported_error = report.as_ref().and_then(|s| s.error.clone());
-    if !matches!(exit, Exit::Stopped | Exit::TimedOut)
+    if !matches!(exit, Exit::Stopped | Exit::TimedOut | Exit::Stalled(_))
         && let Some(name) = &agent_name
         && let Some(l) = Limited::of(name, report.as_ref())
     {
@@ -285,9 +306,15 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     if let TaskKind::Agent { agent, .. } = &task.kind {
         r.cost.add_reported(reported, agent);
     }
+    // Not logged in, no API key: no retry can fix it, as a missing program.
+    if exit != Exit::Stopped
+        && let Some(why) = report.as_ref().and_then(report::AgentReport::blocking)
+    {
+        return Outcome::Blocked(why);
+    }
     match exit {
         Exit::Stopped => return Outcome::Interrupted,
-        Exit::TimedOut => {
+        Exit::TimedOut | Exit::Stalled(_) => {
             let why = format!("{what} {}", exit.describe(task.timeout));
             return failed(why.clone(), with_output(&why));
         }
@@ -307,7 +334,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             let status = exit.describe(task.timeout);
             if let Some(e) = &reported_error {
                 return failed(
-                    format!("{what} reported {} ({status})", e.describe()),
+                    format!("{} ({status})", e.reason(what)),
                     error_feedback(e, &status),
                 );
             }
@@ -332,10 +359,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
     };
     let mut summary = report.as_ref().and_then(|s| s.summary.clone());
     if let Some(e) = &reported_error {
-        return failed(
-            format!("{what} reported {}", e.describe()),
-            error_feedback(e, "exit status 0"),
-        );
+        return failed(e.reason(what), error_feedback(e, "exit status 0"));
     }
     let mut no_changes = false;
     if let Some(h) = &handoff {
@@ -490,10 +514,18 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
 /// The next attempt's feedback for an error the agent reported about its
 /// own run (`status`: how it exited).
 fn error_feedback(e: &report::ReportedError, status: &str) -> String {
-    let mut text = format!(
-        "The previous attempt's agent reported an error ({}, {status})",
-        e.kind
-    );
+    let mut text = if e.cause == report::Cause::CostCap {
+        format!(
+            "The previous attempt's agent stopped at its own cost cap ({}, {status}); \
+             do the task in fewer, cheaper steps",
+            e.kind
+        )
+    } else {
+        format!(
+            "The previous attempt's agent reported an error ({}, {status})",
+            e.kind
+        )
+    };
     if e.message.trim().is_empty() {
         text.push('.');
     } else {
@@ -537,6 +569,7 @@ pub(super) fn run_setup(
         stdout: log,
         stderr: None,
         timeout,
+        idle: None,
         grace: crate::run::engine::agent::executor::grace(executor),
     };
     process::run(&spec, &ctx.control)

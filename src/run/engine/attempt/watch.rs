@@ -25,7 +25,7 @@ pub fn while_running<R>(
     ctx: &RunCtx,
     (task, attempt): (&str, u32),
     worktree: &Path,
-    output: OutputFormat,
+    output: &OutputFormat,
     stdout_log: &Path,
     work: impl FnOnce() -> R,
 ) -> R {
