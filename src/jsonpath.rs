@@ -119,7 +119,9 @@ fn walk<'a>(steps: &[Step], mut at: &'a Value) -> Option<&'a Value> {
                 let got = walk(path, at)?;
                 let same = match got {
                     Value::String(s) => s == want,
-                    other => other.to_string() == *want,
+                    Value::Bool(b) => want.parse::<bool>().ok() == Some(*b),
+                    Value::Number(n) => want.parse::<serde_json::Number>().ok().as_ref() == Some(n),
+                    _ => false,
                 };
                 if !same {
                     return None;

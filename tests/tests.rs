@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod agents_front;
 mod bench_output;
 mod board;
 mod check;
@@ -26,6 +27,8 @@ mod reel_cli;
 mod reel_run;
 mod robustness;
 mod run_agents;
+mod run_agents_clis;
+mod run_agents_real;
 mod run_basic;
 mod run_branches;
 mod run_budget;

@@ -475,6 +475,18 @@ impl Analysis {
                         ));
                     }
                 }
+                // Inside `output = { … }`: the keys of the declarative reader.
+                ("output", true) if block == BlockKind::Agent => {
+                    for k in crate::model::fields::OUTPUT {
+                        let doc = super::hover::output_key_doc(k).map(str::to_string);
+                        out.push(item(
+                            k,
+                            lsp::CompletionItemKind::PROPERTY,
+                            "output key",
+                            doc,
+                        ));
+                    }
+                }
                 _ => {}
             },
             Context::None => {}

@@ -221,6 +221,18 @@ impl Analysis {
                     let text = format!("**{}.{}**\n\n{doc}", kind.keyword(), f.name.text);
                     return Some((text, s));
                 }
+                // The keys of `output = { … }`.
+                if let (BlockKind::Agent, "output", crate::ast::ValueKind::Map(entries)) =
+                    (kind, f.name.text.as_str(), &f.value.kind)
+                {
+                    for e in entries {
+                        let s = e.key.span;
+                        if s.start <= offset && offset <= s.end {
+                            let doc = output_key_doc(&e.key.text)?;
+                            return Some((format!("**output.{}**\n\n{doc}", e.key.text), s));
+                        }
+                    }
+                }
             }
         }
         None
@@ -256,9 +268,12 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         }
         (Agent, "run") => "Shell command that starts the agent (required); the prompt is on stdin.",
         (Agent, "output") => {
-            "`text` (default), `claude-json` (Claude Code's JSON result) or `codex-json` (`codex exec --json` events)."
+            "How stdout is read: `text` (default), a reader (`claude-json`, `codex-json`, `gemini-json`, `opencode-json`, `cursor-json`, `amp-json`, `copilot-json`, `droid-json`), or `{ summary = \"…\" cost = \"…\" error = \"…\" … }`: where in each JSON message the facts are."
         }
         (Agent, "timeout") => "Per-attempt timeout (default 30m).",
+        (Agent, "idle") => {
+            "How long the agent may print nothing before its attempt is stopped as stalled (a failure, not a timeout); also for the agent gates and resolvers it runs."
+        }
         (Agent, "cost") => "Per-attempt cost cap, exported as `LOOP_COST_CAP_USD`.",
         (Agent, "fallback") => {
             "The agent that takes an attempt instead of waiting while this one is usage or rate limited."
@@ -312,6 +327,26 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Task, "inputs") => {
             "Globs of files (relative to the repo root) that are part of the cache key."
         }
+        _ => return None,
+    })
+}
+
+/// What each key of `output = { … }` means (docs/language.md "Reading any
+/// JSON agent"), for hover and completion.
+pub fn output_key_doc(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "summary" => "Path to the summary text (the last one found).",
+        "cost" => "Path to the cost in US dollars (a number; the last one found).",
+        "error" => {
+            "Path to an error: text (or `true`) found there fails the attempt, as its reason and feedback."
+        }
+        "limit" => {
+            "Path to usage-limit text: found, the attempt waits until the reset time the text names."
+        }
+        "session" => "Path to the session id.",
+        "input_tokens" => "Path to the input token count (the last one found).",
+        "output_tokens" => "Path to the output token count (the last one found).",
+        "activity" => "Path to what the agent is doing now, shown on the running attempt's line.",
         _ => return None,
     })
 }

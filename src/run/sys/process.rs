@@ -24,6 +24,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+mod quiet;
+use quiet::Quiet;
+
 /// Variables that would point git at another repository than the worktree
 /// (set when loopc itself runs inside a git hook); never passed on.
 pub const GIT_LOCATION_VARS: &[&str] = &[
@@ -185,7 +188,7 @@ impl Exit {
                 crate::run::time::human_duration(timeout)
             ),
             Exit::Stalled(idle) => {
-                let d = crate::run::time::human_duration(idle);
+                let d = crate::syntax::literal::print_duration(idle);
                 format!("stalled: no output for {d} (`idle = {d}`)")
             }
             Exit::Stopped => "stopped (the run is stopping)".to_string(),
@@ -375,52 +378,6 @@ fn status_of(out: &std::process::Output) -> Exit {
         (Some(c), _) => Exit::Code(c),
         (None, Some(s)) => Exit::Signal(s),
         (None, None) => Exit::Code(-1),
-    }
-}
-
-/// Watches a command's logs for its `idle` limit: the time of the last
-/// growth of either log.
-struct Quiet {
-    logs: Vec<std::path::PathBuf>,
-    idle: Duration,
-    size: u64,
-    since: Instant,
-    checked: Instant,
-}
-
-impl Quiet {
-    fn new(spec: &Spec<'_>, idle: Duration) -> Quiet {
-        let mut logs = vec![spec.stdout.to_path_buf()];
-        logs.extend(spec.stderr.map(Path::to_path_buf));
-        let now = Instant::now();
-        Quiet {
-            logs,
-            idle,
-            size: 0,
-            since: now,
-            checked: now,
-        }
-    }
-
-    /// Whether the command has been quiet for its whole `idle` (the logs
-    /// are looked at every quarter second at most).
-    fn stalled(&mut self) -> bool {
-        let now = Instant::now();
-        if now.duration_since(self.checked) < Duration::from_millis(250) {
-            return false;
-        }
-        self.checked = now;
-        let size: u64 = self
-            .logs
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum();
-        if size != self.size {
-            self.size = size;
-            self.since = now;
-        }
-        now.duration_since(self.since) >= self.idle
     }
 }
 

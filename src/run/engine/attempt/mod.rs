@@ -247,7 +247,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
         ctx,
         (&task.name, n),
         &r.worktree,
-        &output,
+        (&output, spec.idle),
         &stdout,
         run,
     ) {

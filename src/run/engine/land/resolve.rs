@@ -368,7 +368,7 @@ fn run(
         ctx,
         (&task.name, r.input.attempt),
         scratch,
-        &agent.output,
+        (&agent.output, agent.idle),
         &stdout,
         || process::run(&spec, &ctx.control),
     );

@@ -283,15 +283,17 @@ mod tests {
             reset_time_at("resets Jan 12, 10:59am (America/New_York)", now),
             Some(epoch("2027-01-12T15:59:00Z"))
         );
-        assert_eq!(
-            reset_time_at(
-                "You've hit your usage limit. Visit https://chatgpt.com/codex/settings/usage to \
-                 purchase more credits or try again at Aug 18th, 2030 3:28 PM.",
-                now
-            )
-            .is_some(),
-            true
-        );
+        let codex = reset_time_at(
+            "You've hit your usage limit. Visit https://chatgpt.com/codex/settings/usage to \
+             purchase more credits or try again at Aug 18th, 2030 3:28 PM.",
+            now,
+        )
+        .unwrap();
+        let local = Timestamp::from_second(i64::try_from(codex).unwrap())
+            .unwrap()
+            .to_zoned_datetime(TimeZone::system());
+        assert_eq!((local.year(), local.month(), local.day()), (2030, 8, 18));
+        assert_eq!((local.hour(), local.minute()), (15, 28));
     }
 
     #[test]
