@@ -29,6 +29,7 @@ pub mod discover;
 pub mod expand;
 pub mod fmt;
 pub mod import;
+pub mod jsonpath;
 pub mod lsp;
 pub mod model;
 pub mod origin;

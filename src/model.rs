@@ -234,6 +234,9 @@ pub struct AgentDef {
     /// `fallback`: the agent that takes an attempt while this one is
     /// usage or rate limited.
     pub fallback: Option<Ref>,
+    /// `idle`: how long the agent may print nothing before its attempt is
+    /// stopped as stalled.
+    pub idle: Option<Duration>,
 }
 
 /// A `gate` item.
@@ -335,7 +338,19 @@ pub mod fields {
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
     /// `agent NAME { … }`
     pub const AGENT: &[&str] = &[
-        "run", "output", "timeout", "cost", "env", "fallback", "executor",
+        "run", "output", "timeout", "idle", "cost", "env", "fallback", "executor",
+    ];
+    /// `output = { … }`: where a JSON agent's output says what
+    /// ([`super::OutputFields`]).
+    pub const OUTPUT: &[&str] = &[
+        "summary",
+        "cost",
+        "error",
+        "limit",
+        "session",
+        "input_tokens",
+        "output_tokens",
+        "activity",
     ];
     /// `executor NAME { … }`
     pub const EXECUTOR: &[&str] = &["run"];
@@ -357,7 +372,7 @@ pub mod fields {
 pub const CHANGES_WORDS: &[&str] = &["required", "optional"];
 
 /// How agent output is read (docs/language.md `agent.output`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum OutputFormat {
     /// Free text; only the handoff file is read.
     Text,
@@ -365,29 +380,145 @@ pub enum OutputFormat {
     ClaudeJson,
     /// `codex exec --json` events on stdout (summary, tokens, failed turns).
     CodexJson,
+    /// Gemini CLI's `-o json` object or `-o stream-json` events.
+    GeminiJson,
+    /// `opencode run --format json` events.
+    OpencodeJson,
+    /// Cursor's `cursor-agent -p --output-format stream-json` (or `json`).
+    CursorJson,
+    /// Amp's `--stream-json` (Claude Code's message shapes).
+    AmpJson,
+    /// GitHub Copilot CLI's `--output-format json` events.
+    CopilotJson,
+    /// Factory's `droid exec --output-format json` (or `debug`).
+    DroidJson,
+    /// `output = { … }`: the plan says where the output's facts are.
+    Fields(std::sync::Arc<OutputFields>),
 }
 
 impl OutputFormat {
     /// The words plan files use, in the order messages list them.
-    pub const WORDS: &[&str] = &["text", "claude-json", "codex-json"];
+    pub const WORDS: &[&str] = &[
+        "text",
+        "claude-json",
+        "codex-json",
+        "gemini-json",
+        "opencode-json",
+        "cursor-json",
+        "amp-json",
+        "copilot-json",
+        "droid-json",
+    ];
 
     /// The format a plan-file word names.
     pub fn from_word(word: &str) -> Option<OutputFormat> {
-        match word {
-            "text" => Some(OutputFormat::Text),
-            "claude-json" => Some(OutputFormat::ClaudeJson),
-            "codex-json" => Some(OutputFormat::CodexJson),
-            _ => None,
-        }
+        Some(match word {
+            "text" => OutputFormat::Text,
+            "claude-json" => OutputFormat::ClaudeJson,
+            "codex-json" => OutputFormat::CodexJson,
+            "gemini-json" => OutputFormat::GeminiJson,
+            "opencode-json" => OutputFormat::OpencodeJson,
+            "cursor-json" => OutputFormat::CursorJson,
+            "amp-json" => OutputFormat::AmpJson,
+            "copilot-json" => OutputFormat::CopilotJson,
+            "droid-json" => OutputFormat::DroidJson,
+            _ => return None,
+        })
     }
 
-    /// The word used in plan files.
-    pub fn as_str(self) -> &'static str {
+    /// The word used in plan files (`fields` for `output = { … }`).
+    pub fn as_str(&self) -> &'static str {
         match self {
             OutputFormat::Text => "text",
             OutputFormat::ClaudeJson => "claude-json",
             OutputFormat::CodexJson => "codex-json",
+            OutputFormat::GeminiJson => "gemini-json",
+            OutputFormat::OpencodeJson => "opencode-json",
+            OutputFormat::CursorJson => "cursor-json",
+            OutputFormat::AmpJson => "amp-json",
+            OutputFormat::CopilotJson => "copilot-json",
+            OutputFormat::DroidJson => "droid-json",
+            OutputFormat::Fields(_) => "fields",
         }
+    }
+
+    /// What the cache key says of it: the word, and for `output = { … }`
+    /// every path it names.
+    pub fn key_text(&self) -> String {
+        match self {
+            OutputFormat::Fields(f) => {
+                let paths: Vec<String> =
+                    f.named().map(|(k, p)| format!("{k}={}", p.text)).collect();
+                format!("fields {{{}}}", paths.join(" "))
+            }
+            other => other.as_str().to_string(),
+        }
+    }
+
+    /// Whether loopc reads a cost from this output (Claude Code, OpenCode,
+    /// and `output = { cost = … }`).
+    pub fn reads_cost(&self) -> bool {
+        match self {
+            OutputFormat::ClaudeJson | OutputFormat::OpencodeJson => true,
+            OutputFormat::Fields(f) => f.cost.is_some(),
+            _ => false,
+        }
+    }
+}
+
+/// `output = { KEY = "PATH" … }`: where in each JSON message of an agent's
+/// output (one object, an array of them, or one a line) its facts are
+/// ([`crate::jsonpath`]). A key not set is not read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct OutputFields {
+    /// The summary (text; the last one found).
+    pub summary: Option<crate::jsonpath::JsonPath>,
+    /// The cost in US dollars (a number; the last one found).
+    pub cost: Option<crate::jsonpath::JsonPath>,
+    /// An error: text (or `true`) found here fails the attempt.
+    pub error: Option<crate::jsonpath::JsonPath>,
+    /// A usage limit: text found here sets the attempt aside until it resets.
+    pub limit: Option<crate::jsonpath::JsonPath>,
+    /// The session id.
+    pub session: Option<crate::jsonpath::JsonPath>,
+    /// Input tokens (the last count found).
+    pub input_tokens: Option<crate::jsonpath::JsonPath>,
+    /// Output tokens (the last count found).
+    pub output_tokens: Option<crate::jsonpath::JsonPath>,
+    /// What the agent is doing now, for the terminal line.
+    pub activity: Option<crate::jsonpath::JsonPath>,
+}
+
+impl OutputFields {
+    /// The slot of key `key` (one of [`fields::OUTPUT`]).
+    pub fn slot(&mut self, key: &str) -> Option<&mut Option<crate::jsonpath::JsonPath>> {
+        Some(match key {
+            "summary" => &mut self.summary,
+            "cost" => &mut self.cost,
+            "error" => &mut self.error,
+            "limit" => &mut self.limit,
+            "session" => &mut self.session,
+            "input_tokens" => &mut self.input_tokens,
+            "output_tokens" => &mut self.output_tokens,
+            "activity" => &mut self.activity,
+            _ => return None,
+        })
+    }
+
+    /// The keys that are set, with their paths, in [`fields::OUTPUT`] order.
+    pub fn named(&self) -> impl Iterator<Item = (&'static str, &crate::jsonpath::JsonPath)> {
+        [
+            ("summary", &self.summary),
+            ("cost", &self.cost),
+            ("error", &self.error),
+            ("limit", &self.limit),
+            ("session", &self.session),
+            ("input_tokens", &self.input_tokens),
+            ("output_tokens", &self.output_tokens),
+            ("activity", &self.activity),
+        ]
+        .into_iter()
+        .filter_map(|(k, p)| p.as_ref().map(|p| (k, p)))
     }
 }
 

@@ -452,8 +452,13 @@ pub struct AgentRecord {
     /// The cost the agent reported, in micro-dollars.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_micro_usd: Option<u64>,
-    /// The kind of error it reported (Claude's result `subtype`, Codex's
-    /// `turn.failed` or `error`).
+    /// The kind of error it reported (Claude's result `subtype`, or its
+    /// `terminal_reason` or `api_error` for an error result; Codex's
+    /// `turn.failed` or `error`; the error type of the other CLIs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The tool calls the agent was refused (Claude's
+    /// `permission_denials`), each as `Tool detail`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub permission_denials: Vec<String>,
 }

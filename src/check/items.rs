@@ -8,7 +8,7 @@ use crate::ast::{self, Block, GateBody, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{
     AgentDef, BudgetDef, CHANGES_WORDS, DefaultsDef, ExecutorDef, GateDef, GateDefKind, LoopDef,
-    OnFail, OutputFormat, PathPattern, Ref, TaskDef, Work, fields,
+    OnFail, PathPattern, Ref, TaskDef, Work, fields,
 };
 use crate::span::Span;
 use std::collections::BTreeMap;
@@ -149,10 +149,7 @@ impl Checker {
                 ),
             );
         }
-        let output = self
-            .word(&f, "output", OutputFormat::WORDS)
-            .and_then(|(w, _)| OutputFormat::from_word(&w))
-            .unwrap_or(OutputFormat::Text);
+        let output = self.output(&f);
         let def = AgentDef {
             name: Ref {
                 name: a.name.text.clone(),
@@ -165,6 +162,7 @@ impl Checker {
             env: self.env(&f),
             executor: self.reference(&f, "executor", "an executor"),
             fallback: self.reference(&f, "fallback", "an agent"),
+            idle: self.duration(&f, "idle"),
         };
         self.model.agents.push(def);
     }

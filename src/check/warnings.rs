@@ -4,7 +4,7 @@
 
 use super::Checker;
 use crate::diagnostic::{Code, Diagnostic};
-use crate::model::{OutputFormat, Work};
+use crate::model::Work;
 use crate::origin::Origin;
 use crate::span::Span;
 use foldhash::{HashMap, HashSet, HashSetExt};
@@ -91,7 +91,7 @@ impl Checker {
                 .filter(|a| {
                     in_use.contains(a.name.name.as_str())
                         && a.cost.is_none()
-                        && a.output != OutputFormat::ClaudeJson
+                        && !a.output.reads_cost()
                 })
                 .map(|a| {
                     let name = &a.name.name;

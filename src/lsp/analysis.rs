@@ -509,6 +509,18 @@ impl Analysis {
                     ));
                 }
             }
+            // Inside `output = { … }`: the keys of the declarative reader.
+            ("output", true) if block == BlockKind::Agent => {
+                for k in crate::model::fields::OUTPUT {
+                    let doc = super::docs::output_key_doc(k).map(str::to_string);
+                    out.push(item(
+                        k,
+                        lsp::CompletionItemKind::PROPERTY,
+                        "output key",
+                        doc,
+                    ));
+                }
+            }
             _ => {}
         }
         out

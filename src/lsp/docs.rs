@@ -32,9 +32,12 @@ pub(super) fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         }
         (Agent, "run") => "Shell command that starts the agent (required); the prompt is on stdin.",
         (Agent, "output") => {
-            "`text` (default), `claude-json` (Claude Code's JSON result) or `codex-json` (`codex exec --json` events)."
+            "How stdout is read: `text` (default), a reader (`claude-json`, `codex-json`, `gemini-json`, `opencode-json`, `cursor-json`, `amp-json`, `copilot-json`, `droid-json`), or `{ summary = \"…\" cost = \"…\" error = \"…\" … }`: where in each JSON message the facts are."
         }
         (Agent, "timeout") => "Per-attempt timeout (default 30m).",
+        (Agent, "idle") => {
+            "How long the agent may print nothing before its attempt is stopped as stalled (a failure, not a timeout); also for the agent gates and resolvers it runs."
+        }
         (Agent, "cost") => "Per-attempt cost cap, exported as `LOOP_COST_CAP_USD`.",
         (Agent, "fallback") => {
             "The agent that takes an attempt instead of waiting while this one is usage or rate limited."
@@ -100,4 +103,24 @@ pub(super) fn one_line(text: &str) -> String {
         s.push('…');
     }
     s
+}
+
+/// What each key of `output = { … }` means (docs/language.md "Reading any
+/// JSON agent"), for hover and completion.
+pub fn output_key_doc(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "summary" => "Path to the summary text (the last one found).",
+        "cost" => "Path to the cost in US dollars (a number; the last one found).",
+        "error" => {
+            "Path to an error: text (or `true`) found there fails the attempt, as its reason and feedback."
+        }
+        "limit" => {
+            "Path to usage-limit text: found, the attempt waits until the reset time the text names."
+        }
+        "session" => "Path to the session id.",
+        "input_tokens" => "Path to the input token count (the last one found).",
+        "output_tokens" => "Path to the output token count (the last one found).",
+        "activity" => "Path to what the agent is doing now, shown on the running attempt's line.",
+        _ => return None,
+    })
 }

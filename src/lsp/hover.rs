@@ -222,6 +222,18 @@ impl Analysis {
                     let text = format!("**{}.{}**\n\n{doc}", kind.keyword(), f.name.text);
                     return Some((text, s));
                 }
+                // The keys of `output = { … }`.
+                if let (BlockKind::Agent, "output", crate::ast::ValueKind::Map(entries)) =
+                    (kind, f.name.text.as_str(), &f.value.kind)
+                {
+                    for e in entries {
+                        let s = e.key.span;
+                        if s.start <= offset && offset <= s.end {
+                            let doc = super::docs::output_key_doc(&e.key.text)?;
+                            return Some((format!("**output.{}**\n\n{doc}", e.key.text), s));
+                        }
+                    }
+                }
             }
         }
         None

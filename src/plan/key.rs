@@ -84,7 +84,7 @@ pub(super) fn task_key(
                 None => {
                     let mut e = Encoder::new();
                     e.str("run", &agent.run)
-                        .str("output", agent.output.as_str());
+                        .str("output", &agent.output.key_text());
                     launched_by(&mut e, "executor", agent.executor.as_deref());
                     let k = e.finish();
                     memo.agents.push((Arc::clone(agent), k));
@@ -151,7 +151,7 @@ fn gates_key(accept: Option<&str>, gates: &[Arc<Gate>], executor: Option<&Execut
             GateKind::Command { run } => g.str("gate.run", run),
             GateKind::Agent { agent, prompt } => g
                 .str("gate.agent.run", &agent.run)
-                .str("gate.agent.output", agent.output.as_str())
+                .str("gate.agent.output", &agent.output.key_text())
                 .map("gate.agent.env", agent.env.iter())
                 .str("gate.prompt", prompt),
         };

@@ -143,8 +143,9 @@ impl<'m> Shared<'m> {
                 (Some(run), Some(executor)) => Some(Arc::new(Agent {
                     name: a.name.name.clone(),
                     run,
-                    output: a.output,
+                    output: a.output.clone(),
                     timeout: a.timeout,
+                    idle: a.idle,
                     cost: a.cost,
                     env: a.env.clone(),
                     fallbacks: Vec::new(),

@@ -226,6 +226,9 @@ pub struct Agent {
     pub output: OutputFormat,
     /// The agent's own per-attempt timeout, if set.
     pub timeout: Option<Duration>,
+    /// `idle`: an attempt (or agent gate) whose agent prints nothing for
+    /// this long is stopped as stalled.
+    pub idle: Option<Duration>,
     /// Per-attempt cost cap in micro-dollars (exported as `LOOP_COST_CAP_USD`).
     pub cost: Option<u64>,
     /// The agent's own environment.

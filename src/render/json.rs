@@ -163,7 +163,12 @@ struct AgentJson<'a> {
     name: &'a str,
     run: &'a str,
     output: &'static str,
+    /// `output = { … }`: each key's path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_fields: Option<BTreeMap<&'static str, &'a str>>,
     timeout_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    idle_ms: Option<u64>,
     cost_micro_usd: Option<u64>,
     env: &'a BTreeMap<String, String>,
 }
@@ -190,7 +195,14 @@ fn agent_json(a: &Agent) -> AgentJson<'_> {
         name: &a.name,
         run: &a.run,
         output: a.output.as_str(),
+        output_fields: match &a.output {
+            crate::plan::OutputFormat::Fields(f) => {
+                Some(f.named().map(|(k, p)| (k, p.text.as_str())).collect())
+            }
+            _ => None,
+        },
         timeout_ms: a.timeout.map(ms),
+        idle_ms: a.idle.map(ms),
         cost_micro_usd: a.cost,
         env: &a.env,
     }

@@ -1,5 +1,6 @@
 //! The front end: `loopc check`, diagnostics, the compiled plan, hidden text, mutated input, scale.
 
+mod agents;
 mod bench_output;
 mod command;
 mod diagnostics;

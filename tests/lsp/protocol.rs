@@ -615,7 +615,7 @@ fn completion_of_fields_and_names() {
     assert_eq!(
         agent_fields,
         [
-            "run", "output", "timeout", "cost", "env", "fallback", "executor"
+            "run", "output", "timeout", "idle", "cost", "env", "fallback", "executor"
         ]
     );
     // Between items: item keywords.

@@ -109,10 +109,12 @@ task c { agent = api    prompt = "x"  attempts = 1 }
     let c = repo.task("c");
     assert_eq!(c["status"], "failed");
     let reason = c["history"][0]["reason"].as_str().unwrap();
+    // What failed, not "success".
     assert!(
-        reason.starts_with("the agent reported success: API Error: 500"),
+        reason.starts_with("the agent reported an API error: API Error: 500"),
         "{reason}"
     );
+    assert_eq!(c["history"][0]["agent"]["error"], "api_error");
     assert_eq!(c["history"][0]["agent"]["api_error_status"], 500);
     // The terminal names them too.
     assert!(
@@ -244,11 +246,12 @@ task er { agent = denied  prompt = "x"  attempts = 1 }
         "the agent reported turn.failed: stream error: unexpected status 500 Internal Server \
          Error (exit status 1)"
     );
+    // A refused login: no retry can fix it.
     let er = repo.task("er");
-    assert_eq!(er["status"], "failed");
+    assert_eq!(er["status"], "blocked");
     assert_eq!(
         er["history"][0]["reason"],
-        "the agent reported error: unexpected status 401 Unauthorized"
+        "the agent cannot authenticate: unexpected status 401 Unauthorized"
     );
     assert_eq!(er["cost_micro_usd"], 250_000);
     assert_eq!(repo.state()["spent"]["cost_micro_usd"], 850_000);

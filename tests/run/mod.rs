@@ -1,6 +1,8 @@
 //! `loopc run`: real git repositories, real processes, scripted agents.
 
 mod agents;
+mod agents_clis;
+mod agents_real;
 mod basic;
 mod branches;
 mod budget;

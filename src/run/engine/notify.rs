@@ -43,6 +43,7 @@ pub fn notify(command: &str, root: &Path, state: &RunState, log: &Path) -> Resul
         stdout: log,
         stderr: None,
         timeout: TIMEOUT,
+        idle: None,
         grace: process::KILL_GRACE,
     };
     // A control of its own: the run's is stopped after Ctrl-C or at its

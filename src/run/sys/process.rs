@@ -24,6 +24,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+mod quiet;
+use quiet::Quiet;
+
 /// Variables that would point git at another repository than the worktree
 /// (set when loopc itself runs inside a git hook); never passed on.
 pub const GIT_LOCATION_VARS: &[&str] = &[
@@ -143,6 +146,10 @@ pub struct Spec<'a> {
     pub stderr: Option<&'a Path>,
     /// Per-run timeout (monotonic).
     pub timeout: Duration,
+    /// How long the command may write nothing to its stdout or stderr
+    /// log before it is killed as stalled ([`Exit::Stalled`]); `None`:
+    /// no limit.
+    pub idle: Option<Duration>,
     /// How long the process group gets between SIGTERM and SIGKILL when it
     /// is killed (at its timeout or when the run stops): [`KILL_GRACE`],
     /// or [`LAUNCHER_GRACE`] for a command launched through an executor.
@@ -158,6 +165,9 @@ pub enum Exit {
     Signal(i32),
     /// loopc killed it at its timeout.
     TimedOut,
+    /// loopc killed it because it wrote nothing for this long (its
+    /// `idle`).
+    Stalled(Duration),
     /// loopc killed it because the run is stopping.
     Stopped,
 }
@@ -177,6 +187,10 @@ impl Exit {
                 "timed out after {}",
                 crate::run::time::human_duration(timeout)
             ),
+            Exit::Stalled(idle) => {
+                let d = crate::syntax::literal::print_duration(idle);
+                format!("stalled: no output for {d} (`idle = {d}`)")
+            }
             Exit::Stopped => "stopped (the run is stopping)".to_string(),
         }
     }
@@ -267,7 +281,14 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
     let pgid = handle.pids().first().map(|&p| p as i32).unwrap_or(0);
     control.register(pgid);
     let started = Instant::now();
-    let result = wait(&handle, pgid, started + spec.timeout, spec.grace, control);
+    let quiet = spec.idle.map(|idle| Quiet::new(spec, idle));
+    let result = wait(
+        &handle,
+        pgid,
+        (started + spec.timeout, quiet),
+        spec.grace,
+        control,
+    );
     // Whatever the command left running in its group goes with it, and
     // whatever escaped the group but still carries this worktree.
     signal_group(pgid, libc::SIGKILL);
@@ -363,7 +384,7 @@ fn status_of(out: &std::process::Output) -> Exit {
 fn wait(
     handle: &duct::Handle,
     pgid: i32,
-    deadline: Instant,
+    (deadline, mut quiet): (Instant, Option<Quiet>),
     grace: Duration,
     control: &Control,
 ) -> Result<Exit, String> {
@@ -377,6 +398,11 @@ fn wait(
         }
         if Instant::now() >= deadline {
             break Exit::TimedOut;
+        }
+        if let Some(q) = quiet.as_mut()
+            && q.stalled()
+        {
+            break Exit::Stalled(q.idle);
         }
         if control.stopped() || control.past_deadline() {
             break Exit::Stopped;
@@ -597,9 +623,21 @@ mod tests {
             stdout: &out,
             stderr: None,
             timeout: Duration::from_secs(30),
+            idle: None,
             grace: KILL_GRACE,
         };
         assert_eq!(run(&spec, &control).unwrap(), Exit::Code(3));
+        // Quiet past its `idle`: stalled, not timed out.
+        let quiet = Spec {
+            command: "echo started; sleep 30",
+            stdin: None,
+            idle: Some(Duration::from_millis(500)),
+            ..spec
+        };
+        assert_eq!(
+            run(&quiet, &control).unwrap(),
+            Exit::Stalled(Duration::from_millis(500))
+        );
         assert_eq!(std::fs::read(&out).unwrap(), b"prompt");
     }
 

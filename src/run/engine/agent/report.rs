@@ -1,40 +1,41 @@
-//! What an agent's stdout reports about its attempt: `output = claude-json`
-//! (Claude Code's `--output-format json` result object, the JSON array of
-//! messages that `--verbose` prints, or `--output-format stream-json`
-//! lines) and `output = codex-json` (`codex exec --json` events, one JSON
-//! object a line).
+//! What an agent's stdout reports about its attempt, one reader per CLI:
+//! `output = claude-json` (Claude Code's `--output-format json` result, its
+//! `--verbose` array or `stream-json` lines; also `amp-json`, `cursor-json`
+//! and `droid-json`, which print the same message shapes), `codex-json`
+//! (`codex exec --json` events, and the older `{"id","msg"}` shape),
+//! `gemini-json`, `opencode-json`, `copilot-json`, and `output = { … }`,
+//! the declarative reader whose paths the plan gives.
 //!
-//! The shapes read here are those of the agents' own sources: Claude Code's
-//! messages as the Claude Agent SDK parses them
-//! (`anthropics/claude-agent-sdk-python`, `_internal/message_parser.py` and
-//! `types.py`: `ResultMessage`, `RateLimitEvent`), Codex's events as
-//! `openai/codex` defines them (`codex-rs/exec/src/exec_events.rs`:
-//! `ThreadEvent`, `ThreadItem`, `Usage`). Only the fields named below are
-//! read; every other field is skipped without being kept.
+//! The shapes read here are those of the agents' own sources and of output
+//! users recorded (each reader names its sources; tests/fixtures/agents/
+//! holds the recorded output). Only the fields named are read; every other
+//! field is skipped without being kept. The log is streamed one message at
+//! a time ([`stream`]).
 //!
-//! The log is streamed, one message at a time: a `--verbose` array of any
-//! size is read to its result without being held in memory. Text that is
-//! not JSON (a line an agent printed around its JSON) is skipped a line at
-//! a time.
-//!
-//! Claude Code's messages are read in [`claude`], Codex's events in
-//! [`codex`]; this module holds what both share.
+//! What a report means for the attempt (a usage limit to wait for, a login
+//! no retry can fix, the agent's own cost cap) is decided in [`classify`].
 
-use crate::run::engine::agent::limits::{self, LimitHit};
-use serde::Deserialize;
-use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, Visitor};
 use serde_json::Value;
-use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
+pub use crate::run::engine::agent::limits::LimitHit;
 pub use crate::state::{AgentRecord, Usage};
 
+mod classify;
 mod claude;
 mod codex;
+mod codex_legacy;
+mod copilot;
 mod cut;
+mod fields;
+mod gemini;
+mod opencode;
+mod stream;
 
+pub use classify::Cause;
 pub use claude::read_claude;
 pub use codex::read_codex;
+use stream::{Lenient, for_each_message};
 
 fn add_count(slot: &mut Option<u64>, v: Option<&Value>) {
     if let Some(n) = v.and_then(Value::as_u64) {
@@ -42,17 +43,29 @@ fn add_count(slot: &mut Option<u64>, v: Option<&Value>) {
     }
 }
 
-/// Adds the counts of a `usage` object to `counts`.
+/// Adds the counts of a `usage` object to `counts`: Claude's and Codex's
+/// snake_case names, and the camelCase ones of Cursor and Copilot
+/// (`inputTokens`, `outputTokens`, `cacheReadTokens`, `cacheWriteTokens`).
 fn absorb(counts: &mut Usage, usage: &Value) {
     add_count(&mut counts.input_tokens, usage.get("input_tokens"));
+    add_count(&mut counts.input_tokens, usage.get("inputTokens"));
     add_count(&mut counts.output_tokens, usage.get("output_tokens"));
+    add_count(&mut counts.output_tokens, usage.get("outputTokens"));
     add_count(
         &mut counts.cache_creation_input_tokens,
         usage.get("cache_creation_input_tokens"),
     );
     add_count(
+        &mut counts.cache_creation_input_tokens,
+        usage.get("cacheWriteTokens"),
+    );
+    add_count(
         &mut counts.cache_read_input_tokens,
         usage.get("cache_read_input_tokens"),
+    );
+    add_count(
+        &mut counts.cache_read_input_tokens,
+        usage.get("cacheReadTokens"),
     );
     add_count(
         &mut counts.cached_input_tokens,
@@ -63,19 +76,50 @@ fn absorb(counts: &mut Usage, usage: &Value) {
 /// An error the agent reported about its own run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportedError {
-    /// What kind: Claude's result `subtype` (`error_max_turns`,
-    /// `error_during_execution`, or `success` with `is_error`), or Codex's
-    /// event type (`turn.failed`, `error`).
+    /// What kind, as the agent names it: Claude's result `subtype`
+    /// (`error_max_turns`, `error_during_execution`), its
+    /// `terminal_reason` or `api_error` for an error result whose subtype
+    /// says `success`; Codex's event type (`turn.failed`, `error`); the
+    /// error `type` or `name` of the other CLIs.
     pub kind: String,
     /// The error text: Claude's `errors` (else its `result`), Codex's
     /// `error.message`. May be empty.
     pub message: String,
+    /// What it means for the attempt ([`classify`]).
+    pub cause: Cause,
 }
 
 impl ReportedError {
-    /// `kind`, then `: ` and the first line of the message when there is one.
+    /// An error of `kind` with `message`, a plain failure until
+    /// [`classify`] says otherwise.
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> ReportedError {
+        ReportedError {
+            kind: kind.into(),
+            message: message.into(),
+            cause: Cause::Failed,
+        }
+    }
+
+    /// What failed, then `: ` and the first line of the message when there
+    /// is one: `error_max_turns: Reached maximum number of turns (3)`, `an
+    /// API error (status 500): API Error: 500 …`.
     pub fn describe(&self) -> String {
-        crate::run::engine::agent::handoff::with_reason(&self.kind, &self.message)
+        let what = match self.kind.as_str() {
+            "api_error" => "an API error".to_string(),
+            "error" => "an error".to_string(),
+            k => k.to_string(),
+        };
+        crate::run::engine::agent::handoff::with_reason(&what, &self.message)
+    }
+
+    /// The one-line reason of an attempt this error failed, `who` being
+    /// `the agent` or `gate `x`'s agent`: `the agent reported …`, or `the
+    /// agent stopped at its cost cap (…)` for [`Cause::CostCap`].
+    pub fn reason(&self, who: &str) -> String {
+        match self.cause {
+            Cause::CostCap => format!("{who} stopped at its cost cap ({})", self.describe()),
+            _ => format!("{who} reported {}", self.describe()),
+        }
     }
 }
 
@@ -86,7 +130,7 @@ pub struct AgentReport {
     /// `result`; Codex: a completed or failed turn, or an error).
     pub finished: bool,
     /// The cost in micro-dollars (Claude's `total_cost_usd`, or the older
-    /// `cost_usd`); Codex reports none.
+    /// `cost_usd`; OpenCode's summed `cost`); most CLIs report none.
     pub cost: Option<u64>,
     /// The summary: Claude's `result`, Codex's last agent message.
     pub summary: Option<String>,
@@ -99,7 +143,7 @@ pub struct AgentReport {
     /// Token counts (Codex: summed over its turns).
     pub usage: Usage,
     /// The model (Claude: from `system` `init`, assistant messages or
-    /// `modelUsage`).
+    /// `modelUsage`; never the `<synthetic>` of locally made messages).
     pub model: Option<String>,
     /// Claude's `api_error_status`: the HTTP status of a failed API call.
     pub api_error_status: Option<u16>,
@@ -107,6 +151,9 @@ pub struct AgentReport {
     pub limit: Option<LimitHit>,
     /// The last thing the agent did (a tool call, a command, a message).
     pub activity: Option<String>,
+    /// The tool calls the agent was refused (Claude's
+    /// `permission_denials`): `Write /etc/hosts`.
+    pub permission_denials: Vec<String>,
 }
 
 impl AgentReport {
@@ -120,7 +167,36 @@ impl AgentReport {
             api_error_status: self.api_error_status,
             cost_micro_usd: self.cost,
             error: self.error.as_ref().map(|e| e.kind.clone()),
+            permission_denials: self.permission_denials.clone(),
         }
+    }
+
+    /// The part of the next attempt's feedback that says which tool calls
+    /// the agent was refused, when it was refused any.
+    pub fn denials_feedback(&self) -> Option<String> {
+        if self.permission_denials.is_empty() {
+            return None;
+        }
+        let mut text = String::from(
+            "The agent was refused these tool calls (its permission settings denied them):",
+        );
+        for d in &self.permission_denials {
+            text.push_str("\n- ");
+            text.push_str(d);
+        }
+        Some(text)
+    }
+
+    /// Why the task cannot go on whatever is retried (the agent is not
+    /// logged in, its API key is missing or refused), when that is so.
+    pub fn blocking(&self) -> Option<String> {
+        let e = self.error.as_ref()?;
+        (e.cause == Cause::Auth).then(|| {
+            crate::run::engine::agent::handoff::with_reason(
+                "the agent cannot authenticate",
+                &e.message,
+            )
+        })
     }
 }
 
@@ -138,177 +214,6 @@ pub fn reported_cost(
             .and_then(|h| h.cost_usd)
             .and_then(crate::run::time::usd_to_micro)
     })
-}
-
-/// A field that is read only when it has the expected shape (an object or
-/// an array); anything else is skipped, so one odd message does not hide
-/// the rest of the output.
-#[derive(Debug)]
-struct Lenient<T>(Option<T>);
-
-impl<T> Default for Lenient<T> {
-    fn default() -> Self {
-        Lenient(None)
-    }
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = Lenient<T>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| Lenient(Some(t)))
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                T::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(|t| Lenient(Some(t)))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-        }
-        d.deserialize_any(V(std::marker::PhantomData))
-    }
-}
-
-/// The top of one JSON document: a message (an object) or an array of
-/// messages, each handed to `each` as soon as it is read.
-struct Top<'a, T, F: FnMut(T)> {
-    each: &'a mut F,
-    _t: std::marker::PhantomData<T>,
-}
-
-impl<'de, T: DeserializeOwned, F: FnMut(T)> DeserializeSeed<'de> for Top<'_, T, F> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de, T: DeserializeOwned, F: FnMut(T)> Visitor<'de> for Top<'_, T, F> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON object or array")
-    }
-    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        let t = T::deserialize(de::value::MapAccessDeserializer::new(map))?;
-        (self.each)(t);
-        Ok(())
-    }
-    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(m) = seq.next_element::<Lenient<T>>()? {
-            if let Some(t) = m.0 {
-                (self.each)(t);
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Hands every JSON message in the file at `path` to `each`, in order:
-/// top-level objects, and the elements of top-level arrays. Streams the
-/// file; skips a line at a time over what is not JSON. A missing or
-/// unreadable file has no messages.
-///
-/// A log that loopc cut (its first and last 32 MiB kept, a marker between)
-/// is read as its head, then its tail from the first message that starts
-/// after the cut: the messages at the end (a `--verbose` array's `result`)
-/// are read even when the array was printed on one line.
-fn for_each_message<T: DeserializeOwned>(path: &Path, mut each: impl FnMut(T)) {
-    use crate::run::sys::process::{LOG_LIMIT, log_cut};
-    use std::io::{Seek, SeekFrom};
-    let Ok(file) = std::fs::File::open(path) else {
-        return;
-    };
-    let Some((head_len, tail_start)) = log_cut(path, LOG_LIMIT) else {
-        let r = std::io::BufReader::with_capacity(64 * 1024, file);
-        return read_messages(r, false, &mut each);
-    };
-    let head = std::io::BufReader::with_capacity(64 * 1024, file.take(head_len));
-    read_messages(head, false, &mut each);
-    let Ok(mut file) = std::fs::File::open(path) else {
-        return;
-    };
-    let resumed = cut::resume_in_array(&mut file, tail_start);
-    if file
-        .seek(SeekFrom::Start(resumed.unwrap_or(tail_start)))
-        .is_err()
-    {
-        return;
-    }
-    let tail = std::io::BufReader::with_capacity(64 * 1024, file);
-    read_messages(tail, resumed.is_some(), &mut each);
-}
-
-/// Hands every JSON message `r` holds to `each` (see [`for_each_message`]);
-/// `in_array`: `r` starts at an element of an array whose `[` came before
-/// it, so `,` and `]` between elements are read as the array's.
-fn read_messages<T: DeserializeOwned>(
-    mut r: impl BufRead,
-    mut in_array: bool,
-    each: &mut impl FnMut(T),
-) {
-    loop {
-        // The first byte that is not white space.
-        let first = loop {
-            let Ok(buf) = r.fill_buf() else { return };
-            if buf.is_empty() {
-                return;
-            }
-            let n = buf.iter().take_while(|b| b.is_ascii_whitespace()).count();
-            if n < buf.len() {
-                let c = buf[n];
-                r.consume(n);
-                break c;
-            }
-            let len = buf.len();
-            r.consume(len);
-        };
-        if in_array && (first == b',' || first == b']') {
-            in_array = first == b',';
-            r.consume(1);
-            continue;
-        }
-        if first == b'{' || first == b'[' {
-            let mut de = serde_json::Deserializer::from_reader(&mut r);
-            let top = Top {
-                each: &mut *each,
-                _t: std::marker::PhantomData,
-            };
-            if top.deserialize(&mut de).is_ok() {
-                continue;
-            }
-        }
-        // Not JSON (or broken JSON): go on after the end of this line.
-        in_array = false;
-        let mut skipped = Vec::new();
-        loop {
-            skipped.clear();
-            match (&mut r).take(64 * 1024).read_until(b'\n', &mut skipped) {
-                Ok(0) | Err(_) => return,
-                Ok(_) if skipped.last() == Some(&b'\n') => break,
-                Ok(_) => {}
-            }
-        }
-    }
 }
 
 fn string(v: &Option<Value>) -> Option<String> {
@@ -332,15 +237,54 @@ fn last_line(text: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// What a tool call does, from its input: the command it runs, else the
+/// file or pattern it names (Claude's `command`, `file_path`, `pattern`;
+/// Gemini's and OpenCode's `filePath`, `path`, `absolute_path`).
+fn tool_detail(input: &Value) -> Option<String> {
+    [
+        "command",
+        "file_path",
+        "filePath",
+        "absolute_path",
+        "path",
+        "pattern",
+        "query",
+        "url",
+    ]
+    .iter()
+    .find_map(|k| match input.get(k)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => Some(parts.iter().map(text_of).collect::<Vec<_>>().join(" ")),
+        _ => None,
+    })
+}
+
+/// `name detail` (or `name` alone), for a tool call.
+fn tool_activity(name: &str, input: Option<&Value>) -> String {
+    match input.and_then(tool_detail) {
+        Some(d) => format!("{name} {d}"),
+        None => name.to_string(),
+    }
+}
+
 /// Reads the report of an agent whose output format is `output`; `None`
 /// for plain text.
-pub fn read(output: crate::plan::OutputFormat, stdout_log: &Path) -> Option<AgentReport> {
+pub fn read(output: &crate::plan::OutputFormat, stdout_log: &Path) -> Option<AgentReport> {
     use crate::plan::OutputFormat;
-    match output {
-        OutputFormat::Text => None,
-        OutputFormat::ClaudeJson => Some(read_claude(stdout_log)),
-        OutputFormat::CodexJson => Some(read_codex(stdout_log)),
-    }
+    let mut report = match output {
+        OutputFormat::Text => return None,
+        OutputFormat::ClaudeJson
+        | OutputFormat::AmpJson
+        | OutputFormat::CursorJson
+        | OutputFormat::DroidJson => read_claude(stdout_log),
+        OutputFormat::CodexJson => read_codex(stdout_log),
+        OutputFormat::GeminiJson => gemini::read(stdout_log),
+        OutputFormat::OpencodeJson => opencode::read(stdout_log),
+        OutputFormat::CopilotJson => copilot::read(stdout_log),
+        OutputFormat::Fields(f) => fields::read(f, stdout_log),
+    };
+    classify::classify(&mut report);
+    Some(report)
 }
 
 /// `path` relative to the worktree when it is inside it (`src/lib.rs` for
@@ -357,16 +301,26 @@ fn relative_to(worktree: &[PathBuf], path: &str) -> String {
     path.to_string()
 }
 
+/// `text` with every path inside the worktree named relative to it.
+fn relative_in(worktree: &[PathBuf], text: &str) -> String {
+    let mut out = text.to_string();
+    for w in worktree {
+        let mut prefix = w.to_string_lossy().into_owned();
+        prefix.push('/');
+        out = out.replace(&prefix, "");
+    }
+    out
+}
+
 /// What an agent is doing now, from `tail`, the end of its stdout log while
-/// it runs: the last tool call, command or message its `claude-json`
-/// (`stream-json`) or `codex-json` events name; for `text` output (and
-/// command tasks) the last line it printed. A file the agent works on
-/// inside the attempt's worktree (`worktree`: its path, and the path the
-/// system resolves it to) is named relative to it. `None` when
-/// the tail says nothing yet (a `--verbose` array says nothing until its
-/// end).
+/// it runs: the last tool call, command or message its events name (every
+/// reader but `text`); for `text` output (and command tasks) the last line
+/// it printed. A file the agent works on inside the attempt's worktree
+/// (`worktree`: its path, and the path the system resolves it to) is named
+/// relative to it. `None` when the tail says nothing yet (a `--verbose`
+/// array says nothing until its end).
 pub fn activity(
-    output: crate::plan::OutputFormat,
+    output: &crate::plan::OutputFormat,
     tail: &str,
     worktree: &[PathBuf],
 ) -> Option<String> {
@@ -381,41 +335,22 @@ pub fn activity(
     {
         let found = match output {
             OutputFormat::Text => return Some(line.to_string()),
-            OutputFormat::ClaudeJson => claude::activity_of(line, worktree),
+            OutputFormat::ClaudeJson
+            | OutputFormat::AmpJson
+            | OutputFormat::CursorJson
+            | OutputFormat::DroidJson => claude::activity_of(line, worktree),
             OutputFormat::CodexJson => codex::activity_of(line, worktree),
-        };
+            OutputFormat::GeminiJson => gemini::activity_of(line),
+            OutputFormat::OpencodeJson => opencode::activity_of(line),
+            OutputFormat::CopilotJson => copilot::activity_of(line),
+            OutputFormat::Fields(f) => fields::activity_of(f, line),
+        }
+        .map(|a| relative_in(worktree, &a));
         if let Some(a) = found {
             return last_line(&a);
         }
     }
     None
-}
-
-/// Decides whether what the agent reported is a usage or rate limit
-/// rather than a failure, and sets [`AgentReport::limit`]. A limit the
-/// agent got past (a finished run without an error) is no limit.
-pub(super) fn detect_limit(report: &mut AgentReport) {
-    let failed = report.error.is_some() || !report.finished;
-    if !failed {
-        report.limit = None;
-        return;
-    }
-    if report.limit.is_some() {
-        return;
-    }
-    let Some(e) = &report.error else { return };
-    let text = format!("{}\n{}", e.message, report.summary.as_deref().unwrap_or(""));
-    if limits::says_limit(&text) {
-        report.limit = Some(LimitHit {
-            resets_at: limits::reset_time(&text),
-            message: crate::run::engine::agent::handoff::one_line(&e.message),
-        });
-    } else if matches!(report.api_error_status, Some(429 | 529)) {
-        report.limit = Some(LimitHit {
-            resets_at: None,
-            message: crate::run::engine::agent::handoff::one_line(&e.message),
-        });
-    }
 }
 
 #[cfg(test)]
@@ -435,7 +370,7 @@ mod tests {
             r#"{"type":"assistant","message":{"content":[{"type":"text","te"#,
         );
         assert_eq!(
-            activity(OutputFormat::ClaudeJson, claude, &[]).as_deref(),
+            activity(&OutputFormat::ClaudeJson, claude, &[]).as_deref(),
             Some("Bash cargo test")
         );
         let codex = concat!(
@@ -445,15 +380,15 @@ mod tests {
             "\n",
         );
         assert_eq!(
-            activity(OutputFormat::CodexJson, codex, &[]).as_deref(),
+            activity(&OutputFormat::CodexJson, codex, &[]).as_deref(),
             Some("$ bash -lc ls")
         );
         assert_eq!(
-            activity(OutputFormat::Text, "compiling\nrunning tests\n\n", &[]).as_deref(),
+            activity(&OutputFormat::Text, "compiling\nrunning tests\n\n", &[]).as_deref(),
             Some("running tests")
         );
         assert_eq!(
-            activity(OutputFormat::ClaudeJson, "[{\"type\":\"sys", &[]),
+            activity(&OutputFormat::ClaudeJson, "[{\"type\":\"sys", &[]),
             None
         );
     }
@@ -466,7 +401,7 @@ mod tests {
                 r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"t","name":"Write","input":{{"file_path":"{path}","content":"x"}}}}]}}}}"#
             )
         };
-        let now = |path: &str| activity(OutputFormat::ClaudeJson, &write(path), &wt);
+        let now = |path: &str| activity(&OutputFormat::ClaudeJson, &write(path), &wt);
         assert_eq!(
             now("/r/.loopc/worktrees/t.r1-a1/src/lib.rs").as_deref(),
             Some("Write src/lib.rs")
@@ -479,7 +414,7 @@ mod tests {
         assert_eq!(now("/etc/hosts").as_deref(), Some("Write /etc/hosts"));
         let codex = r#"{"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"/r/.loopc/worktrees/t.r1-a1/a.txt","kind":"add"},{"path":"/tmp/b.txt","kind":"add"}],"status":"completed"}}"#;
         assert_eq!(
-            activity(OutputFormat::CodexJson, codex, &wt).as_deref(),
+            activity(&OutputFormat::CodexJson, codex, &wt).as_deref(),
             Some("edited a.txt, /tmp/b.txt")
         );
     }

@@ -353,6 +353,7 @@ pub fn run_checks(
             stdout: &stdout_path,
             stderr: Some(&log),
             timeout: check.timeout,
+            idle: agent.and_then(|a| a.idle),
             grace: crate::run::engine::agent::executor::grace(check.executor.as_deref()),
         };
         // Agent gates: stdout and stderr apart (stdout may be JSON).
@@ -376,11 +377,11 @@ pub fn run_checks(
             Ok(e) => e,
             Err(e) => return Verdict::Error(format!("{gate}: {e}")),
         };
-        if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
-            && let Some(why) = crate::run::engine::agent::executor::failure(
-                check.executor.as_deref(),
-                &report_file,
-            )
+        if !matches!(
+            exit,
+            Exit::Code(0) | Exit::TimedOut | Exit::Stalled(_) | Exit::Stopped
+        ) && let Some(why) =
+            crate::run::engine::agent::executor::failure(check.executor.as_deref(), &report_file)
         {
             return Verdict::Error(format!("{gate}: {why}"));
         }
@@ -399,7 +400,7 @@ pub fn run_checks(
         };
         let mut verdict = match exit {
             Exit::Stopped => return Verdict::Stopped,
-            Exit::TimedOut | Exit::Signal(_) => Some(reject(
+            Exit::TimedOut | Exit::Stalled(_) | Exit::Signal(_) => Some(reject(
                 format!("{gate} {}", exit.describe(check.timeout)),
                 output(),
             )),
@@ -410,14 +411,18 @@ pub fn run_checks(
             Exit::Code(_) => None,
         };
         if let Some(a) = agent {
-            let report = crate::run::engine::agent::report::read(a.output, &stdout_path);
+            let report = crate::run::engine::agent::report::read(&a.output, &stdout_path);
             let h = handoff::read(&handoff_path);
             let reported = crate::run::engine::agent::report::reported_cost(report.as_ref(), &h);
             cost.add_reported(reported, a);
-            if !matches!(exit, Exit::Stopped | Exit::TimedOut)
+            if !matches!(exit, Exit::Stopped | Exit::TimedOut | Exit::Stalled(_))
                 && let Some(l) = crate::run::engine::outcome::Limited::of(&a.name, report.as_ref())
             {
                 return Verdict::Limited(l);
+            }
+            // A reviewer that cannot log in gives no verdict, now or later.
+            if let Some(why) = report.as_ref().and_then(|r| r.blocking()) {
+                return Verdict::Blocked(format!("gate `{}`: {why}", check.label));
             }
             // An error the reviewing agent reported about its own run is no
             // verdict, whatever it exited with.
@@ -425,7 +430,7 @@ pub fn run_checks(
                 && !matches!(verdict, Some(Verdict::Stopped))
             {
                 verdict = Some(reject(
-                    format!("gate `{}`'s agent reported {}", check.label, e.describe()),
+                    e.reason(&format!("gate `{}`'s agent", check.label)),
                     e.message.clone(),
                 ));
             }

@@ -77,6 +77,21 @@ fn phase(ctx: &RunCtx, task: &str, n: u32, phase: &str) {
 pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
     let mut result = AttemptResult::new(ctx, input, Outcome::Interrupted);
     result.outcome = attempt(ctx, &mut result).unwrap_or_else(|ended| ended);
+    // Tool calls the agent was refused: told to the next attempt, kept in
+    // the logs.
+    if let Some(note) = result
+        .report
+        .as_ref()
+        .and_then(crate::run::engine::agent::report::AgentReport::denials_feedback)
+    {
+        if let Outcome::Failed { feedback, .. } = &mut result.outcome {
+            feedback.push_str("\n\n");
+            feedback.push_str(&note);
+        }
+        if let Some(f) = &result.files {
+            let _ = std::fs::write(f.dir.join("permission-denials.txt"), format!("{note}\n"));
+        }
+    }
     // Whatever the outcome, compare the user's refs with what they were
     // before the attempt's first subprocess (the guard, `crate::run::engine::guard`).
     if let Some(before) = &result.refs_before {

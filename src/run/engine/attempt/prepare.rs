@@ -160,6 +160,7 @@ pub fn run_setup(
         stdout: log,
         stderr: None,
         timeout,
+        idle: None,
         grace: crate::run::engine::agent::executor::grace(executor),
     };
     process::run(&spec, &ctx.control)

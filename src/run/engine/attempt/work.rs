@@ -85,7 +85,7 @@ pub(super) fn run(
             (
                 agent.run.as_str(),
                 stdin,
-                agent.output,
+                agent.output.clone(),
                 Some(agent.name.clone()),
             )
         }
@@ -114,16 +114,24 @@ pub(super) fn run(
         stdout: &stdout,
         stderr: agent.is_some().then_some(stderr.as_path()),
         timeout: task.timeout,
+        idle: match &task.kind {
+            TaskKind::Agent { agent, .. } => agent.idle,
+            TaskKind::Command { .. } => None,
+        },
         grace: executor::grace(exec),
     };
     let run = || process::run(&spec, &ctx.control);
-    let exit = super::watch::while_running(ctx, (&task.name, n), &r.worktree, output, &stdout, run)
-        .map_err(Outcome::Infrastructure)?;
+    let watched = (&output, spec.idle);
+    let exit =
+        super::watch::while_running(ctx, (&task.name, n), &r.worktree, watched, &stdout, run)
+            .map_err(Outcome::Infrastructure)?;
     // The executor ended the command (a cluster job cancelled from
     // outside, a node that failed): infrastructure, before the attempt
     // counts as the agent's.
-    if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
-        && let Some(why) = executor::failure(exec, &report_file)
+    if !matches!(
+        exit,
+        Exit::Code(0) | Exit::TimedOut | Exit::Stalled(_) | Exit::Stopped
+    ) && let Some(why) = executor::failure(exec, &report_file)
     {
         return Err(Outcome::Infrastructure(why));
     }
@@ -155,10 +163,10 @@ pub(super) fn judge(
     done: &Done,
 ) -> Step<Judged> {
     let handoff = handoff::read(&files.handoff);
-    let report = report::read(done.output, &done.stdout);
+    let report = report::read(&done.output, &done.stdout);
     let reported = report::reported_cost(report.as_ref(), &handoff);
     r.report = report.clone();
-    if !matches!(done.exit, Exit::Stopped | Exit::TimedOut)
+    if !matches!(done.exit, Exit::Stopped | Exit::TimedOut | Exit::Stalled(_))
         && let Some(name) = &done.agent
         && let Some(l) = Limited::of(name, report.as_ref())
     {
@@ -171,12 +179,18 @@ pub(super) fn judge(
     if let TaskKind::Agent { agent, .. } = &task.kind {
         r.cost.add_reported(reported, agent);
     }
+    // Not logged in, no API key: no retry can fix it, as a missing program.
+    if done.exit != Exit::Stopped
+        && let Some(why) = report.as_ref().and_then(AgentReport::blocking)
+    {
+        return Err(Outcome::Blocked(why));
+    }
     let reported_error = report.as_ref().and_then(|s| s.error.clone());
     exit_status(task, done, reported_error.as_ref())?;
     let handoff = handoff.map_err(|e| failed(e.clone(), e))?;
     if let Some(e) = &reported_error {
         return Err(failed(
-            format!("{} reported {}", done.what(), e.describe()),
+            e.reason(done.what()),
             error_feedback(e, "exit status 0"),
         ));
     }
@@ -198,7 +212,7 @@ fn exit_status(task: &Task, done: &Done, reported: Option<&ReportedError>) -> St
     let what = done.what();
     match done.exit {
         Exit::Stopped => Err(Outcome::Interrupted),
-        Exit::TimedOut => {
+        Exit::TimedOut | Exit::Stalled(_) => {
             let why = format!("{what} {}", done.exit.describe(task.timeout));
             Err(failed(why.clone(), done.with_output(&why)))
         }
@@ -218,7 +232,7 @@ fn exit_status(task: &Task, done: &Done, reported: Option<&ReportedError>) -> St
             let status = done.exit.describe(task.timeout);
             if let Some(e) = reported {
                 return Err(failed(
-                    format!("{what} reported {} ({status})", e.describe()),
+                    format!("{} ({status})", e.reason(what)),
                     error_feedback(e, &status),
                 ));
             }
@@ -271,10 +285,18 @@ fn read_handoff(h: &Handoff, summary: Option<String>) -> Step<Judged> {
 /// The next attempt's feedback for an error the agent reported about its
 /// own run (`status`: how it exited).
 fn error_feedback(e: &report::ReportedError, status: &str) -> String {
-    let mut text = format!(
-        "The previous attempt's agent reported an error ({}, {status})",
-        e.kind
-    );
+    let mut text = if e.cause == report::Cause::CostCap {
+        format!(
+            "The previous attempt's agent stopped at its own cost cap ({}, {status}); \
+             do the task in fewer, cheaper steps",
+            e.kind
+        )
+    } else {
+        format!(
+            "The previous attempt's agent reported an error ({}, {status})",
+            e.kind
+        )
+    };
     if e.message.trim().is_empty() {
         text.push('.');
     } else {

@@ -385,20 +385,23 @@ fn run(
         stdout: &stdout,
         stderr: Some(&stderr),
         timeout,
+        idle: agent.idle,
         grace: crate::run::engine::agent::executor::grace(executor),
     };
     let exit = crate::run::engine::attempt::watch::while_running(
         ctx,
         (&task.name, r.input.attempt),
         scratch,
-        agent.output,
+        (&agent.output, agent.idle),
         &stdout,
         || process::run(&spec, &ctx.control),
     );
     files.save_logs();
     let exit = exit.map_err(infra)?;
-    if !matches!(exit, Exit::Code(0) | Exit::TimedOut | Exit::Stopped)
-        && let Some(why) = crate::run::engine::agent::executor::failure(executor, &report_file)
+    if !matches!(
+        exit,
+        Exit::Code(0) | Exit::TimedOut | Exit::Stalled(_) | Exit::Stopped
+    ) && let Some(why) = crate::run::engine::agent::executor::failure(executor, &report_file)
     {
         return Err(infra(why));
     }
@@ -437,9 +440,9 @@ fn judge(
     cost: &mut Cost,
 ) -> Result<Vec<String>, Stop> {
     let h = handoff::read(handoff_file);
-    let report = crate::run::engine::agent::report::read(agent.output, stdout);
+    let report = crate::run::engine::agent::report::read(&agent.output, stdout);
     let reported = crate::run::engine::agent::report::reported_cost(report.as_ref(), &h);
-    if !matches!(exit, Exit::Stopped | Exit::TimedOut)
+    if !matches!(exit, Exit::Stopped | Exit::TimedOut | Exit::Stalled(_))
         && let Some(l) = Limited::of(&agent.name, report.as_ref())
     {
         cost.micro_usd += reported.unwrap_or(0);
@@ -453,7 +456,7 @@ fn judge(
     match exit {
         Exit::Stopped => return Err(Stop::Stopped),
         Exit::Code(0) => {}
-        Exit::TimedOut => {
+        Exit::TimedOut | Exit::Stalled(_) => {
             return Err(Refusal::new(format!("it {}", exit.describe(timeout)), "").into());
         }
         other => {

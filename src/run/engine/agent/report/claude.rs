@@ -2,15 +2,29 @@
 //! json` result object, the JSON array of messages `--verbose` prints, or
 //! `--output-format stream-json` lines, as the Claude Agent SDK parses them
 //! (`anthropics/claude-agent-sdk-python`, `_internal/message_parser.py` and
-//! `types.py`: `ResultMessage`, `RateLimitEvent`).
+//! `types.py`: `ResultMessage`, `RateLimitEvent`; the TypeScript SDK's
+//! `SDKPermissionDenial`), and as users recorded them (error results whose
+//! `subtype` says `success` with `is_error` true and a `terminal_reason`,
+//! assistant messages of model `<synthetic>` made by the CLI itself).
+//!
+//! The same reader serves the CLIs that print these shapes: Amp's
+//! `--stream-json` (`amp-json`), Qwen Code's `--output-format json` and
+//! `stream-json`, Cursor's `cursor-agent -p --output-format stream-json`
+//! (`cursor-json`: its `tool_call` events, camelCase `usage`) and Factory's
+//! `droid exec --output-format json` or `debug` (`droid-json`: its
+//! `message` and `tool_call` lines).
 
 use super::{
     AgentReport, Lenient, LimitHit, ReportedError, Usage, absorb, for_each_message, last_line,
-    string, text_of,
+    string, text_of, tool_activity,
 };
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::Path;
+
+/// The model Claude Code names on messages it made itself (an API error,
+/// a refusal to start): no model answered them.
+const SYNTHETIC: &str = "<synthetic>";
 
 /// One message of Claude Code's output (the fields loopc reads).
 #[derive(Deserialize)]
@@ -30,6 +44,11 @@ struct ClaudeMsg {
     model_usage: Option<Value>,
     errors: Option<Value>,
     api_error_status: Option<Value>,
+    /// Why the session ended: `completed`, `api_error`,
+    /// `blocking_limit`, `budget_exhausted`, ….
+    terminal_reason: Option<Value>,
+    /// `[{"tool_name", "tool_use_id", "tool_input"}]`.
+    permission_denials: Option<Value>,
     /// `system` `init`: the session's model.
     model: Option<Value>,
     /// `assistant`, `user`: the API message.
@@ -37,6 +56,15 @@ struct ClaudeMsg {
     message: Lenient<ClaudeBody>,
     /// `rate_limit_event`.
     rate_limit_info: Option<Value>,
+    /// Cursor's `tool_call`: `{"shellToolCall": {"args": {…}}}`.
+    tool_call: Option<Value>,
+    /// Droid's `debug` lines: `message` (`role`, `text`), `tool_call`
+    /// (`toolName`, `parameters`).
+    role: Option<Value>,
+    text: Option<Value>,
+    #[serde(rename = "toolName")]
+    tool_name: Option<Value>,
+    parameters: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -52,16 +80,7 @@ struct ClaudeBlock {
     kind: Option<Value>,
     name: Option<Value>,
     text: Option<Value>,
-    #[serde(default)]
-    input: Lenient<ToolInput>,
-}
-
-/// The parts of a tool call's input that say what it does.
-#[derive(Deserialize, Default)]
-struct ToolInput {
-    command: Option<Value>,
-    file_path: Option<Value>,
-    pattern: Option<Value>,
+    input: Option<Value>,
 }
 
 impl AgentReport {
@@ -75,7 +94,7 @@ impl AgentReport {
             }
             "assistant" => {
                 let Some(body) = m.message.0 else { return };
-                if let Some(model) = string(&body.model) {
+                if let Some(model) = string(&body.model).filter(|m| m != SYNTHETIC) {
                     self.model = Some(model);
                 }
                 for block in body.content.0.unwrap_or_default() {
@@ -83,15 +102,7 @@ impl AgentReport {
                     match string(&b.kind).as_deref() {
                         Some("tool_use") => {
                             let name = string(&b.name).unwrap_or_else(|| "tool".into());
-                            let detail = b.input.0.and_then(|i| {
-                                string(&i.command)
-                                    .or_else(|| string(&i.file_path))
-                                    .or_else(|| string(&i.pattern))
-                            });
-                            self.activity = Some(match detail {
-                                Some(d) => format!("{name} {d}"),
-                                None => name,
-                            });
+                            self.activity = Some(tool_activity(&name, b.input.as_ref()));
                         }
                         Some("text") => {
                             if let Some(t) = string(&b.text).as_deref().and_then(last_line) {
@@ -115,6 +126,30 @@ impl AgentReport {
                         resets_at: info.get("resetsAt").and_then(Value::as_u64),
                         message: format!("{kind} limit reached"),
                     });
+                }
+            }
+            // Cursor: `{"type":"tool_call","subtype":"started","tool_call":
+            // {"shellToolCall":{"args":{"command":…}}}}`; Droid's `debug`
+            // format: `{"type":"tool_call","toolName":…,"parameters":…}`.
+            "tool_call" => {
+                if let Some(name) = string(&m.tool_name) {
+                    self.activity = Some(tool_activity(&name, m.parameters.as_ref()));
+                } else if let Some(Value::Object(call)) = &m.tool_call
+                    && string(&m.subtype).as_deref() != Some("completed")
+                    && let Some((name, body)) = call.iter().next()
+                {
+                    let name = name.trim_end_matches("ToolCall");
+                    let mut name = name.to_string();
+                    if let Some(first) = name.get_mut(..1) {
+                        first.make_ascii_uppercase();
+                    }
+                    self.activity = Some(tool_activity(&name, body.get("args")));
+                }
+            }
+            // Droid's `debug` format.
+            "message" if string(&m.role).as_deref() == Some("assistant") => {
+                if let Some(t) = string(&m.text).as_deref().and_then(last_line) {
+                    self.activity = Some(t);
                 }
             }
             "result" => self.claude_result(m),
@@ -148,29 +183,61 @@ impl AgentReport {
         if let Some(Value::Object(models)) = &m.model_usage
             && self.model.is_none()
         {
-            self.model = models.keys().next().cloned();
+            self.model = models.keys().find(|k| *k != SYNTHETIC).cloned();
         }
         self.api_error_status = m
             .api_error_status
             .as_ref()
             .and_then(Value::as_u64)
             .and_then(|s| u16::try_from(s).ok());
+        if let Some(Value::Array(denials)) = &m.permission_denials {
+            self.permission_denials = denials.iter().map(denial).collect();
+        }
         let errors: Vec<String> = match &m.errors {
             Some(Value::Array(items)) => items.iter().map(text_of).collect(),
             Some(Value::Null) | None => Vec::new(),
             Some(other) => vec![text_of(other)],
         };
+        let terminal = string(&m.terminal_reason).filter(|t| t != "completed");
         let failed = is_error || subtype.as_deref().is_some_and(|s| s != "success");
-        self.error = failed.then(|| ReportedError {
-            kind: subtype.clone().unwrap_or_else(|| "error".into()),
-            message: if errors.is_empty() {
-                result.clone().unwrap_or_default()
-            } else {
-                errors.join("\n")
-            },
+        // An error result whose subtype says `success` is named by what
+        // ended it, never "success".
+        let kind = match subtype {
+            Some(s) if s != "success" => s,
+            _ => terminal.clone().unwrap_or_else(|| {
+                if self.api_error_status.is_some() {
+                    "api_error".into()
+                } else {
+                    "error".into()
+                }
+            }),
+        };
+        self.error = failed.then(|| {
+            ReportedError::new(
+                kind,
+                if errors.is_empty() {
+                    result.clone().unwrap_or_default()
+                } else {
+                    errors.join("\n")
+                },
+            )
         });
+        if terminal.as_deref() == Some("blocking_limit") && self.limit.is_none() {
+            self.limit = Some(LimitHit {
+                resets_at: None,
+                message: crate::run::engine::agent::handoff::one_line(
+                    result.as_deref().unwrap_or("blocking_limit"),
+                ),
+            });
+        }
         self.summary = result;
     }
+}
+
+/// `Tool detail` for one of a result's `permission_denials`.
+fn denial(d: &Value) -> String {
+    let name = d.get("tool_name").and_then(Value::as_str).unwrap_or("tool");
+    tool_activity(name, d.get("tool_input"))
 }
 
 /// What the Claude Code message on `line` (one `stream-json` line) says
@@ -183,8 +250,8 @@ pub(super) fn activity_of(line: &str, worktree: &[std::path::PathBuf]) -> Option
         if let Some(Value::String(p)) = block
             .0
             .as_mut()
-            .and_then(|b| b.input.0.as_mut())
-            .and_then(|i| i.file_path.as_mut())
+            .and_then(|b| b.input.as_mut())
+            .and_then(|i| i.get_mut("file_path"))
         {
             *p = super::relative_to(worktree, p);
         }
@@ -205,7 +272,7 @@ pub fn read_claude(stdout_log: &Path) -> AgentReport {
     for_each_message(stdout_log, |m: ClaudeMsg| {
         if string(&m.kind).as_deref() == Some("system")
             && string(&m.subtype).as_deref() == Some("init")
-            && let Some(model) = string(&m.model)
+            && let Some(model) = string(&m.model).filter(|m| m != SYNTHETIC)
         {
             init_model = Some(model);
         }
@@ -214,7 +281,6 @@ pub fn read_claude(stdout_log: &Path) -> AgentReport {
     if init_model.is_some() {
         report.model = init_model;
     }
-    super::detect_limit(&mut report);
     report
 }
 
@@ -260,9 +326,10 @@ mod tests {
             r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 overloaded","api_error_status":529}"#,
         );
         assert_eq!(r.api_error_status, Some(529));
+        // Not "success: …": what failed.
         assert_eq!(
             r.error.unwrap().describe(),
-            "success: API Error: 529 overloaded"
+            "an API error: API Error: 529 overloaded"
         );
     }
 
@@ -325,5 +392,61 @@ mod tests {
                 message: "five_hour limit reached".into()
             })
         );
+    }
+
+    #[test]
+    fn synthetic_messages_name_no_model() {
+        let lines = concat!(
+            r#"{"type":"assistant","message":{"id":"e1","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"Not logged in · Please run /login"}]},"error":"authentication_failed","session_id":"s"}"#,
+            "\n",
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login","modelUsage":{},"session_id":"s"}"#,
+            "\n",
+        );
+        let r = claude(lines);
+        assert_eq!(r.model, None);
+        let e = r.error.unwrap();
+        assert_eq!(e.kind, "error");
+        assert_eq!(e.message, "Not logged in · Please run /login");
+    }
+
+    #[test]
+    fn permission_denials_and_terminal_reasons_are_read() {
+        let r = claude(
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[{"tool_name":"Write","tool_use_id":"toolu_1","tool_input":{"file_path":"/etc/hosts","content":"x"}},{"tool_name":"Bash","tool_use_id":"toolu_2","tool_input":{"command":"rm -rf build"}}]}"#,
+        );
+        assert_eq!(
+            r.permission_denials,
+            ["Write /etc/hosts", "Bash rm -rf build"]
+        );
+        assert_eq!(r.error, None);
+        let r = claude(
+            r#"{"type":"result","subtype":"success","is_error":true,"terminal_reason":"api_error","api_error_status":401,"result":"Failed to authenticate. API Error: 401"}"#,
+        );
+        assert_eq!(r.error.unwrap().kind, "api_error");
+        let r = claude(
+            r#"{"type":"result","subtype":"error_max_budget_usd","is_error":true,"terminal_reason":"budget_exhausted","errors":["Reached maximum budget ($0.01)"],"total_cost_usd":0.0127}"#,
+        );
+        assert_eq!(r.cost, Some(12_700));
+        assert_eq!(r.error.unwrap().kind, "error_max_budget_usd");
+    }
+
+    #[test]
+    fn cursor_tool_calls_and_camel_case_usage() {
+        let lines = concat!(
+            r#"{"type":"system","subtype":"init","apiKeySource":"login","cwd":"/w","session_id":"c-1","model":"Auto","permissionMode":"default"}"#,
+            "\n",
+            r#"{"type":"tool_call","subtype":"started","call_id":"call_1","tool_call":{"shellToolCall":{"args":{"command":"cargo test","workingDirectory":""}}},"session_id":"c-1"}"#,
+            "\n",
+        );
+        assert_eq!(claude(lines).activity.as_deref(), Some("Shell cargo test"));
+        let r = claude(&format!(
+            "{lines}{}\n",
+            r#"{"type":"result","subtype":"success","is_error":false,"duration_ms":7147,"duration_api_ms":7147,"result":"pong","session_id":"c-1","request_id":"r","usage":{"inputTokens":12983,"outputTokens":96,"cacheReadTokens":5957,"cacheWriteTokens":0}}"#
+        ));
+        assert_eq!(r.usage.input_tokens, Some(12_983));
+        assert_eq!(r.usage.output_tokens, Some(96));
+        assert_eq!(r.usage.cache_read_input_tokens, Some(5_957));
+        assert_eq!(r.session_id.as_deref(), Some("c-1"));
+        assert_eq!(r.summary.as_deref(), Some("pong"));
     }
 }

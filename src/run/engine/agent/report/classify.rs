@@ -1,0 +1,152 @@
+//! What an error an agent reported means for its attempt, whichever CLI
+//! said it: a usage or rate limit (waited for, [`LimitHit`]), a login or
+//! API key that no retry can fix ([`Cause::Auth`]: the task is blocked), the
+//! agent's own cost cap (`--max-budget-usd`, [`Cause::CostCap`]), or a
+//! plain failure.
+//!
+//! The authentication wording is that of the CLIs' own messages as users
+//! recorded them: Claude Code's `Not logged in · Please run /login`,
+//! `Invalid API key · Please run /login`, `Missing API key · Run /login`,
+//! `Failed to authenticate: OAuth session expired …`, an API 401
+//! (`authentication_error`); Codex's `unexpected status 401 Unauthorized`;
+//! OpenCode's `Invalid Authentication` (401); Copilot's `session.error`
+//! of type `authentication`; Gemini's `FatalAuthenticationError`.
+
+use super::{AgentReport, LimitHit};
+use crate::run::engine::agent::handoff::one_line;
+use crate::run::engine::agent::limits;
+
+/// What an error means for the attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cause {
+    /// A failure: the next attempt may do better.
+    #[default]
+    Failed,
+    /// The agent cannot authenticate: no retry can fix it.
+    Auth,
+    /// The agent stopped at its own cost cap (Claude Code's
+    /// `--max-budget-usd`).
+    CostCap,
+}
+
+/// Whether `text` says the agent could not authenticate.
+pub fn says_auth(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    [
+        "not logged in",
+        "please run /login",
+        "invalid api key",
+        "missing api key",
+        "failed to authenticate",
+        "authentication_error",
+        "authentication_failed",
+        "authenticationerror",
+        "invalid authentication",
+        "not authenticated",
+        "not signed in",
+        "oauth token has expired",
+        "oauth token revoked",
+        "401 unauthorized",
+        "status 401",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+/// Whether `text` says the agent stopped at its own cost cap.
+fn says_cost_cap(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.contains("exceeded usd budget")
+        || lower.contains("reached maximum budget")
+        || lower.contains("error_max_budget_usd")
+        || lower.contains("budget_exhausted")
+}
+
+/// Decides what the report's error means: sets [`AgentReport::limit`] for
+/// a usage or rate limit (a limit the agent got past, a finished run
+/// without an error, is none) and the error's [`Cause`] otherwise.
+pub(super) fn classify(report: &mut AgentReport) {
+    let failed = report.error.is_some() || !report.finished;
+    if !failed {
+        report.limit = None;
+        return;
+    }
+    if report.limit.is_some() {
+        return;
+    }
+    let Some(e) = &report.error else { return };
+    let text = format!(
+        "{}\n{}\n{}",
+        e.kind,
+        e.message,
+        report.summary.as_deref().unwrap_or("")
+    );
+    let hit = |resets_at| LimitHit {
+        resets_at,
+        message: one_line(if e.message.is_empty() {
+            &e.kind
+        } else {
+            &e.message
+        }),
+    };
+    if limits::says_limit(&text) {
+        report.limit = Some(hit(limits::reset_time(&text)));
+        return;
+    }
+    if matches!(report.api_error_status, Some(429 | 529)) {
+        report.limit = Some(hit(None));
+        return;
+    }
+    let cause = if says_cost_cap(&text) {
+        Cause::CostCap
+    } else if says_auth(&text) || report.api_error_status == Some(401) {
+        Cause::Auth
+    } else {
+        e.cause
+    };
+    if let Some(e) = report.error.as_mut() {
+        e.cause = cause;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::engine::agent::report::ReportedError;
+
+    fn classified(kind: &str, message: &str) -> AgentReport {
+        let mut r = AgentReport {
+            finished: true,
+            error: Some(ReportedError::new(kind, message)),
+            ..AgentReport::default()
+        };
+        classify(&mut r);
+        r
+    }
+
+    #[test]
+    fn logins_limits_and_cost_caps_are_told_apart() {
+        for auth in [
+            "Not logged in · Please run /login",
+            "Invalid API key · Please run /login",
+            "Missing API key · Run /login",
+            "Failed to authenticate: OAuth session expired and could not be refreshed",
+            "unexpected status 401 Unauthorized: Missing bearer or basic authentication in header",
+        ] {
+            let r = classified("error", auth);
+            assert_eq!(r.error.unwrap().cause, Cause::Auth, "{auth}");
+            assert_eq!(r.limit, None);
+        }
+        // A session limit says `/login` too, but it is a limit.
+        let r = classified(
+            "error",
+            "You've hit your session limit · resets 5:40pm (Europe/Berlin)\n/login to switch to an API usage-billed account.",
+        );
+        assert!(r.limit.is_some());
+        let r = classified("error_max_budget_usd", "Reached maximum budget ($0.01)");
+        assert_eq!(r.error.unwrap().cause, Cause::CostCap);
+        let r = classified("error_max_turns", "Reached maximum number of turns (3)");
+        assert_eq!(r.error.unwrap().cause, Cause::Failed);
+        assert_eq!(r.limit, None);
+    }
+}
