@@ -627,6 +627,7 @@ mod tests {
             grace: KILL_GRACE,
         };
         assert_eq!(run(&spec, &control).unwrap(), Exit::Code(3));
+        assert_eq!(std::fs::read(&out).unwrap(), b"prompt");
         // Quiet past its `idle`: stalled, not timed out.
         let quiet = Spec {
             command: "echo started; sleep 30",
@@ -638,7 +639,6 @@ mod tests {
             run(&quiet, &control).unwrap(),
             Exit::Stalled(Duration::from_millis(500))
         );
-        assert_eq!(std::fs::read(&out).unwrap(), b"prompt");
     }
 
     #[test]
