@@ -145,6 +145,11 @@ fn blocking_branch(git: &Git, branch: &str) -> Result<Option<String>, String> {
 }
 
 fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Result<Start, RunError> {
+    // Before any git call that a path too long would fail in another's name.
+    let longest = plan.tasks.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let worktrees = Layout::new(&git.root).worktrees;
+    sys::room::check(git, &worktrees, &worktree::slug(&plan.name), longest)
+        .map_err(RunError::usage)?;
     if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
         return Err(RunError::usage(format!(
             "the repository at {} is in the middle of {what}; finish or abort it first",
@@ -371,7 +376,7 @@ fn kept_note(layout: &Layout) -> Option<String> {
             "kept: {here} worktree(s) of failed or blocked attempts and infrastructure \
              failures (of this run and earlier ones), each with its task branch, in {}; remove \
              them with `loopc clean`\n",
-            layout.worktrees.display()
+            ui::display::sanitize_line(&layout.worktrees.display().to_string())
         )
     })
 }
