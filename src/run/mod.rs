@@ -464,6 +464,12 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         worktree::check_namespace(&git, &slug, plan.tasks.iter().map(|t| t.name.as_str()))
             .map_err(RunError::usage)?;
     let brought = worktree_files(&git, &plan)?;
+    // Answers are part of what a task runs with (its key): an answered
+    // question is never replayed over.
+    let around = cache::Surroundings {
+        copied: brought.digests.clone(),
+        answers: store::answers::digests(&layout).map_err(RunError::usage)?,
+    };
     // Attempts start from a commit: say so when files the plan reads have
     // uncommitted changes (a warning; the run goes on).
     if let Ok(changed) = git.changed_tracked_paths()
@@ -514,7 +520,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         return Ok(Ran::DryRun(dry_run::report(
             &plan,
             &options.force,
-            &brought.digests,
+            &around,
             &git,
             store.as_ref(),
             &start.base,
@@ -550,7 +556,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             .iter()
             .map(|t| options.force.iter().any(|f| f == &t.name))
             .collect(),
-        copied: brought.digests.clone(),
+        around,
     };
     let parallel = options.jobs.unwrap_or(plan.settings.parallel).max(1);
     // Every file the run writes must be writable before anything moves: a
