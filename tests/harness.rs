@@ -215,6 +215,7 @@ impl Test {
             stderr: None,
             stderr_contains: Vec::new(),
             status: 0,
+            unprivileged: false,
         }
     }
 
@@ -406,9 +407,53 @@ pub struct Invocation<'t> {
     stderr: Option<String>,
     stderr_contains: Vec<String>,
     status: i32,
+    unprivileged: bool,
+}
+
+/// The user a test runs loopc as when it must not be root (root may write
+/// any file whatever its mode): `nobody`.
+pub const NOBODY: u32 = 65534;
+
+/// Whether the tests run as root (then [`Invocation::unprivileged`] runs
+/// loopc as [`NOBODY`]).
+pub fn running_as_root() -> bool {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The user and group loopc runs as for an [`Invocation::unprivileged`]
+/// one: `nobody` when the tests run as root, else the tests' own.
+pub fn unprivileged_ids() -> (u32, u32) {
+    if running_as_root() {
+        (NOBODY, NOBODY)
+    } else {
+        // SAFETY: geteuid and getegid cannot fail and touch no memory.
+        unsafe { (libc::geteuid(), libc::getegid()) }
+    }
+}
+
+/// Gives every file under `dir` to `uid`:`gid` (`chown -R`).
+fn chown_all(dir: &Path, uid: u32, gid: u32) {
+    let ok = Command::new("chown")
+        .arg("-R")
+        .arg(format!("{uid}:{gid}"))
+        .arg(dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "chown -R {uid}:{gid} {}", dir.display());
 }
 
 impl Invocation<'_> {
+    /// Runs loopc (and so its agents and gates) as a user that is not
+    /// root: file modes bind it as they bind a person's agents. When the
+    /// tests run as root, the test's directory is given to `nobody` for
+    /// the run (loopc is started through `setpriv`, with `HOME` there)
+    /// and taken back afterwards, so the test's own git calls work.
+    pub fn unprivileged(mut self) -> Self {
+        self.unprivileged = true;
+        self
+    }
+
     /// Sets an environment variable for loopc.
     pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
         self.env.push((key.into(), value.as_ref().to_owned()));
@@ -449,15 +494,46 @@ impl Invocation<'_> {
     /// pipe read in part, a full device, a protocol spoken over stdin).
     pub fn command(&self) -> Command {
         let mut cmd = loopc_command(self.test.tmp.path());
+        if self.unprivileged && running_as_root() {
+            let mut wrapped = Command::new("setpriv");
+            wrapped
+                .arg(format!("--reuid={NOBODY}"))
+                .arg(format!("--regid={NOBODY}"))
+                .arg("--clear-groups")
+                .arg(cmd.get_program())
+                .envs(cmd.get_envs().filter_map(|(k, v)| Some((k, v?))))
+                .env("HOME", self.test.tmp.path())
+                .stdin(Stdio::null());
+            for (k, v) in cmd.get_envs() {
+                if v.is_none() {
+                    wrapped.env_remove(k);
+                }
+            }
+            cmd = wrapped;
+        }
         cmd.args(&self.args)
             .current_dir(self.dir.as_deref().unwrap_or(&self.test.root))
             .envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd
     }
 
+    /// Runs the configured command to the end, as [`Invocation::unprivileged`]
+    /// says.
+    fn finish(&self) -> Output {
+        let handover = self.unprivileged && running_as_root();
+        if handover {
+            chown_all(self.test.tmp.path(), NOBODY, NOBODY);
+        }
+        let out = self.command().output().expect("run loopc");
+        if handover {
+            chown_all(self.test.tmp.path(), 0, 0);
+        }
+        to_output(out)
+    }
+
     /// Runs loopc to the end and asserts everything that was set.
     pub fn run(self) -> Output {
-        let out = to_output(self.command().output().expect("run loopc"));
+        let out = self.finish();
         if let Some(want) = &self.stdout {
             assert_eq!(&out.stdout, want, "stdout differs; {out:?}");
         }
@@ -478,7 +554,7 @@ impl Invocation<'_> {
     /// checked later (after a held run is released, so a failure leaves no
     /// process behind).
     pub fn output(self) -> Output {
-        to_output(self.command().output().expect("run loopc"))
+        self.finish()
     }
 
     /// Starts loopc without waiting: stdin empty, stdout and stderr to

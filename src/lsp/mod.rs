@@ -20,16 +20,20 @@
 //! The server survives any document text: analysis never panics, and a
 //! request handler that did would be answered with an error instead of
 //! ending the server. [`serve`] says how it ended: after `shutdown` and
-//! `exit`, or abruptly (`exit` without `shutdown`, or a closed input).
+//! `exit`, or abruptly (`exit` without `shutdown`, or a closed input); the
+//! client's process, named by `initialize`, ending is told to what
+//! [`on_client_gone`] registered.
 
 mod analysis;
 mod context;
 mod docs;
 mod hover;
 pub mod transport;
+mod watch;
 
 pub use analysis::{Analysis, NameKind, Occurrence};
 pub use context::{BlockKind, Context};
+pub use watch::on_client_gone;
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types as lsp;
@@ -160,13 +164,15 @@ fn run(connection: &Connection) -> Result<Ending, Box<dyn std::error::Error>> {
             version: Some(env!("CARGO_PKG_VERSION").to_string()),
         }),
     };
-    let (id, _params) = match connection.initialize_start() {
+    let (id, params) = match connection.initialize_start() {
         Ok(started) => started,
         // Input ended before any `initialize`: a person who ran `loopc lsp`
         // by hand (or piped text into it), not an editor.
         Err(e) if e.channel_is_disconnected() => return Err(NOT_A_CLIENT.into()),
         Err(e) => return Err(e.into()),
     };
+    // The editor's process gone, the server exits (`on_client_gone`).
+    watch::client(&params);
     // Not `initialize_finish`: it fails unless the next message is the
     // `initialized` notification, and a client that sends `didOpen` first
     // must not stop the server. `initialized` is ignored below.

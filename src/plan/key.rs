@@ -198,6 +198,24 @@ pub struct Components {
     /// blake3 digest of its content (absent from entries of plans without).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copied: Option<BTreeMap<String, String>>,
+    /// With people's answers to the task's questions (`loopc answer`):
+    /// the blake3 digest of the prompt section that gives them (absent
+    /// from entries of tasks without answers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<String>,
+}
+
+/// What a task runs with besides the plan and the repository's files,
+/// part of its run-time key: the files `loop.copy` brings into every
+/// worktree, and people's answers to the questions of tasks.
+#[derive(Debug, Clone, Default)]
+pub struct Surroundings {
+    /// Each copied file (relative path) and the blake3 digest of its
+    /// content; empty without `copy`.
+    pub copied: BTreeMap<String, String>,
+    /// Per task name: the blake3 digest of its answers' prompt section;
+    /// a task without answers is not in it.
+    pub answers: BTreeMap<String, String>,
 }
 
 /// A run-time key and what it was computed from.
@@ -212,9 +230,9 @@ pub struct RunKey {
 /// Computes task `index`'s run-time key. `deps` holds the run-time key of
 /// each of its dependencies (by task index); `files` is the base commit's
 /// file list (`Git::tree_files` in `run`), needed only when the task has `inputs`;
-/// `copied` the files `loop.copy` brings into every worktree, each with the
-/// digest of its content (empty without `copy`: the key is then what it
-/// was before `copy` existed).
+/// `around` the files `loop.copy` brings into every worktree, each with the
+/// digest of its content, and the tasks' answers (without either the key
+/// is what it was before they existed).
 ///
 /// Errors: a dependency has no key, or an `inputs` glob does not compile.
 pub fn run_key(
@@ -222,9 +240,11 @@ pub fn run_key(
     index: usize,
     deps: &[Option<Key>],
     files: Option<&[(String, String)]>,
-    copied: &BTreeMap<String, String>,
+    around: &Surroundings,
 ) -> Result<RunKey, String> {
     let task = &plan.tasks[index];
+    let copied = &around.copied;
+    let answers = around.answers.get(&task.name);
     let mut dependencies = BTreeMap::new();
     let mut dep_keys = Vec::new();
     for &d in &task.dependencies {
@@ -269,6 +289,9 @@ pub fn run_key(
             e.str("copied.path", path).str("copied.content", digest);
         }
     }
+    if let Some(digest) = answers {
+        e.str("answers", digest);
+    }
     let parts = &task.key_parts;
     Ok(RunKey {
         key: e.finish(),
@@ -286,6 +309,7 @@ pub fn run_key(
             dependencies,
             inputs,
             copied: (!copied.is_empty()).then(|| copied.clone()),
+            answers: answers.cloned(),
         },
     })
 }
@@ -380,6 +404,9 @@ pub fn changes(old: &Components, new: &Components) -> Vec<String> {
             out.push(format!("copied file {p}"));
         }
     }
+    if old.answers != new.answers {
+        out.push("answers".to_string());
+    }
     if out.is_empty() && old.definition != new.definition {
         // Parts of the definition key not listed above (its own version).
         out.push("definition".to_string());
@@ -444,27 +471,27 @@ mod tests {
         let f1 = files(&[("src/lib.rs", "1"), ("README", "x")]);
         let f2 = files(&[("README", "y"), ("src/lib.rs", "1")]);
         let f3 = files(&[("src/lib.rs", "2")]);
-        let a1 = run_key(&p, 0, &[], Some(&f1), &BTreeMap::new()).unwrap();
+        let a1 = run_key(&p, 0, &[], Some(&f1), &Surroundings::default()).unwrap();
         // Unmatched files and listing order do not matter.
         assert_eq!(
             a1.key,
-            run_key(&p, 0, &[], Some(&f2), &BTreeMap::new())
+            run_key(&p, 0, &[], Some(&f2), &Surroundings::default())
                 .unwrap()
                 .key
         );
-        let a3 = run_key(&p, 0, &[], Some(&f3), &BTreeMap::new()).unwrap();
+        let a3 = run_key(&p, 0, &[], Some(&f3), &Surroundings::default()).unwrap();
         assert_ne!(a1.key, a3.key);
         assert_eq!(
             changes(&a1.components, &a3.components),
             ["input file src/lib.rs"]
         );
         // A dependency's run-time key flows into its dependents'.
-        let b1 = run_key(&p, 1, &[Some(a1.key)], None, &BTreeMap::new()).unwrap();
-        let b3 = run_key(&p, 1, &[Some(a3.key)], None, &BTreeMap::new()).unwrap();
+        let b1 = run_key(&p, 1, &[Some(a1.key)], None, &Surroundings::default()).unwrap();
+        let b3 = run_key(&p, 1, &[Some(a3.key)], None, &Surroundings::default()).unwrap();
         assert_ne!(b1.key, b3.key);
         assert_eq!(changes(&b1.components, &b3.components), ["dependency a"]);
         // No key without the dependency's.
-        assert!(run_key(&p, 1, &[None], None, &BTreeMap::new()).is_err());
+        assert!(run_key(&p, 1, &[None], None, &Surroundings::default()).is_err());
         // The definition key is part of it.
         assert_ne!(a1.key, p.tasks[0].key);
     }
@@ -482,8 +509,8 @@ mod tests {
         "#,
         );
         let f = files(&[("src/lib.rs", "1")]);
-        let o = run_key(&old, 0, &[], Some(&f), &BTreeMap::new()).unwrap();
-        let n = run_key(&new, 0, &[], Some(&f), &BTreeMap::new()).unwrap();
+        let o = run_key(&old, 0, &[], Some(&f), &Surroundings::default()).unwrap();
+        let n = run_key(&new, 0, &[], Some(&f), &Surroundings::default()).unwrap();
         assert_eq!(
             changes(&o.components, &n.components),
             ["prompt", "agent", "gates", "env"]
@@ -499,7 +526,7 @@ mod tests {
         );
         assert_eq!(
             o.key,
-            run_key(&same, 0, &[], Some(&f), &BTreeMap::new())
+            run_key(&same, 0, &[], Some(&f), &Surroundings::default())
                 .unwrap()
                 .key
         );
@@ -508,11 +535,14 @@ mod tests {
     #[test]
     fn copied_files_are_part_of_the_key_and_said_when_changed() {
         let p = plan(PLAN);
-        let none = BTreeMap::new();
+        let none = Surroundings::default();
         let f: Vec<(String, String)> = vec![];
         let plain = run_key(&p, 0, &[], Some(&f), &none).unwrap();
-        let one: BTreeMap<String, String> = [(".env".to_string(), "d1".to_string())].into();
-        let two: BTreeMap<String, String> = [(".env".to_string(), "d2".to_string())].into();
+        let with = |digest: &str| Surroundings {
+            copied: [(".env".to_string(), digest.to_string())].into(),
+            ..Surroundings::default()
+        };
+        let (one, two) = (with("d1"), with("d2"));
         let k1 = run_key(&p, 0, &[], Some(&f), &one).unwrap();
         let k2 = run_key(&p, 0, &[], Some(&f), &two).unwrap();
         assert_ne!(plain.key, k1.key);
@@ -522,5 +552,21 @@ mod tests {
             ["copied file .env"]
         );
         assert_eq!(plain.components.copied, None);
+    }
+
+    #[test]
+    fn answers_are_part_of_their_tasks_key_only() {
+        let p = plan(PLAN);
+        let f: Vec<(String, String)> = vec![];
+        let none = Surroundings::default();
+        let answered = Surroundings {
+            answers: [("a".to_string(), "q1".to_string())].into(),
+            ..Surroundings::default()
+        };
+        let plain = run_key(&p, 0, &[], Some(&f), &none).unwrap();
+        let with = run_key(&p, 0, &[], Some(&f), &answered).unwrap();
+        assert_ne!(plain.key, with.key);
+        assert_eq!(changes(&plain.components, &with.components), ["answers"]);
+        assert_eq!(plain.components.answers, None);
     }
 }

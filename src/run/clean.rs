@@ -98,77 +98,17 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
     } else {
         None
     };
-    let mut removed_worktrees = 0;
-    // A worktree the user made under `.loopc/worktrees/` is left alone.
-    let ledgered = layout::ledger(&layout)?;
-    let mut kept = Vec::new();
-    for w in git.worktrees()? {
-        if w.path.starts_with(&layout.worktrees)
-            || super::sys::git::same_path(w.path.parent().unwrap_or(&w.path), &layout.worktrees)
-        {
-            if super::sys::recover::is_loopcs_worktree(&w, &ledgered) {
-                super::sys::recover::remove_worktree(&git, &w.path)?;
-                removed_worktrees += 1;
-            } else {
-                report(Cleaned::ForeignWorktree(w.path.clone()));
-                kept.push(w.path);
-            }
-        }
-    }
-    if let Ok(entries) = std::fs::read_dir(&layout.worktrees) {
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            if kept
-                .iter()
-                .any(|k| *k == path || super::sys::git::same_path(k, &path))
-            {
-                continue;
-            }
-            // Only what a worktree loopc made leaves behind; anything else
-            // there is someone's, and stays.
-            if !super::recover::is_leftover_worktree(&git, &path) {
-                report(Cleaned::NotAWorktree(path));
-                continue;
-            }
-            std::fs::remove_dir_all(&path)
-                .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
-        }
-    }
-    // Only branches loopc created (its ledger): a user's branch or one of
-    // a plan that never ran may have the same shape.
-    let mut ours = layout::ledger(&layout)?;
-    let mut removed_branches = 0;
-    let checked_out = git.worktrees()?;
-    for b in git.branch_refs("loopc")? {
-        if !worktree::is_task_branch(&b) || !ours.contains(&b) {
-            continue;
-        }
-        let refname = format!("refs/heads/{b}");
-        if let Some(w) = checked_out
-            .iter()
-            .find(|w| w.branch.as_deref() == Some(refname.as_str()))
-        {
-            // The user's worktree: deleting its branch would break it.
-            report(Cleaned::CheckedOutBranch {
-                branch: b,
-                at: w.path.clone(),
-            });
-            continue;
-        }
-        git.delete_ref(&refname)?;
-        ours.remove(&b);
-        removed_branches += 1;
-    }
-    // Forget branches that no longer exist (deleted by hand, or above).
-    ours.retain(|b| matches!(git.commit_of(&format!("refs/heads/{b}")), Ok(Some(_))));
-    layout::write_ledger(&layout, &ours)?;
-    layout::write_kept(&layout, &std::collections::BTreeSet::new())?;
+    // What cannot be removed is said after what was: the rest is cleaned.
+    let mut failed = Vec::new();
+    let removed_worktrees = remove_worktrees(&git, &layout, report, &mut failed)?;
+    let (mut ours, removed_branches) = remove_branches(&git, &layout, report)?;
     let mut had_logs = false;
     for logs in [&layout.logs, &layout.earlier_logs] {
         if logs.exists() {
-            had_logs = true;
-            std::fs::remove_dir_all(logs)
-                .map_err(|e| format!("cannot remove {}: {e}", logs.display()))?;
+            match super::sys::modes::remove_tree(logs) {
+                Ok(()) => had_logs = true,
+                Err(e) => failed.push(format!("cannot remove {}: {e}", logs.display())),
+            }
         }
     }
     report(
@@ -182,6 +122,9 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
             }
         },
     );
+    if !failed.is_empty() {
+        return Err(failed.join("\nerror: "));
+    }
     if options.cache {
         report(Cleaned::Cache(clean_cache(&git, &layout)?));
     }
@@ -202,6 +145,106 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
         None => {}
     }
     Ok(())
+}
+
+/// Removes loopc's worktrees under `.loopc/worktrees/` (registered ones
+/// and what git no longer knows), whatever modes their files have, and
+/// empties the list of kept ones; reports what it leaves alone. Returns
+/// how many it removed; what it could not remove goes to `failed`.
+///
+/// Errors: git fails listing worktrees, or the ledger cannot be read.
+fn remove_worktrees(
+    git: &Git,
+    layout: &Layout,
+    report: &mut dyn FnMut(Cleaned),
+    failed: &mut Vec<String>,
+) -> Result<usize, String> {
+    let mut removed = 0;
+    // A worktree the user made under `.loopc/worktrees/` is left alone.
+    let ledgered = layout::ledger(layout)?;
+    let mut kept = Vec::new();
+    for w in git.worktrees()? {
+        if w.path.starts_with(&layout.worktrees)
+            || super::sys::git::same_path(w.path.parent().unwrap_or(&w.path), &layout.worktrees)
+        {
+            if super::sys::recover::is_loopcs_worktree(&w, &ledgered) {
+                match super::sys::recover::remove_worktree(git, &w.path) {
+                    Ok(()) => removed += 1,
+                    Err(e) => failed.push(e),
+                }
+            } else {
+                report(Cleaned::ForeignWorktree(w.path.clone()));
+                kept.push(w.path);
+            }
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(&layout.worktrees) {
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if kept
+                .iter()
+                .any(|k| *k == path || super::sys::git::same_path(k, &path))
+            {
+                continue;
+            }
+            // Only what a worktree loopc made leaves behind; anything else
+            // there is someone's, and stays.
+            if !super::recover::is_leftover_worktree(git, &path) {
+                report(Cleaned::NotAWorktree(path));
+                continue;
+            }
+            // A leftover is a worktree too: one `git worktree remove` could
+            // not empty (read-only directories) before this.
+            match super::sys::modes::remove_tree(&path) {
+                Ok(()) => removed += 1,
+                Err(e) => failed.push(format!("cannot remove {}: {e}", path.display())),
+            }
+        }
+    }
+    layout::write_kept(layout, &std::collections::BTreeSet::new())?;
+    Ok(removed)
+}
+
+/// Deletes the task branches loopc's ledger says it created, but those a
+/// worktree (the user's) has checked out (reported), and writes the
+/// ledger without the branches that are gone. Returns the ledger and how
+/// many branches it deleted.
+///
+/// Errors: git fails, or the ledger cannot be read or written.
+fn remove_branches(
+    git: &Git,
+    layout: &Layout,
+    report: &mut dyn FnMut(Cleaned),
+) -> Result<(std::collections::BTreeSet<String>, usize), String> {
+    // Only branches loopc created (its ledger): a user's branch or one of
+    // a plan that never ran may have the same shape.
+    let mut ours = layout::ledger(layout)?;
+    let mut removed = 0;
+    let checked_out = git.worktrees()?;
+    for b in git.branch_refs("loopc")? {
+        if !worktree::is_task_branch(&b) || !ours.contains(&b) {
+            continue;
+        }
+        let refname = format!("refs/heads/{b}");
+        if let Some(w) = checked_out
+            .iter()
+            .find(|w| w.branch.as_deref() == Some(refname.as_str()))
+        {
+            // The user's worktree: deleting its branch would break it.
+            report(Cleaned::CheckedOutBranch {
+                branch: b,
+                at: w.path.clone(),
+            });
+            continue;
+        }
+        git.delete_ref(&refname)?;
+        ours.remove(&b);
+        removed += 1;
+    }
+    // Forget branches that no longer exist (deleted by hand, or above).
+    ours.retain(|b| matches!(git.commit_of(&format!("refs/heads/{b}")), Ok(Some(_))));
+    layout::write_ledger(layout, &ours)?;
+    Ok((ours, removed))
 }
 
 /// What `--integration` will do with the integration branch named in
@@ -255,7 +298,7 @@ fn clean_cache(git: &Git, layout: &Layout) -> Result<usize, String> {
     }
     let dir = layout.dir.join("cache");
     if dir.exists() {
-        std::fs::remove_dir_all(&dir)
+        super::sys::modes::remove_tree(&dir)
             .map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
     }
     Ok(refs.len())

@@ -150,7 +150,7 @@ fn kept_note(layout: &Layout) -> Option<String> {
             "kept: {here} worktree(s) of failed or blocked attempts and infrastructure \
              failures (of this run and earlier ones), each with its task branch, in {}; remove \
              them with `loopc clean`\n",
-            layout.worktrees.display()
+            ui::display::sanitize_line(&layout.worktrees.display().to_string())
         )
     })
 }
@@ -198,6 +198,7 @@ pub struct Started {
     slug: String,
     loopc_branches: Vec<String>,
     brought: WorktreeFiles,
+    around: cache::Surroundings,
 }
 
 /// A started run that has cleaned up after a killed one ([`Started::recover`]).
@@ -277,6 +278,12 @@ pub fn start(plan: Plan, options: &Options, cwd: &Path) -> Result<Started, RunEr
         worktree::check_namespace(&git, &slug, plan.tasks.iter().map(|t| t.name.as_str()))
             .map_err(RunError::usage)?;
     let brought = worktree_files(&git, &plan)?;
+    // Answers are part of what a task runs with (its key): an answered
+    // question is never replayed over.
+    let around = cache::Surroundings {
+        copied: brought.digests.clone(),
+        answers: store::answers::digests(&layout).map_err(RunError::usage)?,
+    };
     let warnings = warnings(&git, &plan, options, cwd, &start, &brought);
     Ok(Started {
         warnings,
@@ -290,6 +297,7 @@ pub fn start(plan: Plan, options: &Options, cwd: &Path) -> Result<Started, RunEr
         slug,
         loopc_branches,
         brought,
+        around,
     })
 }
 
@@ -360,7 +368,7 @@ impl Started {
         Ok(dry_run::report(
             &self.plan,
             &self.options.force,
-            &self.brought.digests,
+            &self.around,
             &self.git,
             store.as_ref(),
             &self.start.base,
@@ -414,7 +422,7 @@ impl Recovered {
                 .iter()
                 .map(|t| options.force.iter().any(|f| f == &t.name))
                 .collect(),
-            copied: s.brought.digests.clone(),
+            around: s.around.clone(),
         };
         let parallel = options.jobs.unwrap_or(s.plan.settings.parallel).max(1);
         // Every file the run writes must be writable before anything moves: a

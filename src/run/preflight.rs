@@ -28,6 +28,11 @@ fn blocking_branch(git: &Git, branch: &str) -> Result<Option<String>, String> {
 /// `recorded`: the integration-branch head the last run of this branch left
 /// (state.json), whose history is loopc's like its cache entries'.
 pub(super) fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Result<Start, RunError> {
+    // Before any git call that a path too long would fail in another's name.
+    let longest = plan.tasks.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let worktrees = Layout::new(&git.root).worktrees;
+    super::sys::room::check(git, &worktrees, &super::sys::worktree::slug(&plan.name), longest)
+        .map_err(RunError::usage)?;
     if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
         return Err(RunError::usage(format!(
             "the repository at {} is in the middle of {what}; finish or abort it first",

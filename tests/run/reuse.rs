@@ -9,7 +9,8 @@ use crate::harness::{SIMPLE_AGENT, Test};
 use std::collections::BTreeSet;
 
 /// What an agent's `dump` shows of its worktree when it starts: its files
-/// and symbolic links with their permission bits, its directories, git's
+/// and symbolic links, and its directories, with their permission bits and
+/// owner (user and group ids), git's
 /// view (status with ignored files, index flags, HEAD) and the
 /// administrative directory's name and what an earlier try could leave
 /// there. Written to `<bin>/seen/<task>` (outside the repository).
@@ -17,9 +18,9 @@ const DUMP: &str = r#"
 seen="@BIN@/seen"; mkdir -p "$seen"; out="$seen/$LOOP_TASK"
 {
   echo "== files"
-  find . \( -path ./.git -o -path ./.loopc \) -prune -o \( -type f -o -type l \) -printf '%m %p\n' | sort
+  find . \( -path ./.git -o -path ./.loopc \) -prune -o \( -type f -o -type l \) -printf '%m %U:%G %p\n' | sort
   echo "== dirs"
-  find . \( -path ./.git -o -path ./.loopc \) -prune -o -type d -print | sort
+  find . \( -path ./.git -o -path ./.loopc \) -prune -o -type d -printf '%m %U:%G %p\n' | sort
   echo "== attempt dir"
   ls -A .loopc/attempt | sort
   echo "== status"
@@ -53,7 +54,7 @@ fn dumping_agent(repo: &Test, work: &str) {
 /// A base with a `.gitignore`, a script, files to delete and a copied file.
 fn base_repo() -> Test {
     let repo = Test::repo()
-        .file(".gitignore", "ignored/\nnested/\n*.log\n.env\n")
+        .file(".gitignore", "ignored/\nnested/\ncache/\n*.log\n.env\n")
         .file("tool.sh", "echo tool\n")
         .file("gone.txt", "to be deleted\n")
         .file("dir/deep.txt", "deep\n");
@@ -63,18 +64,21 @@ fn base_repo() -> Test {
 }
 
 /// What the dump of a fresh worktree at `base` says: the base's files
-/// (the copied `.env` too) with their modes, its directories, and a clean
-/// status but for loopc's own directory.
+/// (the copied `.env` too) with their modes, its directories, every one
+/// owned by the user loopc runs as, and a clean status but for loopc's
+/// own directory.
 fn expected_dump(repo: &Test, base: &str, branch: &str) -> String {
-    let mut files = vec!["644 ./.env".to_string()];
-    let mut dirs: BTreeSet<String> = BTreeSet::from([".".to_string()]);
+    let (uid, gid) = crate::harness::unprivileged_ids();
+    let owner = format!("{uid}:{gid}");
+    let mut files = vec![format!("644 {owner} ./.env")];
+    let mut dirs: BTreeSet<String> = BTreeSet::from(["./".to_string()]);
     for line in repo.git(&["ls-tree", "-r", base]).lines() {
         let (meta, path) = line.split_once('\t').expect("ls-tree line");
         let mode = match meta.split(' ').next() {
             Some("100755") => "755",
             _ => "644",
         };
-        files.push(format!("{mode} ./{path}"));
+        files.push(format!("{mode} {owner} ./{path}"));
         let mut p = std::path::Path::new(path).parent();
         while let Some(d) = p.filter(|d| !d.as_os_str().is_empty()) {
             dirs.insert(format!("./{}", d.display()));
@@ -82,13 +86,18 @@ fn expected_dump(repo: &Test, base: &str, branch: &str) -> String {
         }
     }
     files.sort();
+    let mut dirs: Vec<String> = dirs
+        .into_iter()
+        .map(|d| format!("755 {owner} {}", d.trim_end_matches('/')))
+        .collect();
+    dirs.sort();
     format!(
         "== files\n{}\n== dirs\n{}\n== attempt dir\nfeedback.md\nprogress.md\nprompt.md\ntmp\n\
          == status\n!! .env\n!! .loopc/attempt/feedback.md\n!! .loopc/attempt/progress.md\n\
          !! .loopc/attempt/prompt.md\n== flagged\n== head\nrefs/heads/{branch}\nat-base\n\
          == leftovers\n== end\n",
         files.join("\n"),
-        dirs.into_iter().collect::<Vec<_>>().join("\n"),
+        dirs.join("\n"),
     )
 }
 
@@ -122,10 +131,21 @@ fn a_reused_worktree_holds_exactly_what_a_fresh_one_would() {
     // `a` deletes a file, makes the script executable and leaves, beside
     // its commit, ignored files, a nested repository, an edited copy of
     // `.env` and a file in its administrative directory; `x` leaves an
-    // ignored file too. `b` comes after both, in one of their worktrees.
+    // ignored file too. Both leave modes no checkout writes: a tracked
+    // file and a tracked directory read-only, a file open to all, and
+    // read-only ignored directories (as Go's module cache is). `b` comes
+    // after both, in one of their worktrees, and writes to the file they
+    // made read-only. The run is not root's: as root every mode is
+    // writable, and a reused worktree that kept them would look fine.
     dumping_agent(
         &repo,
         r#"case $LOOP_TASK in
+  a|x)
+    chmod 444 README; chmod 555 dir; chmod 666 tool.sh
+    mkdir -p cache/mod/m@v1 && echo module > cache/mod/m@v1/go.mod
+    chmod 444 cache/mod/m@v1/go.mod && chmod 555 cache/mod/m@v1 cache/mod cache ;;
+esac
+case $LOOP_TASK in
   a)
     rm gone.txt; chmod +x tool.sh; echo a > a.txt
     mkdir -p ignored/deep && echo junk > ignored/deep/junk && echo log > run.log
@@ -136,7 +156,7 @@ fn a_reused_worktree_holds_exactly_what_a_fresh_one_would() {
   x)
     echo x > x.txt; echo junk > x.log ;;
   b)
-    echo b > b.txt ;;
+    echo b > b.txt; echo more >> README ;;
 esac"#,
     );
     repo.plan(
@@ -149,9 +169,10 @@ task x { prompt = "x" }
 task b: a x { prompt = "b" }
 "#,
     );
-    repo.loopc(&["run"]).status(0).run();
+    repo.loopc(&["run"]).unprivileged().status(0).run();
     for t in ["a", "x", "b"] {
         assert_eq!(repo.status_of(t), "passed", "{t}");
+        assert_eq!(repo.task(t)["history"].as_array().unwrap().len(), 1, "{t}");
     }
 
     // `b` ran in a worktree git made for `a` or `x`: its administrative
@@ -200,7 +221,7 @@ task a { prompt = "a" }
 task b: a { prompt = "b" }
 "#,
     );
-    repo.loopc(&["run"]).status(0).run();
+    repo.loopc(&["run"]).unprivileged().status(0).run();
     assert_eq!(repo.status_of("b"), "passed");
     assert_eq!(read(&repo, "seen/b.admin").trim(), "b.r1-a1");
     let base = read(&repo, "seen/b.base");

@@ -19,7 +19,7 @@
 use crate::plan::Task;
 use crate::plan::key::Key;
 pub use crate::plan::key::{
-    CACHE_FORMAT_VERSION, Components, RunKey, changes, match_inputs, run_key,
+    CACHE_FORMAT_VERSION, Components, RunKey, Surroundings, changes, match_inputs, run_key,
 };
 use crate::run::store::layout::Layout;
 use crate::run::sys::git::Git;

@@ -20,7 +20,7 @@ use crate::run::engine::cache::{self, Store};
 use crate::run::engine::expand::Growth;
 use crate::run::engine::land::replay::{self, Planned};
 use crate::run::sys::git::Git;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// Joins words as English: `a`, `a and b`, `a, b and c`.
 fn join_words(words: &[String]) -> String {
@@ -36,7 +36,7 @@ struct Sim<'a> {
     git: &'a Git,
     store: &'a Store,
     forced: HashSet<&'a str>,
-    copied: &'a BTreeMap<String, String>,
+    around: &'a cache::Surroundings,
     head: String,
     exact: bool,
     written: HashSet<String>,
@@ -97,7 +97,7 @@ impl<'a> Sim<'a> {
             i,
             &self.keys,
             files.as_deref().map(|v| v.as_slice()),
-            self.copied,
+            self.around,
         )
     }
 
@@ -291,8 +291,8 @@ impl<'a> Sim<'a> {
 
 /// The dry run's report: one `task: cached|run [(why)]` line per task in
 /// topological order, then a total line. `store` is `None` with
-/// `--no-cache`; `base` is the commit the run would start from; `copied`
-/// the files `loop.copy` brings and their digests (part of every key);
+/// `--no-cache`; `base` is the commit the run would start from; `around`
+/// the files `loop.copy` brings and the tasks' answers (part of the keys);
 /// `growth` compiles plan fragments as the run does.
 ///
 /// The plan grows as the run's would: a task with `expands` that would be
@@ -303,7 +303,7 @@ impl<'a> Sim<'a> {
 pub fn report(
     plan: &Plan,
     forced: &[String],
-    copied: &BTreeMap<String, String>,
+    around: &cache::Surroundings,
     git: &Git,
     store: Option<&Store>,
     base: &str,
@@ -313,7 +313,7 @@ pub fn report(
     let mut rejected = HashMap::new();
     let mut judged = HashSet::new();
     let lines = loop {
-        let (lines, replayed) = simulate(&grown, forced, copied, git, store, base, &rejected);
+        let (lines, replayed) = simulate(&grown, forced, around, git, store, base, &rejected);
         let next = replayed
             .into_iter()
             .find(|(i, _)| !judged.contains(&grown.tasks[*i].name));
@@ -384,7 +384,7 @@ pub fn report(
 fn simulate(
     plan: &Plan,
     forced: &[String],
-    copied: &BTreeMap<String, String>,
+    around: &cache::Surroundings,
     git: &Git,
     store: Option<&Store>,
     base: &str,
@@ -408,7 +408,7 @@ fn simulate(
         git,
         store,
         forced: forced.iter().map(String::as_str).collect(),
-        copied,
+        around,
         head: base.to_string(),
         exact: true,
         written: HashSet::new(),

@@ -5,6 +5,7 @@
 
 use super::layout::Layout;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The answers file format this loopc writes and reads.
@@ -82,6 +83,37 @@ pub fn add(layout: &Layout, task: &str, answer: Answer) -> Result<PathBuf, Strin
         .and_then(|()| std::fs::rename(&tmp, &p))
         .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
     Ok(p)
+}
+
+/// Per task with answers: the blake3 digest (hex) of the prompt section
+/// that gives them ([`prompt_section`]), part of the task's cache key, so
+/// that a run after `loopc answer` runs the task with its answer instead
+/// of replaying a pass made without it.
+///
+/// Errors: the answers directory or a task's file cannot be read (the
+/// message names it and what to do).
+pub fn digests(layout: &Layout) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    let entries = match std::fs::read_dir(&layout.answers) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(format!("cannot read {}: {e}", layout.answers.display())),
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(task) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+            continue;
+        };
+        let answers = load(layout, task)?;
+        if !answers.is_empty() {
+            let section = prompt_section(&answers);
+            out.insert(
+                task.to_string(),
+                blake3::hash(section.as_bytes()).to_hex().to_string(),
+            );
+        }
+    }
+    Ok(out)
 }
 
 /// The prompt section that gives an agent its task's answers: under the

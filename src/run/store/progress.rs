@@ -20,10 +20,17 @@ pub fn append(
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "done".to_string());
     let title = one_line(title);
+    // A file's name may hold a line break (or any control character):
+    // shown as its escape, as loopc shows text to people, so the line
+    // stays one line.
     let files = if files.is_empty() {
         "no files changed".to_string()
     } else {
-        files.join(", ")
+        files
+            .iter()
+            .map(|f| crate::visible::escape(f, &[]))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let line = format!("- {task}: {title} — {summary}; {files}\n");
     let mut f = std::fs::OpenOptions::new()
@@ -77,13 +84,13 @@ mod tests {
             "d",
             "multi\nline\r\ttitle\u{1b}[31m \u{202e}desrever",
             Some("did\nit\u{7}"),
-            &["f.txt".to_string()],
+            &["f.txt".to_string(), "two\nlines.txt".to_string()],
         )
         .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(
             text,
-            "- d: multi line title [31m desrever — did it; f.txt\n"
+            "- d: multi line title [31m desrever — did it; f.txt, two\\nlines.txt\n"
         );
     }
 }

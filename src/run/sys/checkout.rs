@@ -25,26 +25,6 @@ pub struct Checkout {
     pub excluded: Vec<String>,
 }
 
-impl Checkout {
-    /// `args`, then a pathspec of everything but [`Checkout::excluded`].
-    fn with_pathspec<'a>(&self, args: &[&'a str], specs: &'a [String]) -> Vec<&'a str> {
-        let mut out = args.to_vec();
-        if !specs.is_empty() {
-            out.extend(["--", "."]);
-            out.extend(specs.iter().map(String::as_str));
-        }
-        out
-    }
-
-    /// The `:(exclude,literal)` pathspecs of [`Checkout::excluded`].
-    fn exclusions(&self) -> Vec<String> {
-        self.excluded
-            .iter()
-            .map(|p| format!(":(exclude,literal){p}"))
-            .collect()
-    }
-}
-
 /// What differs between two commits ([`Git::changes`]).
 #[derive(Debug, Default)]
 pub struct Changes {
@@ -167,13 +147,17 @@ impl Git {
 
     /// Checks out the files and index of worktree `co`, made without them
     /// (`git worktree add --no-checkout`), as `git worktree add` itself
-    /// does (`git reset --hard --no-recurse-submodules`). It touches only
-    /// `co`, so it needs no lock: only registering a worktree must not
-    /// overlap another (a `git worktree add` reading the half-made entry
-    /// of another fails).
+    /// does (`git reset --hard --no-recurse-submodules`): the whole tree,
+    /// whatever sparse checkout the checkout loopc runs in has (what `git
+    /// worktree add` copied of it is removed first,
+    /// [`super::worktree::drop_copied_config`]). It touches only `co`, so
+    /// it needs no lock: only registering a worktree must not overlap
+    /// another (a `git worktree add` reading the half-made entry of
+    /// another fails).
     ///
-    /// Errors: git failed.
+    /// Errors: git failed, or the copied configuration cannot be removed.
     pub fn fill(&self, co: &Checkout) -> Result<(), String> {
+        super::worktree::drop_copied_config(&co.admin)?;
         self.run_co(co, &["reset", "-q", "--hard", "--no-recurse-submodules"])
             .map(|_| ())
     }
@@ -193,9 +177,27 @@ impl Git {
     ///
     /// Errors: git could not be started, or it was killed.
     pub fn try_run_co(&self, co: &Checkout, args: &[&str]) -> Result<GitOutput, String> {
-        let git_dir = format!("--git-dir={}", co.admin.display());
-        let work_tree = format!("--work-tree={}", co.dir.display());
-        self.exec(&co.dir, &[&git_dir, &work_tree], args, None)
+        let pre = [
+            super::git::path_option("git-dir", &co.admin),
+            super::git::path_option("work-tree", &co.dir),
+        ];
+        self.exec(&co.dir, &pre, args, None, None)
+    }
+
+    /// [`Git::try_run_co`] with `input` on git's standard input.
+    ///
+    /// Errors: git could not be started, or it was killed.
+    pub fn try_run_co_fed(
+        &self,
+        co: &Checkout,
+        args: &[&str],
+        input: &[u8],
+    ) -> Result<GitOutput, String> {
+        let pre = [
+            super::git::path_option("git-dir", &co.admin),
+            super::git::path_option("work-tree", &co.dir),
+        ];
+        self.exec(&co.dir, &pre, args, Some(input), None)
     }
 
     /// [`Git::try_run_co`], requiring exit status 0.
@@ -235,7 +237,12 @@ impl Git {
         // Commit first: with nothing staged it fails, and only then is
         // the index asked whether that was all (one process when there is
         // work to commit, the usual case).
-        let commit = self.try_run_co(co, &["commit", "-q", "--no-verify", "-m", message])?;
+        // The message on standard input (`-F -`), as `-m` would give it.
+        let commit = self.try_run_co_fed(
+            co,
+            &["commit", "-q", "--no-verify", "-F", "-"],
+            message.as_bytes(),
+        )?;
         if commit.code != 0 {
             let staged = self.try_run_co(co, &["diff", "--cached", "--quiet"])?;
             match staged.code {
@@ -274,15 +281,20 @@ impl Git {
         self.run_co(co, &["add", "-A"])?;
         if !co.excluded.is_empty() {
             // Unstaged again (an exclusion pathspec in `add` is refused
-            // for an ignored path).
-            let literal: Vec<String> = co
-                .excluded
-                .iter()
-                .map(|p| format!(":(literal){p}"))
-                .collect();
-            let mut args = vec!["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--"];
-            args.extend(literal.iter().map(String::as_str));
-            self.run_co(co, &args)?;
+            // for an ignored path); the paths on standard input, as many
+            // as `copy` matched.
+            let literal =
+                super::git::nul_list(co.excluded.iter().map(|p| format!(":(literal){p}")));
+            let args = [
+                "rm",
+                "-r",
+                "-q",
+                "--cached",
+                "--ignore-unmatch",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ];
+            self.run_co_fed(co, &args, &literal)?;
         }
         Ok(())
     }
@@ -318,17 +330,44 @@ impl Git {
             .map(|(_, id)| id.to_string()))
     }
 
-    /// `git status --porcelain` of worktree `co` (empty: clean).
-    pub fn status_porcelain(&self, co: &Checkout) -> Result<String, String> {
-        Ok(self
-            .run_co(
-                co,
-                &co.with_pathspec(
-                    &["status", "--porcelain", "--untracked-files=all"],
-                    &co.exclusions(),
-                ),
-            )?
-            .stdout)
+    /// The paths `git status` of worktree `co` names (both sides of a
+    /// rename; untracked files one by one), but for the files loopc
+    /// brought in ([`Checkout::excluded`], left out here rather than in a
+    /// pathspec: they may be many). Empty: the worktree is clean.
+    ///
+    /// Errors: git failed.
+    pub fn status_paths(&self, co: &Checkout) -> Result<Vec<String>, String> {
+        let out = self.run_co(
+            co,
+            &["status", "--porcelain", "-z", "--untracked-files=all"],
+        )?;
+        let brought = |path: &str| {
+            co.excluded.iter().any(|e| {
+                path == e
+                    || path
+                        .strip_prefix(e.as_str())
+                        .is_some_and(|r| r.starts_with('/'))
+            })
+        };
+        let mut paths = Vec::new();
+        let mut records = out.stdout.split('\0').filter(|r| !r.is_empty());
+        while let Some(record) = records.next() {
+            let (status, path) = record.split_at(record.len().min(3));
+            let mut named = vec![path];
+            // A rename or copy is followed by its source path.
+            if (status.starts_with('R') || status.starts_with('C'))
+                && let Some(from) = records.next()
+            {
+                named.push(from);
+            }
+            paths.extend(
+                named
+                    .into_iter()
+                    .filter(|p| !brought(p))
+                    .map(str::to_string),
+            );
+        }
+        Ok(paths)
     }
 
     /// What differs between commits `from` and `to` (one `git diff-tree`):
@@ -372,9 +411,9 @@ impl Git {
     ///
     /// Errors: git could not be run.
     pub fn store_has_commit(&self, store: &Path, id: &str) -> Result<bool, String> {
-        let git_dir = format!("--git-dir={}", store.display());
+        let pre = [super::git::path_option("git-dir", store)];
         let spec = format!("{id}^{{commit}}");
-        let out = self.exec(&self.root, &[&git_dir], &["cat-file", "-e", &spec], None)?;
+        let out = self.exec(&self.root, &pre, &["cat-file", "-e", &spec], None, None)?;
         Ok(out.code == 0)
     }
 

@@ -8,8 +8,11 @@
 //! ([`objects`]), reading the checkout loopc runs in ([`main_checkout`]),
 //! the checkouts as git's administrative files record them, read
 //! without a process ([`admin`]), where `git` and `sh` are ([`program`]),
-//! and whether an index file has entries flagged to hide changes
-//! ([`index`]).
+//! whether an index file has entries flagged to hide changes
+//! ([`index`]), and the modes of what agents leave in worktrees
+//! ([`modes`]: removing read-only directories, a reused worktree's modes
+//! as a fresh one's), and whether git's paths fit the system's limit
+//! ([`room`]).
 //!
 //! Arrows: `sys` knows where `.loopc/` keeps things ([`super::store`]) but
 //! never the engine or the display. Inside, low-level code never calls
@@ -23,9 +26,11 @@ pub mod index;
 pub mod interrupt;
 pub mod lock;
 pub mod main_checkout;
+pub mod modes;
 pub mod objects;
 pub mod process;
 pub mod program;
 pub mod recover;
 pub mod refs;
+pub mod room;
 pub mod worktree;

@@ -71,7 +71,11 @@ impl Git {
         self.merge_tree_with(&[&merge_base], ours, theirs)
     }
 
-    /// Creates a commit of `tree` with `parents` and `message`.
+    /// Creates a commit of `tree` with `parents` and `message`. The message
+    /// goes to git on its standard input, never on the command line (a
+    /// cache entry's names every file its task read and wrote: megabytes),
+    /// ended by a line break as `-m` would end it, so that a commit made
+    /// either way has the same id.
     pub fn commit_tree(
         &self,
         tree: &str,
@@ -82,8 +86,12 @@ impl Git {
         for p in parents {
             args.extend(["-p", p]);
         }
-        args.extend(["-m", message]);
-        self.read(&args)
+        args.extend(["-F", "-"]);
+        let mut text = message.to_string();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        self.read_fed(&args, text.as_bytes())
     }
 
     /// Like [`Git::commit_tree`], with the author and committer (names,
@@ -166,12 +174,12 @@ impl Git {
         let scratch = std::env::temp_dir().join(format!("loopc-blob-{}-{n}", std::process::id()));
         let file = std::fs::File::create(&scratch)
             .map_err(|e| format!("cannot create {}: {e}", scratch.display()))?;
-        let git_dir = format!("--git-dir={}", self.git_dir.display());
         let spec = format!("{commit}:{path}");
         let out = self.exec(
             &self.root,
-            &[&git_dir],
+            &[self.git_dir_option()],
             &["cat-file", "blob", &spec],
+            None,
             Some(file),
         );
         let bytes = std::fs::read(&scratch);

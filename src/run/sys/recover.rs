@@ -143,7 +143,7 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
                 ));
                 continue;
             }
-            std::fs::remove_dir_all(&path)
+            super::modes::remove_tree(&path)
                 .or_else(|_| std::fs::remove_file(&path))
                 .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
             removed += 1;
@@ -334,13 +334,13 @@ pub fn forget_worktree(git: &Git, path: &Path) -> Result<(), String> {
                 .map(|s| PathBuf::from(s.trim()))
                 .unwrap_or_default();
             if gitdir == want {
-                std::fs::remove_dir_all(entry.path())
+                super::modes::remove_tree(&entry.path())
                     .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
             }
         }
     }
     if path.exists() {
-        std::fs::remove_dir_all(path)
+        super::modes::remove_tree(path)
             .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
     }
     Ok(())

@@ -14,8 +14,21 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Whether `text` is an object id as git writes them (SHA-1 or SHA-256 hex).
-fn is_oid(text: &str) -> bool {
+pub fn is_oid(text: &str) -> bool {
     matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The all-zero object id of the object format `like` is written in: 40
+/// zeros for SHA-1, 64 for SHA-256 (`git init --object-format=sha256`).
+/// What git means by "no object" (`git update-ref REF NEW ZERO`: the ref
+/// must not exist yet). `like` that is no object id gives the empty
+/// string, which `git update-ref` reads the same way in either format.
+pub fn zero_oid(like: &str) -> String {
+    if is_oid(like) {
+        "0".repeat(like.len())
+    } else {
+        String::new()
+    }
 }
 
 /// What a loose ref file says.
@@ -179,7 +192,7 @@ impl Git {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_oid, packed_lines};
+    use super::{is_oid, packed_lines, zero_oid};
     use crate::run::sys::git::Git;
     use std::process::Command;
 
@@ -258,5 +271,12 @@ mod tests {
         assert_eq!(packed_lines("garbage\n"), None);
         assert!(is_oid(&"0".repeat(64)));
         assert!(!is_oid("ref: refs/heads/main"));
+    }
+
+    #[test]
+    fn zero_ids_follow_the_object_format() {
+        assert_eq!(zero_oid(&"a".repeat(40)), "0".repeat(40));
+        assert_eq!(zero_oid(&"b".repeat(64)), "0".repeat(64));
+        assert_eq!(zero_oid("HEAD"), "");
     }
 }

@@ -63,14 +63,42 @@ pub fn is_task_branch(branch: &str) -> bool {
 }
 
 /// Makes a fresh worktree at `path` on new branch `branch` at `commit`,
-/// first removing a worktree or branch of the same name that an earlier run
-/// left there (both are loopc's: its directory, its branch namespace).
+/// its files checked out ([`Git::fill`]: the whole tree), first removing a
+/// worktree or branch of the same name that an earlier run left there
+/// (both are loopc's: its directory, its branch namespace).
 pub fn create(git: &Git, path: &Path, branch: Option<&str>, commit: &str) -> Result<(), String> {
     git.worktree_remove(path)?;
     if let Some(b) = branch {
         git.delete_ref(&format!("refs/heads/{b}"))?;
     }
-    git.worktree_add(path, branch, commit, true)
+    git.worktree_add(path, branch, commit, false)?;
+    git.fill(&git.checkout(path)?)
+}
+
+/// What `git worktree add` copies from the checkout it runs in into a new
+/// worktree's administrative directory: the sparse-checkout patterns, and
+/// the per-worktree configuration (`extensions.worktreeConfig`), where
+/// `git sparse-checkout` turns sparseness on. An attempt's worktree holds
+/// the whole tree, and its configuration is the repository's: the agent
+/// and the gates see every file, and may create one anywhere.
+const COPIED: &[&str] = &["config.worktree", "info/sparse-checkout"];
+
+/// Removes from the administrative directory `admin` of a worktree just
+/// added what `git worktree add` copied from the user's checkout
+/// (`COPIED`); nothing is there to remove unless that checkout is sparse
+/// or has a configuration of its own.
+///
+/// Errors: a file there cannot be removed.
+pub fn drop_copied_config(admin: &Path) -> Result<(), String> {
+    for rel in COPIED {
+        let p = admin.join(rel);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot remove {}: {e}", p.display())),
+        }
+    }
+    Ok(())
 }
 
 /// Like [`create`] for a task's try on its task branch `branch`, without
@@ -114,12 +142,15 @@ const FRESH_ADMIN: &[&str] = &["HEAD", "commondir", "gitdir", "index"];
 /// afterwards): it is moved to `path`, what the earlier try left in its
 /// administrative directory is removed, and it is checked out on the new
 /// branch `branch` at `commit` (`git checkout -f -B`, which writes only the
-/// files that differ). The caller then removes every file git does not
-/// track ([`Git::clean`]), so the tree is what a fresh worktree's would be.
+/// files that differ), every entry given the mode and owner a fresh
+/// checkout gives it first ([`super::modes::as_fresh`]). The caller then
+/// removes every file git does not track ([`Git::clean`]), so the tree is
+/// what a fresh worktree's would be.
 ///
 /// Errors: the branch exists and is not loopc's; the worktree cannot be
 /// reused (it is not one of this repository's, it has submodules checked
-/// out, its entry or directory is damaged or gone, git refused): the caller
+/// out, a file of another user, its entry or directory is damaged or gone,
+/// git refused): the caller
 /// removes it and makes a fresh one. After an error the worktree is at
 /// `from` or at `path`.
 pub fn reuse_task(
@@ -157,6 +188,9 @@ pub fn reuse_task(
         move_worktree(&old.admin, from, path)?;
     }
     clear_admin(&old.admin)?;
+    // The modes and owner of a fresh checkout, before git writes: also
+    // what lets checkout and clean into read-only directories.
+    super::modes::as_fresh(path)?;
     let co = git.checkout(path)?;
     git.run_co(
         &co,
@@ -216,7 +250,7 @@ fn clear_admin(admin: &Path) -> Result<(), String> {
         }
         let p = e.path();
         let gone = match e.file_type() {
-            Ok(t) if t.is_dir() => std::fs::remove_dir_all(&p),
+            Ok(t) if t.is_dir() => super::modes::remove_tree(&p),
             _ => std::fs::remove_file(&p),
         };
         gone.map_err(|e| format!("cannot remove {}: {e}", p.display()))?;

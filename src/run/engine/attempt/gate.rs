@@ -478,10 +478,9 @@ pub fn run_checks(
                 format!("A gate must not change the worktree: {e}"),
             );
         }
-        match ctx.git.status_porcelain(co) {
-            Ok(s) if s.trim().is_empty() => {}
-            Ok(s) => {
-                let paths = changed_paths(&s);
+        match ctx.git.status_paths(co) {
+            Ok(paths) if paths.is_empty() => {}
+            Ok(paths) => {
                 return reject(
                     format!("{gate} changed the worktree: {}", paths.join(", ")),
                     format!(
@@ -495,17 +494,6 @@ pub fn run_checks(
         }
     }
     Verdict::Pass
-}
-
-/// The paths named by `git status --porcelain` output (both sides of a
-/// rename), quoted as git quotes them.
-pub fn changed_paths(porcelain: &str) -> Vec<String> {
-    porcelain
-        .lines()
-        .filter_map(|l| l.get(3..))
-        .flat_map(|p| p.split(" -> "))
-        .map(str::to_string)
-        .collect()
 }
 
 /// Whether `check` is agent-judged.
@@ -560,19 +548,5 @@ mod cut_tests {
         let both = output_tail(&[&short, &log]);
         assert!(both.starts_with("all of it\n[loopc: output cut to its last 31 KiB; "));
         assert!(both.len() <= share + 100, "{}", both.len());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::changed_paths;
-
-    #[test]
-    fn porcelain_paths() {
-        let s = " M src/a.rs\n?? new file.txt\nR  old.txt -> new.txt\n";
-        assert_eq!(
-            changed_paths(s),
-            ["src/a.rs", "new file.txt", "old.txt", "new.txt"]
-        );
     }
 }

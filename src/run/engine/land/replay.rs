@@ -22,8 +22,8 @@ pub struct CacheUse {
     /// Per task: `--force` named it (not read, still written).
     pub forced: Vec<bool>,
     /// The files `loop.copy` brings into every worktree and their content
-    /// digests (part of every key).
-    pub copied: std::collections::BTreeMap<String, String>,
+    /// digests, and the tasks' answers (part of the keys).
+    pub around: cache::Surroundings,
 }
 
 /// The cache as one run uses it.
@@ -89,7 +89,7 @@ impl RunCache {
                     i,
                     &self.keys,
                     files.as_deref().map(|v| v.as_slice()),
-                    &self.cache.copied,
+                    &self.cache.around,
                 )
             });
         match computed {

@@ -36,10 +36,11 @@ pub struct Cleanup {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-/// Says `text` as an `error:` line on the display: a failed removal does
-/// not stop the run (the next run removes what is left).
+/// Says `text` as a `warning:` line on the display: a failed removal does
+/// not stop the run nor change its exit status (the next run removes what
+/// is left).
 fn note(ctx: &RunCtx, text: &str) {
-    ctx.events.ui().line(&format!("error: {text}"));
+    ctx.events.ui().line(&format!("warning: {text}"));
 }
 
 /// Takes the worktree at `path` out of git's list: its directory is first
@@ -76,7 +77,7 @@ fn delete_all(ctx: &RunCtx, dirs: Vec<PathBuf>) {
         for chunk in dirs.chunks(per) {
             s.spawn(move || {
                 for d in chunk {
-                    if let Err(e) = std::fs::remove_dir_all(d) {
+                    if let Err(e) = crate::run::sys::modes::remove_tree(d) {
                         note(ctx, &format!("cannot remove {}: {e}", d.display()));
                     }
                 }

@@ -147,8 +147,9 @@ struct Scheduler {
     unsaved: bool,
     /// The process exit status of each outcome (recorded, not chosen here).
     exit_status: fn(RunOutcome) -> i32,
-    /// Agents known to be usage or rate limited, and until when.
-    limited: HashMap<String, Instant>,
+    /// Agents known to be usage or rate limited: until when, and the limit
+    /// that said so.
+    limited: HashMap<String, waits::Limit>,
     /// Removes passed attempts' worktrees and task branches.
     cleanup: crate::run::engine::scheduler::cleanup::Cleanup,
     /// The plan fragments spliced so far ([`crate::run::engine::expand`]).

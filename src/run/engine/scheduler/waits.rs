@@ -8,10 +8,20 @@
 use super::Scheduler;
 use crate::plan::{Agent, TaskKind};
 use crate::run::engine::agent::limits;
+use crate::run::engine::outcome::Limited;
 use crate::run::store::events::Event;
 use crate::state::{RunState, TaskStatus};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// An agent's usage or rate limit as the coordinator knows it.
+#[derive(Debug, Clone)]
+pub struct Limit {
+    /// Until when the agent is taken to be limited.
+    until: Instant,
+    /// The limit that said so (the one lasting longest, of several).
+    hit: Limited,
+}
 
 /// Carries the waits of `previous` (the last run's state) into `state`:
 /// a task that was waiting for an agent's limit when that run ended waits
@@ -58,7 +68,7 @@ impl Scheduler {
             if until <= now {
                 continue;
             }
-            let l = crate::run::engine::outcome::Limited {
+            let l = Limited {
                 agent,
                 resets_at: Some(until),
                 message: "the last run was waiting for this limit".to_string(),
@@ -70,7 +80,7 @@ impl Scheduler {
 
     /// How long `l` lasts from now: to its reset time, else the backoff of
     /// task `i`'s limits in a row.
-    fn limit_length(&self, i: usize, l: &crate::run::engine::outcome::Limited) -> Duration {
+    fn limit_length(&self, i: usize, l: &Limited) -> Duration {
         let now = limits::now_epoch();
         match l.resets_at {
             Some(at) if at > now => Duration::from_secs(at - now),
@@ -79,17 +89,48 @@ impl Scheduler {
     }
 
     /// Records `l.agent` as limited for the length of `l`.
-    fn mark_limited(&mut self, i: usize, l: &crate::run::engine::outcome::Limited) {
+    fn mark_limited(&mut self, i: usize, l: &Limited) {
         let until = Instant::now() + self.limit_length(i, l);
-        let e = self.limited.entry(l.agent.clone()).or_insert(until);
-        *e = (*e).max(until);
+        if self.limited.get(&l.agent).is_none_or(|k| k.until < until) {
+            let hit = l.clone();
+            self.limited.insert(l.agent.clone(), Limit { until, hit });
+        }
     }
 
     /// Whether agent `name` is limited now.
     fn is_limited(&self, name: &str) -> bool {
         self.limited
             .get(name)
-            .is_some_and(|&until| Instant::now() < until)
+            .is_some_and(|k| Instant::now() < k.until)
+    }
+
+    /// The limit task `i` waits for after `l`: when `l.agent` is the
+    /// task's own agent or one of its fallbacks (then every one of them is
+    /// limited), the one of them that ends first; else `l`'s own.
+    fn first_to_end(&self, i: usize, l: &Limited) -> Limit {
+        let own = Limit {
+            until: self
+                .limited
+                .get(&l.agent)
+                .map_or_else(Instant::now, |k| k.until),
+            hit: l.clone(),
+        };
+        let TaskKind::Agent { agent, .. } = &self.ctx.plan.tasks[i].kind else {
+            return own;
+        };
+        let chain: Vec<&str> = std::iter::once(agent.name.as_str())
+            .chain(agent.fallbacks.iter().map(|f| f.name.as_str()))
+            .collect();
+        if !chain.contains(&l.agent.as_str()) {
+            return own;
+        }
+        chain
+            .iter()
+            .filter_map(|name| self.limited.get(*name))
+            .filter(|k| k.until > Instant::now())
+            .min_by_key(|k| k.until)
+            .cloned()
+            .unwrap_or(own)
     }
 
     /// Who may run task `i`'s next attempt: `Some(None)` its own agent,
@@ -119,12 +160,7 @@ impl Scheduler {
     /// when the limited agent is the task's own or one of its fallbacks and
     /// another of them is free, that one takes the next attempt at once;
     /// otherwise the task waits.
-    pub(super) fn limit_hit(
-        &mut self,
-        state: &mut RunState,
-        i: usize,
-        l: &crate::run::engine::outcome::Limited,
-    ) {
+    pub(super) fn limit_hit(&mut self, state: &mut RunState, i: usize, l: &Limited) {
         self.mark_limited(i, l);
         let in_chain = match &self.ctx.plan.tasks[i].kind {
             TaskKind::Agent { agent, .. } => {
@@ -160,32 +196,30 @@ impl Scheduler {
     /// Task `i`'s attempt was set aside for a usage or rate limit: it waits
     /// until the limit resets (else backs off), within the `wait` and
     /// `time` budgets.
-    pub(super) fn wait_for_limit(
-        &mut self,
-        state: &mut RunState,
-        i: usize,
-        l: &crate::run::engine::outcome::Limited,
-    ) {
+    pub(super) fn wait_for_limit(&mut self, state: &mut RunState, i: usize, l: &Limited) {
         let now = limits::now_epoch();
+        // With its own agent and fallbacks all limited, the task waits for
+        // the first of them to be free again.
+        let first = self.first_to_end(i, l);
+        let l = &first.hit;
+        let wait = first.until.saturating_duration_since(Instant::now());
+        let given = l.resets_at.filter(|&at| at > now);
         let slot = &mut self.books.slots[i];
-        let wait = match l.resets_at {
-            Some(at) if at > now => {
-                slot.limit_backoffs = 0;
-                Duration::from_secs(at - now)
-            }
-            _ => {
-                let w = limits::backoff(slot.limit_backoffs);
-                slot.limit_backoffs += 1;
-                w
-            }
-        };
+        if given.is_some() {
+            slot.limit_backoffs = 0;
+        } else {
+            slot.limit_backoffs += 1;
+        }
         let until = Instant::now() + wait;
         slot.wait_until = Some(until);
         let resets = limits::clock(now + wait.as_secs());
-        let said = if l.resets_at.is_some_and(|at| at > now) {
-            format!("resets {resets}")
-        } else {
-            format!("no reset time given; trying again at {resets}")
+        let said = match (given, l.resets_at) {
+            (Some(_), _) => format!("resets {resets}"),
+            (None, Some(past)) => format!(
+                "its reset time {} has passed; trying again at {resets}",
+                limits::clock(past)
+            ),
+            (None, None) => format!("no reset time given; trying again at {resets}"),
         };
         let why = format!(
             "waiting for {}'s usage limit: {said}, in {}",

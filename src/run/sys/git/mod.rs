@@ -9,11 +9,14 @@
 
 pub use super::objects::MergeTree;
 mod admin;
+mod discover;
+mod exec;
+pub use exec::{nul_list, path_option};
 
 use super::process::Control;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Configuration every git command of loopc's own runs with, whatever the
 /// user's configuration says: no hooks (a `post-checkout` hook must not run,
@@ -76,6 +79,9 @@ pub struct GitOutput {
     pub code: i32,
     /// Standard output, lossily decoded.
     pub stdout: String,
+    /// Whether standard output was UTF-8 as it came (else `stdout` holds
+    /// U+FFFD for the bytes that were not).
+    pub stdout_was_utf8: bool,
     /// Standard error, lossily decoded.
     pub stderr: String,
 }
@@ -127,9 +133,11 @@ pub(super) fn why(out: &GitOutput) -> String {
 }
 
 fn output_of(out: &std::process::Output) -> GitOutput {
+    let stdout = String::from_utf8_lossy(&out.stdout);
     GitOutput {
         code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stdout_was_utf8: matches!(stdout, std::borrow::Cow::Borrowed(_)),
+        stdout: stdout.into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
@@ -155,84 +163,6 @@ pub fn parse_version(text: &str) -> Option<(u32, u32)> {
 }
 
 impl Git {
-    /// Finds the repository containing `cwd` (`git rev-parse --show-toplevel`).
-    ///
-    /// Errors: git is not installed, or `cwd` is not inside a git worktree.
-    pub fn discover(cwd: &Path) -> Result<Git, String> {
-        let probe = Git {
-            root: cwd.to_path_buf(),
-            common_dir: cwd.to_path_buf(),
-            git_dir: cwd.to_path_buf(),
-            env: Vec::new(),
-            control: None,
-            timeout: None,
-            own_entries: Arc::default(),
-        };
-        let out = probe
-            .exec(
-                cwd,
-                &[],
-                &[
-                    "rev-parse",
-                    "--show-toplevel",
-                    "--absolute-git-dir",
-                    "--git-common-dir",
-                ],
-                None,
-            )
-            .and_then(|o| if o.code == 0 { Ok(o) } else { Err(why(&o)) })
-            .map_err(|e| {
-                if e.starts_with("cannot run git") {
-                    // Not a repository problem: git itself is missing.
-                    format!("{e}; loopc needs git (2.40 or newer) on PATH")
-                } else {
-                    format!("{} is not inside a git repository ({e})", cwd.display())
-                }
-            })?;
-        let mut lines = out.stdout.lines().map(str::trim);
-        let (Some(top), Some(git_dir), Some(common)) = (lines.next(), lines.next(), lines.next())
-        else {
-            return Err(format!(
-                "{} is not inside a git worktree (`git rev-parse` said: {})",
-                cwd.display(),
-                out.stdout.trim()
-            ));
-        };
-        let root = PathBuf::from(top);
-        let git_dir = PathBuf::from(git_dir);
-        let mut common_dir = PathBuf::from(common);
-        if common_dir.is_relative() {
-            common_dir = cwd.join(common_dir);
-        }
-        let common_dir = std::fs::canonicalize(&common_dir).unwrap_or(common_dir);
-        let mut git = Git {
-            root,
-            common_dir,
-            git_dir,
-            env: Vec::new(),
-            control: None,
-            timeout: None,
-            own_entries: Arc::default(),
-        };
-        // A repository without a commit identity (fresh CI machines) still
-        // gets commits: loopc signs as itself, only for its own git calls.
-        for (key, name, value) in [
-            ("user.name", "NAME", "loopc"),
-            ("user.email", "EMAIL", "loopc@localhost"),
-        ] {
-            let configured = git
-                .try_run_in(&git.root.clone(), &["config", "--get", key])
-                .map(|o| o.code == 0 && !o.stdout.trim().is_empty())
-                .unwrap_or(false);
-            if !configured {
-                git.env.push((format!("GIT_AUTHOR_{name}"), value.into()));
-                git.env
-                    .push((format!("GIT_COMMITTER_{name}"), value.into()));
-            }
-        }
-        Ok(git)
-    }
-
     /// Checks that the `git` loopc runs is at least [`MIN_VERSION`]
     /// (`git version`): replays merge onto a moved base with
     /// `git merge-tree --write-tree --merge-base`, which git 2.40 added.
@@ -276,106 +206,13 @@ impl Git {
         &self.env
     }
 
-    /// Runs `git [SAFE_CONFIG] PRE ARGS` in `dir`, its stdout captured or
-    /// into `stdout_file`, in a process group of its own when bound to a
-    /// run, killed (SIGTERM, then SIGKILL) at its timeout or when the run
-    /// stops.
-    ///
-    /// Errors: git could not be started, or it was killed.
-    pub(super) fn exec(
-        &self,
-        dir: &Path,
-        pre: &[&str],
-        args: &[&str],
-        stdout_file: Option<std::fs::File>,
-    ) -> Result<GitOutput, String> {
-        let mut full: Vec<&str> = SAFE_CONFIG.to_vec();
-        full.extend_from_slice(pre);
-        full.extend_from_slice(args);
-        // By absolute path, so that it is spawned, not forked (see `program`).
-        let mut expr = duct::cmd(super::program::git(), full)
-            .dir(dir)
-            .stdin_null()
-            .stderr_capture()
-            .unchecked()
-            .env("GIT_TERMINAL_PROMPT", "0");
-        expr = match stdout_file {
-            Some(f) => expr.stdout_file(f),
-            None => expr.stdout_capture(),
-        };
-        // loopc's own variables (identity, dates, a scratch index file)
-        // are set before the inherited location variables are removed:
-        // of duct's nested settings the innermost, the first made, wins.
-        for (k, v) in &self.env {
-            expr = expr.env(k, v);
-        }
-        for k in super::process::GIT_LOCATION_VARS {
-            if !self.env.iter().any(|(set, _)| set == k) {
-                expr = expr.env_remove(k);
-            }
-        }
-        let Some(control) = self.control.as_ref() else {
-            // Outside a run (status, clean): Ctrl-C ends git with loopc.
-            let out = expr.run().map_err(|e| format!("cannot run git: {e}"))?;
-            return Ok(output_of(&out));
-        };
-        let expr = expr.before_spawn(|c| {
-            use std::os::unix::process::CommandExt;
-            c.process_group(0).arg0("git");
-            Ok(())
-        });
-        let handle = expr.start().map_err(|e| format!("cannot run git: {e}"))?;
-        let pgid = handle.pids().first().map(|&p| p as i32).unwrap_or(0);
-        control.register(pgid);
-        let started = Instant::now();
-        // Blocks until git ends (woken by SIGCHLD, so the end is seen at
-        // once, not at the next poll) or the pause is over, then looks at
-        // the timeout and the kill switch.
-        let pause = Duration::from_millis(20);
-        let killed = loop {
-            match handle.wait_timeout(pause) {
-                Ok(Some(out)) => {
-                    control.unregister(pgid);
-                    return Ok(output_of(out));
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    control.unregister(pgid);
-                    return Err(format!("cannot wait for git: {e}"));
-                }
-            }
-            if let Some(t) = self.timeout
-                && started.elapsed() >= t
-            {
-                break format!("timed out after {}", crate::run::time::human_duration(t));
-            }
-            if control.should_stop() || super::interrupt::requested() {
-                break "was stopped (the run is stopping)".to_string();
-            }
-        };
-        // SIGTERM first: git removes its lock files on SIGTERM.
-        super::process::signal_group(pgid, libc::SIGTERM);
-        let grace = Instant::now() + super::process::KILL_GRACE;
-        while Instant::now() < grace {
-            if let Ok(Some(_)) = handle.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        super::process::signal_group(pgid, libc::SIGKILL);
-        let _ = handle.kill();
-        control.unregister(pgid);
-        Err(format!("`git {}` {killed}", args.join(" ")))
-    }
-
     /// Runs `git ARGS` in `dir` on the repository of `root` (named with
     /// `--git-dir`, never discovered from `dir`); any exit status is
     /// returned.
     ///
     /// Errors: git could not be started, or it was killed (timeout, stop).
     pub fn try_run_in(&self, dir: &Path, args: &[&str]) -> Result<GitOutput, String> {
-        let git_dir = format!("--git-dir={}", self.git_dir.display());
-        self.exec(dir, &[&git_dir], args, None)
+        self.exec(dir, &[self.git_dir_option()], args, None, None)
     }
 
     /// Runs `git ARGS` in `dir` and requires exit status 0.
@@ -436,14 +273,14 @@ impl Git {
     /// (Ctrl-C) may have moved the ref already: then it is read again, and
     /// a ref at `new` is a success.
     pub fn update_ref(&self, refname: &str, new: &str, old: Option<&str>) -> Result<bool, String> {
-        let zero = "0000000000000000000000000000000000000000";
+        let zero = super::refs::zero_oid(new);
         let args = [
             "update-ref",
             "-m",
             "loopc",
             refname,
             new,
-            old.unwrap_or(zero),
+            old.unwrap_or(&zero),
         ];
         let landed = || self.commit_of(refname).ok().flatten().as_deref() == Some(new);
         let out = match self.try_run_in(&self.root, &args) {
@@ -499,12 +336,13 @@ impl Git {
         ))
     }
 
-    /// The registered worktrees.
+    /// The registered worktrees (`git worktree list --porcelain -z`: a
+    /// path with a line break is read whole).
     pub fn worktrees(&self) -> Result<Vec<WorktreeEntry>, String> {
-        let out = self.run_in(&self.root, &["worktree", "list", "--porcelain"])?;
+        let out = self.run_in(&self.root, &["worktree", "list", "--porcelain", "-z"])?;
         let mut list = Vec::new();
         let mut current: Option<WorktreeEntry> = None;
-        for line in out.stdout.lines() {
+        for line in out.stdout.split('\0') {
             if let Some(p) = line.strip_prefix("worktree ") {
                 if let Some(e) = current.take() {
                     list.push(e);
@@ -554,17 +392,22 @@ impl Git {
     }
 
     /// Removes the worktree at `path` (forced: loopc owns it), then its
-    /// directory if git left it behind.
+    /// directory if git left it behind, whatever modes its files have
+    /// (git cannot empty a read-only directory: it is opened up and git
+    /// asked again).
     pub fn worktree_remove(&self, path: &Path) -> Result<(), String> {
         let p = path.to_string_lossy();
         if self.is_registered_worktree(path) {
-            self.run_in(
-                &self.root,
-                &["worktree", "remove", "--force", "--force", &p],
-            )?;
+            let args = ["worktree", "remove", "--force", "--force", p.as_ref()];
+            // git drops its entry even when it could not empty the
+            // directory; with the entry left, it is asked again.
+            if self.run_in(&self.root, &args).is_err() && self.is_registered_worktree(path) {
+                super::modes::open_up(path);
+                self.run_in(&self.root, &args)?;
+            }
         }
         if path.exists() {
-            std::fs::remove_dir_all(path)
+            super::modes::remove_tree(path)
                 .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
         }
         Ok(())
@@ -574,7 +417,6 @@ impl Git {
     pub fn diff_to_file(&self, from: &str, to: &str, out: &Path) -> Result<(), String> {
         let file = std::fs::File::create(out)
             .map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-        let git_dir = format!("--git-dir={}", self.git_dir.display());
         let args = [
             "diff",
             "--binary",
@@ -583,7 +425,13 @@ impl Git {
             from,
             to,
         ];
-        let res = self.exec(&self.root, &[&git_dir], &args, Some(file))?;
+        let res = self.exec(
+            &self.root,
+            &[self.git_dir_option()],
+            &args,
+            None,
+            Some(file),
+        )?;
         if res.code != 0 {
             return Err(format!("`git diff {from} {to}` failed: {}", why(&res)));
         }
