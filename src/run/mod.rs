@@ -594,6 +594,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         branch: ctx.plan.settings.branch.clone(),
         head: head.clone(),
         parallel,
+        run,
     });
     interrupt::install();
     let mut state = scheduler::initial_state(&ctx, &options.plan_file, &head);

@@ -248,6 +248,8 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Outcome {
             .to_string_lossy()
             .into_owned(),
         fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
+        // The scheduler's pool has `parallel` threads: a thread is a slot.
+        slot: rayon::current_thread_index().and_then(|i| u32::try_from(i + 1).ok()),
     });
     let files = match AttemptFiles::create(&ctx.layout, &task.name, &log_name, Some(&r.worktree)) {
         Ok(f) => f,
