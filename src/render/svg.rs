@@ -76,6 +76,19 @@ enum LineStyle {
 ///
 /// Errors: only those of `out`.
 pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> io::Result<()> {
+    render_linked(plan, statuses, None, out)
+}
+
+/// [`render`], each task's node a link to `link(index)` when given (the
+/// report's graph links each task to its details).
+///
+/// Errors: only those of `out`.
+pub fn render_linked(
+    plan: &Plan,
+    statuses: Option<&StateMap>,
+    link: Option<&dyn Fn(usize) -> String>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let max_columns = ((MAX_W - 2 * PAD_X) / CHAR_W) as usize;
     let clusters = super::clusters(plan);
     let mut nodes: Vec<Node> = plan
@@ -196,6 +209,9 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
             tip.push_str(s.as_str());
             tip.push(']');
         }
+        if let Some(link) = link {
+            writeln!(out, "<a href=\"{}\">", xml(&link(i)))?;
+        }
         writeln!(out, "<g id=\"t{i}\">")?;
         writeln!(out, "<title>{}</title>", xml(&tip))?;
         writeln!(
@@ -220,6 +236,9 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
             )?;
         }
         writeln!(out, "</g>")?;
+        if link.is_some() {
+            writeln!(out, "</a>")?;
+        }
     }
     writeln!(out, "</svg>")
 }
