@@ -24,6 +24,7 @@ mod plan;
 mod reel;
 mod reel_cli;
 mod reel_run;
+mod report;
 mod robustness;
 mod run_agents;
 mod run_basic;

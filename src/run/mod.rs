@@ -20,13 +20,16 @@
 //! - [`status`], [`clean`], [`logs`], [`board`], [`answer`]: the
 //!   other commands' reports and stdout (`logs` reads `.loopc/` and the
 //!   lock, as `status` does; `board` reads `.loopc/` only, never the lock;
-//!   `answer` writes only `.loopc/answers/`).
+//!   `answer` writes only `.loopc/answers/`);
+//! - [`report`]: `loopc report`, a run as an HTML page or JSON, read from
+//!   `.loopc/` through the store (drawn with [`crate::render`]).
 
 pub mod answer;
 pub mod board;
 pub mod clean;
 pub mod engine;
 pub mod logs;
+pub mod report;
 pub mod status;
 pub mod store;
 pub mod sys;
@@ -619,7 +622,9 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     if let Some(command) = &ctx.plan.settings.notify {
         // `+` cannot start a task name: no task's log directory takes it.
         let log = ctx.layout.logs.join("+notify.log");
-        if let Err(e) = engine::notify::notify(command, &ctx.git.root, &finish.state, &log) {
+        let report = report::default_file(&ctx.git.root);
+        if let Err(e) = engine::notify::notify(command, &ctx.git.root, &finish.state, &log, &report)
+        {
             stderr_line(&format!("warning: {e}"));
         }
     }
