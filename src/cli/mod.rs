@@ -38,6 +38,7 @@ mod init;
 mod list;
 mod logs;
 mod lsp;
+mod report;
 mod run;
 mod status;
 
@@ -162,6 +163,8 @@ enum Command {
     Init(init::Args),
     /// Show the last run's tasks.
     Status(status::Args),
+    /// Write a run's report: one HTML page (graph, timeline, cost, tasks).
+    Report(report::Args),
     /// Remove loopc's worktrees, task branches and logs.
     Clean(clean::Args),
     /// Print the logs of a task's attempt in the last run.
@@ -211,6 +214,7 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::run(&args),
         Command::Init(args) => init::run(&args),
         Command::Status(args) => status::run(&args),
+        Command::Report(args) => report::run(&args),
         Command::Clean(args) => clean::run(&args),
         Command::Logs(args) => logs::run(&args),
         Command::Answer(args) => answer::run(&args),

@@ -89,6 +89,26 @@ fn is_plan_word(word: &str, cwd: &Path) -> bool {
         || cwd.join(word).exists()
 }
 
+/// The line after the summary that says how to write the run's report:
+/// `report: loopc report -o .loopc/report.html` (the path as seen from
+/// `cwd`, in the repository whose top is `root`).
+fn report_line(root: &Path, cwd: &Path) -> String {
+    let shown = match cwd.strip_prefix(root) {
+        Ok(below) => {
+            let mut up = PathBuf::new();
+            for _ in below.components() {
+                up.push("..");
+            }
+            up.join(loopc::run::report::DEFAULT_FILE)
+        }
+        Err(_) => loopc::run::report::default_file(root),
+    };
+    format!(
+        "report: loopc report -o {}\n",
+        loopc::run::status::shell_word(&shown.to_string_lossy())
+    )
+}
+
 /// Finds, compiles and runs the plan; returns the exit status, or the
 /// message of an error that is exit 2.
 fn run_plan(args: &Args) -> Result<i32, String> {
@@ -304,11 +324,14 @@ fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, String> {
     for w in &ran.warnings {
         eline!("{w}");
     }
+    // Where the run's report would be written: built only when asked for
+    // (`loopc report`).
+    let summary = format!("{}{}", ran.summary, report_line(&ran.root, cwd));
     // `-q` prints the summary only when the run did not pass. A closed or
     // full stdout does not change the run's result (state.json has it), but
     // a full one is said.
     if !(verbosity() == Verbosity::Quiet && ran.outcome == Outcome::Passed)
-        && let Err(e) = write_stdout(&ran.summary)
+        && let Err(e) = write_stdout(&summary)
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
         eline!(

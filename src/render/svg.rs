@@ -76,6 +76,19 @@ enum LineStyle {
 ///
 /// Errors: only those of `out`.
 pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> io::Result<()> {
+    render_linked(plan, statuses, None, out)
+}
+
+/// [`render`], each task's node a link to `link(index)` when given (the
+/// report's graph links each task to its details).
+///
+/// Errors: only those of `out`.
+pub fn render_linked(
+    plan: &Plan,
+    statuses: Option<&StateMap>,
+    link: Option<&dyn Fn(usize) -> String>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let clusters = super::clusters(plan);
     let mut nodes: Vec<Node> = (0..plan.tasks.len())
         .map(|i| node(plan, statuses, &clusters, i))
@@ -95,7 +108,13 @@ pub fn render(plan: &Plan, statuses: Option<&StateMap>, out: &mut dyn Write) -> 
     }
     writeln!(out, "</g>")?;
     for (i, node) in nodes.iter().enumerate() {
+        if let Some(link) = link {
+            writeln!(out, "<a href=\"{}\">", xml(&link(i)))?;
+        }
         draw_node(out, plan, statuses, i, node)?;
+        if link.is_some() {
+            writeln!(out, "</a>")?;
+        }
     }
     writeln!(out, "</svg>")
 }

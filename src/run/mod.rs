@@ -22,7 +22,9 @@
 //! - [`status`], [`clean`], [`logs`], [`board`], [`answer`]: the
 //!   other commands' reports and stdout (`logs` reads `.loopc/` and the
 //!   lock, as `status` does; `board` reads `.loopc/` only, never the lock;
-//!   `answer` writes only `.loopc/answers/`).
+//!   `answer` writes only `.loopc/answers/`);
+//! - [`report`]: `loopc report`, a run as an HTML page or JSON, read from
+//!   `.loopc/` through the store (drawn with [`crate::render`]).
 
 pub mod answer;
 pub mod board;
@@ -30,6 +32,7 @@ pub mod clean;
 pub mod engine;
 pub mod logs;
 mod preflight;
+pub mod report;
 pub mod status;
 pub mod store;
 pub mod sys;
@@ -100,6 +103,8 @@ pub struct Ran {
     pub summary: String,
     /// Warnings of the run's end (the notify command failed), for stderr.
     pub warnings: Vec<String>,
+    /// The repository's top directory.
+    pub root: std::path::PathBuf,
 }
 
 /// Options of one run (the command line, minus the plan file).
@@ -490,6 +495,7 @@ fn schedule(
         branch: ctx.plan.settings.branch.clone(),
         head: head.to_string(),
         parallel,
+        run: ctx.run,
     });
     interrupt::install();
     let mut state = scheduler::initial_state(ctx, &options.plan_file, head);
@@ -515,7 +521,9 @@ fn schedule(
     if let Some(command) = &ctx.plan.settings.notify {
         // `+` cannot start a task name: no task's log directory takes it.
         let log = ctx.layout.logs.join("+notify.log");
-        if let Err(e) = engine::notify::notify(command, &ctx.git.root, &finish.state, &log) {
+        let report = report::default_file(&ctx.git.root);
+        if let Err(e) = engine::notify::notify(command, &ctx.git.root, &finish.state, &log, &report)
+        {
             warnings.push(format!("warning: {e}"));
         }
     }
@@ -523,5 +531,6 @@ fn schedule(
         outcome: finish.outcome,
         summary: table,
         warnings,
+        root: ctx.git.root.clone(),
     }
 }

@@ -31,8 +31,13 @@ pub(super) fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Resul
     // Before any git call that a path too long would fail in another's name.
     let longest = plan.tasks.iter().map(|t| t.name.len()).max().unwrap_or(0);
     let worktrees = Layout::new(&git.root).worktrees;
-    super::sys::room::check(git, &worktrees, &super::sys::worktree::slug(&plan.name), longest)
-        .map_err(RunError::usage)?;
+    super::sys::room::check(
+        git,
+        &worktrees,
+        &super::sys::worktree::slug(&plan.name),
+        longest,
+    )
+    .map_err(RunError::usage)?;
     if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
         return Err(RunError::usage(format!(
             "the repository at {} is in the middle of {what}; finish or abort it first",

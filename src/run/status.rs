@@ -27,6 +27,42 @@ pub fn state_json(state: &crate::state::RunState, killed: bool) -> Result<String
     Ok(format!("{text}\n"))
 }
 
+/// The document `loop.notify` reads on stdin: [`state_json`] with
+/// `report` added, naming where `loopc report` writes the run's report
+/// (`file`) and the command that writes it (`command`); the report
+/// itself is not built.
+///
+/// Errors: the state cannot be encoded.
+pub fn notify_json(state: &crate::state::RunState, report: &Path) -> Result<String, String> {
+    let mut value = serde_json::to_value(state).map_err(|e| format!("cannot encode state: {e}"))?;
+    if let Some(obj) = value.as_object_mut() {
+        let file = report.to_string_lossy();
+        obj.insert(
+            "report".into(),
+            serde_json::json!({
+                "file": file,
+                "command": format!("loopc report -o {}", shell_word(&file)),
+            }),
+        );
+    }
+    let text =
+        serde_json::to_string_pretty(&value).map_err(|e| format!("cannot encode state: {e}"))?;
+    Ok(format!("{text}\n"))
+}
+
+/// `word` quoted for `sh` when it needs to be.
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:@,".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// What `loopc status` prints for the repository containing `cwd`: the
 /// summary table (or, with `json`, the state document), with a closing line
 /// break.

@@ -28,6 +28,7 @@ mod pipeline;
 mod preflight;
 mod reliability;
 mod replay;
+mod report;
 mod resilience;
 mod resolver;
 mod reuse;

@@ -1,5 +1,6 @@
 //! `loop.notify`: one command when the run ends, however it ends, with the
-//! state document of `loopc status --json` on stdin; its failure is
+//! state document of `loopc status --json` (and where the run's report
+//! would be written) on stdin; its failure is
 //! reported and never changes the run's exit status.
 
 use crate::harness::Test;
@@ -25,7 +26,13 @@ fn a_passed_run_notifies_with_the_status_document() {
     repo.loopc(&["run"]).status(0).run();
     let (json, env) = notified(&repo);
     let status = repo.loopc(&["status", "--json"]).status(0).run().stdout;
-    assert_eq!(json, status);
+    // The state document, and where the run's report would be written.
+    let mut doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let report = doc.as_object_mut().unwrap().remove("report").unwrap();
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(doc, status);
+    let file = repo.root.canonicalize().unwrap().join(".loopc/report.html");
+    assert_eq!(report["file"], file.to_str().unwrap());
     assert_eq!(env, "passed 0\n");
 }
 

@@ -12,15 +12,26 @@ use std::time::Duration;
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs `command` (`sh -c`) in the main checkout `root`, the JSON of
-/// `state` on stdin, its output in `log`. Its environment adds
-/// `LOOP_REPO_ROOT`, `LOOP_RUN_STATUS` (state.json's `status`) and
-/// `LOOP_EXIT_STATUS` (the run's exit status).
+/// `state` on stdin (with `report`: where `loopc report` writes the run's
+/// report, `report`), its output in `log`. Its environment adds
+/// `LOOP_REPO_ROOT`, `LOOP_RUN_STATUS` (state.json's `status`),
+/// `LOOP_EXIT_STATUS` (the run's exit status) and `LOOP_REPORT` (`report`).
 ///
 /// Errors: a line saying how it failed (it could not start, exited
 /// non-zero, or was killed at [`TIMEOUT`]), naming the log.
-pub fn notify(command: &str, root: &Path, state: &RunState, log: &Path) -> Result<(), String> {
-    let json = crate::run::status::state_json(state, false)?;
+pub fn notify(
+    command: &str,
+    root: &Path,
+    state: &RunState,
+    log: &Path,
+    report: &Path,
+) -> Result<(), String> {
+    let json = crate::run::status::notify_json(state, report)?;
     let env = vec![
+        (
+            "LOOP_REPORT".to_string(),
+            report.to_string_lossy().into_owned(),
+        ),
         (
             "LOOP_REPO_ROOT".to_string(),
             root.to_string_lossy().into_owned(),

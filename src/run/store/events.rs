@@ -26,6 +26,9 @@ pub enum Event {
         head: String,
         /// Tasks at once.
         parallel: u32,
+        /// The run's number (state.json's `run`), which names its
+        /// worktrees, task branches and `earlier-logs/<run>/`.
+        run: u32,
     },
     /// An attempt of a task started in a fresh worktree.
     AttemptStarted {
@@ -48,6 +51,10 @@ pub enum Event {
         /// usage or rate limited (absent: the task's own agent).
         #[serde(skip_serializing_if = "Option::is_none")]
         fallback: Option<String>,
+        /// The parallel slot it runs in, 1 to `parallel`: no two attempts
+        /// hold one slot at once (absent when not known).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        slot: Option<u32>,
     },
     /// An attempt entered a phase (`setup`, `agent`, `command`, `commit`,
     /// `gate`, `merge`).
@@ -80,6 +87,11 @@ pub enum Event {
         /// `codex-json`).
         #[serde(skip_serializing_if = "Option::is_none")]
         agent: Option<crate::state::AgentRecord>,
+        /// When the attempt's own work (setup, agent, its gates) ended in
+        /// its slot, on the `elapsed_ms` clock: what follows, up to this
+        /// event, is its wait for the coordinator and its merge.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        work_end_ms: Option<u64>,
     },
     /// An attempt was set aside because its agent hit a usage or rate
     /// limit; the task waits, then runs the attempt again.
@@ -268,6 +280,12 @@ impl Recorder {
             start: Instant::now(),
             ui,
         })
+    }
+
+    /// Milliseconds from the run's start to `at`, on the clock of the
+    /// events' `elapsed_ms`.
+    pub fn ms_at(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.start).as_millis()).unwrap_or(u64::MAX)
     }
 
     /// The display.

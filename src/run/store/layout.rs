@@ -214,8 +214,10 @@ impl Layout {
     /// always this run's attempt and nothing of an earlier run is
     /// overwritten: `k` is `run`, the number of the run that wrote them
     /// (from its state file), when it is above every `k` there, else one
-    /// more than the highest. Returns where they went, `None` when there
-    /// were none.
+    /// more than the highest. The state file that run left goes with them,
+    /// as `+state.json` (`loopc report --run <k>` reads it; `+` cannot
+    /// start a task name). Returns where they went, `None` when there were
+    /// none.
     ///
     /// Errors: a directory cannot be read, made or renamed.
     pub fn keep_earlier_logs(&self, run: Option<u32>) -> Result<Option<PathBuf>, String> {
@@ -249,9 +251,17 @@ impl Layout {
         })?;
         std::fs::create_dir_all(&self.logs)
             .map_err(|e| format!("cannot create {}: {e}", self.logs.display()))?;
+        // A copy for reports of that run only: a failure loses no state.
+        if self.state.is_file() {
+            let _ = std::fs::copy(&self.state, to.join(EARLIER_STATE));
+        }
         Ok(Some(to))
     }
 }
+
+/// The copy of a run's state file kept with its logs in
+/// `earlier-logs/<k>/` ([`Layout::keep_earlier_logs`]).
+pub const EARLIER_STATE: &str = "+state.json";
 
 /// The name of the log directory of attempt `attempt`'s `retry`th try
 /// (1 for the first; an infrastructure failure such as `setup` retries the

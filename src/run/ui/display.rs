@@ -37,6 +37,7 @@ pub fn plain_line(event: &Event) -> Option<String> {
             branch,
             head,
             parallel,
+            ..
         } => format!(
             "loopc: running plan {plan} on {branch} (at {}), {parallel} at a time",
             short(head)

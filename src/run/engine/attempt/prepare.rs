@@ -34,6 +34,8 @@ pub(super) fn files(ctx: &RunCtx, task: &Task, r: &mut AttemptResult) -> Step<At
             .to_string_lossy()
             .into_owned(),
         fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
+        // The scheduler's pool has `parallel` threads: a thread is a slot.
+        slot: rayon::current_thread_index().and_then(|i| u32::try_from(i + 1).ok()),
     });
     let files = AttemptFiles::create(&ctx.layout, &task.name, &log_name, Some(&r.worktree))
         .map_err(Outcome::Infrastructure)?;

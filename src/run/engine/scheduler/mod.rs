@@ -537,6 +537,7 @@ impl Scheduler {
             signalled: interrupt::requested(),
             past_deadline: self.past_deadline(),
             ended_ms: self.books.meter.ms_at(ended),
+            work_end_ms: Some(self.ctx.events.ms_at(ended)),
             agent_started: r.agent_started,
             logs: r
                 .files

@@ -196,6 +196,8 @@ pub struct Finished {
     /// When the attempt ended, in milliseconds from the run's start
     /// (measured where it ran, not when the scheduler got to it).
     pub ended_ms: u64,
+    /// When it ended, on the event log's clock (its `work_end_ms`).
+    pub work_end_ms: Option<u64>,
     /// Whether the agent (or command) had started: from then on the
     /// attempt counts, and an infrastructure failure after it is a failed
     /// attempt, not one retried for free.
@@ -366,6 +368,7 @@ fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>
         reason,
         cost_micro_usd,
         agent: f.agent.clone(),
+        work_end_ms: f.work_end_ms,
     }));
 }
 
