@@ -71,13 +71,36 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
             "killed {killed} process group(s) left running in loopc's worktrees by an earlier run"
         ));
     }
-
-    // Registered worktrees under `.loopc/worktrees/` that loopc made; any
-    // other one there is the user's and is left alone.
-    // Worktrees of attempts that ended failed or blocked are kept until
-    // `loopc clean` (docs/running.md); their branches are not reused.
-    let ledgered = layout::ledger(layout)?;
     let kept_branches = layout::kept(layout)?;
+    let (still_kept, kept, mut removed) =
+        registered_worktrees(git, layout, &kept_branches, &mut done)?;
+    removed += unregistered_worktrees(git, layout, &kept, &mut done)?;
+    if removed > 0 {
+        done.notes.push(format!(
+            "removed {removed} stale worktree(s) under {}",
+            layout.worktrees.display()
+        ));
+    }
+    if still_kept != kept_branches {
+        layout::write_kept(layout, &still_kept)?;
+    }
+    task_branches(git, layout, slug, &still_kept, &mut done)?;
+    Ok(done)
+}
+
+/// Registered worktrees under `.loopc/worktrees/` that loopc made are
+/// removed; any other one there is the user's and is left alone (a note).
+/// Worktrees of attempts that ended failed or blocked are kept until `loopc
+/// clean` (docs/running.md); their branches are not reused. Returns the
+/// task branches still kept, the worktrees left in place, and how many
+/// were removed.
+fn registered_worktrees(
+    git: &Git,
+    layout: &Layout,
+    kept_branches: &BTreeSet<String>,
+    done: &mut Reconciled,
+) -> Result<(BTreeSet<String>, Vec<PathBuf>, usize), String> {
+    let ledgered = layout::ledger(layout)?;
     let mut still_kept = BTreeSet::new();
     let mut removed = 0;
     let mut kept: Vec<PathBuf> = Vec::new();
@@ -122,44 +145,57 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
             kept.push(w.path);
         }
     }
-    // Directories git does not know, with the names loopc gives worktrees
-    // (loopc killed while adding one).
-    if let Ok(entries) = std::fs::read_dir(&layout.worktrees) {
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            if kept
-                .iter()
-                .any(|k| k == &path || super::git::same_path(k, &path))
-                || !is_loopcs_worktree_name(&entry.file_name().to_string_lossy())
-            {
-                continue;
-            }
-            if !is_leftover_worktree(git, &path) {
-                done.notes.push(format!(
-                    "{} is not a worktree loopc made; loopc leaves it alone (move it out of {} \
-                     to silence this)",
-                    path.display(),
-                    layout.worktrees.display()
-                ));
-                continue;
-            }
-            super::modes::remove_tree(&path)
-                .or_else(|_| std::fs::remove_file(&path))
-                .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
-            removed += 1;
-        }
-    }
-    if removed > 0 {
-        done.notes.push(format!(
-            "removed {removed} stale worktree(s) under {}",
-            layout.worktrees.display()
-        ));
-    }
-    if still_kept != kept_branches {
-        layout::write_kept(layout, &still_kept)?;
-    }
+    Ok((still_kept, kept, removed))
+}
 
-    // This plan's task branches that loopc created.
+/// Directories git does not know, with the names loopc gives worktrees
+/// (loopc killed while adding one), but for those in `kept`: removed.
+/// Returns how many.
+fn unregistered_worktrees(
+    git: &Git,
+    layout: &Layout,
+    kept: &[PathBuf],
+    done: &mut Reconciled,
+) -> Result<usize, String> {
+    let mut removed = 0;
+    let Ok(entries) = std::fs::read_dir(&layout.worktrees) else {
+        return Ok(0);
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        if kept
+            .iter()
+            .any(|k| k == &path || super::git::same_path(k, &path))
+            || !is_loopcs_worktree_name(&entry.file_name().to_string_lossy())
+        {
+            continue;
+        }
+        if !is_leftover_worktree(git, &path) {
+            done.notes.push(format!(
+                "{} is not a worktree loopc made; loopc leaves it alone (move it out of {} \
+                 to silence this)",
+                path.display(),
+                layout.worktrees.display()
+            ));
+            continue;
+        }
+        super::modes::remove_tree(&path)
+            .or_else(|_| std::fs::remove_file(&path))
+            .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        removed += 1;
+    }
+    Ok(removed)
+}
+
+/// Deletes this plan's task branches that loopc created, but for those
+/// `still_kept` and those checked out somewhere (a note).
+fn task_branches(
+    git: &Git,
+    layout: &Layout,
+    slug: &str,
+    still_kept: &BTreeSet<String>,
+    done: &mut Reconciled,
+) -> Result<(), String> {
     let mut ours = layout::ledger(layout)?;
     let checked_out: Vec<(String, PathBuf)> = git
         .worktrees()?
@@ -193,13 +229,11 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
     }
     if deleted > 0 {
         layout::write_ledger(layout, &ours)?;
-    }
-    if deleted > 0 {
         done.notes.push(format!(
             "removed {deleted} task branch(es) loopc/{slug}/… left by an earlier run"
         ));
     }
-    Ok(done)
+    Ok(())
 }
 
 /// Whether the worktree `w` (under `.loopc/worktrees/`) is one loopc made:

@@ -81,16 +81,52 @@ pub fn advance(
     earlier: &[Check],
     owners: &HashMap<String, Arc<Owner>>,
 ) -> Advance {
+    let moved = destination(ctx, spec)
+        .and_then(|(from, to, to_stage)| {
+            still_there(ctx, spec, head, &from, &to)?;
+            let index: PathBuf = ctx.layout.dir.join("advance.index");
+            ctx.git
+                .tree_with_move(head, &from, &to, &index)
+                .and_then(|tree| {
+                    ctx.git
+                        .commit_tree_like(&tree, &[head], &message(&from, to_stage), head)
+                })
+                .map_err(|e| format!("cannot write the move: {e}"))
+        })
+        .map_err(Advance::Stayed)
+        .and_then(|commit| {
+            let checks = move_checks(ctx, spec, earlier, owners);
+            gate_move(ctx, task, head, &commit, &checks).map(|()| commit)
+        });
+    let commit = match moved {
+        Ok(c) => c,
+        Err(stayed) => return stayed,
+    };
+    match ctx
+        .git
+        .update_ref(&ctx.integration_ref, &commit, Some(head))
+    {
+        Ok(true) => Advance::Moved { commit },
+        Ok(false) => Advance::BranchMoved(format!(
+            "{} moved while loopc was running; it must only be changed by loopc during a run",
+            ctx.integration_ref
+        )),
+        Err(e) => Advance::BranchMoved(e),
+    }
+}
+
+/// Where `spec` moves: its path relative to the repository, its path in
+/// the next stage, and that stage's name.
+///
+/// Errors: it is in the last stage, or outside the repository.
+fn destination(ctx: &RunCtx, spec: &StageSpec) -> Result<(String, String, &'static str), String> {
     let Some(to_stage) = spec.next_stage() else {
-        return Advance::Stayed(format!(
+        return Err(format!(
             "{}/ is the last stage: there is nothing to move it to",
             spec.stage_name()
         ));
     };
-    let from = match relative(&ctx.git.root, &spec.path) {
-        Ok(f) => f,
-        Err(why) => return Advance::Stayed(why),
-    };
+    let from = relative(&ctx.git.root, &spec.path)?;
     let file_name = spec
         .path
         .file_name()
@@ -103,47 +139,52 @@ pub fn advance(
         Some((tree, _)) => format!("{tree}/{to_stage}/{file_name}"),
         None => format!("{to_stage}/{file_name}"),
     };
-    match ctx.git.file_at(head, &from) {
-        Ok(Some(entry)) => match ctx.git.blob_text(&entry.blob) {
-            Ok(text) if text == spec.text => {}
-            Ok(_) => {
-                return Advance::Stayed(format!(
+    Ok((from, to, to_stage))
+}
+
+/// Whether the spec at `from` on the integration branch at `head` is the
+/// text this run read, and nothing is in the way at `to`.
+///
+/// Errors: why the spec stays.
+fn still_there(
+    ctx: &RunCtx,
+    spec: &StageSpec,
+    head: &str,
+    from: &str,
+    to: &str,
+) -> Result<(), String> {
+    match ctx.git.file_at(head, from)? {
+        Some(entry) => {
+            if ctx.git.blob_text(&entry.blob)? != spec.text {
+                return Err(format!(
                     "{from} on the integration branch is not the text this run read (it has \
                      uncommitted changes, or a task changed it): its tasks passed for the \
                      text read; commit the spec as it should be and run again"
                 ));
             }
-            Err(e) => return Advance::Stayed(e),
-        },
-        Ok(None) => {
-            return Advance::Stayed(format!(
+        }
+        None => {
+            return Err(format!(
                 "{from} is not on the integration branch (it is not committed): commit it and \
                  run again"
             ));
         }
-        Err(e) => return Advance::Stayed(e),
     }
-    match ctx.git.file_at(head, &to) {
-        Ok(None) => {}
-        Ok(Some(_)) => {
-            return Advance::Stayed(format!("{to} already exists on the integration branch"));
-        }
-        Err(e) => return Advance::Stayed(e),
+    match ctx.git.file_at(head, to)? {
+        None => Ok(()),
+        Some(_) => Err(format!("{to} already exists on the integration branch")),
     }
-    let index: PathBuf = ctx.layout.dir.join("advance.index");
-    let commit = match ctx
-        .git
-        .tree_with_move(head, &from, &to, &index)
-        .and_then(|tree| {
-            ctx.git
-                .commit_tree_like(&tree, &[head], &message(&from, to_stage), head)
-        }) {
-        Ok(c) => c,
-        Err(e) => return Advance::Stayed(format!("cannot write the move: {e}")),
-    };
-    // Gated like a merge: the command checks of the spec's tasks, then
-    // those of every task merged before; each sees its own task's
-    // variables (its work on the integration branch, when known).
+}
+
+/// The checks a move runs, as a merge's: the command checks of the spec's
+/// tasks, then those of every task merged before; each sees its own task's
+/// variables (its work on the integration branch, when known).
+fn move_checks(
+    ctx: &RunCtx,
+    spec: &StageSpec,
+    earlier: &[Check],
+    owners: &HashMap<String, Arc<Owner>>,
+) -> Vec<Check> {
     let mut checks: Vec<Check> = Vec::new();
     for &t in &spec.tasks {
         let name = &ctx.plan.tasks[t].name;
@@ -158,14 +199,26 @@ pub fn advance(
         }
     }
     add_checks(&mut checks, earlier);
+    checks
+}
+
+/// Runs `checks` on the move `commit` in a scratch worktree, under task
+/// `task`'s log directory (`advance/`).
+///
+/// Errors: the move stays (a check failed or could not run) or the run stops.
+fn gate_move(
+    ctx: &RunCtx,
+    task: usize,
+    head: &str,
+    commit: &str,
+    checks: &[Check],
+) -> Result<(), Advance> {
     let task_def = &ctx.plan.tasks[task];
-    let files = match AttemptFiles::create(&ctx.layout, &task_def.name, "advance", None) {
-        Ok(f) => f,
-        Err(e) => return Advance::Stayed(e),
-    };
-    if let Err(e) = ctx.git.diff_to_file(head, &commit, &files.diff) {
-        return Advance::Stayed(e);
-    }
+    let files = AttemptFiles::create(&ctx.layout, &task_def.name, "advance", None)
+        .map_err(Advance::Stayed)?;
+    ctx.git
+        .diff_to_file(head, commit, &files.diff)
+        .map_err(Advance::Stayed)?;
     ctx.events.emit(Event::Phase {
         task: task_def.name.clone(),
         attempt: 0,
@@ -184,37 +237,24 @@ pub fn advance(
         0,
         id,
         &files,
-        &commit,
+        commit,
         head,
-        &checks,
+        checks,
         "advance",
         &mut Cost::default(),
     );
     match verdict {
-        Verdict::Pass => {}
-        Verdict::Stopped => return Advance::Stopped,
-        Verdict::Reject { reason, .. } => {
-            return Advance::Stayed(format!("its move failed a check: {reason}"));
-        }
-        Verdict::Limited(l) => {
-            return Advance::Stayed(format!(
-                "its move could not be checked: agent `{}` hit a limit: {}",
-                l.agent, l.message
-            ));
-        }
-        Verdict::Blocked(why) | Verdict::Error(why) => {
-            return Advance::Stayed(format!("its move could not be checked: {why}"));
-        }
-    }
-    match ctx
-        .git
-        .update_ref(&ctx.integration_ref, &commit, Some(head))
-    {
-        Ok(true) => Advance::Moved { commit },
-        Ok(false) => Advance::BranchMoved(format!(
-            "{} moved while loopc was running; it must only be changed by loopc during a run",
-            ctx.integration_ref
-        )),
-        Err(e) => Advance::BranchMoved(e),
+        Verdict::Pass => Ok(()),
+        Verdict::Stopped => Err(Advance::Stopped),
+        Verdict::Reject { reason, .. } => Err(Advance::Stayed(format!(
+            "its move failed a check: {reason}"
+        ))),
+        Verdict::Limited(l) => Err(Advance::Stayed(format!(
+            "its move could not be checked: agent `{}` hit a limit: {}",
+            l.agent, l.message
+        ))),
+        Verdict::Blocked(why) | Verdict::Error(why) => Err(Advance::Stayed(format!(
+            "its move could not be checked: {why}"
+        ))),
     }
 }

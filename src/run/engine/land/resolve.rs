@@ -291,43 +291,39 @@ fn merge_of(
     }
 }
 
-/// The resolver's run in the scratch worktree, up to the merge commit of
-/// its resolution (not yet checked).
-#[allow(clippy::too_many_arguments)]
-fn run(
+/// Stops the resolution for an error loopc met running it: the run is
+/// stopping, or a refusal naming `e`.
+fn infra_stop(ctx: &RunCtx, e: String) -> Stop {
+    if stopping(ctx) {
+        Stop::Stopped
+    } else {
+        Refusal::new(format!("loopc could not run it: {e}"), e).into()
+    }
+}
+
+/// The resolver's scratch worktree at `scratch`: the integration head
+/// with the attempt's commit merged into it and left with its conflict
+/// markers (the common base shown too: the resolver sees what each side
+/// changed), and its work directory; `dir` is the resolver's log directory.
+fn conflicted_scratch(
     ctx: &RunCtx,
-    r: &AttemptResult,
-    agent: &Arc<Agent>,
+    git: &crate::run::sys::git::Git,
     side: &Side<'_>,
-    with: &[usize],
     scratch: &Path,
     dir: &Path,
-    cost: &mut Cost,
-    record: &mut ResolverRecord,
-) -> Result<String, Stop> {
-    let task = &ctx.plan.tasks[r.input.task];
-    let infra = |e: String| -> Stop {
-        if stopping(ctx) {
-            Stop::Stopped
-        } else {
-            Refusal::new(format!("loopc could not run it: {e}"), e).into()
-        }
-    };
+) -> Result<(Checkout, std::path::PathBuf), Stop> {
+    let infra = |e: String| infra_stop(ctx, e);
     std::fs::create_dir_all(dir)
         .map_err(|e| infra(format!("cannot create {}: {e}", dir.display())))?;
-    let timeout = agent.timeout.unwrap_or(task.timeout);
-    let git = ctx.git.with_timeout(timeout);
     let mut co = {
         let _g = ctx.worktree_lock.lock();
-        worktree::create(&git, scratch, None, side.head)
+        worktree::create(git, scratch, None, side.head)
             .and_then(|()| git.checkout(scratch))
             .map_err(|e| infra(format!("cannot create the resolver's worktree: {e}")))?
     };
     co.excluded = ctx.brought.paths();
     crate::run::engine::worktree_files::place(&ctx.brought, scratch).map_err(infra)?;
     let work = crate::run::engine::context::create_work_dir(scratch).map_err(infra)?;
-    // The merge, left with its conflict markers (the common base shown
-    // too: the resolver sees what each side changed).
     let merged = git
         .try_run_co(
             &co,
@@ -350,6 +346,28 @@ fn run(
             crate::run::sys::git::bounded_stderr(&merged.stderr)
         )));
     }
+    Ok((co, work))
+}
+
+/// The resolver's run in the scratch worktree, up to the merge commit of
+/// its resolution (not yet checked).
+#[allow(clippy::too_many_arguments)]
+fn run(
+    ctx: &RunCtx,
+    r: &AttemptResult,
+    agent: &Arc<Agent>,
+    side: &Side<'_>,
+    with: &[usize],
+    scratch: &Path,
+    dir: &Path,
+    cost: &mut Cost,
+    record: &mut ResolverRecord,
+) -> Result<String, Stop> {
+    let task = &ctx.plan.tasks[r.input.task];
+    let infra = |e: String| infra_stop(ctx, e);
+    let timeout = agent.timeout.unwrap_or(task.timeout);
+    let git = ctx.git.with_timeout(timeout);
+    let (co, work) = conflicted_scratch(ctx, &git, side, scratch, dir)?;
     // Which side deleted a conflicted file (a modify/delete conflict).
     let sides = presence(ctx, side).map_err(infra)?;
     let text = prompt(ctx, task, with, side, &sides, scratch, &r.input.progress);
