@@ -48,6 +48,7 @@ mod run_outcomes;
 mod run_output;
 mod run_pipeline;
 mod run_preflight;
+mod run_protect;
 mod run_replay;
 mod run_resilience;
 mod run_resolver;

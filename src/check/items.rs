@@ -8,7 +8,7 @@ use crate::ast::{self, Block, GateBody, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{
     AgentDef, BudgetDef, CHANGES_WORDS, DefaultsDef, ExecutorDef, GateDef, GateDefKind, LoopDef,
-    OnFail, OutputFormat, PathPattern, Ref, TaskDef, Work, fields,
+    OnChange, OnFail, OutputFormat, PathPattern, Ref, TaskDef, Work, fields,
 };
 use crate::span::Span;
 use std::collections::BTreeMap;
@@ -30,6 +30,7 @@ impl Checker {
             expand_depth: self.positive_int(&f, "expand_depth"),
             resolver: self.reference(&f, "resolver", "an agent"),
             stages: self.stages(&f),
+            protect: self.protect_globs(&f, "protect"),
         };
         // The integration branch must be a name git accepts, or the run fails
         // late; check the explicit one, or the default made from the name.
@@ -103,6 +104,7 @@ impl Checker {
             env: self.env(&f),
             executor: self.reference(&f, "executor", "an executor"),
             resolver: self.reference(&f, "resolver", "an agent"),
+            protect: self.protect_globs(&f, "protect"),
         };
     }
 
@@ -204,6 +206,7 @@ impl Checker {
                     kind,
                     timeout: None,
                     on_fail: OnFail::Retry,
+                    on_change: OnChange::Fail,
                     agent_ref: None,
                     executor: None,
                 });
@@ -288,6 +291,10 @@ impl Checker {
                     .word(&f, "on_fail", OnFail::WORDS)
                     .and_then(|(w, _)| OnFail::from_word(&w))
                     .unwrap_or(OnFail::Retry);
+                let on_change = self
+                    .word(&f, "on_change", OnChange::WORDS)
+                    .and_then(|(w, _)| OnChange::from_word(&w))
+                    .unwrap_or_default();
                 let timeout = self.duration(&f, "timeout");
                 let executor = self.reference(&f, "executor", "an executor");
                 self.model.gates.push(GateDef {
@@ -295,6 +302,7 @@ impl Checker {
                     kind,
                     timeout,
                     on_fail,
+                    on_change,
                     agent_ref,
                     executor,
                 });
@@ -389,6 +397,8 @@ impl Checker {
             expands: self.fragment_path(&f),
             env: self.env(&f),
             resolver: self.reference(&f, "resolver", "an agent"),
+            protect: self.protect_globs(&f, "protect"),
+            may_change: self.protect_globs(&f, "may_change"),
             span: t.span,
         };
         if self.detail == Detail::Diagnostics {
@@ -441,6 +451,19 @@ impl Checker {
             }
         }
         out
+    }
+
+    /// `protect` or `may_change`: globs of repository paths (E0014, E0007
+    /// as `inputs`).
+    fn protect_globs(&mut self, f: &Fields<'_>, name: &str) -> Vec<String> {
+        let note = format!(
+            "`{name}` lists globs of paths relative to the repository root, \
+             e.g. `[\"tests/**\", \"verify.sh\"]`"
+        );
+        self.globs(f, name, &note)
+            .into_iter()
+            .map(|(pattern, _)| pattern)
+            .collect()
     }
 
     /// A task's `expands`: the path of the plan fragment it writes, relative

@@ -124,6 +124,18 @@ impl Analysis {
             let inputs: Vec<String> = t.inputs.iter().map(|i| code(i)).collect();
             let _ = writeln!(s, "- inputs: {}", inputs.join(", "));
         }
+        let protect: Vec<String> = (self.model.settings.protect.iter())
+            .chain(&d.protect)
+            .chain(&t.protect)
+            .map(|p| code(p))
+            .collect();
+        if !protect.is_empty() {
+            let _ = writeln!(s, "- protect: {}", protect.join(", "));
+        }
+        if !t.may_change.is_empty() {
+            let may: Vec<String> = t.may_change.iter().map(|i| code(i)).collect();
+            let _ = writeln!(s, "- may change: {}", may.join(", "));
+        }
         if let Some(p) = &self.compilation.plan
             && let Some(task) = p.tasks.iter().find(|x| x.name == name)
         {
@@ -292,6 +304,15 @@ pub fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Gate, "prompt") => "What the reviewing agent is asked (required with `agent`).",
         (Gate, "timeout") => "Timeout of one gate run (default 30m).",
         (Gate, "on_fail") => "`retry` (default), `block` or `fail`.",
+        (Gate, "on_change") => {
+            "A command gate that changes tracked files: `fail` (default: the attempt fails) or `ignore` (reported and discarded; the verdict stands). Untracked files it leaves are always discarded."
+        }
+        (Loop | Defaults | Task, "protect") => {
+            "Globs of paths (relative to the repo root) an attempt may not add, change, delete, rename or change the mode of; gates run them as at the task's start. Part of the cache key."
+        }
+        (Task, "may_change") => {
+            "Globs of protected paths this task may change (a task that writes tests). Part of the cache key."
+        }
         (Defaults, "agent") => "Agent of tasks that set none.",
         (Defaults, "gates") => "Gates of tasks that set none.",
         (Defaults, "attempts") => "Attempts per task (default 3).",

@@ -133,6 +133,7 @@ pub(super) fn resolve(
                 kind,
                 timeout: g.timeout.unwrap_or(DEFAULT_TIMEOUT),
                 on_fail: g.on_fail,
+                on_change: g.on_change,
                 executor,
             })),
             _ => None,
@@ -199,6 +200,19 @@ pub(super) fn resolve(
         let layer = layers[i];
         let dep_keys: Vec<Key> = dependencies.iter().map(|&d| tasks[d].key).collect();
         let task_executor = default_executor.clone();
+        let mut protect: Vec<String> = Vec::new();
+        for p in model
+            .settings
+            .protect
+            .iter()
+            .chain(&model.defaults.protect)
+            .chain(&t.protect)
+        {
+            if !protect.contains(p) {
+                protect.push(p.clone());
+            }
+        }
+        let may_change = std::mem::take(&mut t.may_change);
         let (key, key_parts) = task_key(
             &mut key_memo,
             &name,
@@ -206,6 +220,7 @@ pub(super) fn resolve(
             t.expands.as_deref(),
             accept.as_deref(),
             &task_gates,
+            (&protect, &may_change),
             &env,
             task_executor.as_deref(),
             dep_keys,
@@ -223,6 +238,8 @@ pub(super) fn resolve(
             timeout,
             inputs: std::mem::take(&mut t.inputs),
             changes_optional: t.changes_optional,
+            protect,
+            may_change,
             expands: t.expands.take(),
             expanded_from: None,
             expanded: false,

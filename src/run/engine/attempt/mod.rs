@@ -12,6 +12,7 @@ mod commit;
 pub mod gate;
 mod gitlinks;
 mod prepare;
+mod protect;
 pub mod watch;
 mod work;
 mod worktree;
