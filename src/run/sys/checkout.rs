@@ -188,6 +188,25 @@ impl Git {
         self.run_co(co, &["clean", "-q", "-ffdx"]).map(|_| ())
     }
 
+    /// Puts worktree `co` back to `commit` after a check ran in it: its
+    /// HEAD (and the branch HEAD is on), index and tracked files are
+    /// `commit`'s (`git reset --hard`), and the untracked files that are
+    /// not ignored are removed (`git clean -ffd`; the files loopc brought
+    /// in and ignored ones, caches and `.loopc/` among them, stay).
+    ///
+    /// Errors: git failed.
+    pub fn restore(&self, co: &Checkout, commit: &str) -> Result<(), String> {
+        self.run_co(
+            co,
+            &["reset", "-q", "--hard", "--no-recurse-submodules", commit],
+        )?;
+        self.run_co(
+            co,
+            &co.with_pathspec(&["clean", "-q", "-ffd"], &co.exclusions()),
+        )
+        .map(|_| ())
+    }
+
     /// Runs `git ARGS` for worktree `co`, naming its git directory and its
     /// files explicitly (`--git-dir`, `--work-tree`); any exit status.
     ///

@@ -11,6 +11,10 @@
 mod commit;
 pub mod gate;
 mod gitlinks;
+mod judge;
+mod launch;
+mod litter;
+mod pin;
 mod prepare;
 mod protect;
 pub mod watch;

@@ -42,6 +42,11 @@ impl Protection {
         })
     }
 
+    /// Whether the task's `may_change` names `path`.
+    pub(crate) fn lifts(&self, path: &str) -> bool {
+        self.lifted.is_match(path)
+    }
+
     /// Whether the task may not change `path` (relative to the repository's top).
     pub(crate) fn covers(&self, path: &str) -> bool {
         self.protect.is_match(path) && !self.lifted.is_match(path)
