@@ -1,6 +1,6 @@
 //! The check the plan names is the check that runs: before a command
-//! check (`accept`, a command gate), the repository files its command names
-//! (`sh verify.sh`, `python3 tests/check.py`, `./run-tests`) are put back
+//! check (`accept`, a command gate), the scripts its command runs from the
+//! repository (`sh verify.sh`, `python3 tests/check.py`, `./run-tests`) are put back
 //! as they are at the commit the try started from (`LOOP_BASE`: the task's
 //! starting commit; for a merge's checks, the integration head), whatever
 //! the attempt did to them. Protected paths need no pinning: an attempt
@@ -13,22 +13,49 @@ use crate::run::engine::context::{Protocol, RunCtx};
 use crate::run::engine::outcome::stopping;
 use crate::run::sys::checkout::Checkout;
 
-/// The words of `command` that may name a file of the repository: split
-/// at white space, quotes and shell operators, without a leading `./`;
-/// not options, variables or absolute paths.
+/// Programs that run the script named after their options.
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "node", "perl", "ruby", "php",
+    "Rscript", "deno", "bun", "tclsh", "pwsh", "lua",
+];
+
+/// The scripts `command` runs from the repository: in each simple command
+/// (split at `;`, `|`, `&`, line breaks and parentheses; leading `VAR=value`
+/// assignments skipped), a program named by a relative path (`./run-tests`,
+/// `scripts/check`), or the script an interpreter runs (`sh verify.sh`,
+/// `python3 tests/check.py`; none after `-c` or `-m`). Only scripts: a
+/// file a command merely reads (`test -f x`, `grep y src/a.py`) is not
+/// pinned, or the check would judge the base instead of the work.
 pub(crate) fn named_paths(command: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in command.split(|c: char| c.is_whitespace() || "'\"`;|&()<>=".contains(c)) {
-        let word = word.trim_start_matches("./");
-        if word.is_empty()
-            || word == "."
-            || word.starts_with(['$', '/', '~'])
-            || word.split('/').any(|c| c == "..")
-            || out.iter().any(|w| w == word)
+    for simple in command.split(|c: char| ";|&\n()".contains(c)) {
+        let mut words = simple
+            .split(|c: char| c.is_whitespace() || "'\"`<>".contains(c))
+            .filter(|w| !w.is_empty())
+            .skip_while(|w| w.contains('=') && !w.starts_with('='));
+        let Some(program) = words.next() else {
+            continue;
+        };
+        let script = if INTERPRETERS.contains(&program.rsplit('/').next().unwrap_or(program)) {
+            words
+                .take_while(|w| !matches!(*w, "-c" | "-m" | "-e"))
+                .find(|w| !w.starts_with('-'))
+        } else if program.contains('/') {
+            Some(program)
+        } else {
+            None
+        };
+        let Some(script) = script.map(|w| w.trim_start_matches("./")) else {
+            continue;
+        };
+        if script.is_empty()
+            || script.starts_with(['$', '/', '~'])
+            || script.split('/').any(|c| c == "..")
+            || out.iter().any(|w| w == script)
         {
             continue;
         }
-        out.push(word.to_string());
+        out.push(script.to_string());
     }
     out
 }
@@ -98,15 +125,22 @@ mod tests {
     use super::named_paths;
 
     #[test]
-    fn the_words_that_may_name_files() {
-        assert_eq!(named_paths("sh verify.sh"), ["sh", "verify.sh"]);
+    fn the_scripts_a_command_runs() {
+        assert_eq!(named_paths("sh verify.sh"), ["verify.sh"]);
         assert_eq!(
-            named_paths("PYTHONPATH=. python3 tests/check.py -q && ./run-tests"),
-            ["PYTHONPATH", "python3", "tests/check.py", "-q", "run-tests"]
+            named_paths("PYTHONPATH=. python3 -u tests/check.py -q && ./run-tests; make"),
+            ["tests/check.py", "run-tests"]
+        );
+        assert_eq!(named_paths("bash -c 'sh x.sh'"), Vec::<String>::new());
+        assert_eq!(named_paths("python3 -m pytest tests"), Vec::<String>::new());
+        assert_eq!(
+            named_paths("test -f a.md && grep -q x src/a.py"),
+            Vec::<String>::new()
         );
         assert_eq!(
-            named_paths("bash -c 'sh x.sh' /abs $HOME ../up"),
-            ["bash", "-c", "sh", "x.sh"]
+            named_paths("/usr/bin/env x; sh ../up.sh; sh $X"),
+            Vec::<String>::new()
         );
+        assert_eq!(named_paths("scripts/check --all"), ["scripts/check"]);
     }
 }
