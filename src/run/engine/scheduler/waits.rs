@@ -212,7 +212,10 @@ impl Scheduler {
         }
         let until = Instant::now() + wait;
         slot.wait_until = Some(until);
-        let resets = limits::clock(now + wait.as_secs());
+        // The wall-clock time it waits for: the reset time the agent gave
+        // (to the second, as it said it), else now plus the back-off.
+        let at = given.unwrap_or(now + wait.as_secs());
+        let resets = limits::clock(at);
         let said = match (given, l.resets_at) {
             (Some(_), _) => format!("resets {resets}"),
             (None, Some(past)) => format!(
@@ -268,9 +271,7 @@ impl Scheduler {
         let ts = &mut state.tasks[i];
         ts.status = TaskStatus::Pending;
         ts.reason = Some(why.clone());
-        ts.waiting_until = Some(crate::run::time::format_rfc3339(Duration::from_secs(
-            now + wait.as_secs(),
-        )));
+        ts.waiting_until = Some(crate::run::time::format_rfc3339(Duration::from_secs(at)));
         ts.waiting_for = Some(l.agent.clone());
         self.ctx.events.emit(Event::Waiting {
             task: ts.name.clone(),
