@@ -154,6 +154,8 @@ pub struct LoopDef {
     /// run` works (each one of [`crate::origin::STAGES`]); `None` when not
     /// given.
     pub stages: Option<Vec<String>>,
+    /// `protect`: globs of paths no task's attempt may change.
+    pub protect: Vec<String>,
 }
 
 /// A glob pattern of a `copy` or `link` list, with where it is written.
@@ -203,6 +205,8 @@ pub struct DefaultsDef {
     /// `resolver`: the agent that resolves merge conflicts of tasks that
     /// name none.
     pub resolver: Option<Ref>,
+    /// `protect`: globs of paths no task's attempt may change.
+    pub protect: Vec<String>,
 }
 
 /// An `executor` item: how loopc launches a command.
@@ -250,6 +254,8 @@ pub struct GateDef {
     pub timeout: Option<Duration>,
     /// `on_fail`.
     pub on_fail: OnFail,
+    /// `on_change`: what a change of tracked files by the gate does.
+    pub on_change: OnChange,
     /// The `agent` reference, even when the gate is invalid (for E0005, W0001).
     pub agent_ref: Option<Ref>,
     /// `executor` (long form only).
@@ -314,6 +320,10 @@ pub struct TaskDef {
     pub env: BTreeMap<String, String>,
     /// `resolver`: the agent that resolves a conflict of this task's merge.
     pub resolver: Option<Ref>,
+    /// `protect` (valid globs): paths the task's attempts may not change.
+    pub protect: Vec<String>,
+    /// `may_change` (valid globs): protected paths the task may change.
+    pub may_change: Vec<String>,
     /// The whole item.
     pub span: Span,
 }
@@ -333,6 +343,7 @@ pub mod fields {
         "expand_depth",
         "resolver",
         "stages",
+        "protect",
     ];
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
@@ -355,15 +366,35 @@ pub mod fields {
     /// `executor NAME { … }`
     pub const EXECUTOR: &[&str] = &["run"];
     /// `gate NAME { … }`
-    pub const GATE: &[&str] = &["run", "agent", "prompt", "timeout", "on_fail", "executor"];
+    pub const GATE: &[&str] = &[
+        "run",
+        "agent",
+        "prompt",
+        "timeout",
+        "on_fail",
+        "on_change",
+        "executor",
+    ];
     /// `defaults { … }`
     pub const DEFAULTS: &[&str] = &[
-        "agent", "gates", "attempts", "timeout", "env", "executor", "resolver",
+        "agent", "gates", "attempts", "timeout", "env", "executor", "resolver", "protect",
     ];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
-        "prompt", "run", "agent", "accept", "gates", "attempts", "timeout", "inputs", "changes",
-        "env", "expands", "resolver",
+        "prompt",
+        "run",
+        "agent",
+        "accept",
+        "gates",
+        "attempts",
+        "timeout",
+        "inputs",
+        "changes",
+        "env",
+        "expands",
+        "resolver",
+        "protect",
+        "may_change",
     ];
 }
 
@@ -531,6 +562,40 @@ pub enum OnFail {
     Block,
     /// The run stops.
     Fail,
+}
+
+/// What a command gate that changed tracked files does (`on_change`):
+/// its changes are discarded either way (docs/running.md, "Checks an agent
+/// cannot game").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum OnChange {
+    /// The attempt fails (default).
+    #[default]
+    Fail,
+    /// The change is reported and discarded; the gate's verdict stands.
+    Ignore,
+}
+
+impl OnChange {
+    /// The words plan files use, in the order messages list them.
+    pub const WORDS: &[&str] = &["fail", "ignore"];
+
+    /// The behaviour a plan-file word names.
+    pub fn from_word(word: &str) -> Option<OnChange> {
+        match word {
+            "fail" => Some(OnChange::Fail),
+            "ignore" => Some(OnChange::Ignore),
+            _ => None,
+        }
+    }
+
+    /// The word used in plan files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnChange::Fail => "fail",
+            OnChange::Ignore => "ignore",
+        }
+    }
 }
 
 impl OnFail {

@@ -8,7 +8,7 @@ use crate::ast::{self, Block, GateBody, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{
     AgentDef, BudgetDef, CHANGES_WORDS, DefaultsDef, ExecutorDef, GateDef, GateDefKind, LoopDef,
-    OnFail, PathPattern, Ref, TaskDef, Work, fields,
+    OnChange, OnFail, PathPattern, Ref, TaskDef, Work, fields,
 };
 use crate::span::Span;
 use std::collections::BTreeMap;
@@ -30,6 +30,7 @@ impl Checker {
             expand_depth: self.positive_int(&f, "expand_depth"),
             resolver: self.reference(&f, "resolver", "an agent"),
             stages: self.stages(&f),
+            protect: self.protect_globs(&f, "protect"),
         };
         // The integration branch must be a name git accepts, or the run fails
         // late; check the explicit one, or the default made from the name.
@@ -103,6 +104,7 @@ impl Checker {
             env: self.env(&f),
             executor: self.reference(&f, "executor", "an executor"),
             resolver: self.reference(&f, "resolver", "an agent"),
+            protect: self.protect_globs(&f, "protect"),
         };
     }
 
@@ -178,6 +180,7 @@ impl Checker {
                 kind: self.short_gate(g, v),
                 timeout: None,
                 on_fail: OnFail::Retry,
+                on_change: OnChange::Fail,
                 agent_ref: None,
                 executor: None,
             },
@@ -221,6 +224,10 @@ impl Checker {
             .word(&f, "on_fail", OnFail::WORDS)
             .and_then(|(w, _)| OnFail::from_word(&w))
             .unwrap_or(OnFail::Retry);
+        let on_change = self
+            .word(&f, "on_change", OnChange::WORDS)
+            .and_then(|(w, _)| OnChange::from_word(&w))
+            .unwrap_or_default();
         let timeout = self.duration(&f, "timeout");
         let executor = self.reference(&f, "executor", "an executor");
         GateDef {
@@ -228,6 +235,7 @@ impl Checker {
             kind,
             timeout,
             on_fail,
+            on_change,
             agent_ref,
             executor,
         }
@@ -348,6 +356,8 @@ impl Checker {
                 .word(&f, "changes", CHANGES_WORDS)
                 .is_some_and(|(w, _)| w == "optional"),
             expands: self.fragment_path(&f),
+            protect: self.protect_globs(&f, "protect"),
+            may_change: self.protect_globs(&f, "may_change"),
             env: self.env(&f),
             resolver: self.reference(&f, "resolver", "an agent"),
             span: t.span,
@@ -466,6 +476,19 @@ impl Checker {
             }
         }
         out
+    }
+
+    /// `protect` or `may_change`: globs of repository paths (E0014, E0007
+    /// as `inputs`).
+    fn protect_globs(&mut self, f: &Fields<'_>, name: &str) -> Vec<String> {
+        let note = format!(
+            "`{name}` lists globs of paths relative to the repository root, \
+             e.g. `[\"tests/**\", \"verify.sh\"]`"
+        );
+        self.globs(f, name, &note)
+            .into_iter()
+            .map(|(pattern, _)| pattern)
+            .collect()
     }
 
     /// A task's `expands`: the path of the plan fragment it writes, relative

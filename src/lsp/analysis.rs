@@ -499,6 +499,16 @@ impl Analysis {
                     ));
                 }
             }
+            ("on_change", false) if block == BlockKind::Gate => {
+                for w in crate::model::OnChange::WORDS {
+                    out.push(item(
+                        w,
+                        lsp::CompletionItemKind::ENUM_MEMBER,
+                        "on_change",
+                        None,
+                    ));
+                }
+            }
             ("output", false) if block == BlockKind::Agent => {
                 for w in crate::model::OutputFormat::WORDS {
                     out.push(item(

@@ -71,6 +71,15 @@ pub(super) fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Gate, "prompt") => "What the reviewing agent is asked (required with `agent`).",
         (Gate, "timeout") => "Timeout of one gate run (default 30m).",
         (Gate, "on_fail") => "`retry` (default), `block` or `fail`.",
+        (Gate, "on_change") => {
+            "A command gate that changes tracked files: `fail` (default: the attempt fails) or `ignore` (reported and discarded; the verdict stands). Untracked files it leaves are always discarded."
+        }
+        (Loop | Defaults | Task, "protect") => {
+            "Globs of paths (relative to the repo root) an attempt may not add, change, delete, rename or change the mode of; gates run them as at the task's start. Part of the cache key."
+        }
+        (Task, "may_change") => {
+            "Globs of protected paths this task may change (a task that writes tests). Part of the cache key."
+        }
         (Defaults, "agent") => "Agent of tasks that set none.",
         (Defaults, "gates") => "Gates of tasks that set none.",
         (Defaults, "attempts") => "Attempts per task (default 3).",

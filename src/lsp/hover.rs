@@ -125,6 +125,18 @@ impl Analysis {
             let inputs: Vec<String> = t.inputs.iter().map(|i| code(i)).collect();
             let _ = writeln!(s, "- inputs: {}", inputs.join(", "));
         }
+        let protect: Vec<String> = (self.model.settings.protect.iter())
+            .chain(&d.protect)
+            .chain(&t.protect)
+            .map(|p| code(p))
+            .collect();
+        if !protect.is_empty() {
+            let _ = writeln!(s, "- protect: {}", protect.join(", "));
+        }
+        if !t.may_change.is_empty() {
+            let may: Vec<String> = t.may_change.iter().map(|i| code(i)).collect();
+            let _ = writeln!(s, "- may change: {}", may.join(", "));
+        }
         if let Some(p) = &self.compilation.plan
             && let Some(task) = p.tasks.iter().find(|x| x.name == name)
         {

@@ -35,8 +35,9 @@ pub(super) struct KeyMemo {
 /// agent's `run` and `output`, `accept`, each gate's definition (command, or
 /// agent `run`/`output`/`env` and prompt), the `run` of every executor that
 /// launches one of these (`executor` argument: the task's own, for its
-/// command and `accept`), the merged environment, and the dependencies' keys
-/// (sorted). Not in it: titles, timeouts, attempts, budgets, `on_fail`, gate
+/// command and `accept`), `protect` and `may_change` and a command gate's
+/// `on_change = ignore` (they decide what passes), the merged environment,
+/// and the dependencies' keys (sorted). Not in it: titles, timeouts, attempts, budgets, `on_fail`, gate
 /// and executor names, comments and layout. An executor is written only
 /// when there is one, so the keys of plans without executors are those of
 /// before executors existed.
@@ -57,6 +58,7 @@ pub(super) fn task_key(
     expands: Option<&str>,
     accept: Option<&str>,
     gates: &[Arc<Gate>],
+    (protect, may_change): (&[String], &[String]),
     env: &BTreeMap<String, String>,
     executor: Option<&Executor>,
     mut dep_keys: Vec<Key>,
@@ -96,12 +98,13 @@ pub(super) fn task_key(
             .no_agent
             .get_or_insert_with(|| Encoder::new().str("agent", "").finish()),
     };
-    let gates = if accept.is_none() && gates.is_empty() {
+    let unprotected = protect.is_empty() && may_change.is_empty();
+    let gates = if accept.is_none() && gates.is_empty() && unprotected {
         *memo
             .no_gates
             .get_or_insert_with(|| Encoder::new().opt("accept", None).finish())
     } else {
-        gates_key(accept, gates, executor)
+        gates_key(accept, gates, (protect, may_change), executor)
     };
     let env = match memo.empty_env {
         Some(k) if env.is_empty() => k,
@@ -138,17 +141,37 @@ pub(super) fn task_key(
     (key, parts)
 }
 
-/// The digest of `accept` and the gates' definitions (with the executors
-/// that launch them).
-fn gates_key(accept: Option<&str>, gates: &[Arc<Gate>], executor: Option<&Executor>) -> Key {
+/// The digest of `accept`, the gates' definitions (with the executors
+/// that launch them) and what the task may not change (`protect`,
+/// `may_change`: they decide what passes; written only when set, so the
+/// keys of tasks without them hold).
+fn gates_key(
+    accept: Option<&str>,
+    gates: &[Arc<Gate>],
+    (protect, may_change): (&[String], &[String]),
+    executor: Option<&Executor>,
+) -> Key {
     let mut g = Encoder::new();
+    for p in protect {
+        g.str("protect", p);
+    }
+    for p in may_change {
+        g.str("may_change", p);
+    }
     g.opt("accept", accept);
     if accept.is_some() {
         launched_by(&mut g, "accept.executor", executor);
     }
     for gate in gates {
         match &gate.kind {
-            GateKind::Command { run } => g.str("gate.run", run),
+            GateKind::Command { run } => {
+                g.str("gate.run", run);
+                // Written only when set, so the keys of other gates hold.
+                if gate.on_change == crate::model::OnChange::Ignore {
+                    g.str("gate.on_change", gate.on_change.as_str());
+                }
+                &mut g
+            }
             GateKind::Agent { agent, prompt } => g
                 .str("gate.agent.run", &agent.run)
                 .str("gate.agent.output", &agent.output.key_text())
@@ -568,5 +591,30 @@ mod tests {
         assert_ne!(plain.key, with.key);
         assert_eq!(changes(&plain.components, &with.components), ["answers"]);
         assert_eq!(plain.components.answers, None);
+    }
+
+    #[test]
+    fn protected_paths_are_part_of_the_gates_key() {
+        let key = |text: &str| {
+            let p = plan(text);
+            (p.tasks[0].key, p.tasks[0].key_parts.gates)
+        };
+        let plain = key(r#"task a { run = "x" }"#);
+        let protected = key(r#"defaults { protect = ["tests/**"] } task a { run = "x" }"#);
+        let looped = key(r#"loop { protect = ["tests/**"] } task a { run = "x" }"#);
+        let lifted = key(
+            r#"defaults { protect = ["tests/**"] } task a { run = "x" may_change = ["tests/**"] }"#,
+        );
+        assert_ne!(plain, protected);
+        // Where it is written does not matter: what is protected does.
+        assert_eq!(protected, looped);
+        assert_ne!(protected, lifted);
+        let gated = key(r#"gate g = "true" task a { run = "x" gates = [g] }"#);
+        let ignoring =
+            key(r#"gate g { run = "true" on_change = ignore } task a { run = "x" gates = [g] }"#);
+        let failing =
+            key(r#"gate g { run = "true" on_change = fail } task a { run = "x" gates = [g] }"#);
+        assert_ne!(gated, ignoring);
+        assert_eq!(gated, failing);
     }
 }

@@ -221,6 +221,7 @@ impl<'m> Shared<'m> {
                     kind,
                     timeout: g.timeout.unwrap_or(DEFAULT_TIMEOUT),
                     on_fail: g.on_fail,
+                    on_change: g.on_change,
                     executor,
                 })),
                 _ => None,
@@ -285,6 +286,19 @@ impl<'m> Shared<'m> {
         let name = std::mem::take(&mut t.name.text);
         let accept = t.accept.take();
         let task_executor = self.default_executor.clone();
+        let mut protect: Vec<String> = Vec::new();
+        for p in model
+            .settings
+            .protect
+            .iter()
+            .chain(&model.defaults.protect)
+            .chain(&t.protect)
+        {
+            if !protect.contains(p) {
+                protect.push(p.clone());
+            }
+        }
+        let may_change = std::mem::take(&mut t.may_change);
         let (key, key_parts) = task_key(
             key_memo,
             &name,
@@ -292,6 +306,7 @@ impl<'m> Shared<'m> {
             t.expands.as_deref(),
             accept.as_deref(),
             &task_gates,
+            (&protect, &may_change),
             &env,
             task_executor.as_deref(),
             dep_keys,
@@ -309,6 +324,8 @@ impl<'m> Shared<'m> {
             timeout,
             inputs: std::mem::take(&mut t.inputs),
             changes_optional: t.changes_optional,
+            protect,
+            may_change,
             expands: t.expands.take(),
             expanded_from: None,
             expanded: false,

@@ -153,6 +153,11 @@ pub struct Task {
     pub inputs: Vec<String>,
     /// `changes = optional`: an attempt that changes nothing may pass.
     pub changes_optional: bool,
+    /// Globs of paths the task's attempts may not change: `loop.protect`,
+    /// then `defaults.protect`, then the task's own `protect` (each once).
+    pub protect: Vec<String>,
+    /// `may_change`: globs of protected paths this task may change.
+    pub may_change: Vec<String>,
     /// `expands`: the plan fragment the task writes (a path relative to
     /// the repository's top), spliced into the plan when it passes.
     pub expands: Option<String>,
@@ -253,6 +258,9 @@ pub struct Gate {
     pub timeout: Duration,
     /// What a rejection does.
     pub on_fail: OnFail,
+    /// What a change of tracked files by a command gate does (an agent
+    /// gate's changes are always discarded, its verdict standing).
+    pub on_change: crate::model::OnChange,
     /// The executor that launches it: its own `executor`, else (agent
     /// gates) the agent's, else `defaults.executor`, else none.
     pub executor: Option<Arc<Executor>>,

@@ -140,6 +140,10 @@ struct TaskJson<'a> {
     attempts: u32,
     timeout_ms: u64,
     inputs: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    protect: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    may_change: &'a [String],
     env: &'a BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     expands: Option<&'a str>,
@@ -182,6 +186,8 @@ struct GateJson<'a> {
     prompt: Option<&'a str>,
     timeout_ms: u64,
     on_fail: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    on_change: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     executor: Option<ExecutorJson<'a>>,
 }
@@ -226,6 +232,7 @@ fn gate_json(g: &Gate) -> GateJson<'_> {
         prompt,
         timeout_ms: ms(g.timeout),
         on_fail: g.on_fail.as_str(),
+        on_change: (g.on_change != crate::model::OnChange::Fail).then(|| g.on_change.as_str()),
         executor: g.executor.as_deref().map(executor_json),
     }
 }
@@ -270,6 +277,8 @@ fn task_json<'a>(plan: &'a Plan, task: &'a Task, statuses: Option<&StateMap>) ->
         attempts: task.attempts,
         timeout_ms: ms(task.timeout),
         inputs: &task.inputs,
+        protect: &task.protect,
+        may_change: &task.may_change,
         env: &task.env,
         expands: task.expands.as_deref(),
         expanded_from: task.expanded_from.as_deref(),

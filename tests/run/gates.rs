@@ -1,5 +1,5 @@
 //! Gates: agent-judged review gates (approve, reject with feedback, no
-//! verdict), `on_fail = block` and `fail`, gates that change the worktree,
+//! verdict), `on_fail = block` and `fail`, gates that change tracked files,
 //! and `setup` failures as infrastructure failures.
 
 use crate::harness::{SIMPLE_AGENT, Test};
@@ -103,7 +103,7 @@ task second { agent = bot  prompt = "y" }
 }
 
 #[test]
-fn a_gate_that_changes_the_worktree_fails() {
+fn a_gate_that_changes_tracked_files_fails() {
     let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(
@@ -111,7 +111,7 @@ fn a_gate_that_changes_the_worktree_fails() {
 loop "dirty" { }
 budget { iterations = 10 }
 agent bot { run = "sh @BIN@/agent.sh" }
-gate sneaky = "echo extra > extra.txt"
+gate sneaky = "echo extra >> README"
 task t { agent = bot  prompt = "x"  gates = [sneaky]  attempts = 1 }
 "#,
     );
@@ -120,7 +120,7 @@ task t { agent = bot  prompt = "x"  gates = [sneaky]  attempts = 1 }
         repo.task("t")["reason"]
             .as_str()
             .unwrap()
-            .contains("changed the worktree")
+            .contains("gate `sneaky` changed tracked files: README")
     );
 }
 

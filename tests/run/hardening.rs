@@ -309,7 +309,7 @@ fn force_does_not_swallow_the_plan_and_dry_run_checks_its_names() {
 // 7. Gates that change files ------------------------------------------------------
 
 #[test]
-fn a_gate_that_changes_the_worktree_names_the_paths() {
+fn a_gate_that_changes_tracked_files_names_the_paths() {
     let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     repo.plan(
@@ -317,15 +317,15 @@ fn a_gate_that_changes_the_worktree_names_the_paths() {
 loop "h" { }
 budget { iterations = 10  failures = 10 }
 agent bot { run = "sh @BIN@/agent.sh" }
-gate dirty = "echo junk > gate-junk.txt"
+gate dirty = "echo junk > a.txt"
 task a { agent = bot  prompt = "x"  gates = [dirty]  attempts = 2 }
 "#,
     );
     repo.loopc(&["run"]).status(1).run();
     let reason = repo.task("a")["reason"].as_str().unwrap().to_string();
-    assert!(reason.contains("gate-junk.txt"), "{reason}");
+    assert!(reason.contains("changed tracked files: a.txt"), "{reason}");
     let fb = std::fs::read_to_string(repo.root.join(".loopc/logs/a/2/feedback.md")).unwrap();
-    assert!(fb.contains("gate-junk.txt"), "{fb}");
+    assert!(fb.contains("a.txt"), "{fb}");
 }
 
 // 8 and 9. Text shown to people ------------------------------------------------------

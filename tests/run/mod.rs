@@ -26,6 +26,7 @@ mod outcomes;
 mod output;
 mod pipeline;
 mod preflight;
+mod protect;
 mod reliability;
 mod replay;
 mod report;

@@ -99,11 +99,16 @@ pub fn create_work_dir(worktree: &Path) -> Result<PathBuf, String> {
 /// a link costs no new inode. With dozens of attempts at once, allocating
 /// inodes among many freed moments ago was most of the kernel's time.
 pub fn copy_files(from: &Path, to: &Path) {
+    copy_files_but(from, to, &[]);
+}
+
+/// [`copy_files`] but the files named `but`.
+fn copy_files_but(from: &Path, to: &Path, but: &[&str]) {
     let Ok(entries) = std::fs::read_dir(from) else {
         return;
     };
     for e in entries.flatten() {
-        if e.file_type().is_ok_and(|t| t.is_file()) {
+        if e.file_type().is_ok_and(|t| t.is_file()) && !but.iter().any(|b| e.file_name() == *b) {
             let _ = keep_file(&e.path(), &to.join(e.file_name()));
         }
     }
@@ -188,11 +193,31 @@ impl AttemptFiles {
         }
     }
 
-    /// Copies the work directory's files into the log directory.
+    /// Copies the work directory's files into the log directory, but the
+    /// feedback: the logs hold loopc's own copy ([`AttemptFiles::write_feedback`]),
+    /// not what an agent may have written over it (later checks of the
+    /// task read it as `LOOP_FEEDBACK_FILE`).
     pub fn save_logs(&self) {
         if self.work != self.dir {
-            copy_files(&self.work, &self.dir);
+            copy_files_but(&self.work, &self.dir, &["feedback.md"]);
         }
+    }
+
+    /// Writes the previous attempt's feedback `text` for the agent and,
+    /// apart, for the logs.
+    ///
+    /// Errors: a file cannot be written.
+    pub fn write_feedback(&self, text: &str) -> Result<(), String> {
+        let logged = self.dir.join("feedback.md");
+        let mut paths = vec![&self.feedback];
+        if logged != self.feedback {
+            paths.push(&logged);
+        }
+        for path in paths {
+            std::fs::write(path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        Ok(())
     }
 }
 

@@ -69,6 +69,22 @@ pub enum Event {
         #[serde(skip_serializing_if = "Option::is_none")]
         gate: Option<String>,
     },
+    /// A check changed the worktree under test: loopc discarded its
+    /// changes (the worktree is the commit under test again).
+    GateChanged {
+        /// The task.
+        task: String,
+        /// The attempt number.
+        attempt: u32,
+        /// The check (`accept` or the gate's name).
+        gate: String,
+        /// The tracked paths it changed (an agent gate: also the files it
+        /// added; `HEAD` when it committed or moved HEAD).
+        paths: Vec<String>,
+        /// Whether the change fails the attempt (a command gate's
+        /// `on_change = fail`, the default).
+        fails: bool,
+    },
     /// An attempt ended.
     AttemptFinished {
         /// The task.

@@ -172,6 +172,33 @@ impl Git {
         self.run_co(co, &["clean", "-q", "-ffdx"]).map(|_| ())
     }
 
+    /// Puts worktree `co` back to `commit` after a check ran in it: its
+    /// HEAD (and the branch HEAD is on), index and tracked files are
+    /// `commit`'s (`git reset --hard`), and the untracked files that are
+    /// not ignored are removed (`git clean -ffd`; the files loopc brought
+    /// in and ignored ones, caches and `.loopc/` among them, stay).
+    ///
+    /// Errors: git failed.
+    pub fn restore(&self, co: &Checkout, commit: &str) -> Result<(), String> {
+        self.run_co(
+            co,
+            &["reset", "-q", "--hard", "--no-recurse-submodules", commit],
+        )?;
+        // The files loopc brought in (`loop.copy`, `loop.link`) stay: they
+        // are few, named by the plan, so a pathspec of them is bounded.
+        let exclusions: Vec<String> = co
+            .excluded
+            .iter()
+            .map(|p| format!(":(exclude,literal){p}"))
+            .collect();
+        let mut args = vec!["clean", "-q", "-ffd"];
+        if !exclusions.is_empty() {
+            args.extend(["--", "."]);
+            args.extend(exclusions.iter().map(String::as_str));
+        }
+        self.run_co(co, &args).map(|_| ())
+    }
+
     /// Runs `git ARGS` for worktree `co`, naming its git directory and its
     /// files explicitly (`--git-dir`, `--work-tree`); any exit status.
     ///
@@ -337,6 +364,17 @@ impl Git {
     ///
     /// Errors: git failed.
     pub fn status_paths(&self, co: &Checkout) -> Result<Vec<String>, String> {
+        Ok(self
+            .status_entries(co)?
+            .into_iter()
+            .map(|(_, path)| path)
+            .collect())
+    }
+
+    /// [`Git::status_paths`], each path with whether it is untracked (`??`).
+    ///
+    /// Errors: git failed.
+    pub fn status_entries(&self, co: &Checkout) -> Result<Vec<(bool, String)>, String> {
         let out = self.run_co(
             co,
             &["status", "--porcelain", "-z", "--untracked-files=all"],
@@ -360,11 +398,12 @@ impl Git {
             {
                 named.push(from);
             }
+            let untracked = status.starts_with("??");
             paths.extend(
                 named
                     .into_iter()
                     .filter(|p| !brought(p))
-                    .map(str::to_string),
+                    .map(|p| (untracked, p.to_string())),
             );
         }
         Ok(paths)

@@ -117,6 +117,17 @@ pub fn plain_line(event: &Event) -> Option<String> {
                 record.agent
             ),
         },
+        Event::GateChanged {
+            task,
+            attempt,
+            gate,
+            paths,
+            fails,
+        } => format!(
+            "loopc: {task} attempt {attempt}: `{gate}` changed {}; discarded{}",
+            paths.join(", "),
+            if *fails { "" } else { " (its verdict stands)" }
+        ),
         Event::Cached {
             task, commit, how, ..
         } if how == "none" => format!(

@@ -1,7 +1,8 @@
 //! The attempt's commit on its task branch, and the checks on it before the
 //! gates: the work is committed only in the worktree loopc made, never
 //! below its base, changes something (unless the task may change nothing),
-//! and survives the worktree (no dangling gitlink).
+//! no protected path (`protect`), and survives the worktree (no dangling
+//! gitlink).
 
 use super::{Step, failed, gitlinks, phase};
 use crate::plan::{Task, TaskKind};
@@ -54,6 +55,8 @@ pub(super) fn commit(
         Err(_) if stopping(ctx) => return Err(Outcome::Interrupted),
         Err(e) => return Err(Outcome::Infrastructure(e)),
     };
+    // The checks are not the agent's to change (`protect`).
+    super::protect::check(task, &changes.paths)?;
     match gitlinks::dangling(git, checkout, changes.gitlinks) {
         Ok(None) => {}
         Ok(Some((reason, feedback))) => return Err(failed(reason, feedback)),

@@ -1,15 +1,18 @@
 //! Gates (docs/running.md step 6): the task's `accept` check, then its gates in
 //! order, run in a worktree with `LOOP_DIFF_FILE`. A command gate passes on
-//! exit 0; an agent gate passes when its handoff says `completed`. A gate
-//! that leaves the worktree changed fails. The last 64 KiB of a rejecting
-//! gate's output is the next attempt's feedback.
+//! exit 0; an agent gate passes when its handoff says `completed`
+//! ([`super::judge`]). The files a command check runs are pinned at the
+//! task's start ([`super::pin`]); what a check leaves in the worktree is
+//! discarded, and a command gate's change of tracked files fails by
+//! default ([`super::litter`]). The last 64 KiB of a rejecting gate's
+//! output is the next attempt's feedback.
 
+use crate::model::OnChange;
 use crate::plan::{Agent, Executor, GateKind, OnFail, Task};
-use crate::run::engine::agent::handoff::{self, HandoffStatus};
 use crate::run::engine::context::{AttemptFiles, Protocol, RunCtx};
 use crate::run::store::events::Event;
 use crate::run::sys::checkout::Checkout;
-use crate::run::sys::process::{self, Exit, Spec};
+use crate::run::sys::process;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -80,6 +83,9 @@ pub struct Check {
     pub timeout: Duration,
     /// What a rejection does.
     pub on_fail: OnFail,
+    /// What a change of tracked files by a command check does (`accept`:
+    /// it fails).
+    pub on_change: OnChange,
     /// The executor that launches it (`accept`: the task's; a gate: the gate's).
     pub executor: Option<std::sync::Arc<Executor>>,
     /// The task it belongs to, when that is not the task whose try runs
@@ -153,7 +159,7 @@ impl Owner {
 /// check's environment is made.
 ///
 /// Errors: the owner's files cannot be made ([`Owner`]).
-fn check_env(
+pub(super) fn check_env(
     ctx: &RunCtx,
     proto: &Protocol<'_>,
     check: &Check,
@@ -196,6 +202,7 @@ pub fn checks_of(task: &Task) -> Vec<Check> {
             kind: CheckKind::Command(accept.clone()),
             timeout: task.timeout,
             on_fail: OnFail::Retry,
+            on_change: OnChange::Fail,
             executor: task.executor.clone(),
             owner: None,
         });
@@ -212,6 +219,7 @@ pub fn checks_of(task: &Task) -> Vec<Check> {
             },
             timeout: g.timeout,
             on_fail: g.on_fail,
+            on_change: g.on_change,
             executor: g.executor.clone(),
             owner: None,
         });
@@ -259,9 +267,12 @@ fn file_name_part(label: &str) -> String {
         .collect()
 }
 
-/// Runs `checks` in order in `dir` (a worktree at the commit under test),
+/// Runs `checks` in order in `co` (a worktree at the commit under test),
 /// stopping at the first rejection. `tag` distinguishes log files of
-/// different check rounds (`gate`, `merge`).
+/// different check rounds (`gate`, `merge`). Before each check the
+/// worktree is the commit under test, with the files a command check runs
+/// pinned as they are at `proto.base` ([`super::pin`]); after each, what
+/// the check left is discarded ([`super::litter`]).
 pub fn run_checks(
     ctx: &RunCtx,
     proto: &Protocol<'_>,
@@ -270,230 +281,137 @@ pub fn run_checks(
     tag: &str,
     cost: &mut GateCost,
 ) -> Verdict {
-    let dir = co.dir.as_path();
+    let (work, commit) = match ready(ctx, proto, co, checks) {
+        Ok(r) => r,
+        Err(v) => return v,
+    };
+    let diff = work.join("diff.patch");
+    for check in checks {
+        let run = One {
+            proto,
+            co,
+            check,
+            commit: &commit,
+            tag,
+            files: (&work, &diff),
+        };
+        if let Err(v) = run.run(ctx, cost) {
+            return v;
+        }
+    }
+    Verdict::Pass
+}
+
+/// The work directory of the checks in `co` (with the diff they read,
+/// `LOOP_DIFF_FILE`) and the commit under test (`co`'s HEAD).
+fn ready(
+    ctx: &RunCtx,
+    proto: &Protocol<'_>,
+    co: &Checkout,
+    checks: &[Check],
+) -> Result<(PathBuf, String), Verdict> {
+    if checks.is_empty() {
+        return Ok((PathBuf::new(), String::new()));
+    }
     // What a gate reads and writes lies in the worktree under test, where a
     // sandboxed reviewer may write; copies go to the logs.
-    let work = match crate::run::engine::context::create_work_dir(dir) {
-        Ok(w) => w,
-        Err(e) => return Verdict::Error(e),
-    };
+    let work = crate::run::engine::context::create_work_dir(&co.dir).map_err(Verdict::Error)?;
     let diff = work.join("diff.patch");
     if diff != proto.files.diff
         && let Err(e) = std::fs::copy(&proto.files.diff, &diff)
     {
-        return Verdict::Error(format!(
+        return Err(Verdict::Error(format!(
             "cannot copy {} to {}: {e}",
             proto.files.diff.display(),
             diff.display()
-        ));
+        )));
     }
-    for check in checks {
+    let commit = match ctx.git.run_co(co, &["rev-parse", "--verify", "HEAD"]) {
+        Ok(out) => out.stdout.trim().to_string(),
+        Err(_) if crate::run::engine::outcome::stopping(ctx) => return Err(Verdict::Stopped),
+        Err(e) => return Err(Verdict::Error(e)),
+    };
+    Ok((work, commit))
+}
+
+/// One check of [`run_checks`].
+pub(super) struct One<'a> {
+    /// The try that runs it.
+    pub proto: &'a Protocol<'a>,
+    /// The worktree under test.
+    pub co: &'a Checkout,
+    /// The check.
+    pub check: &'a Check,
+    /// The commit under test: the worktree is restored to it after the check.
+    commit: &'a str,
+    tag: &'a str,
+    /// The work directory and the diff in it.
+    pub files: (&'a Path, &'a Path),
+}
+
+impl One<'_> {
+    /// Pins, launches and judges the check, then discards what it left in
+    /// the worktree. `Err`: the verdict that ends the round.
+    fn run(&self, ctx: &RunCtx, cost: &mut GateCost) -> Result<(), Verdict> {
+        let (proto, check) = (self.proto, self.check);
         ctx.events.emit(Event::Phase {
             task: proto.task.name.clone(),
             attempt: proto.attempt,
-            phase: if tag == "gate" {
+            phase: if self.tag == "gate" {
                 "gate".into()
             } else {
-                format!("{tag} gate")
+                format!("{} gate", self.tag)
             },
             gate: Some(check.label.clone()),
         });
-        let stem = format!("{tag}-{}", file_name_part(&check.label));
-        // A check of another task says whose it is (`accept of x` does).
-        let gate = match check.owner.as_deref() {
-            Some(o) if check.label != format!("accept of {}", o.task.name) => {
-                format!("gate `{}` of task `{}`", check.label, o.task.name)
-            }
-            _ => format!("gate `{}`", check.label),
-        };
-        let log = proto.files.dir.join(format!("{stem}.log"));
-        let handoff_path = work.join(format!("{stem}.handoff.json"));
-        let prompt_path = work.join(format!("{stem}.prompt.md"));
-        let _ = std::fs::remove_file(&handoff_path);
-        let (command, stdin, agent) = match &check.kind {
-            CheckKind::Command(run) => (run.as_str(), None, None),
-            CheckKind::Agent { agent, prompt } => {
-                let text = format!("{prompt}\n\n{}", handoff::instructions(true));
-                if let Err(e) = std::fs::write(&prompt_path, &text) {
-                    return Verdict::Error(format!("cannot write {}: {e}", prompt_path.display()));
-                }
-                (agent.run.as_str(), Some(text.into_bytes()), Some(agent))
-            }
-        };
-        let mut env = match check_env(ctx, proto, check, dir, (&prompt_path, &handoff_path, &diff))
-        {
-            Ok(env) => env,
-            Err(e) => return Verdict::Error(format!("{gate}: {e}")),
-        };
-        if let Some(a) = agent {
-            // The gate's agent's own environment, under the protocol variables.
-            let mut with_agent: Vec<(String, String)> =
-                a.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            with_agent.append(&mut env);
-            env = with_agent;
+        let stem = format!("{}-{}", self.tag, file_name_part(&check.label));
+        let gate = describe(check);
+        let pinned = super::pin::pin(ctx, self.co, proto, check)?;
+        let ran = super::launch::launch(ctx, self, &stem, &gate)?;
+        let verdict = super::judge::judge(check, &ran, &gate, cost)?;
+        if verdict.is_some() && !is_agent(check) {
+            // Rejected: no later check runs and nothing is merged.
+            return verdict.map_or(Ok(()), Err);
         }
-        let stdout_path = if agent.is_some() {
-            proto.files.dir.join(format!("{stem}.stdout"))
-        } else {
-            log.clone()
-        };
-        let command = Executor::wrap(check.executor.as_deref(), command);
-        let report_file = crate::run::engine::agent::executor::report_path(&proto.files.dir, &stem);
-        let env = crate::run::engine::agent::executor::with_report(
-            env,
-            check.executor.as_deref(),
-            &report_file,
-        );
-        let spec = Spec {
-            command: &command,
-            dir,
-            env: &env,
-            env_remove: &[],
-            stdin,
-            stdout: &stdout_path,
-            stderr: Some(&log),
-            timeout: check.timeout,
-            idle: agent.and_then(|a| a.idle),
-            grace: crate::run::engine::agent::executor::grace(check.executor.as_deref()),
-        };
-        // Agent gates: stdout and stderr apart (stdout may be JSON).
-        let spec = if agent.is_some() {
-            spec
-        } else {
-            Spec {
-                stderr: None,
-                ..spec
-            }
-        };
-        let exit = process::run(&spec, &ctx.control);
-        for p in [&prompt_path, &handoff_path] {
-            if p.exists()
-                && let Some(name) = p.file_name()
-            {
-                let _ = crate::run::engine::context::keep_file(p, &proto.files.dir.join(name));
-            }
-        }
-        let exit = match exit {
-            Ok(e) => e,
-            Err(e) => return Verdict::Error(format!("{gate}: {e}")),
-        };
-        if !matches!(
-            exit,
-            Exit::Code(0) | Exit::TimedOut | Exit::Stalled(_) | Exit::Stopped
-        ) && let Some(why) =
-            crate::run::engine::agent::executor::failure(check.executor.as_deref(), &report_file)
-        {
-            return Verdict::Error(format!("{gate}: {why}"));
-        }
-        let output = || {
-            // Half for each stream of an agent gate.
-            if agent.is_some() {
-                output_tail(&[&stdout_path, &log])
-            } else {
-                output_tail(&[&log])
-            }
-        };
-        let reject = |reason: String, feedback: String| Verdict::Reject {
-            feedback: format!("{reason}\n\n{feedback}"),
-            reason,
-            on_fail: check.on_fail,
-        };
-        let mut verdict = match exit {
-            Exit::Stopped => return Verdict::Stopped,
-            Exit::TimedOut | Exit::Stalled(_) | Exit::Signal(_) => Some(reject(
-                format!("{gate} {}", exit.describe(check.timeout)),
-                output(),
-            )),
-            Exit::Code(c) if c != 0 => Some(reject(
-                format!("{gate} failed ({})", exit.describe(check.timeout)),
-                output(),
-            )),
-            Exit::Code(_) => None,
-        };
-        if let Some(a) = agent {
-            let report = crate::run::engine::agent::report::read(&a.output, &stdout_path);
-            let h = handoff::read(&handoff_path);
-            let reported = crate::run::engine::agent::report::reported_cost(report.as_ref(), &h);
-            cost.add_reported(reported, a);
-            if !matches!(exit, Exit::Stopped | Exit::TimedOut | Exit::Stalled(_))
-                && let Some(l) = crate::run::engine::outcome::Limited::of(&a.name, report.as_ref())
-            {
-                return Verdict::Limited(l);
-            }
-            // A reviewer that cannot log in gives no verdict, now or later.
-            if let Some(why) = report.as_ref().and_then(|r| r.blocking()) {
-                return Verdict::Blocked(format!("gate `{}`: {why}", check.label));
-            }
-            // An error the reviewing agent reported about its own run is no
-            // verdict, whatever it exited with.
-            if let Some(e) = report.as_ref().and_then(|r| r.error.as_ref())
-                && !matches!(verdict, Some(Verdict::Stopped))
-            {
-                verdict = Some(reject(
-                    e.reason(&format!("gate `{}`'s agent", check.label)),
-                    e.message.clone(),
-                ));
-            }
-            if verdict.is_none() {
-                verdict = match h {
-                    Err(e) => Some(reject(format!("gate `{}`: {e}", check.label), output())),
-                    Ok(None) => Some(reject(
-                        format!("gate `{}` gave no verdict", check.label),
-                        "The reviewing agent wrote no handoff file.".to_string(),
-                    )),
-                    Ok(Some(h)) => match h.status {
-                        HandoffStatus::Completed => None,
-                        HandoffStatus::Failed => {
-                            let summary = h.summary.unwrap_or_default();
-                            Some(Verdict::Reject {
-                                reason: format!("gate `{}` rejected the change", check.label),
-                                feedback: format!(
-                                    "The review gate `{}` rejected the change:\n{summary}",
-                                    check.label
-                                ),
-                                on_fail: check.on_fail,
-                            })
-                        }
-                        HandoffStatus::Blocked | HandoffStatus::NeedsHuman => {
-                            Some(Verdict::Blocked(handoff::with_reason(
-                                &format!("gate `{}` says the task needs help", check.label),
-                                &h.summary.unwrap_or_default(),
-                            )))
-                        }
-                    },
-                };
-            }
-        }
-        if let Some(v) = verdict {
-            return v;
-        }
-        if crate::run::engine::outcome::stopping(ctx) {
+        if verdict.is_none() && crate::run::engine::outcome::stopping(ctx) {
             // The check may have passed, but the run is stopping: what
             // follows (loopc's own git calls) would be killed anyway.
-            return Verdict::Stopped;
+            return Err(Verdict::Stopped);
         }
-        if let Err(e) = ctx.git.verify_checkout(co, None) {
-            return reject(
-                format!("{gate} changed the worktree: {e}"),
-                format!("A gate must not change the worktree: {e}"),
-            );
-        }
-        match ctx.git.status_paths(co) {
-            Ok(paths) if paths.is_empty() => {}
-            Ok(paths) => {
-                return reject(
-                    format!("{gate} changed the worktree: {}", paths.join(", ")),
-                    format!(
-                        "A gate must not change files; it changed:\n{}",
-                        paths.join("\n")
-                    ),
-                );
-            }
-            Err(_) if crate::run::engine::outcome::stopping(ctx) => return Verdict::Stopped,
-            Err(e) => return Verdict::Error(e),
-        }
+        let left = super::litter::Left {
+            proto,
+            co: self.co,
+            commit: self.commit,
+            check,
+            gate: &gate,
+            stem: &stem,
+            pinned: &pinned,
+        };
+        left.discard(ctx)?;
+        verdict.map_or(Ok(()), Err)
     }
-    Verdict::Pass
+}
+
+/// How messages name `check`: `gate `x``, or, for a check of another
+/// task, `gate `x` of task `y`` (`accept of y` says whose it is itself).
+fn describe(check: &Check) -> String {
+    match check.owner.as_deref() {
+        Some(o) if check.label != format!("accept of {}", o.task.name) => {
+            format!("gate `{}` of task `{}`", check.label, o.task.name)
+        }
+        _ => format!("gate `{}`", check.label),
+    }
+}
+
+/// The paths named by `git status --porcelain` output (both sides of a
+/// rename), quoted as git quotes them.
+pub fn changed_paths(porcelain: &str) -> Vec<String> {
+    porcelain
+        .lines()
+        .filter_map(|l| l.get(3..))
+        .flat_map(|p| p.split(" -> "))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Whether `check` is agent-judged.
@@ -548,5 +466,19 @@ mod cut_tests {
         let both = output_tail(&[&short, &log]);
         assert!(both.starts_with("all of it\n[loopc: output cut to its last 31 KiB; "));
         assert!(both.len() <= share + 100, "{}", both.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changed_paths;
+
+    #[test]
+    fn porcelain_paths() {
+        let s = " M src/a.rs\n?? new file.txt\nR  old.txt -> new.txt\n";
+        assert_eq!(
+            changed_paths(s),
+            ["src/a.rs", "new file.txt", "old.txt", "new.txt"]
+        );
     }
 }

@@ -11,7 +11,12 @@
 mod commit;
 pub mod gate;
 mod gitlinks;
+mod judge;
+mod launch;
+mod litter;
+mod pin;
 mod prepare;
+mod protect;
 pub mod watch;
 mod work;
 mod worktree;

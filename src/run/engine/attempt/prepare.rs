@@ -84,7 +84,6 @@ pub(super) fn inputs(
     };
     for (path, text) in [
         (&files.prompt, prompt.as_str()),
-        (&files.feedback, r.input.feedback.as_str()),
         (&files.progress, r.input.progress.as_str()),
     ] {
         if let Err(e) = std::fs::write(path, text) {
@@ -94,6 +93,9 @@ pub(super) fn inputs(
             )));
         }
     }
+    files
+        .write_feedback(&r.input.feedback)
+        .map_err(Outcome::Infrastructure)?;
     Ok(prompt)
 }
 

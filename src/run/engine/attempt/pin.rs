@@ -1,0 +1,146 @@
+//! The check the plan names is the check that runs: before a command
+//! check (`accept`, a command gate), the scripts its command runs from the
+//! repository (`sh verify.sh`, `python3 tests/check.py`, `./run-tests`) are put back
+//! as they are at the commit the try started from (`LOOP_BASE`: the task's
+//! starting commit; for a merge's checks, the integration head), whatever
+//! the attempt did to them. Protected paths need no pinning: an attempt
+//! that changed one failed before its gates ([`super::protect`]). A path
+//! the task `may_change` is not pinned.
+
+use super::gate::{Check, CheckKind, Verdict};
+use super::protect::Protection;
+use crate::run::engine::context::{Protocol, RunCtx};
+use crate::run::engine::outcome::stopping;
+use crate::run::sys::checkout::Checkout;
+
+/// Programs that run the script named after their options.
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "node", "perl", "ruby", "php",
+    "Rscript", "deno", "bun", "tclsh", "pwsh", "lua",
+];
+
+/// The scripts `command` runs from the repository: in each simple command
+/// (split at `;`, `|`, `&`, line breaks and parentheses; leading `VAR=value`
+/// assignments skipped), a program named by a relative path (`./run-tests`,
+/// `scripts/check`), or the script an interpreter runs (`sh verify.sh`,
+/// `python3 tests/check.py`; none after `-c` or `-m`). Only scripts: a
+/// file a command merely reads (`test -f x`, `grep y src/a.py`) is not
+/// pinned, or the check would judge the base instead of the work.
+pub(crate) fn named_paths(command: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for simple in command.split(|c: char| ";|&\n()".contains(c)) {
+        let mut words = simple
+            .split(|c: char| c.is_whitespace() || "'\"`<>".contains(c))
+            .filter(|w| !w.is_empty())
+            .skip_while(|w| w.contains('=') && !w.starts_with('='));
+        let Some(program) = words.next() else {
+            continue;
+        };
+        let script = if INTERPRETERS.contains(&program.rsplit('/').next().unwrap_or(program)) {
+            words
+                .take_while(|w| !matches!(*w, "-c" | "-m" | "-e"))
+                .find(|w| !w.starts_with('-'))
+        } else if program.contains('/') {
+            Some(program)
+        } else {
+            None
+        };
+        let Some(script) = script.map(|w| w.trim_start_matches("./")) else {
+            continue;
+        };
+        if script.is_empty()
+            || script.starts_with(['$', '/', '~'])
+            || script.split('/').any(|c| c == "..")
+            || out.iter().any(|w| w == script)
+        {
+            continue;
+        }
+        out.push(script.to_string());
+    }
+    out
+}
+
+/// Pins the files `check` names at `proto.base` in `co` (a command check
+/// only) and returns them: the paths the try changed from the base that
+/// the base has (the worktree is restored after the check, see
+/// [`super::litter`]).
+pub(super) fn pin(
+    ctx: &RunCtx,
+    co: &Checkout,
+    proto: &Protocol<'_>,
+    check: &Check,
+) -> Result<Vec<String>, Verdict> {
+    let CheckKind::Command(command) = &check.kind else {
+        return Ok(Vec::new());
+    };
+    let lifted = Protection::of(proto.task).map_err(Verdict::Error)?;
+    let named: Vec<String> = named_paths(command)
+        .into_iter()
+        .filter(|p| proto.task.may_change.is_empty() || !lifted.lifts(p))
+        .collect();
+    if named.is_empty() {
+        return Ok(Vec::new());
+    }
+    let fail = |e: String| {
+        if stopping(ctx) {
+            Verdict::Stopped
+        } else {
+            Verdict::Error(format!("cannot pin the files `{}` runs: {e}", check.label))
+        }
+    };
+    // What differs between the base and the worktree's files, of those
+    // named (`A`: the base lacks it, nothing to pin). A word that names a
+    // directory matches the files below it: those are not pinned (the
+    // command names them no more than `pytest src` names the code).
+    let mut args = vec![
+        "diff",
+        "-z",
+        "--no-renames",
+        "--name-status",
+        proto.base,
+        "--",
+    ];
+    let specs: Vec<String> = named.iter().map(|p| format!(":(literal){p}")).collect();
+    args.extend(specs.iter().map(String::as_str));
+    let out = ctx.git.run_co(co, &args).map_err(fail)?;
+    let mut fields = out.stdout.split('\0');
+    let mut pinned = Vec::new();
+    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+        if status != "A" && named.iter().any(|n| n == path) {
+            pinned.push(path.to_string());
+        }
+    }
+    if pinned.is_empty() {
+        return Ok(pinned);
+    }
+    let mut args = vec!["checkout", "-q", proto.base, "--"];
+    let specs: Vec<String> = pinned.iter().map(|p| format!(":(literal){p}")).collect();
+    args.extend(specs.iter().map(String::as_str));
+    ctx.git.run_co(co, &args).map_err(fail)?;
+    Ok(pinned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::named_paths;
+
+    #[test]
+    fn the_scripts_a_command_runs() {
+        assert_eq!(named_paths("sh verify.sh"), ["verify.sh"]);
+        assert_eq!(
+            named_paths("PYTHONPATH=. python3 -u tests/check.py -q && ./run-tests; make"),
+            ["tests/check.py", "run-tests"]
+        );
+        assert_eq!(named_paths("bash -c 'sh x.sh'"), Vec::<String>::new());
+        assert_eq!(named_paths("python3 -m pytest tests"), Vec::<String>::new());
+        assert_eq!(
+            named_paths("test -f a.md && grep -q x src/a.py"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            named_paths("/usr/bin/env x; sh ../up.sh; sh $X"),
+            Vec::<String>::new()
+        );
+        assert_eq!(named_paths("scripts/check --all"), ["scripts/check"]);
+    }
+}
