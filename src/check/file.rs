@@ -4,7 +4,7 @@
 //! agents, gates and executors (W0001), a missing budget (W0003) and an empty plan (W0004).
 
 use super::Checker;
-use super::names::{Suggester, task_name_problem};
+use super::names::{Suggester, TASK_NAME_NOTE, reported_by_parser, task_name_problem};
 use crate::ast::{self, Item};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{OutputFormat, Ref, Work};
@@ -77,14 +77,16 @@ impl Checker {
                 Item::Task(t) => {
                     self.seen.any_task = true;
                     if let Some(why) = task_name_problem(&t.name.text) {
-                        // Bare ids starting with a digit were reported by the parser.
-                        if t.name.quoted || !t.name.text.starts_with(|c: char| c.is_ascii_digit()) {
-                            self.push(Diagnostic::new(
-                                Code::E0011,
-                                format!("invalid task name `{}`", t.name.text),
-                                t.name.span,
-                                why,
-                            ).with_note("a task name becomes a git branch and a directory name: it must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,63} and contain no `..`"));
+                        if !reported_by_parser(&t.name.text, t.name.quoted) {
+                            self.push(
+                                Diagnostic::new(
+                                    Code::E0011,
+                                    format!("invalid task name `{}`", t.name.text),
+                                    t.name.span,
+                                    why,
+                                )
+                                .with_note(TASK_NAME_NOTE),
+                            );
                         }
                     }
                     let (tasks, index) = (&self.model.tasks, &self.model.task_index);
@@ -100,7 +102,10 @@ impl Checker {
                         }
                     }
                 }
-                Item::Error(_) => self.seen.unreadable = true,
+                Item::Error(u) => {
+                    self.seen.unreadable = true;
+                    self.seen.unparsed.add(u);
+                }
             }
         }
     }
@@ -195,10 +200,20 @@ impl Checker {
         // the model is copied (a large plan has a reference or two a task).
         let m = &self.model;
         let diagnostics = &mut self.diagnostics;
+        // An item that could not be parsed still defines its name: a
+        // reference to it is no second mistake.
+        let unparsed = &self.seen.unparsed;
+        fn with_unparsed<'n>(mut names: Vec<&'n str>, more: &'n [String]) -> Vec<&'n str> {
+            names.extend(more.iter().map(String::as_str));
+            names
+        }
         let agent_names: Vec<&str> = m.agents.iter().map(|a| a.name.name.as_str()).collect();
         let first_agent = agent_names.first().map(|a| a.to_string());
+        let agent_names = with_unparsed(agent_names, &unparsed.agents);
         let gate_names: Vec<&str> = m.gates.iter().map(|g| g.name.name.as_str()).collect();
+        let gate_names = with_unparsed(gate_names, &unparsed.gates);
         let executor_names: Vec<&str> = m.executors.iter().map(|e| e.name.name.as_str()).collect();
+        let executor_names = with_unparsed(executor_names, &unparsed.executors);
         let agent_refs = m
             .defaults
             .agent
@@ -253,18 +268,23 @@ impl Checker {
                     found.push((j, d.span));
                     continue;
                 }
+                if unparsed.tasks.contains(&d.text) {
+                    continue;
+                }
                 if let Some(why) = task_name_problem(&d.text) {
-                    // Bare ids starting with a digit were reported by the parser.
-                    if d.quoted || !d.text.starts_with(|c: char| c.is_ascii_digit()) {
-                        diagnostics.push(Diagnostic::new(
-                            Code::E0011,
-                            format!(
-                                "invalid task name `{}` in the dependencies of `{}`",
-                                d.text, t.name.text
-                            ),
-                            d.span,
-                            why,
-                        ));
+                    if !reported_by_parser(&d.text, d.quoted) {
+                        diagnostics.push(
+                            Diagnostic::new(
+                                Code::E0011,
+                                format!(
+                                    "invalid task name `{}` in the dependencies of `{}`",
+                                    d.text, t.name.text
+                                ),
+                                d.span,
+                                why,
+                            )
+                            .with_note(TASK_NAME_NOTE),
+                        );
                     }
                     continue;
                 }
@@ -282,23 +302,27 @@ impl Checker {
         // plan fragments (`expands`) may use them in those, so the warning
         // would be a guess.
         let unreadable = self.seen.unreadable || m.tasks.iter().any(|t| t.expands.is_some());
+        let named_by_unknown = &self.seen.named_by_unknown;
         let unused: Vec<(String, Span, &str)> = if unreadable {
             Vec::new()
         } else {
             m.agents
                 .iter()
                 .filter(|a| !used_agents.contains(a.name.name.as_str()))
+                .filter(|a| !named_by_unknown.contains(&a.name.name))
                 .map(|a| (a.name.name.clone(), a.name.span, "agent"))
                 .chain(
                     m.gates
                         .iter()
                         .filter(|g| !used_gates.contains(g.name.name.as_str()))
+                        .filter(|g| !named_by_unknown.contains(&g.name.name))
                         .map(|g| (g.name.name.clone(), g.name.span, "gate")),
                 )
                 .chain(
                     m.executors
                         .iter()
                         .filter(|e| !used_executors.contains(e.name.name.as_str()))
+                        .filter(|e| !named_by_unknown.contains(&e.name.name))
                         .map(|e| (e.name.name.clone(), e.name.span, "executor")),
                 )
                 .collect()
@@ -307,8 +331,10 @@ impl Checker {
         self.model.dependency_positions = positions;
         self.fallback_cycles();
 
-        // E0013: agent tasks need an agent.
-        let default_agent = self.model.defaults.agent.is_some();
+        // E0013: agent tasks need an agent (which a `defaults` block that
+        // could not be parsed may have given).
+        let default_agent =
+            self.model.defaults.agent.is_some() || self.seen.unparsed.has("defaults");
         let missing: Vec<(String, Span)> = self
             .model
             .tasks
@@ -364,6 +390,7 @@ impl Checker {
             .map(|t| t.name.span);
         let b = &self.model.budget;
         if let Some(task_span) = first_agent_task
+            && !self.seen.unparsed.has("budget")
             && !b.bounds_written
             && b.iterations.is_none()
             && b.time.is_none()
