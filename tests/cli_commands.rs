@@ -232,6 +232,28 @@ fn quiet_and_verbose_runs() {
         .run();
 }
 
+/// `-q` is errors and the output asked for: a run prints no warnings, the
+/// plan's (W0003 here, a gate never used) nor its own (uncommitted
+/// changes), though without `-q` it does.
+#[test]
+fn a_quiet_run_prints_no_warnings() {
+    let repo = Test::repo();
+    repo.script(
+        "agent.sh",
+        "#!/bin/sh\ncat >/dev/null\necho x > \"$LOOP_TASK.txt\"\n",
+    );
+    repo.plan(
+        "loop \"qw\" { }\nagent bot { run = \"sh @BIN@/agent.sh\" }\ngate unused = \"true\"\n\
+         task a { agent = bot  prompt = \"x\" }\n",
+    );
+    repo.write("notes.txt", "not committed\n");
+    let loud = repo.loopc(&["run", "--dry-run"]).run();
+    for w in ["warning[W0003]", "warning[W0001]", "uncommitted change"] {
+        assert!(loud.stderr.contains(w), "{w}: {loud:?}");
+    }
+    repo.loopc(&["-q", "run"]).stdout("").stderr("").run();
+}
+
 #[test]
 fn status_says_when_the_integration_branch_is_gone() {
     let repo = Test::repo();

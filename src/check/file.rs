@@ -76,18 +76,18 @@ impl Checker {
                 }
                 Item::Task(t) => {
                     self.seen.any_task = true;
-                    if let Some(why) = task_name_problem(&t.name.text) {
-                        if !reported_by_parser(&t.name.text, t.name.quoted) {
-                            self.push(
-                                Diagnostic::new(
-                                    Code::E0011,
-                                    format!("invalid task name `{}`", t.name.text),
-                                    t.name.span,
-                                    why,
-                                )
-                                .with_note(TASK_NAME_NOTE),
-                            );
-                        }
+                    if let Some(why) = task_name_problem(&t.name.text)
+                        && !reported_by_parser(&t.name.text, t.name.quoted)
+                    {
+                        self.push(
+                            Diagnostic::new(
+                                Code::E0011,
+                                format!("invalid task name `{}`", t.name.text),
+                                t.name.span,
+                                why,
+                            )
+                            .with_note(TASK_NAME_NOTE),
+                        );
                     }
                     let (tasks, index) = (&self.model.tasks, &self.model.task_index);
                     let hash = index.hash(&t.name.text);

@@ -56,7 +56,7 @@ struct Cli {
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
     color: ColorWhen,
     /// Print only errors and the output the command is for (no progress,
-    /// no success lines, no notes; `run` still prints its warnings).
+    /// no success lines, no notes, no warnings).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
     /// Also say what loopc found and decided: the plan it found, and for
@@ -251,6 +251,24 @@ fn print_human(name: &str, source: &str, diagnostics: &[Diagnostic]) {
     let _ = err.flush();
 }
 
+/// Prints the diagnostics of a plan that a command other than `check` uses
+/// (`run`, `graph`, `list`): all of them, or under `-q` only the errors.
+fn print_plan_diagnostics(compilation: &Compilation) {
+    if quiet() {
+        let errors: Vec<Diagnostic> = compilation
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .cloned()
+            .collect();
+        if !errors.is_empty() {
+            print_compilation(compilation, &errors);
+        }
+    } else if !compilation.diagnostics.is_empty() {
+        print_compilation(compilation, &compilation.diagnostics);
+    }
+}
+
 /// Prints `diagnostics` of `compilation` to stderr in the human format,
 /// each in its own file (a REEL spec's diagnostics may be in its spec files
 /// and its defaults plan).
@@ -329,9 +347,7 @@ fn compile_for_display(
         say(&e.to_string());
         exit::USAGE
     })?;
-    if !compiled.diagnostics.is_empty() {
-        print_compilation(&compiled, &compiled.diagnostics);
-    }
+    print_plan_diagnostics(&compiled);
     if compiled.plan.is_none() || compiled.has_errors() {
         let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
         eline!(

@@ -11,9 +11,10 @@
 //! run, 130 Ctrl-C or SIGTERM.
 
 use super::{
-    Verbosity, exit, note_verbose, output_status, print_compilation, say, verbosity, warn,
-    write_stdout,
+    Verbosity, exit, note_verbose, output_status, print_plan_diagnostics, quiet, say, verbosity,
+    warn, write_stdout,
 };
+use loopc::run::sys::git::Git;
 use loopc::run::ui::display::Progress;
 use loopc::run::{Options, Outcome, Ran};
 use std::path::{Path, PathBuf};
@@ -88,6 +89,91 @@ fn is_plan_word(word: &str, cwd: &Path) -> bool {
         || cwd.join(word).exists()
 }
 
+/// The repository a run of the plan at `plan` (as given, relative to
+/// `cwd`) uses: the one that holds the plan, whatever the current
+/// directory; a note says so when the current directory is in another.
+///
+/// Errors: the plan is in no repository (with the way to make one).
+fn plan_repository(cwd: &Path, plan: &Path) -> Result<Git, String> {
+    let dir = if plan.is_dir() {
+        cwd.join(plan)
+    } else {
+        cwd.join(plan.parent().unwrap_or(Path::new("")))
+    };
+    let git = Git::discover(&dir).map_err(|e| {
+        if e.contains("is not inside a git repository") {
+            format!(
+                "{} is not inside a git repository: loopc runs a plan in the git repository \
+                 that holds it, each attempt in a worktree from a commit; make one with `git \
+                 init`, then commit the project (`git add -A && git commit -m start`)",
+                plan.display()
+            )
+        } else {
+            e
+        }
+    })?;
+    if let Ok(here) = Git::discover(cwd)
+        && !loopc::run::sys::git::same_path(&here.root, &git.root)
+        && !quiet()
+    {
+        eline!(
+            "note: the plan {} is in the repository {}, not in the current directory's ({}): \
+             it runs there (`loopc status` and `loopc logs` work from there)",
+            plan.display(),
+            git.root.display(),
+            here.root.display()
+        );
+    }
+    Ok(git)
+}
+
+/// The checks that refuse a run before the library is asked for one, so
+/// that nothing is written: the plan's repository and the commit attempts
+/// start from exist, every program a `run` string starts is there, every
+/// `loop.copy`/`loop.link` pattern matches, and every file an agent's
+/// command runs is in that commit. Returns the repository's top.
+///
+/// Errors: the message naming each problem (exit 2).
+fn refuse_early(
+    plan: &loopc::plan::Plan,
+    compilation: &loopc::Compilation,
+    cwd: &Path,
+    path: &Path,
+) -> Result<PathBuf, String> {
+    use loopc::run::engine::{agent, worktree_files};
+    // Outside a repository nothing can run: say that first, not that a
+    // program is missing; then that there is no commit to start from.
+    let git = plan_repository(cwd, path)?;
+    let base = loopc::run::start_commit(&git, plan).map_err(|e| e.message)?;
+    // A program that is not there fails every attempt the same way: say so
+    // before any work (`--dry-run` too: it refuses what `run` refuses).
+    // `run` strings are run from the worktree's top, so a relative program
+    // is looked up from the repository's.
+    agent::programs::check(plan, compilation, &git.root).map_err(|m| m.join("\nerror: "))?;
+    // So is a file `loop.copy` or `loop.link` names that is not there.
+    let brought =
+        worktree_files::check(plan, compilation, &git.root).map_err(|m| m.join("\nerror: "))?;
+    // And an agent's script that the commit does not have.
+    let committed: std::collections::HashSet<String> = git
+        .tree_files(&base)?
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect();
+    let tracked = git.tracked_paths().unwrap_or_default();
+    let state = |file: &str| {
+        if tracked.contains(file) {
+            "it is added but not committed"
+        } else if git.root.join(file).exists() {
+            "it is not in git"
+        } else {
+            "there is no such file"
+        }
+    };
+    agent::scripts::check(plan, compilation, &committed, &brought, &base, &state)
+        .map_err(|m| m.join("\nerror: "))?;
+    Ok(git.root)
+}
+
 /// Finds, compiles and runs the plan; returns the exit status, or the
 /// message of an error that is exit 2.
 fn run_plan(args: &Args) -> Result<i32, String> {
@@ -135,9 +221,7 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         }
         message
     })?;
-    if !compilation.diagnostics.is_empty() {
-        print_compilation(&compilation, &compilation.diagnostics);
-    }
+    print_plan_diagnostics(&compilation);
     let Some(plan) = compilation.plan.take() else {
         return Err(format!("{} has errors; nothing was run", path.display()));
     };
@@ -212,20 +296,7 @@ fn run_plan(args: &Args) -> Result<i32, String> {
                 }
             })?
     };
-    // A program that is not there fails every attempt the same way: say so
-    // before any work (`--dry-run` too: it refuses what `run` refuses).
-    // `run` strings are run from the worktree's top, so a relative program
-    // is looked up from the repository's.
-    // Outside a repository nothing can run: say that first, not that a
-    // program is missing.
-    let top = loopc::run::sys::git::Git::discover(&cwd)?.root;
-    if let Err(missing) = loopc::run::engine::agent::programs::check(&plan, &compilation, &top) {
-        return Err(missing.join("\nerror: "));
-    }
-    // So is a file `loop.copy` or `loop.link` names that is not there.
-    if let Err(missing) = loopc::run::engine::worktree_files::check(&plan, &compilation, &cwd) {
-        return Err(missing.join("\nerror: "));
-    }
+    let top = refuse_early(&plan, &compilation, &cwd, &path)?;
     let base = plan.tasks.iter().any(|t| t.expands.is_some()).then(|| {
         let mut base = loopc::expand::Base::of(&compilation, &plan.name);
         base.targets = words.clone();
@@ -238,6 +309,7 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         force,
         no_cache: args.no_cache,
         plan_file: path.display().to_string(),
+        repository: top,
         exit_status,
         progress: match verbosity() {
             Verbosity::Quiet => Progress::Off,

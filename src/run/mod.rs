@@ -113,8 +113,12 @@ pub struct Options {
     pub force: Vec<String>,
     /// `--no-cache`.
     pub no_cache: bool,
-    /// The plan file as given (recorded in state.json).
+    /// The plan file as given (recorded in state.json), relative to the
+    /// current directory.
     pub plan_file: String,
+    /// A directory in the repository the run uses: the plan's (a plan
+    /// names its own project's files), whatever the current directory.
+    pub repository: std::path::PathBuf,
     /// The process exit status of each outcome, recorded in state.json and
     /// the `run_finished` event; the command line decides it.
     pub exit_status: fn(Outcome) -> i32,
@@ -164,7 +168,7 @@ fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Result<Start, Ru
             )));
         }
     }
-    let base_commit = base_commit(git, plan)?;
+    let base_commit = start_commit(git, plan)?;
     let refname = format!("refs/heads/{branch}");
     let existing = git.commit_of(&refname).map_err(RunError::usage)?;
     if existing.is_none()
@@ -320,7 +324,10 @@ fn foreign_commits(
 }
 
 /// The commit runs start from: `loop.base`, else the checked-out commit.
-fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
+///
+/// Errors: the base branch does not exist, or the repository has no
+/// commit yet (exit 2; nothing was changed).
+pub fn start_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
     match &plan.settings.base {
         Some(base) => git
             .commit_of(&format!("refs/heads/{base}"))
@@ -337,7 +344,8 @@ fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
             .map_err(RunError::usage)?
             .ok_or_else(|| {
                 RunError::usage(format!(
-                    "the repository at {} has no commit to start from; commit something first",
+                    "the repository at {} has no commit to start from: attempts start from a \
+                     commit; commit the project first (`git add -A && git commit -m start`)",
                     git.root.display()
                 ))
             }),
@@ -402,14 +410,18 @@ fn worktree_files(git: &Git, plan: &Plan) -> Result<WorktreeFiles, RunError> {
     })
 }
 
-/// Runs `plan` in the repository containing `cwd` (or, with `--dry-run`,
-/// says what would run), and returns how it ended.
+/// Runs `plan` in the repository containing `options.repository` (or,
+/// with `--dry-run`, says what would run), and returns how it ended;
+/// relative paths (the plan file, specs) are read from `cwd`.
 ///
 /// Errors: the repository or the options cannot be used; found before any
 /// work starts.
 pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunError> {
-    let git = Git::discover(cwd).map_err(RunError::usage)?;
+    let git = Git::discover(&options.repository).map_err(RunError::usage)?;
     git.require_min_version().map_err(RunError::usage)?;
+    // A repository with nothing to start from is refused before anything
+    // is written (no `.loopc/`).
+    start_commit(&git, &plan)?;
     let layout = Layout::new(&git.root);
     for name in &options.force {
         if plan.task_index(name).is_none() {
@@ -459,23 +471,26 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         worktree::check_namespace(&git, &slug, plan.tasks.iter().map(|t| t.name.as_str()))
             .map_err(RunError::usage)?;
     let brought = worktree_files(&git, &plan)?;
-    // Attempts start from a commit: say so when files the plan reads have
-    // uncommitted changes (a warning; the run goes on).
-    if let Ok(changed) = git.changed_tracked_paths()
+    // `-q`: errors and the output asked for only, no warnings.
+    let warn = |w: &str| {
+        if options.progress != ui::display::Progress::Off {
+            stderr_line(w);
+        }
+    };
+    // Attempts start from a commit: say once what of the checkout they do
+    // not see (a warning; the run goes on).
+    if let (Ok(changed), Ok(untracked)) = (git.changed_tracked_paths(), git.untracked_paths())
         && let Some(w) = engine::uncommitted::warning(
             &plan,
             &cwd.join(&options.plan_file),
             &git.root,
             &changed,
+            &untracked,
+            &brought.paths(),
             &start.base,
         )
     {
-        stderr_line(&w);
-    }
-    if let Ok(untracked) = git.untracked_paths()
-        && let Some(w) = engine::uncommitted::untracked_warning(&plan, &untracked, &brought.paths())
-    {
-        stderr_line(&w);
+        warn(&w);
     }
     if let Some(p) = &plan.pipeline
         && p.specs.is_empty()
@@ -486,7 +501,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
             .filter_map(|&i| crate::origin::STAGES.get(i))
             .map(|s| format!("{s}/"))
             .collect();
-        stderr_line(&format!(
+        warn(&format!(
             "warning: no spec in the worked stage(s) {} of {}: no spec of the tree runs \
              (`--stage` or `loop.stages` names others)",
             stages.join(", "),
@@ -498,7 +513,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         && let Some(w) =
             engine::uncommitted::specs_warning(&plan, cwd, &git.root, &changed, &untracked)
     {
-        stderr_line(&w);
+        warn(&w);
     }
     if options.dry_run {
         let store = if options.no_cache {
@@ -619,7 +634,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         // `+` cannot start a task name: no task's log directory takes it.
         let log = ctx.layout.logs.join("+notify.log");
         if let Err(e) = engine::notify::notify(command, &ctx.git.root, &finish.state, &log) {
-            stderr_line(&format!("warning: {e}"));
+            warn(&format!("warning: {e}"));
         }
     }
     Ok(Ran::Finished {

@@ -1,0 +1,154 @@
+//! Failing fast on an agent whose command names a file the attempts will
+//! not have: attempts start from a commit, so `run = "sh scripts/agent.sh"`
+//! with `scripts/agent.sh` never committed fails every attempt the same
+//! way ("cannot open scripts/agent.sh"), each one charged. Before any work
+//! the file an agent's command runs (a relative program, `./agent.sh`, or
+//! the script an interpreter is given, `sh scripts/agent.sh`, `python3
+//! bot.py`) is looked up in the commit the run starts from, and the run is
+//! refused, naming it, when it is not there (nor brought in by
+//! `loop.copy`/`loop.link`). Only agents' commands: a gate or a command
+//! task may well run a file that an earlier task of the run writes.
+
+use super::programs::{Locator, SHELL_SPECIAL, uses};
+use crate::Compilation;
+use crate::plan::Plan;
+use std::collections::{HashMap, HashSet};
+
+/// Programs that run the file named by their first argument.
+const INTERPRETERS: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "node", "ruby", "perl", "php",
+];
+
+/// The file of the repository that `run` executes, when it names one: its
+/// program when that is a relative path (`./agent.sh`, `bin/agent`), or
+/// the first argument of an interpreter (`sh scripts/agent.sh`) when that
+/// looks like a path (a `/` or a `.` in it) and comes before any other
+/// argument (`sh -c '…'`, `python3 -m mod`: none). A leading `./` is
+/// dropped; `None` when it cannot be told without running the shell.
+pub fn file_of(run: &str) -> Option<&str> {
+    let mut words = run.split_whitespace().skip_while(|w| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    });
+    let program = words.next()?;
+    let plain = |w: &str| !w.contains(SHELL_SPECIAL) && !w.starts_with('/');
+    if program.contains('/') {
+        return plain(program).then(|| program.trim_start_matches("./"));
+    }
+    if !INTERPRETERS.contains(&program) {
+        return None;
+    }
+    for word in words {
+        if word == "--" {
+            continue;
+        }
+        // An option: `-c`, `-m` and `-e` give code, not a file; any other
+        // may take an argument that is no file (`-X dev`), so stop at one
+        // that does not look like a path.
+        if word.starts_with('-') {
+            if matches!(word, "-c" | "-m" | "-e" | "-" | "-s") {
+                return None;
+            }
+            continue;
+        }
+        let path_like = word.contains('/') || word.contains('.');
+        return (plain(word) && path_like).then(|| word.trim_start_matches("./"));
+    }
+    None
+}
+
+/// Checks that the file each agent's command runs ([`file_of`]) is in the
+/// commit attempts start from (`committed`: its files) or among what the
+/// plan brings into every worktree (`brought`, paths relative to the
+/// top). `state` says what the file is in the main checkout, for the
+/// message (`"it is not in git"`).
+///
+/// Errors: one line per missing file, at the first command that runs it
+/// (what runs it, the string, and where it is in the plan), and one more
+/// counting the other commands that run it.
+pub fn check(
+    plan: &Plan,
+    compilation: &Compilation,
+    committed: &HashSet<String>,
+    brought: &[String],
+    base: &str,
+    state: &dyn Fn(&str) -> &'static str,
+) -> Result<(), Vec<String>> {
+    let mut missing: Vec<String> = Vec::new();
+    let mut reported: HashMap<String, (usize, usize)> = HashMap::new();
+    let mut locator = Locator::new(compilation);
+    let short = base.get(..10).unwrap_or(base);
+    for u in uses(plan).into_iter().filter(|u| u.agent) {
+        let Some(file) = file_of(u.command) else {
+            continue;
+        };
+        let in_worktree = committed.contains(file)
+            || brought
+                .iter()
+                .any(|b| file == b || file.starts_with(&format!("{b}/")));
+        if in_worktree {
+            continue;
+        }
+        if let Some((_, more)) = reported.get_mut(file) {
+            *more += 1;
+            continue;
+        }
+        reported.insert(file.to_string(), (missing.len(), 0));
+        let at = locator
+            .of_run(u.command)
+            .map(|l| format!("{l}: "))
+            .unwrap_or_default();
+        missing.push(format!(
+            "{at}{}: `{file}` is not in the commit attempts start from ({short}): {} \
+             (run = {:?}); commit it, or bring it in with `loop {{ copy = [...] }}`; \
+             nothing was run",
+            u.what,
+            state(file),
+            u.command
+        ));
+    }
+    let mut more: Vec<(usize, String)> = reported
+        .into_iter()
+        .filter(|(_, (_, n))| *n > 0)
+        .map(|(file, (at, n))| {
+            let commands = if n == 1 {
+                "command runs"
+            } else {
+                "commands run"
+            };
+            (at, format!("{n} more {commands} `{file}`"))
+        })
+        .collect();
+    more.sort_by_key(|m| std::cmp::Reverse(m.0));
+    for (at, line) in more {
+        missing.insert(at + 1, line);
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(missing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_of;
+
+    #[test]
+    fn the_file_a_command_runs() {
+        assert_eq!(file_of("sh scripts/agent.sh"), Some("scripts/agent.sh"));
+        assert_eq!(file_of("FOO=1 bash ./run.sh --fast"), Some("run.sh"));
+        assert_eq!(file_of("python3 -u bot.py"), Some("bot.py"));
+        assert_eq!(file_of("./agent.sh -p"), Some("agent.sh"));
+        assert_eq!(file_of("bin/agent"), Some("bin/agent"));
+        assert_eq!(file_of("sh -c 'x.sh'"), None);
+        assert_eq!(file_of("python3 -m agent.main"), None);
+        assert_eq!(file_of("python3 -X dev bot.py"), None);
+        assert_eq!(file_of("sh /opt/agent.sh"), None);
+        assert_eq!(file_of("/usr/bin/agent"), None);
+        assert_eq!(file_of("claude -p"), None);
+        assert_eq!(file_of("sh \"$HOME/a.sh\""), None);
+        assert_eq!(file_of("bash"), None);
+    }
+}
