@@ -95,16 +95,69 @@ task m { run = "echo m > m.txt" }
 fn completions_for_each_shell() {
     let test = Test::new();
     for (shell, marker) in [
-        ("bash", "_loopc()"),
+        (
+            "bash",
+            "complete -o nospace -o bashdefault -o nosort -F _clap_complete_loopc loopc",
+        ),
         ("zsh", "#compdef loopc"),
-        ("fish", "complete -c loopc"),
+        ("fish", "complete --keep-order --exclusive --command loopc"),
+        ("elvish", "set edit:completion:arg-completer[loopc]"),
+        ("powershell", "Register-ArgumentCompleter"),
     ] {
         let r = test.loopc(&["completions", shell]).run();
         assert!(r.stdout.contains(marker), "{shell}: {r:?}");
-        assert!(r.stdout.contains("completions"), "{shell}: {r:?}");
+        // The shell asks this very binary back at each Tab.
+        assert!(r.stdout.contains("LOOPC_COMPLETE"), "{shell}: {r:?}");
     }
     let r = test.loopc(&["completions", "tcsh"]).status(2).run();
     assert!(r.stderr.contains("invalid value 'tcsh'"), "{r:?}");
+}
+
+/// What bash offers at a Tab after `loopc WORDS… CURRENT`, in `dir`, with
+/// the script `loopc completions bash` prints sourced.
+fn bash_completes(dir: &std::path::Path, words: &[&str], current: &str) -> Vec<String> {
+    let mut line: Vec<String> = vec!["loopc".into()];
+    line.extend(words.iter().map(|w| w.to_string()));
+    line.push(current.into());
+    let quoted: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
+    let script = format!(
+        "source <(\"$LOOPC\" completions bash)\n\
+         COMP_WORDS=({})\nCOMP_CWORD={}\nCOMP_TYPE=9\n\
+         _clap_complete_loopc loopc '{current}' '{}'\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        quoted.join(" "),
+        line.len() - 1,
+        line[line.len() - 2],
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .env("LOOPC", crate::harness::loopc_path())
+        .current_dir(dir)
+        .output()
+        .expect("bash");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `run`, `logs`, `answer` and `--force` complete the task names of the
+/// plan found here (bash is the shell tried; the others share the engine).
+#[test]
+fn completions_offer_the_plans_task_names() {
+    let repo = Test::repo();
+    repo.plan(
+        "loop \"co\" { }\ntask build \"Build it\" { run = \"true\" }\n\
+         task bench: build { run = \"true\" }\ntask test: build { run = \"true\" }\n",
+    );
+    let run = bash_completes(&repo.root, &["run"], "b");
+    assert_eq!(run, ["build", "bench"], "{run:?}");
+    for words in [&["logs"][..], &["answer"][..], &["run", "--force"][..]] {
+        let got = bash_completes(&repo.root, words, "t");
+        assert_eq!(got, ["test"], "{words:?}");
+    }
+    // The subcommands themselves, from the command line's definition.
+    assert_eq!(bash_completes(&repo.root, &[], "comp"), ["completions"]);
 }
 
 #[test]

@@ -183,6 +183,11 @@ enum Command {
 
 /// Parses the command line, runs the subcommand and returns its exit status.
 pub fn main() -> ExitCode {
+    // A shell asking for completions (`loopc completions`) is answered
+    // here, and the process ends.
+    clap_complete::CompleteEnv::with_factory(command)
+        .var(completions::VAR)
+        .complete();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

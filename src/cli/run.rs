@@ -14,6 +14,7 @@ use super::{
     Verbosity, exit, note_verbose, output_status, print_plan_diagnostics, quiet, say, verbosity,
     warn, write_stdout,
 };
+use clap_complete::engine::ArgValueCompleter;
 use loopc::run::sys::git::Git;
 use loopc::run::ui::display::Progress;
 use loopc::run::{Options, Outcome, Ran};
@@ -28,7 +29,10 @@ pub struct Args {
     /// without one, the plan is found from the current directory: its
     /// `plan.loop`, else its only `*.loop`, else the same in the directories
     /// above it up to the repository's top.
-    #[arg(value_name = "PLAN|TASK")]
+    #[arg(
+        value_name = "PLAN|TASK",
+        add = ArgValueCompleter::new(super::completions::plan_or_task)
+    )]
     pub words: Vec<String>,
     /// The defaults plan for REEL specs (agent, gates, defaults, budget,
     /// loop); default `defaults.loop` beside the specs.
@@ -48,7 +52,12 @@ pub struct Args {
     #[arg(long)]
     pub dry_run: bool,
     /// Do not read the cache for these tasks (their results are still written).
-    #[arg(long, value_name = "TASK", num_args = 1..)]
+    #[arg(
+        long,
+        value_name = "TASK",
+        num_args = 1..,
+        add = ArgValueCompleter::new(super::completions::tasks)
+    )]
     pub force: Vec<String>,
     /// Neither read nor write the cache.
     #[arg(long)]
@@ -317,12 +326,23 @@ fn run_plan(args: &Args) -> Result<i32, String> {
             Verbosity::Verbose => Progress::Lines,
         },
     };
+    let branch = plan.settings.branch.clone();
     Ok(
         match loopc::run::execute(plan, &options, &cwd).map_err(|e| e.message)? {
             Ran::DryRun(report) => output_status(write_stdout(&report), |e| {
                 format!("error: cannot write to stdout: {e}")
             }),
-            Ran::Finished { outcome, summary } => {
+            Ran::Finished {
+                outcome,
+                mut summary,
+            } => {
+                // The work is on the integration branch, not yours: say
+                // how to bring it over.
+                if outcome == Outcome::Passed {
+                    summary.push_str(&format!(
+                        "to bring the work onto your branch: git merge {branch}\n"
+                    ));
+                }
                 // `-q` prints the summary only when the run did not pass. A
                 // closed or full stdout does not change the run's result
                 // (state.json has it), but a full one is said.
