@@ -366,3 +366,50 @@ fn a_task_named_like_a_directory_gets_a_hint_to_name_the_plan_first() {
     repo.loopc(&["run", "plan.loop", "check", "--dry-run"])
         .run();
 }
+
+/// The one rule for a test that needs an outside program: without it the
+/// test is skipped with one line that plain `cargo test` shows (no
+/// `--nocapture`) and a summary when the tests end; with `LOOPC_REQUIRE`
+/// naming it (as `.ci/run` sets it), the test fails. Tried on a graph test
+/// that needs `dot`, run by this very test binary with a `PATH` without it.
+#[test]
+fn a_test_whose_program_is_missing_says_it_is_skipped() {
+    let empty = tempfile::tempdir().unwrap();
+    let test = "graph::dot_escaping_round_trips_through_graphviz";
+    let run = |require: Option<&str>| {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", test, "--test-threads", "2"])
+            .env("PATH", empty.path())
+            .env_remove("LOOPC_REQUIRE");
+        if let Some(r) = require {
+            cmd.env("LOOPC_REQUIRE", r);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "SKIPPED {test}: what needs dot is left out: `dot` cannot be run"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "SKIPPED 1 test(s) whose outside programs are not usable here: dot 1 (install: graphviz)"
+        ),
+        "{stderr}"
+    );
+    for require in ["dot", "nvim,dot", "all"] {
+        let out = run(Some(require));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success(), "{require}: {stdout}");
+        assert!(
+            stdout.contains("needs dot, which LOOPC_REQUIRE requires"),
+            "{stdout}"
+        );
+    }
+    // Another program required does not make this one so.
+    assert!(run(Some("nvim")).status.success());
+}

@@ -342,17 +342,13 @@ task t { agent = wrapped  prompt = "x"  attempts = 3 }
 }
 
 /// Whether `bwrap` can make a sandbox here (it needs user namespaces).
-fn bwrap_works() -> bool {
-    std::process::Command::new("bwrap")
-        .args(["--ro-bind", "/", "/", "--dev", "/dev", "true"])
-        .status()
-        .is_ok_and(|s| s.success())
+fn bwrap_works() -> Result<(), String> {
+    crate::harness::program_runs("bwrap", &["--ro-bind", "/", "/", "--dev", "/dev", "true"])
 }
 
 #[test]
 fn sandboxed_agents_and_gates_can_report() {
-    if !bwrap_works() {
-        eprintln!("bwrap cannot run here; the sandbox test is left out");
+    if !crate::harness::require("bwrap", bwrap_works()) {
         return;
     }
     let repo = Test::repo();
