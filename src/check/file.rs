@@ -4,7 +4,7 @@
 //! agents, gates and executors (W0001), a missing budget (W0003) and an empty plan (W0004).
 
 use super::Checker;
-use super::names::{Suggester, TASK_NAME_NOTE, reported_by_parser, task_name_problem};
+use super::names::{Known, TASK_NAME_NOTE, reported_by_parser, task_name_problem};
 use crate::ast::{self, Item};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{OutputFormat, Ref, Work};
@@ -390,7 +390,8 @@ impl Checker {
             .map(|t| t.name.span);
         let b = &self.model.budget;
         if let Some(task_span) = first_agent_task
-            && !self.seen.unparsed.has("budget")
+            // An item that could not be read may be (or hold) the budget.
+            && !self.seen.unreadable
             && !b.bounds_written
             && b.iterations.is_none()
             && b.time.is_none()
@@ -667,37 +668,4 @@ fn defined_twice(what: &str, name: &str, span: Span, first: Span) -> Diagnostic 
     )
     .with_label(first, "first defined here")
     .with_note(format!("rename one of them; {what} names must be unique"))
-}
-
-/// The names of one kind (tasks, agents or gates) that references may
-/// name, prepared once for every E0005 of that kind.
-struct Known<'a> {
-    set: HashSet<&'a str>,
-    names: Vec<&'a str>,
-    /// Every name (duplicates too), sorted, and the suggester over them:
-    /// built at the first unknown name, so a plan whose references all
-    /// resolve never sorts its names (a million of them, for a large plan).
-    lists: Option<(Vec<&'a str>, Suggester<'a>)>,
-}
-
-impl<'a> Known<'a> {
-    fn new(names: Vec<&'a str>) -> Self {
-        Known {
-            set: names.iter().copied().collect(),
-            names,
-            lists: None,
-        }
-    }
-
-    /// The sorted names and the suggester.
-    fn lists(&mut self) -> &mut (Vec<&'a str>, Suggester<'a>) {
-        let names = &self.names;
-        self.lists.get_or_insert_with(|| {
-            let mut sorted: Vec<&str> = names.clone();
-            sorted.sort_unstable();
-            let mut unique = sorted.clone();
-            unique.dedup();
-            (sorted, Suggester::new(unique))
-        })
-    }
 }

@@ -3,7 +3,7 @@
 //! phase (the default branch name) and the REEL front-end (task ids, field
 //! names) use them too.
 
-use foldhash::{HashMap, HashMapExt};
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::collections::BTreeMap;
 
 /// The closest of `candidates` to `name`, if one is close enough to suggest:
@@ -256,6 +256,39 @@ pub fn glob_problem(pattern: &str) -> Option<String> {
     match globset::Glob::new(pattern) {
         Ok(_) => None,
         Err(e) => Some(e.kind().to_string()),
+    }
+}
+
+/// The names of one kind (tasks, agents or gates) that references may
+/// name, prepared once for every E0005 of that kind.
+pub(super) struct Known<'a> {
+    pub(super) set: HashSet<&'a str>,
+    names: Vec<&'a str>,
+    /// Every name (duplicates too), sorted, and the suggester over them:
+    /// built at the first unknown name, so a plan whose references all
+    /// resolve never sorts its names (a million of them, for a large plan).
+    lists: Option<(Vec<&'a str>, Suggester<'a>)>,
+}
+
+impl<'a> Known<'a> {
+    pub(super) fn new(names: Vec<&'a str>) -> Self {
+        Known {
+            set: names.iter().copied().collect(),
+            names,
+            lists: None,
+        }
+    }
+
+    /// The sorted names and the suggester.
+    pub(super) fn lists(&mut self) -> &mut (Vec<&'a str>, Suggester<'a>) {
+        let names = &self.names;
+        self.lists.get_or_insert_with(|| {
+            let mut sorted: Vec<&str> = names.clone();
+            sorted.sort_unstable();
+            let mut unique = sorted.clone();
+            unique.dedup();
+            (sorted, Suggester::new(unique))
+        })
     }
 }
 

@@ -121,7 +121,14 @@ fn plan_repository(cwd: &Path, plan: &Path) -> Result<Git, String> {
             e
         }
     })?;
-    if let Ok(here) = Git::discover(cwd)
+    // A current directory inside the plan's repository is in it (no git
+    // call to ask, for the common case).
+    let inside = |root: &Path| {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        canon(cwd).starts_with(canon(root))
+    };
+    if !inside(&git.root)
+        && let Ok(here) = Git::discover(cwd)
         && !loopc::run::sys::git::same_path(&here.root, &git.root)
         && !quiet()
     {

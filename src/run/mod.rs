@@ -129,11 +129,6 @@ pub struct Options {
     pub base: Option<crate::expand::Base>,
 }
 
-/// Checks that the repository can be used and where the integration branch
-/// starts. Nothing here changes anything; every failure is exit 2.
-///
-/// `recorded`: the integration-branch head the last run of this branch left
-/// (state.json), whose history is loopc's like its cache entries'.
 /// A branch that keeps git from creating the branch `branch`, which does
 /// not exist: one named as a directory of it (`loop` for `loop/app`: refs
 /// are files) or one inside it (`loop/app/x`).
@@ -148,7 +143,18 @@ fn blocking_branch(git: &Git, branch: &str) -> Result<Option<String>, String> {
     Ok(git.branch_refs(&format!("{branch}/"))?.into_iter().next())
 }
 
-fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Result<Start, RunError> {
+/// Checks that the repository can be used and where the integration branch
+/// starts (`base_commit`: the commit runs start from). Nothing here changes
+/// anything; every failure is exit 2.
+///
+/// `recorded`: the integration-branch head the last run of this branch left
+/// (state.json), whose history is loopc's like its cache entries'.
+fn preflight(
+    git: &Git,
+    plan: &Plan,
+    base_commit: String,
+    recorded: Option<&str>,
+) -> Result<Start, RunError> {
     if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
         return Err(RunError::usage(format!(
             "the repository at {} is in the middle of {what}; finish or abort it first",
@@ -168,7 +174,6 @@ fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Result<Start, Ru
             )));
         }
     }
-    let base_commit = start_commit(git, plan)?;
     let refname = format!("refs/heads/{branch}");
     let existing = git.commit_of(&refname).map_err(RunError::usage)?;
     if existing.is_none()
@@ -421,7 +426,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
     git.require_min_version().map_err(RunError::usage)?;
     // A repository with nothing to start from is refused before anything
     // is written (no `.loopc/`).
-    start_commit(&git, &plan)?;
+    let base_commit = start_commit(&git, &plan)?;
     let layout = Layout::new(&git.root);
     for name in &options.force {
         if plan.task_index(name).is_none() {
@@ -465,7 +470,7 @@ pub fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<Ran, RunErro
         .as_ref()
         .filter(|p| p.integration_branch == plan.settings.branch)
         .map(|p| p.head_commit.as_str());
-    let start = preflight(&git, &plan, recorded)?;
+    let start = preflight(&git, &plan, base_commit, recorded)?;
     let slug = worktree::slug(&plan.name);
     let loopc_branches =
         worktree::check_namespace(&git, &slug, plan.tasks.iter().map(|t| t.name.as_str()))
