@@ -170,14 +170,15 @@ fn refuse_early(
     let brought =
         worktree_files::check(plan, compilation, &git.root).map_err(|m| m.join("\nerror: "))?;
     // And an agent's script that the commit does not have.
-    let committed: std::collections::HashSet<String> = git
-        .tree_files(&base)?
-        .into_iter()
-        .map(|(path, _)| path)
-        .collect();
-    let tracked = git.tracked_paths().unwrap_or_default();
+    let mut committed = || -> Result<std::collections::HashSet<String>, String> {
+        Ok(git
+            .tree_files(&base)?
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect())
+    };
     let state = |file: &str| {
-        if tracked.contains(file) {
+        if git.tracked_paths().unwrap_or_default().contains(file) {
             "it is added but not committed"
         } else if git.root.join(file).exists() {
             "it is not in git"
@@ -185,7 +186,7 @@ fn refuse_early(
             "there is no such file"
         }
     };
-    agent::scripts::check(plan, compilation, &committed, &brought, &base, &state)
+    agent::scripts::check(plan, compilation, &mut committed, &brought, &base, &state)
         .map_err(|m| m.join("\nerror: "))?;
     Ok(git.root)
 }

@@ -11,7 +11,7 @@
 
 use super::programs::{Locator, SHELL_SPECIAL, uses};
 use crate::Compilation;
-use crate::plan::Plan;
+use crate::plan::{GateKind, Plan, TaskKind};
 use std::collections::{HashMap, HashSet};
 
 /// Programs that run the file named by their first argument.
@@ -58,48 +58,83 @@ pub fn file_of(run: &str) -> Option<&str> {
     None
 }
 
+/// The distinct commands agents of `plan` run: each task's agent and its
+/// fallbacks, its resolver, and its agent gates' agents.
+fn agent_commands(plan: &Plan) -> HashSet<&str> {
+    let mut out: HashSet<&str> = HashSet::new();
+    for task in &plan.tasks {
+        if let TaskKind::Agent { agent, .. } = &task.kind {
+            out.insert(&agent.run);
+            out.extend(agent.fallbacks.iter().map(|f| f.run.as_str()));
+        }
+        out.extend(task.resolver.iter().map(|r| r.run.as_str()));
+        for g in &task.gates {
+            if let GateKind::Agent { agent, .. } = &g.kind {
+                out.insert(&agent.run);
+            }
+        }
+    }
+    out
+}
+
 /// Checks that the file each agent's command runs ([`file_of`]) is in the
-/// commit attempts start from (`committed`: its files) or among what the
-/// plan brings into every worktree (`brought`, paths relative to the
-/// top). `state` says what the file is in the main checkout, for the
+/// commit attempts start from (`base`; `committed` lists its files, asked
+/// only when some agent's command names a file) or among what the plan
+/// brings into every worktree (`brought`, paths relative to the top).
+/// `state` says what a missing file is in the main checkout, for the
 /// message (`"it is not in git"`).
 ///
 /// Errors: one line per missing file, at the first command that runs it
 /// (what runs it, the string, and where it is in the plan), and one more
-/// counting the other commands that run it.
+/// counting the other commands that run it; or why the commit's files
+/// cannot be listed.
 pub fn check(
     plan: &Plan,
     compilation: &Compilation,
-    committed: &HashSet<String>,
+    committed: &mut dyn FnMut() -> Result<HashSet<String>, String>,
     brought: &[String],
     base: &str,
     state: &dyn Fn(&str) -> &'static str,
 ) -> Result<(), Vec<String>> {
-    let mut missing: Vec<String> = Vec::new();
-    let mut reported: HashMap<String, (usize, usize)> = HashMap::new();
+    let named: HashSet<&str> = agent_commands(plan)
+        .into_iter()
+        .filter_map(file_of)
+        .filter(|f| {
+            !brought
+                .iter()
+                .any(|b| f == b || f.starts_with(&format!("{b}/")))
+        })
+        .collect();
+    if named.is_empty() {
+        return Ok(());
+    }
+    let committed = committed().map_err(|e| vec![e])?;
+    let missing: HashSet<&str> = named
+        .into_iter()
+        .filter(|f| !committed.contains(*f))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    // A refusal: now say where each is run, in the plan's order.
+    let mut lines: Vec<String> = Vec::new();
+    let mut reported: HashMap<&str, (usize, usize)> = HashMap::new();
     let mut locator = Locator::new(compilation);
     let short = base.get(..10).unwrap_or(base);
     for u in uses(plan).into_iter().filter(|u| u.agent) {
-        let Some(file) = file_of(u.command) else {
+        let Some(file) = file_of(u.command).filter(|f| missing.contains(f)) else {
             continue;
         };
-        let in_worktree = committed.contains(file)
-            || brought
-                .iter()
-                .any(|b| file == b || file.starts_with(&format!("{b}/")));
-        if in_worktree {
-            continue;
-        }
         if let Some((_, more)) = reported.get_mut(file) {
             *more += 1;
             continue;
         }
-        reported.insert(file.to_string(), (missing.len(), 0));
+        reported.insert(file, (lines.len(), 0));
         let at = locator
             .of_run(u.command)
             .map(|l| format!("{l}: "))
             .unwrap_or_default();
-        missing.push(format!(
+        lines.push(format!(
             "{at}{}: `{file}` is not in the commit attempts start from ({short}): {} \
              (run = {:?}); commit it, or bring it in with `loop {{ copy = [...] }}`; \
              nothing was run",
@@ -122,13 +157,9 @@ pub fn check(
         .collect();
     more.sort_by_key(|m| std::cmp::Reverse(m.0));
     for (at, line) in more {
-        missing.insert(at + 1, line);
+        lines.insert(at + 1, line);
     }
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(missing)
-    }
+    Err(lines)
 }
 
 #[cfg(test)]
