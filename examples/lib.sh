@@ -32,7 +32,8 @@ example_start() {
   done
   src="$(cd "$here/../.." && pwd)"
   if [ -z "${LOOPC:-}" ]; then
-    echo "==> building loopc" >&2
+    echo "==> building loopc (cargo build: a few minutes on a fresh clone, seconds once built;" >&2
+    echo "    LOOPC=target/debug/loopc $0 uses a binary you already have)" >&2
     (cd "$src" && cargo build --quiet --bin loopc)
     local target="${CARGO_TARGET_DIR:-$src/target}"
     case "$target" in /*) ;; *) target="$src/$target" ;; esac

@@ -37,7 +37,30 @@ pub enum Item {
     /// `task NAME [TITLE] [: DEP…] { … }`
     Task(TaskItem),
     /// Text that could not be parsed as an item; its E0001 was already reported.
-    Error(Span),
+    Error(Unparsed),
+}
+
+/// An item that could not be parsed, and what its header says it defines:
+/// references to that name are not reported as unknown (its E0001 is the
+/// one mistake), nor is a missing `budget` or `defaults` it may have set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Unparsed {
+    /// The text of the item (to the next line that starts an item).
+    pub span: Span,
+    /// The item keyword it starts with (`task`, `agent`, …), if any.
+    pub keyword: Option<&'static str>,
+    /// The name its header gives (`task a`, `agent claude`), if one could
+    /// be read: for a task, the bare or simply quoted name.
+    pub name: Option<String>,
+}
+
+impl From<Span> for Unparsed {
+    fn from(span: Span) -> Unparsed {
+        Unparsed {
+            span,
+            ..Unparsed::default()
+        }
+    }
 }
 
 impl Item {
@@ -49,7 +72,7 @@ impl Item {
             Item::Agent(i) | Item::Executor(i) => i.span,
             Item::Gate(i) => i.span,
             Item::Task(i) => i.span,
-            Item::Error(s) => *s,
+            Item::Error(u) => u.span,
         }
     }
 }

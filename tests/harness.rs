@@ -636,3 +636,120 @@ pub fn no_process_with(marker: &str) -> bool {
     }
     !process_alive_with(marker)
 }
+
+// Outside programs ------------------------------------------------------------
+
+/// The outside programs tests need, by the name `LOOPC_REQUIRE` takes,
+/// and what installs each (Debian packages; `.ci/run` installs them all).
+pub const OUTSIDE: &[(&str, &str)] = &[
+    ("dot", "graphviz"),
+    ("nvim", "neovim"),
+    ("bwrap", "bubblewrap"),
+    ("tmux", "tmux"),
+    (
+        "slurm",
+        "slurm-wlm and munge, run as root: tests/slurm/start-cluster.sh",
+    ),
+];
+
+/// The tests skipped so far: `(program, test)`.
+static SKIPPED: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Writes `text` to the terminal past the test harness's capture of
+/// `print!` and `eprint!` (std's stderr handle is not captured), so plain
+/// `cargo test` shows it.
+fn to_terminal(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// Prints the skipped tests' summary when the test binary exits, after
+/// libtest's own result line.
+extern "C" fn skipped_summary() {
+    let skipped = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    if skipped.is_empty() {
+        return;
+    }
+    let mut by_program: Vec<(&str, usize)> = Vec::new();
+    for (program, _) in skipped.iter() {
+        match by_program.iter_mut().find(|(p, _)| p == program) {
+            Some((_, n)) => *n += 1,
+            None => by_program.push((program, 1)),
+        }
+    }
+    let parts: Vec<String> = by_program
+        .iter()
+        .map(|(program, n)| {
+            let install = OUTSIDE
+                .iter()
+                .find(|(p, _)| p == program)
+                .map_or("", |(_, i)| *i);
+            format!("{program} {n} (install: {install})")
+        })
+        .collect();
+    to_terminal(&format!(
+        "\nSKIPPED {} test(s) whose outside programs are not usable here: {}.\n\
+         `.ci/run` installs them and sets LOOPC_REQUIRE, under which a missing one fails \
+         its tests instead.\n",
+        skipped.len(),
+        parts.join(", ")
+    ));
+}
+
+/// Whether `program args…` runs and exits 0 here; if not, why.
+pub fn program_runs(program: &str, args: &[&str]) -> Result<(), String> {
+    match Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("`{program} {}` failed ({s})", args.join(" "))),
+        Err(e) => Err(format!("`{program}` cannot be run ({e})")),
+    }
+}
+
+/// The one rule for a test that needs an outside program (`dot`, `nvim`,
+/// `bwrap`, `tmux`, `slurm`: see [`OUTSIDE`]): whether it may go on,
+/// given `usable` (the program's probe). When the program is not usable,
+/// the calling test skips what needs it: one line on the terminal now,
+/// and a summary when the test binary exits; unless `LOOPC_REQUIRE`
+/// names the program (comma-separated, or `all`), when the test fails.
+pub fn require(program: &str, usable: Result<(), String>) -> bool {
+    let Err(why) = usable else {
+        return true;
+    };
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let install = OUTSIDE
+        .iter()
+        .find(|(p, _)| *p == program)
+        .map_or("", |(_, i)| *i);
+    let required = std::env::var("LOOPC_REQUIRE").is_ok_and(|r| {
+        r.split(',')
+            .any(|p| p.trim() == program || p.trim() == "all")
+    });
+    assert!(
+        !required,
+        "{test} needs {program}, which LOOPC_REQUIRE requires, but {why} (install: {install})"
+    );
+    static SUMMARY: std::sync::Once = std::sync::Once::new();
+    SUMMARY.call_once(|| {
+        // SAFETY: registers a plain function, run once at exit.
+        unsafe {
+            libc::atexit(skipped_summary);
+        }
+    });
+    to_terminal(&format!(
+        "SKIPPED {test}: what needs {program} is left out: {why} (install: {install})\n"
+    ));
+    SKIPPED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((program.to_string(), test));
+    false
+}

@@ -29,7 +29,14 @@ git commit -q -m "textkit: initial project"
 echo "==> loopc run demo.loop" >&2
 export DEMO_AGENT="$here/agent.py"
 status=0
-"$LOOPC" run demo.loop || status=$?
+"$LOOPC" run demo.loop >"$scratch/summary.txt" || status=$?
+if [ "$keep" = 1 ]; then
+  cat "$scratch/summary.txt"
+else
+  # The worktrees loopc keeps are in the scratch repository, which goes
+  # at the end: say so rather than point at a path that will be gone.
+  sed 's|^\(kept: .*\), in /.*; remove them with `loopc clean`$|\1, in the scratch repository, which this script removes at its end (run.sh --keep keeps it)|' "$scratch/summary.txt"
+fi
 
 echo
 echo "==> integration branch loop/demo"

@@ -5,7 +5,8 @@
 //! warnings about the plan as a whole follow (`warnings`).
 
 use super::Checker;
-use super::names::{Suggester, task_name_problem};
+use super::Unparsed;
+use super::names::{Known, TASK_NAME_NOTE, reported_by_parser, task_name_problem};
 use crate::ast::{self, Item};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{Model, Ref, Work};
@@ -77,16 +78,18 @@ impl Checker {
                 }
                 Item::Task(t) => {
                     self.seen.any_task = true;
-                    if let Some(why) = task_name_problem(&t.name.text) {
-                        // Bare ids starting with a digit were reported by the parser.
-                        if t.name.quoted || !t.name.text.starts_with(|c: char| c.is_ascii_digit()) {
-                            self.push(Diagnostic::new(
+                    if let Some(why) = task_name_problem(&t.name.text)
+                        && !reported_by_parser(&t.name.text, t.name.quoted)
+                    {
+                        self.push(
+                            Diagnostic::new(
                                 Code::E0011,
                                 format!("invalid task name `{}`", t.name.text),
                                 t.name.span,
                                 why,
-                            ).with_note("a task name becomes a git branch and a directory name: it must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,63} and contain no `..`"));
-                        }
+                            )
+                            .with_note(TASK_NAME_NOTE),
+                        );
                     }
                     let (tasks, index) = (&self.model.tasks, &self.model.task_index);
                     let hash = index.hash(&t.name.text);
@@ -101,7 +104,10 @@ impl Checker {
                         }
                     }
                 }
-                Item::Error(_) => self.seen.unreadable = true,
+                Item::Error(u) => {
+                    self.seen.unreadable = true;
+                    self.seen.unparsed.add(u);
+                }
             }
         }
     }
@@ -196,8 +202,11 @@ impl Checker {
         // The model is read and the diagnostics written at once: nothing of
         // the model is copied (a large plan has a reference or two a task).
         let m = &self.model;
-        let used = used_names(m, &mut self.diagnostics);
-        let positions = dependency_positions(m, &mut self.diagnostics);
+        // An item that could not be parsed still defines its name: a
+        // reference to it is no second mistake.
+        let unparsed = &self.seen.unparsed;
+        let used = used_names(m, unparsed, &mut self.diagnostics);
+        let positions = dependency_positions(m, unparsed, &mut self.diagnostics);
         // W0001: unused agents, gates and executors. A file with an
         // unreadable item may use them there, and a plan whose tasks write
         // plan fragments (`expands`) may use them in those, so the warning
@@ -206,7 +215,11 @@ impl Checker {
         let unused = if unreadable {
             Vec::new()
         } else {
-            unused(m, &used)
+            let named = &self.seen.named_by_unknown;
+            let mut u = unused(m, &used);
+            // A name an unknown field meant to use (`gate = [t]`) is not unused.
+            u.retain(|(name, _, _)| !named.contains(name));
+            u
         };
 
         self.model.dependency_positions = positions;
@@ -221,7 +234,9 @@ impl Checker {
     /// E0013: agent tasks need an agent.
     fn agentless_tasks(&mut self, origin: &Origin) {
         let first_agent = self.model.agents.first().map(|a| a.name.name.clone());
-        let default_agent = self.model.defaults.agent.is_some();
+        // A `defaults` block that could not be parsed may have given one.
+        let default_agent =
+            self.model.defaults.agent.is_some() || self.seen.unparsed.has("defaults");
         let missing: Vec<(String, Span)> = self
             .model
             .tasks
@@ -282,10 +297,21 @@ struct Used<'a> {
 /// E0005 for each reference to an agent, gate or executor that `m` does
 /// not define (agents, then gates, then executors); returns the names
 /// referred to.
-fn used_names<'a>(m: &'a Model, diagnostics: &mut Vec<Diagnostic>) -> Used<'a> {
+fn used_names<'a>(
+    m: &'a Model,
+    unparsed: &'a Unparsed,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Used<'a> {
+    fn with_unparsed<'n>(mut names: Vec<&'n str>, more: &'n [String]) -> Vec<&'n str> {
+        names.extend(more.iter().map(String::as_str));
+        names
+    }
     let agent_names: Vec<&str> = m.agents.iter().map(|a| a.name.name.as_str()).collect();
+    let agent_names = with_unparsed(agent_names, &unparsed.agents);
     let gate_names: Vec<&str> = m.gates.iter().map(|g| g.name.name.as_str()).collect();
+    let gate_names = with_unparsed(gate_names, &unparsed.gates);
     let executor_names: Vec<&str> = m.executors.iter().map(|e| e.name.name.as_str()).collect();
+    let executor_names = with_unparsed(executor_names, &unparsed.executors);
     let agent_refs = m
         .defaults
         .agent
@@ -336,7 +362,11 @@ fn used_names<'a>(m: &'a Model, diagnostics: &mut Vec<Diagnostic>) -> Used<'a> {
 /// Each task's dependencies as (task index, span of the reference), in
 /// source order: E0011 for a dependency that is no valid task name, E0005
 /// for one that names no task.
-fn dependency_positions(m: &Model, diagnostics: &mut Vec<Diagnostic>) -> Vec<Vec<(usize, Span)>> {
+fn dependency_positions(
+    m: &Model,
+    unparsed: &Unparsed,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Vec<(usize, Span)>> {
     // Dependencies are looked up in the model's index; the names are
     // listed for suggestions only when one names no task.
     let mut tasks: Option<Known<'_>> = None;
@@ -351,18 +381,23 @@ fn dependency_positions(m: &Model, diagnostics: &mut Vec<Diagnostic>) -> Vec<Vec
                 found.push((j, d.span));
                 continue;
             }
+            if unparsed.tasks.contains(&d.text) {
+                continue;
+            }
             if let Some(why) = task_name_problem(&d.text) {
-                // Bare ids starting with a digit were reported by the parser.
-                if d.quoted || !d.text.starts_with(|c: char| c.is_ascii_digit()) {
-                    diagnostics.push(Diagnostic::new(
-                        Code::E0011,
-                        format!(
-                            "invalid task name `{}` in the dependencies of `{}`",
-                            d.text, t.name.text
-                        ),
-                        d.span,
-                        why,
-                    ));
+                if !reported_by_parser(&d.text, d.quoted) {
+                    diagnostics.push(
+                        Diagnostic::new(
+                            Code::E0011,
+                            format!(
+                                "invalid task name `{}` in the dependencies of `{}`",
+                                d.text, t.name.text
+                            ),
+                            d.span,
+                            why,
+                        )
+                        .with_note(TASK_NAME_NOTE),
+                    );
                 }
                 continue;
             }
@@ -522,37 +557,4 @@ fn defined_twice(what: &str, name: &str, span: Span, first: Span) -> Diagnostic 
     )
     .with_label(first, "first defined here")
     .with_note(format!("rename one of them; {what} names must be unique"))
-}
-
-/// The names of one kind (tasks, agents or gates) that references may
-/// name, prepared once for every E0005 of that kind.
-struct Known<'a> {
-    set: HashSet<&'a str>,
-    names: Vec<&'a str>,
-    /// Every name (duplicates too), sorted, and the suggester over them:
-    /// built at the first unknown name, so a plan whose references all
-    /// resolve never sorts its names (a million of them, for a large plan).
-    lists: Option<(Vec<&'a str>, Suggester<'a>)>,
-}
-
-impl<'a> Known<'a> {
-    fn new(names: Vec<&'a str>) -> Self {
-        Known {
-            set: names.iter().copied().collect(),
-            names,
-            lists: None,
-        }
-    }
-
-    /// The sorted names and the suggester.
-    fn lists(&mut self) -> &mut (Vec<&'a str>, Suggester<'a>) {
-        let names = &self.names;
-        self.lists.get_or_insert_with(|| {
-            let mut sorted: Vec<&str> = names.clone();
-            sorted.sort_unstable();
-            let mut unique = sorted.clone();
-            unique.dedup();
-            (sorted, Suggester::new(unique))
-        })
-    }
 }

@@ -83,6 +83,13 @@ struct Seen {
     first_item: Option<usize>,
     /// Whether an item could not be parsed ([`ast::Item::Error`]).
     unreadable: bool,
+    /// What the items that could not be parsed define, by their headers:
+    /// references to these are not unknown, and a `budget` or `defaults`
+    /// among them may have set what seems missing.
+    unparsed: Unparsed,
+    /// The bare names in the values of unknown fields (`gate = [t]`, E0002):
+    /// the field was meant to use them, so they are not unused (W0001).
+    named_by_unknown: foldhash::HashSet<String>,
     /// Whether a `task` item was read.
     any_task: bool,
 }
@@ -112,6 +119,42 @@ impl Checker {
             self.model.tasks.shrink_to_fit();
         }
         (self.model, self.diagnostics)
+    }
+}
+
+/// The names and blocks that items which could not be parsed define
+/// ([`ast::Unparsed`]).
+#[derive(Default)]
+struct Unparsed {
+    tasks: foldhash::HashSet<String>,
+    agents: Vec<String>,
+    gates: Vec<String>,
+    executors: Vec<String>,
+    /// Item keywords of the unparsed items (`budget`, `defaults`, …).
+    keywords: Vec<&'static str>,
+}
+
+impl Unparsed {
+    fn add(&mut self, item: &ast::Unparsed) {
+        let Some(keyword) = item.keyword else { return };
+        self.keywords.push(keyword);
+        let Some(name) = item.name.clone() else {
+            return;
+        };
+        match keyword {
+            "task" => {
+                self.tasks.insert(name);
+            }
+            "agent" => self.agents.push(name),
+            "gate" => self.gates.push(name),
+            "executor" => self.executors.push(name),
+            _ => {}
+        }
+    }
+
+    /// Whether a `keyword` item could not be parsed.
+    fn has(&self, keyword: &str) -> bool {
+        self.keywords.contains(&keyword)
     }
 }
 

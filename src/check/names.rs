@@ -3,7 +3,7 @@
 //! phase (the default branch name) and the REEL front-end (task ids, field
 //! names) use them too.
 
-use foldhash::{HashMap, HashMapExt};
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::collections::BTreeMap;
 
 /// The closest of `candidates` to `name`, if one is close enough to suggest:
@@ -154,13 +154,27 @@ impl<'a> Suggester<'a> {
     }
 }
 
+/// The note of every E0011 on a task name: why the rule is what it is, and
+/// where text of any kind goes instead.
+pub const TASK_NAME_NOTE: &str = "a task name becomes a git branch and a directory name: it must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,63} and contain no `..`; the title may hold any text: `task cafe \"Café au lait\" { … }`";
+
+/// Whether a bare task name `text` was reported by the parser already (a
+/// bare id that starts with a digit, `task 0f3a`: E0011 "quote it").
+pub fn reported_by_parser(text: &str, quoted: bool) -> bool {
+    !quoted && text.is_ascii() && text.starts_with(|c: char| c.is_ascii_digit())
+}
+
 /// Whether `name` is a valid task name (docs/language.md; E0011), and if not, why.
 pub fn task_name_problem(name: &str) -> Option<&'static str> {
     let valid_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-';
+    // Letters outside ASCII (`café`) are letters to a person: say ASCII.
+    if !name.is_ascii() {
+        return Some("a task name may contain only ASCII letters, digits, `_`, `.` and `-`");
+    }
     match name.chars().next() {
         None => return Some("a task name cannot be empty"),
         Some(c) if !(c.is_ascii_alphanumeric() || c == '_') => {
-            return Some("a task name must start with a letter, a digit or `_`");
+            return Some("a task name must start with an ASCII letter, a digit or `_`");
         }
         _ => {}
     }
@@ -168,7 +182,7 @@ pub fn task_name_problem(name: &str) -> Option<&'static str> {
         return Some("a task name is at most 64 characters long");
     }
     if !name.chars().all(valid_char) {
-        return Some("a task name may contain only letters, digits, `_`, `.` and `-`");
+        return Some("a task name may contain only ASCII letters, digits, `_`, `.` and `-`");
     }
     if name.contains("..") {
         return Some("a task name cannot contain `..`");
@@ -242,6 +256,39 @@ pub fn glob_problem(pattern: &str) -> Option<String> {
     match globset::Glob::new(pattern) {
         Ok(_) => None,
         Err(e) => Some(e.kind().to_string()),
+    }
+}
+
+/// The names of one kind (tasks, agents or gates) that references may
+/// name, prepared once for every E0005 of that kind.
+pub(super) struct Known<'a> {
+    pub(super) set: HashSet<&'a str>,
+    names: Vec<&'a str>,
+    /// Every name (duplicates too), sorted, and the suggester over them:
+    /// built at the first unknown name, so a plan whose references all
+    /// resolve never sorts its names (a million of them, for a large plan).
+    lists: Option<(Vec<&'a str>, Suggester<'a>)>,
+}
+
+impl<'a> Known<'a> {
+    pub(super) fn new(names: Vec<&'a str>) -> Self {
+        Known {
+            set: names.iter().copied().collect(),
+            names,
+            lists: None,
+        }
+    }
+
+    /// The sorted names and the suggester.
+    pub(super) fn lists(&mut self) -> &mut (Vec<&'a str>, Suggester<'a>) {
+        let names = &self.names;
+        self.lists.get_or_insert_with(|| {
+            let mut sorted: Vec<&str> = names.clone();
+            sorted.sort_unstable();
+            let mut unique = sorted.clone();
+            unique.dedup();
+            (sorted, Suggester::new(unique))
+        })
     }
 }
 

@@ -52,6 +52,15 @@ impl Checker {
                 }
                 self.push(d);
                 had_unknown = true;
+                let values = match &f.value.kind {
+                    ValueKind::List(items) => items.as_slice(),
+                    _ => std::slice::from_ref(&f.value),
+                };
+                for v in values {
+                    if let ValueKind::Name(n) = &v.kind {
+                        self.seen.named_by_unknown.insert(n.clone());
+                    }
+                }
                 continue;
             };
             if let Some(prev) = found[at] {

@@ -20,6 +20,8 @@ impl Checker {
             .map(|t| t.name.span);
         let b = &self.model.budget;
         if let Some(task_span) = first_agent_task
+            // An item that could not be read may be (or hold) the budget.
+            && !self.seen.unreadable
             && !b.bounds_written
             && b.iterations.is_none()
             && b.time.is_none()

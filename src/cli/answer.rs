@@ -3,12 +3,13 @@
 //! for an answer, an empty answer, an unreadable file, no state).
 
 use super::{current_dir, exit, say, write_stdout};
+use clap_complete::engine::ArgValueCompleter;
 
 /// `loopc answer TASK [TEXT] [--file PATH]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The task whose question is answered (its status is `needs-human`).
-    #[arg(value_name = "TASK")]
+    #[arg(value_name = "TASK", add = ArgValueCompleter::new(super::completions::tasks))]
     pub task: String,
     /// The answer.
     #[arg(

@@ -22,7 +22,7 @@ pub enum Ui {
     },
     /// One line per event on stderr.
     Plain,
-    /// No progress at all (`-q`); warnings from the run still print.
+    /// No progress and no warnings (`-q`); errors still print.
     Silent,
 }
 
@@ -71,6 +71,12 @@ impl Watcher for Ui {
                 let _ = multi.println(text);
             }
             Ui::Plain | Ui::Silent => eline!("{text}"),
+        }
+    }
+
+    fn warn(&self, text: &str) {
+        if !matches!(self, Ui::Silent) {
+            self.line(&format!("warning: {text}"));
         }
     }
 

@@ -3,12 +3,13 @@
 //! logs.
 
 use super::{current_dir, exit, say};
+use clap_complete::engine::ArgValueCompleter;
 
 /// `loopc logs TASK [--attempt N] [--follow]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The task.
-    #[arg(value_name = "TASK")]
+    #[arg(value_name = "TASK", add = ArgValueCompleter::new(super::completions::tasks))]
     pub task: String,
     /// The attempt (default: the task's last).
     #[arg(long, value_name = "N")]

@@ -58,7 +58,7 @@ struct Cli {
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
     color: ColorWhen,
     /// Print only errors and the output the command is for (no progress,
-    /// no success lines, no notes; `run` still prints its warnings).
+    /// no success lines, no notes, no warnings).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
     /// Also say what loopc found and decided: the plan it found, and for
@@ -187,6 +187,11 @@ enum Command {
 
 /// Parses the command line, runs the subcommand and returns its exit status.
 pub fn main() -> ExitCode {
+    // A shell asking for completions (`loopc completions`) is answered
+    // here, and the process ends.
+    clap_complete::CompleteEnv::with_factory(command)
+        .var(completions::VAR)
+        .complete();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -254,6 +259,24 @@ fn print_human(name: &str, source: &str, diagnostics: &[Diagnostic]) {
     // A closed stderr is not worth failing over.
     let _ = loopc::diagnostic::emit_human(&mut err, name, source, diagnostics);
     let _ = err.flush();
+}
+
+/// Prints the diagnostics of a plan that a command other than `check` uses
+/// (`run`, `graph`, `list`): all of them, or under `-q` only the errors.
+fn print_plan_diagnostics(compilation: &Compilation) {
+    if quiet() {
+        let errors: Vec<Diagnostic> = compilation
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .cloned()
+            .collect();
+        if !errors.is_empty() {
+            print_compilation(compilation, &errors);
+        }
+    } else if !compilation.diagnostics.is_empty() {
+        print_compilation(compilation, &compilation.diagnostics);
+    }
 }
 
 /// Prints `diagnostics` of `compilation` to stderr in the human format,
@@ -334,9 +357,7 @@ fn compile_for_display(
         say(&e.to_string());
         exit::USAGE
     })?;
-    if !compiled.diagnostics.is_empty() {
-        print_compilation(&compiled, &compiled.diagnostics);
-    }
+    print_plan_diagnostics(&compiled);
     if compiled.plan.is_none() || compiled.has_errors() {
         let errors = compiled.diagnostics.iter().filter(|d| d.is_error()).count();
         eline!(

@@ -12,9 +12,11 @@
 
 use super::display::{Progress, Ui};
 use super::{
-    Verbosity, exit, note_verbose, output_status, print_compilation, say, verbosity, warn,
-    write_stdout,
+    Verbosity, exit, note_verbose, output_status, print_plan_diagnostics, quiet, say, verbosity,
+    warn, write_stdout,
 };
+use clap_complete::engine::ArgValueCompleter;
+use loopc::run::sys::git::Git;
 use loopc::plan::Plan;
 use loopc::run::{Options, Outcome};
 use std::path::{Path, PathBuf};
@@ -28,7 +30,10 @@ pub struct Args {
     /// without one, the plan is found from the current directory: its
     /// `plan.loop`, else its only `*.loop`, else the same in the directories
     /// above it up to the repository's top.
-    #[arg(value_name = "PLAN|TASK")]
+    #[arg(
+        value_name = "PLAN|TASK",
+        add = ArgValueCompleter::new(super::completions::plan_or_task)
+    )]
     pub words: Vec<String>,
     /// The defaults plan for REEL specs (agent, gates, defaults, budget,
     /// loop); default `defaults.loop` beside the specs.
@@ -48,7 +53,12 @@ pub struct Args {
     #[arg(long)]
     pub dry_run: bool,
     /// Do not read the cache for these tasks (their results are still written).
-    #[arg(long, value_name = "TASK", num_args = 1..)]
+    #[arg(
+        long,
+        value_name = "TASK",
+        num_args = 1..,
+        add = ArgValueCompleter::new(super::completions::tasks)
+    )]
     pub force: Vec<String>,
     /// Neither read nor write the cache.
     #[arg(long)]
@@ -124,15 +134,13 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         }
     };
     let mut compilation = compile(&path, args, &cwd)?;
-    if !compilation.diagnostics.is_empty() {
-        print_compilation(&compilation, &compilation.diagnostics);
-    }
+    print_plan_diagnostics(&compilation);
     let Some(plan) = compilation.plan.take() else {
         return Err(format!("{} has errors; nothing was run", path.display()));
     };
     check_stages(&plan, args, &path)?;
     let plan = cut(plan, args, &words)?;
-    check_files(&plan, &compilation, &cwd)?;
+    let top = refuse_early(&plan, &compilation, &cwd, &path)?;
     let base = plan.tasks.iter().any(|t| t.expands.is_some()).then(|| {
         let mut base = loopc::expand::Base::of(&compilation, &plan.name);
         base.targets = words.clone();
@@ -145,6 +153,7 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         force,
         no_cache: args.no_cache,
         plan_file: path.display().to_string(),
+        repository: top,
         exit_status,
     };
     execute(plan, &options, &cwd)
@@ -271,24 +280,97 @@ fn cut(tree: Plan, args: &Args, words: &[String]) -> Result<Plan, String> {
     })
 }
 
-/// Refuses, before any work, a program or a `loop.copy`/`loop.link` file
-/// that is not there.
-fn check_files(plan: &Plan, compilation: &loopc::Compilation, cwd: &Path) -> Result<(), String> {
+/// The repository a run of the plan at `plan` (as given, relative to
+/// `cwd`) uses: the one that holds the plan, whatever the current
+/// directory; a note says so when the current directory is in another.
+///
+/// Errors: the plan is in no repository (with the way to make one).
+fn plan_repository(cwd: &Path, plan: &Path) -> Result<Git, String> {
+    let dir = if plan.is_dir() {
+        cwd.join(plan)
+    } else {
+        cwd.join(plan.parent().unwrap_or(Path::new("")))
+    };
+    let git = Git::discover(&dir).map_err(|e| {
+        if e.contains("is not inside a git repository") {
+            format!(
+                "{} is not inside a git repository: loopc runs a plan in the git repository \
+                 that holds it, each attempt in a worktree from a commit; make one with `git \
+                 init`, then commit the project (`git add -A && git commit -m start`)",
+                plan.display()
+            )
+        } else {
+            e
+        }
+    })?;
+    // A current directory inside the plan's repository is in it (no git
+    // call to ask, for the common case).
+    let inside = |root: &Path| {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        canon(cwd).starts_with(canon(root))
+    };
+    if !inside(&git.root)
+        && let Ok(here) = Git::discover(cwd)
+        && !loopc::run::sys::git::same_path(&here.root, &git.root)
+        && !quiet()
+    {
+        eline!(
+            "note: the plan {} is in the repository {}, not in the current directory's ({}): \
+             it runs there (`loopc status` and `loopc logs` work from there)",
+            plan.display(),
+            git.root.display(),
+            here.root.display()
+        );
+    }
+    Ok(git)
+}
+
+/// The checks that refuse a run before the library is asked for one, so
+/// that nothing is written: the plan's repository and the commit attempts
+/// start from exist, every program a `run` string starts is there, every
+/// `loop.copy`/`loop.link` pattern matches, and every file an agent's
+/// command runs is in that commit. Returns the repository's top.
+///
+/// Errors: the message naming each problem (exit 2).
+fn refuse_early(
+    plan: &loopc::plan::Plan,
+    compilation: &loopc::Compilation,
+    cwd: &Path,
+    path: &Path,
+) -> Result<PathBuf, String> {
+    use loopc::run::engine::{agent, worktree_files};
+    // Outside a repository nothing can run: say that first, not that a
+    // program is missing; then that there is no commit to start from.
+    let git = plan_repository(cwd, path)?;
+    let base = loopc::run::start_commit(&git, plan).map_err(|e| e.message)?;
     // A program that is not there fails every attempt the same way: say so
     // before any work (`--dry-run` too: it refuses what `run` refuses).
     // `run` strings are run from the worktree's top, so a relative program
     // is looked up from the repository's.
-    // Outside a repository nothing can run: say that first, not that a
-    // program is missing.
-    let top = loopc::run::sys::git::Git::discover(cwd)?.root;
-    if let Err(missing) = loopc::run::engine::agent::programs::check(plan, compilation, &top) {
-        return Err(missing.join("\nerror: "));
-    }
+    agent::programs::check(plan, compilation, &git.root).map_err(|m| m.join("\nerror: "))?;
     // So is a file `loop.copy` or `loop.link` names that is not there.
-    if let Err(missing) = loopc::run::engine::worktree_files::check(plan, compilation, cwd) {
-        return Err(missing.join("\nerror: "));
-    }
-    Ok(())
+    let brought =
+        worktree_files::check(plan, compilation, &git.root).map_err(|m| m.join("\nerror: "))?;
+    // And an agent's script that the commit does not have.
+    let mut committed = || -> Result<std::collections::HashSet<String>, String> {
+        Ok(git
+            .tree_files(&base)?
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect())
+    };
+    let state = |file: &str| {
+        if git.tracked_paths().unwrap_or_default().contains(file) {
+            "it is added but not committed"
+        } else if git.root.join(file).exists() {
+            "it is not in git"
+        } else {
+            "there is no such file"
+        }
+    };
+    agent::scripts::check(plan, compilation, &mut committed, &brought, &base, &state)
+        .map_err(|m| m.join("\nerror: "))?;
+    Ok(git.root)
 }
 
 /// Runs `plan` in the repository containing `cwd` (or, with `--dry-run`,
@@ -296,9 +378,13 @@ fn check_files(plan: &Plan, compilation: &loopc::Compilation, cwd: &Path) -> Res
 /// returns: the warnings before any work, the notes of the clean-up after
 /// a killed run (not with `-q`), the live display, then the summary.
 fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, String> {
+    let branch = plan.settings.branch.clone();
     let started = loopc::run::start(plan, options, cwd).map_err(|e| e.message)?;
-    for w in &started.warnings {
-        eline!("{w}");
+    // `-q`: errors and the output asked for only, no warnings.
+    if !quiet() {
+        for w in &started.warnings {
+            eline!("{w}");
+        }
     }
     if options.dry_run {
         let report = started.dry_run().map_err(|e| e.message)?;
@@ -321,12 +407,22 @@ fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, String> {
     let ran = recovered
         .run(Box::new(Ui::for_progress(progress)))
         .map_err(|e| e.message)?;
-    for w in &ran.warnings {
-        eline!("{w}");
+    if !quiet() {
+        for w in &ran.warnings {
+            eline!("{w}");
+        }
     }
     // Where the run's report would be written: built only when asked for
     // (`loopc report`).
-    let summary = format!("{}{}", ran.summary, report_line(&ran.root, cwd));
+    let mut summary = ran.summary.clone();
+    // The work is on the integration branch, not yours: say how to bring
+    // it over.
+    if ran.outcome == Outcome::Passed {
+        summary.push_str(&format!(
+            "to bring the work onto your branch: git merge {branch}\n"
+        ));
+    }
+    summary.push_str(&report_line(&ran.root, cwd));
     // `-q` prints the summary only when the run did not pass. A closed or
     // full stdout does not change the run's result (state.json has it), but
     // a full one is said.

@@ -37,7 +37,7 @@ pub fn format_source(source: &str) -> Result<String, Vec<Diagnostic>> {
     let (file, mut diagnostics) = crate::syntax::parse(source);
     if diagnostics.is_empty()
         && let Some(span) = file.items.iter().find_map(|i| match i {
-            crate::ast::Item::Error(s) => Some(*s),
+            crate::ast::Item::Error(u) => Some(u.span),
             _ => None,
         })
     {

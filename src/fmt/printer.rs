@@ -271,7 +271,7 @@ impl Printer<'_> {
                 }
                 self.block_item(&header, &t.block, limit);
             }
-            Item::Error(span) => {
+            Item::Error(crate::ast::Unparsed { span, .. }) => {
                 // Not reached: files with syntax errors are not formatted.
                 // Kept verbatim so that nothing is ever lost.
                 self.hoist(span.start, 0);

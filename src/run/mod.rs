@@ -44,6 +44,7 @@ use crate::state::RunState;
 use engine::context::RunCtx;
 use engine::worktree_files::WorktreeFiles;
 use engine::{cache, dry_run, scheduler};
+pub use preflight::start_commit;
 use preflight::{Start, preflight, reset_integration};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -118,8 +119,12 @@ pub struct Options {
     pub force: Vec<String>,
     /// `--no-cache`.
     pub no_cache: bool,
-    /// The plan file as given (recorded in state.json).
+    /// The plan file as given (recorded in state.json), relative to the
+    /// current directory.
     pub plan_file: String,
+    /// A directory in the repository the run uses: the plan's (a plan
+    /// names its own project's files), whatever the current directory.
+    pub repository: std::path::PathBuf,
     /// The process exit status of each outcome, recorded in state.json and
     /// the `run_finished` event; the command line decides it.
     pub exit_status: fn(Outcome) -> i32,
@@ -260,8 +265,11 @@ fn take_locks(
 ///
 /// Errors: the repository or the options cannot be used (exit 2).
 pub fn start(plan: Plan, options: &Options, cwd: &Path) -> Result<Started, RunError> {
-    let git = Git::discover(cwd).map_err(RunError::usage)?;
+    let git = Git::discover(&options.repository).map_err(RunError::usage)?;
     git.require_min_version().map_err(RunError::usage)?;
+    // A repository with nothing to start from is refused before anything
+    // is written (no `.loopc/`).
+    let base_commit = start_commit(&git, &plan)?;
     let layout = Layout::new(&git.root);
     check_forced(&plan, &options.force)?;
     layout.refuse_symlink().map_err(RunError::usage)?;
@@ -277,7 +285,7 @@ pub fn start(plan: Plan, options: &Options, cwd: &Path) -> Result<Started, RunEr
         .as_ref()
         .filter(|p| p.integration_branch == plan.settings.branch)
         .map(|p| p.head_commit.as_str());
-    let start = preflight(&git, &plan, recorded)?;
+    let start = preflight(&git, &plan, base_commit, recorded)?;
     let slug = worktree::slug(&plan.name);
     let loopc_branches =
         worktree::check_namespace(&git, &slug, plan.tasks.iter().map(|t| t.name.as_str()))
@@ -318,19 +326,18 @@ fn warnings(
     brought: &WorktreeFiles,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    if let Ok(changed) = git.changed_tracked_paths()
+    // Attempts start from a commit: say once what of the checkout they do
+    // not see.
+    if let (Ok(changed), Ok(untracked)) = (git.changed_tracked_paths(), git.untracked_paths())
         && let Some(w) = engine::uncommitted::warning(
             plan,
             &cwd.join(&options.plan_file),
             &git.root,
             &changed,
+            &untracked,
+            &brought.paths(),
             &start.base,
         )
-    {
-        out.push(w);
-    }
-    if let Ok(untracked) = git.untracked_paths()
-        && let Some(w) = engine::uncommitted::untracked_warning(plan, &untracked, &brought.paths())
     {
         out.push(w);
     }

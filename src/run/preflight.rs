@@ -23,11 +23,17 @@ fn blocking_branch(git: &Git, branch: &str) -> Result<Option<String>, String> {
 }
 
 /// Checks that the repository can be used and where the integration branch
-/// starts. Nothing here changes anything; every failure is exit 2.
+/// starts (`base_commit`: the commit runs start from). Nothing here
+/// changes anything; every failure is exit 2.
 ///
 /// `recorded`: the integration-branch head the last run of this branch left
 /// (state.json), whose history is loopc's like its cache entries'.
-pub(super) fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Result<Start, RunError> {
+pub(super) fn preflight(
+    git: &Git,
+    plan: &Plan,
+    base_commit: String,
+    recorded: Option<&str>,
+) -> Result<Start, RunError> {
     // Before any git call that a path too long would fail in another's name.
     let longest = plan.tasks.iter().map(|t| t.name.len()).max().unwrap_or(0);
     let worktrees = Layout::new(&git.root).worktrees;
@@ -57,7 +63,6 @@ pub(super) fn preflight(git: &Git, plan: &Plan, recorded: Option<&str>) -> Resul
             )));
         }
     }
-    let base_commit = base_commit(git, plan)?;
     let refname = format!("refs/heads/{branch}");
     let existing = git.commit_of(&refname).map_err(RunError::usage)?;
     if existing.is_none()
@@ -213,7 +218,10 @@ fn foreign_commits(
 }
 
 /// The commit runs start from: `loop.base`, else the checked-out commit.
-fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
+///
+/// Errors: the base branch does not exist, or the repository has no
+/// commit yet (exit 2; nothing was changed).
+pub fn start_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
     match &plan.settings.base {
         Some(base) => git
             .commit_of(&format!("refs/heads/{base}"))
@@ -230,7 +238,8 @@ fn base_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
             .map_err(RunError::usage)?
             .ok_or_else(|| {
                 RunError::usage(format!(
-                    "the repository at {} has no commit to start from; commit something first",
+                    "the repository at {} has no commit to start from: attempts start from a \
+                     commit; commit the project first (`git add -A && git commit -m start`)",
                     git.root.display()
                 ))
             }),

@@ -40,12 +40,12 @@ impl Lowering {
                 }
                 match block {
                     Some(block) => Item::Loop(LoopItem { name, block, span }),
-                    None => Item::Error(span),
+                    None => Item::Error(span.into()),
                 }
             }
             Rule::budget_item | Rule::defaults_item => {
                 let Some(b) = inner.next() else {
-                    return Item::Error(span);
+                    return Item::Error(span.into());
                 };
                 let block = self.block(b, span, keyword);
                 if rule == Rule::budget_item {
@@ -56,7 +56,7 @@ impl Lowering {
             }
             Rule::agent_item => {
                 let (Some(n), Some(b)) = (inner.next(), inner.next()) else {
-                    return Item::Error(span);
+                    return Item::Error(span.into());
                 };
                 let name = self.ident(&n);
                 let block = self.block(b, span, keyword);
@@ -64,7 +64,7 @@ impl Lowering {
             }
             Rule::executor_item => {
                 let (Some(n), Some(b)) = (inner.next(), inner.next()) else {
-                    return Item::Error(span);
+                    return Item::Error(span.into());
                 };
                 let name = self.ident(&n);
                 let block = self.block(b, span, keyword);
@@ -72,7 +72,7 @@ impl Lowering {
             }
             Rule::gate_item => self.gate_item(inner, span, keyword),
             Rule::task_item => self.task_item(inner, span, keyword),
-            _ => Item::Error(span),
+            _ => Item::Error(span.into()),
         }
     }
 
@@ -85,16 +85,16 @@ impl Lowering {
         keyword: Span,
     ) -> Item {
         let Some(n) = inner.next() else {
-            return Item::Error(span);
+            return Item::Error(span.into());
         };
         let name = self.ident(&n);
         let body = match inner.next() {
             Some(p) if p.as_rule() == Rule::eq => match inner.next() {
                 Some(v) => GateBody::Short(self.value(v)),
-                None => return Item::Error(span),
+                None => return Item::Error(span.into()),
             },
             Some(b) => GateBody::Long(self.block(b, span, keyword)),
-            None => return Item::Error(span),
+            None => return Item::Error(span.into()),
         };
         Item::Gate(GateItem {
             name,
@@ -113,7 +113,7 @@ impl Lowering {
         keyword: Span,
     ) -> Item {
         let Some(n) = inner.next() else {
-            return Item::Error(span);
+            return Item::Error(span.into());
         };
         let name = self.task_name(n);
         let mut title = None;
@@ -140,7 +140,7 @@ impl Lowering {
                 block,
                 span,
             }),
-            None => Item::Error(span),
+            None => Item::Error(span.into()),
         }
     }
 
@@ -155,7 +155,8 @@ impl Lowering {
         let span = self.span(&pair);
         let inner = pair.into_inner().next();
         match inner {
-            Some(p) if p.as_rule() == Rule::name => TaskName {
+            // A non-ASCII bare name is E0011 in the checker, as a quoted one.
+            Some(p) if matches!(p.as_rule(), Rule::name | Rule::non_ascii_name) => TaskName {
                 text: p.as_str().to_string(),
                 span,
                 quoted: false,

@@ -15,6 +15,7 @@ mod chunks;
 mod fast;
 pub mod literal;
 mod lower;
+mod recover;
 mod reuse;
 
 pub use literal::Money;
@@ -134,9 +135,9 @@ fn parse_items(
                         (Some((open, close)), _) => literal::block_runs_on(open, close),
                         (None, Some((open, true))) => literal::unterminated_block(open),
                         (None, Some((open, false))) => literal::unterminated_string(open),
-                        (None, None) => syntax_error(source, err_at, &e),
+                        (None, None) => syntax_error(source, start, err_at, &e),
                     });
-                items.push(Item::Error(Span::new(start, resume)));
+                items.push(Item::Error(recover::unparsed(source, start, resume)));
                 pos = resume;
             }
         }
@@ -406,7 +407,9 @@ fn describe(rule: Rule) -> &'static str {
         Rule::EOI => "end of file",
         Rule::name => "a name",
         Rule::field_name => "a field name",
-        Rule::task_name | Rule::dependency | Rule::bad_bare_id => "a task name",
+        Rule::task_name | Rule::dependency | Rule::bad_bare_id | Rule::non_ascii_name => {
+            "a task name"
+        }
         Rule::field => "a field (`name = value`)",
         Rule::map_entry => "a map entry (`KEY = \"value\"`)",
         Rule::value
@@ -434,8 +437,9 @@ fn describe(rule: Rule) -> &'static str {
     }
 }
 
-/// Builds the E0001 diagnostic for a pest error at absolute offset `at`.
-fn syntax_error(source: &str, at: usize, e: &pest::error::Error<Rule>) -> Diagnostic {
+/// Builds the E0001 diagnostic for a pest error at absolute offset `at` in
+/// the item that starts at `item`.
+fn syntax_error(source: &str, item: usize, at: usize, e: &pest::error::Error<Rule>) -> Diagnostic {
     let mut expected: Vec<&str> = match &e.variant {
         pest::error::ErrorVariant::ParsingError { positives, .. } => {
             positives.iter().map(|r| describe(*r)).collect()
@@ -468,8 +472,18 @@ fn syntax_error(source: &str, at: usize, e: &pest::error::Error<Rule>) -> Diagno
         .iter()
         .find(|k| found == format!("`{k}`"))
         .copied();
-    if expected.contains("`}`") && keyword.is_some() {
-        d = d.with_note("the block before this item is not closed: add `}`");
+    // A `}` missing before the next item or the end of the file: the
+    // `{` it would close is labelled, wherever it is.
+    let at_end = found == "end of file";
+    if expected.contains("`}`") && (keyword.is_some() || at_end) {
+        if let Some(open) = recover::unclosed_brace(source, item, at) {
+            d = d.with_label(Span::new(open, open + 1), "this `{` is never closed");
+        }
+        d = d.with_note(if at_end {
+            "the file ends before this block is closed: add `}`"
+        } else {
+            "the block before this item is not closed: add `}`"
+        });
     }
     if let Some(k) = keyword
         && expected.contains("`{`")

@@ -171,7 +171,7 @@ fn shift_item(item: &mut Item, delta: isize) {
             shift_block(block, delta);
             shift(span, delta);
         }
-        Item::Error(span) => shift(span, delta),
+        Item::Error(u) => shift(&mut u.span, delta),
     }
 }
 

@@ -149,9 +149,9 @@ fn human_diagnostics_escape_quoted_source_lines_and_messages() {
              ┌─ r\\u{202e}aw.loop:2:6\n  \
              │\n\
              2 │ task \"b\\u{202e}c\" { run = \"x\\u{1b}[31m\" }\n  \
-             │      ^^^^^^^^^^^^ a task name may contain only letters, digits, `_`, `.` and `-`\n  \
+             │      ^^^^^^^^^^^^ a task name may contain only ASCII letters, digits, `_`, `.` and `-`\n  \
              │\n  \
-             = a task name becomes a git branch and a directory name: it must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,63} and contain no `..`\n\
+             = a task name becomes a git branch and a directory name: it must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,63} and contain no `..`; the title may hold any text: `task cafe \"Café au lait\" { … }`\n\
              \n\
              error: 1 plan checked: 2 errors, 0 warnings\n",
         )

@@ -2,8 +2,9 @@
 //! `send-keys` types and `capture-pane` reads the screen, while a real
 //! `loopc run` goes on beside it.
 //!
-//! Skipped (with a message) only when `tmux` is not installed and `CI` is
-//! unset; in CI it must run (`.ci/run` installs Debian's `tmux`).
+//! Without `tmux` the tests are skipped, saying so
+//! ([`crate::harness::require`]), unless `LOOPC_REQUIRE` names `tmux`
+//! (`.ci/run` installs Debian's `tmux` and does).
 
 use crate::harness::{Test, examples_dir, loopc_path};
 use std::path::Path;
@@ -16,7 +17,7 @@ struct Tmux {
 
 impl Tmux {
     /// Starts `loopc board ARGS` in a 120×32 window in `dir`, or `None` when
-    /// tmux is missing outside CI.
+    /// tmux is missing (and not required).
     fn board(name: &str, dir: &Path, args: &str) -> Option<Tmux> {
         Tmux::start(
             name,
@@ -26,14 +27,9 @@ impl Tmux {
     }
 
     /// Starts the shell command `command` in a 120×32 window in `dir`, or
-    /// `None` when tmux is missing outside CI.
+    /// `None` when tmux is missing (and not required).
     fn start(name: &str, dir: &Path, command: &str) -> Option<Tmux> {
-        if Command::new("tmux").arg("-V").output().is_err() {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "tmux is not installed: CI must install it"
-            );
-            eprintln!("skipping: tmux is not installed");
+        if !crate::harness::require("tmux", crate::harness::program_runs("tmux", &["-V"])) {
             return None;
         }
         let tmux = Tmux {

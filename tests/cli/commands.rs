@@ -95,16 +95,69 @@ task m { run = "echo m > m.txt" }
 fn completions_for_each_shell() {
     let test = Test::new();
     for (shell, marker) in [
-        ("bash", "_loopc()"),
+        (
+            "bash",
+            "complete -o nospace -o bashdefault -o nosort -F _clap_complete_loopc loopc",
+        ),
         ("zsh", "#compdef loopc"),
-        ("fish", "complete -c loopc"),
+        ("fish", "complete --keep-order --exclusive --command loopc"),
+        ("elvish", "set edit:completion:arg-completer[loopc]"),
+        ("powershell", "Register-ArgumentCompleter"),
     ] {
         let r = test.loopc(&["completions", shell]).run();
         assert!(r.stdout.contains(marker), "{shell}: {r:?}");
-        assert!(r.stdout.contains("completions"), "{shell}: {r:?}");
+        // The shell asks this very binary back at each Tab.
+        assert!(r.stdout.contains("LOOPC_COMPLETE"), "{shell}: {r:?}");
     }
     let r = test.loopc(&["completions", "tcsh"]).status(2).run();
     assert!(r.stderr.contains("invalid value 'tcsh'"), "{r:?}");
+}
+
+/// What bash offers at a Tab after `loopc WORDS… CURRENT`, in `dir`, with
+/// the script `loopc completions bash` prints sourced.
+fn bash_completes(dir: &std::path::Path, words: &[&str], current: &str) -> Vec<String> {
+    let mut line: Vec<String> = vec!["loopc".into()];
+    line.extend(words.iter().map(|w| w.to_string()));
+    line.push(current.into());
+    let quoted: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
+    let script = format!(
+        "source <(\"$LOOPC\" completions bash)\n\
+         COMP_WORDS=({})\nCOMP_CWORD={}\nCOMP_TYPE=9\n\
+         _clap_complete_loopc loopc '{current}' '{}'\n\
+         printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        quoted.join(" "),
+        line.len() - 1,
+        line[line.len() - 2],
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .env("LOOPC", crate::harness::loopc_path())
+        .current_dir(dir)
+        .output()
+        .expect("bash");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `run`, `logs`, `answer` and `--force` complete the task names of the
+/// plan found here (bash is the shell tried; the others share the engine).
+#[test]
+fn completions_offer_the_plans_task_names() {
+    let repo = Test::repo();
+    repo.plan(
+        "loop \"co\" { }\ntask build \"Build it\" { run = \"true\" }\n\
+         task bench: build { run = \"true\" }\ntask test: build { run = \"true\" }\n",
+    );
+    let run = bash_completes(&repo.root, &["run"], "b");
+    assert_eq!(run, ["build", "bench"], "{run:?}");
+    for words in [&["logs"][..], &["answer"][..], &["run", "--force"][..]] {
+        let got = bash_completes(&repo.root, words, "t");
+        assert_eq!(got, ["test"], "{words:?}");
+    }
+    // The subcommands themselves, from the command line's definition.
+    assert_eq!(bash_completes(&repo.root, &[], "comp"), ["completions"]);
 }
 
 #[test]
@@ -232,6 +285,28 @@ fn quiet_and_verbose_runs() {
         .run();
 }
 
+/// `-q` is errors and the output asked for: a run prints no warnings, the
+/// plan's (W0003 here, a gate never used) nor its own (uncommitted
+/// changes), though without `-q` it does.
+#[test]
+fn a_quiet_run_prints_no_warnings() {
+    let repo = Test::repo();
+    repo.script(
+        "agent.sh",
+        "#!/bin/sh\ncat >/dev/null\necho x > \"$LOOP_TASK.txt\"\n",
+    );
+    repo.plan(
+        "loop \"qw\" { }\nagent bot { run = \"sh @BIN@/agent.sh\" }\ngate unused = \"true\"\n\
+         task a { agent = bot  prompt = \"x\" }\n",
+    );
+    repo.write("notes.txt", "not committed\n");
+    let loud = repo.loopc(&["run", "--dry-run"]).run();
+    for w in ["warning[W0003]", "warning[W0001]", "uncommitted change"] {
+        assert!(loud.stderr.contains(w), "{w}: {loud:?}");
+    }
+    repo.loopc(&["-q", "run"]).stdout("").stderr("").run();
+}
+
 #[test]
 fn status_says_when_the_integration_branch_is_gone() {
     let repo = Test::repo();
@@ -290,4 +365,51 @@ fn a_task_named_like_a_directory_gets_a_hint_to_name_the_plan_first() {
     );
     repo.loopc(&["run", "plan.loop", "check", "--dry-run"])
         .run();
+}
+
+/// The one rule for a test that needs an outside program: without it the
+/// test is skipped with one line that plain `cargo test` shows (no
+/// `--nocapture`) and a summary when the tests end; with `LOOPC_REQUIRE`
+/// naming it (as `.ci/run` sets it), the test fails. Tried on a graph test
+/// that needs `dot`, run by this very test binary with a `PATH` without it.
+#[test]
+fn a_test_whose_program_is_missing_says_it_is_skipped() {
+    let empty = tempfile::tempdir().unwrap();
+    let test = "graph::dot_escaping_round_trips_through_graphviz";
+    let run = |require: Option<&str>| {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", test, "--test-threads", "2"])
+            .env("PATH", empty.path())
+            .env_remove("LOOPC_REQUIRE");
+        if let Some(r) = require {
+            cmd.env("LOOPC_REQUIRE", r);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "SKIPPED {test}: what needs dot is left out: `dot` cannot be run"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "SKIPPED 1 test(s) whose outside programs are not usable here: dot 1 (install: graphviz)"
+        ),
+        "{stderr}"
+    );
+    for require in ["dot", "nvim,dot", "all"] {
+        let out = run(Some(require));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success(), "{require}: {stdout}");
+        assert!(
+            stdout.contains("needs dot, which LOOPC_REQUIRE requires"),
+            "{stdout}"
+        );
+    }
+    // Another program required does not make this one so.
+    assert!(run(Some("nvim")).status.success());
 }

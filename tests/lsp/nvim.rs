@@ -1,8 +1,9 @@
 //! `loopc lsp` with a real editor: Neovim, headless, with its built-in LSP
 //! client attached to the built `loopc lsp` on a plan with a known error.
 //!
-//! Skipped (with a message) only when `nvim` is not installed and `CI` is
-//! unset; in CI it must run (`.ci/run` installs Debian's `neovim`).
+//! Without `nvim` the tests are skipped, saying so ([`harness::require`]),
+//! unless `LOOPC_REQUIRE` names `nvim` (`.ci/run` installs Debian's
+//! `neovim` and does).
 
 use crate::harness;
 use serde_json::Value;
@@ -122,33 +123,14 @@ fn run_nvim(dir: &Path, script: &Path, plan: &Path, out: &Path, env: &[(&str, St
     report
 }
 
-/// Whether the test must be skipped (no `nvim`, and not in CI).
-fn skip(test: &str) -> bool {
-    if nvim_available() {
-        return false;
-    }
-    if std::env::var_os("CI").is_none() {
-        println!(
-            "SKIPPED {test}: `nvim` is not installed (apt-get install -y neovim); \
-             CI is unset, so this test is skipped"
-        );
-        return true;
-    }
-    panic!("`nvim` is not installed, and CI is set: .ci/run must install Debian's neovim");
-}
-
-fn nvim_available() -> bool {
-    Command::new("nvim")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+/// Whether the test must be skipped (no `nvim`: [`harness::require`]).
+fn skip() -> bool {
+    !harness::require("nvim", harness::program_runs("nvim", &["--version"]))
 }
 
 #[test]
 fn neovim_receives_the_diagnostics() {
-    if skip("neovim_receives_the_diagnostics") {
+    if skip() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -247,7 +229,7 @@ vim.cmd('qa!')
 
 #[test]
 fn shipped_neovim_snippet_attaches_and_formats() {
-    if skip("shipped_neovim_snippet_attaches_and_formats") {
+    if skip() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");

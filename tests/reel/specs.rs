@@ -599,8 +599,8 @@ fn the_other_reel_problems_have_their_codes_and_files() {
         ("E0007", "a.json", 1),
         // No description and no title: nothing to prompt with.
         ("E0008", "a.json", 1),
-        // The budget did not parse, so nothing bounds the agents.
-        ("W0003", "a.json", 1),
+        // The budget did not parse: no W0003 says that nothing bounds the
+        // agents (it may well have), the E0001 is the one mistake.
         ("E0003", "a.md", 6),
     ];
     let want: Vec<(String, String, usize)> = want

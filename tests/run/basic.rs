@@ -185,9 +185,18 @@ task gen { run = "echo generated > gen.txt" }
 task check: gen { run = "grep -q generated gen.txt && echo ok > checked.txt" }
 "#,
     );
-    repo.loopc(&["run"]).status(0).run();
+    let r = repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.show("loop/cmds", "checked.txt").unwrap(), "ok\n");
     assert_eq!(repo.state()["spent"]["iterations"], 0);
+    // The work is on the integration branch: a passed run says how to
+    // bring it onto the user's.
+    assert!(
+        r.stdout
+            .ends_with("\nto bring the work onto your branch: git merge loop/cmds\n"),
+        "{r:?}"
+    );
+    repo.git(&["merge", "-q", "loop/cmds"]);
+    assert!(repo.root.join("checked.txt").exists());
     let msg = repo.git(&["log", "-1", "--format=%s", "loop/cmds"]);
     assert_eq!(msg, "loop(check): check");
 }

@@ -404,3 +404,61 @@ task "a.lock-" { agent = bot  prompt = "z" }
         assert_eq!(repo.status_of(t), "cached", "{t}");
     }
 }
+
+/// Every task branch the docs show is the shape a run makes,
+/// `loopc/<plan>/<task>/r<run>-a<attempt>` (or `…/<n>`, as earlier versions
+/// named them): none is under the integration branch's `loop/`, none ends
+/// in a bare `<attempt>`.
+#[test]
+fn the_docs_name_task_branches_as_a_run_makes_them() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut docs = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        docs.push(e.unwrap().path());
+    }
+    for doc in docs {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        for code in text.split('`').skip(1).step_by(2) {
+            let Some(at) = code.find("/<plan>/") else {
+                continue;
+            };
+            let branch = code;
+            assert!(
+                code[..at].ends_with("loopc"),
+                "{}: `{branch}`: task branches are under loopc/",
+                doc.display()
+            );
+            // A prefix (`loopc/<plan>/`, `loopc/<plan>/<task>`) is no branch.
+            if branch.split('/').count() < 4 {
+                continue;
+            }
+            let last = branch.rsplit('/').next().unwrap();
+            // `r3-a1`: an example of one.
+            let example = last
+                .strip_prefix('r')
+                .and_then(|l| l.split_once("-a"))
+                .is_some_and(|(run, attempt)| {
+                    [run, attempt]
+                        .iter()
+                        .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                });
+            assert!(
+                example || ["r<run>-a<attempt>", "<n>", "…"].contains(&last),
+                "{}: `{branch}` does not end as a task branch does",
+                doc.display()
+            );
+        }
+    }
+    // And that is the shape a run makes.
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(TWO_TASKS);
+    repo.loopc(&["run"]).run();
+    let ledger = std::fs::read_to_string(repo.root.join(".loopc/branches")).unwrap();
+    assert!(
+        ledger
+            .lines()
+            .any(|l| l.starts_with("loopc/h/a/r") && l.contains("-a1")),
+        "{ledger}"
+    );
+}

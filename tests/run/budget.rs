@@ -178,7 +178,13 @@ task b { agent = mystery  prompt = "y" }
     assert!(reason.contains("no `cost` cap"), "{reason}");
     assert!(r.stderr.contains("agent `mystery`"), "{r:?}");
     // The table says the cost is not known rather than $0.
-    assert!(r.stdout.contains("(some costs unknown)"), "{r:?}");
+    // `+?` in words, the first time it is printed.
+    assert!(
+        r.stdout.contains(
+            "(some costs unknown, shown `+?`: an agent reported none and has no `cost` cap)"
+        ),
+        "{r:?}"
+    );
     assert!(r.stdout.contains("budget: cost $0+? of $10"), "{r:?}");
 }
 

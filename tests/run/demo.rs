@@ -83,4 +83,21 @@ fn demo_script_leaves_no_temp_directory_behind() {
         stdout.contains("the scratch repository is removed"),
         "{stdout}"
     );
+    // No line points into the scratch directory the script removes (the
+    // kept worktree of titlecase's failed attempt is said to go with it).
+    assert!(!stdout.contains("/loopc-demo."), "{stdout}");
+    assert!(
+        stdout.contains(
+            "kept: 1 worktree(s) of failed or blocked attempts and infrastructure failures (of \
+             this run and earlier ones), each with its task branch, in the scratch repository, \
+             which this script removes at its end"
+        ),
+        "{stdout}"
+    );
+    // A build says it is one, and how long it may take.
+    let lib = std::fs::read_to_string(crate::harness::examples_dir().join("lib.sh")).unwrap();
+    assert!(
+        lib.contains("==> building loopc (cargo build: a few minutes on a fresh clone"),
+        "{lib}"
+    );
 }

@@ -126,3 +126,56 @@ fn a_branch_in_the_integration_branchs_way_is_refused_before_anything_changes() 
     }
     repo.loopc(&["run"]).status(0).run();
 }
+
+/// `loopc run /elsewhere/app/plan.loop` from another repository runs the
+/// plan in its own repository, saying so; nothing is written in the
+/// current one.
+#[test]
+fn a_plan_runs_in_its_own_repository_not_the_current_directorys() {
+    let app = Test::repo();
+    app.script("agent.sh", crate::harness::SIMPLE_AGENT);
+    app.plan(PLAN);
+    let other = Test::repo();
+    let plan = app.root.join("plan.loop");
+    let r = other
+        .loopc(&[std::ffi::OsStr::new("run"), plan.as_os_str()])
+        .status(0)
+        .run();
+    assert!(
+        r.stderr.contains(&format!(
+            "note: the plan {} is in the repository {}, not in the current directory's ({}): \
+             it runs there",
+            plan.display(),
+            app.root.display(),
+            other.root.display()
+        )),
+        "{r:?}"
+    );
+    assert!(app.show("loop/pre", "a.txt").is_some(), "{r:?}");
+    assert!(!other.root.join(".loopc").exists());
+    assert!(!other.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/pre"]));
+}
+
+/// Outside a repository the refusal says how to make one; in one without
+/// a commit it says to commit first, and writes nothing (no `.loopc/`).
+#[test]
+fn no_repository_or_no_commit_is_refused_with_the_way_out_and_writes_nothing() {
+    let plain = Test::new();
+    plain.plan("task a { run = \"true\" }\n");
+    for args in [&["run"][..], &["run", "--dry-run"][..]] {
+        let r = plain.loopc(args).status(2).run();
+        assert!(
+            r.stderr
+                .starts_with("error: plan.loop is not inside a git repository: ")
+                && r.stderr.contains("`git init`")
+                && r.stderr.contains("commit the project"),
+            "{r:?}"
+        );
+    }
+    let empty = Test::new();
+    empty.git(&["init", "-q", "-b", "main"]);
+    empty.plan("task a { run = \"true\" }\n");
+    both_refuse(&empty, "has no commit to start from");
+    assert!(!empty.root.join(".loopc").exists());
+    assert!(!empty.root.join(".git/loopc-lock").exists());
+}

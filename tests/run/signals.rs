@@ -334,7 +334,7 @@ fn a_merge_that_landed_as_the_run_was_stopped_counts_as_passed() {
 #[test]
 fn an_interrupted_attempt_s_cost_is_unknown_or_its_cap_never_zero() {
     for (cap, b_cost, total) in [
-        ("", "$0+?", "$0.25 (some costs unknown)"),
+        ("", "$0+?", "$0.25 (some costs unknown, shown `+?`"),
         ("cost = $0.50", "$0.50", "$0.75,"),
     ] {
         let repo = Test::repo();

@@ -6,52 +6,57 @@
 //! cancels the jobs; a job cancelled from outside is an infrastructure
 //! failure, retried.
 //!
-//! Where the cluster cannot start (no root, no `slurm-wlm`), these tests
-//! say so on stderr (`SKIPPED: …`) and pass, unless `LOOPC_REQUIRE_SLURM`
-//! is set (`.ci/run` sets it when it started the cluster), where they fail.
+//! The cluster is the tests' own (its own configuration, state directory
+//! and ports; the script checks that the controller answering is the one
+//! it started), never another Slurm the machine runs. Where it cannot
+//! start (no root, no `slurm-wlm`), these tests are skipped, saying so
+//! ([`crate::harness::require`]), unless `LOOPC_REQUIRE` names `slurm`
+//! (`.ci/run` does when it started the cluster), where they fail.
 
 use crate::harness::{SIMPLE_AGENT, Test};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+/// Where the cluster's configuration, state and logs are (the script's
+/// default): shared by the test processes of every checkout, one cluster.
+const DIR: &str = "/tmp/loopc-test-slurm";
+
 /// The cluster's configuration file, after starting the cluster once per
-/// test process; `None` when it cannot start here.
-fn cluster() -> Option<&'static Path> {
-    static CONF: OnceLock<Option<PathBuf>> = OnceLock::new();
+/// test process; why not, when it cannot start here.
+fn cluster() -> Result<&'static Path, String> {
+    static CONF: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     CONF.get_or_init(|| {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slurm/start-cluster.sh");
-        let out = std::process::Command::new("sh").arg(&script).output();
-        match out {
-            Ok(o) if o.status.success() => Some(PathBuf::from("/tmp/loopc-slurm/slurm.conf")),
-            other => {
-                let why = match other {
-                    Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
-                    Err(e) => e.to_string(),
-                };
-                assert!(
-                    std::env::var_os("LOOPC_REQUIRE_SLURM").is_none(),
-                    "LOOPC_REQUIRE_SLURM is set but the Slurm cluster cannot start: {why}"
-                );
-                None
-            }
+        let dir = Path::new(DIR);
+        match std::process::Command::new("sh")
+            .arg(&script)
+            .arg(dir)
+            .output()
+        {
+            Ok(o) if o.status.success() => Ok(dir.join("slurm.conf")),
+            Ok(o) => Err(format!(
+                "tests/slurm/start-cluster.sh failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+            )),
+            Err(e) => Err(format!("tests/slurm/start-cluster.sh cannot run: {e}")),
         }
     })
     .as_deref()
+    .map_err(Clone::clone)
 }
 
 macro_rules! need_cluster {
-    () => {
-        match cluster() {
-            Some(conf) => conf,
-            None => {
-                eprintln!(
-                    "SKIPPED: no Slurm cluster here (tests/slurm/start-cluster.sh failed); \
-                     the Slurm executor test is left out"
-                );
-                return;
-            }
+    () => {{
+        let cluster = cluster();
+        let conf = cluster.as_ref().ok().copied();
+        if !crate::harness::require("slurm", cluster.map(|_| ())) {
+            return;
         }
-    };
+        conf.expect("the cluster is up")
+    }};
 }
 
 /// A repository whose plan's commands run through `loopc-srun` (copied
@@ -104,6 +109,42 @@ fn reported_jobs(report: &str) -> Vec<String> {
         .filter_map(|l| l.strip_prefix("job "))
         .filter_map(|l| l.split('.').next().map(str::to_string))
         .collect()
+}
+
+/// The cluster the tests use is their own, whatever other Slurm the
+/// machine runs (one installed as a service listens on 6817/6818, with no
+/// job-completion log): the controller answering the tests' configuration
+/// reports the tests' state directory, on a port of their own.
+#[test]
+fn the_cluster_is_the_tests_own() {
+    let conf = need_cluster!();
+    let config = slurm(conf, &["show", "config"], "scontrol");
+    let field = |name: &str| {
+        config
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                (k.trim() == name).then(|| v.trim().to_string())
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        field("StateSaveLocation"),
+        format!("{DIR}/state"),
+        "{config}"
+    );
+    assert_eq!(field("ClusterName"), "loopc-test", "{config}");
+    assert_eq!(
+        field("JobCompLoc"),
+        format!("{DIR}/jobcomp.log"),
+        "{config}"
+    );
+    for port in ["SlurmctldPort", "SlurmdPort"] {
+        assert!(
+            !["6817", "6818"].contains(&field(port).as_str()),
+            "{port}: {config}"
+        );
+    }
 }
 
 #[test]

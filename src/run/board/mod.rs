@@ -165,15 +165,17 @@ fn run_board(root: &Path) -> Board {
     board
 }
 
-/// `plan NAME: running · 3/7 done · 4 attempts · $0.12 · 2m 10s`.
+/// `plan NAME: running · 3/7 done · 4 attempts · $0.12 · 2m 10s`
+/// (`1 attempt`).
 fn heading(state: &RunState) -> String {
     let done = state.tasks.iter().filter(|t| t.status.is_done()).count();
+    let n = state.spent.iterations;
     let mut line = format!(
-        "plan {}: {} · {done}/{} done · {} attempts · {} · {}",
+        "plan {}: {} · {done}/{} done · {n} attempt{} · {} · {}",
         sanitize_line(&state.plan),
         state.status.as_str(),
         state.tasks.len(),
-        state.spent.iterations,
+        if n == 1 { "" } else { "s" },
         super::time::dollars(state.spent.cost_micro_usd),
         super::time::human_duration(std::time::Duration::from_millis(state.spent.elapsed_ms)),
     );
@@ -391,6 +393,30 @@ mod tests {
         assert!(
             logs.1.contains("`loopc logs t` shows an earlier run's"),
             "{logs:?}"
+        );
+    }
+
+    #[test]
+    fn the_heading_counts_one_attempt_in_the_singular() {
+        let mut state: RunState = serde_json::from_value(serde_json::json!({
+            "version": 1, "plan": "p", "plan_file": "p.loop", "integration_branch": "loop/p",
+            "start_commit": "", "head_commit": "", "status": "running", "stop_reason": null,
+            "exit_code": null, "started_at": "", "finished_at": null, "tasks": [],
+            "spent": {"iterations": 0, "cost_micro_usd": 0, "elapsed_ms": 0,
+                      "consecutive_failures": 0}
+        }))
+        .unwrap();
+        state.spent.iterations = 1;
+        assert!(
+            heading(&state).contains(" · 1 attempt · "),
+            "{}",
+            heading(&state)
+        );
+        state.spent.iterations = 2;
+        assert!(
+            heading(&state).contains(" · 2 attempts · "),
+            "{}",
+            heading(&state)
         );
     }
 

@@ -1,7 +1,9 @@
-//! The warning about uncommitted work: attempts start from a commit, so an
-//! edited but uncommitted file the plan reads (an `inputs` file, a script a
-//! `run` string names, the plan file itself) runs in its committed form.
-//! [`warning`] names those files; it never stops the run.
+//! The warning about uncommitted work: attempts start from a commit, so
+//! what the main checkout has and the commit has not (edited files, files
+//! never added) is not in any attempt's worktree. [`warning`] says so once,
+//! naming a few (the files the plan reads first: an `inputs` file, a script
+//! a `run` string names); it never stops the run. The plan file is left
+//! out: loopc reads it from the checkout.
 
 use crate::plan::{GateKind, Plan, TaskKind};
 use std::path::Path;
@@ -71,14 +73,23 @@ pub fn read_by_plan(plan: &Plan, plan_file: Option<&str>, changed: &[String]) ->
         .collect()
 }
 
-/// The warning for a run of `plan` (its file at `plan_file`) from commit
-/// `base` in the repository at `root`, when files the plan reads have
-/// uncommitted changes (`changed`, relative to `root`); `None` otherwise.
+/// How many uncommitted changes [`warning`] names before it counts the rest.
+const NAMED: usize = 3;
+
+/// The one line about work the attempts will not see: they start from
+/// commit `base`, and the main checkout at `root` has uncommitted changes
+/// (`changed`: tracked files with changes; `untracked`: files not in git
+/// and not ignored; both relative to `root`). The plan file (`plan_file`)
+/// is left out, whether changed or untracked (loopc reads it from the
+/// checkout), and so is what `loop.copy`/`loop.link` bring in (`brought`).
+/// Names a few, the files the plan reads first. `None` when there are none.
 pub fn warning(
     plan: &Plan,
     plan_file: &Path,
     root: &Path,
     changed: &[String],
+    untracked: &[String],
+    brought: &[String],
     base: &str,
 ) -> Option<String> {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
@@ -86,43 +97,51 @@ pub fn warning(
         .strip_prefix(canon(root))
         .ok()
         .map(|p| p.to_string_lossy().into_owned());
-    let read = read_by_plan(plan, plan_rel.as_deref(), changed);
-    if read.is_empty() {
+    let is_brought = |p: &str| {
+        brought
+            .iter()
+            .any(|b| p == b || p.starts_with(&format!("{b}/")))
+    };
+    let keep = |p: &&String| plan_rel.as_deref() != Some(p.as_str()) && !is_brought(p);
+    let changed: Vec<String> = changed.iter().filter(keep).cloned().collect();
+    let untracked: Vec<String> = untracked.iter().filter(keep).cloned().collect();
+    let count = changed.len() + untracked.len();
+    if count == 0 {
         return None;
     }
-    let short = base.get(..10).unwrap_or(base);
-    Some(format!(
-        "warning: uncommitted changes to files the plan reads: {}; attempts start from the \
-         commit {short} and see these files as committed there: commit them first if the run \
-         needs them",
-        read.join(", ")
-    ))
-}
-
-/// The warning for a run of `plan` when files it reads are not in git at
-/// all (`untracked`, relative to the repository root, less the files the
-/// plan brings in with `copy`/`link`): attempts start from a commit, so
-/// they do not have them. `None` when there are none. (The plan file itself
-/// is read by loopc from the checkout, so an untracked plan is fine.)
-pub fn untracked_warning(plan: &Plan, untracked: &[String], brought: &[String]) -> Option<String> {
-    let candidates: Vec<String> = untracked
-        .iter()
-        .filter(|p| {
-            !brought
-                .iter()
-                .any(|b| p.as_str() == b || p.starts_with(&format!("{b}/")))
-        })
-        .cloned()
+    // The files the plan reads first: those are the surprise.
+    let read: Vec<String> = read_by_plan(plan, None, &changed)
+        .into_iter()
+        .chain(read_by_plan(plan, None, &untracked))
         .collect();
-    let read = read_by_plan(plan, None, &candidates);
-    if read.is_empty() {
-        return None;
+    let mut named: Vec<String> = Vec::new();
+    let in_git = |p: &str| changed.iter().any(|c| c == p);
+    let others = changed
+        .iter()
+        .chain(&untracked)
+        .filter(|p| !read.contains(p));
+    for p in read.iter().chain(others).take(NAMED) {
+        named.push(if in_git(p) {
+            p.clone()
+        } else {
+            format!("{p} (not in git)")
+        });
     }
+    let more = if count > named.len() {
+        format!(" and {} more", count - named.len())
+    } else {
+        String::new()
+    };
+    let short = base.get(..10).unwrap_or(base);
+    let (them, these) = if count == 1 {
+        ("1 uncommitted change".to_string(), "it")
+    } else {
+        (format!("{count} uncommitted changes"), "them")
+    };
     Some(format!(
-        "warning: files the plan reads are not in git: {}; attempts start from a commit and \
-         will not have them: `git add` and commit them first (or bring them in with \
-         `loop {{ copy = [...] }}`)",
-        read.join(", ")
+        "warning: attempts start from commit {short} and do not see {them} in this checkout: \
+         {}{more}; commit {these} first if the run needs {these}",
+        named.join(", ")
     ))
 }
 

@@ -210,21 +210,26 @@ pub fn resolve(
 
 /// The check `loopc run` (and `--dry-run`) makes before anything else:
 /// every `copy` and `link` pattern matches a file in the main checkout of
-/// the repository containing `cwd`. Outside a repository there is nothing
-/// to check here (the run says so itself).
+/// the repository containing `top`; returns the paths they bring in
+/// (relative to the top). Outside a repository there is nothing to check
+/// here (the run says so itself).
 ///
 /// Errors: one line per pattern that matches nothing, naming it and where
 /// it is written (`file:line:column`), or why the files cannot be read.
-pub fn check(plan: &Plan, compilation: &crate::Compilation, cwd: &Path) -> Result<(), Vec<String>> {
+pub fn check(
+    plan: &Plan,
+    compilation: &crate::Compilation,
+    top: &Path,
+) -> Result<Vec<String>, Vec<String>> {
     if plan.settings.copy.is_empty() && plan.settings.link.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
-    let Ok(git) = crate::run::sys::git::Git::discover(cwd) else {
-        return Ok(());
+    let Ok(git) = crate::run::sys::git::Git::discover(top) else {
+        return Ok(Vec::new());
     };
     let tracked = git.tracked_paths().map_err(|e| vec![e])?;
     match resolve(plan, &git.root, &tracked) {
-        Ok(_) => Ok(()),
+        Ok(files) => Ok(files.paths()),
         Err(Err(e)) => Err(vec![e]),
         Err(Ok(unmatched)) => Err(unmatched
             .iter()

@@ -248,8 +248,13 @@ fn count_lines(path: &Path) -> (u64, bool) {
 /// Whoever shows a run to a person: told of every event, in order, and
 /// given loopc's own notes (warnings that are not events).
 pub trait Watcher: Send + Sync {
-    /// Shows one line of loopc's own (a warning, a note).
+    /// Shows one line of loopc's own (an error, a note).
     fn line(&self, text: &str);
+    /// Shows a warning (`warning: {text}`); a watcher that shows no
+    /// progress (`-q`) shows no warnings either.
+    fn warn(&self, text: &str) {
+        self.line(&format!("warning: {text}"));
+    }
     /// Shows `event`.
     fn on_event(&self, event: &Event);
     /// Shows what `task`'s running attempt `attempt` is doing now (its

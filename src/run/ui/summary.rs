@@ -107,8 +107,9 @@ fn total_line(state: &RunState, status: &str, any_unknown: bool) -> String {
         state.spent.iterations,
         if state.spent.iterations == 1 { "" } else { "s" },
         crate::run::time::dollars(total_cost),
+        // `+?` in a row is said in words once, here.
         if any_unknown {
-            " (some costs unknown)"
+            " (some costs unknown, shown `+?`: an agent reported none and has no `cost` cap)"
         } else {
             ""
         },

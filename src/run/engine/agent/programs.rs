@@ -15,7 +15,7 @@ use std::path::Path;
 
 /// Characters that make a word something other than a plain program name
 /// (expansions, quoting, redirections, globs, compound commands).
-const SHELL_SPECIAL: &[char] = &[
+pub(super) const SHELL_SPECIAL: &[char] = &[
     '$', '`', '\'', '"', '\\', '(', ')', '{', '}', ';', '&', '|', '<', '>', '*', '?', '[', ']',
     '~', '#', '!', '=',
 ];
@@ -43,16 +43,23 @@ pub fn program_of(run: &str) -> Option<&str> {
 }
 
 /// One `run` string the plan will execute.
-struct Use<'a> {
+pub(super) struct Use<'a> {
     /// What runs it, for people ("agent `claude`", "the gate `tests` of task `a`").
-    what: String,
-    /// The string.
-    run: &'a str,
+    pub(super) what: String,
+    /// The string whose program is looked up: the command, or the
+    /// launcher prefix of the executor it runs through.
+    pub(super) run: &'a str,
+    /// The command itself (run in the worktree, wherever it is launched).
+    pub(super) command: &'a str,
+    /// Whether an agent runs it (an agent's own command, which no work of
+    /// the run writes first; a gate's may be a file the task writes).
+    pub(super) agent: bool,
     /// Its extra environment.
-    env: BTreeMap<String, String>,
+    pub(super) env: BTreeMap<String, String>,
 }
 
-fn uses(plan: &Plan) -> Vec<Use<'_>> {
+/// Every `run` string of `plan`, with what runs it.
+pub(super) fn uses(plan: &Plan) -> Vec<Use<'_>> {
     let mut out = Vec::new();
     // What a command launched through `executor` looks up here: the
     // launcher's program, not the command's.
@@ -71,6 +78,8 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
         Use {
             what,
             run: through(agent.executor.as_ref(), &agent.run),
+            command: &agent.run,
+            agent: true,
             env,
         }
     }
@@ -80,6 +89,8 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
                 out.push(Use {
                     what: format!("agent `{}` (task `{}`)", agent.name, task.name),
                     run: through(agent.executor.as_ref(), &agent.run),
+                    command: &agent.run,
+                    agent: true,
                     env: task.env.clone(),
                 });
                 // A fallback may take any of its attempts.
@@ -97,6 +108,8 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
             TaskKind::Command { run } => out.push(Use {
                 what: format!("task `{}`", task.name),
                 run: through(task.executor.as_ref(), run),
+                command: run,
+                agent: false,
                 env: task.env.clone(),
             }),
         }
@@ -116,6 +129,8 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
             out.push(Use {
                 what: format!("the `accept` of task `{}`", task.name),
                 run: through(task.executor.as_ref(), accept),
+                command: accept,
+                agent: false,
                 env: task.env.clone(),
             });
         }
@@ -124,6 +139,8 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
                 GateKind::Command { run } => out.push(Use {
                     what: format!("gate `{}` (task `{}`)", g.name, task.name),
                     run: through(g.executor.as_ref(), run),
+                    command: run,
+                    agent: false,
                     env: task.env.clone(),
                 }),
                 GateKind::Agent { agent, .. } => {
@@ -135,6 +152,8 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
                             agent.name, g.name, task.name
                         ),
                         run: through(g.executor.as_ref(), &agent.run),
+                        command: &agent.run,
+                        agent: true,
                         env,
                     });
                 }
@@ -144,6 +163,8 @@ fn uses(plan: &Plan) -> Vec<Use<'_>> {
             out.push(Use {
                 what: "`loop.setup`".to_string(),
                 run: through(plan.settings.setup_executor.as_ref(), setup),
+                command: setup,
+                agent: false,
                 env: task.env.clone(),
             });
         }
@@ -176,7 +197,7 @@ fn resolves(program: &str, env: &BTreeMap<String, String>, dir: &Path) -> bool {
 /// line starts are indexed once, at the first question (a plan of 100,000
 /// tasks whose `accept` strings all start a missing program asked 100,000
 /// times, and each answer walked the whole tree and counted its lines).
-struct Locator<'c> {
+pub(super) struct Locator<'c> {
     compilation: &'c Compilation,
     /// The first span of each string value of the plan.
     strings: Option<HashMap<&'c str, crate::span::Span>>,
@@ -184,7 +205,7 @@ struct Locator<'c> {
 }
 
 impl<'c> Locator<'c> {
-    fn new(compilation: &'c Compilation) -> Self {
+    pub(super) fn new(compilation: &'c Compilation) -> Self {
         Locator {
             compilation,
             strings: None,
@@ -194,7 +215,7 @@ impl<'c> Locator<'c> {
 
     /// Where the string `run` is written in the plan, when it is written
     /// there as a string.
-    fn of_run(&mut self, run: &str) -> Option<String> {
+    pub(super) fn of_run(&mut self, run: &str) -> Option<String> {
         let compilation = self.compilation;
         let strings = self.strings.get_or_insert_with(|| {
             let mut strings = HashMap::new();

@@ -218,8 +218,13 @@ fn exit_status(task: &Task, done: &Done, reported: Option<&ReportedError>) -> St
         }
         Exit::Code(0) => Ok(()),
         // The shell could not run the agent's program (126: not
-        // executable, 127: not found): no retry can fix that.
-        Exit::Code(c @ (126 | 127)) if done.agent.is_some() => {
+        // executable, 127: not found), or could not open the script it was
+        // given (`sh: 0: cannot open scripts/agent.sh`, exit 2): no retry
+        // can fix that.
+        Exit::Code(c)
+            if done.agent.is_some()
+                && (matches!(c, 126 | 127) || shell_cannot_open(&done.stderr_line())) =>
+        {
             let line = done.stderr_line();
             let why = format!("the agent's command could not run (exit status {c})");
             Err(Outcome::Blocked(if line.is_empty() {
@@ -314,4 +319,43 @@ pub fn last_line(text: &str) -> String {
         .rfind(|l| !l.is_empty())
         .unwrap_or("");
     one_line(line)
+}
+
+/// Whether `line` is a shell saying it cannot open the script it was
+/// given to run (dash: `sh: 0: cannot open x.sh: No such file`; busybox:
+/// `sh: can't open 'x.sh': No such file or directory`): the file the
+/// command names is not there, as with exit 127.
+fn shell_cannot_open(line: &str) -> bool {
+    let Some((shell, rest)) = line.split_once(": ") else {
+        return false;
+    };
+    let shell = shell.rsplit('/').next().unwrap_or(shell);
+    let is_shell = ["sh", "dash", "ash", "bash", "ksh", "zsh"].contains(&shell);
+    // dash puts the line number first (`0: cannot open …`).
+    let rest = match rest.split_once(": ") {
+        Some((n, after)) if n.bytes().all(|b| b.is_ascii_digit()) => after,
+        _ => rest,
+    };
+    is_shell && (rest.starts_with("cannot open ") || rest.starts_with("can't open "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_cannot_open;
+
+    #[test]
+    fn a_shell_that_cannot_open_its_script() {
+        assert!(shell_cannot_open(
+            "sh: 0: cannot open scripts/agent.sh: No such file"
+        ));
+        assert!(shell_cannot_open(
+            "sh: can't open 'x.sh': No such file or directory"
+        ));
+        assert!(shell_cannot_open(
+            "/bin/dash: 1: cannot open a.sh: No such file"
+        ));
+        assert!(!shell_cannot_open("agent: cannot open the socket"));
+        assert!(!shell_cannot_open("error: cannot open scripts/agent.sh"));
+        assert!(!shell_cannot_open("sh: 3: ./x: Permission denied"));
+    }
 }

@@ -97,7 +97,7 @@ impl RunCache {
             Err(e) => {
                 ctx.events
                     .ui()
-                    .line(&format!("warning: {}: no cache key: {e}", task.name));
+                    .warn(&format!("{}: no cache key: {e}", task.name));
                 None
             }
         }
@@ -204,7 +204,7 @@ impl RunCache {
         let gated_tree = match known.map_or_else(|| ctx.git.tree_of(head), Ok) {
             Ok(t) => t,
             Err(e) => {
-                ctx.events.ui().line(&format!("warning: cache: {e}"));
+                ctx.events.ui().warn(&format!("cache: {e}"));
                 return;
             }
         };
@@ -230,7 +230,7 @@ impl RunCache {
         if let Some(store) = self.cache.store.as_mut()
             && let Err(e) = store.record(&ctx.git, entry)
         {
-            ctx.events.ui().line(&format!("warning: cache: {e}"));
+            ctx.events.ui().warn(&format!("cache: {e}"));
         }
     }
 }

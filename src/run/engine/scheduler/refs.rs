@@ -53,7 +53,7 @@ pub fn judge(
             "while {} ran{also}, {line}; loopc did not change it back",
             of(&format!("task `{}` attempt {}", task.name, r.input.attempt))
         );
-        ctx.events.ui().line(&format!("warning: {w}"));
+        ctx.events.ui().warn(&w);
         state.warnings.push(w);
     }
     match outcome {
