@@ -646,6 +646,7 @@ pub const OUTSIDE: &[(&str, &str)] = &[
     ("nvim", "neovim"),
     ("bwrap", "bubblewrap"),
     ("tmux", "tmux"),
+    ("chromium", "chromium"),
     (
         "slurm",
         "slurm-wlm and munge, run as root: tests/slurm/start-cluster.sh",

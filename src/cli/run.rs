@@ -16,8 +16,8 @@ use super::{
     warn, write_stdout,
 };
 use clap_complete::engine::ArgValueCompleter;
-use loopc::run::sys::git::Git;
 use loopc::plan::Plan;
+use loopc::run::sys::git::Git;
 use loopc::run::{Options, Outcome};
 use std::path::{Path, PathBuf};
 

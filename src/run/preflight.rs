@@ -34,16 +34,6 @@ pub(super) fn preflight(
     base_commit: String,
     recorded: Option<&str>,
 ) -> Result<Start, RunError> {
-    // Before any git call that a path too long would fail in another's name.
-    let longest = plan.tasks.iter().map(|t| t.name.len()).max().unwrap_or(0);
-    let worktrees = Layout::new(&git.root).worktrees;
-    super::sys::room::check(
-        git,
-        &worktrees,
-        &super::sys::worktree::slug(&plan.name),
-        longest,
-    )
-    .map_err(RunError::usage)?;
     if let Some(what) = git.operation_in_progress().map_err(RunError::usage)? {
         return Err(RunError::usage(format!(
             "the repository at {} is in the middle of {what}; finish or abort it first",
@@ -217,11 +207,22 @@ fn foreign_commits(
         .map(|first| (foreign.len(), (*first).to_string())))
 }
 
-/// The commit runs start from: `loop.base`, else the checked-out commit.
+/// The commit runs start from: `loop.base`, else the checked-out commit;
+/// first, that the paths a run makes fit git's own limits.
 ///
 /// Errors: the base branch does not exist, or the repository has no
 /// commit yet (exit 2; nothing was changed).
 pub fn start_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
+    // Before any git call that a path too long would fail in another's name.
+    let longest = plan.tasks.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let worktrees = Layout::new(&git.root).worktrees;
+    super::sys::room::check(
+        git,
+        &worktrees,
+        &super::sys::worktree::slug(&plan.name),
+        longest,
+    )
+    .map_err(RunError::usage)?;
     match &plan.settings.base {
         Some(base) => git
             .commit_of(&format!("refs/heads/{base}"))

@@ -375,7 +375,7 @@ fn a_task_named_like_a_directory_gets_a_hint_to_name_the_plan_first() {
 #[test]
 fn a_test_whose_program_is_missing_says_it_is_skipped() {
     let empty = tempfile::tempdir().unwrap();
-    let test = "graph::dot_escaping_round_trips_through_graphviz";
+    let test = "cli::graph::dot_escaping_round_trips_through_graphviz";
     let run = |require: Option<&str>| {
         let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
         cmd.args(["--exact", test, "--test-threads", "2"])

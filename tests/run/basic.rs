@@ -192,7 +192,7 @@ task check: gen { run = "grep -q generated gen.txt && echo ok > checked.txt" }
     // bring it onto the user's.
     assert!(
         r.stdout
-            .ends_with("\nto bring the work onto your branch: git merge loop/cmds\n"),
+            .contains("\nto bring the work onto your branch: git merge loop/cmds\n"),
         "{r:?}"
     );
     repo.git(&["merge", "-q", "loop/cmds"]);

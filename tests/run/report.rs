@@ -4,13 +4,12 @@
 //! has every section, its screenshot is not blank), as JSON, for an
 //! earlier run, and the errors a person can cause.
 //!
-//! Chromium is `/usr/bin/chromium` (`.ci/run` installs it and sets
-//! `LOOPC_REQUIRE_CHROMIUM=1`). Where it is missing, the browser test says
-//! `SKIPPED` on the terminal and passes, unless that variable is set.
+//! Chromium is `/usr/bin/chromium` (`.ci/run` installs it and names it in
+//! `LOOPC_REQUIRE`). Where it is missing, the browser test is skipped by
+//! the harness's one rule ([`crate::harness::require`]), unless required.
 
 use crate::harness::Test;
 use serde_json::Value;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -80,23 +79,16 @@ fn report(repo: &Test, args: &[&str]) -> String {
     repo.loopc(&all).run().stdout
 }
 
-/// The chromium binary, or `None` having said SKIPPED on the terminal
-/// (not captured by the test harness); panics when `LOOPC_REQUIRE_CHROMIUM`
-/// is `1` and it is missing.
+/// The chromium binary, or `None` when it is missing and not required
+/// (skipped, saying so: [`crate::harness::require`]).
 fn chromium() -> Option<&'static Path> {
     let path = Path::new(CHROMIUM);
-    if path.is_file() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var("LOOPC_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
-        "LOOPC_REQUIRE_CHROMIUM=1 but {CHROMIUM} is missing (apt-get install chromium)"
-    );
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED: {CHROMIUM} is missing; the report is not checked in a browser"
-    );
-    None
+    let usable = if path.is_file() {
+        Ok(())
+    } else {
+        Err(format!("{CHROMIUM} is missing"))
+    };
+    crate::harness::require("chromium", usable).then_some(path)
 }
 
 /// Runs headless Chromium on `page` with `extra` arguments (a fresh

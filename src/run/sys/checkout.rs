@@ -150,14 +150,14 @@ impl Git {
     /// does (`git reset --hard --no-recurse-submodules`): the whole tree,
     /// whatever sparse checkout the checkout loopc runs in has (what `git
     /// worktree add` copied of it is removed first,
-    /// [`super::worktree::drop_copied_config`]). It touches only `co`, so
+    /// [`drop_copied_config`]). It touches only `co`, so
     /// it needs no lock: only registering a worktree must not overlap
     /// another (a `git worktree add` reading the half-made entry of
     /// another fails).
     ///
     /// Errors: git failed, or the copied configuration cannot be removed.
     pub fn fill(&self, co: &Checkout) -> Result<(), String> {
-        super::worktree::drop_copied_config(&co.admin)?;
+        drop_copied_config(&co.admin)?;
         self.run_co(co, &["reset", "-q", "--hard", "--no-recurse-submodules"])
             .map(|_| ())
     }
@@ -483,4 +483,30 @@ impl Git {
         }
         stores
     }
+}
+
+/// What `git worktree add` copies from the checkout it runs in into a new
+/// worktree's administrative directory: the sparse-checkout patterns, and
+/// the per-worktree configuration (`extensions.worktreeConfig`), where
+/// `git sparse-checkout` turns sparseness on. An attempt's worktree holds
+/// the whole tree, and its configuration is the repository's: the agent
+/// and the gates see every file, and may create one anywhere.
+const COPIED: &[&str] = &["config.worktree", "info/sparse-checkout"];
+
+/// Removes from the administrative directory `admin` of a worktree just
+/// added what `git worktree add` copied from the user's checkout
+/// (`COPIED`); nothing is there to remove unless that checkout is sparse
+/// or has a configuration of its own.
+///
+/// Errors: a file there cannot be removed.
+pub fn drop_copied_config(admin: &Path) -> Result<(), String> {
+    for rel in COPIED {
+        let p = admin.join(rel);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("cannot remove {}: {e}", p.display())),
+        }
+    }
+    Ok(())
 }

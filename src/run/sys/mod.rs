@@ -28,6 +28,7 @@ pub mod lock;
 pub mod main_checkout;
 pub mod modes;
 pub mod objects;
+pub mod oid;
 pub mod process;
 pub mod program;
 pub mod recover;

@@ -10,26 +10,9 @@
 //! caller asks git instead.
 
 use super::git::Git;
+use super::oid::is_oid;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// Whether `text` is an object id as git writes them (SHA-1 or SHA-256 hex).
-pub fn is_oid(text: &str) -> bool {
-    matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// The all-zero object id of the object format `like` is written in: 40
-/// zeros for SHA-1, 64 for SHA-256 (`git init --object-format=sha256`).
-/// What git means by "no object" (`git update-ref REF NEW ZERO`: the ref
-/// must not exist yet). `like` that is no object id gives the empty
-/// string, which `git update-ref` reads the same way in either format.
-pub fn zero_oid(like: &str) -> String {
-    if is_oid(like) {
-        "0".repeat(like.len())
-    } else {
-        String::new()
-    }
-}
 
 /// What a loose ref file says.
 enum Loose {
@@ -192,8 +175,9 @@ impl Git {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_oid, packed_lines, zero_oid};
+    use super::packed_lines;
     use crate::run::sys::git::Git;
+    use crate::run::sys::oid::{is_oid, zero_oid};
     use std::process::Command;
 
     fn git(dir: &std::path::Path, args: &[&str]) -> String {

@@ -75,32 +75,6 @@ pub fn create(git: &Git, path: &Path, branch: Option<&str>, commit: &str) -> Res
     git.fill(&git.checkout(path)?)
 }
 
-/// What `git worktree add` copies from the checkout it runs in into a new
-/// worktree's administrative directory: the sparse-checkout patterns, and
-/// the per-worktree configuration (`extensions.worktreeConfig`), where
-/// `git sparse-checkout` turns sparseness on. An attempt's worktree holds
-/// the whole tree, and its configuration is the repository's: the agent
-/// and the gates see every file, and may create one anywhere.
-const COPIED: &[&str] = &["config.worktree", "info/sparse-checkout"];
-
-/// Removes from the administrative directory `admin` of a worktree just
-/// added what `git worktree add` copied from the user's checkout
-/// (`COPIED`); nothing is there to remove unless that checkout is sparse
-/// or has a configuration of its own.
-///
-/// Errors: a file there cannot be removed.
-pub fn drop_copied_config(admin: &Path) -> Result<(), String> {
-    for rel in COPIED {
-        let p = admin.join(rel);
-        match std::fs::remove_file(&p) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(format!("cannot remove {}: {e}", p.display())),
-        }
-    }
-    Ok(())
-}
-
 /// Like [`create`] for a task's try on its task branch `branch`, without
 /// checking out its files ([`Git::fill`] does, outside the worktree lock):
 /// an existing branch of that name is replaced only when loopc's ledger

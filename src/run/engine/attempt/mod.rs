@@ -11,10 +11,6 @@
 mod commit;
 pub mod gate;
 mod gitlinks;
-mod judge;
-mod launch;
-mod litter;
-mod pin;
 mod prepare;
 mod protect;
 pub mod watch;

@@ -273,7 +273,7 @@ impl Git {
     /// (Ctrl-C) may have moved the ref already: then it is read again, and
     /// a ref at `new` is a success.
     pub fn update_ref(&self, refname: &str, new: &str, old: Option<&str>) -> Result<bool, String> {
-        let zero = super::refs::zero_oid(new);
+        let zero = super::oid::zero_oid(new);
         let args = [
             "update-ref",
             "-m",

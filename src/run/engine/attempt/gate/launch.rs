@@ -2,7 +2,7 @@
 //! from the plan, given on stdin), its environment, its logs, its executor;
 //! the process runs to its exit. What the exit means is [`super::judge`]'s.
 
-use super::gate::{CheckKind, One, Verdict, check_env};
+use super::{CheckKind, One, Verdict, check_env};
 use crate::plan::{Agent, Executor};
 use crate::run::engine::agent::executor;
 use crate::run::engine::agent::handoff;

@@ -2,8 +2,8 @@
 //! handoff and output only: nothing the maker agent left in the worktree
 //! is read (docs/running.md, "Checks an agent cannot game").
 
-use super::gate::{Check, GateCost, Verdict, output_tail};
 use super::launch::Ran;
+use super::{Check, GateCost, Verdict, output_tail};
 use crate::run::engine::agent::handoff::{self, HandoffStatus};
 use crate::run::engine::agent::{executor, report};
 use crate::run::engine::outcome::Limited;

@@ -1,11 +1,16 @@
 //! Gates (docs/running.md step 6): the task's `accept` check, then its gates in
 //! order, run in a worktree with `LOOP_DIFF_FILE`. A command gate passes on
 //! exit 0; an agent gate passes when its handoff says `completed`
-//! ([`super::judge`]). The files a command check runs are pinned at the
-//! task's start ([`super::pin`]); what a check leaves in the worktree is
+//! ([`judge`]). The files a command check runs are pinned at the
+//! task's start ([`pin`]); what a check leaves in the worktree is
 //! discarded, and a command gate's change of tracked files fails by
-//! default ([`super::litter`]). The last 64 KiB of a rejecting gate's
+//! default ([`litter`]). The last 64 KiB of a rejecting gate's
 //! output is the next attempt's feedback.
+
+mod judge;
+mod launch;
+mod litter;
+mod pin;
 
 use crate::model::OnChange;
 use crate::plan::{Agent, Executor, GateKind, OnFail, Task};
@@ -271,8 +276,8 @@ fn file_name_part(label: &str) -> String {
 /// stopping at the first rejection. `tag` distinguishes log files of
 /// different check rounds (`gate`, `merge`). Before each check the
 /// worktree is the commit under test, with the files a command check runs
-/// pinned as they are at `proto.base` ([`super::pin`]); after each, what
-/// the check left is discarded ([`super::litter`]).
+/// pinned as they are at `proto.base` ([`pin`]); after each, what
+/// the check left is discarded ([`litter`]).
 pub fn run_checks(
     ctx: &RunCtx,
     proto: &Protocol<'_>,
@@ -366,9 +371,9 @@ impl One<'_> {
         });
         let stem = format!("{}-{}", self.tag, file_name_part(&check.label));
         let gate = describe(check);
-        let pinned = super::pin::pin(ctx, self.co, proto, check)?;
-        let ran = super::launch::launch(ctx, self, &stem, &gate)?;
-        let verdict = super::judge::judge(check, &ran, &gate, cost)?;
+        let pinned = pin::pin(ctx, self.co, proto, check)?;
+        let ran = launch::launch(ctx, self, &stem, &gate)?;
+        let verdict = judge::judge(check, &ran, &gate, cost)?;
         if verdict.is_some() && !is_agent(check) {
             // Rejected: no later check runs and nothing is merged.
             return verdict.map_or(Ok(()), Err);
@@ -378,7 +383,7 @@ impl One<'_> {
             // follows (loopc's own git calls) would be killed anyway.
             return Err(Verdict::Stopped);
         }
-        let left = super::litter::Left {
+        let left = litter::Left {
             proto,
             co: self.co,
             commit: self.commit,
@@ -401,17 +406,6 @@ fn describe(check: &Check) -> String {
         }
         _ => format!("gate `{}`", check.label),
     }
-}
-
-/// The paths named by `git status --porcelain` output (both sides of a
-/// rename), quoted as git quotes them.
-pub fn changed_paths(porcelain: &str) -> Vec<String> {
-    porcelain
-        .lines()
-        .filter_map(|l| l.get(3..))
-        .flat_map(|p| p.split(" -> "))
-        .map(str::to_string)
-        .collect()
 }
 
 /// Whether `check` is agent-judged.
@@ -466,19 +460,5 @@ mod cut_tests {
         let both = output_tail(&[&short, &log]);
         assert!(both.starts_with("all of it\n[loopc: output cut to its last 31 KiB; "));
         assert!(both.len() <= share + 100, "{}", both.len());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::changed_paths;
-
-    #[test]
-    fn porcelain_paths() {
-        let s = " M src/a.rs\n?? new file.txt\nR  old.txt -> new.txt\n";
-        assert_eq!(
-            changed_paths(s),
-            ["src/a.rs", "new file.txt", "old.txt", "new.txt"]
-        );
     }
 }

@@ -9,8 +9,8 @@
 //! the default). An agent gate is read-only: its edits, tracked or not, are
 //! discarded and reported, and its verdict stands.
 
-use super::gate::{Check, Verdict, is_agent};
 use super::judge::reject;
+use super::{Check, Verdict, is_agent};
 use crate::model::OnChange;
 use crate::run::engine::context::{Protocol, RunCtx};
 use crate::run::engine::outcome::stopping;

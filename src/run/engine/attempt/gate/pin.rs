@@ -7,8 +7,8 @@
 //! that changed one failed before its gates ([`super::protect`]). A path
 //! the task `may_change` is not pinned.
 
-use super::gate::{Check, CheckKind, Verdict};
-use super::protect::Protection;
+use super::{Check, CheckKind, Verdict};
+use crate::run::engine::attempt::protect::Protection;
 use crate::run::engine::context::{Protocol, RunCtx};
 use crate::run::engine::outcome::stopping;
 use crate::run::sys::checkout::Checkout;
