@@ -22,12 +22,12 @@ mod grow;
 mod merged;
 mod refs;
 mod specs;
+mod start;
 pub mod transition;
 mod unstarted;
 mod waits;
 
 use crate::run::Outcome as RunOutcome;
-use crate::run::engine::attempt;
 use crate::run::engine::attempt::gate::{self, Check};
 use crate::run::engine::budget::Meter;
 use crate::run::engine::context::RunCtx;
@@ -36,7 +36,7 @@ use crate::run::engine::guard;
 use crate::run::engine::land::merge;
 pub use crate::run::engine::land::replay::CacheUse;
 use crate::run::engine::land::replay::RunCache;
-use crate::run::engine::outcome::{AttemptInput, AttemptResult, Outcome};
+use crate::run::engine::outcome::{AttemptResult, Outcome};
 use crate::run::store::events::Event;
 use crate::run::store::layout;
 use crate::run::store::progress;
@@ -329,93 +329,6 @@ impl Scheduler {
             self.start_attempt(state, pool, tx, i);
             self.save(state);
         }
-    }
-
-    /// Whether task `i` may start now: it is not parked, and any wait for
-    /// a usage limit's reset is over (then forgotten).
-    fn wait_over(&mut self, state: &mut RunState, i: usize) -> bool {
-        if self.books.slots[i].parked {
-            return false;
-        }
-        match self.books.slots[i].wait_until {
-            Some(t) if Instant::now() < t => false,
-            Some(_) => {
-                self.books.slots[i].wait_until = None;
-                state.tasks[i].waiting_until = None;
-                state.tasks[i].waiting_for = None;
-                true
-            }
-            None => true,
-        }
-    }
-
-    /// Starts the next attempt of task `i` on the thread pool; its result
-    /// comes back on `tx`.
-    fn start_attempt(
-        &mut self,
-        state: &mut RunState,
-        pool: &rayon::ThreadPool,
-        tx: &mpsc::Sender<(AttemptResult, Instant, String)>,
-        i: usize,
-    ) {
-        let ctx = Arc::clone(&self.ctx);
-        let task = &ctx.plan.tasks[i];
-        let (attempt, retry) =
-            transition::started(&ctx.plan, state, &mut self.books, i, now_rfc3339());
-        let id = layout::TryId {
-            run: self.ctx.run,
-            attempt,
-            retry,
-        };
-        let agent = self.agent_for(i);
-        let slot = &mut self.books.slots[i];
-        slot.since = Some(Instant::now());
-        let ts = &mut state.tasks[i];
-        let input = AttemptInput {
-            task: i,
-            attempt,
-            id,
-            retry,
-            base: self.head.clone(),
-            feedback: slot.feedback.clone(),
-            progress: progress::read(&self.ctx.layout.progress),
-            agent,
-            instructions: self.growth.prompt_section(&ctx.plan, i),
-        };
-        ts.worktree = Some(
-            self.ctx
-                .layout
-                .task_worktree(&task.name, id)
-                .to_string_lossy()
-                .into_owned(),
-        );
-        ts.logs = Some(
-            self.ctx
-                .layout
-                .attempt_logs(&task.name, &layout::log_name(attempt, retry))
-                .to_string_lossy()
-                .into_owned(),
-        );
-        self.running += 1;
-        let ctx = Arc::clone(&self.ctx);
-        let tx = tx.clone();
-        pool.spawn(move || {
-            // A bug in an attempt must not leave the coordinator waiting
-            // forever: a panic becomes an infrastructure failure.
-            let fallback = input.clone();
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                attempt::run(&ctx, input)
-            }))
-            .unwrap_or_else(|_| {
-                let why = Outcome::Infrastructure("internal error in the attempt".into());
-                AttemptResult::new(&ctx, fallback, why)
-            });
-            // When it ended, measured here: the coordinator may get to
-            // it later, after a budget it noticed meanwhile.
-            let name = ctx.plan.tasks[result.input.task].name.clone();
-            let _ = tx.send((result, Instant::now(), name));
-        });
-        self.save(state);
     }
 
     /// The integration branch no longer exists: someone deleted it during
