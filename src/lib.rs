@@ -33,6 +33,7 @@ pub mod jsonpath;
 pub mod lsp;
 pub mod model;
 pub mod origin;
+pub mod pid;
 pub mod plan;
 pub mod reel;
 pub mod render;

@@ -56,31 +56,7 @@ impl Analysis {
                 deps.join(", ")
             }
         );
-        let mut agent_timeout = None;
-        match &t.work {
-            Work::Run(cmd) => {
-                let _ = writeln!(s, "- command task: runs {}", code(&one_line(cmd)));
-            }
-            Work::Prompt(_) | Work::Invalid => {
-                let agent = match (&t.agent, &d.agent) {
-                    (Some(a), _) => Some((a.name.as_str(), "")),
-                    (None, Some(a)) => Some((a.name.as_str(), " (from defaults)")),
-                    (None, None) => None,
-                };
-                match agent {
-                    Some((a, from)) => {
-                        let _ = writeln!(s, "- agent: {}{from}", code(a));
-                        agent_timeout = self
-                            .model
-                            .agents
-                            .iter()
-                            .find(|x| x.name.name == a)
-                            .and_then(|x| x.timeout);
-                    }
-                    None => s.push_str("- agent: none (E0013)\n"),
-                }
-            }
-        }
+        let agent_timeout = self.task_work(t, &mut s);
         let gates = match (&t.gates, &d.gates) {
             (Some(g), _) => Some((g, "")),
             (None, Some(g)) => Some((g, " (from defaults)")),
@@ -144,6 +120,38 @@ impl Analysis {
             let _ = writeln!(s, "- key: {}", code(hex.get(..16).unwrap_or(&hex)));
         }
         Some(s.trim_end().to_string())
+    }
+
+    /// The hover's line of what task `t` runs (its command, or its agent
+    /// and where that comes from); returns the agent's `timeout`.
+    fn task_work(&self, t: &crate::model::TaskDef, s: &mut String) -> Option<std::time::Duration> {
+        let d = &self.model.defaults;
+        let mut agent_timeout = None;
+        match &t.work {
+            Work::Run(cmd) => {
+                let _ = writeln!(s, "- command task: runs {}", code(&one_line(cmd)));
+            }
+            Work::Prompt(_) | Work::Invalid => {
+                let agent = match (&t.agent, &d.agent) {
+                    (Some(a), _) => Some((a.name.as_str(), "")),
+                    (None, Some(a)) => Some((a.name.as_str(), " (from defaults)")),
+                    (None, None) => None,
+                };
+                match agent {
+                    Some((a, from)) => {
+                        let _ = writeln!(s, "- agent: {}{from}", code(a));
+                        agent_timeout = self
+                            .model
+                            .agents
+                            .iter()
+                            .find(|x| x.name.name == a)
+                            .and_then(|x| x.timeout);
+                    }
+                    None => s.push_str("- agent: none (E0013)\n"),
+                }
+            }
+        }
+        agent_timeout
     }
 
     pub(super) fn agent_hover(&self, name: &str) -> Option<String> {

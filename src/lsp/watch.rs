@@ -26,27 +26,6 @@ pub fn on_client_gone(gone: fn()) {
     let _ = ON_GONE.set(gone);
 }
 
-/// Whether process `pid` exists and is not a zombie.
-fn alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    exists && !zombie(pid)
-}
-
-/// Whether process `pid` is a zombie (`/proc/<pid>/stat`, its third
-/// field); false when that cannot be read.
-fn zombie(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            // `pid (comm) state …`; comm may hold spaces and parentheses.
-            let rest = stat.rsplit_once(')')?.1.to_string();
-            rest.split_whitespace().next().map(|s| s == "Z")
-        })
-        .unwrap_or(false)
-}
-
 /// The client's process id in `initialize`'s params (`processId`; `null`,
 /// absent, or not a positive id: none).
 fn process_id(params: &serde_json::Value) -> Option<i32> {
@@ -64,13 +43,13 @@ pub fn client(params: &serde_json::Value) {
     let (Some(pid), Some(&gone)) = (process_id(params), ON_GONE.get()) else {
         return;
     };
-    if !alive(pid) {
+    if !crate::pid::alive(pid) {
         return;
     }
     let _ = std::thread::Builder::new()
         .name("loopc-lsp-client".into())
         .spawn(move || {
-            while alive(pid) {
+            while crate::pid::alive(pid) {
                 std::thread::sleep(EVERY);
             }
             gone();
@@ -88,6 +67,6 @@ mod tests {
         assert_eq!(p(serde_json::json!({"processId": null})), None);
         assert_eq!(p(serde_json::json!({"processId": -1})), None);
         assert_eq!(p(serde_json::json!({})), None);
-        assert!(alive(std::process::id() as i32));
+        assert!(crate::pid::alive(std::process::id() as i32));
     }
 }

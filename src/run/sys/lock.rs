@@ -74,28 +74,9 @@ pub fn holder_alive(path: &Path) -> bool {
     let Some(pid) = holder_pid(&text).and_then(|p| p.parse::<i32>().ok()) else {
         return false;
     };
-    if pid <= 0 {
-        return false;
-    }
-    // SAFETY: signal 0 only checks that the process exists.
-    let rc = unsafe { libc::kill(pid, 0) };
-    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
     // A killed loopc whose parent has not reaped it yet is a zombie: it
-    // still exists but holds no lock and does no work (Linux: `/proc`).
-    exists && !is_zombie(pid)
-}
-
-/// Whether process `pid` is a zombie, from `/proc/<pid>/stat` (field 3);
-/// false when that cannot be read.
-fn is_zombie(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            // `pid (comm) state …`; comm may contain spaces and parens.
-            let rest = stat.rsplit_once(')')?.1.to_string();
-            rest.split_whitespace().next().map(|s| s == "Z")
-        })
-        .unwrap_or(false)
+    // still exists but holds no lock and does no work.
+    crate::pid::alive(pid)
 }
 
 /// Takes the lock at `path` for `command` (`run`, `clean`) started in the

@@ -61,11 +61,6 @@ pub(super) struct Use<'a> {
 /// Every `run` string of `plan`, with what runs it.
 pub(super) fn uses(plan: &Plan) -> Vec<Use<'_>> {
     let mut out = Vec::new();
-    // What a command launched through `executor` looks up here: the
-    // launcher's program, not the command's.
-    fn through<'a>(executor: Option<&'a std::sync::Arc<Executor>>, run: &'a str) -> &'a str {
-        executor.map_or(run, |e| e.run.as_str())
-    }
     // An agent that runs for `task` in place of its own (a fallback, the
     // resolver): that agent's environment under the task's own.
     fn instead<'p>(
@@ -134,31 +129,7 @@ pub(super) fn uses(plan: &Plan) -> Vec<Use<'_>> {
                 env: task.env.clone(),
             });
         }
-        for g in &task.gates {
-            match &g.kind {
-                GateKind::Command { run } => out.push(Use {
-                    what: format!("gate `{}` (task `{}`)", g.name, task.name),
-                    run: through(g.executor.as_ref(), run),
-                    command: run,
-                    agent: false,
-                    env: task.env.clone(),
-                }),
-                GateKind::Agent { agent, .. } => {
-                    let mut env = agent.env.clone();
-                    env.extend(task.env.clone());
-                    out.push(Use {
-                        what: format!(
-                            "agent `{}` of gate `{}` (task `{}`)",
-                            agent.name, g.name, task.name
-                        ),
-                        run: through(g.executor.as_ref(), &agent.run),
-                        command: &agent.run,
-                        agent: true,
-                        env,
-                    });
-                }
-            }
-        }
+        gate_uses(task, &mut out);
         if let Some(setup) = &plan.settings.setup {
             out.push(Use {
                 what: "`loop.setup`".to_string(),
@@ -170,6 +141,42 @@ pub(super) fn uses(plan: &Plan) -> Vec<Use<'_>> {
         }
     }
     out
+}
+
+/// What a command launched through `executor` looks up here: the
+/// launcher's program, not the command's.
+fn through<'a>(executor: Option<&'a std::sync::Arc<Executor>>, run: &'a str) -> &'a str {
+    executor.map_or(run, |e| e.run.as_str())
+}
+
+/// The `run` strings of `task`'s gates (a command gate's command, an agent
+/// gate's agent under the task's environment), appended to `out`.
+fn gate_uses<'p>(task: &'p crate::plan::Task, out: &mut Vec<Use<'p>>) {
+    for g in &task.gates {
+        match &g.kind {
+            GateKind::Command { run } => out.push(Use {
+                what: format!("gate `{}` (task `{}`)", g.name, task.name),
+                run: through(g.executor.as_ref(), run),
+                command: run,
+                agent: false,
+                env: task.env.clone(),
+            }),
+            GateKind::Agent { agent, .. } => {
+                let mut env = agent.env.clone();
+                env.extend(task.env.clone());
+                out.push(Use {
+                    what: format!(
+                        "agent `{}` of gate `{}` (task `{}`)",
+                        agent.name, g.name, task.name
+                    ),
+                    run: through(g.executor.as_ref(), &agent.run),
+                    command: &agent.run,
+                    agent: true,
+                    env,
+                });
+            }
+        }
+    }
 }
 
 /// Whether `sh` finds `program` with `env` added to loopc's environment.
