@@ -256,6 +256,8 @@ pub struct GateDef {
     pub on_fail: OnFail,
     /// `on_change`: what a change of tracked files by the gate does.
     pub on_change: OnChange,
+    /// `recheck`: whether an agent gate runs again on its task's merge.
+    pub recheck: Recheck,
     /// The `agent` reference, even when the gate is invalid (for E0005, W0001).
     pub agent_ref: Option<Ref>,
     /// `executor` (long form only).
@@ -373,6 +375,7 @@ pub mod fields {
         "timeout",
         "on_fail",
         "on_change",
+        "recheck",
         "executor",
     ];
     /// `defaults { … }`
@@ -594,6 +597,42 @@ impl OnChange {
         match self {
             OnChange::Fail => "fail",
             OnChange::Ignore => "ignore",
+        }
+    }
+}
+
+/// When an agent gate judges a task's work (`recheck`, docs/cache.md
+/// "Gates and their verdicts"): once, on the attempt's change (`attempt`,
+/// the default), or also again on the merge result of a merge that is not
+/// a fast-forward and on a replay onto a new base (`merge`). Command gates
+/// always run again on those.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Recheck {
+    /// The verdict on the attempt's change carries over (default).
+    #[default]
+    Attempt,
+    /// The gate runs again on merge results and replays.
+    Merge,
+}
+
+impl Recheck {
+    /// The words plan files use, in the order messages list them.
+    pub const WORDS: &[&str] = &["attempt", "merge"];
+
+    /// The behaviour a plan-file word names.
+    pub fn from_word(word: &str) -> Option<Recheck> {
+        match word {
+            "attempt" => Some(Recheck::Attempt),
+            "merge" => Some(Recheck::Merge),
+            _ => None,
+        }
+    }
+
+    /// The word used in plan files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Recheck::Attempt => "attempt",
+            Recheck::Merge => "merge",
         }
     }
 }

@@ -213,6 +213,11 @@ pub struct TaskState {
     /// before its merge; a replayed task's recorded one). Absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fragment_commit: Option<String>,
+    /// The task's gates this run did not run (`--skip-gate`): its result
+    /// is not checked by them (a later run without the flag runs just
+    /// those on it). Absent when none was skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_checked_by: Vec<String>,
 }
 
 impl TaskState {
@@ -241,6 +246,7 @@ impl TaskState {
             expanded_from: None,
             dependencies: Vec::new(),
             fragment_commit: None,
+            not_checked_by: Vec::new(),
         }
     }
 }

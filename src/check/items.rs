@@ -8,7 +8,7 @@ use crate::ast::{self, Block, GateBody, ValueKind};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::model::{
     AgentDef, BudgetDef, CHANGES_WORDS, DefaultsDef, ExecutorDef, GateDef, GateDefKind, LoopDef,
-    OnChange, OnFail, PathPattern, Ref, TaskDef, Work, fields,
+    OnChange, OnFail, PathPattern, Recheck, Ref, TaskDef, Work, fields,
 };
 use crate::span::Span;
 use std::collections::BTreeMap;
@@ -181,6 +181,7 @@ impl Checker {
                 timeout: None,
                 on_fail: OnFail::Retry,
                 on_change: OnChange::Fail,
+                recheck: Recheck::Attempt,
                 agent_ref: None,
                 executor: None,
             },
@@ -228,6 +229,10 @@ impl Checker {
             .word(&f, "on_change", OnChange::WORDS)
             .and_then(|(w, _)| OnChange::from_word(&w))
             .unwrap_or_default();
+        let recheck = self
+            .word(&f, "recheck", Recheck::WORDS)
+            .and_then(|(w, _)| Recheck::from_word(&w))
+            .unwrap_or_default();
         let timeout = self.duration(&f, "timeout");
         let executor = self.reference(&f, "executor", "an executor");
         GateDef {
@@ -236,6 +241,7 @@ impl Checker {
             timeout,
             on_fail,
             on_change,
+            recheck,
             agent_ref,
             executor,
         }

@@ -1,4 +1,4 @@
-//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache] [--stage S,…]`:
+//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--no-cache] [--stage S,…]`:
 //! compiles the plan, cuts a REEL spec tree down to its worked stages
 //! ([`loopc::plan::Plan::work`]), then to the named tasks and their
 //! dependencies ([`loopc::plan::Plan::select`]) and runs it with
@@ -21,7 +21,7 @@ use loopc::run::sys::git::Git;
 use loopc::run::{Options, Outcome};
 use std::path::{Path, PathBuf};
 
-/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--no-cache] [--stage S,…]`
+/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--no-cache] [--stage S,…]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The plan, then the tasks to run (with their dependencies; default:
@@ -60,6 +60,11 @@ pub struct Args {
         add = ArgValueCompleter::new(super::completions::tasks)
     )]
     pub force: Vec<String>,
+    /// Run without these gates, for speed (`--skip-gate review lint`, or
+    /// the flag again): results are recorded as not checked by them, and a
+    /// later run without the flag runs just those gates on those results.
+    #[arg(long = "skip-gate", value_name = "GATE", num_args = 1..)]
+    pub skip_gate: Vec<String>,
     /// Neither read nor write the cache.
     #[arg(long)]
     pub no_cache: bool,
@@ -124,7 +129,7 @@ fn report_line(root: &Path, cwd: &Path) -> String {
 fn run_plan(args: &Args) -> Result<i32, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let (given, words, force) = split_words(args, &cwd);
+    let (given, words, force, skip_gates) = split_words(args, &cwd);
     let path = match given {
         Some(p) => p,
         None => {
@@ -151,6 +156,7 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         jobs: args.jobs,
         dry_run: args.dry_run,
         force,
+        skip_gates,
         no_cache: args.no_cache,
         plan_file: path.display().to_string(),
         repository: top,
@@ -159,23 +165,32 @@ fn run_plan(args: &Args) -> Result<i32, String> {
     execute(plan, &options, &cwd)
 }
 
-/// The plan named on the command line, if any, the tasks named and the
-/// `--force` tasks. `--force` takes one or more values, so `--force a b
-/// j.loop` puts the plan among them: without a PLAN, a last value that
-/// names a plan is it.
-fn split_words(args: &Args, cwd: &Path) -> (Option<PathBuf>, Vec<String>, Vec<String>) {
+/// What [`split_words`] finds: the plan, the tasks named, the `--force`
+/// tasks and the `--skip-gate` gates.
+type Words = (Option<PathBuf>, Vec<String>, Vec<String>, Vec<String>);
+
+/// The plan named on the command line, if any, the tasks named, the
+/// `--force` tasks and the `--skip-gate` gates. Both flags take one or
+/// more values, so `--force a b j.loop` puts the plan among them: without
+/// a PLAN, a last value that names a plan is it.
+fn split_words(args: &Args, cwd: &Path) -> Words {
     let mut words = args.words.clone();
     let mut force = args.force.clone();
+    let mut skip = args.skip_gate.clone();
     let mut given = None;
     if words.first().is_some_and(|w| is_plan_word(w, cwd)) {
         given = Some(PathBuf::from(words.remove(0)));
-    } else if words.is_empty()
-        && let Some(last) = force.last()
-        && is_plan_word(last, cwd)
-    {
-        given = force.pop().map(PathBuf::from);
+    } else if words.is_empty() {
+        for list in [&mut force, &mut skip] {
+            if given.is_none()
+                && let Some(last) = list.last()
+                && is_plan_word(last, cwd)
+            {
+                given = list.pop().map(PathBuf::from);
+            }
+        }
     }
-    (given, words, force)
+    (given, words, force, skip)
 }
 
 /// Compiles the plan at `path`; the error says when a directory that is

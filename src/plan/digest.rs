@@ -123,8 +123,11 @@ pub struct KeyParts {
     pub work: Key,
     /// The agent's `run` and `output`.
     pub agent: Key,
-    /// `accept` and the gates' definitions.
+    /// `accept` and the gates' definitions (with `protect`, `may_change`).
     pub gates: Key,
+    /// `accept` (with its executor), `protect` and `may_change`, without
+    /// the gates: the part of [`KeyParts::gates`] in the work key.
+    pub checks: Key,
     /// The merged environment.
     pub env: Key,
     /// The dependencies' keys.

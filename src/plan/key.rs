@@ -99,10 +99,16 @@ pub(super) fn task_key(
             .get_or_insert_with(|| Encoder::new().str("agent", "").finish()),
     };
     let unprotected = protect.is_empty() && may_change.is_empty();
-    let gates = if accept.is_none() && gates.is_empty() && unprotected {
-        *memo
-            .no_gates
-            .get_or_insert_with(|| Encoder::new().opt("accept", None).finish())
+    let nothing = *memo
+        .no_gates
+        .get_or_insert_with(|| Encoder::new().opt("accept", None).finish());
+    let checks = if accept.is_none() && unprotected {
+        nothing
+    } else {
+        gates_key(accept, &[], (protect, may_change), executor)
+    };
+    let gates = if gates.is_empty() {
+        checks
     } else {
         gates_key(accept, gates, (protect, may_change), executor)
     };
@@ -126,6 +132,7 @@ pub(super) fn task_key(
         work,
         agent,
         gates,
+        checks,
         env,
         dependencies,
     };
@@ -163,25 +170,54 @@ fn gates_key(
         launched_by(&mut g, "accept.executor", executor);
     }
     for gate in gates {
-        match &gate.kind {
-            GateKind::Command { run } => {
-                g.str("gate.run", run);
-                // Written only when set, so the keys of other gates hold.
-                if gate.on_change == crate::model::OnChange::Ignore {
-                    g.str("gate.on_change", gate.on_change.as_str());
-                }
-                &mut g
-            }
-            GateKind::Agent { agent, prompt } => g
-                .str("gate.agent.run", &agent.run)
-                .str("gate.agent.output", &agent.output.key_text())
-                .map("gate.agent.env", agent.env.iter())
-                .str("gate.prompt", prompt),
-        };
-        launched_by(&mut g, "gate.executor", gate.executor.as_deref());
+        write_gate(&mut g, &gate.kind, gate.on_change, gate.executor.as_deref());
     }
     g.finish()
 }
+
+/// Writes one gate's definition: what it runs and judges with, a command
+/// gate's `on_change = ignore`, its executor's `run`.
+fn write_gate(
+    g: &mut Encoder,
+    kind: &GateKind,
+    on_change: crate::model::OnChange,
+    executor: Option<&Executor>,
+) {
+    match kind {
+        GateKind::Command { run } => {
+            g.str("gate.run", run);
+            // Written only when set, so the keys of other gates hold.
+            if on_change == crate::model::OnChange::Ignore {
+                g.str("gate.on_change", on_change.as_str());
+            }
+        }
+        GateKind::Agent { agent, prompt } => {
+            g.str("gate.agent.run", &agent.run)
+                .str("gate.agent.output", &agent.output.key_text())
+                .map("gate.agent.env", agent.env.iter())
+                .str("gate.prompt", prompt);
+        }
+    }
+    launched_by(g, "gate.executor", executor);
+}
+
+/// A gate's key ([`Gate::key`], docs/cache.md "Gates and their
+/// verdicts"): blake3 over the gate key version and its definition as the
+/// definition key writes it. Its name, timeout, `on_fail` and `recheck`
+/// are not in it: a renamed gate keeps its verdicts.
+pub(super) fn gate_key(
+    kind: &GateKind,
+    on_change: crate::model::OnChange,
+    executor: Option<&Executor>,
+) -> Key {
+    let mut g = Encoder::new();
+    g.str("version", GATE_KEY_VERSION);
+    write_gate(&mut g, kind, on_change, executor);
+    g.finish()
+}
+
+/// The gate key's format version ([`gate_key`]).
+pub const GATE_KEY_VERSION: &str = "loopc-gate-v1";
 
 /// Writes the `run` of the executor that launches something, if any.
 fn launched_by(e: &mut Encoder, field: &str, executor: Option<&Executor>) {
@@ -193,7 +229,30 @@ fn launched_by(e: &mut Encoder, field: &str, executor: Option<&Executor>) {
 /// The cache format version: part of every run-time key and of every entry.
 /// Bump it whenever the encoding of [`run_key`] or the format of cache
 /// entries (`run::cache::Entry`) changes.
-pub const CACHE_FORMAT_VERSION: &str = "loopc-cache-v1";
+pub const CACHE_FORMAT_VERSION: &str = "loopc-cache-v2";
+
+/// What a task's work produced once merged (docs/cache.md, "Early
+/// cutoff"): each path its merged work changed on the integration branch,
+/// with `<mode> <object id>` there afterwards (a removed path has git's
+/// zero id). A task that changed nothing produced the empty map.
+pub type Produced = BTreeMap<String, String>;
+
+/// The digest of what a dependency produced, as its dependent's key sees
+/// it: `produced` without the path `except` (the plan fragment of the
+/// producing task, for a task of that fragment: its own definition holds
+/// what of the fragment matters to it).
+pub fn result_digest(produced: &Produced, except: Option<&str>) -> Key {
+    let mut e = Encoder::new();
+    let kept: Vec<(&String, &String)> = produced
+        .iter()
+        .filter(|(p, _)| Some(p.as_str()) != except)
+        .collect();
+    e.str("files", &kept.len().to_string());
+    for (path, object) in kept {
+        e.str("file.path", path).str("file.object", object);
+    }
+    e.finish()
+}
 
 /// The components of a run-time key, kept in each entry so that a later
 /// key can be compared with it part by part. Digests are lowercase hex.
@@ -203,17 +262,19 @@ pub struct Components {
     pub format: String,
     /// `agent` or `command`.
     pub kind: String,
-    /// The definition key (docs/cache.md without `inputs`).
+    /// The work key: the definition without the gates and the
+    /// dependencies (docs/cache.md).
     pub definition: String,
     /// The prompt or command digest.
     pub work: String,
     /// The agent digest.
     pub agent: String,
-    /// `accept` and gates digest.
-    pub gates: String,
+    /// `accept`, `protect` and `may_change` digest (not the gates).
+    pub checks: String,
     /// The environment digest.
     pub env: String,
-    /// Each dependency's name and run-time key.
+    /// Each dependency's name and the digest of what it produced
+    /// ([`result_digest`]).
     pub dependencies: BTreeMap<String, String>,
     /// With `inputs`: each matched path and its object id at the base commit.
     pub inputs: Option<BTreeMap<String, String>>,
@@ -250,50 +311,92 @@ pub struct RunKey {
     pub components: Components,
 }
 
-/// Computes task `index`'s run-time key. `deps` holds the run-time key of
-/// each of its dependencies (by task index); `files` is the base commit's
-/// file list (`Git::tree_files` in `run`), needed only when the task has `inputs`;
-/// `around` the files `loop.copy` brings into every worktree, each with the
-/// digest of its content, and the tasks' answers (without either the key
-/// is what it was before they existed).
+/// A task's work key (docs/cache.md): its definition without its gates
+/// and without its dependencies' keys: the name, the prompt or command,
+/// the agent, `accept` with `protect` and `may_change`, the environment.
+pub fn work_key(task: &Task) -> Key {
+    let parts = &task.key_parts;
+    Encoder::new()
+        .str("version", KEY_FORMAT_VERSION)
+        .str("task", &task.name)
+        .key("work", &parts.work)
+        .key("agent", &parts.agent)
+        .key("checks", &parts.checks)
+        .key("env", &parts.env)
+        .finish()
+}
+
+/// Why a task has no run-time key yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoKey {
+    /// This dependency's result is not known (it has not landed yet).
+    Dependency(String),
+    /// Something else: the base's files were not listed, a glob.
+    Other(String),
+}
+
+impl std::fmt::Display for NoKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoKey::Dependency(d) => write!(f, "dependency `{d}` has no known result"),
+            NoKey::Other(e) => f.write_str(e),
+        }
+    }
+}
+
+/// Computes task `index`'s run-time key. `results` holds what each task
+/// of the plan produced once merged (by task index; `None`: not known),
+/// of which its dependencies' are read (early cutoff: a dependency that
+/// produced the same files leaves the key as it was, however it was
+/// produced); `files` is the base commit's file list (`Git::tree_files`
+/// in `run`), needed only when the task has `inputs`; `around` the files
+/// `loop.copy` brings into every worktree, each with the digest of its
+/// content, and the tasks' answers (without either nothing is written).
 ///
-/// Errors: a dependency has no key, or an `inputs` glob does not compile.
+/// Errors: a dependency's result is not known, or an `inputs` glob does
+/// not compile.
 pub fn run_key(
     plan: &Plan,
     index: usize,
-    deps: &[Option<Key>],
+    results: &[Option<Arc<Produced>>],
     files: Option<&[(String, String)]>,
     around: &Surroundings,
-) -> Result<RunKey, String> {
+) -> Result<RunKey, NoKey> {
     let task = &plan.tasks[index];
     let copied = &around.copied;
     let answers = around.answers.get(&task.name);
     let mut dependencies = BTreeMap::new();
     let mut dep_keys = Vec::new();
     for &d in &task.dependencies {
-        let Some(k) = deps.get(d).copied().flatten() else {
-            return Err(format!(
-                "dependency `{}` has no cache key",
-                plan.tasks[d].name
-            ));
+        let dep = &plan.tasks[d];
+        let Some(produced) = results.get(d).and_then(Option::as_ref) else {
+            return Err(NoKey::Dependency(dep.name.clone()));
         };
-        dependencies.insert(plan.tasks[d].name.clone(), k.to_hex());
-        dep_keys.push((plan.tasks[d].name.as_str(), k));
+        // A task of a fragment sees its producer without the fragment.
+        let except = match &task.expanded_from {
+            Some(p) if *p == dep.name => dep.expands.as_deref(),
+            _ => None,
+        };
+        let k = result_digest(produced, except);
+        dependencies.insert(dep.name.clone(), k.to_hex());
+        dep_keys.push((dep.name.as_str(), k));
     }
     dep_keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let inputs = if task.inputs.is_empty() {
         None
     } else {
-        let files = files.ok_or("the base commit's files were not listed")?;
-        Some(match_inputs(task, files)?)
+        let files = files
+            .ok_or_else(|| NoKey::Other("the base commit's files were not listed".to_string()))?;
+        Some(match_inputs(task, files).map_err(NoKey::Other)?)
     };
+    let work = work_key(task);
 
     let mut e = Encoder::new();
     e.str("format", CACHE_FORMAT_VERSION)
-        .key("definition", &task.key)
+        .key("work", &work)
         .str("dependencies", &dep_keys.len().to_string());
     for (name, k) in &dep_keys {
-        e.str("dependency.name", name).key("dependency.key", k);
+        e.str("dependency.name", name).key("dependency.result", k);
     }
     match &inputs {
         None => {
@@ -324,10 +427,10 @@ pub fn run_key(
                 TaskKind::Agent { .. } => "agent".into(),
                 TaskKind::Command { .. } => "command".into(),
             },
-            definition: task.key.to_hex(),
+            definition: work.to_hex(),
             work: parts.work.to_hex(),
             agent: parts.agent.to_hex(),
-            gates: parts.gates.to_hex(),
+            checks: parts.checks.to_hex(),
             env: parts.env.to_hex(),
             dependencies,
             inputs,
@@ -365,7 +468,8 @@ pub fn match_inputs(
 }
 
 /// What changed between an older entry's key components and the current
-/// ones, in words (`prompt`, `command`, `agent`, `gates`, `env`,
+/// ones, in words (`prompt`, `command`, `agent`, `accept or protected
+/// paths`, `env`,
 /// `dependency a`, `input file src/x.py`, `cache format`).
 pub fn changes(old: &Components, new: &Components) -> Vec<String> {
     let mut out = Vec::new();
@@ -382,8 +486,8 @@ pub fn changes(old: &Components, new: &Components) -> Vec<String> {
     if old.agent != new.agent {
         out.push("agent".to_string());
     }
-    if old.gates != new.gates {
-        out.push("gates".to_string());
+    if old.checks != new.checks {
+        out.push("accept or protected paths".to_string());
     }
     if old.env != new.env {
         out.push("env".to_string());
@@ -508,11 +612,23 @@ mod tests {
             changes(&a1.components, &a3.components),
             ["input file src/lib.rs"]
         );
-        // A dependency's run-time key flows into its dependents'.
-        let b1 = run_key(&p, 1, &[Some(a1.key)], None, &Surroundings::default()).unwrap();
-        let b3 = run_key(&p, 1, &[Some(a3.key)], None, &Surroundings::default()).unwrap();
+        // What a dependency produced flows into its dependents' keys, not
+        // how it was produced (early cutoff).
+        let made = |object: &str| {
+            Some(Arc::new(Produced::from([(
+                "a.txt".to_string(),
+                format!("100644 {object}"),
+            )])))
+        };
+        let none = Surroundings::default();
+        let b1 = run_key(&p, 1, &[made("1")], None, &none).unwrap();
+        let b3 = run_key(&p, 1, &[made("2")], None, &none).unwrap();
         assert_ne!(b1.key, b3.key);
         assert_eq!(changes(&b1.components, &b3.components), ["dependency a"]);
+        assert_eq!(
+            b1.key,
+            run_key(&p, 1, &[made("1")], None, &none).unwrap().key
+        );
         // No key without the dependency's.
         assert!(run_key(&p, 1, &[None], None, &Surroundings::default()).is_err());
         // The definition key is part of it.
@@ -534,9 +650,10 @@ mod tests {
         let f = files(&[("src/lib.rs", "1")]);
         let o = run_key(&old, 0, &[], Some(&f), &Surroundings::default()).unwrap();
         let n = run_key(&new, 0, &[], Some(&f), &Surroundings::default()).unwrap();
+        // Gates are not in the key: their verdicts are kept apart.
         assert_eq!(
             changes(&o.components, &n.components),
-            ["prompt", "agent", "gates", "env"]
+            ["prompt", "agent", "env"]
         );
         // Titles and timeouts are not part of any of them.
         let same = plan(

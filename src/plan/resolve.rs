@@ -217,11 +217,13 @@ impl<'m> Shared<'m> {
             };
             let gate = match (kind, gate_executor) {
                 (Some(kind), Some(executor)) => Some(Arc::new(Gate {
+                    key: super::key::gate_key(&kind, g.on_change, executor.as_deref()),
                     name: g.name.name.clone(),
                     kind,
                     timeout: g.timeout.unwrap_or(DEFAULT_TIMEOUT),
                     on_fail: g.on_fail,
                     on_change: g.on_change,
+                    recheck: g.recheck,
                     executor,
                 })),
                 _ => None,

@@ -45,6 +45,30 @@ impl Plan {
         self.tasks.iter().position(|t| t.name == name)
     }
 
+    /// Takes the gates named in `names` off every task (`loopc run
+    /// --skip-gate`, docs/cache.md): they run nowhere in this run, and
+    /// results are recorded as not checked by them. Returns, per task that
+    /// had one of them, its name and the names taken off, in plan order.
+    pub fn skip_gates(&mut self, names: &[String]) -> Vec<(String, Vec<String>)> {
+        let mut out = Vec::new();
+        if names.is_empty() {
+            return out;
+        }
+        for t in &mut self.tasks {
+            let skipped: Vec<String> = t
+                .gates
+                .iter()
+                .filter(|g| names.contains(&g.name))
+                .map(|g| g.name.clone())
+                .collect();
+            if !skipped.is_empty() {
+                t.gates.retain(|g| !names.contains(&g.name));
+                out.push((t.name.clone(), skipped));
+            }
+        }
+        out
+    }
+
     /// Indices of the tasks that depend directly on task `index`, ascending.
     pub fn dependents(&self, index: usize) -> Vec<usize> {
         let mut out: Vec<usize> = self
@@ -261,6 +285,14 @@ pub struct Gate {
     /// What a change of tracked files by a command gate does (an agent
     /// gate's changes are always discarded, its verdict standing).
     pub on_change: crate::model::OnChange,
+    /// `recheck`: whether an agent gate runs again on merge results and
+    /// replays (a command gate always does).
+    pub recheck: crate::model::Recheck,
+    /// The digest of what the gate judges with (docs/cache.md, "Gates and
+    /// their verdicts"): its command or agent and prompt, its executor's
+    /// `run`, a command gate's `on_change = ignore`; not its name, timeout,
+    /// `on_fail` or `recheck`. Verdicts are recorded under it.
+    pub key: super::digest::Key,
     /// The executor that launches it: its own `executor`, else (agent
     /// gates) the agent's, else `defaults.executor`, else none.
     pub executor: Option<Arc<Executor>>,

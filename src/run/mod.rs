@@ -117,6 +117,8 @@ pub struct Options {
     pub dry_run: bool,
     /// `--force TASK…` (for the cache).
     pub force: Vec<String>,
+    /// `--skip-gate GATE…`: gates this run does not run (docs/cache.md).
+    pub skip_gates: Vec<String>,
     /// `--no-cache`.
     pub no_cache: bool,
     /// The plan file as given (recorded in state.json), relative to the
@@ -209,6 +211,8 @@ pub struct Started {
     loopc_branches: Vec<String>,
     brought: WorktreeFiles,
     around: cache::Surroundings,
+    /// Per task that had some: the gates `--skip-gate` took off it.
+    skipped: Vec<(String, Vec<String>)>,
 }
 
 /// A started run that has cleaned up after a killed one ([`Started::recover`]).
@@ -232,6 +236,32 @@ fn check_forced(plan: &Plan, force: &[String]) -> Result<(), RunError> {
             };
             return Err(RunError::usage(format!(
                 "--force: no task named `{name}` in the plan{hint}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The `--skip-gate` names that are no gate of the plan's tasks: the
+/// first one's message. A plan that grows may use a gate only in its
+/// fragments: any name is taken then.
+fn check_skipped(plan: &Plan, skip: &[String]) -> Result<(), RunError> {
+    if plan.tasks.iter().any(|t| t.expands.is_some()) {
+        return Ok(());
+    }
+    let mut names: Vec<&str> = plan
+        .tasks
+        .iter()
+        .flat_map(|t| t.gates.iter().map(|g| g.name.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in skip {
+        if !names.contains(&name.as_str()) {
+            let hint = crate::check::names::suggest(name, names.iter().copied())
+                .map_or(String::new(), |s| format!("; did you mean `{s}`?"));
+            return Err(RunError::usage(format!(
+                "--skip-gate: no task of the plan has a gate named `{name}`{hint}"
             )));
         }
     }
@@ -264,7 +294,7 @@ fn take_locks(
 /// not look like a problem here.
 ///
 /// Errors: the repository or the options cannot be used (exit 2).
-pub fn start(plan: Plan, options: &Options, cwd: &Path) -> Result<Started, RunError> {
+pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, RunError> {
     let git = Git::discover(&options.repository).map_err(RunError::usage)?;
     git.require_min_version().map_err(RunError::usage)?;
     // A repository with nothing to start from is refused before anything
@@ -272,6 +302,8 @@ pub fn start(plan: Plan, options: &Options, cwd: &Path) -> Result<Started, RunEr
     let base_commit = start_commit(&git, &plan)?;
     let layout = Layout::new(&git.root);
     check_forced(&plan, &options.force)?;
+    check_skipped(&plan, &options.skip_gates)?;
+    let skipped = plan.skip_gates(&options.skip_gates);
     layout.refuse_symlink().map_err(RunError::usage)?;
     layout.check_files().map_err(RunError::usage)?;
     let locks = take_locks(&git, &layout, options.dry_run)?;
@@ -311,6 +343,7 @@ pub fn start(plan: Plan, options: &Options, cwd: &Path) -> Result<Started, RunEr
         loopc_branches,
         brought,
         around,
+        skipped,
     })
 }
 
@@ -379,7 +412,7 @@ impl Started {
         };
         Ok(dry_run::report(
             &self.plan,
-            &self.options.force,
+            (&self.options.force, &self.options.skip_gates, &self.skipped),
             &self.around,
             &self.git,
             store.as_ref(),
@@ -435,6 +468,7 @@ impl Recovered {
                 .map(|t| options.force.iter().any(|f| f == &t.name))
                 .collect(),
             around: s.around.clone(),
+            skip_gates: options.skip_gates.clone(),
         };
         let parallel = options.jobs.unwrap_or(s.plan.settings.parallel).max(1);
         // Every file the run writes must be writable before anything moves: a
@@ -478,7 +512,7 @@ impl Recovered {
             &ctx,
             options,
             parallel,
-            s.previous.as_ref(),
+            (s.previous.as_ref(), &s.skipped),
             &head,
             cache_use,
         );
@@ -493,7 +527,7 @@ fn schedule(
     ctx: &Arc<RunCtx>,
     options: &Options,
     parallel: u32,
-    previous: Option<&RunState>,
+    (previous, skipped): (Option<&RunState>, &[(String, Vec<String>)]),
     head: &str,
     cache_use: scheduler::CacheUse,
 ) -> Ran {
@@ -507,6 +541,11 @@ fn schedule(
     interrupt::install();
     let mut state = scheduler::initial_state(ctx, &options.plan_file, head);
     state.run = Some(ctx.run);
+    for (task, gates) in skipped {
+        if let Some(ts) = state.tasks.iter_mut().find(|t| t.name == *task) {
+            ts.not_checked_by = gates.clone();
+        }
+    }
     // A task that was waiting for an agent's usage limit waits out the rest.
     if let Some(previous) = previous {
         scheduler::carry_waits(previous, &mut state);

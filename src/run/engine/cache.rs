@@ -19,7 +19,8 @@
 use crate::plan::Task;
 use crate::plan::key::Key;
 pub use crate::plan::key::{
-    CACHE_FORMAT_VERSION, Components, RunKey, Surroundings, changes, match_inputs, run_key,
+    CACHE_FORMAT_VERSION, Components, NoKey, Produced, RunKey, Surroundings, changes, match_inputs,
+    run_key,
 };
 use crate::run::store::layout::Layout;
 use crate::run::sys::git::Git;
@@ -74,8 +75,49 @@ pub struct Entry {
     pub fragment_commit: Option<String>,
     /// Paths the task changed.
     pub files: Vec<String>,
+    /// What the task's merged work produced: each path it changed on the
+    /// integration branch and `<mode> <object id>` there (docs/cache.md,
+    /// "Early cutoff"); its dependents' keys hold it.
+    pub produced: Produced,
+    /// The gates that passed this result (docs/cache.md, "Gates and their
+    /// verdicts"): each gate's key (hex) and its name when it passed. A
+    /// gate of the task that is not here has not judged this result (it
+    /// was added, changed, or skipped with `--skip-gate`).
+    pub gates: BTreeMap<String, String>,
     /// The key's components.
     pub components: Components,
+}
+
+impl Entry {
+    /// The gates of `task` that have not passed this result (in the
+    /// task's order): they run on it before it is replayed.
+    pub fn unchecked<'a>(&self, task: &'a Task) -> Vec<&'a crate::plan::Gate> {
+        task.gates
+            .iter()
+            .filter(|g| !self.gates.contains_key(&g.key.to_hex()))
+            .map(|g| g.as_ref())
+            .collect()
+    }
+}
+
+/// Each gate of `task` by key (hex) and name: what an entry records as
+/// having passed its result.
+pub fn gates_of(task: &Task) -> BTreeMap<String, String> {
+    task.gates
+        .iter()
+        .map(|g| (g.key.to_hex(), g.name.clone()))
+        .collect()
+}
+
+/// What the work that moved the integration branch from `before` to
+/// `after` produced ([`Produced`]); nothing when they are the same.
+///
+/// Errors: git fails.
+pub fn produced(git: &Git, before: &str, after: &str) -> Result<Produced, String> {
+    if before == after {
+        return Ok(Produced::new());
+    }
+    Ok(git.changed_files(before, after)?.into_iter().collect())
 }
 
 /// The on-disk index: plan name → task name → the key recorded last.

@@ -14,13 +14,13 @@
 //! files that earlier tasks wrote are then not reported as changed (they
 //! are outputs, not edits).
 
-use crate::plan::Key;
 use crate::plan::Plan;
-use crate::run::engine::cache::{self, Store};
+use crate::run::engine::cache::{self, NoKey, Produced, Store};
 use crate::run::engine::expand::Growth;
 use crate::run::engine::land::replay::{self, Planned};
 use crate::run::sys::git::Git;
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 /// Joins words as English: `a`, `a and b`, `a, b and c`.
 fn join_words(words: &[String]) -> String {
@@ -40,7 +40,9 @@ struct Sim<'a> {
     head: String,
     exact: bool,
     written: HashSet<String>,
-    keys: Vec<Option<Key>>,
+    /// Per decided task: what its merged work would produce, when known
+    /// (replayed); `None` for a task that would run.
+    results: Vec<Option<Arc<Produced>>>,
     lister: cache::FileLister,
     lines: Vec<Option<String>>,
     /// How many of each task's dependencies (as listed) are not decided yet.
@@ -89,13 +91,16 @@ enum Miss {
 }
 
 impl<'a> Sim<'a> {
-    fn key(&mut self, i: usize) -> Result<cache::RunKey, String> {
+    fn key(&mut self, i: usize) -> Result<cache::RunKey, NoKey> {
         let task = &self.plan.tasks[i];
-        let files = self.lister.files_for(self.git, task, &self.head)?;
+        let files = self
+            .lister
+            .files_for(self.git, task, &self.head)
+            .map_err(NoKey::Other)?;
         cache::run_key(
             self.plan,
             i,
-            &self.keys,
+            &self.results,
             files.as_deref().map(|v| v.as_slice()),
             self.around,
         )
@@ -150,8 +155,10 @@ impl<'a> Sim<'a> {
         if self.fragment_rejected(i).is_some() {
             return Err(Miss::Final);
         }
-        let Ok(rk) = self.key(i) else {
-            return Err(Miss::AtThisHead);
+        let rk = match self.key(i) {
+            Ok(rk) => rk,
+            Err(NoKey::Dependency(_)) => return Err(Miss::Final),
+            Err(NoKey::Other(_)) => return Err(Miss::AtThisHead),
         };
         let Some(entry) = self.store.get(&rk.key) else {
             return Err(if self.plan.tasks[i].inputs.is_empty() {
@@ -160,6 +167,11 @@ impl<'a> Sim<'a> {
                 Miss::AtThisHead
             });
         };
+        // Gates that have not judged the result run first: decided in
+        // order, as the run does.
+        if !entry.unchecked(&self.plan.tasks[i]).is_empty() {
+            return Err(Miss::Final);
+        }
         match entry.parent.as_deref() {
             None => {}
             Some(p) if p == self.head => {
@@ -178,7 +190,7 @@ impl<'a> Sim<'a> {
             Some(_) => return Err(Miss::AtThisHead),
         }
         self.written.extend(entry.files.iter().cloned());
-        self.keys[i] = Some(rk.key);
+        self.results[i] = Some(Arc::new(entry.produced.clone()));
         self.splices(i, entry);
         self.settle(i, "cached".into());
         Ok(())
@@ -209,54 +221,25 @@ impl<'a> Sim<'a> {
 
     /// Decides task `i` at the current head.
     fn decide(&mut self, i: usize) -> String {
+        let forced = self.forced(i);
         let rk = match self.key(i) {
             Ok(rk) => rk,
+            Err(NoKey::Dependency(d)) => {
+                self.exact = false;
+                return self.after_dependency(i, &d, forced);
+            }
             Err(e) => {
                 self.exact = false;
                 return format!("run (no cache key: {e})");
             }
         };
-        self.keys[i] = Some(rk.key);
-        let forced = self.forced(i);
         let mut why = Vec::new();
         if let Some(reason) = self.fragment_rejected(i) {
             why.push(format!("cache entry not used: {reason}"));
         } else if !forced && let Some(entry) = self.store.get(&rk.key) {
-            match replay::plan(self.git, &self.plan.tasks[i], entry, &self.head) {
-                Ok(Planned::Nothing) => {}
-                Ok(Planned::FastForward(commit)) => self.head = commit,
-                Ok(Planned::Commit { commit, gated }) => {
-                    self.head = commit;
-                    self.written.extend(entry.files.iter().cloned());
-                    self.splices(i, entry);
-                    let task = &self.plan.tasks[i];
-                    let earlier = self.replayed_checks
-                        || task.dependencies.iter().any(|&d| self.ran_checks[d]);
-                    let own = !crate::run::engine::attempt::gate::checks_of(task).is_empty();
-                    return match (gated, own, earlier) {
-                        (true, true, _) => {
-                            "cached (replayed onto a new base; its checks run again first)"
-                        }
-                        (true, false, true) => {
-                            "cached (replayed onto a new base; the checks of tasks merged \
-                             before it run on it first)"
-                        }
-                        _ => "cached (replayed onto a new base)",
-                    }
-                    .into();
-                }
-                Ok(Planned::Conflict(paths)) => {
-                    why.push(format!(
-                        "its cached work conflicts with the base in {}",
-                        paths.join(", ")
-                    ));
-                }
-                Err(e) => why.push(format!("its cached work cannot be replayed: {e}")),
-            }
-            if why.is_empty() {
-                self.written.extend(entry.files.iter().cloned());
-                self.splices(i, entry);
-                return "cached".into();
+            match self.replay(i, entry) {
+                Ok(line) => return line,
+                Err(e) => why.push(e),
             }
         }
         if forced {
@@ -287,10 +270,128 @@ impl<'a> Sim<'a> {
             format!("run ({})", why.join("; "))
         }
     }
+
+    /// The line of task `i`, whose dependency `dep` would run first: its
+    /// key is made of what `dep` produces (early cutoff), known only then.
+    fn after_dependency(&mut self, i: usize, dep: &str, forced: bool) -> String {
+        let task = &self.plan.tasks[i];
+        if let Some(old) = self.store.latest(&self.plan.name, &task.name) {
+            self.written.extend(old.files.iter().cloned());
+        }
+        if forced {
+            return "run (forced)".into();
+        }
+        if self.store.latest(&self.plan.name, &task.name).is_none() {
+            return "run".into();
+        }
+        format!(
+            "run (dependency `{dep}` runs first; replayed from the cache instead if it \
+             produces the same files as before)"
+        )
+    }
+
+    /// Replays hit `entry` of ready task `i` at the head, as the run
+    /// would: its line, or why the entry cannot be used.
+    fn replay(&mut self, i: usize, entry: &'a cache::Entry) -> Result<String, String> {
+        let task = &self.plan.tasks[i];
+        let head = self.head.clone();
+        let gated = match replay::plan(self.git, task, entry, &head) {
+            Ok(Planned::Nothing) => None,
+            Ok(Planned::FastForward(commit)) => {
+                self.head = commit;
+                None
+            }
+            Ok(Planned::Commit { commit, gated }) => {
+                self.head = commit;
+                Some(gated)
+            }
+            Ok(Planned::Conflict(paths)) => {
+                return Err(format!(
+                    "its cached work conflicts with the base in {}",
+                    paths.join(", ")
+                ));
+            }
+            Err(e) => return Err(format!("its cached work cannot be replayed: {e}")),
+        };
+        let produced = match gated {
+            None => Ok(entry.produced.clone()),
+            Some(_) => cache::produced(self.git, &head, &self.head),
+        };
+        self.results[i] = produced.ok().map(Arc::new);
+        self.written.extend(entry.files.iter().cloned());
+        self.splices(i, entry);
+        let earlier = self.replayed_checks || task.dependencies.iter().any(|&d| self.ran_checks[d]);
+        Ok(replay_line(task, entry, gated, earlier))
+    }
+}
+
+/// The line of `task`, replayed from `entry` (`gated`: whether onto a new
+/// base and with a tree its checks did not pass on, as [`replay::plan`]
+/// says; `None`: a fast-forward or nothing to apply); `earlier`: tasks
+/// merged before it have command checks. Names each rule that decides
+/// what runs: gates that have not judged the cached result run on it;
+/// on a new tree, the checks that run again and the agent gates whose
+/// verdict carries over.
+fn replay_line(
+    task: &crate::plan::Task,
+    entry: &cache::Entry,
+    gated: Option<bool>,
+    earlier: bool,
+) -> String {
+    use crate::run::engine::attempt::gate;
+    let mut notes = Vec::new();
+    if gated.is_some() {
+        notes.push("replayed onto a new base".to_string());
+    }
+    let quoted = |names: Vec<&str>| -> String {
+        let q: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        join_words(&q)
+    };
+    if gated == Some(true) {
+        let own = !gate::rechecks_of(task).is_empty();
+        match (own, earlier) {
+            (true, _) => notes.push("its checks run again first".into()),
+            (false, true) => {
+                notes.push("the checks of tasks merged before it run on it first".into())
+            }
+            _ => {}
+        }
+        let kept: Vec<&str> = gate::checks_of(task)
+            .iter()
+            .filter(|c| !c.recheck)
+            .filter_map(|c| task.gates.iter().find(|g| g.name == c.label))
+            .filter(|g| entry.gates.contains_key(&g.key.to_hex()))
+            .map(|g| g.name.as_str())
+            .collect();
+        if !kept.is_empty() {
+            notes.push(format!(
+                "agent gate {} not run again: its verdict carries over",
+                quoted(kept)
+            ));
+        }
+    }
+    let unchecked: Vec<&str> = entry
+        .unchecked(task)
+        .iter()
+        .map(|g| g.name.as_str())
+        .collect();
+    if !unchecked.is_empty() {
+        notes.push(format!(
+            "gate {} runs on its cached result first",
+            quoted(unchecked)
+        ));
+    }
+    if notes.is_empty() {
+        "cached".into()
+    } else {
+        format!("cached ({})", notes.join("; "))
+    }
 }
 
 /// The dry run's report: one `task: cached|run [(why)]` line per task in
-/// topological order, then a total line. `store` is `None` with
+/// topological order (with the gates `--skip-gate` took off it, `skip`;
+/// `given_skipped` says which of the plan's tasks had them), then a total
+/// line. `store` is `None` with
 /// `--no-cache`; `base` is the commit the run would start from; `around`
 /// the files `loop.copy` brings and the tasks' answers (part of the keys);
 /// `growth` compiles plan fragments as the run does.
@@ -302,13 +403,14 @@ impl<'a> Sim<'a> {
 /// makes its task run (`cache entry not used: …`), as in the run.
 pub fn report(
     plan: &Plan,
-    forced: &[String],
+    (forced, skip, given_skipped): (&[String], &[String], &[(String, Vec<String>)]),
     around: &cache::Surroundings,
     git: &Git,
     store: Option<&Store>,
     base: &str,
     mut growth: Growth,
 ) -> String {
+    let mut skipped: HashMap<String, Vec<String>> = given_skipped.iter().cloned().collect();
     let mut grown = plan.clone();
     let mut rejected = HashMap::new();
     let mut judged = HashSet::new();
@@ -323,7 +425,10 @@ pub fn report(
         let name = grown.tasks[i].name.clone();
         judged.insert(name.clone());
         match growth.judge_in(git, &grown, i, &commit, None) {
-            Some(Ok(accepted)) => grown = growth.splice(&grown, accepted).0,
+            Some(Ok(accepted)) => {
+                grown = growth.splice(&grown, accepted).0;
+                skipped.extend(grown.skip_gates(skip));
+            }
             Some(Err(why)) => {
                 rejected.insert(name, why.reason);
             }
@@ -332,6 +437,7 @@ pub fn report(
     };
     let plan = &grown;
     let mut lines = lines;
+
     unknown_fragments(plan, &mut lines);
     let dead = held_back(plan, &mut lines);
     let mut out = String::new();
@@ -342,7 +448,8 @@ pub fn report(
         }
         // A line names files (inputs, copied files, conflicts) and quotes
         // errors: shown with hidden characters escaped, as every line is.
-        let line = crate::visible::escape(line, &[]);
+        let line = with_skipped(task, line, &skipped);
+        let line = crate::visible::escape(&line, &[]);
         out.push_str(&format!("{}: {line}\n", task.name));
     }
     for spec in plan.pipeline.iter().flat_map(|p| &p.specs) {
@@ -376,6 +483,21 @@ pub fn report(
         }
     ));
     out
+}
+
+/// `line` of `task` with the gates `--skip-gate` took off it, if any.
+fn with_skipped(
+    task: &crate::plan::Task,
+    line: &str,
+    skipped: &HashMap<String, Vec<String>>,
+) -> String {
+    match skipped.get(&task.name) {
+        Some(gates) if !gates.is_empty() => {
+            let q: Vec<String> = gates.iter().map(|g| format!("`{g}`")).collect();
+            format!("{line} [gate {} skipped: --skip-gate]", join_words(&q))
+        }
+        _ => line.to_string(),
+    }
 }
 
 /// One simulation of the run of `plan` (see [`report`]): each task's line,
@@ -412,7 +534,7 @@ fn simulate(
         head: base.to_string(),
         exact: true,
         written: HashSet::new(),
-        keys: vec![None; n],
+        results: vec![None; n],
         lister: cache::FileLister::default(),
         lines: vec![None; n],
         pending,

@@ -28,7 +28,25 @@ pub fn table_as(state: &RunState, status: &str) -> String {
     grown_lines(state, &mut out);
     spec_lines(state, &mut out);
     reason_lines(state, &mut out);
+    unchecked_lines(state, &mut out);
     out
+}
+
+/// A line per task whose result this run did not check with some of its
+/// gates (`--skip-gate`).
+fn unchecked_lines(state: &RunState, out: &mut String) {
+    for t in state.tasks.iter().filter(|t| !t.not_checked_by.is_empty()) {
+        let gates: Vec<String> = t
+            .not_checked_by
+            .iter()
+            .map(|g| format!("`{}`", sanitize_line(g)))
+            .collect();
+        out.push_str(&format!(
+            "not checked in this run: {} by gate {} (--skip-gate)\n",
+            sanitize_line(&t.name),
+            gates.join(", "),
+        ));
+    }
 }
 
 /// The table's header and a row per task, in columns.

@@ -272,7 +272,7 @@ pub fn integrate(
         files,
         &merged,
         head,
-        earlier,
+        (earlier, false),
         cost,
     );
     if verdict != Verdict::Stopped

@@ -5,14 +5,15 @@
 //! run's state is [`crate::run::engine::scheduler::transition::replayed`].
 
 use crate::plan::Key;
-use crate::run::engine::attempt::gate::{Check, Verdict};
+use crate::run::engine::attempt::gate::{self, Check, Verdict};
 use crate::run::engine::budget::Cost;
-use crate::run::engine::cache::{self, Entry, RunKey};
+use crate::run::engine::cache::{self, Entry, Produced, RunKey};
 use crate::run::engine::context::{AttemptFiles, RunCtx};
-use crate::run::engine::land::scratch::gate_in_scratch;
+use crate::run::engine::land::scratch::{add_checks, run_in_scratch};
 use crate::run::store::events::Event;
 use crate::run::sys::git::MergeTree;
 use crate::state::TaskState;
+use std::sync::Arc;
 
 /// How a run uses the cache (docs/cache.md).
 #[derive(Debug, Default)]
@@ -24,6 +25,8 @@ pub struct CacheUse {
     /// The files `loop.copy` brings into every worktree and their content
     /// digests, and the tasks' answers (part of the keys).
     pub around: cache::Surroundings,
+    /// `--skip-gate`: gates taken off the tasks of plan fragments too.
+    pub skip_gates: Vec<String>,
 }
 
 /// The cache as one run uses it.
@@ -34,6 +37,14 @@ pub struct RunCache {
     /// Per task: the run-time key its result is known under (set when it
     /// was replayed or recorded).
     keys: Vec<Option<Key>>,
+    /// Per task: what its merged work produced, once it landed (replayed
+    /// or merged); its dependents' keys are made of it (early cutoff).
+    results: Vec<Option<Arc<Produced>>>,
+    /// Per task: whether an attempt of it landed in this run.
+    ran: Vec<bool>,
+    /// The feedback of the gate that rejected the last replay, for the
+    /// task's next attempt (taken by the scheduler).
+    pub rejected: Option<String>,
     /// Base commits' file lists for `inputs`.
     lister: cache::FileLister,
     /// A commit and its tree, known without asking git (the merge just
@@ -57,9 +68,18 @@ impl RunCache {
         RunCache {
             cache,
             keys: vec![None; tasks],
+            results: vec![None; tasks],
+            ran: vec![false; tasks],
+            rejected: None,
             lister: cache::FileLister::default(),
             known_tree: None,
         }
+    }
+
+    /// The gates `--skip-gate` names (taken off the tasks of fragments as
+    /// they are spliced in).
+    pub fn skip_gates(&self) -> &[String] {
+        &self.cache.skip_gates
     }
 
     /// Notes that `commit`'s tree is `tree` (a merge made both), for the
@@ -72,6 +92,8 @@ impl RunCache {
     /// index in the old one ([`crate::run::engine::expand::old_indices`]).
     pub fn reorder(&mut self, from: &[Option<usize>]) {
         self.keys = crate::run::engine::expand::reorder(std::mem::take(&mut self.keys), from);
+        self.results = crate::run::engine::expand::reorder(std::mem::take(&mut self.results), from);
+        self.ran = crate::run::engine::expand::reorder(std::mem::take(&mut self.ran), from);
         self.cache.forced =
             crate::run::engine::expand::reorder(std::mem::take(&mut self.cache.forced), from);
     }
@@ -87,10 +109,11 @@ impl RunCache {
                 cache::run_key(
                     &ctx.plan,
                     i,
-                    &self.keys,
+                    &self.results,
                     files.as_deref().map(|v| v.as_slice()),
                     &self.cache.around,
                 )
+                .map_err(|e| e.to_string())
             });
         match computed {
             Ok(k) => Some(k),
@@ -114,10 +137,25 @@ impl RunCache {
         Some((rk, entry))
     }
 
+    /// The dependencies of task `i` whose attempts landed in this run
+    /// (their results, not their keys, are in its key: a replay of it
+    /// after one of them ran means that one produced what it had before).
+    pub fn ran_dependencies(&self, ctx: &RunCtx, i: usize) -> Vec<String> {
+        ctx.plan.tasks[i]
+            .dependencies
+            .iter()
+            .filter(|&&d| self.ran.get(d).copied().unwrap_or(false))
+            .map(|&d| ctx.plan.tasks[d].name.clone())
+            .collect()
+    }
+
     /// Replays the hit `entry` of task `i` (key `rk`) onto
-    /// `head` ([`apply`]); with `defer_ref`, a hit recorded on `head` itself
-    /// only moves the head the scheduler keeps (it moves the branch once,
-    /// later). Returns how it went and what its checks cost.
+    /// `head` ([`apply`]), running first the task's gates that have not
+    /// passed the entry's result ([`Entry::unchecked`]); with `defer_ref`,
+    /// a hit recorded on `head` itself with no such gate only moves the
+    /// head the scheduler keeps (it moves the branch once, later). Returns
+    /// how it went and what its checks cost; a gate's rejection leaves its
+    /// feedback in [`RunCache::rejected`].
     #[allow(clippy::too_many_arguments)]
     pub fn replay(
         &mut self,
@@ -130,42 +168,97 @@ impl RunCache {
         defer_ref: bool,
     ) -> (Replay, Cost) {
         let mut cost = Cost::default();
-        let replayed = if defer_ref && entry.parent.as_deref() == Some(head) {
+        let task = &ctx.plan.tasks[i];
+        let unchecked: Vec<Check> = entry
+            .unchecked(task)
+            .into_iter()
+            .map(gate::gate_check)
+            .collect();
+        let replayed = if defer_ref && unchecked.is_empty() && entry.parent.as_deref() == Some(head)
+        {
             Replay::Done {
                 commit: entry.commit.clone(),
                 how: "fast_forward",
             }
         } else {
-            apply(ctx, i, entry, head, earlier, &mut cost)
+            let on = Replaying {
+                entry,
+                head,
+                earlier,
+                unchecked: &unchecked,
+            };
+            let (r, feedback) = apply(ctx, i, &on, &mut cost);
+            self.rejected = feedback;
+            r
         };
         if let Replay::Done { commit, how } = &replayed {
             self.keys[i] = Some(rk.key);
+            let produced = match *how {
+                "fast_forward" | "none" => Ok(entry.produced.clone()),
+                _ => cache::produced(&ctx.git, head, commit),
+            };
+            match produced {
+                Ok(p) => self.results[i] = Some(Arc::new(p)),
+                Err(e) => ctx.events.ui().warn(&format!("cache: {e}")),
+            }
             // A replay onto a new head made a new commit (after its checks
-            // ran again, for `gated`): recorded under the same key, so that
-            // the next run from this head fast-forwards to it, checks and
-            // all paid once.
+            // ran again, for `gated`), or gates judged it for the first
+            // time: recorded under the same key, so that the next run from
+            // this head fast-forwards to it, checks and all paid once.
             if matches!(*how, "replay" | "gated") {
-                self.re_record(ctx, entry, head, commit);
+                self.re_record(ctx, i, entry, head, commit);
             }
         }
         (replayed, cost)
     }
 
-    /// Records `entry` again as replayed onto `head`, giving `commit`.
-    /// Failures are notes on the display (the next run replays again).
-    fn re_record(&mut self, ctx: &RunCtx, entry: &Entry, head: &str, commit: &str) {
+    /// Records `entry` of task `i` again as replayed onto `head`, giving
+    /// `commit`, with the gates that passed it now. Failures are notes on
+    /// the display (the next run replays again).
+    fn re_record(&mut self, ctx: &RunCtx, i: usize, entry: &Entry, head: &str, commit: &str) {
         let Some(store) = self.cache.store.as_mut() else {
             return;
         };
-        let recorded = ctx.git.tree_of(commit).and_then(|gated_tree| {
+        let task = &ctx.plan.tasks[i];
+        let produced = self.results[i]
+            .as_deref()
+            .cloned()
+            .unwrap_or_else(|| entry.produced.clone());
+        // Gates that judged work already in the head: the entry itself
+        // stands, with their verdicts.
+        let same = commit == head;
+        let tree = if same {
+            Ok(entry.gated_tree.clone())
+        } else {
+            ctx.git.tree_of(commit)
+        };
+        let recorded = tree.and_then(|gated_tree| {
+            // On the same tree every verdict stands, and the gates that ran
+            // now join them; on another, the task's gates passed it (its
+            // command gates ran on it, its agent gates' verdicts carried
+            // over) and no other verdict is known.
+            let gates = if gated_tree == entry.gated_tree {
+                let mut g = entry.gates.clone();
+                g.extend(cache::gates_of(task));
+                g
+            } else {
+                cache::gates_of(task)
+            };
+            let (commit, parent) = if same {
+                (entry.commit.clone(), entry.parent.clone())
+            } else {
+                (commit.to_string(), Some(head.to_string()))
+            };
             store.record(
                 &ctx.git,
                 Entry {
                     recorded_at: crate::run::time::now_rfc3339(),
                     recorded_unix_ms: cache::unix_ms(),
-                    commit: commit.to_string(),
-                    parent: Some(head.to_string()),
+                    commit,
+                    parent,
                     gated_tree,
+                    produced,
+                    gates,
                     ..entry.clone()
                 },
             )
@@ -190,6 +283,15 @@ impl RunCache {
         summary: Option<String>,
         files: Vec<String>,
     ) {
+        self.ran[i] = true;
+        let produced = match cache::produced(&ctx.git, before, head) {
+            Ok(p) => p,
+            Err(e) => {
+                ctx.events.ui().warn(&format!("cache: {e}"));
+                return;
+            }
+        };
+        self.results[i] = Some(Arc::new(produced.clone()));
         if self.cache.store.is_none() {
             return;
         }
@@ -223,6 +325,10 @@ impl RunCache {
             parent: (head != before).then(|| before.to_string()),
             gated_tree,
             files,
+            produced,
+            // Every gate of the task passed (those `--skip-gate` names are
+            // not the task's in this run: not recorded as passed).
+            gates: cache::gates_of(&ctx.plan.tasks[i]),
             components: rk.components,
             fragment_commit: ts.fragment_commit.clone(),
         };
@@ -314,51 +420,87 @@ pub fn plan(
     })
 }
 
-/// Replays `entry` (task index `task`) onto the integration branch at
-/// `head`, without touching any checkout ([`plan`]). A replay whose tree
-/// the task's gates passed on (or that changes nothing, or with no check
-/// to run) advances without checks; any other runs the task's checks and
-/// `earlier` on the result first, in a scratch worktree; checks log to
-/// `.loopc/logs/<task>/replay/`. `cost` receives agent gates' costs.
+/// A replay to carry out ([`apply`]).
+pub struct Replaying<'a> {
+    /// The hit.
+    pub entry: &'a Entry,
+    /// The integration branch head it is replayed onto.
+    pub head: &'a str,
+    /// Command checks of tasks merged before in this run.
+    pub earlier: &'a [Check],
+    /// The task's gates that have not passed the entry's result: they run
+    /// on the replayed commit first, whatever else runs.
+    pub unchecked: &'a [Check],
+}
+
+/// The checks a replay runs on its commit, once [`plan`] said whether its
+/// tree is one the task's checks passed on (`gated`: `Some(false)`; `None`
+/// for a fast-forward or work already there): on a new tree, the task's
+/// checks that run again on a merge ([`gate::rechecks_of`]: not its agent
+/// gates, whose verdicts carry over, unless `recheck = merge`) and
+/// `earlier`; in any case the `unchecked` gates.
+pub fn replay_checks(
+    task: &crate::plan::Task,
+    gated: Option<bool>,
+    earlier: &[Check],
+    unchecked: &[Check],
+) -> Vec<Check> {
+    let mut checks = if gated == Some(true) {
+        gate::rechecks_of(task)
+    } else {
+        Vec::new()
+    };
+    add_checks(&mut checks, unchecked);
+    if gated == Some(true) {
+        add_checks(&mut checks, earlier);
+    }
+    checks
+}
+
+/// Replays `on.entry` (task index `task`) onto the integration branch at
+/// `on.head`, without touching any checkout ([`plan`]). Runs the checks
+/// [`replay_checks`] names in a scratch worktree first (logs in
+/// `.loopc/logs/<task>/replay/`); none: the branch moves with no check.
+/// `cost` receives agent gates' costs. Also returns the feedback of a
+/// check that rejected the replay.
 pub fn apply(
     ctx: &RunCtx,
     task: usize,
-    entry: &Entry,
-    head: &str,
-    earlier: &[Check],
+    on: &Replaying<'_>,
     cost: &mut Cost,
-) -> Replay {
+) -> (Replay, Option<String>) {
     let task = &ctx.plan.tasks[task];
-    let (replayed, gated) = match plan(&ctx.git, task, entry, head) {
-        Ok(Planned::Nothing) => {
-            return Replay::Done {
-                commit: head.to_string(),
-                how: "none",
-            };
-        }
+    let head = on.head;
+    let (replayed, gated) = match plan(&ctx.git, task, on.entry, head) {
+        Ok(Planned::Nothing) => (head.to_string(), None),
         Ok(Planned::FastForward(commit)) => (commit, None),
         Ok(Planned::Commit { commit, gated }) => (commit, Some(gated)),
         Ok(Planned::Conflict(paths)) => {
-            return Replay::Miss(format!("replay conflicts in {}", paths.join(", ")));
+            let why = format!("replay conflicts in {}", paths.join(", "));
+            return (Replay::Miss(why), None);
         }
-        Err(e) => return Replay::Miss(e),
+        Err(e) => return (Replay::Miss(e), None),
     };
-    let how = match gated {
-        None => "fast_forward",
-        Some(false) => "replay",
-        // Nothing to check: no scratch worktree, no logs.
-        Some(true)
-            if earlier.is_empty()
-                && crate::run::engine::attempt::gate::checks_of(task).is_empty() =>
-        {
-            "replay"
-        }
-        Some(true) => match gate_replay(ctx, task, head, &replayed, earlier, cost) {
+    let checks = replay_checks(task, gated, on.earlier, on.unchecked);
+    let how = match (gated, checks.is_empty()) {
+        (None, true) if replayed == head => "none",
+        (None, true) => "fast_forward",
+        (Some(_), true) => "replay",
+        (_, false) => match gate_replay(ctx, task, head, &replayed, &checks, cost) {
             Ok(()) => "gated",
             Err(not) => return not,
         },
     };
-    match ctx
+    if replayed == head {
+        return (
+            Replay::Done {
+                commit: replayed,
+                how,
+            },
+            None,
+        );
+    }
+    let moved = match ctx
         .git
         .update_ref(&ctx.integration_ref, &replayed, Some(head))
     {
@@ -371,24 +513,26 @@ pub fn apply(
             ctx.integration_ref
         )),
         Err(e) => Replay::Miss(e),
-    }
+    };
+    (moved, None)
 }
 
-/// Runs `task`'s checks and `earlier` on `replayed` (its work replayed onto
-/// `head`) in a scratch worktree. Errors: how the replay ends instead.
+/// Runs `checks` on `replayed` (`task`'s work replayed onto `head`) in a
+/// scratch worktree. Errors: how the replay ends instead, with the
+/// feedback of a check that rejected it.
 fn gate_replay(
     ctx: &RunCtx,
     task: &crate::plan::Task,
     head: &str,
     replayed: &str,
-    earlier: &[Check],
+    checks: &[Check],
     cost: &mut Cost,
-) -> Result<(), Replay> {
-    let files =
-        AttemptFiles::create(&ctx.layout, &task.name, "replay", None).map_err(Replay::Miss)?;
+) -> Result<(), (Replay, Option<String>)> {
+    let miss = |e: String| (Replay::Miss(e), None);
+    let files = AttemptFiles::create(&ctx.layout, &task.name, "replay", None).map_err(miss)?;
     ctx.git
         .diff_to_file(head, replayed, &files.diff)
-        .map_err(Replay::Miss)?;
+        .map_err(miss)?;
     ctx.events.emit(Event::Phase {
         task: task.name.clone(),
         attempt: 0,
@@ -401,17 +545,23 @@ fn gate_replay(
         attempt: 0,
         retry: 1,
     };
-    match gate_in_scratch(ctx, task, 0, id, &files, replayed, head, earlier, cost) {
+    let verdict = run_in_scratch(
+        ctx, task, 0, id, &files, replayed, head, checks, "merge", cost,
+    );
+    match verdict {
         Verdict::Pass => Ok(()),
-        Verdict::Stopped => Err(Replay::Stopped),
-        Verdict::Reject { reason, .. } => Err(Replay::Miss(format!(
-            "the replayed work failed its checks: {reason}"
-        ))),
-        Verdict::Limited(l) => Err(Replay::Miss(format!(
+        Verdict::Stopped => Err((Replay::Stopped, None)),
+        Verdict::Reject {
+            reason, feedback, ..
+        } => Err((
+            Replay::Miss(format!("the replayed work failed its checks: {reason}")),
+            Some(feedback),
+        )),
+        Verdict::Limited(l) => Err(miss(format!(
             "the replayed work could not be checked: agent `{}` hit a limit: {}",
             l.agent, l.message
         ))),
-        Verdict::Blocked(why) | Verdict::Error(why) => Err(Replay::Miss(format!(
+        Verdict::Blocked(why) | Verdict::Error(why) => Err(miss(format!(
             "the replayed work could not be checked: {why}"
         ))),
     }

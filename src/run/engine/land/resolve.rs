@@ -198,7 +198,7 @@ fn gate_resolution(
         files,
         &merged,
         side.head,
-        side.earlier,
+        (side.earlier, true),
         &mut gc,
     );
     own.absorb(gc);

@@ -71,9 +71,12 @@ pub(super) fn refs_moved(ctx: &RunCtx, before: &guard::Snapshot, what: &str) -> 
 }
 
 /// Checks out `merged` detached in a scratch worktree, runs `setup`, then
-/// `task`'s checks plus `earlier` (checks of tasks merged before), and
-/// removes the worktree. `head` is the integration branch head the result
-/// would replace (`LOOP_BASE`).
+/// `task`'s checks that run again on a merge ([`gate::rechecks_of`]:
+/// not its agent gates, whose verdict on the attempt carries over, unless
+/// `recheck = merge`; all of them with `all`, for a resolver's work, which
+/// no gate has judged yet) plus `earlier` (checks of tasks merged before),
+/// and removes the worktree. `head` is the integration branch head the
+/// result would replace (`LOOP_BASE`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn gate_in_scratch(
     ctx: &RunCtx,
@@ -83,10 +86,14 @@ pub(super) fn gate_in_scratch(
     files: &AttemptFiles,
     merged: &str,
     head: &str,
-    earlier: &[Check],
+    (earlier, all): (&[Check], bool),
     cost: &mut Cost,
 ) -> Verdict {
-    let mut checks = gate::checks_of(task);
+    let mut checks = if all {
+        gate::checks_of(task)
+    } else {
+        gate::rechecks_of(task)
+    };
     add_checks(&mut checks, earlier);
     run_in_scratch(
         ctx, task, attempt, id, files, merged, head, &checks, "merge", cost,

@@ -52,7 +52,11 @@ impl Scheduler {
                 let Some((rk, entry)) = self.cache.lookup(&self.ctx, i, &self.head) else {
                     continue;
                 };
-                if entry.parent.as_ref().is_some_and(|p| *p != self.head) {
+                // Gates that have not judged the result run on it first,
+                // in a scratch worktree: not a fast-forward of the head alone.
+                if entry.parent.as_ref().is_some_and(|p| *p != self.head)
+                    || !entry.unchecked(&self.ctx.plan.tasks[i]).is_empty()
+                {
                     continue;
                 }
                 self.books.slots[i].cache_tried = true;
@@ -82,6 +86,34 @@ impl Scheduler {
                 Err(e) => self.set_stop(StopKind::BranchMoved, e),
             }
             self.save(state);
+        }
+    }
+
+    /// Says on the display why a replay of task `i` from `entry` is one a
+    /// careful person would keep: a dependency ran again and produced the
+    /// same files (early cutoff), or gates ran on the cached result.
+    fn say_why_cached(&self, i: usize, entry: &Entry) {
+        let task = &self.ctx.plan.tasks[i];
+        let ran = self.cache.ran_dependencies(&self.ctx, i);
+        if !ran.is_empty() {
+            let names: Vec<String> = ran.iter().map(|d| format!("`{d}`")).collect();
+            self.ctx.events.ui().line(&format!(
+                "{}: cached: its dependency {} ran again and produced the same files",
+                task.name,
+                names.join(", ")
+            ));
+        }
+        let gates: Vec<String> = entry
+            .unchecked(task)
+            .iter()
+            .map(|g| format!("`{}`", g.name))
+            .collect();
+        if !gates.is_empty() {
+            self.ctx.events.ui().line(&format!(
+                "{}: cached: gate {} ran on its cached result and passed",
+                task.name,
+                gates.join(", ")
+            ));
         }
     }
 
@@ -117,6 +149,14 @@ impl Scheduler {
                 )
             }
         };
+        // A gate that rejected the cached result: the task's next attempt
+        // is told why, as after a rejected attempt.
+        if let Some(feedback) = self.cache.rejected.take() {
+            self.books.slots[i].feedback = feedback;
+        }
+        if matches!(result, Replay::Done { .. }) {
+            self.say_why_cached(i, &entry);
+        }
         let done = match &result {
             Replay::Done { commit, .. } => {
                 if *commit != self.head {

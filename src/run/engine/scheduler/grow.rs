@@ -38,9 +38,15 @@ impl Scheduler {
         let old = Arc::clone(&self.ctx);
         let producer_fragment = accepted.describe();
         let commit = accepted.commit.clone();
-        let (plan, added) = self.growth.splice(&old.plan, accepted);
+        let (mut plan, added) = self.growth.splice(&old.plan, accepted);
+        let skipped = plan.skip_gates(self.cache.skip_gates());
         let from = expand::old_indices(&old.plan, &plan);
         state.tasks = self.growth.carry(&plan, std::mem::take(&mut state.tasks));
+        for (task, gates) in skipped {
+            if let Some(ts) = state.tasks.iter_mut().find(|t| t.name == task) {
+                ts.not_checked_by = gates;
+            }
+        }
         if let Some(ts) = state
             .tasks
             .iter_mut()

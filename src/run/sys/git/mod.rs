@@ -456,6 +456,37 @@ impl Git {
         Ok(files)
     }
 
+    /// The files that differ between the trees of `from` and `to`, each
+    /// with `<mode> <object id>` in `to` (git's zero id, mode `000000`,
+    /// when `to` has no such file): `git diff-tree -r -z --no-renames`.
+    /// The paths are read whole (`-z`), in git's order.
+    pub fn changed_files(&self, from: &str, to: &str) -> Result<Vec<(String, String)>, String> {
+        let out = self.run_in(
+            &self.root,
+            &[
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--no-commit-id",
+                from,
+                to,
+            ],
+        )?;
+        let mut files = Vec::new();
+        let mut fields = out.stdout.split('\0').filter(|r| !r.is_empty());
+        while let Some(meta) = fields.next() {
+            // `:<old mode> <new mode> <old id> <new id> <status>`, then the path.
+            let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+            let (Some(mode), Some(oid), Some(path)) = (parts.get(1), parts.get(3), fields.next())
+            else {
+                return Err(format!("unexpected `git diff-tree` output: {meta}"));
+            };
+            files.push((path.to_string(), format!("{mode} {oid}")));
+        }
+        Ok(files)
+    }
+
     /// Points `refname` at `new`, whatever it pointed at before.
     pub fn set_ref(&self, refname: &str, new: &str) -> Result<(), String> {
         self.run_in(&self.root, &["update-ref", "-m", "loopc", refname, new])

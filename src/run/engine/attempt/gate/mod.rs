@@ -12,7 +12,7 @@ mod launch;
 mod litter;
 mod pin;
 
-use crate::model::OnChange;
+use crate::model::{OnChange, Recheck};
 use crate::plan::{Agent, Executor, GateKind, OnFail, Task};
 use crate::run::engine::context::{AttemptFiles, Protocol, RunCtx};
 use crate::run::store::events::Event;
@@ -98,6 +98,11 @@ pub struct Check {
     /// replay or move): its variables are then that task's ([`check_env`]).
     /// `None`: the try's own check.
     pub owner: Option<std::sync::Arc<Owner>>,
+    /// Whether it runs again on a merge result or a replay onto a new
+    /// base (docs/cache.md, "Gates and their verdicts"): every command
+    /// check does; an agent gate only with `recheck = merge` (its verdict
+    /// on the attempt's change carries over).
+    pub recheck: bool,
 }
 
 /// A task whose work is on the integration branch, as its checks see it
@@ -210,26 +215,39 @@ pub fn checks_of(task: &Task) -> Vec<Check> {
             on_change: OnChange::Fail,
             executor: task.executor.clone(),
             owner: None,
+            recheck: true,
         });
     }
-    for g in &task.gates {
-        out.push(Check {
-            label: g.name.clone(),
-            kind: match &g.kind {
-                GateKind::Command { run } => CheckKind::Command(run.clone()),
-                GateKind::Agent { agent, prompt } => CheckKind::Agent {
-                    agent: (**agent).clone(),
-                    prompt: prompt.clone(),
-                },
-            },
-            timeout: g.timeout,
-            on_fail: g.on_fail,
-            on_change: g.on_change,
-            executor: g.executor.clone(),
-            owner: None,
-        });
-    }
+    out.extend(task.gates.iter().map(|g| gate_check(g)));
     out
+}
+
+/// The checks of `task` that run again on a merge result that is not a
+/// fast-forward and on a replay onto a new base: `accept`, its command
+/// gates, and its agent gates with `recheck = merge` (docs/cache.md).
+pub fn rechecks_of(task: &Task) -> Vec<Check> {
+    checks_of(task).into_iter().filter(|c| c.recheck).collect()
+}
+
+/// The check that runs gate `g`.
+pub fn gate_check(g: &crate::plan::Gate) -> Check {
+    let kind = match &g.kind {
+        GateKind::Command { run } => CheckKind::Command(run.clone()),
+        GateKind::Agent { agent, prompt } => CheckKind::Agent {
+            agent: (**agent).clone(),
+            prompt: prompt.clone(),
+        },
+    };
+    Check {
+        label: g.name.clone(),
+        recheck: matches!(kind, CheckKind::Command(_)) || g.recheck == Recheck::Merge,
+        kind,
+        timeout: g.timeout,
+        on_fail: g.on_fail,
+        on_change: g.on_change,
+        executor: g.executor.clone(),
+        owner: None,
+    }
 }
 
 /// The result of running a list of checks.
