@@ -467,6 +467,39 @@ pub fn match_inputs(
         .collect())
 }
 
+/// What of `task`'s own definition (its work key: the prompt or command,
+/// agent, `accept` and protected paths, env) changed since an older
+/// entry's key components `old`, in the words of [`changes`]; for a task
+/// whose dependencies' results are not known yet.
+pub fn definition_changes(old: &Components, task: &Task) -> Vec<String> {
+    let parts = &task.key_parts;
+    let kind = match task.kind {
+        TaskKind::Agent { .. } => "agent",
+        TaskKind::Command { .. } => "command",
+    };
+    let mut out = Vec::new();
+    if old.work != parts.work.to_hex() || old.kind != kind {
+        out.push(
+            if kind == "command" {
+                "command"
+            } else {
+                "prompt"
+            }
+            .to_string(),
+        );
+    }
+    if old.agent != parts.agent.to_hex() {
+        out.push("agent".to_string());
+    }
+    if old.checks != parts.checks.to_hex() {
+        out.push("accept or protected paths".to_string());
+    }
+    if old.env != parts.env.to_hex() {
+        out.push("env".to_string());
+    }
+    out
+}
+
 /// What changed between an older entry's key components and the current
 /// ones, in words (`prompt`, `command`, `agent`, `accept or protected
 /// paths`, `env`,

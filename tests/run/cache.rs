@@ -165,13 +165,26 @@ fn changing_a_prompt_reruns_that_task_and_its_dependents_only() {
         "prompt = \"write b\"",
         "prompt = \"write b, better\"",
     );
-    assert_eq!(run_ok(&repo, &[]), ["b", "d"]);
+    // `b` runs again and writes the very same `b.txt`: `d`, keyed by what
+    // its dependencies produced, is replayed (early cutoff).
+    assert_eq!(run_ok(&repo, &[]), ["b"]);
     assert_eq!(
         statuses(&repo),
-        ["a=cached", "b=passed", "c=cached", "d=passed"]
+        ["a=cached", "b=passed", "c=cached", "d=cached"]
     );
     // And the new results are cached in turn.
     assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
+    // A prompt whose work differs reruns its dependents.
+    edit_plan(
+        &repo,
+        "prompt = \"write c\"",
+        "prompt = \"write c\" env = { X = \"1\" }",
+    );
+    repo.script(
+        "agent.sh",
+        &AGENT.replace("made by $LOOP_TASK", "made by $LOOP_TASK${X:+ again}"),
+    );
+    assert_eq!(run_ok(&repo, &[]), ["c", "d"]);
 }
 
 #[test]
@@ -206,10 +219,11 @@ fn changing_an_input_file_reruns_that_task_and_its_dependents() {
     run_ok(&repo, &[]);
     commit_file(&repo, "src/lib.py", "x = 2\n", "edit an input");
     let gates_before = log(&repo, "gates.log").len();
-    assert_eq!(run_ok(&repo, &[]), ["a", "b", "d"]);
+    // `a` runs again, and writes the same `a.txt`: its dependents replay.
+    assert_eq!(run_ok(&repo, &[]), ["a"]);
     assert_eq!(
         statuses(&repo),
-        ["a=passed", "b=passed", "c=cached", "d=passed"]
+        ["a=passed", "b=cached", "c=cached", "d=cached"]
     );
     // `c` was replayed onto a different base, so its gate ran again on the
     // result before the branch moved (no agent).
@@ -251,7 +265,7 @@ fn changing_an_unmatched_file_reruns_nothing() {
 }
 
 #[test]
-fn a_changed_gate_command_reruns_the_tasks_using_it() {
+fn a_changed_gate_command_runs_only_that_gate_on_the_cached_results() {
     let repo = setup();
     run_ok(&repo, &[]);
     // `check` is the default gate of a, b and d; c uses `other`.
@@ -260,11 +274,30 @@ fn a_changed_gate_command_reruns_the_tasks_using_it() {
         "gate check = \"echo check >> @BIN@/gates.log\"",
         "gate check = \"echo check2 >> @BIN@/gates.log\"",
     );
-    assert_eq!(run_ok(&repo, &[]), ["a", "b", "d"]);
+    let gates_before = log(&repo, "gates.log").len();
+    let r = repo.loopc(&["run", "--dry-run"]).status(0).run();
+    assert_eq!(
+        r.stdout,
+        "a: cached (gate `check` runs on its cached result first)\n\
+         b: cached (gate `check` runs on its cached result first)\n\
+         c: cached\n\
+         d: cached (gate `check` runs on its cached result first)\n\
+         dry run of plan cache: 4 cached, 0 to run; nothing was started\n",
+        "{r:?}"
+    );
+    // No agent: the changed gate judged each cached result once.
+    assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
     assert_eq!(
         statuses(&repo),
-        ["a=passed", "b=passed", "c=cached", "d=passed"]
+        ["a=cached", "b=cached", "c=cached", "d=cached"]
     );
+    assert_eq!(
+        log(&repo, "gates.log")[gates_before..],
+        ["check2", "check2", "check2"]
+    );
+    // Its verdicts are recorded: the next run runs nothing at all.
+    assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
+    assert_eq!(log(&repo, "gates.log").len(), gates_before + 3);
 }
 
 #[test]
@@ -386,9 +419,10 @@ fn dry_run_says_what_would_run_and_what_changed() {
     assert_eq!(
         r.stdout,
         "a: run (input file src/lib.py changed)\n\
-         b: run (forced; dependency a changed)\n\
+         b: run (forced)\n\
          c: run (prompt changed)\n\
-         d: run (dependency b and dependency c changed)\n\
+         d: run (dependency `b` runs first; replayed from the cache instead if it \
+         produces the same files as before)\n\
          dry run of plan cache: 0 cached, 4 to run; nothing was started\n"
     );
     assert_eq!(repo.events().len(), events);
@@ -411,9 +445,9 @@ fn dry_run_says_what_would_run_and_what_changed() {
     assert_eq!(
         r.stdout,
         "a: run (agent changed)\n\
-         b: run (agent and dependency a changed)\n\
-         c: run (agent, gates and env changed)\n\
-         d: run (agent, dependency b and dependency c changed)\n\
+         b: run (agent changed)\n\
+         c: run (agent and env changed)\n\
+         d: run (agent changed)\n\
          dry run of plan cache: 0 cached, 4 to run; nothing was started\n",
         "{r:?}"
     );
@@ -443,9 +477,11 @@ task b: a { prompt = "write b" }
     assert_eq!(run_ok(&repo, &[]), ["a", "b"]);
     // The base gains a file that makes a's recorded work fail its check.
     commit_file(&repo, "strict", "\n", "stricter");
-    assert_eq!(run_ok(&repo, &[]), ["a"]);
+    // `a` runs again and now also writes `a.fixed`: it produced something
+    // else, so `b` runs too (no replay built on a's old result).
+    assert_eq!(run_ok(&repo, &[]), ["a", "b"]);
     assert_eq!(repo.status_of("a"), "passed");
-    assert_eq!(repo.status_of("b"), "cached");
+    assert_eq!(repo.status_of("b"), "passed");
     let miss = repo
         .events()
         .into_iter()
@@ -549,7 +585,7 @@ task last: idle gen other { run = "echo last >> @BIN@/agent.log; cat gen.txt oth
 }
 
 #[test]
-fn a_gated_replay_runs_agent_gates_but_not_the_task_agent() {
+fn a_gated_replay_keeps_agent_gates_verdicts_and_runs_no_agent() {
     let repo = Test::repo();
     repo.script("agent.sh", AGENT);
     repo.script(
@@ -577,10 +613,10 @@ task b: a { prompt = "write b" }
     assert_eq!(run_ok(&repo, &[]), Vec::<String>::new());
     assert_eq!(repo.status_of("a"), "cached");
     assert_eq!(repo.status_of("b"), "cached");
-    // The replays landed on a new base: the review ran again on each
-    // result (attempt 0), and its cost was counted.
-    assert_eq!(log(&repo, "review.log")[2..], ["review a 0", "review b 0"]);
-    assert_eq!(repo.state()["spent"]["cost_micro_usd"], 40_000);
+    // The replays landed on a new base, but an agent gate judges an
+    // attempt once: its verdict on the work carries over, nothing is paid.
+    assert_eq!(log(&repo, "review.log"), ["review a 1", "review b 1"]);
+    assert_eq!(repo.state()["spent"]["cost_micro_usd"], 0);
     assert_eq!(repo.state()["spent"]["iterations"], 0);
 }
 

@@ -275,14 +275,20 @@ impl<'a> Sim<'a> {
     /// key is made of what `dep` produces (early cutoff), known only then.
     fn after_dependency(&mut self, i: usize, dep: &str, forced: bool) -> String {
         let task = &self.plan.tasks[i];
-        if let Some(old) = self.store.latest(&self.plan.name, &task.name) {
-            self.written.extend(old.files.iter().cloned());
-        }
+        let Some(old) = self.store.latest(&self.plan.name, &task.name) else {
+            return if forced { "run (forced)" } else { "run" }.into();
+        };
+        self.written.extend(old.files.iter().cloned());
+        let mut why = Vec::new();
         if forced {
-            return "run (forced)".into();
+            why.push("forced".to_string());
         }
-        if self.store.latest(&self.plan.name, &task.name).is_none() {
-            return "run".into();
+        let changed = cache::definition_changes(&old.components, task);
+        if !changed.is_empty() {
+            why.push(format!("{} changed", join_words(&changed)));
+        }
+        if !why.is_empty() {
+            return format!("run ({})", why.join("; "));
         }
         format!(
             "run (dependency `{dep}` runs first; replayed from the cache instead if it \
