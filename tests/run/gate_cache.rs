@@ -1,0 +1,284 @@
+//! Gates are cached apart from the work they judge (docs/cache.md, "Gates
+//! and their verdicts"): removing a gate runs nothing, adding or changing
+//! one runs only it on each cached result, `--skip-gate` leaves results
+//! not checked by a gate until a later run checks them, and an agent gate
+//! judges an attempt once (not again on its merge or replay, unless
+//! `recheck = merge`). The scripted agent and reviewer count their sessions
+//! in files outside the repository.
+
+use crate::harness::Test;
+
+/// The worker: logs its task; writes `<task>.txt`, with `ok` in it when
+/// its feedback asks for it.
+const WORKER: &str = r#"#!/bin/sh
+cat > /dev/null
+echo "$LOOP_TASK $LOOP_ATTEMPT" >> "$LOG_DIR/sessions.log"
+if grep -q "needs ok" "$LOOP_FEEDBACK_FILE" 2>/dev/null; then
+  echo "made by $LOOP_TASK, ok" > "$LOOP_TASK.txt"
+else
+  echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
+fi
+printf '{"status":"completed","summary":"wrote %s.txt","cost_usd":0.01}' "$LOOP_TASK" > "$LOOP_HANDOFF"
+"#;
+
+/// The reviewer: logs the task it judges and the attempt; with `strict`
+/// beside the scripts it rejects a `<task>.txt` without `ok`.
+const REVIEWER: &str = r#"#!/bin/sh
+cat > /dev/null
+echo "review $LOOP_TASK $LOOP_ATTEMPT" >> "$LOG_DIR/reviews.log"
+if [ -e "$LOG_DIR/strict" ] && ! grep -q ok "$LOOP_TASK.txt"; then
+  echo "needs ok in $LOOP_TASK.txt"
+  printf '{"status":"failed","summary":"needs ok","cost_usd":0.02}' > "$LOOP_HANDOFF"
+  exit 1
+fi
+printf '{"status":"completed","summary":"fine","cost_usd":0.02}' > "$LOOP_HANDOFF"
+"#;
+
+const PLAN: &str = r#"
+budget { iterations = 20 cost = $5 }
+agent bot { run = "sh @BIN@/worker.sh" env = { LOG_DIR = "@BIN@" } }
+agent reviewer { run = "sh @BIN@/reviewer.sh" env = { LOG_DIR = "@BIN@" } }
+gate lint = "echo lint $LOOP_TASK >> @BIN@/lints.log"
+gate review { agent = reviewer prompt = "Review $LOOP_DIFF_FILE" }
+defaults { agent = bot gates = [lint] }
+task a { prompt = "write a" }
+task b: a { prompt = "write b" }
+"#;
+
+fn setup(plan: &str) -> Test {
+    let repo = Test::repo();
+    repo.script("worker.sh", WORKER);
+    repo.script("reviewer.sh", REVIEWER);
+    repo.plan(plan);
+    repo
+}
+
+/// The lines of `name` beside the scripts (empty if missing).
+fn log(repo: &Test, name: &str) -> Vec<String> {
+    std::fs::read_to_string(repo.bin.join(name))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Runs `loopc run ARGS` (exit 0); returns the worker sessions, review
+/// sessions and lint runs it started, and its output.
+fn run(repo: &Test, args: &[&str]) -> [Vec<String>; 3] {
+    let before = ["sessions.log", "reviews.log", "lints.log"].map(|f| log(repo, f).len());
+    let mut full = vec!["run"];
+    full.extend_from_slice(args);
+    repo.loopc(&full).status(0).run();
+    let mut i = 0;
+    ["sessions.log", "reviews.log", "lints.log"].map(|f| {
+        let new = log(repo, f)[before[i]..].to_vec();
+        i += 1;
+        new
+    })
+}
+
+/// PLAN with both tasks' gates `gates`.
+fn with_gates(gates: &str) -> String {
+    PLAN.replace("gates = [lint]", &format!("gates = [{gates}]"))
+}
+
+const NONE: [&str; 0] = [];
+
+/// What a run that starts no session and no gate returns.
+fn nothing() -> [Vec<String>; 3] {
+    [Vec::new(), Vec::new(), Vec::new()]
+}
+
+#[test]
+fn removing_a_gate_runs_nothing() {
+    let repo = setup(&with_gates("lint, review"));
+    let [work, reviews, lints] = run(&repo, &[]);
+    assert_eq!(work, ["a 1", "b 1"]);
+    assert_eq!(reviews, ["review a 1", "review b 1"]);
+    assert_eq!(lints, ["lint a", "lint b"]);
+    repo.plan(&with_gates("lint"));
+    let dry = repo.loopc(&["run", "--dry-run"]).run();
+    assert_eq!(
+        dry.stdout,
+        "a: cached\nb: cached\ndry run of plan plan: 2 cached, 0 to run; nothing was started\n"
+    );
+    assert_eq!(run(&repo, &[]), nothing());
+    assert_eq!(repo.status_of("a"), "cached");
+    assert_eq!(repo.status_of("b"), "cached");
+}
+
+#[test]
+fn an_added_agent_gate_judges_each_cached_result_and_reruns_only_a_rejected_task() {
+    let repo = setup(PLAN);
+    run(&repo, &[]);
+    // A strict review is added to `b` (a keeps only `lint`): b's cached
+    // result fails it.
+    std::fs::write(repo.bin.join("strict"), "").unwrap();
+    repo.plan(&PLAN.replace(
+        "task b: a { prompt = \"write b\" }",
+        "task b: a { prompt = \"write b\" gates = [lint, review] }",
+    ));
+    let dry = repo.loopc(&["run", "--dry-run"]).run();
+    assert_eq!(
+        dry.stdout,
+        "a: cached\n\
+         b: cached (gate `review` runs on its cached result first)\n\
+         dry run of plan plan: 2 cached, 0 to run; nothing was started\n",
+        "{dry:?}"
+    );
+    let [work, reviews, lints] = run(&repo, &[]);
+    // The review judged b's cached result, rejected it; b's agent ran
+    // again with the review's feedback, and its new work passed.
+    assert_eq!(reviews, ["review b 0", "review b 1"]);
+    assert_eq!(work, ["b 1"]);
+    assert_eq!(lints, ["lint b"]);
+    assert_eq!(repo.status_of("a"), "cached");
+    assert_eq!(repo.status_of("b"), "passed");
+    assert_eq!(repo.show("loop/plan", "b.txt").unwrap(), "made by b, ok\n");
+    let feedback = std::fs::read_to_string(repo.root.join(".loopc/logs/b/1/feedback.md")).unwrap();
+    assert!(feedback.contains("needs ok in b.txt"), "{feedback}");
+    // All of it is recorded: nothing runs next time.
+    assert_eq!(run(&repo, &[]), nothing());
+}
+
+#[test]
+fn skip_gate_leaves_results_unchecked_until_a_run_without_it() {
+    let repo = setup(&with_gates("lint, review"));
+    let r = repo.loopc(&["run", "--skip-gate", "nope"]).status(2).run();
+    assert!(
+        r.stderr
+            .contains("--skip-gate: no task of the plan has a gate named `nope`"),
+        "{r:?}"
+    );
+    let dry = repo
+        .loopc(&["run", "--dry-run", "--skip-gate", "review"])
+        .run();
+    assert_eq!(
+        dry.stdout,
+        "a: run [gate `review` skipped: --skip-gate]\n\
+         b: run [gate `review` skipped: --skip-gate]\n\
+         dry run of plan plan: 0 cached, 2 to run; nothing was started\n",
+        "{dry:?}"
+    );
+    let before = log(&repo, "reviews.log").len();
+    let out = repo
+        .loopc(&["run", "--skip-gate", "review", "--skip-gate", "lint"])
+        .status(0)
+        .run();
+    assert_eq!(log(&repo, "sessions.log"), ["a 1", "b 1"]);
+    assert_eq!(log(&repo, "reviews.log").len(), before);
+    assert!(log(&repo, "lints.log").is_empty());
+    assert!(
+        out.stdout
+            .contains("not checked in this run: a by gate `lint`, `review` (--skip-gate)"),
+        "{out:?}"
+    );
+    let status = repo.loopc(&["status"]).status(0).run();
+    assert!(
+        status
+            .stdout
+            .contains("not checked in this run: b by gate `lint`, `review` (--skip-gate)"),
+        "{status:?}"
+    );
+    assert_eq!(repo.task("a")["not_checked_by"][1], "review");
+    // Without the flag: just those gates, on those results; no agent.
+    let [work, reviews, lints] = run(&repo, &[]);
+    assert_eq!(work, NONE);
+    assert_eq!(reviews, ["review a 0", "review b 0"]);
+    assert_eq!(lints, ["lint a", "lint b"]);
+    assert!(repo.task("a").get("not_checked_by").is_none());
+    assert_eq!(run(&repo, &[]), nothing());
+}
+
+/// Two independent tasks at once, each with the review: the second to
+/// finish is merged onto the first's work (not a fast-forward).
+const PARALLEL: &str = r#"
+loop { parallel = 2 }
+budget { iterations = 20 cost = $5 }
+agent bot { run = "sh @BIN@/worker.sh" env = { LOG_DIR = "@BIN@" } }
+agent reviewer { run = "sh @BIN@/reviewer.sh" env = { LOG_DIR = "@BIN@" } }
+gate lint = "echo lint $LOOP_TASK >> @BIN@/lints.log"
+gate review { agent = reviewer prompt = "Review $LOOP_DIFF_FILE" RECHECK }
+defaults { agent = bot gates = [lint, review] }
+task a { prompt = "write a" }
+task b { prompt = "write b" }
+"#;
+
+#[test]
+fn an_agent_gate_judges_an_attempt_once_unless_it_asks_for_merges() {
+    let repo = setup(&PARALLEL.replace("RECHECK", ""));
+    let [work, mut reviews, lints] = run(&repo, &[]);
+    assert_eq!(work.len(), 2);
+    let merge = repo
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "merged")
+        .map(|e| e["how"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>();
+    assert_eq!(merge, ["fast_forward", "merge"]);
+    // Two attempts, two reviews; the command gate re-checked the merge.
+    reviews.sort();
+    assert_eq!(reviews, ["review a 1", "review b 1"]);
+    assert_eq!(lints.len(), 3, "{lints:?}");
+    assert_eq!(repo.state()["spent"]["cost_micro_usd"], 60_000);
+
+    // `recheck = merge`: the review runs again on the merge result.
+    let repo = setup(&PARALLEL.replace("RECHECK", "recheck = merge"));
+    let [_, reviews, _] = run(&repo, &[]);
+    assert_eq!(reviews.len(), 3, "{reviews:?}");
+    // And on a replay onto a new base, as command gates do.
+    repo.write("unrelated.md", "x\n");
+    repo.commit("unrelated");
+    let dry = repo.loopc(&["run", "--dry-run"]).run();
+    assert!(
+        dry.stdout
+            .contains("(replayed onto a new base; its checks run again first)"),
+        "{dry:?}"
+    );
+    let [work, reviews, _] = run(&repo, &[]);
+    assert_eq!(work, NONE);
+    assert_eq!(reviews.len(), 2, "{reviews:?}");
+}
+
+#[test]
+fn a_replay_onto_a_new_base_says_the_agent_gates_verdict_carries_over() {
+    let repo = setup(&with_gates("lint, review"));
+    run(&repo, &[]);
+    repo.write("unrelated.md", "x\n");
+    repo.commit("unrelated");
+    let dry = repo.loopc(&["run", "--dry-run"]).run();
+    assert_eq!(
+        dry.stdout,
+        "a: cached (replayed onto a new base; its checks run again first; agent gate \
+         `review` not run again: its verdict carries over)\n\
+         b: cached (replayed onto a new base; its checks run again first; agent gate \
+         `review` not run again: its verdict carries over)\n\
+         dry run of plan plan: 2 cached, 0 to run; nothing was started\n",
+        "{dry:?}"
+    );
+    let [work, reviews, lints] = run(&repo, &[]);
+    assert_eq!(work, NONE);
+    assert_eq!(reviews, NONE);
+    assert_eq!(lints, ["lint a", "lint b"]);
+}
+
+#[test]
+fn recheck_takes_attempt_or_merge() {
+    let repo = Test::repo();
+    repo.plan(
+        r#"
+agent r { run = "r" }
+gate g { agent = r prompt = "p" recheck = merj }
+task a { run = "true" gates = [g] }
+"#,
+    );
+    let out = repo.loopc(&["check"]).status(1).run();
+    assert!(
+        out.stdout.contains("E0007") || out.stderr.contains("E0007"),
+        "{out:?}"
+    );
+    assert!(
+        (out.stdout.clone() + &out.stderr).contains("merge"),
+        "{out:?}"
+    );
+}
