@@ -16,6 +16,7 @@ mod graph;
 pub mod key;
 pub mod pipeline;
 mod resolve;
+mod run_key;
 mod select;
 mod stages;
 mod types;
@@ -27,7 +28,7 @@ pub use select::UnknownTask;
 pub use stages::{Pipeline, StageSpec};
 pub use types::{
     Agent, Budget, DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_TIMEOUT,
-    Executor, Gate, GateKind, Plan, Settings, Task, TaskKind, shell_quote,
+    Executor, Gate, GateKind, Plan, Settings, SkippedGates, Task, TaskKind, shell_quote,
 };
 
 use crate::check::names::branch_problem;

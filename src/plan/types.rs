@@ -19,6 +19,10 @@ pub const DEFAULT_EXPAND_DEPTH: u32 = 3;
 /// Default consecutive failed attempts that stop a run (docs/language.md `budget.failures`).
 pub const DEFAULT_FAILURES: u32 = 3;
 
+/// Per task that had some, the names of the gates `loopc run --skip-gate`
+/// took off it ([`Plan::skip_gates`]), in plan order.
+pub type SkippedGates = Vec<(String, Vec<String>)>;
+
 /// A validated, compiled plan.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -49,7 +53,7 @@ impl Plan {
     /// --skip-gate`, docs/cache.md): they run nowhere in this run, and
     /// results are recorded as not checked by them. Returns, per task that
     /// had one of them, its name and the names taken off, in plan order.
-    pub fn skip_gates(&mut self, names: &[String]) -> Vec<(String, Vec<String>)> {
+    pub fn skip_gates(&mut self, names: &[String]) -> SkippedGates {
         let mut out = Vec::new();
         if names.is_empty() {
             return out;

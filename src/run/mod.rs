@@ -212,7 +212,7 @@ pub struct Started {
     brought: WorktreeFiles,
     around: cache::Surroundings,
     /// Per task that had some: the gates `--skip-gate` took off it.
-    skipped: Vec<(String, Vec<String>)>,
+    skipped: crate::plan::SkippedGates,
 }
 
 /// A started run that has cleaned up after a killed one ([`Started::recover`]).
@@ -527,7 +527,7 @@ fn schedule(
     ctx: &Arc<RunCtx>,
     options: &Options,
     parallel: u32,
-    (previous, skipped): (Option<&RunState>, &[(String, Vec<String>)]),
+    (previous, skipped): (Option<&RunState>, &crate::plan::SkippedGates),
     head: &str,
     cache_use: scheduler::CacheUse,
 ) -> Ran {

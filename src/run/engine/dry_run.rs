@@ -409,7 +409,7 @@ fn replay_line(
 /// makes its task run (`cache entry not used: …`), as in the run.
 pub fn report(
     plan: &Plan,
-    (forced, skip, given_skipped): (&[String], &[String], &[(String, Vec<String>)]),
+    (forced, skip, given_skipped): (&[String], &[String], &crate::plan::SkippedGates),
     around: &cache::Surroundings,
     git: &Git,
     store: Option<&Store>,
