@@ -233,6 +233,40 @@ impl<'m> Shared<'m> {
         resolved
     }
 
+    /// Task `t`'s resolver: its own, else the defaults', else the loop's.
+    /// `Some(None)`: it has none; `None`: the named agent did not resolve.
+    fn resolver(&self, t: &TaskDef) -> Option<Option<Arc<Agent>>> {
+        let model = self.model;
+        match t
+            .resolver
+            .as_ref()
+            .or(model.defaults.resolver.as_ref())
+            .or(model.settings.resolver.as_ref())
+        {
+            Some(r) => Some(Some(self.agent(&r.name)?)),
+            None => Some(None),
+        }
+    }
+
+    /// The paths task `t` must not change: the loop's, the defaults' and
+    /// its own `protect` patterns, each once, in that order.
+    fn protect(&self, t: &TaskDef) -> Vec<String> {
+        let model = self.model;
+        let mut protect: Vec<String> = Vec::new();
+        for p in model
+            .settings
+            .protect
+            .iter()
+            .chain(&model.defaults.protect)
+            .chain(&t.protect)
+        {
+            if !protect.contains(p) {
+                protect.push(p.clone());
+            }
+        }
+        protect
+    }
+
     /// Task `t` with every default resolved and its key; its strings are
     /// taken, not copied. `dependencies` are its dependencies' positions in
     /// the plan, `dep_keys` their keys. `None` when something it needs did
@@ -254,15 +288,7 @@ impl<'m> Shared<'m> {
             Work::Run(_) => None,
             Work::Invalid => return None,
         };
-        let resolver = match t
-            .resolver
-            .as_ref()
-            .or(model.defaults.resolver.as_ref())
-            .or(model.settings.resolver.as_ref())
-        {
-            Some(r) => Some(self.agent(&r.name)?),
-            None => None,
-        };
+        let resolver = self.resolver(t)?;
         let gate_refs = t.gates.as_ref().or(model.defaults.gates.as_ref());
         let mut task_gates = Vec::new();
         for r in gate_refs.into_iter().flatten() {
@@ -288,18 +314,7 @@ impl<'m> Shared<'m> {
         let name = std::mem::take(&mut t.name.text);
         let accept = t.accept.take();
         let task_executor = self.default_executor.clone();
-        let mut protect: Vec<String> = Vec::new();
-        for p in model
-            .settings
-            .protect
-            .iter()
-            .chain(&model.defaults.protect)
-            .chain(&t.protect)
-        {
-            if !protect.contains(p) {
-                protect.push(p.clone());
-            }
-        }
+        let protect = self.protect(t);
         let may_change = std::mem::take(&mut t.may_change);
         let (key, key_parts) = task_key(
             key_memo,

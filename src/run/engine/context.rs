@@ -39,7 +39,69 @@ pub struct RunCtx {
     pub pool: Arc<crate::run::engine::pool::Pool>,
 }
 
+/// The part of a run that a step touching the outside world needs: the
+/// repository, the kill switch (whether the run is stopping) and the event
+/// log. Borrowed from [`RunCtx::io`]: the rooms' steps take this, or only
+/// one of its pieces, rather than the whole run.
+#[derive(Clone, Copy)]
+pub struct Io<'a> {
+    /// The repository (its calls stop with the run's kill switch).
+    pub git: &'a Git,
+    /// The run's kill switch.
+    pub control: &'a Control,
+    /// The event log and display.
+    pub events: &'a Recorder,
+}
+
+/// How a run makes worktrees: where they go, the lock `git worktree`
+/// calls share, what every new one gets copied or linked, and the pool of
+/// passed attempts' worktrees to reuse. Borrowed from [`RunCtx::checkouts`].
+#[derive(Clone, Copy)]
+pub struct Checkouts<'a> {
+    /// `.loopc/` paths (the worktrees' directory).
+    pub layout: &'a Layout,
+    /// Serializes `git worktree add/remove`.
+    pub lock: &'a Mutex<()>,
+    /// What `loop.copy` and `loop.link` bring into every new worktree.
+    pub brought: &'a crate::run::engine::worktree_files::WorktreeFiles,
+    /// Passed attempts' worktrees, kept for later attempts.
+    pub pool: &'a crate::run::engine::pool::Pool,
+}
+
 impl RunCtx {
+    /// The repository, the kill switch and the event log.
+    pub fn io(&self) -> Io<'_> {
+        Io {
+            git: &self.git,
+            control: &self.control,
+            events: &self.events,
+        }
+    }
+
+    /// How this run makes worktrees.
+    pub fn checkouts(&self) -> Checkouts<'_> {
+        Checkouts {
+            layout: &self.layout,
+            lock: &self.worktree_lock,
+            brought: &self.brought,
+            pool: &self.pool,
+        }
+    }
+
+    /// The worktree and the task branch of try `id` of task `task` (an
+    /// index into the plan's tasks).
+    pub fn try_names(
+        &self,
+        task: usize,
+        id: crate::run::store::layout::TryId,
+    ) -> (PathBuf, String) {
+        let name = &self.plan.tasks[task].name;
+        (
+            self.layout.task_worktree(name, id),
+            crate::run::sys::worktree::task_branch(&self.slug, name, id),
+        )
+    }
+
     /// The same run with the plan grown to `plan` (a plan fragment was
     /// spliced in): attempts that started before share the event log, the
     /// kill switch and the worktree lock with those that start after.

@@ -430,7 +430,7 @@ pub fn report(
         };
         let name = grown.tasks[i].name.clone();
         judged.insert(name.clone());
-        match growth.judge_in(git, &grown, i, &commit, None) {
+        match growth.judge(git, &grown, i, &commit, None) {
             Some(Ok(accepted)) => {
                 grown = growth.splice(&grown, accepted).0;
                 skipped.extend(grown.skip_gates(skip));

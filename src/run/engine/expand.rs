@@ -8,7 +8,6 @@
 
 use crate::expand::{self, Base, Fragment, Grown, Rejected};
 use crate::plan::Plan;
-use crate::run::engine::context::RunCtx;
 use crate::run::sys::git::Git;
 use crate::state::TaskState;
 use std::collections::{BTreeMap, HashMap};
@@ -54,24 +53,14 @@ impl Growth {
         }
     }
 
-    /// Judges the fragment that task `i` of `ctx.plan` wrote at `commit`:
-    /// `None` when the task expands nothing, else the accepted fragment, or
-    /// why it was rejected (a missing fragment is rejected too).
-    /// `worktree` is the attempt's worktree, if it is still there (a
-    /// missing fragment that git ignores there is said to be ignored).
+    /// Judges the fragment that task `i` of `plan` wrote at `commit`, in
+    /// the repository of `git`: `None` when the task expands nothing, else
+    /// the accepted fragment, or why it was rejected (a missing fragment is
+    /// rejected too). `worktree` is the attempt's worktree, if it is still
+    /// there (a missing fragment that git ignores there is said to be
+    /// ignored). `loopc run --dry-run` judges recorded fragments as the run
+    /// would.
     pub fn judge(
-        &self,
-        ctx: &RunCtx,
-        i: usize,
-        commit: &str,
-        worktree: Option<&Path>,
-    ) -> Option<Result<Accepted, Rejected>> {
-        self.judge_in(&ctx.git, &ctx.plan, i, commit, worktree)
-    }
-
-    /// [`Growth::judge`] for task `i` of `plan` in the repository of `git`
-    /// (`loopc run --dry-run` judges recorded fragments as the run would).
-    pub fn judge_in(
         &self,
         git: &Git,
         plan: &Plan,

@@ -13,7 +13,6 @@
 //! are not watched either: they mirror other repositories and move with
 //! every fetch, an editor's background fetch included.
 
-use crate::run::engine::context::RunCtx;
 use crate::run::sys::git::Git;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -144,8 +143,13 @@ pub fn diff(before: &Snapshot, after: &Snapshot) -> Vec<RefChange> {
 /// Refs that are not loopc's and changed since `before` (see [`snapshot`]).
 ///
 /// Errors: git failed.
-pub fn changed_since(ctx: &RunCtx, before: &Snapshot) -> Result<Vec<RefChange>, String> {
-    let now = snapshot(&ctx.git, &ctx.integration_ref, &ctx.layout.worktrees)?;
+pub fn changed_since(
+    git: &Git,
+    integration_ref: &str,
+    worktrees: &Path,
+    before: &Snapshot,
+) -> Result<Vec<RefChange>, String> {
+    let now = snapshot(git, integration_ref, worktrees)?;
     Ok(diff(before, &now))
 }
 

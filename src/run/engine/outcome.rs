@@ -7,10 +7,10 @@
 use crate::plan::{Agent, OnFail};
 use crate::run::engine::agent::report;
 use crate::run::engine::budget::Cost;
-use crate::run::engine::context::{AttemptFiles, RunCtx};
+use crate::run::engine::context::AttemptFiles;
 use crate::run::engine::guard;
 use crate::run::store::layout;
-use crate::run::sys::worktree;
+use crate::run::sys::process::Control;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -118,13 +118,14 @@ pub struct AttemptResult {
 
 impl AttemptResult {
     /// The result of the try `input` asks for, ended with `outcome`
-    /// before anything of it ran: its worktree's and task branch's names,
+    /// before anything of it ran: its worktree's and task branch's names
+    /// (`names`, from [`crate::run::engine::context::RunCtx::try_names`]),
     /// nothing else.
-    pub fn new(ctx: &RunCtx, input: AttemptInput, outcome: Outcome) -> AttemptResult {
-        let task = &ctx.plan.tasks[input.task];
+    pub fn new(names: (PathBuf, String), input: AttemptInput, outcome: Outcome) -> AttemptResult {
+        let (worktree, branch) = names;
         AttemptResult {
-            worktree: ctx.layout.task_worktree(&task.name, input.id),
-            branch: worktree::task_branch(&ctx.slug, &task.name, input.id),
+            worktree,
+            branch,
             input,
             outcome,
             cost: Cost::default(),
@@ -166,6 +167,6 @@ impl Limited {
 /// Whether the run is stopping (Ctrl-C, SIGTERM, the `time` budget, a
 /// foreign move of the integration branch): a git call that failed then was
 /// killed for it, and the attempt is interrupted, not failed.
-pub fn stopping(ctx: &RunCtx) -> bool {
-    ctx.control.should_stop() || crate::run::sys::interrupt::requested()
+pub fn stopping(control: &Control) -> bool {
+    control.should_stop() || crate::run::sys::interrupt::requested()
 }

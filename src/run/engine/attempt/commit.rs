@@ -6,7 +6,7 @@
 
 use super::{Step, failed, gitlinks, phase};
 use crate::plan::{Task, TaskKind};
-use crate::run::engine::context::{AttemptFiles, RunCtx};
+use crate::run::engine::context::{AttemptFiles, Io};
 use crate::run::engine::outcome::{AttemptResult, Outcome, stopping};
 use crate::run::sys::checkout::Checkout;
 use crate::run::sys::git::Git;
@@ -23,7 +23,7 @@ pub(super) struct Made {
 /// and checks the commit; writes its diff for the gates (`LOOP_DIFF_FILE`).
 /// `no_changes`: the handoff said nothing needed to change.
 pub(super) fn commit(
-    ctx: &RunCtx,
+    io: Io<'_>,
     git: &Git,
     checkout: &Checkout,
     task: &Task,
@@ -31,8 +31,8 @@ pub(super) fn commit(
     files: &AttemptFiles,
     no_changes: bool,
 ) -> Step<Made> {
-    phase(ctx, &task.name, r.input.attempt, "commit");
-    let commit = commit_on_branch(ctx, git, checkout, task, r)?;
+    phase(io, &task.name, r.input.attempt, "commit");
+    let commit = commit_on_branch(io, git, checkout, task, r)?;
     if commit == r.input.base && !no_changes && !task.changes_optional {
         let how = match task.kind {
             TaskKind::Command { .. } => "",
@@ -52,7 +52,7 @@ pub(super) fn commit(
     // worktree would point at nothing once it is removed.
     let changes = match git.changes(&r.input.base, &commit) {
         Ok(c) => c,
-        Err(_) if stopping(ctx) => return Err(Outcome::Interrupted),
+        Err(_) if stopping(io.control) => return Err(Outcome::Interrupted),
         Err(e) => return Err(Outcome::Infrastructure(e)),
     };
     // The checks are not the agent's to change (`protect`).
@@ -60,10 +60,10 @@ pub(super) fn commit(
     match gitlinks::dangling(git, checkout, changes.gitlinks) {
         Ok(None) => {}
         Ok(Some((reason, feedback))) => return Err(failed(reason, feedback)),
-        Err(_) if stopping(ctx) => return Err(Outcome::Interrupted),
+        Err(_) if stopping(io.control) => return Err(Outcome::Interrupted),
         Err(e) => return Err(Outcome::Infrastructure(e)),
     }
-    ctx.git
+    io.git
         .diff_to_file(&r.input.base, &commit, &files.diff)
         .map_err(Outcome::Infrastructure)?;
     Ok(Made {
@@ -79,7 +79,7 @@ pub(super) fn commit(
 /// itself, but never below its base: a branch that dropped `LOOP_BASE`
 /// would lose earlier tasks' work when merged).
 fn commit_on_branch(
-    ctx: &RunCtx,
+    io: Io<'_>,
     git: &Git,
     checkout: &Checkout,
     task: &Task,
@@ -99,7 +99,7 @@ fn commit_on_branch(
     let message = format!("loop({}): {title}", task.name);
     let known = match git.commit_all(checkout, &message, &r.input.base) {
         Ok(k) => k,
-        Err(_) if stopping(ctx) => return Err(Outcome::Interrupted),
+        Err(_) if stopping(io.control) => return Err(Outcome::Interrupted),
         Err(e) => {
             return Err(match gitlinks::uncommitted_nested(&e) {
                 Some((reason, feedback)) => failed(reason, feedback),

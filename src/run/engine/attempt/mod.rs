@@ -22,7 +22,7 @@ pub use work::last_line;
 
 use crate::plan::{Agent, OnFail, Task, TaskKind};
 use crate::run::engine::budget::Cost;
-use crate::run::engine::context::{Protocol, RunCtx};
+use crate::run::engine::context::{Io, Protocol, RunCtx};
 use crate::run::engine::guard;
 use crate::run::engine::outcome::{AttemptInput, AttemptResult, Outcome};
 use crate::run::store::events::Event;
@@ -64,8 +64,8 @@ fn failed(reason: impl Into<String>, feedback: impl Into<String>) -> Outcome {
 
 /// Announces that attempt `n` of `task` entered `phase` (for the display
 /// and events.jsonl).
-fn phase(ctx: &RunCtx, task: &str, n: u32, phase: &str) {
-    ctx.events.emit(Event::Phase {
+fn phase(io: Io<'_>, task: &str, n: u32, phase: &str) {
+    io.events.emit(Event::Phase {
         task: task.to_string(),
         attempt: n,
         phase: phase.to_string(),
@@ -76,7 +76,8 @@ fn phase(ctx: &RunCtx, task: &str, n: u32, phase: &str) {
 /// Runs one attempt to its outcome. Never panics on subprocess or I/O errors:
 /// they become an [`Outcome::Infrastructure`] or a failed attempt.
 pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
-    let mut result = AttemptResult::new(ctx, input, Outcome::Interrupted);
+    let names = ctx.try_names(input.task, input.id);
+    let mut result = AttemptResult::new(names, input, Outcome::Interrupted);
     result.outcome = attempt(ctx, &mut result).unwrap_or_else(|ended| ended);
     // Tool calls the agent was refused: told to the next attempt, kept in
     // the logs.
@@ -117,11 +118,11 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
 fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Step<Outcome> {
     let task = as_run(&ctx.plan.tasks[r.input.task], r.input.agent.as_ref());
     let task = task.as_ref();
-    let files = prepare::files(ctx, task, r)?;
+    let files = prepare::files(ctx.io(), &ctx.layout, task, r)?;
     // loopc's own git calls for this attempt are bounded by its timeout
     // (and, like every subprocess, by the run's kill switch).
     let git = ctx.git.with_timeout(task.timeout);
-    let checkout = prepare::worktree(ctx, &git, r)?;
+    let checkout = prepare::worktree(ctx.checkouts(), &ctx.control, &git, r)?;
     let prompt = prepare::inputs(ctx, task, r, &files)?;
     let base = r.input.base.clone();
     let proto = Protocol {
@@ -133,9 +134,17 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Step<Outcome> {
     let env = proto.env(&ctx.git, &r.worktree, &files.prompt, &files.handoff, None);
     prepare::refs_before(ctx, &git, r)?;
     prepare::setup(ctx, task, r, &files, &env)?;
-    let done = work::run(ctx, task, r, &files, &env, &prompt)?;
+    let done = work::run(ctx.io(), task, r, &files, &env, &prompt)?;
     let judged = work::judge(task, r, &files, &done)?;
-    let made = commit::commit(ctx, &git, &checkout, task, r, &files, judged.no_changes)?;
+    let made = commit::commit(
+        ctx.io(),
+        &git,
+        &checkout,
+        task,
+        r,
+        &files,
+        judged.no_changes,
+    )?;
     Ok(checks(ctx, &proto, &checkout, r, made, judged.summary))
 }
 
@@ -151,7 +160,7 @@ fn checks(
 ) -> Outcome {
     let checks = gate::checks_of(proto.task);
     let mut gate_cost = Cost::default();
-    let verdict = gate::run_checks(ctx, proto, checkout, &checks, "gate", &mut gate_cost);
+    let verdict = gate::run_checks(ctx.io(), proto, checkout, &checks, "gate", &mut gate_cost);
     r.cost.absorb(gate_cost);
     match verdict {
         Verdict::Pass => Outcome::Passed {

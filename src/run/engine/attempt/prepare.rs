@@ -5,31 +5,35 @@
 use super::{Step, phase, worktree};
 use crate::plan::{Executor, Task, TaskKind};
 use crate::run::engine::agent::handoff;
-use crate::run::engine::context::{AttemptFiles, RunCtx};
+use crate::run::engine::context::{AttemptFiles, Checkouts, Io, RunCtx};
 use crate::run::engine::guard;
 use crate::run::engine::outcome::{AttemptResult, Outcome, stopping};
 use crate::run::store::events::Event;
-use crate::run::store::layout;
+use crate::run::store::layout::{self, Layout};
 use crate::run::sys::checkout::Checkout;
 use crate::run::sys::git::Git;
-use crate::run::sys::process::{self, Exit, Spec};
+use crate::run::sys::process::{self, Control, Exit, Spec};
 use std::path::Path;
 use std::time::Duration;
 
 /// Announces the attempt and creates its files: its log directory and the
 /// paths of what its agent and gates read and write ([`AttemptFiles`]),
 /// kept in `r.files`.
-pub(super) fn files(ctx: &RunCtx, task: &Task, r: &mut AttemptResult) -> Step<AttemptFiles> {
+pub(super) fn files(
+    io: Io<'_>,
+    layout: &Layout,
+    task: &Task,
+    r: &mut AttemptResult,
+) -> Step<AttemptFiles> {
     let n = r.input.attempt;
     let log_name = layout::log_name(n, r.input.retry);
-    ctx.events.emit(Event::AttemptStarted {
+    io.events.emit(Event::AttemptStarted {
         task: task.name.clone(),
         attempt: n,
         worktree: r.worktree.to_string_lossy().into_owned(),
         base: r.input.base.clone(),
         retry: (r.input.retry > 1).then_some(r.input.retry),
-        logs: ctx
-            .layout
+        logs: layout
             .attempt_logs(&task.name, &log_name)
             .to_string_lossy()
             .into_owned(),
@@ -37,7 +41,7 @@ pub(super) fn files(ctx: &RunCtx, task: &Task, r: &mut AttemptResult) -> Step<At
         // The scheduler's pool has `parallel` threads: a thread is a slot.
         slot: rayon::current_thread_index().and_then(|i| u32::try_from(i + 1).ok()),
     });
-    let files = AttemptFiles::create(&ctx.layout, &task.name, &log_name, Some(&r.worktree))
+    let files = AttemptFiles::create(layout, &task.name, &log_name, Some(&r.worktree))
         .map_err(Outcome::Infrastructure)?;
     r.files = Some(files.clone());
     Ok(files)
@@ -45,18 +49,23 @@ pub(super) fn files(ctx: &RunCtx, task: &Task, r: &mut AttemptResult) -> Step<At
 
 /// Makes the attempt's worktree (fresh, or reused from the pool), brings
 /// `loop.copy` and `loop.link` into it and creates its work directory.
-pub(super) fn worktree(ctx: &RunCtx, git: &Git, r: &mut AttemptResult) -> Step<Checkout> {
-    let mut checkout = match worktree::make(ctx, git, r) {
+pub(super) fn worktree(
+    trees: Checkouts<'_>,
+    control: &Control,
+    git: &Git,
+    r: &mut AttemptResult,
+) -> Step<Checkout> {
+    let mut checkout = match worktree::make(trees, control, git, r) {
         Ok(co) => co,
-        Err(_) if stopping(ctx) => return Err(Outcome::Interrupted),
+        Err(_) if stopping(control) => return Err(Outcome::Interrupted),
         Err(e) => {
             return Err(Outcome::Infrastructure(format!(
                 "cannot create worktree: {e}"
             )));
         }
     };
-    checkout.excluded = ctx.brought.paths();
-    crate::run::engine::worktree_files::place(&ctx.brought, &r.worktree)
+    checkout.excluded = trees.brought.paths();
+    crate::run::engine::worktree_files::place(trees.brought, &r.worktree)
         .map_err(Outcome::Infrastructure)?;
     crate::run::engine::context::create_work_dir(&r.worktree).map_err(Outcome::Infrastructure)?;
     Ok(checkout)
@@ -107,7 +116,7 @@ pub(super) fn refs_before(ctx: &RunCtx, git: &Git, r: &mut AttemptResult) -> Ste
             r.refs_before = Some(s);
             Ok(())
         }
-        Err(_) if stopping(ctx) => Err(Outcome::Interrupted),
+        Err(_) if stopping(&ctx.control) => Err(Outcome::Interrupted),
         Err(e) => Err(Outcome::Infrastructure(format!(
             "cannot read the repository's refs: {e}"
         ))),
@@ -126,7 +135,7 @@ pub(super) fn setup(
     let Some(setup) = &ctx.plan.settings.setup else {
         return Ok(());
     };
-    phase(ctx, &task.name, r.input.attempt, "setup");
+    phase(ctx.io(), &task.name, r.input.attempt, "setup");
     let log = files.dir.join("setup.log");
     match run_setup(ctx, setup, &r.worktree, env, &log, task.timeout) {
         Ok(Exit::Stopped) => Err(Outcome::Interrupted),

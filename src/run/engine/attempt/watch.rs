@@ -8,7 +8,7 @@
 
 use crate::plan::OutputFormat;
 use crate::run::engine::agent::report;
-use crate::run::engine::context::RunCtx;
+use crate::run::engine::context::Io;
 use crate::run::sys::process;
 use std::path::Path;
 use std::sync::mpsc;
@@ -25,7 +25,7 @@ const TAIL: u64 = 16 * 1024;
 /// to `worktree`), and when it goes quiet for half its `idle`; returns
 /// what `work` returns.
 pub fn while_running<R>(
-    ctx: &RunCtx,
+    io: Io<'_>,
     (task, attempt): (&str, u32),
     worktree: &Path,
     (output, idle): (&OutputFormat, Option<Duration>),
@@ -49,13 +49,13 @@ pub fn while_running<R>(
             // Until `work` ends (its sender is dropped).
             while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(EVERY) {
                 if let Some(text) = idle.and_then(|i| quiet.notice(stdout_log, i)) {
-                    ctx.events.ui().activity(task, attempt, &text);
+                    io.events.ui().activity(task, attempt, &text);
                 }
                 let tail = process::tail(stdout_log, TAIL);
                 let now = report::activity(output, &tail, worktree);
                 if now.is_some() && now != shown {
                     if let Some(text) = &now {
-                        ctx.events.ui().activity(task, attempt, text);
+                        io.events.ui().activity(task, attempt, text);
                     }
                     shown = now;
                 }

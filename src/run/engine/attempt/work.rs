@@ -8,7 +8,7 @@ use crate::plan::{Executor, OutputFormat, Task, TaskKind};
 use crate::run::engine::agent::executor;
 use crate::run::engine::agent::handoff::{self, Handoff, HandoffStatus, one_line, with_reason};
 use crate::run::engine::agent::report::{self, AgentReport, ReportedError};
-use crate::run::engine::context::{AttemptFiles, RunCtx};
+use crate::run::engine::context::{AttemptFiles, Io};
 use crate::run::engine::outcome::{AttemptResult, Limited, Outcome};
 use crate::run::sys::process::{self, Exit, Spec};
 use std::path::PathBuf;
@@ -70,7 +70,7 @@ impl Done {
 /// From here on the attempt counts as the agent's (`r.agent_started`),
 /// unless the executor says it ended the command itself.
 pub(super) fn run(
-    ctx: &RunCtx,
+    io: Io<'_>,
     task: &Task,
     r: &mut AttemptResult,
     files: &AttemptFiles,
@@ -80,7 +80,7 @@ pub(super) fn run(
     let n = r.input.attempt;
     let (command, stdin, output, agent) = match &task.kind {
         TaskKind::Agent { agent, .. } => {
-            phase(ctx, &task.name, n, "agent");
+            phase(io, &task.name, n, "agent");
             let stdin = Some(prompt.as_bytes().to_vec());
             (
                 agent.run.as_str(),
@@ -90,7 +90,7 @@ pub(super) fn run(
             )
         }
         TaskKind::Command { run } => {
-            phase(ctx, &task.name, n, "command");
+            phase(io, &task.name, n, "command");
             (&**run, None, OutputFormat::Text, None)
         }
     };
@@ -120,11 +120,10 @@ pub(super) fn run(
         },
         grace: executor::grace(exec),
     };
-    let run = || process::run(&spec, &ctx.control);
+    let run = || process::run(&spec, io.control);
     let watched = (&output, spec.idle);
-    let exit =
-        super::watch::while_running(ctx, (&task.name, n), &r.worktree, watched, &stdout, run)
-            .map_err(Outcome::Infrastructure)?;
+    let exit = super::watch::while_running(io, (&task.name, n), &r.worktree, watched, &stdout, run)
+        .map_err(Outcome::Infrastructure)?;
     // The executor ended the command (a cluster job cancelled from
     // outside, a node that failed): infrastructure, before the attempt
     // counts as the agent's.

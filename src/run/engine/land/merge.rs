@@ -56,34 +56,7 @@ pub fn land(
     landings: &[(usize, String)],
 ) -> Landed {
     let task = &ctx.plan.tasks[r.input.task];
-    let mut cost = Cost::default();
-    // A real merge runs gates (and maybe a resolver): the refs that are
-    // not loopc's are watched across it, as across an attempt.
-    let base = r.input.base.as_str();
-    let refs = if commit != base && head != base {
-        guard::snapshot(&ctx.git, &ctx.integration_ref, &ctx.layout.worktrees)
-    } else {
-        Ok(guard::Snapshot::default())
-    };
-    let mut merged = match &refs {
-        Ok(before) => integrate(ctx, r, commit, head, earlier, before, &mut cost),
-        Err(_) if stopping(ctx) => Merge::Stopped,
-        Err(e) => Merge::Error(format!("cannot read the repository's refs: {e}")),
-    };
-    if let Merge::Conflict(paths) = &merged
-        && let Some(agent) = &task.resolver
-        && let Ok(before) = &refs
-    {
-        let side = crate::run::engine::land::resolve::Side {
-            commit,
-            head,
-            conflicts: paths,
-            landings,
-            earlier,
-        };
-        merged = resolve_conflict(ctx, r, agent, &side, before, &mut cost);
-    }
-    r.cost.absorb(cost);
+    let merged = merge_or_resolve(ctx, r, (commit, head), earlier, landings);
     let mut landed = Landed {
         outcome: r.outcome.clone(),
         head: head.to_string(),
@@ -105,6 +78,62 @@ pub fn land(
             });
             return landed;
         }
+        Merge::Rejected(Verdict::Error(e)) | Merge::Error(e) => {
+            adopt_or_stop(ctx, head, &mut landed);
+            Outcome::Infrastructure(format!("merge: {e}"))
+        }
+        other => failed(other, r),
+    };
+    landed
+}
+
+/// Merges attempt `r`'s `commit` into the integration branch at `head`
+/// ([`integrate`]), with the refs that are not loopc's watched across it,
+/// and hands a conflict to the task's resolver if it has one. The merge's
+/// cost (checks, resolver) is added to `r.cost`.
+fn merge_or_resolve(
+    ctx: &RunCtx,
+    r: &mut AttemptResult,
+    (commit, head): (&str, &str),
+    earlier: &[Check],
+    landings: &[(usize, String)],
+) -> Merge {
+    let task = &ctx.plan.tasks[r.input.task];
+    let mut cost = Cost::default();
+    // A real merge runs gates (and maybe a resolver): the refs that are
+    // not loopc's are watched across it, as across an attempt.
+    let base = r.input.base.as_str();
+    let refs = if commit != base && head != base {
+        guard::snapshot(&ctx.git, &ctx.integration_ref, &ctx.layout.worktrees)
+    } else {
+        Ok(guard::Snapshot::default())
+    };
+    let mut merged = match &refs {
+        Ok(before) => integrate(ctx, r, commit, head, earlier, before, &mut cost),
+        Err(_) if stopping(&ctx.control) => Merge::Stopped,
+        Err(e) => Merge::Error(format!("cannot read the repository's refs: {e}")),
+    };
+    if let Merge::Conflict(paths) = &merged
+        && let Some(agent) = &task.resolver
+        && let Ok(before) = &refs
+    {
+        let side = crate::run::engine::land::resolve::Side {
+            commit,
+            head,
+            conflicts: paths,
+            landings,
+            earlier,
+        };
+        merged = resolve_conflict(ctx, r, agent, &side, before, &mut cost);
+    }
+    r.cost.absorb(cost);
+    merged
+}
+
+/// The outcome of attempt `r` whose merge ended in `merged`: neither
+/// advanced nor an error of loopc's (those [`land`] handles itself).
+fn failed(merged: Merge, r: &mut AttemptResult) -> Outcome {
+    match merged {
         Merge::Conflict(paths) => Outcome::Failed {
             reason: format!("merge conflict in {}", paths.join(", ")),
             feedback: format!(
@@ -145,12 +174,13 @@ pub fn land(
         Merge::Rejected(Verdict::Blocked(why)) => Outcome::Blocked(why),
         Merge::Rejected(Verdict::Limited(l)) => Outcome::Limited(l),
         Merge::Rejected(Verdict::Error(e)) | Merge::Error(e) => {
-            adopt_or_stop(ctx, head, &mut landed);
             Outcome::Infrastructure(format!("merge: {e}"))
         }
-        Merge::Rejected(Verdict::Stopped | Verdict::Pass) | Merge::Stopped => Outcome::Interrupted,
-    };
-    landed
+        // Advanced is [`land`]'s; a passing verdict is not a rejection.
+        Merge::Advanced { .. }
+        | Merge::Rejected(Verdict::Stopped | Verdict::Pass)
+        | Merge::Stopped => Outcome::Interrupted,
+    }
 }
 
 /// Hands the conflict of attempt `r`'s merge to the task's resolver `agent`
@@ -238,7 +268,7 @@ pub fn integrate(
                 "{} moved while loopc was running; it must only be changed by loopc during a run",
                 ctx.integration_ref
             )),
-            Err(_) if stopping(ctx) => Merge::Stopped,
+            Err(_) if stopping(&ctx.control) => Merge::Stopped,
             Err(e) => Merge::Error(e),
         };
     }
@@ -251,14 +281,14 @@ pub fn integrate(
     let tree = match ctx.git.merge_tree(head, commit) {
         Ok(MergeTree::Clean(tree)) => tree,
         Ok(MergeTree::Conflict(paths)) => return Merge::Conflict(paths),
-        Err(_) if stopping(ctx) => return Merge::Stopped,
+        Err(_) if stopping(&ctx.control) => return Merge::Stopped,
         Err(e) => return Merge::Error(e),
     };
     let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
     let message = format!("loop: merge {} ({title})", task.name);
     let merged = match ctx.git.commit_tree(&tree, &[head, commit], &message) {
         Ok(c) => c,
-        Err(_) if stopping(ctx) => return Merge::Stopped,
+        Err(_) if stopping(&ctx.control) => return Merge::Stopped,
         Err(e) => return Merge::Error(e),
     };
     let Some(files) = r.files.as_ref() else {
@@ -294,7 +324,7 @@ pub fn integrate(
                 "{} moved while loopc was running; it must only be changed by loopc during a run",
                 ctx.integration_ref
             )),
-            Err(_) if stopping(ctx) => Merge::Stopped,
+            Err(_) if stopping(&ctx.control) => Merge::Stopped,
             Err(e) => Merge::Error(e),
         },
         Verdict::Stopped => Merge::Stopped,

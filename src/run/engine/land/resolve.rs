@@ -209,7 +209,7 @@ fn gate_resolution(
     }
     match verdict {
         Verdict::Pass => Ok(merged),
-        Verdict::Error(_) if stopping(ctx) => Err(Stop::Stopped),
+        Verdict::Error(_) if stopping(&ctx.control) => Err(Stop::Stopped),
         Verdict::Stopped => Err(Stop::Stopped),
         Verdict::Reject {
             reason, feedback, ..
@@ -294,7 +294,7 @@ fn merge_of(
 /// Stops the resolution for an error loopc met running it: the run is
 /// stopping, or a refusal naming `e`.
 fn infra_stop(ctx: &RunCtx, e: String) -> Stop {
-    if stopping(ctx) {
+    if stopping(&ctx.control) {
         Stop::Stopped
     } else {
         Refusal::new(format!("loopc could not run it: {e}"), e).into()
@@ -369,8 +369,16 @@ fn run(
     let git = ctx.git.with_timeout(timeout);
     let (co, work) = conflicted_scratch(ctx, &git, side, scratch, dir)?;
     // Which side deleted a conflicted file (a modify/delete conflict).
-    let sides = presence(ctx, side).map_err(infra)?;
-    let text = prompt(ctx, task, with, side, &sides, scratch, &r.input.progress);
+    let sides = presence(ctx.io(), side).map_err(infra)?;
+    let text = prompt(
+        &ctx.plan,
+        task,
+        with,
+        side,
+        &sides,
+        scratch,
+        &r.input.progress,
+    );
     let files = AttemptFiles::in_dirs(dir.to_path_buf(), work);
     for (path, body) in [
         (&files.prompt, text.as_str()),
@@ -407,7 +415,7 @@ fn run(
         grace: crate::run::engine::agent::executor::grace(executor),
     };
     let exit = crate::run::engine::attempt::watch::while_running(
-        ctx,
+        ctx.io(),
         (&task.name, r.input.attempt),
         scratch,
         (&agent.output, agent.idle),
@@ -427,10 +435,10 @@ fn run(
     let extra_files = judge(agent, exit, timeout, &files.handoff, &stdout, &stderr, cost)?;
     check_extra_files(&extra_files)?;
     let tree = resolution_tree(ctx, &git, &co).map_err(|e| match e {
-        Stop::Refused(_) if stopping(ctx) => Stop::Stopped,
+        Stop::Refused(_) if stopping(&ctx.control) => Stop::Stopped,
         other => other,
     })?;
-    check_resolution(ctx, &co, side, &sides, &tree, &extra_files, dir)?;
+    check_resolution(ctx.io(), &co, side, &sides, &tree, &extra_files, dir)?;
     let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
     let message = format!(
         "loop: merge {} ({title})\n\nConflicts in {} resolved by agent `{}`.",

@@ -57,13 +57,18 @@ pub enum Merge {
 /// that is not loopc's changed since `before`; else the merge's result
 /// ([`Merge::RefsChanged`], or why the refs could not be read).
 pub(super) fn refs_moved(ctx: &RunCtx, before: &guard::Snapshot, what: &str) -> Option<Merge> {
-    match guard::changed_since(ctx, before) {
+    match guard::changed_since(
+        &ctx.git,
+        &ctx.integration_ref,
+        &ctx.layout.worktrees,
+        before,
+    ) {
         Ok(changes) if changes.is_empty() => None,
         Ok(changes) => Some(Merge::RefsChanged {
             changes,
             during: what.to_string(),
         }),
-        Err(_) if stopping(ctx) => Some(Merge::Stopped),
+        Err(_) if stopping(&ctx.control) => Some(Merge::Stopped),
         Err(e) => Some(Merge::Error(format!(
             "cannot read the repository's refs: {e}"
         ))),
@@ -138,7 +143,7 @@ pub(super) fn run_in_scratch(
         let _g = ctx.worktree_lock.lock();
         match worktree::create(&git, &scratch, None, merged).and_then(|()| git.checkout(&scratch)) {
             Ok(co) => co,
-            Err(_) if stopping(ctx) => return Verdict::Stopped,
+            Err(_) if stopping(&ctx.control) => return Verdict::Stopped,
             Err(e) => return Verdict::Error(format!("cannot create merge worktree: {e}")),
         }
     };
@@ -176,12 +181,12 @@ pub(super) fn run_in_scratch(
                         e.describe(task.timeout)
                     ));
                 }
-                Err(_) if stopping(ctx) => return Verdict::Stopped,
+                Err(_) if stopping(&ctx.control) => return Verdict::Stopped,
                 Err(e) => return Verdict::Error(e),
             }
         }
         let mut gc = GateCost::default();
-        let v = gate::run_checks(ctx, &proto, &co, checks, phase, &mut gc);
+        let v = gate::run_checks(ctx.io(), &proto, &co, checks, phase, &mut gc);
         cost.absorb(gc);
         v
     })();

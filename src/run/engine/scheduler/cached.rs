@@ -129,7 +129,9 @@ impl Scheduler {
         // as its feedback.
         let mut accepted = None;
         let at = entry.fragment_commit.as_deref().unwrap_or(&entry.commit);
-        let judged = self.growth.judge(&self.ctx, i, at, None);
+        let judged = self
+            .growth
+            .judge(&self.ctx.git, &self.ctx.plan, i, at, None);
         let (result, cost): (Replay, Cost) = match judged {
             Some(Err(rejected)) => {
                 self.books.slots[i].feedback = rejected.report;

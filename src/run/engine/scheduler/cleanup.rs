@@ -15,11 +15,12 @@
 //! killed before then leaves stale worktrees and ledgered task branches,
 //! which the next run removes (`crate::run::sys::recover`).
 
-use crate::run::engine::context::RunCtx;
+use crate::run::engine::context::{Io, RunCtx};
+use crate::run::store::events::Recorder;
 use crate::run::sys::worktree;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
 
 /// The most task branches one `git branch -D` deletes.
 const BATCH: usize = 256;
@@ -39,8 +40,8 @@ pub struct Cleanup {
 /// Says `text` as a `warning:` line on the display: a failed removal does
 /// not stop the run nor change its exit status (the next run removes what
 /// is left).
-fn note(ctx: &RunCtx, text: &str) {
-    ctx.events.ui().line(&format!("warning: {text}"));
+fn note(events: &Recorder, text: &str) {
+    events.ui().line(&format!("warning: {text}"));
 }
 
 /// Takes the worktree at `path` out of git's list: its directory is first
@@ -51,34 +52,34 @@ fn note(ctx: &RunCtx, text: &str) {
 /// delete, if it was renamed.
 ///
 /// Errors: git failed.
-fn unregister(ctx: &RunCtx, path: &Path) -> Result<Option<PathBuf>, String> {
+fn unregister(io: Io<'_>, lock: &Mutex<()>, path: &Path) -> Result<Option<PathBuf>, String> {
     let aside = path
         .file_name()
         .map(|n| path.with_file_name(format!("+trash-{}", n.to_string_lossy())));
     let aside = aside.filter(|a| std::fs::rename(path, a).is_ok());
-    let _g = ctx.worktree_lock.lock();
+    let _g = lock.lock();
     // The run is stopping: git would be stopped too.
-    if crate::run::engine::outcome::stopping(ctx) {
-        crate::run::sys::recover::forget_worktree(&ctx.git, path)?;
+    if crate::run::engine::outcome::stopping(io.control) {
+        crate::run::sys::recover::forget_worktree(io.git, path)?;
         return Ok(aside);
     }
     // As recovery does: when git refuses (an entry another process left
     // half-written makes `git worktree` fail), only this entry's
     // administrative directory is removed.
-    crate::run::sys::recover::remove_worktree(&ctx.git, path)?;
+    crate::run::sys::recover::remove_worktree(io.git, path)?;
     Ok(aside)
 }
 
 /// Deletes the directories `dirs` (renamed-aside worktrees), several at a
 /// time: each unlink may wait for the disk.
-fn delete_all(ctx: &RunCtx, dirs: Vec<PathBuf>) {
+fn delete_all(events: &Recorder, dirs: Vec<PathBuf>) {
     let per = dirs.len().div_ceil(DELETERS).max(1);
     std::thread::scope(|s| {
         for chunk in dirs.chunks(per) {
             s.spawn(move || {
                 for d in chunk {
                     if let Err(e) = crate::run::sys::modes::remove_tree(d) {
-                        note(ctx, &format!("cannot remove {}: {e}", d.display()));
+                        note(events, &format!("cannot remove {}: {e}", d.display()));
                     }
                 }
             });
@@ -98,12 +99,12 @@ impl Cleanup {
                     let mut removed = Vec::new();
                     let mut trash = Vec::new();
                     for (path, branch) in std::iter::once(first).chain(rx.try_iter()) {
-                        match unregister(&worker, &path) {
+                        match unregister(worker.io(), &worker.worktree_lock, &path) {
                             Ok(t) => {
                                 removed.push(branch);
                                 trash.extend(t);
                             }
-                            Err(e) => note(&worker, &e),
+                            Err(e) => note(&worker.events, &e),
                         }
                         if removed.len() == BATCH {
                             break;
@@ -112,7 +113,7 @@ impl Cleanup {
                     // A stopping run leaves the task branches to the next
                     // run's recovery. `git branch -D` reads every
                     // worktree's entry: not while one is being made.
-                    if crate::run::engine::outcome::stopping(&worker) {
+                    if crate::run::engine::outcome::stopping(&worker.control) {
                         removed.clear();
                     }
                     let deleted = {
@@ -120,9 +121,9 @@ impl Cleanup {
                         worker.git.delete_branches(&removed)
                     };
                     if let Err(e) = deleted {
-                        note(&worker, &e);
+                        note(&worker.events, &e);
                     }
-                    delete_all(&worker, trash);
+                    delete_all(&worker.events, trash);
                 }
             })
             .ok();
@@ -143,7 +144,7 @@ impl Cleanup {
         if let Some((path, branch)) = inline {
             let _g = self.ctx.worktree_lock.lock();
             if let Err(e) = worktree::remove(&self.ctx.git, &path, Some(&branch)) {
-                note(&self.ctx, &e);
+                note(&self.ctx.events, &e);
             }
         }
     }

@@ -31,7 +31,7 @@ use crate::run::Outcome as RunOutcome;
 use crate::run::engine::attempt::gate::{self, Check};
 use crate::run::engine::budget::Meter;
 use crate::run::engine::context::RunCtx;
-use crate::run::engine::expand::Growth;
+use crate::run::engine::expand::{Accepted, Growth};
 use crate::run::engine::guard;
 use crate::run::engine::land::merge;
 pub use crate::run::engine::land::replay::CacheUse;
@@ -389,52 +389,9 @@ impl Scheduler {
             r.outcome = self.refs_changed(state, &r, r.outcome.clone());
         }
         let merge_base = self.head.clone();
-        // A plan fragment is judged before the merge: one that does not
-        // check fails the attempt, and nothing of it runs.
-        let mut accepted = None;
-        if let Outcome::Passed { commit, .. } = &r.outcome
-            && let Some(judged) = self.growth.judge(&self.ctx, i, commit, Some(&r.worktree))
-        {
-            match judged {
-                Ok(a) => accepted = Some(a),
-                Err(rejected) => {
-                    self.save_fragment_check(&r, &rejected.report);
-                    r.outcome = Outcome::Failed {
-                        reason: rejected.reason,
-                        feedback: rejected.report,
-                        on_fail: crate::model::OnFail::Retry,
-                    }
-                }
-            }
-        }
+        let accepted = self.judge_fragment(&mut r);
         let outcome = match r.outcome.clone() {
-            Outcome::Passed { commit, .. } => {
-                let landed = merge::land(
-                    &self.ctx,
-                    &mut r,
-                    &commit,
-                    &self.head,
-                    &self.merged_checks,
-                    &self.landings,
-                );
-                if landed.head != self.head && matches!(landed.outcome, Outcome::Passed { .. }) {
-                    self.landings.push((i, landed.head.clone()));
-                }
-                if let Some(tree) = landed.tree {
-                    self.cache.know_tree(&landed.head, tree);
-                }
-                self.head = landed.head;
-                if let Some(why) = landed.moved_off {
-                    self.set_stop(StopKind::BranchMoved, why);
-                    self.ctx.control.stop();
-                }
-                // Its resolver or merge gates changed refs that are not loopc's.
-                if r.ref_changes.is_empty() {
-                    landed.outcome
-                } else {
-                    self.refs_changed(state, &r, landed.outcome)
-                }
-            }
+            Outcome::Passed { commit, .. } => self.land_pass(state, &mut r, &commit),
             other => other,
         };
         let finished = Finished {
@@ -474,6 +431,65 @@ impl Scheduler {
             self.splice(state, a);
         }
         self.advance_specs(state);
+    }
+
+    /// Judges the plan fragment attempt `r` wrote, if its task `expands`
+    /// one, before the merge: a fragment that does not check fails the
+    /// attempt (and nothing of it runs); one that checks is returned, to be
+    /// spliced in once the attempt's work is merged.
+    fn judge_fragment(&mut self, r: &mut AttemptResult) -> Option<Accepted> {
+        let Outcome::Passed { commit, .. } = &r.outcome else {
+            return None;
+        };
+        match self.growth.judge(
+            &self.ctx.git,
+            &self.ctx.plan,
+            r.input.task,
+            commit,
+            Some(&r.worktree),
+        )? {
+            Ok(a) => Some(a),
+            Err(rejected) => {
+                self.save_fragment_check(r, &rejected.report);
+                r.outcome = Outcome::Failed {
+                    reason: rejected.reason,
+                    feedback: rejected.report,
+                    on_fail: crate::model::OnFail::Retry,
+                };
+                None
+            }
+        }
+    }
+
+    /// Merges attempt `r`'s passed `commit` into the integration branch
+    /// (step 7) and returns the attempt's outcome after it.
+    fn land_pass(&mut self, state: &mut RunState, r: &mut AttemptResult, commit: &str) -> Outcome {
+        let i = r.input.task;
+        let landed = merge::land(
+            &self.ctx,
+            r,
+            commit,
+            &self.head,
+            &self.merged_checks,
+            &self.landings,
+        );
+        if landed.head != self.head && matches!(landed.outcome, Outcome::Passed { .. }) {
+            self.landings.push((i, landed.head.clone()));
+        }
+        if let Some(tree) = landed.tree {
+            self.cache.know_tree(&landed.head, tree);
+        }
+        self.head = landed.head;
+        if let Some(why) = landed.moved_off {
+            self.set_stop(StopKind::BranchMoved, why);
+            self.ctx.control.stop();
+        }
+        // Its resolver or merge gates changed refs that are not loopc's.
+        if r.ref_changes.is_empty() {
+            landed.outcome
+        } else {
+            self.refs_changed(state, r, landed.outcome)
+        }
     }
 
     /// Carries out a transition's `actions` for task `i`; `ended` is what

@@ -92,7 +92,7 @@ impl Scheduler {
             }))
             .unwrap_or_else(|_| {
                 let why = Outcome::Infrastructure("internal error in the attempt".into());
-                AttemptResult::new(&ctx, fallback, why)
+                AttemptResult::new(ctx.try_names(fallback.task, fallback.id), fallback, why)
             });
             // When it ended, measured here: the coordinator may get to
             // it later, after a budget it noticed meanwhile.

@@ -6,7 +6,7 @@ use super::{CheckKind, One, Verdict, check_env};
 use crate::plan::{Agent, Executor};
 use crate::run::engine::agent::executor;
 use crate::run::engine::agent::handoff;
-use crate::run::engine::context::RunCtx;
+use crate::run::engine::context::Io;
 use crate::run::sys::process::{self, Exit, Spec};
 use std::path::PathBuf;
 
@@ -30,7 +30,7 @@ pub(super) struct Ran<'a> {
 /// Runs `one`'s check; its files are named after `stem`, its messages say
 /// `gate`. `Err`: loopc could not run it.
 pub(super) fn launch<'a>(
-    ctx: &RunCtx,
+    io: Io<'_>,
     one: &One<'a>,
     stem: &str,
     gate: &str,
@@ -59,7 +59,7 @@ pub(super) fn launch<'a>(
             (agent.run.as_str(), Some(text.into_bytes()), Some(agent))
         }
     };
-    let mut env = check_env(ctx, proto, check, dir, (&prompt_path, &handoff_path, diff))
+    let mut env = check_env(io, proto, check, dir, (&prompt_path, &handoff_path, diff))
         .map_err(|e| Verdict::Error(format!("{gate}: {e}")))?;
     if let Some(a) = agent {
         // The gate's agent's own environment, under the protocol variables.
@@ -89,7 +89,7 @@ pub(super) fn launch<'a>(
         idle: agent.and_then(|a| a.idle),
         grace: executor::grace(check.executor.as_deref()),
     };
-    let exit = process::run(&spec, &ctx.control);
+    let exit = process::run(&spec, io.control);
     for p in [&prompt_path, &handoff_path] {
         if p.exists()
             && let Some(name) = p.file_name()

@@ -12,7 +12,7 @@
 use super::judge::reject;
 use super::{Check, Verdict, is_agent};
 use crate::model::OnChange;
-use crate::run::engine::context::{Protocol, RunCtx};
+use crate::run::engine::context::{Io, Protocol};
 use crate::run::engine::outcome::stopping;
 use crate::run::store::events::Event;
 use crate::run::sys::checkout::Checkout;
@@ -41,15 +41,15 @@ impl Left<'_> {
     /// check changed. `Err`: the verdict the change gives (a command
     /// check's tracked change under `on_change = fail`), or why loopc could
     /// not look or restore.
-    pub(super) fn discard(&self, ctx: &RunCtx) -> Result<(), Verdict> {
+    pub(super) fn discard(&self, io: Io<'_>) -> Result<(), Verdict> {
         let failed = |e: String| {
-            if stopping(ctx) {
+            if stopping(io.control) {
                 Verdict::Stopped
             } else {
                 Verdict::Error(e)
             }
         };
-        if let Err(e) = ctx.git.verify_checkout(self.co, None) {
+        if let Err(e) = io.git.verify_checkout(self.co, None) {
             // Not a worktree loopc can put back.
             return Err(reject(
                 self.check,
@@ -57,8 +57,8 @@ impl Left<'_> {
                 format!("A gate must not change the worktree: {e}"),
             ));
         }
-        let status = ctx.git.status_entries(self.co).map_err(failed)?;
-        let head = ctx
+        let status = io.git.status_entries(self.co).map_err(failed)?;
+        let head = io
             .git
             .run_co(self.co, &["rev-parse", "--verify", "HEAD"])
             .map_err(failed)?;
@@ -66,7 +66,7 @@ impl Left<'_> {
         if status.is_empty() && !moved {
             return Ok(());
         }
-        ctx.git.restore(self.co, self.commit).map_err(failed)?;
+        io.git.restore(self.co, self.commit).map_err(failed)?;
         let agent = is_agent(self.check);
         let mut paths: Vec<String> = Vec::new();
         for (untracked, path) in status {
@@ -82,7 +82,7 @@ impl Left<'_> {
             return Ok(());
         }
         let fails = !agent && self.check.on_change == OnChange::Fail;
-        self.report(ctx, &paths, fails);
+        self.report(io, &paths, fails);
         if !fails {
             return Ok(());
         }
@@ -99,7 +99,7 @@ impl Left<'_> {
 
     /// Tells the terminal and events.jsonl, and writes `<stem>.changes.txt`
     /// to the logs.
-    fn report(&self, ctx: &RunCtx, paths: &[String], fails: bool) {
+    fn report(&self, io: Io<'_>, paths: &[String], fails: bool) {
         let log = self
             .proto
             .files
@@ -115,7 +115,7 @@ impl Left<'_> {
             text.push('\n');
         }
         let _ = std::fs::write(log, text);
-        ctx.events.emit(Event::GateChanged {
+        io.events.emit(Event::GateChanged {
             task: self.proto.task.name.clone(),
             attempt: self.proto.attempt,
             gate: self.check.label.clone(),

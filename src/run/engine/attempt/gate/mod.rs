@@ -14,7 +14,7 @@ mod pin;
 
 use crate::model::{OnChange, Recheck};
 use crate::plan::{Agent, Executor, GateKind, OnFail, Task};
-use crate::run::engine::context::{AttemptFiles, Protocol, RunCtx};
+use crate::run::engine::context::{AttemptFiles, Io, Protocol};
 use crate::run::store::events::Event;
 use crate::run::sys::checkout::Checkout;
 use crate::run::sys::process;
@@ -131,12 +131,7 @@ impl Owner {
     /// prompt, progress and handoff files are the try's.
     ///
     /// Errors: a file cannot be written, or git cannot make the diff.
-    fn files(
-        &self,
-        ctx: &RunCtx,
-        proto: &Protocol<'_>,
-        work: &Path,
-    ) -> Result<AttemptFiles, String> {
+    fn files(&self, io: Io<'_>, proto: &Protocol<'_>, work: &Path) -> Result<AttemptFiles, String> {
         let dir = work.join(format!("of-{}", self.task.name));
         let feedback = dir.join("feedback.md");
         let diff = dir.join("diff.patch");
@@ -151,7 +146,7 @@ impl Owner {
             copied
                 .unwrap_or_else(|| std::fs::write(&feedback, ""))
                 .map_err(|e| format!("cannot write {}: {e}", feedback.display()))?;
-            ctx.git.diff_to_file(&self.work.0, &self.work.1, &diff)?;
+            io.git.diff_to_file(&self.work.0, &self.work.1, &diff)?;
         }
         Ok(AttemptFiles {
             feedback,
@@ -170,23 +165,23 @@ impl Owner {
 ///
 /// Errors: the owner's files cannot be made ([`Owner`]).
 pub(super) fn check_env(
-    ctx: &RunCtx,
+    io: Io<'_>,
     proto: &Protocol<'_>,
     check: &Check,
     dir: &Path,
     (prompt, handoff, diff): (&Path, &Path, &Path),
 ) -> Result<Vec<(String, String)>, String> {
     let Some(owner) = check.owner.as_deref() else {
-        return Ok(proto.env(&ctx.git, dir, prompt, handoff, Some(diff)));
+        return Ok(proto.env(io.git, dir, prompt, handoff, Some(diff)));
     };
-    let files = owner.files(ctx, proto, &crate::run::engine::context::work_dir(dir))?;
+    let files = owner.files(io, proto, &crate::run::engine::context::work_dir(dir))?;
     let theirs = Protocol {
         task: &owner.task,
         attempt: owner.attempt,
         base: proto.base,
         files: &files,
     };
-    Ok(theirs.env(&ctx.git, dir, prompt, handoff, Some(&files.diff)))
+    Ok(theirs.env(io.git, dir, prompt, handoff, Some(&files.diff)))
 }
 
 /// What a check runs.
@@ -297,14 +292,14 @@ fn file_name_part(label: &str) -> String {
 /// pinned as they are at `proto.base` ([`pin`]); after each, what
 /// the check left is discarded ([`litter`]).
 pub fn run_checks(
-    ctx: &RunCtx,
+    io: Io<'_>,
     proto: &Protocol<'_>,
     co: &Checkout,
     checks: &[Check],
     tag: &str,
     cost: &mut GateCost,
 ) -> Verdict {
-    let (work, commit) = match ready(ctx, proto, co, checks) {
+    let (work, commit) = match ready(io, proto, co, checks) {
         Ok(r) => r,
         Err(v) => return v,
     };
@@ -318,7 +313,7 @@ pub fn run_checks(
             tag,
             files: (&work, &diff),
         };
-        if let Err(v) = run.run(ctx, cost) {
+        if let Err(v) = run.run(io, cost) {
             return v;
         }
     }
@@ -328,7 +323,7 @@ pub fn run_checks(
 /// The work directory of the checks in `co` (with the diff they read,
 /// `LOOP_DIFF_FILE`) and the commit under test (`co`'s HEAD).
 fn ready(
-    ctx: &RunCtx,
+    io: Io<'_>,
     proto: &Protocol<'_>,
     co: &Checkout,
     checks: &[Check],
@@ -349,9 +344,11 @@ fn ready(
             diff.display()
         )));
     }
-    let commit = match ctx.git.run_co(co, &["rev-parse", "--verify", "HEAD"]) {
+    let commit = match io.git.run_co(co, &["rev-parse", "--verify", "HEAD"]) {
         Ok(out) => out.stdout.trim().to_string(),
-        Err(_) if crate::run::engine::outcome::stopping(ctx) => return Err(Verdict::Stopped),
+        Err(_) if crate::run::engine::outcome::stopping(io.control) => {
+            return Err(Verdict::Stopped);
+        }
         Err(e) => return Err(Verdict::Error(e)),
     };
     Ok((work, commit))
@@ -375,9 +372,9 @@ pub(super) struct One<'a> {
 impl One<'_> {
     /// Pins, launches and judges the check, then discards what it left in
     /// the worktree. `Err`: the verdict that ends the round.
-    fn run(&self, ctx: &RunCtx, cost: &mut GateCost) -> Result<(), Verdict> {
+    fn run(&self, io: Io<'_>, cost: &mut GateCost) -> Result<(), Verdict> {
         let (proto, check) = (self.proto, self.check);
-        ctx.events.emit(Event::Phase {
+        io.events.emit(Event::Phase {
             task: proto.task.name.clone(),
             attempt: proto.attempt,
             phase: if self.tag == "gate" {
@@ -389,14 +386,14 @@ impl One<'_> {
         });
         let stem = format!("{}-{}", self.tag, file_name_part(&check.label));
         let gate = describe(check);
-        let pinned = pin::pin(ctx, self.co, proto, check)?;
-        let ran = launch::launch(ctx, self, &stem, &gate)?;
+        let pinned = pin::pin(io, self.co, proto, check)?;
+        let ran = launch::launch(io, self, &stem, &gate)?;
         let verdict = judge::judge(check, &ran, &gate, cost)?;
         if verdict.is_some() && !is_agent(check) {
             // Rejected: no later check runs and nothing is merged.
             return verdict.map_or(Ok(()), Err);
         }
-        if verdict.is_none() && crate::run::engine::outcome::stopping(ctx) {
+        if verdict.is_none() && crate::run::engine::outcome::stopping(io.control) {
             // The check may have passed, but the run is stopping: what
             // follows (loopc's own git calls) would be killed anyway.
             return Err(Verdict::Stopped);
@@ -410,7 +407,7 @@ impl One<'_> {
             stem: &stem,
             pinned: &pinned,
         };
-        left.discard(ctx)?;
+        left.discard(io)?;
         verdict.map_or(Ok(()), Err)
     }
 }

@@ -9,7 +9,7 @@
 
 use super::{Check, CheckKind, Verdict};
 use crate::run::engine::attempt::protect::Protection;
-use crate::run::engine::context::{Protocol, RunCtx};
+use crate::run::engine::context::{Io, Protocol};
 use crate::run::engine::outcome::stopping;
 use crate::run::sys::checkout::Checkout;
 
@@ -65,7 +65,7 @@ pub(crate) fn named_paths(command: &str) -> Vec<String> {
 /// the base has (the worktree is restored after the check, see
 /// [`super::litter`]).
 pub(super) fn pin(
-    ctx: &RunCtx,
+    io: Io<'_>,
     co: &Checkout,
     proto: &Protocol<'_>,
     check: &Check,
@@ -82,7 +82,7 @@ pub(super) fn pin(
         return Ok(Vec::new());
     }
     let fail = |e: String| {
-        if stopping(ctx) {
+        if stopping(io.control) {
             Verdict::Stopped
         } else {
             Verdict::Error(format!("cannot pin the files `{}` runs: {e}", check.label))
@@ -102,7 +102,7 @@ pub(super) fn pin(
     ];
     let specs: Vec<String> = named.iter().map(|p| format!(":(literal){p}")).collect();
     args.extend(specs.iter().map(String::as_str));
-    let out = ctx.git.run_co(co, &args).map_err(fail)?;
+    let out = io.git.run_co(co, &args).map_err(fail)?;
     let mut fields = out.stdout.split('\0');
     let mut pinned = Vec::new();
     while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
@@ -116,7 +116,7 @@ pub(super) fn pin(
     let mut args = vec!["checkout", "-q", proto.base, "--"];
     let specs: Vec<String> = pinned.iter().map(|p| format!(":(literal){p}")).collect();
     args.extend(specs.iter().map(String::as_str));
-    ctx.git.run_co(co, &args).map_err(fail)?;
+    io.git.run_co(co, &args).map_err(fail)?;
     Ok(pinned)
 }
 

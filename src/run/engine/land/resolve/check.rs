@@ -4,7 +4,7 @@
 //! handoff lists it, and the handoff's list itself inside the worktree.
 
 use super::{Refusal, Side, Stop};
-use crate::run::engine::context::RunCtx;
+use crate::run::engine::context::Io;
 use crate::run::engine::outcome::stopping;
 use crate::run::sys::checkout::Checkout;
 use std::path::{Component, Path};
@@ -29,12 +29,12 @@ impl Presence {
 /// Which sides have each of `side.conflicts`, in order.
 ///
 /// Errors: git fails.
-pub(super) fn presence(ctx: &RunCtx, side: &Side<'_>) -> Result<Vec<Presence>, String> {
+pub(super) fn presence(io: Io<'_>, side: &Side<'_>) -> Result<Vec<Presence>, String> {
     let has = |rev: &str, path: &str| -> Result<bool, String> {
         let spec = format!("{rev}:{path}");
-        let out = ctx
+        let out = io
             .git
-            .try_run_in(&ctx.git.root, &["cat-file", "-e", &spec])?;
+            .try_run_in(&io.git.root, &["cat-file", "-e", &spec])?;
         Ok(out.code == 0)
     };
     side.conflicts
@@ -101,7 +101,7 @@ fn plain(path: &str) -> &str {
 /// changed to `resolution.patch` in `dir`. `sides` are the conflicts'
 /// [`Presence`], in order.
 pub(super) fn check_resolution(
-    ctx: &RunCtx,
+    io: Io<'_>,
     co: &Checkout,
     side: &Side<'_>,
     sides: &[Presence],
@@ -151,13 +151,13 @@ pub(super) fn check_resolution(
         .into());
     }
     let git_err = |e: String| -> Stop {
-        if stopping(ctx) {
+        if stopping(io.control) {
             Stop::Stopped
         } else {
             Refusal::new(format!("loopc could not compare its resolution: {e}"), e).into()
         }
     };
-    if ctx.git.tree_of(side.head).map_err(git_err)? == tree {
+    if io.git.tree_of(side.head).map_err(git_err)? == tree {
         return Err(Refusal::new(
             "its resolution drops the task's change (the result is the integration branch head)",
             String::new(),
@@ -166,14 +166,14 @@ pub(super) fn check_resolution(
     }
     // What the merge left before the resolver ran (conflicted files with
     // their markers), against what it left after.
-    let before = ctx
+    let before = io
         .git
         .merge_tree_with_markers(side.head, side.commit)
         .map_err(git_err)?;
-    let _ = ctx
+    let _ = io
         .git
         .diff_to_file(&before, tree, &dir.join("resolution.patch"));
-    let changed = ctx.git.changes(&before, tree).map_err(git_err)?.paths;
+    let changed = io.git.changes(&before, tree).map_err(git_err)?.paths;
     let outside: Vec<&str> = changed
         .iter()
         .filter(|p| !side.conflicts.contains(p) && !listed(p))

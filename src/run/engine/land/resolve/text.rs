@@ -4,10 +4,9 @@
 
 use super::check::Presence;
 use super::{Refusal, Side};
-use crate::plan::{Task, TaskKind};
+use crate::plan::{Plan, Task, TaskKind};
 use crate::run::engine::agent::handoff;
 use crate::run::engine::attempt::gate::{self, FEEDBACK_LIMIT};
-use crate::run::engine::context::RunCtx;
 use crate::run::sys::process;
 use crate::state::ResolverRecord;
 use std::path::Path;
@@ -38,7 +37,7 @@ fn heading(task: &Task) -> String {
 /// prompts), the conflicted files as the merge left them (bounded), the
 /// progress of passed tasks and the handoff instructions.
 pub(super) fn prompt(
-    ctx: &RunCtx,
+    plan: &Plan,
     task: &Task,
     with: &[usize],
     side: &Side<'_>,
@@ -73,7 +72,7 @@ pub(super) fn prompt(
         );
     }
     for &i in with {
-        let t = &ctx.plan.tasks[i];
+        let t = &plan.tasks[i];
         out.push_str(&format!(
             "## Merged meanwhile: {}\n{}\n\n",
             heading(t),
