@@ -28,6 +28,7 @@ mod outcomes;
 mod output;
 mod pipeline;
 mod preflight;
+mod prompt;
 mod protect;
 mod reliability;
 mod replay;
