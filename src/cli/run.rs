@@ -1,4 +1,4 @@
-//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--no-cache] [--stage S,…]`:
+//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--no-cache] [--verify] [--stage S,…]`:
 //! compiles the plan, cuts a REEL spec tree down to its worked stages
 //! ([`loopc::plan::Plan::work`]), then to the named tasks and their
 //! dependencies ([`loopc::plan::Plan::select`]) and runs it with
@@ -21,7 +21,7 @@ use loopc::run::sys::git::Git;
 use loopc::run::{Options, Outcome};
 use std::path::{Path, PathBuf};
 
-/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--no-cache] [--stage S,…]`
+/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--no-cache] [--verify] [--stage S,…]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The plan, then the tasks to run (with their dependencies; default:
@@ -68,6 +68,11 @@ pub struct Args {
     /// Neither read nor write the cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Verify every task first, as `verify = true` does: its `accept` runs
+    /// on its starting commit, and if it passes the task is already
+    /// satisfied (no agent, no change).
+    #[arg(long)]
+    pub verify: bool,
 }
 
 /// The exit status of a run that ended so (docs/running.md).
@@ -158,6 +163,7 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         force,
         skip_gates,
         no_cache: args.no_cache,
+        verify: args.verify,
         plan_file: path.display().to_string(),
         repository: top,
         exit_status,

@@ -121,6 +121,9 @@ pub struct Options {
     pub skip_gates: Vec<String>,
     /// `--no-cache`.
     pub no_cache: bool,
+    /// `--verify`: every task verifies first, as with `verify = true`
+    /// (docs/running.md, "Already satisfied: `verify`").
+    pub verify: bool,
     /// The plan file as given (recorded in state.json), relative to the
     /// current directory.
     pub plan_file: String,
@@ -304,6 +307,9 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
     check_forced(&plan, &options.force)?;
     check_skipped(&plan, &options.skip_gates)?;
     let skipped = plan.skip_gates(&options.skip_gates);
+    if options.verify {
+        plan.verify_all();
+    }
     layout.refuse_symlink().map_err(RunError::usage)?;
     layout.check_files().map_err(RunError::usage)?;
     let locks = take_locks(&git, &layout, options.dry_run)?;
@@ -417,7 +423,7 @@ impl Started {
             &self.git,
             store.as_ref(),
             &self.start.base,
-            engine::expand::Growth::new(self.options.base.clone()),
+            engine::expand::Growth::new(self.options.base.clone(), self.options.verify),
         ))
     }
 
@@ -556,7 +562,7 @@ fn schedule(
         state,
         cache_use,
         options.exit_status,
-        engine::expand::Growth::new(options.base.clone()),
+        engine::expand::Growth::new(options.base.clone(), options.verify),
     );
     ctx.events.ui().finish();
     let mut table = summary::table(&finish.state);

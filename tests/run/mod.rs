@@ -40,6 +40,7 @@ mod safety;
 mod signals;
 mod slurm;
 mod uncommitted;
+mod verify;
 mod watch;
 mod wording;
 mod worktree_files;

@@ -307,7 +307,7 @@ fn damaged_or_newer_state_is_refused_with_what_to_do() {
     repo.loopc(&["run"]).status(0).run();
     let path = repo.root.join(".loopc/state.json");
     let good = std::fs::read_to_string(&path).unwrap();
-    let newer = good.replacen("\"version\": 2", "\"version\": 99", 1);
+    let newer = good.replacen("\"version\": 3", "\"version\": 99", 1);
     assert_ne!(newer, good);
     let cases = [
         (

@@ -86,9 +86,9 @@ pub fn plain_line(event: &Event) -> Option<String> {
             outcome,
             reason,
             ..
-        } => match reason {
-            Some(r) => format!("loopc: {task} attempt {attempt}: {outcome}: {r}"),
-            None => format!("loopc: {task} attempt {attempt}: {outcome}"),
+        } => match (crate::state::shown_word(outcome), reason) {
+            (outcome, Some(r)) => format!("loopc: {task} attempt {attempt}: {outcome}: {r}"),
+            (outcome, None) => format!("loopc: {task} attempt {attempt}: {outcome}"),
         },
         Event::Waiting { task, reason, .. } => format!("loopc: {task}: {reason}"),
         Event::Merged { task, commit, how } if how == "none" => format!(
@@ -171,9 +171,9 @@ pub fn plain_line(event: &Event) -> Option<String> {
             task,
             status,
             reason,
-        } => match reason {
-            Some(r) => format!("loopc: {task}: {status}: {r}"),
-            None => format!("loopc: {task}: {status}"),
+        } => match (crate::state::shown_word(status), reason) {
+            (status, Some(r)) => format!("loopc: {task}: {status}: {r}"),
+            (status, None) => format!("loopc: {task}: {status}"),
         },
         Event::RunFinished { status, reason, .. } => match reason {
             Some(r) => format!("loopc: run {status}: {r}"),

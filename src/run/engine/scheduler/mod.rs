@@ -420,7 +420,11 @@ impl Scheduler {
             agent: r.report.as_ref().map(|rep| rep.record()),
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
             resolver: r.resolver.clone(),
+            already_satisfied: r.already_satisfied,
         };
+        if r.verified {
+            self.books.slots[i].verified = true;
+        }
         let passed = matches!(finished.outcome, Outcome::Passed { .. });
         if passed && let Some(a) = &accepted {
             state.tasks[i].fragment_commit = Some(a.commit.clone());

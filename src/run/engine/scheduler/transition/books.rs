@@ -38,6 +38,9 @@ pub struct Slot {
     /// Its wait would outlast the `wait` or `time` budget: it starts no
     /// attempt in this run, while work that is not limited goes on.
     pub parked: bool,
+    /// Its verification (`verify`) reached a verdict in this run: its
+    /// later attempts go straight to the agent.
+    pub verified: bool,
 }
 
 /// What the scheduler keeps besides `state.json`: the budget meter, the
