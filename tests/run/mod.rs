@@ -26,6 +26,7 @@ mod notify;
 mod odd_repos;
 mod outcomes;
 mod output;
+mod pay;
 mod pipeline;
 mod preflight;
 mod protect;
