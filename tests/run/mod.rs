@@ -29,6 +29,7 @@ mod output;
 mod pay;
 mod pipeline;
 mod preflight;
+mod prompt;
 mod protect;
 mod reliability;
 mod replay;
