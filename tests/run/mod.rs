@@ -19,6 +19,7 @@ mod fallback;
 mod gate_cache;
 mod gates;
 mod hardening;
+mod history;
 mod humans;
 mod merge;
 mod merge_env;

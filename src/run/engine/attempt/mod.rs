@@ -11,6 +11,7 @@
 mod commit;
 pub mod gate;
 mod gitlinks;
+pub mod message;
 mod prepare;
 mod protect;
 pub mod watch;
@@ -144,6 +145,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Step<Outcome> {
         r,
         &files,
         judged.no_changes,
+        judged.summary.as_deref(),
     )?;
     Ok(checks(ctx, &proto, &checkout, r, made, judged.summary))
 }
