@@ -17,7 +17,7 @@ use super::{
 };
 use clap_complete::engine::ArgValueCompleter;
 use loopc::plan::Plan;
-use loopc::run::standby::Watched;
+use loopc::run::standby::{Standby, Watched};
 use loopc::run::sys::git::Git;
 use loopc::run::{Options, Outcome};
 use loopc::state::TaskStatus;
@@ -88,6 +88,9 @@ pub(super) struct Round {
     pub watched: Option<Watched>,
     /// How the run ended and each task with it, when it ran.
     pub ran: Option<(Outcome, Vec<(String, TaskStatus)>)>,
+    /// The watcher, started by the first round that found its repository
+    /// and handed on from round to round.
+    pub standby: Option<Standby>,
 }
 
 /// The exit status of a run that ended so (docs/running.md).
@@ -165,7 +168,15 @@ pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
     let compiled = compile(&path, args, &cwd);
     if args.watch {
         let previous = round.previous.as_ref();
-        round.watched = Some(Watched::of(&path, &cwd, compiled.as_ref().ok(), previous));
+        let watched = Watched::of(&path, &cwd, compiled.as_ref().ok(), previous);
+        // Watching starts before the first round runs: an input changed
+        // while it runs wakes the next one.
+        if round.standby.is_none()
+            && let Some(root) = &watched.root
+        {
+            round.standby = Some(Standby::start(root)?);
+        }
+        round.watched = Some(watched);
     }
     let mut compilation = compiled?;
     print_plan_diagnostics(&compilation);

@@ -30,6 +30,7 @@ pub fn run(args: &Args) -> i32 {
     loop {
         let mut round = Round {
             previous: previous.take(),
+            standby: standby.take(),
             ..Round::default()
         };
         let result = run_plan(args, &mut round);
@@ -46,6 +47,7 @@ pub fn run(args: &Args) -> i32 {
         {
             return exit::INTERRUPTED;
         }
+        standby = round.standby.take();
         // No plan found this time (deleted, say): what the last round read.
         let Some(watched) = round.watched.or(round.previous) else {
             return exit::USAGE;
