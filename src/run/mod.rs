@@ -23,6 +23,8 @@
 //!   other commands' reports and stdout (`logs` reads `.loopc/` and the
 //!   lock, as `status` does; `board` reads `.loopc/` only, never the lock;
 //!   `answer` writes only `.loopc/answers/`);
+//! - [`standby`]: `loopc run --watch`, waiting between rounds for a
+//!   change to what the plan reads (it starts no run: `cli` loops);
 //! - [`report`]: `loopc report`, a run as an HTML page or JSON, read from
 //!   `.loopc/` through the store (drawn with [`crate::render`]).
 
@@ -33,6 +35,7 @@ pub mod engine;
 pub mod logs;
 mod preflight;
 pub mod report;
+pub mod standby;
 pub mod status;
 pub mod store;
 pub mod sys;
@@ -107,6 +110,9 @@ pub struct Ran {
     pub warnings: Vec<String>,
     /// The repository's top directory.
     pub root: std::path::PathBuf,
+    /// Each task of the run (fragments' too) and how it ended, in the
+    /// plan's order (`--watch`'s line per round counts them).
+    pub tasks: Vec<(String, crate::state::TaskStatus)>,
 }
 
 /// Options of one run (the command line, minus the plan file).
@@ -607,5 +613,11 @@ fn schedule(
         summary: table,
         warnings,
         root: ctx.git.root.clone(),
+        tasks: finish
+            .state
+            .tasks
+            .iter()
+            .map(|t| (t.name.clone(), t.status))
+            .collect(),
     }
 }

@@ -41,6 +41,7 @@ mod reuse;
 mod safety;
 mod signals;
 mod slurm;
+mod standby;
 mod uncommitted;
 mod watch;
 mod wording;
