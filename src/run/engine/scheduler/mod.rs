@@ -283,6 +283,7 @@ impl Scheduler {
     ) {
         self.replay_fast_forwards(state);
         self.advance_specs(state);
+        self.replay_in_recorded_order(state);
         // Not a range: a replayed fragment grows the plan (and moves every
         // index), and the scan starts over on the grown plan.
         let mut next = 0;
