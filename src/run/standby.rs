@@ -298,17 +298,25 @@ impl Standby {
         out
     }
 
-    /// `the base branch `B` moved` when the base is no longer at the
-    /// commit the round started from.
+    /// `the base branch `B`` (the branch checked out, without
+    /// `loop.base`) when the base is no longer at the commit the round
+    /// started from.
     fn base_moved(&self, what: &Watched) -> Option<String> {
         let (name, Some(commit)) = &what.base else {
             return None;
         };
         let now = base_commit(&self.git, name.as_deref())?;
-        (now != *commit).then(|| match name {
-            Some(b) => format!("the base branch `{b}`"),
-            None => "the branch checked out".to_string(),
-        })
+        if now == *commit {
+            return None;
+        }
+        let branch = match name {
+            Some(b) => Some(b.clone()),
+            None => self.git.current_branch().ok().flatten(),
+        };
+        Some(branch.map_or_else(
+            || "the commit checked out (HEAD)".to_string(),
+            |b| format!("the base branch `{b}`"),
+        ))
     }
 }
 

@@ -161,6 +161,12 @@ task t { agent = bot  prompt = "t"  inputs = ["data/*.txt"] }
         &mut child,
         "round 3: passed: 1 ran (t), 0 from the cache\n",
     );
+    let err = repo.spawned_stderr();
+    let woke = err.lines().find(|l| l.starts_with("note: round 3: "));
+    assert!(
+        woke.is_some_and(|l| l.contains("the base branch `main`")),
+        "{err}"
+    );
     assert!(repo.wait_for(GENEROUS, || waits(&repo) == 3));
     assert_eq!(
         interrupt(&mut child),
@@ -168,4 +174,35 @@ task t { agent = bot  prompt = "t"  inputs = ["data/*.txt"] }
         "{}",
         repo.spawned_stderr()
     );
+}
+
+#[test]
+fn ctrl_c_during_a_round_ends_standby_as_it_ends_a_run() {
+    let repo = Test::repo();
+    let started = repo.bin.join("started");
+    repo.script(
+        "agent.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\ntouch {}\ni=0\nwhile [ $i -lt 2000 ]; do sleep 0.05; i=$((i+1)); done\n",
+            started.display()
+        ),
+    );
+    repo.plan(PLAN);
+    let mut child = repo.loopc(&["run", "--watch"]).spawn();
+    assert!(
+        repo.wait_for(GENEROUS, || started.exists()),
+        "the agent never started"
+    );
+    assert_eq!(
+        interrupt(&mut child),
+        Some(130),
+        "{}",
+        repo.spawned_stderr()
+    );
+    assert!(
+        stdout(&repo).contains("round 1: interrupted: 1 ran (a), 0 from the cache"),
+        "{}",
+        stdout(&repo)
+    );
+    assert_eq!(waits(&repo), 0, "{}", repo.spawned_stderr());
 }
