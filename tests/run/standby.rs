@@ -122,22 +122,26 @@ fn a_task_appended_to_the_plan_runs_alone_an_error_is_waited_on_and_ctrl_c_ends_
 }
 
 #[test]
-fn an_input_file_and_the_base_branch_wake_it_and_other_files_do_not() {
+fn an_input_file_and_the_base_branch_wake_it_and_other_or_ignored_files_do_not() {
     let repo = Test::repo();
     repo.write("data/x.txt", "one\n");
+    repo.write(".gitignore", "build/\n");
+    repo.write("build/old.txt", "a build's output\n");
     repo.commit("data");
     let plan = r#"
 loop "inp" { }
 agent bot { run = "sh @BIN@/agent.sh" }
-task t { agent = bot  prompt = "t"  inputs = ["data/*.txt"] }
+task t { agent = bot  prompt = "t"  inputs = ["data/*.txt", "build/*.txt"] }
 "#;
     let mut child = start(
         &repo,
         plan,
         "round 1: passed: 1 ran (t), 0 from the cache\n",
     );
-    // A file no task reads, then an input: only the input wakes it.
+    // A file no task reads, one git ignores (in no commit, so in no key),
+    // then an input: only the input wakes it.
     repo.write("notes.md", "not read by the plan\n");
+    repo.write("build/new.txt", "ignored\n");
     repo.write("data/x.txt", "two\n");
     see(&repo, &mut child, "round 2: ");
     assert!(
