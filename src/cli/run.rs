@@ -1,4 +1,4 @@
-//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--no-cache] [--stage S,…] [--watch]`:
+//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--retry-failed [T…]] [--no-cache] [--stage S,…] [--watch]`:
 //! compiles the plan, cuts a REEL spec tree down to its worked stages
 //! ([`loopc::plan::Plan::work`]), then to the named tasks and their
 //! dependencies ([`loopc::plan::Plan::select`]) and runs it with
@@ -19,11 +19,11 @@ use clap_complete::engine::ArgValueCompleter;
 use loopc::plan::Plan;
 use loopc::run::standby::{Standby, Watched};
 use loopc::run::sys::git::Git;
-use loopc::run::{Options, Outcome};
+use loopc::run::{Options, Outcome, RetryFailed};
 use loopc::state::TaskStatus;
 use std::path::{Path, PathBuf};
 
-/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--no-cache] [--stage S,…] [--watch]`
+/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--retry-failed [T…]] [--no-cache] [--stage S,…] [--watch]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The plan, then the tasks to run (with their dependencies; default:
@@ -70,6 +70,17 @@ pub struct Args {
     /// Neither read nor write the cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Run again the tasks (all, without names) that ran out of attempts
+    /// in an earlier run with the same key, which are otherwise not run
+    /// (their failures are remembered: docs/resilience.md). They start
+    /// over at attempt 1, told the last failure's feedback.
+    #[arg(
+        long = "retry-failed",
+        value_name = "TASK",
+        num_args = 0..,
+        add = ArgValueCompleter::new(super::completions::tasks)
+    )]
+    pub retry_failed: Option<Vec<String>>,
     /// Standby: once the run ends, wait for a change to the plan, to a
     /// file a task's `inputs` match or to the base branch, then run again
     /// with the cache (only what the change affects runs); a line per
@@ -156,7 +167,7 @@ fn report_line(root: &Path, cwd: &Path) -> String {
 pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let (given, words, force, skip_gates) = split_words(args, &cwd);
+    let (given, words, force, skip_gates, retry_failed) = split_words(args, &cwd);
     let path = match given {
         Some(p) => p,
         None => {
@@ -197,6 +208,7 @@ pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
         dry_run: args.dry_run,
         force,
         skip_gates,
+        retry_failed,
         no_cache: args.no_cache,
         plan_file: path.display().to_string(),
         repository: top,
@@ -206,22 +218,30 @@ pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
 }
 
 /// What [`split_words`] finds: the plan, the tasks named, the `--force`
-/// tasks and the `--skip-gate` gates.
-type Words = (Option<PathBuf>, Vec<String>, Vec<String>, Vec<String>);
+/// tasks, the `--skip-gate` gates and what `--retry-failed` says.
+type Words = (
+    Option<PathBuf>,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+    RetryFailed,
+);
 
 /// The plan named on the command line, if any, the tasks named, the
-/// `--force` tasks and the `--skip-gate` gates. Both flags take one or
-/// more values, so `--force a b j.loop` puts the plan among them: without
-/// a PLAN, a last value that names a plan is it.
+/// `--force` tasks, the `--skip-gate` gates and the `--retry-failed`
+/// tasks. The flags take several values, so `--force a b j.loop` puts the
+/// plan among them: without a PLAN, a last value that names a plan is it.
 fn split_words(args: &Args, cwd: &Path) -> Words {
     let mut words = args.words.clone();
     let mut force = args.force.clone();
     let mut skip = args.skip_gate.clone();
+    let mut retry = args.retry_failed.clone();
     let mut given = None;
     if words.first().is_some_and(|w| is_plan_word(w, cwd)) {
         given = Some(PathBuf::from(words.remove(0)));
     } else if words.is_empty() {
-        for list in [&mut force, &mut skip] {
+        let lists = [Some(&mut force), Some(&mut skip), retry.as_mut()];
+        for list in lists.into_iter().flatten() {
             if given.is_none()
                 && let Some(last) = list.last()
                 && is_plan_word(last, cwd)
@@ -230,7 +250,12 @@ fn split_words(args: &Args, cwd: &Path) -> Words {
             }
         }
     }
-    (given, words, force, skip)
+    let retry = match retry {
+        None => RetryFailed::None,
+        Some(names) if names.is_empty() => RetryFailed::All,
+        Some(names) => RetryFailed::Tasks(names),
+    };
+    (given, words, force, skip, retry)
 }
 
 /// Compiles the plan at `path`; the error says when a directory that is
