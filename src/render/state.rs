@@ -318,9 +318,10 @@ mod tests {
         );
         assert_eq!(parse(b"[]").unwrap_err(), "expected a JSON object");
         assert_eq!(parse(b"{}").unwrap_err(), "no `tasks` field");
+        let next = crate::state::STATE_VERSION + 1;
         assert_eq!(
-            parse(br#"{"version":4,"tasks":[]}"#).unwrap_err(),
-            "unsupported state format version 4"
+            parse(format!(r#"{{"version":{next},"tasks":[]}}"#).as_bytes()).unwrap_err(),
+            format!("unsupported state format version {next}")
         );
         assert_eq!(
             parse(br#"{"tasks":{"a":{"status":"weird"}}}"#).unwrap_err(),
