@@ -158,8 +158,9 @@ fn kept_note(layout: &Layout) -> Option<String> {
         })
         .count();
     (here > 0).then(|| {
+        let worktrees = if here == 1 { "worktree" } else { "worktrees" };
         format!(
-            "kept: {here} worktree(s) of failed or blocked attempts and infrastructure \
+            "kept: {here} {worktrees} of failed or blocked attempts and infrastructure \
              failures (of this run and earlier ones), each with its task branch, in {}; remove \
              them with `loopc clean`\n",
             ui::display::sanitize_line(&layout.worktrees.display().to_string())

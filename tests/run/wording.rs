@@ -205,3 +205,16 @@ task b { run = "until [ -e @BIN@/gate-started ]; do sleep 0.05; done; echo b > b
         "b's time {time} ms counts the wait (from its start to its merge: {span} ms)"
     );
 }
+
+#[test]
+fn counts_of_one_are_said_in_the_singular() {
+    let repo = Test::repo();
+    repo.plan("budget { iterations = 1 }\ntask t { run = \"exit 1\"  attempts = 1 }\n");
+    let r = repo.loopc(&["run"]).status(1).run();
+    assert!(
+        r.stdout
+            .contains("kept: 1 worktree of failed or blocked attempts"),
+        "{r:?}"
+    );
+    assert!(!r.stdout.contains("worktree(s)"), "{r:?}");
+}
