@@ -94,6 +94,13 @@ fn demo_script_leaves_no_temp_directory_behind() {
         ),
         "{stdout}"
     );
+    // Nor a report command run bare, as if the repository were still there.
+    assert!(
+        stdout.contains(
+            "report: `loopc report -o .loopc/report.html` in the scratch repository (run.sh --keep keeps it)"
+        ),
+        "{stdout}"
+    );
     // A build says it is one, and how long it may take.
     let lib = std::fs::read_to_string(crate::harness::examples_dir().join("lib.sh")).unwrap();
     assert!(
