@@ -38,6 +38,10 @@ impl Checker {
                     span,
                     label,
                 )
+                .with_note(format!(
+                    "a run then stops after {} agent attempts (REEL's default `iterations`)",
+                    crate::model::DEFAULT_ITERATIONS
+                ))
                 .with_note("add e.g. `budget { iterations = 20  time = 2h  cost = $20 }`"),
             );
         }
