@@ -50,7 +50,7 @@ use engine::worktree_files::WorktreeFiles;
 use engine::{cache, dry_run, scheduler};
 pub use preflight::start_commit;
 use preflight::{Start, preflight, reset_integration};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use store::events::{Event, Recorder, Watcher};
 use store::layout::{self, Layout};
@@ -171,8 +171,9 @@ fn kept_note(layout: &Layout) -> Option<String> {
         })
         .count();
     (here > 0).then(|| {
+        let worktrees = if here == 1 { "worktree" } else { "worktrees" };
         format!(
-            "kept: {here} worktree(s) of failed or blocked attempts and infrastructure \
+            "kept: {here} {worktrees} of failed or blocked attempts and infrastructure \
              failures (of this run and earlier ones), each with its task branch, in {}; remove \
              them with `loopc clean`\n",
             ui::display::sanitize_line(&layout.worktrees.display().to_string())
@@ -226,6 +227,8 @@ pub struct Started {
     around: cache::Surroundings,
     /// Per task that had some: the gates `--skip-gate` took off it.
     skipped: crate::plan::SkippedGates,
+    /// The plan file as the run read it (kept with its logs for reports).
+    plan_path: PathBuf,
 }
 
 /// A started run that has cleaned up after a killed one ([`Started::recover`]).
@@ -371,6 +374,7 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
         brought,
         around,
         skipped,
+        plan_path: cwd.join(&options.plan_file),
     })
 }
 
@@ -520,6 +524,8 @@ impl Recovered {
         s.layout
             .keep_earlier_logs(previous_run)
             .map_err(RunError::usage)?;
+        // A copy for this run's reports only: a failure loses no state.
+        let _ = s.layout.keep_run_plan(&s.plan_path);
         // The run's number names its worktrees and task branches: above any an
         // earlier run left (kept worktrees, ledger) and any the plan's task
         // branches or another checkout's ledger hold, so names never collide.

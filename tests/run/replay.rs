@@ -95,7 +95,7 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
     let r = repo.loopc(&["run"]).status(1).run();
     assert!(
         r.stdout
-            .contains("kept: 2 worktree(s) of failed or blocked attempts")
+            .contains("kept: 2 worktrees of failed or blocked attempts")
             && r.stdout.contains("remove them with `loopc clean`"),
         "{r:?}"
     );
@@ -150,7 +150,7 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
     }
     repo.loopc(&["clean"]).status(0).run();
     let r = repo.loopc(&["run"]).status(1).run();
-    assert!(r.stdout.contains("kept: 2 worktree(s)"), "{r:?}");
+    assert!(r.stdout.contains("kept: 2 worktrees of"), "{r:?}");
     // `loopc clean` kept the state file: numbering goes on.
     assert!(wt.join("bad.r3-a1").is_dir());
 }
