@@ -94,7 +94,8 @@ pub struct Args {
     pub watch: bool,
 }
 
-/// What a round of `--watch` learns as it goes ([`super::standby`]).
+/// What a round of `--watch` learns as it goes (the standby loop in
+/// `cli/standby.rs` carries it from round to round).
 #[derive(Default)]
 pub(super) struct Round {
     /// What the round before read (a plan with errors still reads its
@@ -121,11 +122,9 @@ fn exit_status(outcome: Outcome) -> i32 {
     }
 }
 
-/// Runs `loopc run` (with `--watch`, [`super::standby::run`]).
+/// Runs `loopc run` once (`--watch` is dispatched to the standby loop,
+/// which calls [`run_plan`] per round).
 pub fn run(args: &Args) -> i32 {
-    if args.watch {
-        return super::standby::run(args);
-    }
     match run_plan(args, &mut Round::default()) {
         Ok(code) => code,
         Err(message) => {
