@@ -331,7 +331,7 @@ fn many_tasks_through_few_worktrees_all_land() {
     let n = 40;
     let mut plan = String::from(
         "loop \"reuse\" { parallel = 8 }\nagent bot { run = \"sh @BIN@/agent.sh\" }\n\
-         defaults { agent = bot  attempts = 1 }\n",
+         budget { iterations = 100 }\ndefaults { agent = bot  attempts = 1 }\n",
     );
     for i in 0..n {
         plan.push_str(&format!("task t{i:02} {{ prompt = \"x\" }}\n"));
