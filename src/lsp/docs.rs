@@ -99,6 +99,9 @@ pub(super) fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Task, "expands") => {
             "A plan fragment (a `.loop` file of tasks) the task writes; when it passes, its tasks join the plan as `<task>.<name>`, before the task's dependents."
         }
+        (Defaults | Task, "verify") => {
+            "`true`: `accept` runs on the task's starting commit first; if it passes, the task passes with no agent and no change (already satisfied). Default `false`; `loopc run --verify` sets it on every task."
+        }
         (Task, "inputs") => {
             "Globs of files (relative to the repo root) that are part of the cache key."
         }

@@ -23,6 +23,8 @@
 //!   other commands' reports and stdout (`logs` reads `.loopc/` and the
 //!   lock, as `status` does; `board` reads `.loopc/` only, never the lock;
 //!   `answer` writes only `.loopc/answers/`);
+//! - [`standby`]: `loopc run --watch`, waiting between rounds for a
+//!   change to what the plan reads (it starts no run: `cli` loops);
 //! - [`report`]: `loopc report`, a run as an HTML page or JSON, read from
 //!   `.loopc/` through the store (drawn with [`crate::render`]).
 
@@ -33,6 +35,7 @@ pub mod engine;
 pub mod logs;
 mod preflight;
 pub mod report;
+pub mod standby;
 pub mod status;
 pub mod store;
 pub mod sys;
@@ -107,6 +110,9 @@ pub struct Ran {
     pub warnings: Vec<String>,
     /// The repository's top directory.
     pub root: std::path::PathBuf,
+    /// Each task of the run (fragments' too) and how it ended, in the
+    /// plan's order (`--watch`'s line per round counts them).
+    pub tasks: Vec<(String, crate::state::TaskStatus)>,
 }
 
 /// Options of one run (the command line, minus the plan file).
@@ -125,6 +131,9 @@ pub struct Options {
     /// `--retry-failed [TASK…]`: tasks that ran out of attempts under an
     /// unchanged key that run again (docs/resilience.md).
     pub retry_failed: RetryFailed,
+    /// `--verify`: every task verifies first, as with `verify = true`
+    /// (docs/running.md, "Already satisfied: `verify`").
+    pub verify: bool,
     /// The plan file as given (recorded in state.json), relative to the
     /// current directory.
     pub plan_file: String,
@@ -319,6 +328,9 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
     check_retried(&plan, &options.retry_failed)?;
     check_skipped(&plan, &options.skip_gates)?;
     let skipped = plan.skip_gates(&options.skip_gates);
+    if options.verify {
+        plan.verify_all();
+    }
     layout.refuse_symlink().map_err(RunError::usage)?;
     layout.check_files().map_err(RunError::usage)?;
     let locks = take_locks(&git, &layout, options.dry_run)?;
@@ -443,7 +455,7 @@ impl Started {
             &self.git,
             store.as_ref(),
             &self.start.base,
-            engine::expand::Growth::new(self.options.base.clone()),
+            engine::expand::Growth::new(self.options.base.clone(), self.options.verify),
         ))
     }
 
@@ -585,7 +597,7 @@ fn schedule(
         state,
         cache_use,
         options.exit_status,
-        engine::expand::Growth::new(options.base.clone()),
+        engine::expand::Growth::new(options.base.clone(), options.verify),
     );
     ctx.events.ui().finish();
     let mut table = summary::table(&finish.state);
@@ -607,5 +619,11 @@ fn schedule(
         summary: table,
         warnings,
         root: ctx.git.root.clone(),
+        tasks: finish
+            .state
+            .tasks
+            .iter()
+            .map(|t| (t.name.clone(), t.status))
+            .collect(),
     }
 }

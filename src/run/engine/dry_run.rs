@@ -487,7 +487,7 @@ pub fn report(
         }
         // A line names files (inputs, copied files, conflicts) and quotes
         // errors: shown with hidden characters escaped, as every line is.
-        let line = with_skipped(task, line, &skipped);
+        let line = with_verify(task, &with_skipped(task, line, &skipped));
         let line = crate::visible::escape(&line, &[]);
         out.push_str(&format!("{}: {line}\n", task.name));
     }
@@ -547,6 +547,22 @@ fn with_skipped(
             format!("{line} [gate {} skipped: --skip-gate]", join_words(&q))
         }
         _ => line.to_string(),
+    }
+}
+
+/// `line` of `task` with what its `verify` decides (docs/running.md,
+/// "Already satisfied: `verify`"), when it would run.
+fn with_verify(task: &crate::plan::Task, line: &str) -> String {
+    if !task.verify || !line.starts_with("run") {
+        return line.to_string();
+    }
+    if task.accept.is_some() {
+        format!(
+            "{line} [would verify first: `accept` on its starting commit; if it passes, \
+             the task is already satisfied and no agent runs]"
+        )
+    } else {
+        format!("{line} [verify: it has no `accept`, so nothing is verified first]")
     }
 }
 

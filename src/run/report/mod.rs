@@ -252,7 +252,7 @@ fn counts(tasks: &[TaskReport]) -> Counts {
     };
     for t in tasks {
         match t.status {
-            TaskStatus::Passed => c.passed += 1,
+            TaskStatus::Passed | TaskStatus::AlreadySatisfied => c.passed += 1,
             TaskStatus::Cached => c.cached += 1,
             TaskStatus::Failed => c.failed += 1,
             TaskStatus::Blocked | TaskStatus::NeedsHuman => c.blocked += 1,

@@ -398,15 +398,6 @@ pub enum Planned {
     Conflict(Vec<String>),
 }
 
-/// The commit message of a replay of `task`'s work.
-fn replay_message(task: &crate::plan::Task) -> String {
-    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
-    format!(
-        "loop({}): {title}\n\nReplayed from the loopc cache.",
-        task.name
-    )
-}
-
 /// What replaying `entry` of `task` onto `head` would do. Writes at most
 /// git objects (a merged tree and the replayed commit), never a ref.
 ///
@@ -430,7 +421,12 @@ pub fn plan(
     if git.tree_of(head)? == tree {
         return Ok(Planned::Nothing);
     }
-    let commit = git.commit_tree_like(&tree, &[head], &replay_message(task), &entry.commit)?;
+    let commit = git.commit_tree_like(
+        &tree,
+        &[head],
+        &crate::run::engine::attempt::message::replayed(task, entry.summary.as_deref()),
+        &entry.commit,
+    )?;
     Ok(Planned::Commit {
         commit,
         gated: tree != entry.gated_tree,

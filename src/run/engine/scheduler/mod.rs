@@ -283,6 +283,7 @@ impl Scheduler {
     ) {
         self.replay_fast_forwards(state);
         self.advance_specs(state);
+        self.replay_in_recorded_order(state);
         // Not a range: a replayed fragment grows the plan (and moves every
         // index), and the scan starts over on the grown plan.
         let mut next = 0;
@@ -460,7 +461,11 @@ impl Scheduler {
             agent: r.report.as_ref().map(|rep| rep.record()),
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
             resolver: r.resolver.clone(),
+            already_satisfied: r.already_satisfied,
         };
+        if r.verified {
+            self.books.slots[i].verified = true;
+        }
         let passed = matches!(finished.outcome, Outcome::Passed { .. });
         if passed && let Some(a) = &accepted {
             state.tasks[i].fragment_commit = Some(a.commit.clone());

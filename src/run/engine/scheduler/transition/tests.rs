@@ -6,6 +6,8 @@ use crate::run::engine::budget::Meter;
 use crate::run::engine::land::replay::Replay;
 use crate::run::engine::outcome::Limited;
 
+mod remembered;
+
 fn plan(source: &str) -> Plan {
     let compiled = crate::compile("test.loop", source);
     assert!(
@@ -68,30 +70,37 @@ fn attempt_after(
 ) -> Vec<Action> {
     let i = index(p, name);
     let (n, _) = started(p, state, books, i, "t1".into());
-    finished(
-        p,
-        state,
-        books,
-        Finished {
-            task: i,
-            attempt: n,
-            outcome,
-            cost,
-            elapsed_ms: Some(5),
-            head: "h1".into(),
-            now: "t2".into(),
-            signalled: false,
-            past_deadline: false,
-            ended_ms: 5,
-            work_end_ms: None,
-            agent_started,
-            logs: Some("logs/a/1".into()),
-            worktree: Some("worktrees/a-1".into()),
-            agent: None,
-            fallback: None,
-            resolver: None,
-        },
-    )
+    let f = Finished {
+        cost,
+        agent_started,
+        ..ended(i, n, outcome)
+    };
+    finished(p, state, books, f)
+}
+
+/// Attempt `n` of task `i` ended with `outcome` at `t2`, 5 ms after it
+/// started at `t1`, the head at `h1`: nothing else to tell.
+fn ended(i: usize, n: u32, outcome: Outcome) -> Finished {
+    Finished {
+        task: i,
+        attempt: n,
+        outcome,
+        cost: Cost::default(),
+        elapsed_ms: Some(5),
+        head: "h1".into(),
+        now: "t2".into(),
+        signalled: false,
+        past_deadline: false,
+        ended_ms: 5,
+        work_end_ms: None,
+        agent_started: false,
+        logs: Some("logs/a/1".into()),
+        worktree: Some("worktrees/a-1".into()),
+        agent: None,
+        fallback: None,
+        resolver: None,
+        already_satisfied: false,
+    }
 }
 
 /// The `task_finished` events among `actions`: (task, status, reason).
@@ -397,6 +406,7 @@ fn interrupted_attempts_count_only_when_the_time_budget_stopped_them() {
         agent: None,
         fallback: None,
         resolver: None,
+        already_satisfied: false,
     };
     let mut ctrl_c = (state.clone(), Books::new(&p, Meter::new(p.budget.clone())));
     ctrl_c.1.meter.spent.iterations = 1;
@@ -597,6 +607,7 @@ fn a_resolvers_run_is_one_more_iteration_and_in_the_attempts_history() {
                 agent: None,
                 fallback: None,
                 resolver: Some(record.clone()),
+                already_satisfied: false,
             },
         )
     };
@@ -613,84 +624,29 @@ fn a_resolvers_run_is_one_more_iteration_and_in_the_attempts_history() {
     assert_eq!(cut.1.meter.spent.iterations, 0);
 }
 
-/// The next run of `TWO` after `previous`, with its remembered failures,
-/// and task `a` looked at under `key` (`retry`: `--retry-failed`).
-fn next_run(previous: &RunState, key: &str, retry: bool) -> (RunState, Books, Vec<Action>) {
-    let (p, mut state, mut books) = setup(TWO);
-    carry_remembered(previous, &mut state);
-    let a = index(&p, "a");
-    let out = resume(&p, &mut state, &mut books, a, Some(key.into()), retry, "t0");
-    (state, books, out)
-}
-
 #[test]
-fn failures_are_remembered_under_the_key_and_resumed_or_not_run() {
-    let p = plan(TWO);
-    let fail = || failed("no", OnFail::Retry);
-    let first = {
-        let (mut state, books, out) = next_run(&initial(&p, "t", "b", "t0".into()), "k1", false);
-        assert!(out.is_empty());
-        let mut books = books;
-        attempt(&p, &mut state, &mut books, "a", fail(), Cost::default());
-        state
+fn an_already_satisfied_task_is_done_without_counting_an_attempt() {
+    let (p, mut state, mut books) = setup(TWO);
+    let (n, _) = started(&p, &mut state, &mut books, 0, "t1".into());
+    let satisfied = Outcome::Passed {
+        commit: "base".into(),
+        summary: Some("already satisfied".into()),
+        files: Vec::new(),
     };
-    let r = first.tasks[0].remembered.clone().expect("remembered");
-    assert_eq!((r.key.as_str(), r.attempts), ("k1", 1));
-    assert_eq!(r.feedback.as_deref(), Some("feedback: no"));
-    // A later run under the same key resumes at attempt 2, told why.
-    let (mut later, mut books2, out) = next_run(&first, "k1", false);
-    assert!(out.is_empty());
+    let f = Finished {
+        already_satisfied: true,
+        ..ended(0, n, satisfied)
+    };
+    let actions = finished(&p, &mut state, &mut books, f);
+    let a = &state.tasks[0];
+    assert_eq!(a.status, TaskStatus::AlreadySatisfied);
+    assert_eq!((a.attempts, books.meter.spent.iterations), (0, 0));
+    assert_eq!(a.history[0].outcome, "already_satisfied");
+    assert!(actions.iter().any(|a| matches!(a, Action::Record { .. })));
+    let done = finishes(&actions);
     assert_eq!(
-        (later.tasks[0].attempts, later.tasks[0].earlier_attempts),
-        (1, 1)
+        done,
+        [("a".to_string(), "already_satisfied".to_string(), None)]
     );
-    assert_eq!(books2.slots[0].feedback, "feedback: no");
-    attempt(&p, &mut later, &mut books2, "a", fail(), Cost::default());
-    assert_eq!(later.tasks[0].status, TaskStatus::Failed);
-    // Out of attempts: not run, its dependent skipped.
-    let reasons = finishes(&next_run(&later, "k1", false).2);
-    assert_eq!(reasons[0].1, "failed");
-    let why = reasons[0].2.clone().unwrap_or_default();
-    assert!(
-        why.starts_with("not run: ran out of attempts (2 of 2)"),
-        "{why}"
-    );
-    let skipped = Some("dependency `a` failed".to_string());
-    assert_eq!(reasons[1], ("b".into(), "skipped".into(), skipped));
-    // `--retry-failed` starts over; another key forgets; a pass forgets.
-    let (mut retried, mut books4, out) = next_run(&later, "k1", true);
-    assert!(out.is_empty());
-    assert_eq!(retried.tasks[0].attempts, 0);
-    let (other, _, out) = next_run(&later, "k2", false);
-    assert!(out.is_empty() && other.tasks[0].remembered.is_none());
-    attempt(
-        &p,
-        &mut retried,
-        &mut books4,
-        "a",
-        passed(),
-        Cost::default(),
-    );
-    assert!(retried.tasks[0].remembered.is_none());
-}
-
-#[test]
-fn an_attempt_over_its_cap_is_recorded_so() {
-    let (p, mut state, mut books) = setup(TWO);
-    let cost = Cost {
-        micro_usd: 5_000_000,
-        over_cap: Some(crate::run::engine::budget::OverCap {
-            agent: "bot".into(),
-            reported: 5_000_000,
-            cap: 1_000_000,
-        }),
-        ..Cost::default()
-    };
-    let actions = attempt(&p, &mut state, &mut books, "a", passed(), cost);
-    assert!(state.tasks[0].history[0].over_cap);
-    assert!(actions.iter().any(|a| matches!(
-        a,
-        Action::Emit(Event::AttemptFinished { over_cap: true, .. })
-    )));
-    assert_eq!(books.meter.spent.cost_micro_usd, 5_000_000);
+    assert!(ready(&p, &state, index(&p, "b")));
 }
