@@ -78,7 +78,8 @@ pub struct Args {
     /// Run again the tasks (all, without names) that ran out of attempts
     /// in an earlier run with the same key, which are otherwise not run
     /// (their failures are remembered: docs/resilience.md). They start
-    /// over at attempt 1, told the last failure's feedback.
+    /// over at attempt 1, told the last failure's feedback (`--force`
+    /// runs a task it names so too).
     #[arg(
         long = "retry-failed",
         value_name = "TASK",
