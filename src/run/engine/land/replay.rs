@@ -1,8 +1,8 @@
-//! The cache during a run (docs/running.md steps 1 and 8, docs/cache.md; `docs/cache.md`):
+//! The cache during a run (docs/running.md steps 1 and 8, docs/cache.md):
 //! a task's run-time key at the current head, looking it up, replaying a
 //! hit onto the integration branch without touching any checkout, and
-//! recording a pass. The scheduler decides when; what a replay does to the
-//! run's state is [`crate::run::engine::scheduler::transition::replayed`].
+//! recording a pass. The scheduler, above, decides when and what a replay
+//! does to the run's state (its transition `replayed`).
 
 use crate::plan::Key;
 use crate::run::engine::attempt::gate::{self, Check, Verdict};
