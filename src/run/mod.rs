@@ -45,7 +45,7 @@ pub mod ui;
 use crate::plan::Plan;
 use crate::state::RunState;
 use engine::context::RunCtx;
-pub use engine::scheduler::transition::RetryFailed;
+pub use engine::remember::RetryFailed;
 use engine::worktree_files::WorktreeFiles;
 use engine::{cache, dry_run, scheduler};
 pub use preflight::start_commit;

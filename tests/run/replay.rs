@@ -104,7 +104,7 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
     assert!(wt.join("bad.r1-a1").is_dir() && wt.join("bad.r1-a2").is_dir());
     repo.write("unrelated.txt", "x\n");
     repo.commit("unrelated work");
-    // `bad` ran out of attempts with this key: only asked, it runs again.
+    // `bad` ran out of attempts with its key: asked to run again.
     repo.loopc(&["run", "--retry-failed"]).status(1).run();
     assert_eq!(repo.state()["run"], 2);
     // A missed replay's checks take no attempt: `t`'s attempt 1 of run 2.

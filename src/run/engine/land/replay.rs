@@ -29,7 +29,7 @@ pub struct CacheUse {
     pub skip_gates: Vec<String>,
     /// `--retry-failed`: tasks that ran out of attempts under an unchanged
     /// key that run again (docs/resilience.md).
-    pub retry_failed: crate::run::engine::scheduler::transition::RetryFailed,
+    pub retry_failed: crate::run::engine::remember::RetryFailed,
 }
 
 /// The cache as one run uses it.
@@ -136,9 +136,11 @@ impl RunCache {
         self.key_at(ctx, i, head).map(|rk| rk.key.to_hex())
     }
 
-    /// Whether `--retry-failed` names task `name` (or all).
-    pub fn retries(&self, name: &str) -> bool {
-        self.cache.retry_failed.covers(name)
+    /// Whether task `i` (called `name`) runs again though it ran out of
+    /// attempts under its key: `--retry-failed` names it (or all), or
+    /// `--force` does.
+    pub fn retries(&self, i: usize, name: &str) -> bool {
+        self.cache.retry_failed.covers(name) || self.cache.forced.get(i).copied().unwrap_or(false)
     }
 
     /// Task `i`'s cache entry under its key at `head`, unless the cache is

@@ -347,8 +347,12 @@ impl Scheduler {
     /// ([`transition::resume`]). Returns true when it is not run.
     fn resume(&mut self, state: &mut RunState, i: usize) -> bool {
         let ctx = Arc::clone(&self.ctx);
-        let key = self.cache.key(&ctx, i, &self.head);
-        let retry = self.cache.retries(&ctx.plan.tasks[i].name);
+        let task = &ctx.plan.tasks[i];
+        let key = self
+            .cache
+            .key(&ctx, i, &self.head)
+            .map(|k| transition::remembered_key(task, &k));
+        let retry = self.cache.retries(i, &ctx.plan.tasks[i].name);
         let now = now_rfc3339();
         let actions = transition::resume(&ctx.plan, state, &mut self.books, i, key, retry, &now);
         let not_run = !actions.is_empty();
