@@ -40,5 +40,6 @@ mod signals;
 mod slurm;
 mod uncommitted;
 mod watch;
+mod whole;
 mod wording;
 mod worktree_files;

@@ -40,6 +40,7 @@ pub mod land;
 pub mod notify;
 pub mod outcome;
 pub mod pool;
+pub mod run_entry;
 pub mod scheduler;
 pub mod uncommitted;
 pub mod worktree_files;
