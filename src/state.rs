@@ -1,4 +1,4 @@
-//! The document of `.loopc/state.json` (format version 2, `docs/state.md`):
+//! The document of `.loopc/state.json` (format version 3, `docs/state.md`):
 //! the run's and each task's status, counters and budget, with their serde
 //! form. `loopc run` writes it (`run::store::state`) and `loopc graph
 //! --state` colours tasks by it, so it lives below both: neither `run` nor
@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// The state file format this loopc writes. It reads this one and every
 /// older one (each version only added to the one before).
-pub const STATE_VERSION: u32 = 2;
+pub const STATE_VERSION: u32 = 3;
 
 /// A task's state (docs/running.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -218,6 +218,37 @@ pub struct TaskState {
     /// those on it). Absent when none was skipped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_checked_by: Vec<String>,
+    /// What earlier attempts of the task under its key left for the next
+    /// one: carried from run to run until the task passes or its key
+    /// changes (docs/resilience.md "Failures are remembered"; version 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remembered: Option<Remembered>,
+    /// Of `attempts`, those spent by earlier runs under the same key (the
+    /// run resumed the task at its next attempt; version 3). Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub earlier_attempts: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A task's failed attempts under one key, kept across runs (state
+/// format version 3): a rerun resumes the task at its next attempt with
+/// the last failure's feedback, and does not run a task that ran out of
+/// attempts under the same key unless `--retry-failed` says so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Remembered {
+    /// The task's run-time key (hex) when the attempts were made.
+    pub key: String,
+    /// Attempts spent under that key, counted against `attempts`.
+    pub attempts: u32,
+    /// The last failed attempt's feedback (what the next attempt is told).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// Why the last attempt failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl TaskState {
@@ -247,6 +278,8 @@ impl TaskState {
             dependencies: Vec::new(),
             fragment_commit: None,
             not_checked_by: Vec::new(),
+            remembered: None,
+            earlier_attempts: 0,
         }
     }
 }
@@ -282,6 +315,10 @@ pub struct AttemptRecord {
     /// added within version 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolver: Option<ResolverRecord>,
+    /// The agent (or an agent gate) reported more than its per-attempt
+    /// `cost` cap (version 3; absent when not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_cap: bool,
 }
 
 /// A resolver's run on a conflict of an attempt's merge (docs/running.md

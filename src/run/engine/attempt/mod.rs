@@ -11,6 +11,7 @@
 mod commit;
 pub mod gate;
 mod gitlinks;
+pub mod message;
 mod prepare;
 mod protect;
 pub mod watch;
@@ -136,15 +137,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Step<Outcome> {
     prepare::setup(ctx, task, r, &files, &env)?;
     let done = work::run(ctx.io(), task, r, &files, &env, &prompt)?;
     let judged = work::judge(task, r, &files, &done)?;
-    let made = commit::commit(
-        ctx.io(),
-        &git,
-        &checkout,
-        task,
-        r,
-        &files,
-        judged.no_changes,
-    )?;
+    let made = commit::commit(ctx.io(), &git, &checkout, task, r, &files, &judged)?;
     Ok(checks(ctx, &proto, &checkout, r, made, judged.summary))
 }
 

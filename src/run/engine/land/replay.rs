@@ -35,6 +35,9 @@ pub struct CacheUse {
     /// The run entry found under that key ([`run_entry::lookup`]): the run
     /// takes its result instead of replaying task by task.
     pub whole_hit: Option<RunEntry>,
+    /// `--retry-failed`: tasks that ran out of attempts under an unchanged
+    /// key that run again (docs/resilience.md).
+    pub retry_failed: crate::run::engine::scheduler::transition::RetryFailed,
 }
 
 /// The cache as one run uses it.
@@ -180,6 +183,18 @@ impl RunCache {
                 None
             }
         }
+    }
+
+    /// Task `i`'s run-time key (hex) with its work starting at `head`,
+    /// cache or not (its remembered failures are kept under it); `None`
+    /// when it cannot be computed.
+    pub fn key(&mut self, ctx: &RunCtx, i: usize, head: &str) -> Option<String> {
+        self.key_at(ctx, i, head).map(|rk| rk.key.to_hex())
+    }
+
+    /// Whether `--retry-failed` names task `name` (or all).
+    pub fn retries(&self, name: &str) -> bool {
+        self.cache.retry_failed.covers(name)
     }
 
     /// Task `i`'s cache entry under its key at `head`, unless the cache is
@@ -450,15 +465,6 @@ pub enum Planned {
     Conflict(Vec<String>),
 }
 
-/// The commit message of a replay of `task`'s work.
-fn replay_message(task: &crate::plan::Task) -> String {
-    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
-    format!(
-        "loop({}): {title}\n\nReplayed from the loopc cache.",
-        task.name
-    )
-}
-
 /// What replaying `entry` of `task` onto `head` would do. Writes at most
 /// git objects (a merged tree and the replayed commit), never a ref.
 ///
@@ -482,7 +488,12 @@ pub fn plan(
     if git.tree_of(head)? == tree {
         return Ok(Planned::Nothing);
     }
-    let commit = git.commit_tree_like(&tree, &[head], &replay_message(task), &entry.commit)?;
+    let commit = git.commit_tree_like(
+        &tree,
+        &[head],
+        &crate::run::engine::attempt::message::replayed(task, entry.summary.as_deref()),
+        &entry.commit,
+    )?;
     Ok(Planned::Commit {
         commit,
         gated: tree != entry.gated_tree,

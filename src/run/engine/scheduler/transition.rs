@@ -18,7 +18,9 @@ use crate::run::store::events::Event;
 use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 
 mod books;
+mod remembered;
 pub use books::{Books, Slot};
+pub use remembered::{RetryFailed, carry_remembered, resume};
 
 /// How many times an attempt that failed for its infrastructure (e.g.
 /// `setup`) is retried, uncounted; one more such failure blocks the task.
@@ -261,6 +263,9 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
             let reason = interrupted_reason(books, signalled, past_deadline, agent_started);
             if reason.is_none() {
                 uncount(plan, state, books, i);
+            } else {
+                // It counted: a rerun resumes after it.
+                remembered::remember(state, books, i, None);
             }
             let status = TaskStatus::Interrupted;
             finalize(plan, state, i, status, reason, &at.now, &mut out);
@@ -360,6 +365,7 @@ fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>
         agent: f.agent.clone(),
         fallback: f.fallback.clone(),
         resolver: f.resolver.clone(),
+        over_cap: f.cost.over_cap.is_some(),
     });
     out.push(Action::Emit(Event::AttemptFinished {
         task: task.name.clone(),
@@ -369,6 +375,7 @@ fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>
         cost_micro_usd,
         agent: f.agent.clone(),
         work_end_ms: f.work_end_ms,
+        over_cap: f.cost.over_cap.is_some(),
     }));
 }
 
@@ -428,6 +435,7 @@ fn failed(
         books.streak.push(i);
     }
     books.slots[i].feedback = crate::run::engine::attempt::gate::cut_feedback(feedback);
+    remembered::remember(state, books, i, Some(&reason));
     match on_fail {
         OnFail::Retry if state.tasks[i].attempts < task.attempts => {
             state.tasks[i].status = TaskStatus::Pending;
@@ -635,6 +643,10 @@ fn finalize(
     ts.status = status;
     ts.reason = reason.clone();
     ts.finished_at = Some(now.to_string());
+    if status.is_done() {
+        // Its work is on the branch: nothing of its failures is owed.
+        ts.remembered = None;
+    }
     out.push(Action::Emit(Event::TaskFinished {
         task: ts.name.clone(),
         status: status.as_str().to_string(),
