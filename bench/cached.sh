@@ -34,14 +34,8 @@ fi
 
 # loopc's plan.
 repo=$work/loopc
-mkdir -p "$repo" && cd "$repo"
-git init -q -b main && git config user.email b@loopc.invalid && git config user.name bench
-echo seed > seed && git add seed && git commit -qm seed
-{
-  echo 'loop "cached" { parallel = 8 }'
-  for i in $(seq 0 $((n - 1))); do echo "task t$i { run = \"echo $i > f$i\" }"; done
-} > plan.loop
-git add plan.loop && git commit -qm plan
+source "$root/bench/command_plan.sh"
+command_plan "$repo" cached "$n" 8
 "$loopc" run plan.loop >/dev/null 2>&1
 
 # Turborepo's workspace.
