@@ -45,5 +45,6 @@ mod standby;
 mod uncommitted;
 mod verify;
 mod watch;
+mod whole;
 mod wording;
 mod worktree_files;

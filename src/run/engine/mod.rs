@@ -42,6 +42,7 @@ pub mod notify;
 pub mod outcome;
 pub mod pool;
 pub mod remember;
+pub mod run_entry;
 pub mod scheduler;
 pub mod uncommitted;
 pub mod worktree_files;

@@ -109,6 +109,9 @@ pub fn run(
     if let Some(d) = sched.books.meter.deadline() {
         sched.ctx.control.set_deadline(d);
     }
+    if let Some(hit) = sched.cache.take_whole_hit() {
+        sched.replay_whole(&mut state, hit);
+    }
     sched.hold(&mut state);
     sched.resume_waits(&mut state);
     let outcome = sched.drive(&mut state);
@@ -646,6 +649,11 @@ impl Scheduler {
             _ if all_done && !self.advance_failed => (RunStatus::Passed, RunOutcome::Passed),
             _ => (RunStatus::Failed, RunOutcome::Failed),
         };
+        if outcome == RunOutcome::Passed
+            && let Err(e) = self.cache.record_whole(&self.ctx, &self.head)
+        {
+            self.note(&format!("cache: the run entry: {e}"));
+        }
         let code = (self.exit_status)(outcome);
         state.status = status;
         state.exit_code = Some(code);
