@@ -212,6 +212,10 @@ pub struct DefaultsDef {
     pub resolver: Option<Ref>,
     /// `protect`: globs of paths no task's attempt may change.
     pub protect: Vec<String>,
+    /// `verify`: whether tasks that set none run their `accept` on their
+    /// starting commit before any agent (docs/running.md, "Already
+    /// satisfied: `verify`").
+    pub verify: Option<bool>,
 }
 
 /// An `executor` item: how loopc launches a command.
@@ -331,6 +335,9 @@ pub struct TaskDef {
     pub protect: Vec<String>,
     /// `may_change` (valid globs): protected paths the task may change.
     pub may_change: Vec<String>,
+    /// `verify`: run `accept` on the task's starting commit first; a pass
+    /// there passes the task with no agent and no change.
+    pub verify: Option<bool>,
     /// The whole item.
     pub span: Span,
 }
@@ -385,7 +392,7 @@ pub mod fields {
     ];
     /// `defaults { … }`
     pub const DEFAULTS: &[&str] = &[
-        "agent", "gates", "attempts", "timeout", "env", "executor", "resolver", "protect",
+        "agent", "gates", "attempts", "timeout", "env", "executor", "resolver", "protect", "verify",
     ];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
@@ -403,6 +410,7 @@ pub mod fields {
         "resolver",
         "protect",
         "may_change",
+        "verify",
     ];
 }
 

@@ -105,6 +105,7 @@ impl Checker {
             executor: self.reference(&f, "executor", "an executor"),
             resolver: self.reference(&f, "resolver", "an agent"),
             protect: self.protect_globs(&f, "protect"),
+            verify: self.boolean(&f, "verify"),
         };
     }
 
@@ -364,6 +365,7 @@ impl Checker {
             expands: self.fragment_path(&f),
             protect: self.protect_globs(&f, "protect"),
             may_change: self.protect_globs(&f, "may_change"),
+            verify: self.boolean(&f, "verify"),
             env: self.env(&f),
             resolver: self.reference(&f, "resolver", "an agent"),
             span: t.span,

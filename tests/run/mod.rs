@@ -43,6 +43,7 @@ mod signals;
 mod slurm;
 mod standby;
 mod uncommitted;
+mod verify;
 mod watch;
 mod whole;
 mod wording;

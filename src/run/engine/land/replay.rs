@@ -1,8 +1,8 @@
-//! The cache during a run (docs/running.md steps 1 and 8, docs/cache.md; `docs/cache.md`):
+//! The cache during a run (docs/running.md steps 1 and 8, docs/cache.md):
 //! a task's run-time key at the current head, looking it up, replaying a
 //! hit onto the integration branch without touching any checkout, and
-//! recording a pass. The scheduler decides when; what a replay does to the
-//! run's state is [`crate::run::engine::scheduler::transition::replayed`].
+//! recording a pass. The scheduler, above, decides when and what a replay
+//! does to the run's state (its transition `replayed`).
 
 use crate::plan::Key;
 use crate::run::engine::attempt::gate::{self, Check, Verdict};
@@ -37,7 +37,7 @@ pub struct CacheUse {
     pub whole_hit: Option<RunEntry>,
     /// `--retry-failed`: tasks that ran out of attempts under an unchanged
     /// key that run again (docs/resilience.md).
-    pub retry_failed: crate::run::engine::scheduler::transition::RetryFailed,
+    pub retry_failed: crate::run::engine::remember::RetryFailed,
 }
 
 /// The cache as one run uses it.
@@ -192,9 +192,11 @@ impl RunCache {
         self.key_at(ctx, i, head).map(|rk| rk.key.to_hex())
     }
 
-    /// Whether `--retry-failed` names task `name` (or all).
-    pub fn retries(&self, name: &str) -> bool {
-        self.cache.retry_failed.covers(name)
+    /// Whether task `i` (called `name`) runs again though it ran out of
+    /// attempts under its key: `--retry-failed` names it (or all), or
+    /// `--force` does.
+    pub fn retries(&self, i: usize, name: &str) -> bool {
+        self.cache.retry_failed.covers(name) || self.cache.forced.get(i).copied().unwrap_or(false)
     }
 
     /// Task `i`'s cache entry under its key at `head`, unless the cache is

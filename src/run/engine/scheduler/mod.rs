@@ -350,8 +350,12 @@ impl Scheduler {
     /// ([`transition::resume`]). Returns true when it is not run.
     fn resume(&mut self, state: &mut RunState, i: usize) -> bool {
         let ctx = Arc::clone(&self.ctx);
-        let key = self.cache.key(&ctx, i, &self.head);
-        let retry = self.cache.retries(&ctx.plan.tasks[i].name);
+        let task = &ctx.plan.tasks[i];
+        let key = self
+            .cache
+            .key(&ctx, i, &self.head)
+            .map(|k| transition::remembered_key(task, &k));
+        let retry = self.cache.retries(i, &ctx.plan.tasks[i].name);
         let now = now_rfc3339();
         let actions = transition::resume(&ctx.plan, state, &mut self.books, i, key, retry, &now);
         let not_run = !actions.is_empty();
@@ -460,7 +464,11 @@ impl Scheduler {
             agent: r.report.as_ref().map(|rep| rep.record()),
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
             resolver: r.resolver.clone(),
+            already_satisfied: r.already_satisfied,
         };
+        if r.verified {
+            self.books.slots[i].verified = true;
+        }
         let passed = matches!(finished.outcome, Outcome::Passed { .. });
         if passed && let Some(a) = &accepted {
             state.tasks[i].fragment_commit = Some(a.commit.clone());
