@@ -10,6 +10,7 @@ mod budget_order;
 mod cache;
 mod changes;
 mod cli;
+mod context;
 mod crash;
 mod demo;
 mod early_cutoff;

@@ -22,7 +22,8 @@ pub(super) struct Made {
 /// Commits the worktree's changes on the task branch (`loop(task): title`,
 /// the agent's `summary` and loopc's trailers: [`super::message`]) and
 /// checks the commit; writes its diff for the gates (`LOOP_DIFF_FILE`).
-/// `no_changes`: the handoff said nothing needed to change.
+/// `judged`: the summary, and whether the handoff said nothing needed to
+/// change.
 pub(super) fn commit(
     io: Io<'_>,
     git: &Git,
@@ -30,10 +31,11 @@ pub(super) fn commit(
     task: &Task,
     r: &AttemptResult,
     files: &AttemptFiles,
-    no_changes: bool,
-    summary: Option<&str>,
+    judged: &super::work::Judged,
 ) -> Step<Made> {
     phase(io, &task.name, r.input.attempt, "commit");
+    let no_changes = judged.no_changes;
+    let summary = judged.summary.as_deref();
     let message = super::message::message(task, r.input.attempt, summary, &r.cost);
     let commit = commit_on_branch(io, git, checkout, &message, r)?;
     if commit == r.input.base && !no_changes && !task.changes_optional {

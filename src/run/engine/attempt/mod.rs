@@ -9,6 +9,7 @@
 //! coordinator's, see [`crate::run::engine::land::merge`].
 
 mod commit;
+mod context_files;
 pub mod gate;
 mod gitlinks;
 pub mod message;
@@ -137,16 +138,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Step<Outcome> {
     prepare::setup(ctx, task, r, &files, &env)?;
     let done = work::run(ctx.io(), task, r, &files, &env, &prompt)?;
     let judged = work::judge(task, r, &files, &done)?;
-    let made = commit::commit(
-        ctx.io(),
-        &git,
-        &checkout,
-        task,
-        r,
-        &files,
-        judged.no_changes,
-        judged.summary.as_deref(),
-    )?;
+    let made = commit::commit(ctx.io(), &git, &checkout, task, r, &files, &judged)?;
     Ok(checks(ctx, &proto, &checkout, r, made, judged.summary))
 }
 

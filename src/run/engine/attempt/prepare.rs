@@ -71,8 +71,8 @@ pub(super) fn worktree(
     Ok(checkout)
 }
 
-/// Writes what the agent reads: its prompt (with people's answers and the
-/// instructions loopc adds), the previous attempt's feedback and the
+/// Writes what the agent reads: its prompt (after its `context` files,
+/// with people's answers and the instructions loopc adds), the previous attempt's feedback and the
 /// progress of passed tasks. Returns the prompt (empty for a command task).
 pub(super) fn inputs(
     ctx: &RunCtx,
@@ -87,7 +87,15 @@ pub(super) fn inputs(
                 .map(|a| crate::run::store::answers::prompt_section(&a))
                 .map_err(Outcome::Infrastructure)?;
             answers.push_str(&r.input.instructions);
-            handoff::prompt(prompt, &answers, &r.input.progress, &r.input.feedback)
+            // The files every prompt of the task carries (`context`), first.
+            let mut text = super::context_files::section(&ctx.git, task, &r.input.base)?;
+            text.push_str(&handoff::prompt(
+                prompt,
+                &answers,
+                &r.input.progress,
+                &r.input.feedback,
+            ));
+            text
         }
         TaskKind::Command { .. } => String::new(),
     };
