@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// The state file format this loopc writes. It reads this one and every
 /// older one (each version only added to the one before).
-pub const STATE_VERSION: u32 = 2;
+pub const STATE_VERSION: u32 = 3;
 
 /// A task's state (docs/running.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -35,6 +35,12 @@ pub enum TaskStatus {
     /// question (`loopc answer`). Added in state format version 2.
     #[serde(rename = "needs-human")]
     NeedsHuman,
+    /// Out of attempts, its last attempt having passed every command check
+    /// and failed only an agent gate: its work is kept on its task branch
+    /// ([`TaskState::branch`]) for a person to merge by hand. Dependents
+    /// are skipped, as for a failure. Added in state format version 3.
+    #[serde(rename = "completed_unreviewed")]
+    CompletedUnreviewed,
 }
 
 impl TaskStatus {
@@ -50,6 +56,7 @@ impl TaskStatus {
             TaskStatus::Skipped => "skipped",
             TaskStatus::Interrupted => "interrupted",
             TaskStatus::NeedsHuman => "needs-human",
+            TaskStatus::CompletedUnreviewed => "completed_unreviewed",
         }
     }
 
@@ -63,7 +70,11 @@ impl TaskStatus {
     pub fn is_dead(self) -> bool {
         matches!(
             self,
-            TaskStatus::Failed | TaskStatus::Blocked | TaskStatus::Skipped | TaskStatus::NeedsHuman
+            TaskStatus::Failed
+                | TaskStatus::Blocked
+                | TaskStatus::Skipped
+                | TaskStatus::NeedsHuman
+                | TaskStatus::CompletedUnreviewed
         )
     }
 }
@@ -218,6 +229,11 @@ pub struct TaskState {
     /// those on it). Absent when none was skipped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_checked_by: Vec<String>,
+    /// For a `completed_unreviewed` task: the task branch that holds its
+    /// last attempt's work (`git merge <branch>` takes it). Absent
+    /// otherwise. Added in state format version 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 impl TaskState {
@@ -247,6 +263,7 @@ impl TaskState {
             dependencies: Vec::new(),
             fragment_commit: None,
             not_checked_by: Vec::new(),
+            branch: None,
         }
     }
 }

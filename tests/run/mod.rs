@@ -41,6 +41,7 @@ mod safety;
 mod signals;
 mod slurm;
 mod uncommitted;
+mod unreviewed;
 mod watch;
 mod wording;
 mod worktree_files;

@@ -114,6 +114,10 @@ pub struct AttemptResult {
     /// its old task branch, for the clean-up thread to delete (and to
     /// remove the worktree, if it is still there: it could not be reused).
     pub retired: Option<(PathBuf, String)>,
+    /// The attempt failed only an agent gate on the task's last attempt:
+    /// every command check passed (docs/running.md, "Work an agent gate
+    /// did not accept").
+    pub unreviewed: bool,
 }
 
 impl AttemptResult {
@@ -137,6 +141,7 @@ impl AttemptResult {
             report: None,
             resolver: None,
             retired: None,
+            unreviewed: false,
         }
     }
 }

@@ -15,6 +15,7 @@ mod gitlinks;
 pub mod message;
 mod prepare;
 mod protect;
+mod review;
 pub mod watch;
 mod work;
 mod worktree;
@@ -155,6 +156,8 @@ fn checks(
     let checks = gate::checks_of(proto.task);
     let mut gate_cost = Cost::default();
     let verdict = gate::run_checks(ctx.io(), proto, checkout, &checks, "gate", &mut gate_cost);
+    r.unreviewed =
+        review::only_review_rejected(ctx.io(), proto, checkout, &checks, &verdict, &mut gate_cost);
     r.cost.absorb(gate_cost);
     match verdict {
         Verdict::Pass => Outcome::Passed {
