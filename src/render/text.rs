@@ -53,7 +53,7 @@ pub fn render(
     for (i, t) in plan.tasks.iter().enumerate() {
         by_layer[t.layer].push(i);
     }
-    let widths = Widths::of(plan);
+    let widths = Widths::of(plan, statuses);
     let clusters = super::clusters(plan);
     let mut line = String::new();
     for (layer, members) in by_layer.iter().enumerate() {
@@ -79,11 +79,19 @@ struct Widths {
 }
 
 impl Widths {
-    /// The widest status word, and the widest name and kind of `plan`'s tasks.
-    fn of(plan: &Plan) -> Widths {
+    /// The widest status word (`completed_unreviewed`, the longest, only
+    /// when a task of `statuses` has it, so that other states' columns
+    /// stay as they were), and the widest name and kind of `plan`'s tasks.
+    fn of(plan: &Plan, statuses: Option<&StateMap>) -> Widths {
+        let unreviewed = statuses.is_some_and(|m| {
+            plan.tasks
+                .iter()
+                .any(|t| m.status(&t.name) == Status::CompletedUnreviewed)
+        });
         Widths {
             status: Status::ALL
                 .iter()
+                .filter(|s| unreviewed || **s != Status::CompletedUnreviewed)
                 .map(|s| s.as_str().len())
                 .max()
                 .unwrap_or(0),
