@@ -168,6 +168,11 @@ pub struct PathPattern {
     pub span: Span,
 }
 
+/// Agent attempts a run may start when no budget bounds `iterations`,
+/// `time` or `cost`: REEL's default of 20 iterations (docs/language.md
+/// `budget`; W0003 says so).
+pub const DEFAULT_ITERATIONS: u32 = 20;
+
 /// The `budget` item.
 #[derive(Clone, Debug, Default)]
 pub struct BudgetDef {
@@ -212,6 +217,10 @@ pub struct DefaultsDef {
     pub context: Vec<PathPattern>,
     /// `inputs` (valid globs): files part of every task's cache key.
     pub inputs: Vec<String>,
+    /// `verify`: whether tasks that set none run their `accept` on their
+    /// starting commit before any agent (docs/running.md, "Already
+    /// satisfied: `verify`").
+    pub verify: Option<bool>,
 }
 
 /// An `executor` item: how loopc launches a command.
@@ -334,6 +343,9 @@ pub struct TaskDef {
     /// `context` (valid paths): files the task's prompt carries, after
     /// those of `defaults.context`.
     pub context: Vec<PathPattern>,
+    /// `verify`: run `accept` on the task's starting commit first; a pass
+    /// there passes the task with no agent and no change.
+    pub verify: Option<bool>,
     /// The whole item.
     pub span: Span,
 }
@@ -389,7 +401,7 @@ pub mod fields {
     /// `defaults { … }`
     pub const DEFAULTS: &[&str] = &[
         "agent", "gates", "attempts", "timeout", "env", "executor", "resolver", "protect",
-        "context", "inputs",
+        "verify", "context", "inputs",
     ];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
@@ -408,6 +420,7 @@ pub mod fields {
         "protect",
         "may_change",
         "context",
+        "verify",
     ];
 }
 

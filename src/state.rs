@@ -1,4 +1,4 @@
-//! The document of `.loopc/state.json` (format version 2, `docs/state.md`):
+//! The document of `.loopc/state.json` (format version 3, `docs/state.md`):
 //! the run's and each task's status, counters and budget, with their serde
 //! form. `loopc run` writes it (`run::store::state`) and `loopc graph
 //! --state` colours tasks by it, so it lives below both: neither `run` nor
@@ -41,6 +41,10 @@ pub enum TaskStatus {
     /// are skipped, as for a failure. Added in state format version 3.
     #[serde(rename = "completed_unreviewed")]
     CompletedUnreviewed,
+    /// `verify`: its `accept` passed on its starting commit, so it passed
+    /// with no agent and no change (docs/running.md, "Already satisfied").
+    /// Added in state format version 3.
+    AlreadySatisfied,
 }
 
 impl TaskStatus {
@@ -57,12 +61,22 @@ impl TaskStatus {
             TaskStatus::Interrupted => "interrupted",
             TaskStatus::NeedsHuman => "needs-human",
             TaskStatus::CompletedUnreviewed => "completed_unreviewed",
+            TaskStatus::AlreadySatisfied => ALREADY_SATISFIED,
         }
     }
 
-    /// Passed or cached: dependents may start.
+    /// The status as a person reads it: [`TaskStatus::as_str`], but
+    /// `already satisfied` in words ([`shown_word`]).
+    pub fn shown(self) -> &'static str {
+        shown_word(self.as_str())
+    }
+
+    /// Passed, cached or already satisfied: dependents may start.
     pub fn is_done(self) -> bool {
-        matches!(self, TaskStatus::Passed | TaskStatus::Cached)
+        matches!(
+            self,
+            TaskStatus::Passed | TaskStatus::Cached | TaskStatus::AlreadySatisfied
+        )
     }
 
     /// Failed, blocked (needing a human too) or skipped: dependents are
@@ -76,6 +90,21 @@ impl TaskStatus {
                 | TaskStatus::NeedsHuman
                 | TaskStatus::CompletedUnreviewed
         )
+    }
+}
+
+/// The word of [`TaskStatus::AlreadySatisfied`] in state.json and
+/// events, and the outcome of the attempt that found it so.
+pub const ALREADY_SATISFIED: &str = "already_satisfied";
+
+/// A status or outcome word of state.json or the event log as a person
+/// reads it: `already_satisfied` is `already satisfied`; every other word
+/// is itself.
+pub fn shown_word(word: &str) -> &str {
+    if word == ALREADY_SATISFIED {
+        "already satisfied"
+    } else {
+        word
     }
 }
 
@@ -234,6 +263,37 @@ pub struct TaskState {
     /// otherwise. Added in state format version 3.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// What earlier attempts of the task under its key left for the next
+    /// one: carried from run to run until the task passes or its key
+    /// changes (docs/resilience.md "Failures are remembered"; version 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remembered: Option<Remembered>,
+    /// Of `attempts`, those spent by earlier runs under the same key (the
+    /// run resumed the task at its next attempt; version 3). Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub earlier_attempts: u32,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A task's failed attempts under one key, kept across runs (state
+/// format version 3): a rerun resumes the task at its next attempt with
+/// the last failure's feedback, and does not run a task that ran out of
+/// attempts under the same key unless `--retry-failed` says so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Remembered {
+    /// The task's run-time key (hex) when the attempts were made.
+    pub key: String,
+    /// Attempts spent under that key, counted against `attempts`.
+    pub attempts: u32,
+    /// The last failed attempt's feedback (what the next attempt is told).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// Why the last attempt failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl TaskState {
@@ -264,6 +324,8 @@ impl TaskState {
             fragment_commit: None,
             not_checked_by: Vec::new(),
             branch: None,
+            remembered: None,
+            earlier_attempts: 0,
         }
     }
 }
@@ -299,6 +361,10 @@ pub struct AttemptRecord {
     /// added within version 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolver: Option<ResolverRecord>,
+    /// The agent (or an agent gate) reported more than its per-attempt
+    /// `cost` cap (version 3; absent when not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_cap: bool,
 }
 
 /// A resolver's run on a conflict of an attempt's merge (docs/running.md

@@ -107,6 +107,7 @@ impl Checker {
             protect: self.protect_globs(&f, "protect"),
             context: self.context_paths(&f),
             inputs: self.input_globs(&f),
+            verify: self.boolean(&f, "verify"),
         };
     }
 
@@ -359,6 +360,7 @@ impl Checker {
             protect: self.protect_globs(&f, "protect"),
             may_change: self.protect_globs(&f, "may_change"),
             context: self.context_paths(&f),
+            verify: self.boolean(&f, "verify"),
             env: self.env(&f),
             resolver: self.reference(&f, "resolver", "an agent"),
             span: t.span,

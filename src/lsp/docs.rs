@@ -103,6 +103,9 @@ pub(super) fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Defaults, "inputs") => {
             "Globs of files (relative to the repo root) part of every task's cache key; a task's `inputs` add to them."
         }
+        (Defaults | Task, "verify") => {
+            "`true`: `accept` runs on the task's starting commit first; if it passes, the task passes with no agent and no change (already satisfied). Default `false`; `loopc run --verify` sets it on every task."
+        }
         (Task, "inputs") => {
             "Globs of files (relative to the repo root) that are part of the cache key."
         }

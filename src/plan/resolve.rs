@@ -6,7 +6,9 @@
 use super::graph;
 use super::key::{Key, KeyMemo, task_key};
 use super::types::{Agent, Budget, Executor, Gate, GateKind, Plan, Settings, Task, TaskKind};
-use super::types::{DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_TIMEOUT};
+use super::types::{
+    DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_ITERATIONS, DEFAULT_TIMEOUT,
+};
 use crate::model::{AgentDef, GateDef, GateDefKind, Model, Ref, TaskDef, Work};
 use crate::span::Span;
 use foldhash::{HashMap, HashMapExt};
@@ -53,7 +55,12 @@ pub(super) fn resolve(
     Some(Plan {
         settings: shared.settings(&name)?,
         budget: Budget {
-            iterations: model.budget.iterations,
+            iterations: model.budget.iterations.or_else(|| {
+                let b = &model.budget;
+                // Nothing bounds the agents: REEL's default (W0003 says so).
+                (!b.bounds_written && b.time.is_none() && b.cost.is_none())
+                    .then_some(DEFAULT_ITERATIONS)
+            }),
             time: model.budget.time,
             cost: model.budget.cost,
             failures: model.budget.failures.unwrap_or(DEFAULT_FAILURES),
@@ -365,6 +372,7 @@ impl<'m> Shared<'m> {
             inputs: self.inputs(t),
             context: self.context(t),
             changes_optional: t.changes_optional,
+            verify: t.verify.or(model.defaults.verify).unwrap_or(false),
             protect,
             may_change,
             expands: t.expands.take(),

@@ -18,6 +18,7 @@ pub const DEFAULT_ATTEMPTS: u32 = 3;
 pub const DEFAULT_EXPAND_DEPTH: u32 = 3;
 /// Default consecutive failed attempts that stop a run (docs/language.md `budget.failures`).
 pub const DEFAULT_FAILURES: u32 = 3;
+pub use crate::model::DEFAULT_ITERATIONS;
 
 /// Per task that had some, the names of the gates `loopc run --skip-gate`
 /// took off it ([`Plan::skip_gates`]), in plan order.
@@ -71,6 +72,14 @@ impl Plan {
             }
         }
         out
+    }
+
+    /// Sets `verify` on every task (`loopc run --verify`, docs/running.md
+    /// "Already satisfied: `verify`").
+    pub fn verify_all(&mut self) {
+        for t in &mut self.tasks {
+            t.verify = true;
+        }
     }
 
     /// Indices of the tasks that depend directly on task `index`, ascending.
@@ -187,6 +196,11 @@ pub struct Task {
     pub context: Vec<String>,
     /// `changes = optional`: an attempt that changes nothing may pass.
     pub changes_optional: bool,
+    /// `verify`: the task's, else `defaults.verify`, else false (`loopc
+    /// run --verify` sets it on every task): its `accept` runs on its
+    /// starting commit before any agent, and a pass there passes the task
+    /// with no change ("already satisfied"). Not part of the cache key.
+    pub verify: bool,
     /// Globs of paths the task's attempts may not change: `loop.protect`,
     /// then `defaults.protect`, then the task's own `protect` (each once).
     pub protect: Vec<String>,

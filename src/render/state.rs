@@ -24,7 +24,7 @@ pub use crate::state::TaskStatus as Status;
 
 impl Status {
     /// Every status, in the order legends list them.
-    pub const ALL: [Status; 10] = [
+    pub const ALL: [Status; 11] = [
         Status::Pending,
         Status::Running,
         Status::Passed,
@@ -35,6 +35,7 @@ impl Status {
         Status::Interrupted,
         Status::NeedsHuman,
         Status::CompletedUnreviewed,
+        Status::AlreadySatisfied,
     ];
 
     /// Parses a status word (ASCII case-insensitive).
@@ -57,6 +58,7 @@ impl Status {
             Status::Interrupted => "#ce93d8",
             Status::NeedsHuman => "#fff59d",
             Status::CompletedUnreviewed => "#b2dfdb",
+            Status::AlreadySatisfied => "#dcedc8",
         }
     }
 
@@ -73,6 +75,7 @@ impl Status {
             Status::Interrupted => "#6a1b9a",
             Status::NeedsHuman => "#f9a825",
             Status::CompletedUnreviewed => "#00796b",
+            Status::AlreadySatisfied => "#689f38",
         }
     }
 
@@ -89,6 +92,7 @@ impl Status {
             Status::Interrupted => "35",
             Status::NeedsHuman => "93",
             Status::CompletedUnreviewed => "96",
+            Status::AlreadySatisfied => "32",
         }
     }
 }
@@ -318,9 +322,10 @@ mod tests {
         );
         assert_eq!(parse(b"[]").unwrap_err(), "expected a JSON object");
         assert_eq!(parse(b"{}").unwrap_err(), "no `tasks` field");
+        let next = crate::state::STATE_VERSION + 1;
         assert_eq!(
-            parse(br#"{"version":3,"tasks":[]}"#).unwrap_err(),
-            "unsupported state format version 3"
+            parse(format!(r#"{{"version":{next},"tasks":[]}}"#).as_bytes()).unwrap_err(),
+            format!("unsupported state format version {next}")
         );
         assert_eq!(
             parse(br#"{"tasks":{"a":{"status":"weird"}}}"#).unwrap_err(),

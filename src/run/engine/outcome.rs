@@ -39,6 +39,11 @@ pub struct AttemptInput {
     /// what it expects of the plan fragment of a task that expands
     /// ([`crate::run::engine::expand::Growth::prompt_section`]); empty otherwise.
     pub instructions: String,
+    /// Whether the attempt verifies first (`verify`, docs/running.md
+    /// "Already satisfied: `verify`"): the task's `accept` runs on `base`
+    /// before its agent, and a pass there ends the attempt already
+    /// satisfied. Only until one verification reached a verdict in the run.
+    pub verify: bool,
 }
 
 /// How an attempt ended.
@@ -118,6 +123,12 @@ pub struct AttemptResult {
     /// every command check passed (docs/running.md, "Work an agent gate
     /// did not accept").
     pub unreviewed: bool,
+    /// Its verification (`input.verify`) reached a verdict: later attempts
+    /// of the run do not verify again.
+    pub verified: bool,
+    /// Its verification passed: the task is already satisfied, and the
+    /// outcome a pass with no change that no agent made.
+    pub already_satisfied: bool,
 }
 
 impl AttemptResult {
@@ -142,6 +153,8 @@ impl AttemptResult {
             resolver: None,
             retired: None,
             unreviewed: false,
+            verified: false,
+            already_satisfied: false,
         }
     }
 }

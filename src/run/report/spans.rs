@@ -63,6 +63,9 @@ pub struct EventTry {
     pub resolver_end_ms: Option<u64>,
     /// When its work reached the integration branch.
     pub merged_ms: Option<u64>,
+    /// How (the `merged` event's `how`: `fast_forward`, `merge`,
+    /// `resolved`, or `none` when it changed nothing).
+    pub merged_how: Option<String>,
 }
 
 impl EventTry {
@@ -168,6 +171,7 @@ pub fn collect(events: &RunEvents) -> Spans {
             "merged" => {
                 if let Some(&i) = open.get(&task) {
                     s.tries[i].merged_ms = Some(at);
+                    s.tries[i].merged_how = e.how.clone();
                 }
             }
             "attempt_finished" => {
@@ -217,6 +221,10 @@ pub fn collect(events: &RunEvents) -> Spans {
 fn replayed(s: &mut Spans, checking: &mut HashMap<String, usize>, e: &Recorded, task: String) {
     let at = e.elapsed_ms;
     let label = match (&e.event[..], e.how.as_deref()) {
+        ("cached", Some("none")) => "replay (no changes)".to_string(),
+        ("cached", Some("fast_forward")) => "replay (fast-forward)".to_string(),
+        ("cached", Some("replay")) => "replay (onto a new base)".to_string(),
+        ("cached", Some("gated")) => "replay (checked again)".to_string(),
         ("cached", Some(how)) => format!("replay ({how})"),
         ("cached", None) => "replay".to_string(),
         _ => "replay (cache entry not used)".to_string(),

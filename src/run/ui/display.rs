@@ -85,11 +85,24 @@ pub fn plain_line(event: &Event) -> Option<String> {
             attempt,
             outcome,
             reason,
+            over_cap,
+            cost_micro_usd,
             ..
-        } => match reason {
-            Some(r) => format!("loopc: {task} attempt {attempt}: {outcome}: {r}"),
-            None => format!("loopc: {task} attempt {attempt}: {outcome}"),
-        },
+        } => {
+            let over = match (over_cap, cost_micro_usd) {
+                (false, _) => String::new(),
+                (true, Some(c)) => format!(
+                    " (over its cost cap: cost {}, counted in full)",
+                    crate::run::time::dollars(*c)
+                ),
+                (true, None) => " (over its cost cap)".to_string(),
+            };
+            let outcome = crate::state::shown_word(outcome);
+            match reason {
+                Some(r) => format!("loopc: {task} attempt {attempt}: {outcome}{over}: {r}"),
+                None => format!("loopc: {task} attempt {attempt}: {outcome}{over}"),
+            }
+        }
         Event::Waiting { task, reason, .. } => format!("loopc: {task}: {reason}"),
         Event::Merged { task, commit, how } if how == "none" => format!(
             "loopc: {task}: no changes to merge; the integration branch stays at {}",
@@ -171,9 +184,9 @@ pub fn plain_line(event: &Event) -> Option<String> {
             task,
             status,
             reason,
-        } => match reason {
-            Some(r) => format!("loopc: {task}: {status}: {r}"),
-            None => format!("loopc: {task}: {status}"),
+        } => match (crate::state::shown_word(status), reason) {
+            (status, Some(r)) => format!("loopc: {task}: {status}: {r}"),
+            (status, None) => format!("loopc: {task}: {status}"),
         },
         Event::RunFinished { status, reason, .. } => match reason {
             Some(r) => format!("loopc: run {status}: {r}"),

@@ -1,6 +1,7 @@
 //! The table printed at the end of a run and by `loopc status`: task,
-//! status, attempts, time, cost, then the run's totals (budget, warnings,
-//! the tasks plan fragments added, why tasks did not pass). Text from
+//! status, attempts (with those earlier runs spent under the same key),
+//! time, cost, then the run's totals (budget, warnings, the tasks plan
+//! fragments added, why tasks did not pass, attempts over their cost cap). Text from
 //! agents is shown with its control characters escaped.
 
 use super::display::sanitize_line;
@@ -29,7 +30,36 @@ pub fn table_as(state: &RunState, status: &str) -> String {
     spec_lines(state, &mut out);
     reason_lines(state, &mut out);
     unchecked_lines(state, &mut out);
+    over_cap_lines(state, &mut out);
     out
+}
+
+/// A line per attempt that reported more than its agent's per-attempt
+/// `cost` cap: its real cost is what was charged.
+fn over_cap_lines(state: &RunState, out: &mut String) {
+    for t in &state.tasks {
+        for h in t.history.iter().filter(|h| h.over_cap) {
+            let cost = h
+                .cost_micro_usd
+                .map_or_else(|| "?".to_string(), crate::run::time::dollars);
+            out.push_str(&format!(
+                "over cap: {} attempt {} cost {cost}, more than its agent's `cost` cap \
+                 (counted in full against the budget)\n",
+                sanitize_line(&t.name),
+                h.attempt
+            ));
+        }
+    }
+}
+
+/// The attempts column of task `t`: its attempts, with those earlier runs
+/// spent under the same key (it was resumed) said.
+fn attempts_cell(t: &crate::state::TaskState) -> String {
+    if t.earlier_attempts > 0 {
+        format!("{} ({} earlier)", t.attempts, t.earlier_attempts)
+    } else {
+        t.attempts.to_string()
+    }
 }
 
 /// A line per task whose result this run did not check with some of its
@@ -67,7 +97,7 @@ fn task_rows(state: &RunState) -> String {
         rows.push([
             t.name.clone(),
             shown_status(state, t).into(),
-            t.attempts.to_string(),
+            attempts_cell(t),
             if t.duration_ms == 0 {
                 "-".into()
             } else {
@@ -108,19 +138,26 @@ fn task_rows(state: &RunState) -> String {
 fn total_line(state: &RunState, status: &str, any_unknown: bool) -> String {
     let total_cost: u64 = state.tasks.iter().map(|t| t.cost_micro_usd).sum();
     let passed = state.tasks.iter().filter(|t| t.status.is_done()).count();
-    let cached = state
-        .tasks
-        .iter()
-        .filter(|t| t.status == TaskStatus::Cached)
-        .count();
+    let count = |s: TaskStatus| state.tasks.iter().filter(|t| t.status == s).count();
+    let (cached, satisfied) = (
+        count(TaskStatus::Cached),
+        count(TaskStatus::AlreadySatisfied),
+    );
+    let mut how = Vec::new();
+    if cached > 0 {
+        how.push(format!("{cached} from the cache"));
+    }
+    if satisfied > 0 {
+        how.push(format!("{satisfied} already satisfied"));
+    }
     format!(
         "run {}: {passed}/{} tasks passed{}, {} agent attempt{}, {}{}, integration branch {} at {}\n",
         status,
         state.tasks.len(),
-        if cached > 0 {
-            format!(" ({cached} from the cache)")
-        } else {
+        if how.is_empty() {
             String::new()
+        } else {
+            format!(" ({})", how.join(", "))
         },
         state.spent.iterations,
         if state.spent.iterations == 1 { "" } else { "s" },
@@ -283,7 +320,7 @@ fn shown_status(state: &RunState, t: &crate::state::TaskState) -> &'static str {
     {
         STOPPED
     } else {
-        t.status.as_str()
+        t.status.shown()
     }
 }
 

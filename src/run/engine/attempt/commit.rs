@@ -4,6 +4,7 @@
 //! no protected path (`protect`), and survives the worktree (no dangling
 //! gitlink).
 
+use super::work::Judged;
 use super::{Step, failed, gitlinks, phase};
 use crate::plan::{Task, TaskKind};
 use crate::run::engine::context::{AttemptFiles, Io};
@@ -22,8 +23,8 @@ pub(super) struct Made {
 /// Commits the worktree's changes on the task branch (`loop(task): title`,
 /// the agent's `summary` and loopc's trailers: [`super::message`]) and
 /// checks the commit; writes its diff for the gates (`LOOP_DIFF_FILE`).
-/// `judged`: the summary, and whether the handoff said nothing needed to
-/// change.
+/// `judged`: what the handoff said (its summary; whether nothing needed to
+/// change).
 pub(super) fn commit(
     io: Io<'_>,
     git: &Git,
@@ -31,12 +32,12 @@ pub(super) fn commit(
     task: &Task,
     r: &AttemptResult,
     files: &AttemptFiles,
-    judged: &super::work::Judged,
+    judged: &Judged,
 ) -> Step<Made> {
-    phase(io, &task.name, r.input.attempt, "commit");
     let no_changes = judged.no_changes;
-    let summary = judged.summary.as_deref();
-    let message = super::message::message(task, r.input.attempt, summary, &r.cost);
+    phase(io, &task.name, r.input.attempt, "commit");
+    let message =
+        super::message::message(task, r.input.attempt, judged.summary.as_deref(), &r.cost);
     let commit = commit_on_branch(io, git, checkout, &message, r)?;
     if commit == r.input.base && !no_changes && !task.changes_optional {
         let how = match task.kind {

@@ -72,7 +72,8 @@ pub(super) fn worktree(
 }
 
 /// Writes what the agent reads: its prompt (after its `context` files,
-/// with people's answers and the instructions loopc adds), the previous attempt's feedback and the
+/// with people's answers, how the
+/// task is checked and the instructions loopc adds), the previous attempt's feedback and the
 /// progress of passed tasks. Returns the prompt (empty for a command task).
 pub(super) fn inputs(
     ctx: &RunCtx,
@@ -87,11 +88,13 @@ pub(super) fn inputs(
                 .map(|a| crate::run::store::answers::prompt_section(&a))
                 .map_err(Outcome::Infrastructure)?;
             answers.push_str(&r.input.instructions);
+            let checks = handoff::checks_section(task);
             // The files every prompt of the task carries (`context`), first.
             let mut text = super::context_files::section(&ctx.git, task, &r.input.base)?;
             text.push_str(&handoff::prompt(
                 prompt,
                 &answers,
+                &checks,
                 &r.input.progress,
                 &r.input.feedback,
             ));

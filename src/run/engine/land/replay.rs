@@ -27,6 +27,9 @@ pub struct CacheUse {
     pub around: cache::Surroundings,
     /// `--skip-gate`: gates taken off the tasks of plan fragments too.
     pub skip_gates: Vec<String>,
+    /// `--retry-failed`: tasks that ran out of attempts under an unchanged
+    /// key that run again (docs/resilience.md).
+    pub retry_failed: crate::run::engine::scheduler::transition::RetryFailed,
 }
 
 /// The cache as one run uses it.
@@ -124,6 +127,18 @@ impl RunCache {
                 None
             }
         }
+    }
+
+    /// Task `i`'s run-time key (hex) with its work starting at `head`,
+    /// cache or not (its remembered failures are kept under it); `None`
+    /// when it cannot be computed.
+    pub fn key(&mut self, ctx: &RunCtx, i: usize, head: &str) -> Option<String> {
+        self.key_at(ctx, i, head).map(|rk| rk.key.to_hex())
+    }
+
+    /// Whether `--retry-failed` names task `name` (or all).
+    pub fn retries(&self, name: &str) -> bool {
+        self.cache.retry_failed.covers(name)
     }
 
     /// Task `i`'s cache entry under its key at `head`, unless the cache is

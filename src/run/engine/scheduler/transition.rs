@@ -18,7 +18,9 @@ use crate::run::store::events::Event;
 use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 
 mod books;
+mod remembered;
 pub use books::{Books, Slot};
+pub use remembered::{RetryFailed, carry_remembered, resume};
 
 /// How many times an attempt that failed for its infrastructure (e.g.
 /// `setup`) is retried, uncounted; one more such failure blocks the task.
@@ -217,6 +219,9 @@ pub struct Finished {
     /// the task's last attempt (every command check passed): out of
     /// attempts, the task ends `completed_unreviewed` with it.
     pub unreviewed: Option<String>,
+    /// Its `verify` pass passed: the task is already satisfied, with no
+    /// agent started (counted in neither `attempts` nor `iterations`).
+    pub already_satisfied: bool,
 }
 
 /// Task `i`'s attempt finished: counts its cost and outcome, decides
@@ -233,7 +238,15 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
     };
     match f.outcome {
         Outcome::Passed { summary, files, .. } => {
-            passed(plan, state, books, &at, f.head, summary, files, &mut out)
+            let status = if f.already_satisfied {
+                // No agent ran: the attempt is no attempt of the task's.
+                uncount(plan, state, books, i);
+                TaskStatus::AlreadySatisfied
+            } else {
+                TaskStatus::Passed
+            };
+            let result = (f.head, summary, files);
+            passed(plan, state, books, &at, status, result, &mut out)
         }
         Outcome::Failed {
             reason,
@@ -273,6 +286,9 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
             let reason = interrupted_reason(books, signalled, past_deadline, agent_started);
             if reason.is_none() {
                 uncount(plan, state, books, i);
+            } else {
+                // It counted: a rerun resumes after it.
+                remembered::remember(state, books, i, None);
             }
             let status = TaskStatus::Interrupted;
             finalize(plan, state, i, status, reason, &at.now, &mut out);
@@ -333,6 +349,9 @@ fn count(plan: &Plan, books: &mut Books, state: &mut RunState, mut f: Finished) 
 fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>) {
     let task = &plan.tasks[f.task];
     let (word, reason) = match &f.outcome {
+        Outcome::Passed { summary, .. } if f.already_satisfied => {
+            (state::ALREADY_SATISFIED, summary.clone())
+        }
         Outcome::Passed { .. } => ("passed", None),
         Outcome::Failed { reason, .. } => ("failed", Some(reason.clone())),
         Outcome::Blocked(why) => ("blocked", Some(why.clone())),
@@ -372,6 +391,7 @@ fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>
         agent: f.agent.clone(),
         fallback: f.fallback.clone(),
         resolver: f.resolver.clone(),
+        over_cap: f.cost.over_cap.is_some(),
     });
     out.push(Action::Emit(Event::AttemptFinished {
         task: task.name.clone(),
@@ -381,20 +401,20 @@ fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>
         cost_micro_usd,
         agent: f.agent.clone(),
         work_end_ms: f.work_end_ms,
+        over_cap: f.cost.over_cap.is_some(),
     }));
 }
 
-/// The attempt passed: the task passed, its streak is over, its result is
-/// recorded and its worktree goes.
-#[allow(clippy::too_many_arguments)]
+/// The attempt passed: the task is `status` (passed, or already
+/// satisfied), its streak is over, its result (the head it is merged at,
+/// its summary and changed paths) is recorded and its worktree goes.
 fn passed(
     plan: &Plan,
     state: &mut RunState,
     books: &mut Books,
     at: &End,
-    head: String,
-    summary: Option<String>,
-    files: Vec<String>,
+    status: TaskStatus,
+    (head, summary, files): (String, Option<String>, Vec<String>),
     out: &mut Vec<Action>,
 ) {
     let task = &plan.tasks[at.i];
@@ -402,7 +422,7 @@ fn passed(
     books.meter.breaker_spares_streak = false;
     books.streak.clear();
     let ts = &mut state.tasks[at.i];
-    ts.status = TaskStatus::Passed;
+    ts.status = status;
     ts.summary = summary.clone();
     ts.commit = Some(head);
     ts.reason = None;
@@ -415,7 +435,7 @@ fn passed(
     out.push(Action::Record { summary, files });
     out.push(Action::RememberChecks);
     out.push(Action::RemoveWorktree);
-    finalize(plan, state, at.i, TaskStatus::Passed, None, &at.now, out);
+    finalize(plan, state, at.i, status, None, &at.now, out);
 }
 
 /// How a failed attempt failed.
@@ -453,6 +473,7 @@ fn failed(
         books.streak.push(i);
     }
     books.slots[i].feedback = crate::run::engine::attempt::gate::cut_feedback(feedback);
+    remembered::remember(state, books, i, Some(&reason));
     match on_fail {
         OnFail::Retry if state.tasks[i].attempts < task.attempts => {
             state.tasks[i].status = TaskStatus::Pending;
@@ -667,6 +688,10 @@ fn finalize(
     ts.status = status;
     ts.reason = reason.clone();
     ts.finished_at = Some(now.to_string());
+    if status.is_done() {
+        // Its work is on the branch: nothing of its failures is owed.
+        ts.remembered = None;
+    }
     out.push(Action::Emit(Event::TaskFinished {
         task: ts.name.clone(),
         status: status.as_str().to_string(),
