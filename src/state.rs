@@ -284,7 +284,9 @@ fn is_zero_u32(n: &u32) -> bool {
 /// attempts under the same key unless `--retry-failed` says so.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Remembered {
-    /// The task's run-time key (hex) when the attempts were made.
+    /// The key the attempts were made under (hex): the task's run-time
+    /// key with what judges its attempts (its gates, `changes`,
+    /// `timeout`); docs/resilience.md.
     pub key: String,
     /// Attempts spent under that key, counted against `attempts`.
     pub attempts: u32,

@@ -78,7 +78,8 @@ pub struct Args {
     /// Run again the tasks (all, without names) that ran out of attempts
     /// in an earlier run with the same key, which are otherwise not run
     /// (their failures are remembered: docs/resilience.md). They start
-    /// over at attempt 1, told the last failure's feedback.
+    /// over at attempt 1, told the last failure's feedback (`--force`
+    /// runs a task it names so too).
     #[arg(
         long = "retry-failed",
         value_name = "TASK",
@@ -94,7 +95,8 @@ pub struct Args {
     pub watch: bool,
 }
 
-/// What a round of `--watch` learns as it goes ([`super::standby`]).
+/// What a round of `--watch` learns as it goes (the standby loop in
+/// `cli/standby.rs` carries it from round to round).
 #[derive(Default)]
 pub(super) struct Round {
     /// What the round before read (a plan with errors still reads its
@@ -121,11 +123,9 @@ fn exit_status(outcome: Outcome) -> i32 {
     }
 }
 
-/// Runs `loopc run` (with `--watch`, [`super::standby::run`]).
+/// Runs `loopc run` once (`--watch` is dispatched to the standby loop,
+/// which calls [`run_plan`] per round).
 pub fn run(args: &Args) -> i32 {
-    if args.watch {
-        return super::standby::run(args);
-    }
     match run_plan(args, &mut Round::default()) {
         Ok(code) => code,
         Err(message) => {

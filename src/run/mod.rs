@@ -45,7 +45,7 @@ pub mod ui;
 use crate::plan::Plan;
 use crate::state::RunState;
 use engine::context::RunCtx;
-pub use engine::scheduler::transition::RetryFailed;
+pub use engine::remember::RetryFailed;
 use engine::worktree_files::WorktreeFiles;
 use engine::{cache, dry_run, scheduler};
 pub use preflight::start_commit;
@@ -497,8 +497,14 @@ impl Recovered {
     pub fn run(self, display: Box<dyn Watcher>) -> Result<Ran, RunError> {
         let s = self.started;
         let options = &s.options;
+        // An unchanged rerun takes its run entry whole: no task's entry is
+        // read, the branch moves once.
+        let whole = (!options.no_cache && options.force.is_empty())
+            .then(|| engine::run_entry::run_key(&s.plan, &s.start.base, &s.around))
+            .flatten();
+        let whole_hit = whole.and_then(|k| engine::run_entry::lookup(&s.git, &s.plan, &k));
         let cache_use = scheduler::CacheUse {
-            store: if options.no_cache {
+            store: if options.no_cache || whole_hit.is_some() {
                 None
             } else {
                 Some(cache::Store::load(&s.git, &s.layout).map_err(RunError::usage)?)
@@ -511,6 +517,8 @@ impl Recovered {
                 .collect(),
             around: s.around.clone(),
             skip_gates: options.skip_gates.clone(),
+            whole,
+            whole_hit,
             retry_failed: options.retry_failed.clone(),
         };
         let parallel = options.jobs.unwrap_or(s.plan.settings.parallel).max(1);
@@ -535,7 +543,12 @@ impl Recovered {
         std::fs::write(&s.layout.progress, "").map_err(|e| {
             RunError::usage(format!("cannot write {}: {e}", s.layout.progress.display()))
         })?;
-        reset_integration(&s.git, &s.layout, &s.plan, &s.start)?;
+        // Rebuilt from the base; with a run entry, moved to its head at once.
+        let target = cache_use
+            .whole_hit
+            .as_ref()
+            .map_or(&s.start.base, |hit| &hit.head);
+        reset_integration(&s.git, &s.layout, &s.plan, &s.start, target)?;
         let head = s.start.base.clone();
         let control = Arc::new(process::Control::for_run());
         let mut git = s.git;

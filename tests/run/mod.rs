@@ -47,5 +47,6 @@ mod uncommitted;
 mod unreviewed;
 mod verify;
 mod watch;
+mod whole;
 mod wording;
 mod worktree_files;

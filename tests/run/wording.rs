@@ -83,6 +83,10 @@ task t { agent = bot  prompt = "x" }
     assert_eq!(labels(&repo), ["t #1: no changes to merge"]);
     repo.loopc(&["run"]).status(0).run();
     assert_eq!(labels(&repo), ["t: replay (no changes)"]);
+    let page = repo.bin.join("page.html");
+    repo.loopc(&["report", "-o", page.to_str().unwrap()]).run();
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(page.contains("(replayed: no changes)"), "{page}");
 }
 
 #[test]

@@ -20,7 +20,7 @@ use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 mod books;
 mod remembered;
 pub use books::{Books, Slot};
-pub use remembered::{RetryFailed, carry_remembered, resume};
+pub use remembered::{RetryFailed, carry_remembered, remembered_key, resume};
 
 /// How many times an attempt that failed for its infrastructure (e.g.
 /// `setup`) is retried, uncounted; one more such failure blocks the task.

@@ -6,6 +6,8 @@ use crate::run::engine::budget::Meter;
 use crate::run::engine::land::replay::Replay;
 use crate::run::engine::outcome::Limited;
 
+mod remembered;
+
 fn plan(source: &str) -> Plan {
     let compiled = crate::compile("test.loop", source);
     assert!(
