@@ -158,7 +158,8 @@ pub struct LoopDef {
     pub protect: Vec<String>,
 }
 
-/// A glob pattern of a `copy` or `link` list, with where it is written.
+/// A glob pattern of a `copy` or `link` list, or a path of a `context`
+/// list, with where it is written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathPattern {
     /// The glob, relative to the repository root.
@@ -212,6 +213,10 @@ pub struct DefaultsDef {
     pub resolver: Option<Ref>,
     /// `protect`: globs of paths no task's attempt may change.
     pub protect: Vec<String>,
+    /// `context`: files every task's prompt carries (valid paths).
+    pub context: Vec<PathPattern>,
+    /// `inputs` (valid globs): files part of every task's cache key.
+    pub inputs: Vec<String>,
     /// `verify`: whether tasks that set none run their `accept` on their
     /// starting commit before any agent (docs/running.md, "Already
     /// satisfied: `verify`").
@@ -335,6 +340,9 @@ pub struct TaskDef {
     pub protect: Vec<String>,
     /// `may_change` (valid globs): protected paths the task may change.
     pub may_change: Vec<String>,
+    /// `context` (valid paths): files the task's prompt carries, after
+    /// those of `defaults.context`.
+    pub context: Vec<PathPattern>,
     /// `verify`: run `accept` on the task's starting commit first; a pass
     /// there passes the task with no agent and no change.
     pub verify: Option<bool>,
@@ -392,7 +400,8 @@ pub mod fields {
     ];
     /// `defaults { … }`
     pub const DEFAULTS: &[&str] = &[
-        "agent", "gates", "attempts", "timeout", "env", "executor", "resolver", "protect", "verify",
+        "agent", "gates", "attempts", "timeout", "env", "executor", "resolver", "protect",
+        "verify", "context", "inputs",
     ];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
@@ -410,6 +419,7 @@ pub mod fields {
         "resolver",
         "protect",
         "may_change",
+        "context",
         "verify",
     ];
 }

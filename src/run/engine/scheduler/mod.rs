@@ -432,6 +432,12 @@ impl Scheduler {
         if !r.ref_changes.is_empty() {
             r.outcome = self.refs_changed(state, &r, r.outcome.clone());
         }
+        // Only the gates' own rejection of the attempt (no ref change,
+        // no merge) leaves its work for a person (`completed_unreviewed`).
+        let unreviewed = (r.unreviewed
+            && r.ref_changes.is_empty()
+            && matches!(r.outcome, Outcome::Failed { .. }))
+        .then(|| r.branch.clone());
         let merge_base = self.head.clone();
         let accepted = self.judge_fragment(&mut r);
         let outcome = match r.outcome.clone() {
@@ -464,6 +470,7 @@ impl Scheduler {
             agent: r.report.as_ref().map(|rep| rep.record()),
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
             resolver: r.resolver.clone(),
+            unreviewed,
             already_satisfied: r.already_satisfied,
         };
         if r.verified {
