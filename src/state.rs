@@ -296,6 +296,10 @@ pub struct Remembered {
     /// Why the last attempt failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// When the task ended `completed_unreviewed`: its branch (a rerun
+    /// that does not run it again ends it so, with the branch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
 }
 
 impl TaskState {

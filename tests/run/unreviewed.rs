@@ -71,6 +71,11 @@ fn only_an_agent_gate_rejecting_the_last_attempt_keeps_its_work_for_a_person() {
         format!("git merge {branch}")
     );
     assert_eq!(r["counts"]["unreviewed"], 1);
+    // A rerun does not pay for it again, and still shows where it is.
+    let again = repo.loopc(&["run"]).status(1).run();
+    assert_eq!(repo.status_of("t"), "completed_unreviewed");
+    assert_eq!(repo.task("t")["branch"], branch.as_str());
+    assert!(again.stdout.contains(&hint), "rerun: {again:?}");
     // Taking it by hand works.
     repo.git(&["merge", "-q", "--no-edit", &branch]);
     assert_eq!(

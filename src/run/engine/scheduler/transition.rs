@@ -487,6 +487,11 @@ fn failed(
             books.task_ended_failing(i);
             let status = match unreviewed {
                 Some(branch) => {
+                    // Remembered too: a rerun that does not run it again
+                    // still shows where its work is.
+                    if let Some(r) = &mut state.tasks[i].remembered {
+                        r.branch = Some(branch.clone());
+                    }
                     state.tasks[i].branch = Some(branch);
                     TaskStatus::CompletedUnreviewed
                 }

@@ -72,7 +72,14 @@ pub fn resume(
     if r.attempts >= task.attempts {
         let mut out = Vec::new();
         let why = not_run_reason(&task.name, &r, task.attempts);
-        finalize(plan, state, i, TaskStatus::Failed, Some(why), now, &mut out);
+        let status = match &r.branch {
+            Some(branch) => {
+                state.tasks[i].branch = Some(branch.clone());
+                TaskStatus::CompletedUnreviewed
+            }
+            None => TaskStatus::Failed,
+        };
+        finalize(plan, state, i, status, Some(why), now, &mut out);
         return out;
     }
     ts.attempts = r.attempts;
@@ -105,5 +112,6 @@ pub(super) fn remember(state: &mut RunState, books: &Books, i: usize, reason: Op
         attempts: ts.attempts,
         feedback,
         reason,
+        branch: None,
     });
 }
