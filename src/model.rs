@@ -156,6 +156,8 @@ pub struct LoopDef {
     pub stages: Option<Vec<String>>,
     /// `protect`: globs of paths no task's attempt may change.
     pub protect: Vec<String>,
+    /// `answerer`: the agent a `needs_human` question goes to first.
+    pub answerer: Option<Ref>,
 }
 
 /// A glob pattern of a `copy` or `link` list, with where it is written.
@@ -207,6 +209,8 @@ pub struct DefaultsDef {
     pub resolver: Option<Ref>,
     /// `protect`: globs of paths no task's attempt may change.
     pub protect: Vec<String>,
+    /// `answerer`: the agent a `needs_human` question goes to first.
+    pub answerer: Option<Ref>,
 }
 
 /// An `executor` item: how loopc launches a command.
@@ -326,6 +330,13 @@ pub struct TaskDef {
     pub protect: Vec<String>,
     /// `may_change` (valid globs): protected paths the task may change.
     pub may_change: Vec<String>,
+    /// `on_fail`: what happens once the attempts are spent (`retry`, the
+    /// default, fails the task; `replan` re-plans it).
+    pub on_fail: Option<OnFail>,
+    /// `replans`: how many times the task's fragment may be re-planned.
+    pub replans: Option<u32>,
+    /// `answerer`: the agent a `needs_human` question goes to first.
+    pub answerer: Option<Ref>,
     /// The whole item.
     pub span: Span,
 }
@@ -346,6 +357,7 @@ pub mod fields {
         "resolver",
         "stages",
         "protect",
+        "answerer",
     ];
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
@@ -381,6 +393,7 @@ pub mod fields {
     /// `defaults { … }`
     pub const DEFAULTS: &[&str] = &[
         "agent", "gates", "attempts", "timeout", "env", "executor", "resolver", "protect",
+        "answerer",
     ];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
@@ -398,6 +411,9 @@ pub mod fields {
         "resolver",
         "protect",
         "may_change",
+        "on_fail",
+        "replans",
+        "answerer",
     ];
 }
 
@@ -565,6 +581,11 @@ pub enum OnFail {
     Block,
     /// The run stops.
     Fail,
+    /// The task that wrote the failed task's plan fragment runs again to
+    /// re-plan it (docs/language.md "Re-planning"); for a task that no
+    /// fragment wrote, or once its producer's `replans` are spent, what
+    /// `retry` does when the attempts are spent.
+    Replan,
 }
 
 /// What a command gate that changed tracked files does (`on_change`):
@@ -639,7 +660,11 @@ impl Recheck {
 
 impl OnFail {
     /// The words plan files use, in the order messages list them.
-    pub const WORDS: &[&str] = &["retry", "block", "fail"];
+    pub const WORDS: &[&str] = &["retry", "block", "fail", "replan"];
+
+    /// The words a task's own `on_fail` takes: what happens once its
+    /// attempts are spent.
+    pub const TASK_WORDS: &[&str] = &["retry", "replan"];
 
     /// The behaviour a plan-file word names.
     pub fn from_word(word: &str) -> Option<OnFail> {
@@ -647,6 +672,7 @@ impl OnFail {
             "retry" => Some(OnFail::Retry),
             "block" => Some(OnFail::Block),
             "fail" => Some(OnFail::Fail),
+            "replan" => Some(OnFail::Replan),
             _ => None,
         }
     }
@@ -657,6 +683,7 @@ impl OnFail {
             OnFail::Retry => "retry",
             OnFail::Block => "block",
             OnFail::Fail => "fail",
+            OnFail::Replan => "replan",
         }
     }
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// The state file format this loopc writes. It reads this one and every
 /// older one (each version only added to the one before).
-pub const STATE_VERSION: u32 = 2;
+pub const STATE_VERSION: u32 = 3;
 
 /// A task's state (docs/running.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -218,6 +218,30 @@ pub struct TaskState {
     /// those on it). Absent when none was skipped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_checked_by: Vec<String>,
+    /// For a task with `expands`: each re-plan of its fragment in this run,
+    /// in order (version 3; docs/language.md "Re-planning"). Absent when
+    /// none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replans: Vec<ReplanRecord>,
+    /// For a task that re-planning set going again: the producing task
+    /// (version 3). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replanned_by: Option<String>,
+    /// The agent that answered the task's last `needs_human` question in
+    /// this run (`answerer`, version 3); absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+}
+
+/// One re-plan of a producing task's fragment (state.json version 3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplanRecord {
+    /// The fragment's task whose failure asked for it.
+    pub task: String,
+    /// Why that task failed.
+    pub reason: String,
+    /// When (RFC 3339).
+    pub at: String,
 }
 
 impl TaskState {
@@ -247,6 +271,9 @@ impl TaskState {
             dependencies: Vec::new(),
             fragment_commit: None,
             not_checked_by: Vec::new(),
+            replans: Vec::new(),
+            replanned_by: None,
+            answered_by: None,
         }
     }
 }

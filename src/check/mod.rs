@@ -186,7 +186,10 @@ const _: () = {
     let tables: [&[&str]; 8] = [LOOP, BUDGET, AGENT, OUTPUT, EXECUTOR, GATE, DEFAULTS, TASK];
     let mut i = 0;
     while i < tables.len() {
-        assert!(tables[i].len() <= MAX_FIELDS, "a block takes more fields than MAX_FIELDS");
+        assert!(
+            tables[i].len() <= MAX_FIELDS,
+            "a block takes more fields than MAX_FIELDS"
+        );
         i += 1;
     }
 };

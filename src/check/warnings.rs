@@ -63,10 +63,14 @@ impl Checker {
                 }
             }
             // Resolvers run under the budget too.
+            // So do answerers.
             let resolvers = self.model.tasks.iter().map(|t| t.resolver.as_ref());
-            let resolvers = resolvers.chain([
+            let answerers = self.model.tasks.iter().map(|t| t.answerer.as_ref());
+            let resolvers = resolvers.chain(answerers).chain([
                 self.model.defaults.resolver.as_ref(),
                 self.model.settings.resolver.as_ref(),
+                self.model.defaults.answerer.as_ref(),
+                self.model.settings.answerer.as_ref(),
             ]);
             in_use.extend(resolvers.flatten().map(|r| r.name.as_str()));
             // A task agent's fallbacks may take its attempts (the chain

@@ -47,7 +47,8 @@ pub fn answer(cwd: &Path, task: &str, text: &str) -> Result<Answered, String> {
             state.plan
         ));
     };
-    if ts.status != TaskStatus::NeedsHuman {
+    // An answerer agent's answer (the task went on) may be overridden.
+    if ts.status != TaskStatus::NeedsHuman && ts.answered_by.is_none() {
         return Err(format!(
             "task `{task}` is not waiting for an answer (it is {}); {waiting_list}",
             ts.status.as_str()
@@ -66,6 +67,7 @@ pub fn answer(cwd: &Path, task: &str, text: &str) -> Result<Answered, String> {
             question: question.clone(),
             answer: text.to_string(),
             answered_at: super::time::now_rfc3339(),
+            by: None,
         },
     )?;
     Ok(Answered { question, file })

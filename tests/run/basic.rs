@@ -80,7 +80,7 @@ task c "Task C": a b { run = "cat a.txt b.txt > c.txt" }
 
     // State, progress, summary.
     let state = repo.state();
-    assert_eq!(state["version"], 2);
+    assert_eq!(state["version"], 3);
     assert_eq!(state["status"], "passed");
     assert_eq!(state["exit_code"], 0);
     assert_eq!(repo.status_of("a"), "passed");

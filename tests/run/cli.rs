@@ -185,7 +185,7 @@ task b { agent = bad  prompt = "y"  attempts = 2 }
     assert!(s.stdout.contains("b     failed"), "{s:?}");
     let j = repo.loopc(&["status", "--json"]).run();
     let v: serde_json::Value = serde_json::from_str(&j.stdout).unwrap();
-    assert_eq!(v["version"], 2);
+    assert_eq!(v["version"], 3);
     assert_eq!(v["tasks"][1]["status"], "failed");
     assert_eq!(v["tasks"][1]["attempts"], 2);
 

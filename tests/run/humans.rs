@@ -38,7 +38,7 @@ task b: a { run = "echo b > b.txt" }
     assert_eq!(a["question"], "Postgres or SQLite?\nBoth are installed.");
     assert_eq!(a["history"][0]["outcome"], "needs-human");
     assert_eq!(repo.task("b")["status"], "skipped");
-    assert_eq!(repo.state()["version"], 2);
+    assert_eq!(repo.state()["version"], 3);
     for text in [
         "a: the agent needs a human to answer: Postgres or SQLite?",
         "    > Both are installed.",

@@ -30,6 +30,7 @@ mod pipeline;
 mod preflight;
 mod protect;
 mod reliability;
+mod replan;
 mod replay;
 mod report;
 mod resilience;

@@ -114,6 +114,20 @@ pub struct AttemptResult {
     /// its old task branch, for the clean-up thread to delete (and to
     /// remove the worktree, if it is still there: it could not be reused).
     pub retired: Option<(PathBuf, String)>,
+    /// The task's answerer on the attempt's `needs_human` question
+    /// ([`crate::run::engine::attempt::answerer`]): whether it ran (one
+    /// iteration) and, when it answered, its name.
+    pub answerer: Option<Answerer>,
+}
+
+/// What a task's answerer did with its question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answerer {
+    /// The agent's name.
+    pub agent: String,
+    /// Whether it answered (the answer is recorded); else it declined or
+    /// failed, and a person answers.
+    pub answered: bool,
 }
 
 impl AttemptResult {
@@ -137,6 +151,7 @@ impl AttemptResult {
             report: None,
             resolver: None,
             retired: None,
+            answerer: None,
         }
     }
 }

@@ -420,6 +420,7 @@ impl Scheduler {
             agent: r.report.as_ref().map(|rep| rep.record()),
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
             resolver: r.resolver.clone(),
+            answerer: r.answerer.clone(),
         };
         let passed = matches!(finished.outcome, Outcome::Passed { .. });
         if passed && let Some(a) = &accepted {

@@ -18,6 +18,7 @@ use crate::run::store::events::Event;
 use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 
 mod books;
+mod replan;
 pub use books::{Books, Slot};
 
 /// How many times an attempt that failed for its infrastructure (e.g.
@@ -213,6 +214,9 @@ pub struct Finished {
     /// The resolver's run on a conflict of the attempt's merge: once its
     /// agent started, one more iteration of the run.
     pub resolver: Option<state::ResolverRecord>,
+    /// The task's answerer on the attempt's question, when it ran: one
+    /// more iteration; when it answered, the task goes on.
+    pub answerer: Option<crate::run::engine::outcome::Answerer>,
 }
 
 /// Task `i`'s attempt finished: counts its cost and outcome, decides
@@ -239,6 +243,10 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         Outcome::Blocked(why) => {
             let status = TaskStatus::Blocked;
             finalize(plan, state, i, status, Some(why), &at.now, &mut out);
+        }
+        Outcome::NeedsHuman(question) if f.answerer.as_ref().is_some_and(|a| a.answered) => {
+            let by = f.answerer.map(|a| a.agent).unwrap_or_default();
+            answered(state, books, i, question, by);
         }
         Outcome::NeedsHuman(question) => {
             let why = needs_human_reason(&question);
@@ -294,6 +302,10 @@ fn count(plan: &Plan, books: &mut Books, state: &mut RunState, mut f: Finished) 
     // became of the attempt (unless Ctrl-C or SIGTERM cut it off, as for
     // an attempt).
     if f.resolver.as_ref().is_some_and(|r| r.started) && !f.signalled {
+        books.meter.spent.iterations += 1;
+    }
+    // So is an answerer's.
+    if f.answerer.is_some() {
         books.meter.spent.iterations += 1;
     }
     // From the moment the agent started, the attempt counts: what fails
@@ -428,17 +440,29 @@ fn failed(
         books.streak.push(i);
     }
     books.slots[i].feedback = crate::run::engine::attempt::gate::cut_feedback(feedback);
+    // Attempts count afresh after a re-plan (`attempt_base`).
+    let used = state.tasks[i]
+        .attempts
+        .saturating_sub(books.slots[i].attempt_base);
     match on_fail {
-        OnFail::Retry if state.tasks[i].attempts < task.attempts => {
+        // An agent gate (a "customer") that says `replan` re-plans at once.
+        OnFail::Replan if replan::start(plan, state, books, at, &reason, out) => {}
+        OnFail::Retry | OnFail::Replan if used < task.attempts => {
             state.tasks[i].status = TaskStatus::Pending;
             state.tasks[i].reason = Some(reason);
         }
-        OnFail::Retry => {
-            let why = format!(
-                "out of attempts ({} of {}): {reason}",
-                state.tasks[i].attempts, task.attempts
-            );
+        OnFail::Retry | OnFail::Replan => {
+            let why = format!("out of attempts ({used} of {}): {reason}", task.attempts);
+            let replans = replan::wanted(plan, i) || on_fail == OnFail::Replan;
+            if replans && replan::start(plan, state, books, at, &why, out) {
+                return;
+            }
+            let refused = replans
+                .then(|| replan::refused(plan, state, i))
+                .flatten()
+                .unwrap_or_default();
             books.task_ended_failing(i);
+            let why = format!("{why}{refused}");
             finalize(plan, state, i, TaskStatus::Failed, Some(why), &at.now, out);
         }
         OnFail::Block => {
@@ -472,6 +496,23 @@ fn failed(
             );
         }
     }
+}
+
+/// Task `i`'s answerer agent `by` answered its attempt's `question`
+/// (recorded in its answers file): the task goes on in this run, its next
+/// attempt given the answer; the attempt that asked does not count
+/// against `attempts` (docs/language.md "Answers without a person").
+fn answered(state: &mut RunState, books: &mut Books, i: usize, question: String, by: String) {
+    let ts = &mut state.tasks[i];
+    ts.status = TaskStatus::Pending;
+    ts.reason = Some(crate::run::engine::agent::handoff::with_reason(
+        &format!("agent `{by}` answered its question"),
+        &question,
+    ));
+    ts.question = Some(question);
+    ts.answered_by = Some(by);
+    books.slots[i].attempt_base += 1;
+    books.slots[i].feedback.clear();
 }
 
 /// An infrastructure failure: not counted against `attempts` or

@@ -90,6 +90,7 @@ fn attempt_after(
             agent: None,
             fallback: None,
             resolver: None,
+            answerer: None,
         },
     )
 }
@@ -396,6 +397,7 @@ fn interrupted_attempts_count_only_when_the_time_budget_stopped_them() {
         agent: None,
         fallback: None,
         resolver: None,
+        answerer: None,
     };
     let mut ctrl_c = (state.clone(), Books::new(&p, Meter::new(p.budget.clone())));
     ctrl_c.1.meter.spent.iterations = 1;
@@ -596,6 +598,7 @@ fn a_resolvers_run_is_one_more_iteration_and_in_the_attempts_history() {
                 agent: None,
                 fallback: None,
                 resolver: Some(record.clone()),
+                answerer: None,
             },
         )
     };
