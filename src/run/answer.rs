@@ -24,7 +24,9 @@ pub struct Answered {
 ///
 /// Errors (one line each): not in a repository or no readable state; no
 /// task `task` in the last run (naming the tasks that wait for an
-/// answer); the task is not waiting for one (naming its status); an empty
+/// answer); the task is not waiting for one (naming its status) and no
+/// answerer agent answered its question (a person may override that
+/// answer: docs/running.md); an empty
 /// answer; the answers file cannot be written.
 pub fn answer(cwd: &Path, task: &str, text: &str) -> Result<Answered, String> {
     let git = Git::discover(cwd)?;

@@ -3,6 +3,7 @@
 mod agents;
 mod agents_clis;
 mod agents_real;
+mod answerer;
 mod basic;
 mod branches;
 mod budget;

@@ -219,7 +219,7 @@ fn answer_lines(state: &RunState, out: &mut String) {
     for t in &state.tasks {
         if let Some(by) = &t.answered_by {
             out.push_str(&format!(
-                "answered by agent `{}`: {}'s question (a person overrides it with                  `loopc answer {} \"…\"`)\n",
+                "answered by agent `{}`: {}'s question (a person overrides it with `loopc answer {} \"…\"`)\n",
                 sanitize_line(by),
                 sanitize_line(&t.name),
                 t.name
