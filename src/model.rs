@@ -169,6 +169,11 @@ pub struct PathPattern {
     pub span: Span,
 }
 
+/// Agent attempts a run may start when no budget bounds `iterations`,
+/// `time` or `cost`: REEL's default of 20 iterations (docs/language.md
+/// `budget`; W0003 says so).
+pub const DEFAULT_ITERATIONS: u32 = 20;
+
 /// The `budget` item.
 #[derive(Clone, Debug, Default)]
 pub struct BudgetDef {

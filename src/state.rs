@@ -1,4 +1,4 @@
-//! The document of `.loopc/state.json` (format version 2, `docs/state.md`):
+//! The document of `.loopc/state.json` (format version 3, `docs/state.md`):
 //! the run's and each task's status, counters and budget, with their serde
 //! form. `loopc run` writes it (`run::store::state`) and `loopc graph
 //! --state` colours tasks by it, so it lives below both: neither `run` nor
@@ -231,6 +231,15 @@ pub struct TaskState {
     /// this run (`answerer`, version 3); absent when none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered_by: Option<String>,
+    /// What earlier attempts of the task under its key left for the next
+    /// one: carried from run to run until the task passes or its key
+    /// changes (docs/resilience.md "Failures are remembered"; version 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remembered: Option<Remembered>,
+    /// Of `attempts`, those spent by earlier runs under the same key (the
+    /// run resumed the task at its next attempt; version 3). Absent when 0.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub earlier_attempts: u32,
 }
 
 /// One re-plan of a producing task's fragment (state.json version 3).
@@ -242,6 +251,28 @@ pub struct ReplanRecord {
     pub reason: String,
     /// When (RFC 3339).
     pub at: String,
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
+/// A task's failed attempts under one key, kept across runs (state
+/// format version 3): a rerun resumes the task at its next attempt with
+/// the last failure's feedback, and does not run a task that ran out of
+/// attempts under the same key unless `--retry-failed` says so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Remembered {
+    /// The task's run-time key (hex) when the attempts were made.
+    pub key: String,
+    /// Attempts spent under that key, counted against `attempts`.
+    pub attempts: u32,
+    /// The last failed attempt's feedback (what the next attempt is told).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// Why the last attempt failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl TaskState {
@@ -274,6 +305,8 @@ impl TaskState {
             replans: Vec::new(),
             replanned_by: None,
             answered_by: None,
+            remembered: None,
+            earlier_attempts: 0,
         }
     }
 }
@@ -309,6 +342,10 @@ pub struct AttemptRecord {
     /// added within version 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolver: Option<ResolverRecord>,
+    /// The agent (or an agent gate) reported more than its per-attempt
+    /// `cost` cap (version 3; absent when not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_cap: bool,
 }
 
 /// A resolver's run on a conflict of an attempt's merge (docs/running.md

@@ -4,10 +4,10 @@
 
 use super::Checker;
 use crate::diagnostic::{Code, Diagnostic};
-use crate::model::Work;
+use crate::model::{Ref, Work};
 use crate::origin::Origin;
 use crate::span::Span;
-use foldhash::{HashMap, HashSet, HashSetExt};
+use foldhash::HashMap;
 
 impl Checker {
     /// W0003: agent tasks with no budget bounding iterations, time or cost.
@@ -38,6 +38,10 @@ impl Checker {
                     span,
                     label,
                 )
+                .with_note(format!(
+                    "a run then stops after {} agent attempts (REEL's default `iterations`)",
+                    crate::model::DEFAULT_ITERATIONS
+                ))
                 .with_note("add e.g. `budget { iterations = 20  time = 2h  cost = $20 }`"),
             );
         }
@@ -45,77 +49,116 @@ impl Checker {
 
     /// W0005: a cost budget, and an agent in use whose cost may be
     /// unknown (no `cost` cap, and not an output loopc reads a cost
-    /// from): the run would stop at its first attempt.
+    /// from): the run would stop at its first attempt. Labelled at the
+    /// agent, the budget and the agent's first use (a task, a gate, a
+    /// resolver, or the `fallback` of an agent in use).
     pub(super) fn costless_agents(&mut self) {
-        if self.model.budget.cost.is_some() {
-            let mut in_use: HashSet<&str> = HashSet::new();
-            let default_agent = self.model.defaults.agent.as_ref().map(|r| r.name.as_str());
-            for t in &self.model.tasks {
-                if matches!(t.work, Work::Prompt(_))
-                    && let Some(a) = t.agent.as_ref().map(|r| r.name.as_str()).or(default_agent)
-                {
-                    in_use.insert(a);
+        if self.model.budget.cost.is_none() {
+            return;
+        }
+        let uses = self.agent_uses();
+        let budget = self.model.budget.span;
+        let warnings: Vec<Diagnostic> = self
+            .model
+            .agents
+            .iter()
+            .filter(|a| a.cost.is_none() && !a.output.reads_cost())
+            .filter_map(|a| {
+                let (use_span, use_label) = uses.get(a.name.name.as_str())?;
+                let name = &a.name.name;
+                let mut d = Diagnostic::new(
+                    Code::W0005,
+                    format!("the budget caps cost, but agent `{name}` may report none"),
+                    a.name.span,
+                    "no `cost` cap, and its output gives no cost",
+                )
+                .with_label(*use_span, use_label.clone());
+                if let Some(at) = budget {
+                    d = d.with_label(at, "this budget caps the run's cost");
                 }
+                Some(d.with_note(format!(
+                    "an attempt whose cost cannot be read stops the run; add `cost = $1` (the cap, counted when it reports none) to agent `{name}`, or have it write `cost_usd` in its handoff"
+                )))
+            })
+            .collect();
+        for d in warnings {
+            self.push(d);
+        }
+    }
+
+    /// The agents that run under the budget, each with its first use: a
+    /// prompt task's (its `agent`, or its name when `defaults` gives it),
+    /// an agent gate's, a resolver's, then the `fallback` of one of those
+    /// (the chain ends at a repeat: a cycle is E0006).
+    fn agent_uses(&self) -> HashMap<&str, (Span, String)> {
+        let mut uses: HashMap<&str, (Span, String)> = HashMap::default();
+        let default_agent = self.model.defaults.agent.as_ref();
+        for t in &self.model.tasks {
+            if !matches!(t.work, Work::Prompt(_)) {
+                continue;
             }
-            for g in &self.model.gates {
-                if let Some(r) = &g.agent_ref {
-                    in_use.insert(r.name.as_str());
-                }
-            }
-            // Resolvers run under the budget too.
-            // So do answerers.
-            let resolvers = self.model.tasks.iter().map(|t| t.resolver.as_ref());
-            let answerers = self.model.tasks.iter().map(|t| t.answerer.as_ref());
-            let resolvers = resolvers.chain(answerers).chain([
-                self.model.defaults.resolver.as_ref(),
-                self.model.settings.resolver.as_ref(),
-                self.model.defaults.answerer.as_ref(),
-                self.model.settings.answerer.as_ref(),
-            ]);
-            in_use.extend(resolvers.flatten().map(|r| r.name.as_str()));
-            // A task agent's fallbacks may take its attempts (the chain
-            // ends at a repeat: a cycle is E0006).
-            let fallback_of: HashMap<&str, &str> = self
-                .model
-                .agents
-                .iter()
-                .filter_map(|a| Some((a.name.name.as_str(), a.fallback.as_ref()?.name.as_str())))
-                .collect();
-            let starts: Vec<&str> = in_use.iter().copied().collect();
-            for mut a in starts {
-                while let Some(&f) = fallback_of.get(a) {
-                    if !in_use.insert(f) {
-                        break;
-                    }
-                    a = f;
-                }
-            }
-            let warnings: Vec<Diagnostic> = self
-                .model
-                .agents
-                .iter()
-                .filter(|a| {
-                    in_use.contains(a.name.name.as_str())
-                        && a.cost.is_none()
-                        && !a.output.reads_cost()
-                })
-                .map(|a| {
-                    let name = &a.name.name;
-                    Diagnostic::new(
-                        Code::W0005,
-                        format!("the budget caps cost, but agent `{name}` may report none"),
-                        a.name.span,
-                        "no `cost` cap",
-                    )
-                    .with_note(format!(
-                        "an attempt whose cost cannot be read stops the run; add `cost = $1` (the cap, counted when it reports none) to agent `{name}`, or have it write `cost_usd` in its handoff"
-                    ))
-                })
-                .collect();
-            for d in warnings {
-                self.push(d);
+            let task = &t.name.text;
+            let used = match (&t.agent, default_agent) {
+                (Some(r), _) => (r, r.span, format!("task `{task}` uses it")),
+                (None, Some(r)) => (
+                    r,
+                    t.name.span,
+                    format!("task `{task}` uses it (from `defaults`)"),
+                ),
+                (None, None) => continue,
+            };
+            uses.entry(used.0.name.as_str()).or_insert((used.1, used.2));
+        }
+        for g in &self.model.gates {
+            if let Some(r) = &g.agent_ref {
+                let label = format!("gate `{}` uses it", g.name.name);
+                uses.entry(r.name.as_str()).or_insert((r.span, label));
             }
         }
+        // Resolvers run under the budget too.
+        let resolvers = self.model.tasks.iter().map(|t| t.resolver.as_ref());
+        let resolvers = resolvers.chain([
+            self.model.defaults.resolver.as_ref(),
+            self.model.settings.resolver.as_ref(),
+        ]);
+        for r in resolvers.flatten() {
+            let label = "it resolves conflicts here".to_string();
+            uses.entry(r.name.as_str()).or_insert((r.span, label));
+        }
+        // So do answerers.
+        let answerers = self.model.tasks.iter().map(|t| t.answerer.as_ref());
+        let answerers = answerers.chain([
+            self.model.defaults.answerer.as_ref(),
+            self.model.settings.answerer.as_ref(),
+        ]);
+        for r in answerers.flatten() {
+            let label = "it answers questions here".to_string();
+            uses.entry(r.name.as_str()).or_insert((r.span, label));
+        }
+        // A fallback may take the attempts of the agent it stands in for.
+        let fallback_of: HashMap<&str, &Ref> = self
+            .model
+            .agents
+            .iter()
+            .filter_map(|a| Some((a.name.name.as_str(), a.fallback.as_ref()?)))
+            .collect();
+        // In the agents' order, so the label a fallback gets is the same
+        // on every run.
+        let starts: Vec<&str> = (self.model.agents.iter())
+            .map(|a| a.name.name.as_str())
+            .filter(|a| uses.contains_key(a))
+            .collect();
+        for mut a in starts {
+            while let Some(&f) = fallback_of.get(a) {
+                let label = format!("the fallback of agent `{a}`, which is in use");
+                if uses.contains_key(f.name.as_str()) {
+                    break;
+                }
+                uses.insert(f.name.as_str(), (f.span, label));
+                a = f.name.as_str();
+            }
+        }
+        uses
     }
 
     /// W0004: no tasks in the plan, or in a spec of a spec tree.

@@ -40,6 +40,7 @@ mod logs;
 mod lsp;
 mod report;
 mod run;
+mod standby;
 mod status;
 
 use clap::{Parser, Subcommand};

@@ -1,4 +1,4 @@
-//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--no-cache] [--stage S,…]`:
+//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--retry-failed [T…]] [--no-cache] [--stage S,…] [--watch]`:
 //! compiles the plan, cuts a REEL spec tree down to its worked stages
 //! ([`loopc::plan::Plan::work`]), then to the named tasks and their
 //! dependencies ([`loopc::plan::Plan::select`]) and runs it with
@@ -17,11 +17,13 @@ use super::{
 };
 use clap_complete::engine::ArgValueCompleter;
 use loopc::plan::Plan;
+use loopc::run::standby::{Standby, Watched};
 use loopc::run::sys::git::Git;
-use loopc::run::{Options, Outcome};
+use loopc::run::{Options, Outcome, RetryFailed};
+use loopc::state::TaskStatus;
 use std::path::{Path, PathBuf};
 
-/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--no-cache] [--stage S,…]`
+/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--retry-failed [T…]] [--no-cache] [--stage S,…] [--watch]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The plan, then the tasks to run (with their dependencies; default:
@@ -68,6 +70,38 @@ pub struct Args {
     /// Neither read nor write the cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Run again the tasks (all, without names) that ran out of attempts
+    /// in an earlier run with the same key, which are otherwise not run
+    /// (their failures are remembered: docs/resilience.md). They start
+    /// over at attempt 1, told the last failure's feedback.
+    #[arg(
+        long = "retry-failed",
+        value_name = "TASK",
+        num_args = 0..,
+        add = ArgValueCompleter::new(super::completions::tasks)
+    )]
+    pub retry_failed: Option<Vec<String>>,
+    /// Standby: once the run ends, wait for a change to the plan, to a
+    /// file a task's `inputs` match or to the base branch, then run again
+    /// with the cache (only what the change affects runs); a line per
+    /// round; a plan with errors is waited on. Ctrl-C ends it (exit 130).
+    #[arg(long, conflicts_with = "dry_run")]
+    pub watch: bool,
+}
+
+/// What a round of `--watch` learns as it goes ([`super::standby`]).
+#[derive(Default)]
+pub(super) struct Round {
+    /// What the round before read (a plan with errors still reads its
+    /// inputs); taken in.
+    pub previous: Option<Watched>,
+    /// What this round reads, once the plan was found.
+    pub watched: Option<Watched>,
+    /// How the run ended and each task with it, when it ran.
+    pub ran: Option<(Outcome, Vec<(String, TaskStatus)>)>,
+    /// The watcher, started by the first round that found its repository
+    /// and handed on from round to round.
+    pub standby: Option<Standby>,
 }
 
 /// The exit status of a run that ended so (docs/running.md).
@@ -82,9 +116,12 @@ fn exit_status(outcome: Outcome) -> i32 {
     }
 }
 
-/// Runs `loopc run`.
+/// Runs `loopc run` (with `--watch`, [`super::standby::run`]).
 pub fn run(args: &Args) -> i32 {
-    match run_plan(args) {
+    if args.watch {
+        return super::standby::run(args);
+    }
+    match run_plan(args, &mut Round::default()) {
         Ok(code) => code,
         Err(message) => {
             say(&message);
@@ -124,12 +161,13 @@ fn report_line(root: &Path, cwd: &Path) -> String {
     )
 }
 
-/// Finds, compiles and runs the plan; returns the exit status, or the
-/// message of an error that is exit 2.
-fn run_plan(args: &Args) -> Result<i32, String> {
+/// Finds, compiles and runs the plan, noting in `round` what it reads and
+/// how it ended; returns the exit status, or the message of an error that
+/// is exit 2.
+pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
-    let (given, words, force, skip_gates) = split_words(args, &cwd);
+    let (given, words, force, skip_gates, retry_failed) = split_words(args, &cwd);
     let path = match given {
         Some(p) => p,
         None => {
@@ -138,7 +176,20 @@ fn run_plan(args: &Args) -> Result<i32, String> {
             found
         }
     };
-    let mut compilation = compile(&path, args, &cwd)?;
+    let compiled = compile(&path, args, &cwd);
+    if args.watch {
+        let previous = round.previous.as_ref();
+        let watched = Watched::of(&path, &cwd, compiled.as_ref().ok(), previous);
+        // Watching starts before the first round runs: an input changed
+        // while it runs wakes the next one.
+        if round.standby.is_none()
+            && let Some(root) = &watched.root
+        {
+            round.standby = Some(Standby::start(root)?);
+        }
+        round.watched = Some(watched);
+    }
+    let mut compilation = compiled?;
     print_plan_diagnostics(&compilation);
     let Some(plan) = compilation.plan.take() else {
         return Err(format!("{} has errors; nothing was run", path.display()));
@@ -157,31 +208,40 @@ fn run_plan(args: &Args) -> Result<i32, String> {
         dry_run: args.dry_run,
         force,
         skip_gates,
+        retry_failed,
         no_cache: args.no_cache,
         plan_file: path.display().to_string(),
         repository: top,
         exit_status,
     };
-    execute(plan, &options, &cwd)
+    execute(plan, &options, &cwd, round)
 }
 
 /// What [`split_words`] finds: the plan, the tasks named, the `--force`
-/// tasks and the `--skip-gate` gates.
-type Words = (Option<PathBuf>, Vec<String>, Vec<String>, Vec<String>);
+/// tasks, the `--skip-gate` gates and what `--retry-failed` says.
+type Words = (
+    Option<PathBuf>,
+    Vec<String>,
+    Vec<String>,
+    Vec<String>,
+    RetryFailed,
+);
 
 /// The plan named on the command line, if any, the tasks named, the
-/// `--force` tasks and the `--skip-gate` gates. Both flags take one or
-/// more values, so `--force a b j.loop` puts the plan among them: without
-/// a PLAN, a last value that names a plan is it.
+/// `--force` tasks, the `--skip-gate` gates and the `--retry-failed`
+/// tasks. The flags take several values, so `--force a b j.loop` puts the
+/// plan among them: without a PLAN, a last value that names a plan is it.
 fn split_words(args: &Args, cwd: &Path) -> Words {
     let mut words = args.words.clone();
     let mut force = args.force.clone();
     let mut skip = args.skip_gate.clone();
+    let mut retry = args.retry_failed.clone();
     let mut given = None;
     if words.first().is_some_and(|w| is_plan_word(w, cwd)) {
         given = Some(PathBuf::from(words.remove(0)));
     } else if words.is_empty() {
-        for list in [&mut force, &mut skip] {
+        let lists = [Some(&mut force), Some(&mut skip), retry.as_mut()];
+        for list in lists.into_iter().flatten() {
             if given.is_none()
                 && let Some(last) = list.last()
                 && is_plan_word(last, cwd)
@@ -190,7 +250,12 @@ fn split_words(args: &Args, cwd: &Path) -> Words {
             }
         }
     }
-    (given, words, force, skip)
+    let retry = match retry {
+        None => RetryFailed::None,
+        Some(names) if names.is_empty() => RetryFailed::All,
+        Some(names) => RetryFailed::Tasks(names),
+    };
+    (given, words, force, skip, retry)
 }
 
 /// Compiles the plan at `path`; the error says when a directory that is
@@ -392,7 +457,7 @@ fn refuse_early(
 /// says what would run) through the library's phases, printing what each
 /// returns: the warnings before any work, the notes of the clean-up after
 /// a killed run (not with `-q`), the live display, then the summary.
-fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, String> {
+fn execute(plan: Plan, options: &Options, cwd: &Path, round: &mut Round) -> Result<i32, String> {
     let branch = plan.settings.branch.clone();
     let started = loopc::run::start(plan, options, cwd).map_err(|e| e.message)?;
     // `-q`: errors and the output asked for only, no warnings.
@@ -422,6 +487,7 @@ fn execute(plan: Plan, options: &Options, cwd: &Path) -> Result<i32, String> {
     let ran = recovered
         .run(Box::new(Ui::for_progress(progress)))
         .map_err(|e| e.message)?;
+    round.ran = Some((ran.outcome, ran.tasks.clone()));
     if !quiet() {
         for w in &ran.warnings {
             eline!("{w}");

@@ -7,7 +7,8 @@ use super::graph;
 use super::key::{Key, KeyMemo, task_key};
 use super::types::{Agent, Budget, Executor, Gate, GateKind, Plan, Settings, Task, TaskKind};
 use super::types::{
-    DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_REPLANS, DEFAULT_TIMEOUT,
+    DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_ITERATIONS, DEFAULT_REPLANS,
+    DEFAULT_TIMEOUT,
 };
 use crate::model::{AgentDef, GateDef, GateDefKind, Model, Ref, TaskDef, Work};
 use crate::span::Span;
@@ -55,7 +56,12 @@ pub(super) fn resolve(
     Some(Plan {
         settings: shared.settings(&name)?,
         budget: Budget {
-            iterations: model.budget.iterations,
+            iterations: model.budget.iterations.or_else(|| {
+                let b = &model.budget;
+                // Nothing bounds the agents: REEL's default (W0003 says so).
+                (!b.bounds_written && b.time.is_none() && b.cost.is_none())
+                    .then_some(DEFAULT_ITERATIONS)
+            }),
             time: model.budget.time,
             cost: model.budget.cost,
             failures: model.budget.failures.unwrap_or(DEFAULT_FAILURES),

@@ -21,6 +21,7 @@ pub const DEFAULT_REPLANS: u32 = 2;
 pub const DEFAULT_EXPAND_DEPTH: u32 = 3;
 /// Default consecutive failed attempts that stop a run (docs/language.md `budget.failures`).
 pub const DEFAULT_FAILURES: u32 = 3;
+pub use crate::model::DEFAULT_ITERATIONS;
 
 /// Per task that had some, the names of the gates `loopc run --skip-gate`
 /// took off it ([`Plan::skip_gates`]), in plan order.

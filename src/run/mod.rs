@@ -23,6 +23,8 @@
 //!   other commands' reports and stdout (`logs` reads `.loopc/` and the
 //!   lock, as `status` does; `board` reads `.loopc/` only, never the lock;
 //!   `answer` writes only `.loopc/answers/`);
+//! - [`standby`]: `loopc run --watch`, waiting between rounds for a
+//!   change to what the plan reads (it starts no run: `cli` loops);
 //! - [`report`]: `loopc report`, a run as an HTML page or JSON, read from
 //!   `.loopc/` through the store (drawn with [`crate::render`]).
 
@@ -33,6 +35,7 @@ pub mod engine;
 pub mod logs;
 mod preflight;
 pub mod report;
+pub mod standby;
 pub mod status;
 pub mod store;
 pub mod sys;
@@ -42,6 +45,7 @@ pub mod ui;
 use crate::plan::Plan;
 use crate::state::RunState;
 use engine::context::RunCtx;
+pub use engine::scheduler::transition::RetryFailed;
 use engine::worktree_files::WorktreeFiles;
 use engine::{cache, dry_run, scheduler};
 pub use preflight::start_commit;
@@ -106,6 +110,9 @@ pub struct Ran {
     pub warnings: Vec<String>,
     /// The repository's top directory.
     pub root: std::path::PathBuf,
+    /// Each task of the run (fragments' too) and how it ended, in the
+    /// plan's order (`--watch`'s line per round counts them).
+    pub tasks: Vec<(String, crate::state::TaskStatus)>,
 }
 
 /// Options of one run (the command line, minus the plan file).
@@ -121,6 +128,9 @@ pub struct Options {
     pub skip_gates: Vec<String>,
     /// `--no-cache`.
     pub no_cache: bool,
+    /// `--retry-failed [TASK…]`: tasks that ran out of attempts under an
+    /// unchanged key that run again (docs/resilience.md).
+    pub retry_failed: RetryFailed,
     /// The plan file as given (recorded in state.json), relative to the
     /// current directory.
     pub plan_file: String,
@@ -223,23 +233,33 @@ pub struct Recovered {
     started: Started,
 }
 
-/// The `--force` names that are not the plan's tasks: the first one's message.
-fn check_forced(plan: &Plan, force: &[String]) -> Result<(), RunError> {
-    for name in force {
+/// The names given to `flag` (`--force`, `--retry-failed`) that are not
+/// the plan's tasks: the first one's message.
+fn check_named(plan: &Plan, names: &[String], flag: &str) -> Result<(), RunError> {
+    for name in names {
         if plan.task_index(name).is_none() {
             let hint = match crate::expand::unknown_task_hint(plan, name) {
-                Some(h) => format!(": {h}; `--force` takes the plan's own tasks"),
+                Some(h) => format!(": {h}; `{flag}` takes the plan's own tasks"),
                 None => {
                     crate::check::names::suggest(name, plan.tasks.iter().map(|t| t.name.as_str()))
                         .map_or(String::new(), |s| format!("; did you mean `{s}`?"))
                 }
             };
             return Err(RunError::usage(format!(
-                "--force: no task named `{name}` in the plan{hint}"
+                "{flag}: no task named `{name}` in the plan{hint}"
             )));
         }
     }
     Ok(())
+}
+
+/// The `--retry-failed` names that are not the plan's tasks: the first
+/// one's message.
+fn check_retried(plan: &Plan, retry: &RetryFailed) -> Result<(), RunError> {
+    let RetryFailed::Tasks(names) = retry else {
+        return Ok(());
+    };
+    check_named(plan, names, "--retry-failed")
 }
 
 /// The `--skip-gate` names that are no gate of the plan's tasks: the
@@ -301,7 +321,8 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
     // is written (no `.loopc/`).
     let base_commit = start_commit(&git, &plan)?;
     let layout = Layout::new(&git.root);
-    check_forced(&plan, &options.force)?;
+    check_named(&plan, &options.force, "--force")?;
+    check_retried(&plan, &options.retry_failed)?;
     check_skipped(&plan, &options.skip_gates)?;
     let skipped = plan.skip_gates(&options.skip_gates);
     layout.refuse_symlink().map_err(RunError::usage)?;
@@ -410,9 +431,20 @@ impl Started {
         } else {
             Some(cache::Store::load(&self.git, &self.layout).map_err(RunError::usage)?)
         };
+        let remembered: std::collections::HashMap<String, crate::state::Remembered> = self
+            .previous
+            .iter()
+            .flat_map(|p| &p.tasks)
+            .filter_map(|t| Some((t.name.clone(), t.remembered.clone()?)))
+            .collect();
+        let memory = dry_run::Memory {
+            remembered: &remembered,
+            retry: &self.options.retry_failed,
+        };
         Ok(dry_run::report(
             &self.plan,
             (&self.options.force, &self.options.skip_gates, &self.skipped),
+            memory,
             &self.around,
             &self.git,
             store.as_ref(),
@@ -469,6 +501,7 @@ impl Recovered {
                 .collect(),
             around: s.around.clone(),
             skip_gates: options.skip_gates.clone(),
+            retry_failed: options.retry_failed.clone(),
         };
         let parallel = options.jobs.unwrap_or(s.plan.settings.parallel).max(1);
         // Every file the run writes must be writable before anything moves: a
@@ -547,8 +580,10 @@ fn schedule(
         }
     }
     // A task that was waiting for an agent's usage limit waits out the rest.
+    // Failures remembered under the tasks' keys: resumed, not paid twice.
     if let Some(previous) = previous {
         scheduler::carry_waits(previous, &mut state);
+        scheduler::transition::carry_remembered(previous, &mut state);
     }
     let finish = scheduler::run(
         Arc::clone(ctx),
@@ -578,5 +613,11 @@ fn schedule(
         summary: table,
         warnings,
         root: ctx.git.root.clone(),
+        tasks: finish
+            .state
+            .tasks
+            .iter()
+            .map(|t| (t.name.clone(), t.status))
+            .collect(),
     }
 }

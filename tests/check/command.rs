@@ -664,6 +664,8 @@ fn an_agents_fallback_is_a_checked_reference() {
         )
         .loopc(&["check", "plan.loop"])
         .stderr_contains("warning[W0005]: the budget caps cost, but agent `codex` may report none")
+        .stderr_contains("- the fallback of agent `claude`, which is in use")
+        .stderr_contains("------ this budget caps the run's cost")
         .status(0)
         .run();
     Test::new()

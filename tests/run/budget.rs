@@ -126,8 +126,9 @@ task b { agent = bot  prompt = "y" }
 
 #[test]
 fn an_unknown_cost_counts_the_agents_cap() {
-    // No cost reported; the cap $0.50 is counted: after two attempts
-    // $1 ≥ $0.60, so the third task does not start.
+    // No cost reported; the cap $0.50 is counted: after one attempt the
+    // $0.10 left cannot pay for another at its cap, so the second task
+    // does not start.
     let repo = repo_with(
         r#"
 loop "b" { }
@@ -140,17 +141,15 @@ task c: b { agent = bot  prompt = "z" }
     );
     repo.loopc(&["run"]).status(3).run();
     assert_eq!(repo.status_of("a"), "passed");
-    assert_eq!(repo.status_of("b"), "passed");
+    assert_eq!(repo.status_of("b"), "pending");
     assert_eq!(repo.status_of("c"), "pending");
     let s = repo.state();
-    assert_eq!(s["spent"]["cost_micro_usd"], 1_000_000);
+    assert_eq!(s["spent"]["cost_micro_usd"], 500_000);
     assert_eq!(repo.task("a")["cost_micro_usd"], 500_000);
     assert_eq!(repo.task("a")["cost_unknown"], false);
-    assert!(
-        s["stop_reason"]
-            .as_str()
-            .unwrap()
-            .contains("budget `cost` spent: $1 of $0.60"),
+    assert_eq!(
+        s["stop_reason"],
+        "budget `cost`: $0.10 left of $0.60, less than agent `bot`'s per-attempt cap of $0.50",
         "{s}"
     );
 }

@@ -226,3 +226,30 @@ task a { run = "echo a > a.txt" }
     );
     assert_eq!(gate_runs(&repo), before + 2, "c's gate ran for c and for a");
 }
+
+#[test]
+fn replays_onto_a_new_base_follow_the_order_the_earlier_run_merged_in() {
+    // `late` waits (bounded) until `early` is merged, so `early` merges
+    // first although `late` comes first in the plan's order.
+    let repo = ran_then_base_moved(
+        r#"
+loop "order" { parallel = 2 }
+task late { run = "i=0; while ! git cat-file -e refs/heads/loop/order:early.txt 2>/dev/null && [ $i -lt 250 ]; do i=$((i+1)); sleep 0.02; done; echo late > late.txt" }
+task early { run = "echo early > early.txt" }
+"#,
+    );
+    assert!(repo.seq_of("merged", "early") < repo.seq_of("merged", "late"));
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(
+        cached_how(&repo),
+        [
+            ("early".into(), "replay".into()),
+            ("late".into(), "replay".into())
+        ]
+    );
+    let subjects = repo.git(&["log", "--format=%s", "-2", "loop/order"]);
+    assert_eq!(
+        subjects, "loop(late): late\nloop(early): early",
+        "{subjects}"
+    );
+}

@@ -19,6 +19,21 @@ pub struct Cost {
     pub unknown: bool,
     /// The first agent whose cost was unknown (named when the run stops).
     pub unknown_agent: Option<String>,
+    /// The first agent that reported more than its per-attempt `cost` cap:
+    /// its name, what it reported and the cap, in micro-dollars. Its real
+    /// cost is what counts (docs/running.md "Over its cap").
+    pub over_cap: Option<OverCap>,
+}
+
+/// An agent run that reported more than its per-attempt `cost` cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverCap {
+    /// The agent's name.
+    pub agent: String,
+    /// What it reported, in micro-dollars.
+    pub reported: u64,
+    /// Its cap, in micro-dollars.
+    pub cap: u64,
 }
 
 impl Cost {
@@ -26,7 +41,18 @@ impl Cost {
     /// `cap` when the cost is unknown and the agent has one.
     pub fn add_reported(&mut self, reported: Option<u64>, agent: &crate::plan::Agent) {
         match (reported, agent.cost) {
-            (Some(c), _) => self.micro_usd += c,
+            (Some(c), cap) => {
+                self.micro_usd += c;
+                if let Some(cap) = cap.filter(|&cap| c > cap)
+                    && self.over_cap.is_none()
+                {
+                    self.over_cap = Some(OverCap {
+                        agent: agent.name.clone(),
+                        reported: c,
+                        cap,
+                    });
+                }
+            }
             (None, Some(cap)) => self.micro_usd += cap,
             (None, None) => {
                 self.unknown = true;
@@ -43,6 +69,9 @@ impl Cost {
         self.unknown |= other.unknown;
         if self.unknown_agent.is_none() {
             self.unknown_agent = other.unknown_agent;
+        }
+        if self.over_cap.is_none() {
+            self.over_cap = other.over_cap;
         }
     }
 }
@@ -201,6 +230,23 @@ impl Meter {
                 crate::run::time::human_duration(limit)
             ),
         ))
+    }
+
+    /// The `cost` budget left cannot pay for an attempt of `agent` at its
+    /// per-attempt cap (`cap`, micro-dollars): the message naming both,
+    /// which stops the run before the attempt starts (docs/running.md
+    /// "Budgets"). `None` without a cost budget or a cap, or when it can.
+    pub fn cannot_cover(&self, agent: &str, cap: Option<u64>) -> Option<String> {
+        let (limit, cap) = (self.limits.cost?, cap?);
+        let left = limit.saturating_sub(self.spent.cost_micro_usd);
+        (cap > left).then(|| {
+            format!(
+                "budget `cost`: {} left of {}, less than agent `{agent}`'s per-attempt cap of {}",
+                crate::run::time::dollars(left),
+                crate::run::time::dollars(limit),
+                crate::run::time::dollars(cap)
+            )
+        })
     }
 
     /// Whether a cost budget is set (then an unknown cost must not count as zero).

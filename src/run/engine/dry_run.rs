@@ -70,7 +70,22 @@ struct Sim<'a> {
     /// Per decided task: whether it, or a task it depends on (directly or
     /// not), would run and has command checks: they are merged before it.
     ran_checks: Vec<bool>,
+    /// The failures earlier runs left, and `--retry-failed`.
+    memory: Memory<'a>,
 }
+
+/// What a dry run knows of earlier runs' failures: each task's
+/// `remembered` (by name) and `--retry-failed`.
+#[derive(Clone, Copy)]
+pub struct Memory<'a> {
+    /// The last run's `remembered` of each task that has one.
+    pub remembered: &'a HashMap<String, crate::state::Remembered>,
+    /// `--retry-failed`.
+    pub retry: &'a crate::run::engine::scheduler::transition::RetryFailed,
+}
+
+/// Line of a task not run because it ran out of attempts under its key.
+const NOT_RUN: &str = "not run";
 
 /// Whether `task` has command checks: those the run checks later merges
 /// with.
@@ -219,9 +234,50 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// What task `i`'s failures remembered under `key` decide: the line
+    /// of a task not run (`Err`), else what its run resumes with, if any.
+    fn remembered(&self, i: usize, key: &str) -> Result<Option<String>, String> {
+        let task = &self.plan.tasks[i];
+        let Some(r) = self
+            .memory
+            .remembered
+            .get(&task.name)
+            .filter(|r| r.key == key)
+        else {
+            return Ok(None);
+        };
+        let spent = format!("{} of {}", r.attempts, task.attempts);
+        if self.memory.retry.covers(&task.name) {
+            return Ok(Some(format!(
+                "--retry-failed: it ran out of attempts ({spent}) with this key; starts over \
+                 at attempt 1 with the last failure's feedback"
+            )));
+        }
+        if r.attempts >= task.attempts {
+            return Err(format!(
+                "{NOT_RUN}: ran out of attempts ({spent}) with this key; --retry-failed to run it"
+            ));
+        }
+        Ok(Some(format!(
+            "resumes at attempt {} with the last failure's feedback ({spent} spent with this key)",
+            r.attempts + 1
+        )))
+    }
+
     /// Decides task `i` at the current head.
     fn decide(&mut self, i: usize) -> String {
         let forced = self.forced(i);
+        let task = &self.plan.tasks[i];
+        if let Some(&d) = task.dependencies.iter().find(|&&d| {
+            self.lines[d]
+                .as_deref()
+                .is_some_and(|l| l.starts_with(NOT_RUN) || l.starts_with("skipped"))
+        }) {
+            return format!(
+                "skipped: dependency `{}` is not run",
+                self.plan.tasks[d].name
+            );
+        }
         let rk = match self.key(i) {
             Ok(rk) => rk,
             Err(NoKey::Dependency(d)) => {
@@ -244,6 +300,11 @@ impl<'a> Sim<'a> {
         }
         if forced {
             why.push("forced".to_string());
+        }
+        match self.remembered(i, &rk.key.to_hex()) {
+            Err(line) => return line,
+            Ok(Some(resumes)) => why.push(resumes),
+            Ok(None) => {}
         }
         let latest = self.store.latest(&self.plan.name, &self.plan.tasks[i].name);
         if let Some(old) = latest
@@ -407,9 +468,11 @@ fn replay_line(
 /// far, in the order the run would replay them; one that checks is spliced
 /// in (and the run simulated again on the grown plan), one that does not
 /// makes its task run (`cache entry not used: …`), as in the run.
+#[allow(clippy::too_many_arguments)]
 pub fn report(
     plan: &Plan,
     (forced, skip, given_skipped): (&[String], &[String], &crate::plan::SkippedGates),
+    memory: Memory<'_>,
     around: &cache::Surroundings,
     git: &Git,
     store: Option<&Store>,
@@ -421,7 +484,15 @@ pub fn report(
     let mut rejected = HashMap::new();
     let mut judged = HashSet::new();
     let lines = loop {
-        let (lines, replayed) = simulate(&grown, forced, around, git, store, base, &rejected);
+        let (lines, replayed) = simulate(
+            &grown,
+            (forced, memory),
+            around,
+            git,
+            store,
+            base,
+            &rejected,
+        );
         let next = replayed
             .into_iter()
             .find(|(i, _)| !judged.contains(&grown.tasks[*i].name));
@@ -477,13 +548,24 @@ pub fn report(
         out.push_str(&crate::visible::escape(&line, &[]));
         out.push('\n');
     }
-    let not_run = dead.iter().filter(|&&d| d).count();
+    let held = dead.iter().filter(|&&d| d).count();
+    // Out of attempts under their key, and the tasks that depend on them.
+    let not_run = lines
+        .iter()
+        .zip(&dead)
+        .filter(|(l, d)| !**d && (l.starts_with(NOT_RUN) || l.starts_with("skipped")))
+        .count();
     out.push_str(&format!(
-        "dry run of plan {}: {cached} cached, {} to run{}; nothing was started\n",
+        "dry run of plan {}: {cached} cached, {} to run{}{}; nothing was started\n",
         crate::visible::escape(&plan.name, &[]),
-        plan.tasks.len() - cached - not_run,
+        plan.tasks.len() - cached - held - not_run,
+        if held > 0 {
+            format!(", {held} held back")
+        } else {
+            String::new()
+        },
         if not_run > 0 {
-            format!(", {not_run} held back")
+            format!(", {not_run} not run")
         } else {
             String::new()
         }
@@ -511,7 +593,7 @@ fn with_skipped(
 /// commit of each one's recorded fragment.
 fn simulate(
     plan: &Plan,
-    forced: &[String],
+    (forced, memory): (&[String], Memory<'_>),
     around: &cache::Surroundings,
     git: &Git,
     store: Option<&Store>,
@@ -553,6 +635,7 @@ fn simulate(
         replayed: Vec::new(),
         replayed_checks: false,
         ran_checks: vec![false; n],
+        memory,
     };
     sim.unchecked = sim
         .ready

@@ -35,6 +35,9 @@ pub struct Recorded {
     pub cost_micro_usd: Option<u64>,
     /// `attempt_finished`: when its own work ended.
     pub work_end_ms: Option<u64>,
+    /// `attempt_finished`: whether it reported more than its cost cap.
+    #[serde(default)]
+    pub over_cap: bool,
     /// `attempt_started`: the parallel slot.
     pub slot: Option<u32>,
     /// `attempt_started`: the infrastructure retry.

@@ -122,6 +122,7 @@ fn finish_attempt(run: &mut RunState, i: usize, e: &Recorded, start: Option<&Rec
             .and_then(|a| serde_json::from_value::<AgentRecord>(a).ok()),
         fallback: start.and_then(|s| s.fallback.clone()),
         resolver: None,
+        over_cap: e.over_cap,
     });
 }
 

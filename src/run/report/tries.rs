@@ -56,6 +56,7 @@ pub fn of_task(
             agent: None,
             fallback: t.fallback.clone(),
             resolver: None,
+            over_cap: false,
         };
         let mut r = recorded(&h, Some(t), task, src);
         if t.end_ms.is_none() {
@@ -225,6 +226,7 @@ mod tests {
             }),
             fallback: None,
             resolver: None,
+            over_cap: false,
         }
     }
 

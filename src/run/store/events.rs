@@ -108,6 +108,10 @@ pub enum Event {
         /// event, is its wait for the coordinator and its merge.
         #[serde(skip_serializing_if = "Option::is_none")]
         work_end_ms: Option<u64>,
+        /// The agent (or an agent gate) reported more than its
+        /// per-attempt `cost` cap (absent when not; state version 3).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        over_cap: bool,
     },
     /// An attempt was set aside because its agent hit a usage or rate
     /// limit; the task waits, then runs the attempt again.

@@ -85,11 +85,23 @@ pub fn plain_line(event: &Event) -> Option<String> {
             attempt,
             outcome,
             reason,
+            over_cap,
+            cost_micro_usd,
             ..
-        } => match reason {
-            Some(r) => format!("loopc: {task} attempt {attempt}: {outcome}: {r}"),
-            None => format!("loopc: {task} attempt {attempt}: {outcome}"),
-        },
+        } => {
+            let over = match (over_cap, cost_micro_usd) {
+                (false, _) => String::new(),
+                (true, Some(c)) => format!(
+                    " (over its cost cap: cost {}, counted in full)",
+                    crate::run::time::dollars(*c)
+                ),
+                (true, None) => " (over its cost cap)".to_string(),
+            };
+            match reason {
+                Some(r) => format!("loopc: {task} attempt {attempt}: {outcome}{over}: {r}"),
+                None => format!("loopc: {task} attempt {attempt}: {outcome}{over}"),
+            }
+        }
         Event::Waiting { task, reason, .. } => format!("loopc: {task}: {reason}"),
         Event::Merged { task, commit, how } if how == "none" => format!(
             "loopc: {task}: no changes to merge; the integration branch stays at {}",

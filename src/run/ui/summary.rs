@@ -1,6 +1,7 @@
 //! The table printed at the end of a run and by `loopc status`: task,
-//! status, attempts, time, cost, then the run's totals (budget, warnings,
-//! the tasks plan fragments added, why tasks did not pass). Text from
+//! status, attempts (with those earlier runs spent under the same key),
+//! time, cost, then the run's totals (budget, warnings, the tasks plan
+//! fragments added, why tasks did not pass, attempts over their cost cap). Text from
 //! agents is shown with its control characters escaped.
 
 use super::display::sanitize_line;
@@ -31,7 +32,36 @@ pub fn table_as(state: &RunState, status: &str) -> String {
     spec_lines(state, &mut out);
     reason_lines(state, &mut out);
     unchecked_lines(state, &mut out);
+    over_cap_lines(state, &mut out);
     out
+}
+
+/// A line per attempt that reported more than its agent's per-attempt
+/// `cost` cap: its real cost is what was charged.
+fn over_cap_lines(state: &RunState, out: &mut String) {
+    for t in &state.tasks {
+        for h in t.history.iter().filter(|h| h.over_cap) {
+            let cost = h
+                .cost_micro_usd
+                .map_or_else(|| "?".to_string(), crate::run::time::dollars);
+            out.push_str(&format!(
+                "over cap: {} attempt {} cost {cost}, more than its agent's `cost` cap \
+                 (counted in full against the budget)\n",
+                sanitize_line(&t.name),
+                h.attempt
+            ));
+        }
+    }
+}
+
+/// The attempts column of task `t`: its attempts, with those earlier runs
+/// spent under the same key (it was resumed) said.
+fn attempts_cell(t: &crate::state::TaskState) -> String {
+    if t.earlier_attempts > 0 {
+        format!("{} ({} earlier)", t.attempts, t.earlier_attempts)
+    } else {
+        t.attempts.to_string()
+    }
 }
 
 /// A line per task whose result this run did not check with some of its
@@ -69,7 +99,7 @@ fn task_rows(state: &RunState) -> String {
         rows.push([
             t.name.clone(),
             shown_status(state, t).into(),
-            t.attempts.to_string(),
+            attempts_cell(t),
             if t.duration_ms == 0 {
                 "-".into()
             } else {

@@ -3,6 +3,7 @@
 //! prompt. What an agent's stdout reports (`output = claude-json`,
 //! `codex-json`) is [`crate::run::engine::agent::report`].
 
+use crate::plan::{GateKind, Task};
 use serde::Deserialize;
 use std::io::Read;
 use std::path::Path;
@@ -121,13 +122,21 @@ pub fn instructions(gate: bool) -> String {
 
 /// The prompt given to an agent: the task's prompt, then people's
 /// `answers` to its questions (a prompt section, see
-/// [`crate::run::store::answers::prompt_section`]), then the progress of
-/// passed tasks, then the previous attempt's feedback, then the handoff
-/// instructions.
-pub fn prompt(task_prompt: &str, answers: &str, progress: &str, feedback: &str) -> String {
+/// [`crate::run::store::answers::prompt_section`]), then how the task is
+/// checked (`checks`, [`checks_section`]), then the progress of passed
+/// tasks, then the previous attempt's feedback, then the handoff
+/// instructions (docs/running.md, "The agent protocol").
+pub fn prompt(
+    task_prompt: &str,
+    answers: &str,
+    checks: &str,
+    progress: &str,
+    feedback: &str,
+) -> String {
     let mut out = task_prompt.trim_end().to_string();
     out.push_str("\n\n");
     out.push_str(answers);
+    out.push_str(checks);
     if !progress.trim().is_empty() {
         out.push_str("## Progress so far (tasks already done)\n");
         out.push_str(progress.trim_end());
@@ -140,6 +149,93 @@ pub fn prompt(task_prompt: &str, answers: &str, progress: &str, feedback: &str) 
     }
     out.push_str(&instructions(false));
     out
+}
+
+/// The prompt section that tells an agent how its task is checked
+/// (docs/running.md, "The agent protocol"): the heading `## How this task
+/// is checked`, the task's name and title, then each check in the order it
+/// runs: `accept` (its command), then each gate (a command gate's command;
+/// an agent gate's name, its agent and the prompt it reviews with). A task
+/// with no check says so. Ends with a blank line.
+pub fn checks_section(task: &Task) -> String {
+    let mut out = String::from("## How this task is checked\n");
+    match task
+        .title
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        Some(title) => out.push_str(&format!("Task `{}`: {title}\n", task.name)),
+        None => out.push_str(&format!("Task `{}`\n", task.name)),
+    }
+    let mut checks = Vec::new();
+    if let Some(accept) = &task.accept {
+        checks.push(command_check("`accept`", accept));
+    }
+    for g in &task.gates {
+        checks.push(match &g.kind {
+            GateKind::Command { run } => command_check(&format!("gate `{}`", g.name), run),
+            GateKind::Agent { agent, prompt } => format!(
+                "gate `{}`: agent `{}` reviews the diff of your change and approves or \
+                 rejects it. It is asked:\n{}",
+                g.name,
+                agent.name,
+                quoted(prompt)
+            ),
+        });
+    }
+    if checks.is_empty() {
+        out.push_str(
+            "No acceptance command and no gate: the attempt passes once loopc has \
+             committed its change.\n\n",
+        );
+        return out;
+    }
+    out.push_str(
+        "When you stop, loopc commits your changes and runs these checks on the commit, \
+         in this order. The first that fails ends the attempt, and its output is the next \
+         attempt's feedback. The command checks run again on the merge if other work was \
+         merged meanwhile.\n",
+    );
+    for (n, c) in checks.iter().enumerate() {
+        out.push_str(&format!("{}. {c}\n", n + 1));
+    }
+    out.push('\n');
+    out
+}
+
+/// A command check's line: `label`, then `command` as Markdown code
+/// (inline between backticks, more than any run of them in it; a command
+/// of several lines as a fenced block under the line), which must exit 0.
+fn command_check(label: &str, command: &str) -> String {
+    let command = command.trim();
+    let longest = command.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    if command.contains('\n') {
+        let fence = "`".repeat((longest + 1).max(3));
+        return format!(
+            "{label}: this command must exit with status 0:\n{fence}\n{command}\n{fence}"
+        );
+    }
+    let ticks = "`".repeat(longest + 1);
+    let pad = if command.starts_with('`') || command.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{label}: the command {ticks}{pad}{command}{pad}{ticks} must exit with status 0.")
+}
+
+/// Each line of `text` as a Markdown quote, indented under a list item.
+fn quoted(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.trim().lines() {
+        if line.trim().is_empty() {
+            out.push_str("   >\n");
+        } else {
+            out.push_str(&format!("   > {line}\n"));
+        }
+    }
+    out.trim_end().to_string()
 }
 
 /// `what`, then `: ` and the first line of `summary` when it has one (no
@@ -176,16 +272,19 @@ mod tests {
         let p = prompt(
             "Do X.",
             "## Answer from a human\n> Which?\n\nThat one.\n\n",
+            "## How this task is checked\n",
             "- a: A — did a; f.py\n",
             "tests failed",
         );
         let i_answer = p.find("## Answer from a human").unwrap();
         let i_task = p.find("Do X.").unwrap();
+        let i_checked = p.find("## How this task is checked").unwrap();
         let i_prog = p.find("- a: A").unwrap();
         let i_fb = p.find("tests failed").unwrap();
         let i_hand = p.find("LOOP_HANDOFF").unwrap();
-        assert!(i_task < i_answer && i_answer < i_prog && i_prog < i_fb && i_fb < i_hand);
-        assert!(!prompt("Do X.", "", "", "").contains("Feedback"));
+        assert!(i_task < i_answer && i_answer < i_checked && i_checked < i_prog);
+        assert!(i_prog < i_fb && i_fb < i_hand);
+        assert!(!prompt("Do X.", "", "", "", "").contains("Feedback"));
     }
 
     #[test]

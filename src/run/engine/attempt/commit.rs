@@ -4,6 +4,7 @@
 //! no protected path (`protect`), and survives the worktree (no dangling
 //! gitlink).
 
+use super::work::Judged;
 use super::{Step, failed, gitlinks, phase};
 use crate::plan::{Task, TaskKind};
 use crate::run::engine::context::{AttemptFiles, Io};
@@ -19,9 +20,11 @@ pub(super) struct Made {
     pub files: Vec<String>,
 }
 
-/// Commits the worktree's changes on the task branch (`loop(task): title`)
-/// and checks the commit; writes its diff for the gates (`LOOP_DIFF_FILE`).
-/// `no_changes`: the handoff said nothing needed to change.
+/// Commits the worktree's changes on the task branch (`loop(task): title`,
+/// the agent's `summary` and loopc's trailers: [`super::message`]) and
+/// checks the commit; writes its diff for the gates (`LOOP_DIFF_FILE`).
+/// `judged`: what the handoff said (its summary; whether nothing needed to
+/// change).
 pub(super) fn commit(
     io: Io<'_>,
     git: &Git,
@@ -29,10 +32,13 @@ pub(super) fn commit(
     task: &Task,
     r: &AttemptResult,
     files: &AttemptFiles,
-    no_changes: bool,
+    judged: &Judged,
 ) -> Step<Made> {
+    let no_changes = judged.no_changes;
     phase(io, &task.name, r.input.attempt, "commit");
-    let commit = commit_on_branch(io, git, checkout, task, r)?;
+    let message =
+        super::message::message(task, r.input.attempt, judged.summary.as_deref(), &r.cost);
+    let commit = commit_on_branch(io, git, checkout, &message, r)?;
     if commit == r.input.base && !no_changes && !task.changes_optional {
         let how = match task.kind {
             TaskKind::Command { .. } => "",
@@ -82,7 +88,7 @@ fn commit_on_branch(
     io: Io<'_>,
     git: &Git,
     checkout: &Checkout,
-    task: &Task,
+    message: &str,
     r: &AttemptResult,
 ) -> Step<String> {
     if let Err(e) = git.verify_checkout(checkout, Some(&r.branch)) {
@@ -95,9 +101,7 @@ fn commit_on_branch(
             ),
         ));
     }
-    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
-    let message = format!("loop({}): {title}", task.name);
-    let known = match git.commit_all(checkout, &message, &r.input.base) {
+    let known = match git.commit_all(checkout, message, &r.input.base) {
         Ok(k) => k,
         Err(_) if stopping(io.control) => return Err(Outcome::Interrupted),
         Err(e) => {

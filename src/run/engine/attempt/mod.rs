@@ -12,6 +12,7 @@ pub mod answerer;
 mod commit;
 pub mod gate;
 mod gitlinks;
+pub mod message;
 mod prepare;
 mod protect;
 pub mod watch;
@@ -144,15 +145,7 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Step<Outcome> {
         }
         judged => judged?,
     };
-    let made = commit::commit(
-        ctx.io(),
-        &git,
-        &checkout,
-        task,
-        r,
-        &files,
-        judged.no_changes,
-    )?;
+    let made = commit::commit(ctx.io(), &git, &checkout, task, r, &files, &judged)?;
     Ok(checks(ctx, &proto, &checkout, r, made, judged.summary))
 }
 

@@ -71,8 +71,8 @@ pub(super) fn worktree(
     Ok(checkout)
 }
 
-/// Writes what the agent reads: its prompt (with people's answers and the
-/// instructions loopc adds), the previous attempt's feedback and the
+/// Writes what the agent reads: its prompt (with people's answers, how the
+/// task is checked and the instructions loopc adds), the previous attempt's feedback and the
 /// progress of passed tasks. Returns the prompt (empty for a command task).
 pub(super) fn inputs(
     ctx: &RunCtx,
@@ -87,7 +87,14 @@ pub(super) fn inputs(
                 .map(|a| crate::run::store::answers::prompt_section(&a))
                 .map_err(Outcome::Infrastructure)?;
             answers.push_str(&r.input.instructions);
-            handoff::prompt(prompt, &answers, &r.input.progress, &r.input.feedback)
+            let checks = handoff::checks_section(task);
+            handoff::prompt(
+                prompt,
+                &answers,
+                &checks,
+                &r.input.progress,
+                &r.input.feedback,
+            )
         }
         TaskKind::Command { .. } => String::new(),
     };

@@ -27,6 +27,9 @@ pub struct CacheUse {
     pub around: cache::Surroundings,
     /// `--skip-gate`: gates taken off the tasks of plan fragments too.
     pub skip_gates: Vec<String>,
+    /// `--retry-failed`: tasks that ran out of attempts under an unchanged
+    /// key that run again (docs/resilience.md).
+    pub retry_failed: crate::run::engine::scheduler::transition::RetryFailed,
 }
 
 /// The cache as one run uses it.
@@ -124,6 +127,18 @@ impl RunCache {
                 None
             }
         }
+    }
+
+    /// Task `i`'s run-time key (hex) with its work starting at `head`,
+    /// cache or not (its remembered failures are kept under it); `None`
+    /// when it cannot be computed.
+    pub fn key(&mut self, ctx: &RunCtx, i: usize, head: &str) -> Option<String> {
+        self.key_at(ctx, i, head).map(|rk| rk.key.to_hex())
+    }
+
+    /// Whether `--retry-failed` names task `name` (or all).
+    pub fn retries(&self, name: &str) -> bool {
+        self.cache.retry_failed.covers(name)
     }
 
     /// Task `i`'s cache entry under its key at `head`, unless the cache is
@@ -381,15 +396,6 @@ pub enum Planned {
     Conflict(Vec<String>),
 }
 
-/// The commit message of a replay of `task`'s work.
-fn replay_message(task: &crate::plan::Task) -> String {
-    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
-    format!(
-        "loop({}): {title}\n\nReplayed from the loopc cache.",
-        task.name
-    )
-}
-
 /// What replaying `entry` of `task` onto `head` would do. Writes at most
 /// git objects (a merged tree and the replayed commit), never a ref.
 ///
@@ -413,7 +419,12 @@ pub fn plan(
     if git.tree_of(head)? == tree {
         return Ok(Planned::Nothing);
     }
-    let commit = git.commit_tree_like(&tree, &[head], &replay_message(task), &entry.commit)?;
+    let commit = git.commit_tree_like(
+        &tree,
+        &[head],
+        &crate::run::engine::attempt::message::replayed(task, entry.summary.as_deref()),
+        &entry.commit,
+    )?;
     Ok(Planned::Commit {
         commit,
         gated: tree != entry.gated_tree,

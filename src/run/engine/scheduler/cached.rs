@@ -1,6 +1,7 @@
 //! The scheduler's use of the cache (docs/running.md step 1): looking a ready task
-//! up, replaying hits (fast-forwards first, so a rerun follows the order an
-//! earlier run merged in) and applying [`transition::replayed`]. The
+//! up, replaying hits (fast-forwards first, then the others in the order
+//! their entries were recorded, so a rerun follows the order an earlier run
+//! merged in) and applying [`transition::replayed`]. The
 //! replays themselves are [`crate::run::engine::land::replay`]'s.
 
 use super::Scheduler;
@@ -11,6 +12,7 @@ use crate::run::engine::scheduler::transition::{self, Replayed, StopKind};
 use crate::run::sys::interrupt;
 use crate::run::time::now_rfc3339;
 use crate::state::RunState;
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 impl Scheduler {
@@ -87,6 +89,69 @@ impl Scheduler {
             }
             self.save(state);
         }
+    }
+
+    /// Replays the ready hits that do not fast-forward (the base moved, or
+    /// a task before them ran again) in the order their entries were
+    /// recorded, which is the order an earlier run merged them in: a
+    /// rerun then stacks the same work in the same order whatever the
+    /// plan's order. A replay's dependents that become ready join the
+    /// queue; each hit is looked up again at the head it replays onto.
+    pub(super) fn replay_in_recorded_order(&mut self, state: &mut RunState) {
+        let mut queue = self.replay_queue(state, 0..self.ctx.plan.tasks.len());
+        while let Some((_, i)) = queue.pop_first() {
+            if self.books.stop.is_some() {
+                return;
+            }
+            if !self.may_replay(state, i) {
+                continue;
+            }
+            let Some((rk, entry)) = self.cache.lookup(&self.ctx, i, &self.head) else {
+                continue;
+            };
+            self.books.slots[i].cache_tried = true;
+            let ctx = std::sync::Arc::clone(&self.ctx);
+            if !self.replay(state, i, rk, entry) {
+                continue;
+            }
+            self.save(state);
+            self.advance_specs(state);
+            if std::sync::Arc::ptr_eq(&ctx, &self.ctx) {
+                let dependents = self.ctx.plan.dependents(i);
+                queue.extend(self.replay_queue(state, dependents));
+            } else {
+                // A replayed fragment grew the plan: every index moved.
+                queue = self.replay_queue(state, 0..self.ctx.plan.tasks.len());
+            }
+        }
+    }
+
+    /// The tasks among `tasks` that may replay now and have a hit, keyed
+    /// by when their entries were recorded (then by plan order).
+    fn replay_queue(
+        &mut self,
+        state: &mut RunState,
+        tasks: impl IntoIterator<Item = usize>,
+    ) -> BTreeSet<(u64, usize)> {
+        let mut queue = BTreeSet::new();
+        for i in tasks {
+            if self.may_replay(state, i)
+                && let Some((_, entry)) = self.cache.lookup(&self.ctx, i, &self.head)
+            {
+                queue.insert((entry.recorded_unix_ms, i));
+            }
+        }
+        queue
+    }
+
+    /// Whether task `i` is ready, has not tried the cache in this run and
+    /// is not waiting: the tasks [`Self::try_cache`] would be asked for.
+    fn may_replay(&mut self, state: &mut RunState, i: usize) -> bool {
+        transition::ready(&self.ctx.plan, state, i)
+            && state.tasks[i].attempts == 0
+            && self.books.slots[i].infra == 0
+            && !self.books.slots[i].cache_tried
+            && self.wait_over(state, i)
     }
 
     /// Says on the display why a replay of task `i` from `entry` is one a

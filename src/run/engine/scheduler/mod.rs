@@ -283,6 +283,7 @@ impl Scheduler {
     ) {
         self.replay_fast_forwards(state);
         self.advance_specs(state);
+        self.replay_in_recorded_order(state);
         // Not a range: a replayed fragment grows the plan (and moves every
         // index), and the scan starts over on the grown plan.
         let mut next = 0;
@@ -317,6 +318,12 @@ impl Scheduler {
                     return;
                 }
             }
+            // Failures an earlier run left under the same key: resumed,
+            // or not paid for again.
+            if !self.books.slots[i].resume_checked && self.resume(state, i) {
+                self.save(state);
+                continue;
+            }
             // Replays need no slot; attempts do.
             if self.running >= self.parallel {
                 continue;
@@ -326,9 +333,39 @@ impl Scheduler {
                 self.books.set_budget_stop(at, reason);
                 return;
             }
+            if let Some(reason) = self.uncovered(i) {
+                let at = self.books.meter.now_ms();
+                self.books.set_budget_stop(at, reason);
+                return;
+            }
             self.start_attempt(state, pool, tx, i);
             self.save(state);
         }
+    }
+
+    /// Looks at the failures task `i` left under its key in earlier runs
+    /// ([`transition::resume`]). Returns true when it is not run.
+    fn resume(&mut self, state: &mut RunState, i: usize) -> bool {
+        let ctx = Arc::clone(&self.ctx);
+        let key = self.cache.key(&ctx, i, &self.head);
+        let retry = self.cache.retries(&ctx.plan.tasks[i].name);
+        let now = now_rfc3339();
+        let actions = transition::resume(&ctx.plan, state, &mut self.books, i, key, retry, &now);
+        let not_run = !actions.is_empty();
+        self.apply(state, i, actions, Ended::Nothing);
+        not_run
+    }
+
+    /// The `cost` budget left cannot pay for task `i`'s next attempt at
+    /// its agent's per-attempt cap: the message that stops the run.
+    fn uncovered(&self, i: usize) -> Option<String> {
+        let agent = self
+            .agent_for(i)
+            .or_else(|| match &self.ctx.plan.tasks[i].kind {
+                crate::plan::TaskKind::Agent { agent, .. } => Some(Arc::clone(agent)),
+                crate::plan::TaskKind::Command { .. } => None,
+            })?;
+        self.books.meter.cannot_cover(&agent.name, agent.cost)
     }
 
     /// The integration branch no longer exists: someone deleted it during

@@ -18,8 +18,10 @@ use crate::run::store::events::Event;
 use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 
 mod books;
+mod remembered;
 mod replan;
 pub use books::{Books, Slot};
+pub use remembered::{RetryFailed, carry_remembered, resume};
 
 /// How many times an attempt that failed for its infrastructure (e.g.
 /// `setup`) is retried, uncounted; one more such failure blocks the task.
@@ -269,6 +271,9 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
             let reason = interrupted_reason(books, signalled, past_deadline, agent_started);
             if reason.is_none() {
                 uncount(plan, state, books, i);
+            } else {
+                // It counted: a rerun resumes after it.
+                remembered::remember(state, books, i, None);
             }
             let status = TaskStatus::Interrupted;
             finalize(plan, state, i, status, reason, &at.now, &mut out);
@@ -372,6 +377,7 @@ fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>
         agent: f.agent.clone(),
         fallback: f.fallback.clone(),
         resolver: f.resolver.clone(),
+        over_cap: f.cost.over_cap.is_some(),
     });
     out.push(Action::Emit(Event::AttemptFinished {
         task: task.name.clone(),
@@ -381,6 +387,7 @@ fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>
         cost_micro_usd,
         agent: f.agent.clone(),
         work_end_ms: f.work_end_ms,
+        over_cap: f.cost.over_cap.is_some(),
     }));
 }
 
@@ -444,6 +451,7 @@ fn failed(
     let used = state.tasks[i]
         .attempts
         .saturating_sub(books.slots[i].attempt_base);
+    remembered::remember(state, books, i, Some(&reason));
     match on_fail {
         // An agent gate (a "customer") that says `replan` re-plans at once.
         OnFail::Replan if replan::start(plan, state, books, at, &reason, out) => {}
@@ -676,6 +684,10 @@ fn finalize(
     ts.status = status;
     ts.reason = reason.clone();
     ts.finished_at = Some(now.to_string());
+    if status.is_done() {
+        // Its work is on the branch: nothing of its failures is owed.
+        ts.remembered = None;
+    }
     out.push(Action::Emit(Event::TaskFinished {
         task: ts.name.clone(),
         status: status.as_str().to_string(),

@@ -34,8 +34,9 @@ fn heading(task: &Task) -> String {
 }
 
 /// The resolver's prompt: what to do, both sides' tasks (titles and
-/// prompts), the conflicted files as the merge left them (bounded), the
-/// progress of passed tasks and the handoff instructions.
+/// prompts), the conflicted files as the merge left them (bounded), how
+/// the task is checked ([`handoff::checks_section`]), the progress of
+/// passed tasks and the handoff instructions.
 pub(super) fn prompt(
     plan: &Plan,
     task: &Task,
@@ -105,6 +106,8 @@ pub(super) fn prompt(
             }
         }
     }
+    // The resolution is judged by the task's checks, as its attempt was.
+    out.push_str(&handoff::checks_section(task));
     if !progress.trim().is_empty() {
         out.push_str("## Progress so far (tasks already done)\n");
         out.push_str(progress.trim_end());

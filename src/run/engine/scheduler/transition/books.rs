@@ -41,6 +41,13 @@ pub struct Slot {
     /// Its wait would outlast the `wait` or `time` budget: it starts no
     /// attempt in this run, while work that is not limited goes on.
     pub parked: bool,
+    /// Its run-time key (hex) when its first attempt of the run was
+    /// about to start, which its remembered failures are kept under
+    /// ([`crate::state::Remembered`]); `None` until then, or when it
+    /// could not be computed.
+    pub key: Option<String>,
+    /// Whether its remembered failures were looked at ([`super::resume`]).
+    pub resume_checked: bool,
 }
 
 /// What the scheduler keeps besides `state.json`: the budget meter, the

@@ -83,6 +83,9 @@ pub(super) fn start(
         producer_task.name
     ));
     ts.replanned_by = Some(producer_task.name.clone());
+    // Its failures were the old plan's: a later run does not hold them
+    // against the re-planned task.
+    ts.remembered = None;
     books.slots[i].attempt_base = ts.attempts;
     books.slots[i].feedback.clear();
     books.task_ended_failing(i);

@@ -309,6 +309,7 @@ fn an_unknown_cost_under_a_cost_budget_stops_the_run() {
         micro_usd: 0,
         unknown: true,
         unknown_agent: Some("bot".into()),
+        ..Cost::default()
     };
     let actions = attempt(&p, &mut state, &mut books, "a", passed(), unknown);
     assert_eq!(

@@ -1,0 +1,132 @@
+//! Failures remembered across runs (docs/resilience.md "Failures are
+//! remembered"): per task and run-time key, the attempts spent and the
+//! last failure's feedback live in state.json (`remembered`), so a rerun
+//! resumes a task at its next attempt with that feedback, and does not pay
+//! again for a task that ran out of attempts under an unchanged key unless
+//! `--retry-failed` says so.
+
+use super::{Action, Books, finalize};
+use crate::plan::Plan;
+use crate::state::{Remembered, RunState, TaskStatus};
+
+/// `loopc run --retry-failed [TASK…]`: which tasks that ran out of
+/// attempts under their unchanged key run again (docs/running.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum RetryFailed {
+    /// Not given: such a task is not run.
+    #[default]
+    None,
+    /// `--retry-failed` alone: every such task runs again.
+    All,
+    /// `--retry-failed a b`: these tasks run again.
+    Tasks(Vec<String>),
+}
+
+impl RetryFailed {
+    /// Whether task `name` runs again though it ran out of attempts.
+    pub fn covers(&self, name: &str) -> bool {
+        match self {
+            RetryFailed::None => false,
+            RetryFailed::All => true,
+            RetryFailed::Tasks(names) => names.iter().any(|n| n == name),
+        }
+    }
+}
+
+/// Copies every task's `remembered` from the last run's state: kept from
+/// run to run until the task passes or its key changes.
+pub fn carry_remembered(previous: &RunState, state: &mut RunState) {
+    for ts in &mut state.tasks {
+        if let Some(old) = previous.tasks.iter().find(|t| t.name == ts.name) {
+            ts.remembered.clone_from(&old.remembered);
+        }
+    }
+}
+
+/// The reason of a task not run because it ran out of attempts under its
+/// key in an earlier run (`r`), of `max` attempts.
+pub fn not_run_reason(task: &str, r: &Remembered, max: u32) -> String {
+    let mut why = format!(
+        "not run: ran out of attempts ({} of {max}) with this key; \
+         `loopc run --retry-failed {task}` to run it",
+        r.attempts
+    );
+    if let Some(last) = &r.reason {
+        why.push_str(&format!(" (its last failure: {last})"));
+    }
+    why
+}
+
+/// Task `i` is about to start its first attempt of the run, its run-time
+/// key `key` (hex; `None`: not computed). With failures remembered under
+/// that key: one that ran out of attempts ends `failed` without running
+/// (the actions announce it) unless `retry` (`--retry-failed` names it:
+/// it starts over at attempt 1, told the last feedback); else it resumes
+/// at its next attempt with the last feedback. Failures under another key
+/// are forgotten. Returns the actions of a task that is not run (empty:
+/// it runs).
+pub fn resume(
+    plan: &Plan,
+    state: &mut RunState,
+    books: &mut Books,
+    i: usize,
+    key: Option<String>,
+    retry: bool,
+    now: &str,
+) -> Vec<Action> {
+    let task = &plan.tasks[i];
+    let slot = &mut books.slots[i];
+    slot.resume_checked = true;
+    slot.key.clone_from(&key);
+    let ts = &mut state.tasks[i];
+    let Some(r) = ts.remembered.clone() else {
+        return Vec::new();
+    };
+    if key.as_deref() != Some(r.key.as_str()) {
+        ts.remembered = None;
+        return Vec::new();
+    }
+    if let Some(feedback) = &r.feedback {
+        slot.feedback.clone_from(feedback);
+    }
+    if retry {
+        return Vec::new();
+    }
+    if r.attempts >= task.attempts {
+        let mut out = Vec::new();
+        let why = not_run_reason(&task.name, &r, task.attempts);
+        finalize(plan, state, i, TaskStatus::Failed, Some(why), now, &mut out);
+        return out;
+    }
+    ts.attempts = r.attempts;
+    ts.earlier_attempts = r.attempts;
+    Vec::new()
+}
+
+/// Records task `i`'s attempts so far under its key (when known), with
+/// the feedback its next attempt gets and `reason`, the failure's (`None`:
+/// the attempt counted without failing, e.g. stopped by the `time`
+/// budget; the last failure's are kept).
+pub(super) fn remember(state: &mut RunState, books: &Books, i: usize, reason: Option<&str>) {
+    let Some(key) = books.slots[i].key.clone() else {
+        return;
+    };
+    let ts = &mut state.tasks[i];
+    let earlier = ts.remembered.take().filter(|r| r.key == key);
+    let feedback = books.slots[i].feedback.clone();
+    let (feedback, reason) = match reason {
+        Some(reason) => (
+            (!feedback.is_empty()).then_some(feedback),
+            Some(reason.to_string()),
+        ),
+        None => earlier
+            .map(|r| (r.feedback, r.reason))
+            .unwrap_or((None, None)),
+    };
+    ts.remembered = Some(Remembered {
+        key,
+        attempts: ts.attempts,
+        feedback,
+        reason,
+    });
+}

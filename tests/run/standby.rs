@@ -1,0 +1,171 @@
+//! Standby, `loopc run --watch` (docs/running.md, "Standby"): a real
+//! `loopc` subprocess on a real repository runs a round, waits, runs only
+//! what a change affects, reports a plan edited into an error and keeps
+//! waiting, and Ctrl-C ends it with the interrupted run's status.
+
+use crate::harness::{SIMPLE_AGENT, Test, signal};
+use std::process::Child;
+
+/// Polls of 5 ms: two minutes, for a round on a loaded machine.
+const GENEROUS: u32 = 24_000;
+
+/// What the spawned loopc wrote on stdout.
+fn stdout(repo: &Test) -> String {
+    std::fs::read_to_string(repo.bin.join("loopc.out")).unwrap_or_default()
+}
+
+/// Waits for `line` on the spawned loopc's stdout; fails showing both
+/// streams (and ends loopc) when it does not come.
+fn see(repo: &Test, child: &mut Child, line: &str) {
+    if !repo.wait_for(GENEROUS, || stdout(repo).contains(line)) {
+        let _ = child.kill();
+        panic!(
+            "no {line:?} on stdout\n--- stdout\n{}\n--- stderr\n{}",
+            stdout(repo),
+            repo.spawned_stderr()
+        );
+    }
+}
+
+/// How many times standby said it waits, on stderr.
+fn waits(repo: &Test) -> usize {
+    repo.spawned_stderr()
+        .matches("note: waiting for a change")
+        .count()
+}
+
+/// Sends SIGINT and returns loopc's exit status.
+fn interrupt(child: &mut Child) -> Option<i32> {
+    signal(child.id(), libc::SIGINT);
+    child.wait().unwrap().code()
+}
+
+/// Writes the agent and `plan`, starts `loopc run --watch`, waits for its
+/// first round's `line` and for it to wait.
+fn start(repo: &Test, plan: &str, line: &str) -> Child {
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(plan);
+    let mut child = repo.loopc(&["run", "--watch"]).spawn();
+    see(repo, &mut child, line);
+    assert!(repo.wait_for(GENEROUS, || waits(repo) == 1));
+    child
+}
+
+const PLAN: &str = r#"
+loop "wait" { }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "a" }
+task b : a { agent = bot  prompt = "b" }
+"#;
+
+#[test]
+fn a_task_appended_to_the_plan_runs_alone_an_error_is_waited_on_and_ctrl_c_ends_it() {
+    let repo = Test::repo();
+    let mut child = start(
+        &repo,
+        PLAN,
+        "round 1: passed: 2 ran (a, b), 0 from the cache\n",
+    );
+    // The first round's own worktrees and state did not wake a second one:
+    // it is the plan's change that does.
+    repo.plan(&format!(
+        "{PLAN}task c : b {{ agent = bot  prompt = \"c\" }}\n"
+    ));
+    see(
+        &repo,
+        &mut child,
+        "round 2: passed: 1 ran (c), 2 from the cache\n",
+    );
+    assert!(
+        repo.spawned_stderr()
+            .contains("note: round 2: plan.loop changed\n"),
+        "{}",
+        repo.spawned_stderr()
+    );
+    assert_eq!(repo.status_of("c"), "passed");
+    assert_eq!(repo.status_of("a"), "cached");
+
+    // A plan edited into an error: reported as a run reports it, and waited on.
+    assert!(repo.wait_for(GENEROUS, || waits(&repo) == 2));
+    repo.plan(&format!(
+        "{PLAN}task c : b {{ agent = nobody  prompt = \"c\" }}\n"
+    ));
+    see(&repo, &mut child, "round 3: not run: ");
+    assert!(repo.wait_for(GENEROUS, || waits(&repo) == 3));
+    let err = repo.spawned_stderr();
+    assert!(
+        err.contains("nobody"),
+        "no diagnostic naming the agent:\n{err}"
+    );
+    assert!(
+        err.contains("plan.loop:"),
+        "the diagnostic names no place:\n{err}"
+    );
+    assert!(child.try_wait().unwrap().is_none(), "loopc ended:\n{err}");
+
+    // Fixed again, it runs on.
+    repo.plan(&format!(
+        "{PLAN}task c : b {{ agent = bot  prompt = \"c\" }}\n"
+    ));
+    see(
+        &repo,
+        &mut child,
+        "round 4: passed: 0 ran, 3 from the cache\n",
+    );
+    assert!(repo.wait_for(GENEROUS, || waits(&repo) == 4));
+    assert_eq!(
+        interrupt(&mut child),
+        Some(130),
+        "{}",
+        repo.spawned_stderr()
+    );
+}
+
+#[test]
+fn an_input_file_and_the_base_branch_wake_it_and_other_files_do_not() {
+    let repo = Test::repo();
+    repo.write("data/x.txt", "one\n");
+    repo.commit("data");
+    let plan = r#"
+loop "inp" { }
+agent bot { run = "sh @BIN@/agent.sh" }
+task t { agent = bot  prompt = "t"  inputs = ["data/*.txt"] }
+"#;
+    let mut child = start(
+        &repo,
+        plan,
+        "round 1: passed: 1 ran (t), 0 from the cache\n",
+    );
+    // A file no task reads, then an input: only the input wakes it.
+    repo.write("notes.md", "not read by the plan\n");
+    repo.write("data/x.txt", "two\n");
+    see(&repo, &mut child, "round 2: ");
+    assert!(
+        repo.spawned_stderr()
+            .contains("note: round 2: data/x.txt changed\n"),
+        "{}",
+        repo.spawned_stderr()
+    );
+    // Attempts start from a commit: an uncommitted input changes no key.
+    see(
+        &repo,
+        &mut child,
+        "round 2: passed: 0 ran, 1 from the cache\n",
+    );
+    assert!(repo.wait_for(GENEROUS, || waits(&repo) == 2));
+    // Committed, the base branch moved and the input changed: `t` runs.
+    repo.git(&["add", "data/x.txt"]);
+    repo.git(&["commit", "-q", "-m", "two"]);
+    see(
+        &repo,
+        &mut child,
+        "round 3: passed: 1 ran (t), 0 from the cache\n",
+    );
+    assert!(repo.wait_for(GENEROUS, || waits(&repo) == 3));
+    assert_eq!(
+        interrupt(&mut child),
+        Some(130),
+        "{}",
+        repo.spawned_stderr()
+    );
+}
