@@ -221,3 +221,23 @@ task t { agent = a prompt = "p" on_fail = replna replans = "two" }
     assert!(out.stderr.contains("did you mean `replan`?"), "{out:?}");
     assert!(out.stderr.contains("`replans`"), "{out:?}");
 }
+
+#[test]
+fn agentloop_example_script_runs() {
+    // goal → planner (expands) → builders → customer gate rejects → the
+    // planner re-plans → the pm agent answers a builder's question → done.
+    let stdout = crate::harness::run_example_script("agentloop/run.sh");
+    for text in [
+        "run passed: 4/4 tasks passed",
+        "re-planned: plan wrote its plan fragment again (1 of this run) for `plan.signup`: \
+         gate `customer` rejected the change",
+        "answered by agent `pm`: plan.signup's question",
+        "I asked for a sign-up form, not a puzzle: no captcha, please",
+        "\"by\": \"pm\"",
+        "(re-planned 1 time)",
+        "<h1>the sign-up form</h1>\n<input name=\"email\">\n",
+    ] {
+        assert!(stdout.contains(text), "{text:?} not in\n{stdout}");
+    }
+    assert!(!stdout.contains("captcha\"></div>"), "{stdout}");
+}
