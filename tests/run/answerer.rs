@@ -102,6 +102,10 @@ fn the_answerer_answers_and_the_task_goes_on_in_the_same_run() {
     let status = repo.loopc(&["status"]).status(0).run();
     assert!(status.stdout.contains(marked), "{}", status.stdout);
 
+    // The pass was keyed with the agent's answer: a rerun replays it.
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(repo.status_of("a"), "cached");
+
     // A person overrides it: the next run does the task with both answers,
     // the person's last.
     repo.loopc(&["answer", "a", "Postgres, please."])

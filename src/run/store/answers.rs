@@ -110,16 +110,22 @@ pub fn digests(layout: &Layout) -> Result<BTreeMap<String, String>, String> {
         let Some(task) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
             continue;
         };
-        let answers = load(layout, task)?;
-        if !answers.is_empty() {
-            let section = prompt_section(&answers);
-            out.insert(
-                task.to_string(),
-                blake3::hash(section.as_bytes()).to_hex().to_string(),
-            );
+        if let Some(digest) = digest(layout, task)? {
+            out.insert(task.to_string(), digest);
         }
     }
     Ok(out)
+}
+
+/// The digest [`digests`] keeps for `task`: `None` when it has no answers.
+///
+/// Errors: its answers file cannot be read ([`load`]).
+pub fn digest(layout: &Layout, task: &str) -> Result<Option<String>, String> {
+    let answers = load(layout, task)?;
+    Ok((!answers.is_empty()).then(|| {
+        let section = prompt_section(&answers);
+        blake3::hash(section.as_bytes()).to_hex().to_string()
+    }))
 }
 
 /// The prompt section that gives an agent its task's answers: under the
