@@ -216,6 +216,10 @@ pub struct DefaultsDef {
     pub protect: Vec<String>,
     /// `answerer`: the agent a `needs_human` question goes to first.
     pub answerer: Option<Ref>,
+    /// `verify`: whether tasks that set none run their `accept` on their
+    /// starting commit before any agent (docs/running.md, "Already
+    /// satisfied: `verify`").
+    pub verify: Option<bool>,
 }
 
 /// An `executor` item: how loopc launches a command.
@@ -342,6 +346,9 @@ pub struct TaskDef {
     pub replans: Option<u32>,
     /// `answerer`: the agent a `needs_human` question goes to first.
     pub answerer: Option<Ref>,
+    /// `verify`: run `accept` on the task's starting commit first; a pass
+    /// there passes the task with no agent and no change.
+    pub verify: Option<bool>,
     /// The whole item.
     pub span: Span,
 }
@@ -398,7 +405,7 @@ pub mod fields {
     /// `defaults { … }`
     pub const DEFAULTS: &[&str] = &[
         "agent", "gates", "attempts", "timeout", "env", "executor", "resolver", "protect",
-        "answerer",
+        "verify", "answerer",
     ];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
@@ -416,6 +423,7 @@ pub mod fields {
         "resolver",
         "protect",
         "may_change",
+        "verify",
         "on_fail",
         "replans",
         "answerer",

@@ -35,6 +35,10 @@ pub enum TaskStatus {
     /// question (`loopc answer`). Added in state format version 2.
     #[serde(rename = "needs-human")]
     NeedsHuman,
+    /// `verify`: its `accept` passed on its starting commit, so it passed
+    /// with no agent and no change (docs/running.md, "Already satisfied").
+    /// Added in state format version 3.
+    AlreadySatisfied,
 }
 
 impl TaskStatus {
@@ -50,12 +54,22 @@ impl TaskStatus {
             TaskStatus::Skipped => "skipped",
             TaskStatus::Interrupted => "interrupted",
             TaskStatus::NeedsHuman => "needs-human",
+            TaskStatus::AlreadySatisfied => ALREADY_SATISFIED,
         }
     }
 
-    /// Passed or cached: dependents may start.
+    /// The status as a person reads it: [`TaskStatus::as_str`], but
+    /// `already satisfied` in words ([`shown_word`]).
+    pub fn shown(self) -> &'static str {
+        shown_word(self.as_str())
+    }
+
+    /// Passed, cached or already satisfied: dependents may start.
     pub fn is_done(self) -> bool {
-        matches!(self, TaskStatus::Passed | TaskStatus::Cached)
+        matches!(
+            self,
+            TaskStatus::Passed | TaskStatus::Cached | TaskStatus::AlreadySatisfied
+        )
     }
 
     /// Failed, blocked (needing a human too) or skipped: dependents are
@@ -65,6 +79,21 @@ impl TaskStatus {
             self,
             TaskStatus::Failed | TaskStatus::Blocked | TaskStatus::Skipped | TaskStatus::NeedsHuman
         )
+    }
+}
+
+/// The word of [`TaskStatus::AlreadySatisfied`] in state.json and
+/// events, and the outcome of the attempt that found it so.
+pub const ALREADY_SATISFIED: &str = "already_satisfied";
+
+/// A status or outcome word of state.json or the event log as a person
+/// reads it: `already_satisfied` is `already satisfied`; every other word
+/// is itself.
+pub fn shown_word(word: &str) -> &str {
+    if word == ALREADY_SATISFIED {
+        "already satisfied"
+    } else {
+        word
     }
 }
 
@@ -263,7 +292,9 @@ fn is_zero_u32(n: &u32) -> bool {
 /// attempts under the same key unless `--retry-failed` says so.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Remembered {
-    /// The task's run-time key (hex) when the attempts were made.
+    /// The key the attempts were made under (hex): the task's run-time
+    /// key with what judges its attempts (its gates, `changes`,
+    /// `timeout`); docs/resilience.md.
     pub key: String,
     /// Attempts spent under that key, counted against `attempts`.
     pub attempts: u32,

@@ -299,6 +299,16 @@ impl Test {
             .collect()
     }
 
+    /// The lines of the file `name` beside the scripts, where scripted
+    /// agents log what they did (none when it is missing).
+    pub fn bin_lines(&self, name: &str) -> Vec<String> {
+        std::fs::read_to_string(self.bin.join(name))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
     /// `.loopc/state.json`, parsed.
     pub fn state(&self) -> Value {
         let text =

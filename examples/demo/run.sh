@@ -35,7 +35,10 @@ if [ "$keep" = 1 ]; then
 else
   # The worktrees loopc keeps are in the scratch repository, which goes
   # at the end: say so rather than point at a path that will be gone.
-  sed 's|^\(kept: .*\), in /.*; remove them with `loopc clean`$|\1, in the scratch repository, which this script removes at its end (run.sh --keep keeps it)|' "$scratch/summary.txt"
+  # Nor to a report command for a repository that will be gone.
+  sed -e 's|^\(kept: .*\), in /.*; remove them with `loopc clean`$|\1, in the scratch repository, which this script removes at its end (run.sh --keep keeps it)|' \
+    -e 's|^report: \(loopc report .*\)$|report: `\1` in the scratch repository (run.sh --keep keeps it)|' \
+    "$scratch/summary.txt"
 fi
 
 echo

@@ -107,6 +107,7 @@ impl Checker {
             resolver: self.reference(&f, "resolver", "an agent"),
             protect: self.protect_globs(&f, "protect"),
             answerer: self.reference(&f, "answerer", "an agent"),
+            verify: self.boolean(&f, "verify"),
         };
     }
 
@@ -366,6 +367,7 @@ impl Checker {
             expands: self.fragment_path(&f),
             protect: self.protect_globs(&f, "protect"),
             may_change: self.protect_globs(&f, "may_change"),
+            verify: self.boolean(&f, "verify"),
             env: self.env(&f),
             resolver: self.reference(&f, "resolver", "an agent"),
             on_fail: self

@@ -96,7 +96,8 @@ impl Checker {
         if let ValueKind::String(s) = &f.value.kind
             && (expected.contains("duration")
                 || expected.contains("integer")
-                || expected.contains("money"))
+                || expected.contains("money")
+                || (expected.contains("true") && matches!(&**s, "true" | "false")))
         {
             d = d.with_note(format!("write the value without quotes: `{s}`"));
         }
@@ -254,6 +255,19 @@ impl Checker {
             ValueKind::Invalid => None,
             _ => {
                 self.type_error(f, "a money amount (e.g. `$1.50`)");
+                None
+            }
+        }
+    }
+
+    /// A `true` or `false` field (`verify`); anything else is E0007.
+    pub(super) fn boolean(&mut self, fields: &Fields<'_>, name: &str) -> Option<bool> {
+        let f = fields.get(name)?;
+        match &f.value.kind {
+            ValueKind::Bool(b) => Some(*b),
+            ValueKind::Invalid => None,
+            _ => {
+                self.type_error(f, "`true` or `false`");
                 None
             }
         }

@@ -45,6 +45,17 @@ pub fn run(args: &Args) -> i32 {
             }
             exit::OK
         }
+        Ok(loopc::run::logs::Found::Replayed(dir)) => {
+            if !super::quiet() {
+                eline!(
+                    "note: the last run replayed task `{}` from the cache; these are the logs of \
+                     the earlier run whose attempt made that result, in {}",
+                    args.task,
+                    dir.display()
+                );
+            }
+            exit::OK
+        }
         Err(e) => {
             say(&e);
             exit::USAGE

@@ -216,6 +216,7 @@ pub fn main() -> ExitCode {
     let code = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Graph(args) => graph::run(&args),
+        Command::Run(args) if args.watch => standby::run(&args),
         Command::Run(args) => run::run(&args),
         Command::List(args) => list::run(&args),
         Command::Init(args) => init::run(&args),

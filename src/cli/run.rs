@@ -1,4 +1,4 @@
-//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--retry-failed [T…]] [--no-cache] [--stage S,…] [--watch]`:
+//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--retry-failed [T…]] [--no-cache] [--verify] [--stage S,…] [--watch]`:
 //! compiles the plan, cuts a REEL spec tree down to its worked stages
 //! ([`loopc::plan::Plan::work`]), then to the named tasks and their
 //! dependencies ([`loopc::plan::Plan::select`]) and runs it with
@@ -23,7 +23,7 @@ use loopc::run::{Options, Outcome, RetryFailed};
 use loopc::state::TaskStatus;
 use std::path::{Path, PathBuf};
 
-/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--retry-failed [T…]] [--no-cache] [--stage S,…] [--watch]`
+/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--retry-failed [T…]] [--no-cache] [--verify] [--stage S,…] [--watch]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The plan, then the tasks to run (with their dependencies; default:
@@ -70,10 +70,16 @@ pub struct Args {
     /// Neither read nor write the cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Verify every task first, as `verify = true` does: its `accept` runs
+    /// on its starting commit, and if it passes the task is already
+    /// satisfied (no agent, no change).
+    #[arg(long)]
+    pub verify: bool,
     /// Run again the tasks (all, without names) that ran out of attempts
     /// in an earlier run with the same key, which are otherwise not run
     /// (their failures are remembered: docs/resilience.md). They start
-    /// over at attempt 1, told the last failure's feedback.
+    /// over at attempt 1, told the last failure's feedback (`--force`
+    /// runs a task it names so too).
     #[arg(
         long = "retry-failed",
         value_name = "TASK",
@@ -89,7 +95,8 @@ pub struct Args {
     pub watch: bool,
 }
 
-/// What a round of `--watch` learns as it goes ([`super::standby`]).
+/// What a round of `--watch` learns as it goes (the standby loop in
+/// `cli/standby.rs` carries it from round to round).
 #[derive(Default)]
 pub(super) struct Round {
     /// What the round before read (a plan with errors still reads its
@@ -116,11 +123,9 @@ fn exit_status(outcome: Outcome) -> i32 {
     }
 }
 
-/// Runs `loopc run` (with `--watch`, [`super::standby::run`]).
+/// Runs `loopc run` once (`--watch` is dispatched to the standby loop,
+/// which calls [`run_plan`] per round).
 pub fn run(args: &Args) -> i32 {
-    if args.watch {
-        return super::standby::run(args);
-    }
     match run_plan(args, &mut Round::default()) {
         Ok(code) => code,
         Err(message) => {
@@ -210,6 +215,7 @@ pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
         skip_gates,
         retry_failed,
         no_cache: args.no_cache,
+        verify: args.verify,
         plan_file: path.display().to_string(),
         repository: top,
         exit_status,

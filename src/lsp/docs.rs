@@ -38,7 +38,9 @@ pub(super) fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Agent, "idle") => {
             "How long the agent may print nothing before its attempt is stopped as stalled (a failure, not a timeout); also for the agent gates and resolvers it runs."
         }
-        (Agent, "cost") => "Per-attempt cost cap, exported as `LOOP_COST_CAP_USD`.",
+        (Agent, "cost") => {
+            "Per-attempt cost cap, exported as `LOOP_COST_CAP_USD`; an attempt reporting more is over cap, counted in full."
+        }
         (Agent, "fallback") => {
             "The agent that takes an attempt instead of waiting while this one is usage or rate limited."
         }
@@ -107,6 +109,9 @@ pub(super) fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         }
         (Task, "expands") => {
             "A plan fragment (a `.loop` file of tasks) the task writes; when it passes, its tasks join the plan as `<task>.<name>`, before the task's dependents."
+        }
+        (Defaults | Task, "verify") => {
+            "`true`: `accept` runs on the task's starting commit first; if it passes, the task passes with no agent and no change (already satisfied). Default `false`; `loopc run --verify` sets it on every task."
         }
         (Task, "inputs") => {
             "Globs of files (relative to the repo root) that are part of the cache key."

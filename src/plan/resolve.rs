@@ -358,6 +358,7 @@ impl<'m> Shared<'m> {
             timeout,
             inputs: std::mem::take(&mut t.inputs),
             changes_optional: t.changes_optional,
+            verify: t.verify.or(model.defaults.verify).unwrap_or(false),
             protect,
             may_change,
             expands: t.expands.take(),

@@ -77,6 +77,14 @@ impl Plan {
         out
     }
 
+    /// Sets `verify` on every task (`loopc run --verify`, docs/running.md
+    /// "Already satisfied: `verify`").
+    pub fn verify_all(&mut self) {
+        for t in &mut self.tasks {
+            t.verify = true;
+        }
+    }
+
     /// Indices of the tasks that depend directly on task `index`, ascending.
     pub fn dependents(&self, index: usize) -> Vec<usize> {
         let mut out: Vec<usize> = self
@@ -185,6 +193,11 @@ pub struct Task {
     pub inputs: Vec<String>,
     /// `changes = optional`: an attempt that changes nothing may pass.
     pub changes_optional: bool,
+    /// `verify`: the task's, else `defaults.verify`, else false (`loopc
+    /// run --verify` sets it on every task): its `accept` runs on its
+    /// starting commit before any agent, and a pass there passes the task
+    /// with no change ("already satisfied"). Not part of the cache key.
+    pub verify: bool,
     /// Globs of paths the task's attempts may not change: `loop.protect`,
     /// then `defaults.protect`, then the task's own `protect` (each once).
     pub protect: Vec<String>,

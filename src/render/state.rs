@@ -24,7 +24,7 @@ pub use crate::state::TaskStatus as Status;
 
 impl Status {
     /// Every status, in the order legends list them.
-    pub const ALL: [Status; 9] = [
+    pub const ALL: [Status; 10] = [
         Status::Pending,
         Status::Running,
         Status::Passed,
@@ -34,6 +34,7 @@ impl Status {
         Status::Skipped,
         Status::Interrupted,
         Status::NeedsHuman,
+        Status::AlreadySatisfied,
     ];
 
     /// Parses a status word (ASCII case-insensitive).
@@ -55,6 +56,7 @@ impl Status {
             Status::Skipped => "#fafafa",
             Status::Interrupted => "#ce93d8",
             Status::NeedsHuman => "#fff59d",
+            Status::AlreadySatisfied => "#dcedc8",
         }
     }
 
@@ -70,6 +72,7 @@ impl Status {
             Status::Skipped => "#bdbdbd",
             Status::Interrupted => "#6a1b9a",
             Status::NeedsHuman => "#f9a825",
+            Status::AlreadySatisfied => "#689f38",
         }
     }
 
@@ -85,6 +88,7 @@ impl Status {
             Status::Skipped => "2",
             Status::Interrupted => "35",
             Status::NeedsHuman => "93",
+            Status::AlreadySatisfied => "32",
         }
     }
 }
@@ -329,9 +333,10 @@ mod tests {
         );
         assert_eq!(parse(b"[]").unwrap_err(), "expected a JSON object");
         assert_eq!(parse(b"{}").unwrap_err(), "no `tasks` field");
+        let next = crate::state::STATE_VERSION + 1;
         assert_eq!(
-            parse(br#"{"version":4,"tasks":[]}"#).unwrap_err(),
-            "unsupported state format version 4"
+            parse(format!(r#"{{"version":{next},"tasks":[]}}"#).as_bytes()).unwrap_err(),
+            format!("unsupported state format version {next}")
         );
         assert_eq!(
             parse(br#"{"tasks":{"a":{"status":"weird"}}}"#).unwrap_err(),

@@ -156,6 +156,7 @@ fn node(
         let text = match c.members.len() {
             0 if c.expanded => format!("┆ expanded {}: no tasks", visible(c.path)),
             0 => format!("┆ expands {}", visible(c.path)),
+            1 => format!("┆ expanded {}: 1 task", visible(c.path)),
             n => format!("┆ expanded {}: {n} tasks", visible(c.path)),
         };
         lines.push(Line {

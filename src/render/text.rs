@@ -53,7 +53,7 @@ pub fn render(
     for (i, t) in plan.tasks.iter().enumerate() {
         by_layer[t.layer].push(i);
     }
-    let widths = Widths::of(plan);
+    let widths = Widths::of(plan, statuses);
     let clusters = super::clusters(plan);
     let mut line = String::new();
     for (layer, members) in by_layer.iter().enumerate() {
@@ -86,11 +86,16 @@ struct Widths {
 }
 
 impl Widths {
-    /// The widest status word, and the widest name and kind of `plan`'s tasks.
-    fn of(plan: &Plan) -> Widths {
+    /// The widest status word, and the widest name and kind of `plan`'s
+    /// tasks. The status column fits every word but `already_satisfied`,
+    /// and that one too when a task of `statuses` has it.
+    fn of(plan: &Plan, statuses: Option<&StateMap>) -> Widths {
+        let satisfied = (0..plan.tasks.len())
+            .any(|i| status_of(statuses, plan, i) == Some(Status::AlreadySatisfied));
         Widths {
             status: Status::ALL
                 .iter()
+                .filter(|&&s| satisfied || s != Status::AlreadySatisfied)
                 .map(|s| s.as_str().len())
                 .max()
                 .unwrap_or(0),

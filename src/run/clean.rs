@@ -288,7 +288,8 @@ fn integration_branch(git: &Git, layout: &Layout) -> Result<Integration, String>
 }
 
 /// Deletes every cache entry: the refs under `refs/loopc/cache/` and the
-/// index in `.loopc/cache/`. Returns how many entries there were.
+/// index in `.loopc/cache/`, and the plans' run entries with them. Returns
+/// how many task entries there were.
 ///
 /// Errors: git fails, or the index cannot be removed.
 fn clean_cache(git: &Git, layout: &Layout) -> Result<usize, String> {
@@ -301,5 +302,7 @@ fn clean_cache(git: &Git, layout: &Layout) -> Result<usize, String> {
         super::sys::modes::remove_tree(&dir)
             .map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
     }
-    Ok(refs.len())
+    // A plan's run entry is no task's entry.
+    let run = super::engine::run_entry::RUN_PREFIX;
+    Ok(refs.iter().filter(|(r, _)| !r.starts_with(run)).count())
 }

@@ -75,6 +75,11 @@ pub enum Found {
     /// cache): they are the latest earlier run's that has them, in this
     /// directory (`.loopc/earlier-logs/<k>/`).
     EarlierRun(PathBuf),
+    /// The last run replayed the task from the cache: they are the logs
+    /// of the earlier run whose attempt made the result it replayed (its
+    /// state, kept with its logs, has the task passed under the same
+    /// cache key), in this directory (`.loopc/earlier-logs/<k>/`).
+    Replayed(PathBuf),
 }
 
 /// The log directory of `task`'s attempt `attempt` (its last try, when
@@ -97,6 +102,11 @@ fn directory(
         })
         .unwrap_or_default();
     earlier.sort();
+    if let Some(run) = original_run(layout, task, &earlier)
+        && let Some(d) = pick(tries_in(&run.join(task)), attempt)
+    {
+        return Ok((d, Found::Replayed(run)));
+    }
     for (_, run) in earlier.into_iter().rev() {
         if let Some(d) = pick(tries_in(&run.join(task)), attempt) {
             return Ok((d, Found::EarlierRun(run)));
@@ -132,6 +142,31 @@ fn directory(
         layout.logs.join(task).display(),
         layout.earlier_logs.display()
     ))
+}
+
+/// When the last run replayed `task` from the cache: the latest of the
+/// `earlier` runs' log directories whose kept state has the task passed
+/// under the cache key it was replayed from (the run whose attempt made
+/// that result); `None` otherwise.
+fn original_run(layout: &Layout, task: &str, earlier: &[(u64, PathBuf)]) -> Option<PathBuf> {
+    use crate::state::TaskStatus;
+    let state = super::store::state::load(&layout.state).ok()?;
+    let replayed = state
+        .tasks
+        .iter()
+        .find(|t| t.name == task && t.status == TaskStatus::Cached)?;
+    let key = replayed.cache_key.as_deref()?;
+    let made = earlier.iter().rev().map(|(_, run)| run).find(|run| {
+        let saved = run.join(super::store::layout::EARLIER_STATE);
+        super::store::state::load(&saved).is_ok_and(|s| {
+            s.tasks.iter().any(|t| {
+                t.name == task
+                    && t.status == TaskStatus::Passed
+                    && t.cache_key.as_deref() == Some(key)
+            })
+        })
+    });
+    made.cloned()
 }
 
 /// The files of an attempt's log directory `dir` in [`ORDER`], then the

@@ -45,12 +45,12 @@ pub mod ui;
 use crate::plan::Plan;
 use crate::state::RunState;
 use engine::context::RunCtx;
-pub use engine::scheduler::transition::RetryFailed;
+pub use engine::remember::RetryFailed;
 use engine::worktree_files::WorktreeFiles;
 use engine::{cache, dry_run, scheduler};
 pub use preflight::start_commit;
 use preflight::{Start, preflight, reset_integration};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use store::events::{Event, Recorder, Watcher};
 use store::layout::{self, Layout};
@@ -131,6 +131,9 @@ pub struct Options {
     /// `--retry-failed [TASK…]`: tasks that ran out of attempts under an
     /// unchanged key that run again (docs/resilience.md).
     pub retry_failed: RetryFailed,
+    /// `--verify`: every task verifies first, as with `verify = true`
+    /// (docs/running.md, "Already satisfied: `verify`").
+    pub verify: bool,
     /// The plan file as given (recorded in state.json), relative to the
     /// current directory.
     pub plan_file: String,
@@ -168,8 +171,9 @@ fn kept_note(layout: &Layout) -> Option<String> {
         })
         .count();
     (here > 0).then(|| {
+        let worktrees = if here == 1 { "worktree" } else { "worktrees" };
         format!(
-            "kept: {here} worktree(s) of failed or blocked attempts and infrastructure \
+            "kept: {here} {worktrees} of failed or blocked attempts and infrastructure \
              failures (of this run and earlier ones), each with its task branch, in {}; remove \
              them with `loopc clean`\n",
             ui::display::sanitize_line(&layout.worktrees.display().to_string())
@@ -223,6 +227,8 @@ pub struct Started {
     around: cache::Surroundings,
     /// Per task that had some: the gates `--skip-gate` took off it.
     skipped: crate::plan::SkippedGates,
+    /// The plan file as the run read it (kept with its logs for reports).
+    plan_path: PathBuf,
 }
 
 /// A started run that has cleaned up after a killed one ([`Started::recover`]).
@@ -325,6 +331,9 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
     check_retried(&plan, &options.retry_failed)?;
     check_skipped(&plan, &options.skip_gates)?;
     let skipped = plan.skip_gates(&options.skip_gates);
+    if options.verify {
+        plan.verify_all();
+    }
     layout.refuse_symlink().map_err(RunError::usage)?;
     layout.check_files().map_err(RunError::usage)?;
     let locks = take_locks(&git, &layout, options.dry_run)?;
@@ -365,6 +374,7 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
         brought,
         around,
         skipped,
+        plan_path: cwd.join(&options.plan_file),
     })
 }
 
@@ -449,7 +459,7 @@ impl Started {
             &self.git,
             store.as_ref(),
             &self.start.base,
-            engine::expand::Growth::new(self.options.base.clone()),
+            engine::expand::Growth::new(self.options.base.clone(), self.options.verify),
         ))
     }
 
@@ -487,8 +497,14 @@ impl Recovered {
     pub fn run(self, display: Box<dyn Watcher>) -> Result<Ran, RunError> {
         let s = self.started;
         let options = &s.options;
+        // An unchanged rerun takes its run entry whole: no task's entry is
+        // read, the branch moves once.
+        let whole = (!options.no_cache && options.force.is_empty())
+            .then(|| engine::run_entry::run_key(&s.plan, &s.start.base, &s.around))
+            .flatten();
+        let whole_hit = whole.and_then(|k| engine::run_entry::lookup(&s.git, &s.plan, &k));
         let cache_use = scheduler::CacheUse {
-            store: if options.no_cache {
+            store: if options.no_cache || whole_hit.is_some() {
                 None
             } else {
                 Some(cache::Store::load(&s.git, &s.layout).map_err(RunError::usage)?)
@@ -501,6 +517,8 @@ impl Recovered {
                 .collect(),
             around: s.around.clone(),
             skip_gates: options.skip_gates.clone(),
+            whole,
+            whole_hit,
             retry_failed: options.retry_failed.clone(),
         };
         let parallel = options.jobs.unwrap_or(s.plan.settings.parallel).max(1);
@@ -514,6 +532,8 @@ impl Recovered {
         s.layout
             .keep_earlier_logs(previous_run)
             .map_err(RunError::usage)?;
+        // A copy for this run's reports only: a failure loses no state.
+        let _ = s.layout.keep_run_plan(&s.plan_path);
         // The run's number names its worktrees and task branches: above any an
         // earlier run left (kept worktrees, ledger) and any the plan's task
         // branches or another checkout's ledger hold, so names never collide.
@@ -523,7 +543,12 @@ impl Recovered {
         std::fs::write(&s.layout.progress, "").map_err(|e| {
             RunError::usage(format!("cannot write {}: {e}", s.layout.progress.display()))
         })?;
-        reset_integration(&s.git, &s.layout, &s.plan, &s.start)?;
+        // Rebuilt from the base; with a run entry, moved to its head at once.
+        let target = cache_use
+            .whole_hit
+            .as_ref()
+            .map_or(&s.start.base, |hit| &hit.head);
+        reset_integration(&s.git, &s.layout, &s.plan, &s.start, target)?;
         let head = s.start.base.clone();
         let control = Arc::new(process::Control::for_run());
         let mut git = s.git;
@@ -591,7 +616,7 @@ fn schedule(
         state,
         cache_use,
         options.exit_status,
-        engine::expand::Growth::new(options.base.clone()),
+        engine::expand::Growth::new(options.base.clone(), options.verify),
     );
     ctx.events.ui().finish();
     let mut table = summary::table(&finish.state);

@@ -76,6 +76,9 @@ pub(super) fn preflight(
     }
     match &existing {
         None => {}
+        // Where the last run of this branch left it, or at the base:
+        // nothing on it can be foreign (no history to walk).
+        Some(tip) if tip == &base_commit || recorded == Some(tip.as_str()) => {}
         Some(tip) => {
             // The branch is rebuilt from the base, which must lose nothing
             // but what came through loopc's runs (the cache replays it),
@@ -112,25 +115,28 @@ pub(super) struct Start {
 
 /// Builds the integration branch afresh from the base, the last step before
 /// work starts: tasks recorded in the cache are replayed (an unchanged plan
-/// reproduces the same commits), the others run. A branch loopc creates is
-/// recorded in its ledger (`loopc clean --integration` may remove it), and
-/// only if it was created.
+/// reproduces the same commits), the others run. `target` is the base, or
+/// the head of the run entry the run takes whole (docs/cache.md): every
+/// commit between passed its gates, so the branch jumps there at once. A
+/// branch loopc creates is recorded in its ledger (`loopc clean
+/// --integration` may remove it), and only if it was created.
 pub(super) fn reset_integration(
     git: &Git,
     layout: &Layout,
     plan: &Plan,
     start: &Start,
+    target: &str,
 ) -> Result<(), RunError> {
     let branch = &plan.settings.branch;
     let refname = format!("refs/heads/{branch}");
-    if start.existing.as_deref() == Some(start.base.as_str()) {
+    if start.existing.as_deref() == Some(target) {
         return Ok(());
     }
     if start.existing.is_none() {
         // Recorded first, so that a crash right after leaves it recorded.
         layout::record_branch(layout, branch).map_err(RunError::usage)?;
     }
-    let moved = git.update_ref(&refname, &start.base, start.existing.as_deref());
+    let moved = git.update_ref(&refname, target, start.existing.as_deref());
     if start.existing.is_none() && !matches!(moved, Ok(true)) {
         layout::forget_branch(layout, branch).map_err(RunError::usage)?;
     }

@@ -7,10 +7,11 @@
 //! the base branch (`loop.base`, default the branch checked out) was at.
 //! [`Standby`] watches the repository with `notify` (events debounced by
 //! `notify-debouncer-full`): the top directory and each directory in it,
-//! but not `.loopc/` (the worktrees, logs and state a run writes) nor
-//! `.git/` (watched only for the base branch's ref: an event there makes
-//! the base be read again, and only a new commit of it counts), so that a
-//! round never wakes the next one. [`Standby::wait`] returns what changed,
+//! but not those git ignores (no file of theirs is in a key), nor
+//! `.loopc/` (the worktrees, logs and state a run writes) nor `.git/`
+//! (watched only for the base branch's ref: an event there makes the base
+//! be read again, and only a new commit of it counts), so that a round
+//! never wakes the next one. [`Standby::wait`] returns what changed,
 //! or that Ctrl-C (SIGINT, SIGTERM, SIGHUP) arrived. Nothing here prints.
 
 use super::sys::git::Git;
@@ -18,7 +19,6 @@ use super::sys::interrupt;
 use notify_debouncer_full::notify::event::{AccessKind, AccessMode};
 use notify_debouncer_full::notify::{EventKind, RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
@@ -158,7 +158,7 @@ pub struct Standby {
     git: Git,
     root: PathBuf,
     git_dirs: Vec<PathBuf>,
-    watching: HashSet<PathBuf>,
+    watching: Vec<(PathBuf, RecursiveMode)>,
 }
 
 impl Standby {
@@ -184,22 +184,24 @@ impl Standby {
             git,
             root,
             git_dirs,
-            watching: HashSet::new(),
+            watching: Vec::new(),
         };
         standby.watch_tree()?;
         Ok(standby)
     }
 
-    /// Watches the top directory, each directory in it but `.git` and
-    /// `.loopc` (recursively), and the git directories' refs: what is not
-    /// watched yet.
+    /// Watches the top directory, each directory in it (recursively) but
+    /// `.git`, `.loopc` and those git ignores (a build's `target/`: no
+    /// file of theirs is in a commit, so none is in a key), and the git
+    /// directories' refs: what is not watched yet.
     fn watch_tree(&mut self) -> Result<(), String> {
         let mut wanted = vec![(self.root.clone(), RecursiveMode::NonRecursive)];
+        let ignored = self.git.ignored_top_dirs()?;
         let entries = std::fs::read_dir(&self.root)
             .map_err(|e| format!("cannot read {}: {e}", self.root.display()))?;
         for entry in entries.flatten() {
             let name = entry.file_name();
-            if name == ".git" || name == ".loopc" {
+            if name == ".git" || name == ".loopc" || ignored.iter().any(|i| **i == *name) {
                 continue;
             }
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
@@ -213,13 +215,18 @@ impl Standby {
                 wanted.push((heads, RecursiveMode::Recursive));
             }
         }
+        self.watch_all(wanted)
+    }
+
+    /// Watches each of `wanted` not watched yet (gone meanwhile: skipped).
+    fn watch_all(&mut self, wanted: Vec<(PathBuf, RecursiveMode)>) -> Result<(), String> {
         for (path, mode) in wanted {
-            if self.watching.contains(&path) {
+            if self.watching.iter().any(|(w, _)| *w == path) {
                 continue;
             }
             match self.debouncer.watch(&path, mode) {
                 Ok(()) => {
-                    self.watching.insert(path);
+                    self.watching.push((path, mode));
                 }
                 // Gone between listing and watching: nothing to watch.
                 Err(_) if !path.exists() => {}
@@ -236,6 +243,7 @@ impl Standby {
     ///
     /// Errors: the watcher failed (its message, naming the path).
     pub fn wait(&mut self, what: &Watched) -> Result<Woke, String> {
+        self.watch_plan(what)?;
         let mut changed = self.changed_since(what);
         while changed.is_empty() {
             if interrupt::requested() {
@@ -285,6 +293,31 @@ impl Standby {
         Ok(Woke::Changed(changed))
     }
 
+    /// Watches the directory of each plan file no watch covers yet (a
+    /// plan in a directory git ignores), and a spec tree's directory.
+    fn watch_plan(&mut self, what: &Watched) -> Result<(), String> {
+        let covered = |watching: &[(PathBuf, RecursiveMode)], dir: &Path| {
+            watching.iter().any(|(w, mode)| {
+                w == dir || (*mode == RecursiveMode::Recursive && dir.starts_with(w))
+            })
+        };
+        let mut wanted = Vec::new();
+        for (file, _) in &what.files {
+            if let Some(dir) = file.parent()
+                && dir.starts_with(&self.root)
+                && !covered(&self.watching, dir)
+            {
+                wanted.push((dir.to_path_buf(), RecursiveMode::NonRecursive));
+            }
+        }
+        for dir in &what.dirs {
+            if dir.starts_with(&self.root) && !covered(&self.watching, dir) {
+                wanted.push((dir.clone(), RecursiveMode::Recursive));
+            }
+        }
+        self.watch_all(wanted)
+    }
+
     /// What changed of `what` while no event was being looked at: plan
     /// files whose text differs, a base branch that moved.
     fn changed_since(&self, what: &Watched) -> Vec<String> {
@@ -298,17 +331,25 @@ impl Standby {
         out
     }
 
-    /// `the base branch `B` moved` when the base is no longer at the
-    /// commit the round started from.
+    /// `the base branch `B`` (the branch checked out, without
+    /// `loop.base`) when the base is no longer at the commit the round
+    /// started from.
     fn base_moved(&self, what: &Watched) -> Option<String> {
         let (name, Some(commit)) = &what.base else {
             return None;
         };
         let now = base_commit(&self.git, name.as_deref())?;
-        (now != *commit).then(|| match name {
-            Some(b) => format!("the base branch `{b}`"),
-            None => "the branch checked out".to_string(),
-        })
+        if now == *commit {
+            return None;
+        }
+        let branch = match name {
+            Some(b) => Some(b.clone()),
+            None => self.git.current_branch().ok().flatten(),
+        };
+        Some(branch.map_or_else(
+            || "the commit checked out (HEAD)".to_string(),
+            |b| format!("the base branch `{b}`"),
+        ))
     }
 }
 

@@ -281,7 +281,7 @@ fn quiet_and_verbose_runs() {
     repo.loopc(&["-q", "run"]).stdout("").stderr("").run();
     std::fs::create_dir_all(repo.root.join(".loopc/worktrees/a-9")).unwrap();
     repo.loopc(&["run"])
-        .stderr_contains("note: removed 1 stale worktree(s)")
+        .stderr_contains("note: removed 1 stale worktree under")
         .run();
 }
 

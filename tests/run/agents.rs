@@ -634,10 +634,43 @@ task t { agent = bot  prompt = "say hello" }
     assert!(
         cached
             .stderr
-            .contains("note: task `t` has no logs in the last run")
+            .contains("note: the last run replayed task `t` from the cache; these are the logs of the earlier run whose attempt made that result")
             && cached.stderr.contains("/.loopc/earlier-logs/1"),
         "{}",
         cached.stderr
+    );
+}
+
+#[test]
+fn the_logs_of_a_replayed_task_are_those_of_the_run_that_made_its_result() {
+    // Run 1 makes `t`'s result with prompt one, run 2 another with prompt
+    // two, run 3 (prompt one again) replays run 1's: its logs are shown,
+    // not run 2's, the latest.
+    let repo = Test::repo();
+    repo.script(
+        "agent.sh",
+        "#!/bin/sh\necho \"prompt: $(cat)\"\necho \"$LOOP_RUN\" > t.txt\ndate +%N >> t.txt\n",
+    );
+    let with_prompt = |p: &str| {
+        plan(
+            &repo,
+            &format!(
+                "loop \"rl\" {{ }}\nbudget {{ iterations = 5 }}\nagent bot {{ run = \"sh @BIN@/agent.sh\" }}\ntask t {{ agent = bot  prompt = \"{p}\" }}\n"
+            ),
+        );
+        repo.loopc(&["run"]).status(0).run();
+    };
+    with_prompt("one");
+    with_prompt("two");
+    with_prompt("one");
+    assert_eq!(repo.task("t")["status"], "cached");
+    let r = repo.loopc(&["logs", "t"]).status(0).run();
+    assert!(r.stdout.contains("prompt: one"), "{r:?}");
+    assert!(r.stdout.contains("/.loopc/earlier-logs/1/t/1/"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("note: the last run replayed task `t` from the cache"),
+        "{r:?}"
     );
 }
 

@@ -98,12 +98,16 @@ fn a_second_checkout_runs_beside_the_first_ones_task_branches() {
     // Its try takes a run number above the first checkout's.
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/h/a/r2-a1"]));
     assert!(second.join(".loopc/worktrees/a.r2-a1").is_dir());
-    // Recovery in the second checkout leaves the first one's alone.
-    repo.loopc(&["run"]).current_dir(&second).status(1).run();
+    // Recovery in the second checkout leaves the first one's alone (`a`
+    // ran out of attempts with its key: asked to run again).
+    repo.loopc(&["run", "--retry-failed"])
+        .current_dir(&second)
+        .status(1)
+        .run();
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/h/a/r3-a1"]));
     // A run in the first checkout goes on above the second one's
     // numbers and leaves its branches alone.
-    repo.loopc(&["run"]).status(1).run();
+    repo.loopc(&["run", "--retry-failed"]).status(1).run();
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/h/a/r4-a1"]));
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "loopc/h/a/r2-a1"]));
     // `loopc clean` in the second checkout removes only its own.

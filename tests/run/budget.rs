@@ -67,7 +67,7 @@ task b { agent = bot  prompt = "y" }
     assert_eq!(s["exit_code"], 3);
     assert_eq!(s["spent"]["iterations"], 1);
     assert_eq!(s["limits"]["iterations"], 1);
-    let reason = "budget `iterations` spent: 1 of 1 agent attempts";
+    let reason = "budget `iterations` spent: 1 of 1 agent attempt";
     assert_eq!(s["stop_reason"], reason);
     assert!(r.stderr.contains(reason), "{r:?}");
     let st = repo.loopc(&["status"]).status(0).run();

@@ -88,9 +88,16 @@ fn demo_script_leaves_no_temp_directory_behind() {
     assert!(!stdout.contains("/loopc-demo."), "{stdout}");
     assert!(
         stdout.contains(
-            "kept: 1 worktree(s) of failed or blocked attempts and infrastructure failures (of \
+            "kept: 1 worktree of failed or blocked attempts and infrastructure failures (of \
              this run and earlier ones), each with its task branch, in the scratch repository, \
              which this script removes at its end"
+        ),
+        "{stdout}"
+    );
+    // Nor a report command run bare, as if the repository were still there.
+    assert!(
+        stdout.contains(
+            "report: `loopc report -o .loopc/report.html` in the scratch repository (run.sh --keep keeps it)"
         ),
         "{stdout}"
     );

@@ -42,11 +42,7 @@ fn setup() -> Test {
 
 /// The agent sessions started so far, in order.
 fn sessions(repo: &Test) -> Vec<String> {
-    std::fs::read_to_string(repo.bin.join("sessions.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
+    repo.bin_lines("sessions.log")
 }
 
 /// Runs `loopc run ARGS` (exit 0); returns the sessions it started and

@@ -191,7 +191,7 @@ task one { agent = a  prompt = "x" }
     for t in tries {
         assert!(repo.root.join(".loopc/worktrees").join(t).is_dir(), "{t}");
     }
-    assert!(r.stdout.contains("kept: 4 worktree(s)"), "{r:?}");
+    assert!(r.stdout.contains("kept: 4 worktrees of"), "{r:?}");
     let kept = std::fs::read_to_string(repo.root.join(".loopc/kept")).unwrap();
     for b in ["r1-a1", "r1-a1.retry-2", "r1-a1.retry-3", "r1-a1.retry-4"] {
         assert!(
@@ -209,7 +209,7 @@ task one { agent = a  prompt = "x" }
     // The next run leaves them alone: they are kept, not stale.
     let r = repo.loopc(&["run"]).status(1).run();
     assert!(!r.stderr.contains("stale worktree"), "{r:?}");
-    assert!(r.stdout.contains("kept: 8 worktree(s)"), "{r:?}");
+    assert!(r.stdout.contains("kept: 8 worktrees of"), "{r:?}");
     assert!(repo.root.join(".loopc/worktrees/one.r1-a1").is_dir());
     repo.loopc(&["clean"]).status(0).run();
     assert!(

@@ -45,6 +45,8 @@ mod signals;
 mod slurm;
 mod standby;
 mod uncommitted;
+mod verify;
 mod watch;
+mod whole;
 mod wording;
 mod worktree_files;

@@ -63,7 +63,11 @@ fn runs_replays_and_cleans(test: &Test, dir: &Path) {
     std::fs::write(dir.join("more.txt"), "more\n").unwrap();
     git_in(dir, &["add", "more.txt"]);
     git_in(dir, &["commit", "-q", "-m", "move the base"]);
-    let r = test.loopc(&["run", "-v"]).current_dir(dir).status(1).run();
+    let r = test
+        .loopc(&["run", "-v", "--retry-failed"])
+        .current_dir(dir)
+        .status(1)
+        .run();
     for t in ["a", "b", "c"] {
         assert!(
             r.stderr

@@ -42,11 +42,7 @@ fn setup(plan: &str, mode: &str) -> Test {
 
 /// The agent sessions started so far, `<task> <attempt>` each.
 fn sessions(repo: &Test) -> Vec<String> {
-    std::fs::read_to_string(repo.bin.join("sessions.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
+    repo.bin_lines("sessions.log")
 }
 
 /// Runs `loopc run ARGS`, expecting exit `status`; returns the sessions it
@@ -114,6 +110,8 @@ fn a_task_out_of_attempts_is_not_paid_for_again_until_retried_or_changed() {
     );
     let (ran, _) = run(&repo, &["--retry-failed", "t"], 1);
     assert_eq!(ran, ["t 1", "t 2"]);
+    let (ran, _) = run(&repo, &["--force", "t"], 1);
+    assert_eq!(ran, ["t 1", "t 2"], "--force runs it too");
     // A changed key runs it.
     repo.plan(
         &FAILING
@@ -149,15 +147,17 @@ agent bot { run = "sh @BIN@/agent.sh"  cost = $1  env = { LOG_DIR = "@BIN@"  MOD
 task t { agent = bot  prompt = "compute"  attempts = 3 }
 "#;
 
-#[test]
-fn an_interrupted_run_resumes_at_the_next_attempt_with_the_last_feedback() {
+/// Runs the holding plan, stops loopc with `sig` during attempt 2 (it
+/// exits `code`), and checks that the rerun goes on at attempt 2 with
+/// attempt 1's feedback.
+fn resumes_after(sig: i32, code: Option<i32>) {
     let repo = setup(HOLDING, "hold");
     std::fs::write(repo.bin.join("hold"), "").unwrap();
     let started = repo.bin.join("started");
     let mut child = repo.loopc(&["run"]).spawn();
     assert!(repo.wait_for(4000, || started.exists()));
-    crate::harness::signal(child.id(), libc::SIGINT);
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    crate::harness::signal(child.id(), sig);
+    assert_eq!(child.wait().unwrap().code(), code);
     std::fs::remove_file(repo.bin.join("hold")).unwrap();
     assert_eq!(sessions(&repo), ["t 1", "t 2"]);
     let remembered = &repo.task("t")["remembered"];
@@ -181,6 +181,16 @@ fn an_interrupted_run_resumes_at_the_next_attempt_with_the_last_feedback() {
     // `status` shows the attempts spent across runs.
     let status = repo.loopc(&["status"]).run();
     assert!(status.stdout.contains("2 (1 earlier)"), "{status:?}");
+}
+
+#[test]
+fn an_interrupted_run_resumes_at_the_next_attempt_with_the_last_feedback() {
+    resumes_after(libc::SIGINT, Some(130));
+}
+
+#[test]
+fn a_killed_run_resumes_at_the_next_attempt_with_the_last_feedback() {
+    resumes_after(libc::SIGKILL, None);
 }
 
 const OVER: &str = r#"

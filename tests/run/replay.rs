@@ -95,7 +95,7 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
     let r = repo.loopc(&["run"]).status(1).run();
     assert!(
         r.stdout
-            .contains("kept: 2 worktree(s) of failed or blocked attempts")
+            .contains("kept: 2 worktrees of failed or blocked attempts")
             && r.stdout.contains("remove them with `loopc clean`"),
         "{r:?}"
     );
@@ -104,7 +104,8 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
     assert!(wt.join("bad.r1-a1").is_dir() && wt.join("bad.r1-a2").is_dir());
     repo.write("unrelated.txt", "x\n");
     repo.commit("unrelated work");
-    repo.loopc(&["run"]).status(1).run();
+    // `bad` ran out of attempts with its key: asked to run again.
+    repo.loopc(&["run", "--retry-failed"]).status(1).run();
     assert_eq!(repo.state()["run"], 2);
     // A missed replay's checks take no attempt: `t`'s attempt 1 of run 2.
     let started: Vec<String> = repo
@@ -149,8 +150,8 @@ task bad { run = "echo x > x.txt; exit 1"  attempts = 2 }
         );
     }
     repo.loopc(&["clean"]).status(0).run();
-    let r = repo.loopc(&["run"]).status(1).run();
-    assert!(r.stdout.contains("kept: 2 worktree(s)"), "{r:?}");
+    let r = repo.loopc(&["run", "--retry-failed"]).status(1).run();
+    assert!(r.stdout.contains("kept: 2 worktrees of"), "{r:?}");
     // `loopc clean` kept the state file: numbering goes on.
     assert!(wt.join("bad.r3-a1").is_dir());
 }

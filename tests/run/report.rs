@@ -499,3 +499,41 @@ task a { run = "echo a > a.txt" }
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!((&doc["version"], &doc["plan"]), (&1.into(), &"err".into()));
 }
+
+/// The names of the tasks the page's graph draws (its first `<svg>`).
+fn drawn_tasks(page: &str) -> Vec<String> {
+    let start = page.find("<svg").expect("a graph");
+    let svg = &page[start..start + page[start..].find("</svg>").unwrap()];
+    svg.split("<a href=\"#task-")
+        .skip(1)
+        .filter_map(|t| t.split_once('"').map(|(name, _)| name.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_report_draws_the_plan_its_run_ran_not_the_plan_as_edited_since() {
+    let repo = Test::repo();
+    repo.plan("loop \"ed\" { }\ntask a { run = \"echo a > a.txt\" }\n");
+    repo.commit("plan with a");
+    repo.loopc(&["run"]).status(0).run();
+    repo.plan(
+        "loop \"ed\" { }\ntask a { run = \"echo a > a.txt\" }\n\
+         task b: a { run = \"echo b > b.txt\" }\n",
+    );
+    repo.commit("plan with b");
+    repo.loopc(&["run"]).status(0).run();
+    // Edited again, not run: the last run's report still draws a and b.
+    repo.plan(
+        "loop \"ed\" { }\ntask a { run = \"echo a > a.txt\" }\n\
+         task b: a { run = \"echo b > b.txt\" }\ntask c: b { run = \"echo c > c.txt\" }\n",
+    );
+    let page = |args: &[&str]| {
+        let out = repo.bin.join("page.html");
+        let mut all = args.to_vec();
+        all.extend(["-o", out.to_str().unwrap()]);
+        report(&repo, &all);
+        std::fs::read_to_string(&out).unwrap()
+    };
+    assert_eq!(drawn_tasks(&page(&[])), ["a", "b"]);
+    assert_eq!(drawn_tasks(&page(&["--run", "1"])), ["a"]);
+}

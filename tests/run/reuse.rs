@@ -330,7 +330,8 @@ fn many_tasks_through_few_worktrees_all_land() {
     repo.script("agent.sh", &repo.expand(&format!("{SIMPLE_AGENT}{record}")));
     let n = 40;
     let mut plan = String::from(
-        "loop \"reuse\" { parallel = 8 }\nagent bot { run = \"sh @BIN@/agent.sh\" }\n\
+        "loop \"reuse\" { parallel = 8 }\nbudget { iterations = 100 }\n\
+         agent bot { run = \"sh @BIN@/agent.sh\" }\n\
          defaults { agent = bot  attempts = 1 }\n",
     );
     for i in 0..n {

@@ -925,7 +925,7 @@ task t { agent = bot  prompt = "x"  attempts = 1 }
     // A rerun keeps it (a failed attempt's worktree stays until `clean`)
     // and does not take it for the user's.
     repo.script("agent.sh", SIMPLE_AGENT);
-    let r = repo.loopc(&["run"]).status(0).run();
+    let r = repo.loopc(&["run", "--retry-failed"]).status(0).run();
     assert!(!r.stderr.contains("not made by loopc"), "{r:?}");
     assert!(kept.exists(), "{r:?}");
     // `loopc clean` removes it like any worktree loopc made.

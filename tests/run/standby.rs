@@ -122,22 +122,26 @@ fn a_task_appended_to_the_plan_runs_alone_an_error_is_waited_on_and_ctrl_c_ends_
 }
 
 #[test]
-fn an_input_file_and_the_base_branch_wake_it_and_other_files_do_not() {
+fn an_input_file_and_the_base_branch_wake_it_and_other_or_ignored_files_do_not() {
     let repo = Test::repo();
     repo.write("data/x.txt", "one\n");
+    repo.write(".gitignore", "build/\n");
+    repo.write("build/old.txt", "a build's output\n");
     repo.commit("data");
     let plan = r#"
 loop "inp" { }
 agent bot { run = "sh @BIN@/agent.sh" }
-task t { agent = bot  prompt = "t"  inputs = ["data/*.txt"] }
+task t { agent = bot  prompt = "t"  inputs = ["data/*.txt", "build/*.txt"] }
 "#;
     let mut child = start(
         &repo,
         plan,
         "round 1: passed: 1 ran (t), 0 from the cache\n",
     );
-    // A file no task reads, then an input: only the input wakes it.
+    // A file no task reads, one git ignores (in no commit, so in no key),
+    // then an input: only the input wakes it.
     repo.write("notes.md", "not read by the plan\n");
+    repo.write("build/new.txt", "ignored\n");
     repo.write("data/x.txt", "two\n");
     see(&repo, &mut child, "round 2: ");
     assert!(
@@ -161,6 +165,12 @@ task t { agent = bot  prompt = "t"  inputs = ["data/*.txt"] }
         &mut child,
         "round 3: passed: 1 ran (t), 0 from the cache\n",
     );
+    let err = repo.spawned_stderr();
+    let woke = err.lines().find(|l| l.starts_with("note: round 3: "));
+    assert!(
+        woke.is_some_and(|l| l.contains("the base branch `main`")),
+        "{err}"
+    );
     assert!(repo.wait_for(GENEROUS, || waits(&repo) == 3));
     assert_eq!(
         interrupt(&mut child),
@@ -168,4 +178,35 @@ task t { agent = bot  prompt = "t"  inputs = ["data/*.txt"] }
         "{}",
         repo.spawned_stderr()
     );
+}
+
+#[test]
+fn ctrl_c_during_a_round_ends_standby_as_it_ends_a_run() {
+    let repo = Test::repo();
+    let started = repo.bin.join("started");
+    repo.script(
+        "agent.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\ntouch {}\ni=0\nwhile [ $i -lt 2000 ]; do sleep 0.05; i=$((i+1)); done\n",
+            started.display()
+        ),
+    );
+    repo.plan(PLAN);
+    let mut child = repo.loopc(&["run", "--watch"]).spawn();
+    assert!(
+        repo.wait_for(GENEROUS, || started.exists()),
+        "the agent never started"
+    );
+    assert_eq!(
+        interrupt(&mut child),
+        Some(130),
+        "{}",
+        repo.spawned_stderr()
+    );
+    assert!(
+        stdout(&repo).contains("round 1: interrupted: 1 ran (a), 0 from the cache"),
+        "{}",
+        stdout(&repo)
+    );
+    assert_eq!(waits(&repo), 0, "{}", repo.spawned_stderr());
 }

@@ -70,6 +70,23 @@ task t { agent = bot  prompt = "x" }
             .contains("loopc: t: no changes to merge; the integration branch stays at "),
         "{r:?}"
     );
+    // The report's timeline says it in the same words, and of its replay.
+    let labels = |repo: &Test| -> Vec<String> {
+        let out = repo.loopc(&["report", "--json"]).run().stdout;
+        let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let bars = j["timeline"]["bars"].as_array().unwrap().clone();
+        bars.iter()
+            .filter_map(|b| b["label"].as_str().map(str::to_string))
+            .filter(|l| l.contains("merge") || l.contains("replay"))
+            .collect()
+    };
+    assert_eq!(labels(&repo), ["t #1: no changes to merge"]);
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(labels(&repo), ["t: replay (no changes)"]);
+    let page = repo.bin.join("page.html");
+    repo.loopc(&["report", "-o", page.to_str().unwrap()]).run();
+    let page = std::fs::read_to_string(page).unwrap();
+    assert!(page.contains("(replayed: no changes)"), "{page}");
 }
 
 #[test]
@@ -191,4 +208,17 @@ task b { run = "until [ -e @BIN@/gate-started ]; do sleep 0.05; done; echo b > b
         time + 2000 <= span,
         "b's time {time} ms counts the wait (from its start to its merge: {span} ms)"
     );
+}
+
+#[test]
+fn counts_of_one_are_said_in_the_singular() {
+    let repo = Test::repo();
+    repo.plan("budget { iterations = 1 }\ntask t { run = \"exit 1\"  attempts = 1 }\n");
+    let r = repo.loopc(&["run"]).status(1).run();
+    assert!(
+        r.stdout
+            .contains("kept: 1 worktree of failed or blocked attempts"),
+        "{r:?}"
+    );
+    assert!(!r.stdout.contains("worktree(s)"), "{r:?}");
 }

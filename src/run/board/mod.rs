@@ -128,7 +128,7 @@ fn column_of(status: TaskStatus) -> usize {
     match status {
         TaskStatus::Pending => 0,
         TaskStatus::Running => 1,
-        TaskStatus::Passed | TaskStatus::Cached => 2,
+        TaskStatus::Passed | TaskStatus::Cached | TaskStatus::AlreadySatisfied => 2,
         TaskStatus::Failed
         | TaskStatus::Blocked
         | TaskStatus::Interrupted

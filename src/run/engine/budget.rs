@@ -192,8 +192,9 @@ impl Meter {
             spent.push((
                 self.reached.iterations.unwrap_or(now),
                 format!(
-                    "budget `iterations` spent: {} of {limit} agent attempts",
-                    s.iterations
+                    "budget `iterations` spent: {} of {limit} agent {}",
+                    s.iterations,
+                    if limit == 1 { "attempt" } else { "attempts" }
                 ),
             ));
         }

@@ -14,11 +14,14 @@
 //! files that earlier tasks wrote are then not reported as changed (they
 //! are outputs, not edits).
 
+mod memory;
 use crate::plan::Plan;
 use crate::run::engine::cache::{self, NoKey, Produced, Store};
 use crate::run::engine::expand::Growth;
 use crate::run::engine::land::replay::{self, Planned};
 use crate::run::sys::git::Git;
+pub use memory::Memory;
+use memory::NOT_RUN;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -73,19 +76,6 @@ struct Sim<'a> {
     /// The failures earlier runs left, and `--retry-failed`.
     memory: Memory<'a>,
 }
-
-/// What a dry run knows of earlier runs' failures: each task's
-/// `remembered` (by name) and `--retry-failed`.
-#[derive(Clone, Copy)]
-pub struct Memory<'a> {
-    /// The last run's `remembered` of each task that has one.
-    pub remembered: &'a HashMap<String, crate::state::Remembered>,
-    /// `--retry-failed`.
-    pub retry: &'a crate::run::engine::scheduler::transition::RetryFailed,
-}
-
-/// Line of a task not run because it ran out of attempts under its key.
-const NOT_RUN: &str = "not run";
 
 /// Whether `task` has command checks: those the run checks later merges
 /// with.
@@ -234,36 +224,6 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// What task `i`'s failures remembered under `key` decide: the line
-    /// of a task not run (`Err`), else what its run resumes with, if any.
-    fn remembered(&self, i: usize, key: &str) -> Result<Option<String>, String> {
-        let task = &self.plan.tasks[i];
-        let Some(r) = self
-            .memory
-            .remembered
-            .get(&task.name)
-            .filter(|r| r.key == key)
-        else {
-            return Ok(None);
-        };
-        let spent = format!("{} of {}", r.attempts, task.attempts);
-        if self.memory.retry.covers(&task.name) {
-            return Ok(Some(format!(
-                "--retry-failed: it ran out of attempts ({spent}) with this key; starts over \
-                 at attempt 1 with the last failure's feedback"
-            )));
-        }
-        if r.attempts >= task.attempts {
-            return Err(format!(
-                "{NOT_RUN}: ran out of attempts ({spent}) with this key; --retry-failed to run it"
-            ));
-        }
-        Ok(Some(format!(
-            "resumes at attempt {} with the last failure's feedback ({spent} spent with this key)",
-            r.attempts + 1
-        )))
-    }
-
     /// Decides task `i` at the current head.
     fn decide(&mut self, i: usize) -> String {
         let forced = self.forced(i);
@@ -301,7 +261,9 @@ impl<'a> Sim<'a> {
         if forced {
             why.push("forced".to_string());
         }
-        match self.remembered(i, &rk.key.to_hex()) {
+        let key =
+            crate::run::engine::remember::remembered_key(&self.plan.tasks[i], &rk.key.to_hex());
+        match memory::decide(self.memory, &self.plan.tasks[i], self.forced(i), &key) {
             Err(line) => return line,
             Ok(Some(resumes)) => why.push(resumes),
             Ok(None) => {}
@@ -525,7 +487,7 @@ pub fn report(
         }
         // A line names files (inputs, copied files, conflicts) and quotes
         // errors: shown with hidden characters escaped, as every line is.
-        let line = with_skipped(task, line, &skipped);
+        let line = with_verify(task, &with_skipped(task, line, &skipped));
         let line = crate::visible::escape(&line, &[]);
         out.push_str(&format!("{}: {line}\n", task.name));
     }
@@ -585,6 +547,22 @@ fn with_skipped(
             format!("{line} [gate {} skipped: --skip-gate]", join_words(&q))
         }
         _ => line.to_string(),
+    }
+}
+
+/// `line` of `task` with what its `verify` decides (docs/running.md,
+/// "Already satisfied: `verify`"), when it would run.
+fn with_verify(task: &crate::plan::Task, line: &str) -> String {
+    if !task.verify || !line.starts_with("run") {
+        return line.to_string();
+    }
+    if task.accept.is_some() {
+        format!(
+            "{line} [would verify first: `accept` on its starting commit; if it passes, \
+             the task is already satisfied and no agent runs]"
+        )
+    } else {
+        format!("{line} [verify: it has no `accept`, so nothing is verified first]")
     }
 }
 

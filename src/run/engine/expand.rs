@@ -23,6 +23,9 @@ pub struct Growth {
     fragments: Vec<Fragment>,
     /// Each task a fragment added, with the task that produced it.
     pub added: BTreeMap<String, String>,
+    /// `loopc run --verify`: every task of a grown plan verifies first
+    /// ([`Plan::verify_all`]), its fragments' tasks too.
+    pub verify_all: bool,
 }
 
 /// A fragment that checked, ready to be spliced once its producer's work
@@ -45,10 +48,12 @@ impl Accepted {
 }
 
 impl Growth {
-    /// Growth of a run whose plan was compiled as `base`.
-    pub fn new(base: Option<Base>) -> Growth {
+    /// Growth of a run whose plan was compiled as `base`; `verify_all`:
+    /// `loopc run --verify` was given.
+    pub fn new(base: Option<Base>, verify_all: bool) -> Growth {
         Growth {
             base,
+            verify_all,
             ..Growth::default()
         }
     }
@@ -198,6 +203,10 @@ impl Growth {
         self.fragments.retain(|f| f.producer != fragment.producer);
         self.fragments.push(fragment);
         self.added = grown.added;
+        let mut plan = plan;
+        if self.verify_all {
+            plan.verify_all();
+        }
         (plan, new)
     }
 

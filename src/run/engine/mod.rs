@@ -15,8 +15,9 @@
 //!   outcome, the stop signal), [`context`] (what one run shares: plan,
 //!   repository, `.loopc/` layout, kill switch, event recorder; the attempt
 //!   files), [`guard`] (the user's refs, compared around every attempt),
-//!   [`worktree_files`] (`loop.copy` and `loop.link`), [`cache`] and
-//!   [`budget`];
+//!   [`worktree_files`] (`loop.copy` and `loop.link`), [`cache`],
+//!   [`budget`] and [`remember`] (the key failures are remembered under,
+//!   `--retry-failed`);
 //! - [`agent`], at the bottom: the agent's side, which knows nothing of a
 //!   run: the handoff protocol, the readers of each CLI's output, usage
 //!   limits, executors and the programs every `run` string starts.
@@ -40,6 +41,8 @@ pub mod land;
 pub mod notify;
 pub mod outcome;
 pub mod pool;
+pub mod remember;
+pub mod run_entry;
 pub mod scheduler;
 pub mod uncommitted;
 pub mod worktree_files;

@@ -39,6 +39,11 @@ pub struct AttemptInput {
     /// what it expects of the plan fragment of a task that expands
     /// ([`crate::run::engine::expand::Growth::prompt_section`]); empty otherwise.
     pub instructions: String,
+    /// Whether the attempt verifies first (`verify`, docs/running.md
+    /// "Already satisfied: `verify`"): the task's `accept` runs on `base`
+    /// before its agent, and a pass there ends the attempt already
+    /// satisfied. Only until one verification reached a verdict in the run.
+    pub verify: bool,
 }
 
 /// How an attempt ended.
@@ -114,6 +119,12 @@ pub struct AttemptResult {
     /// its old task branch, for the clean-up thread to delete (and to
     /// remove the worktree, if it is still there: it could not be reused).
     pub retired: Option<(PathBuf, String)>,
+    /// Its verification (`input.verify`) reached a verdict: later attempts
+    /// of the run do not verify again.
+    pub verified: bool,
+    /// Its verification passed: the task is already satisfied, and the
+    /// outcome a pass with no change that no agent made.
+    pub already_satisfied: bool,
     /// The task's answerer on the attempt's `needs_human` question
     /// ([`crate::run::engine::attempt::answerer`]): whether it ran (one
     /// iteration) and, when it answered, its name.
@@ -152,6 +163,8 @@ impl AttemptResult {
             resolver: None,
             retired: None,
             answerer: None,
+            verified: false,
+            already_satisfied: false,
         }
     }
 }

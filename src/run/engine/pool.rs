@@ -6,7 +6,7 @@
 //! exactly what a fresh worktree's would be (docs/running.md, "Reused
 //! worktrees"). Anything wrong with a pooled worktree falls back to a fresh
 //! one: the pool never fails an attempt. What is left in the pool when the
-//! run ends is removed with the rest ([`crate::run::engine::scheduler::cleanup`]); after `kill -9`
+//! run ends is removed with the rest (by the scheduler's clean-up); after `kill -9`
 //! the next run's recovery removes it like any passed attempt's worktree
 //! (a pooled worktree keeps its name and its task branch until reused).
 

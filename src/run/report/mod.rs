@@ -80,7 +80,8 @@ pub fn build(cwd: &Path, options: &Options) -> Result<Built, String> {
     let layout = Layout::new(&git.root);
     let found = source::find(&layout, options.run)?;
     let mut notes = Vec::new();
-    let plan = match graph::plan_of(&found.state, &git.root, cwd) {
+    let saved = found.logs_root.join(crate::run::store::layout::RUN_PLAN);
+    let plan = match graph::plan_of(&found.state, &git.root, cwd, &saved) {
         Ok(p) => Some(p),
         Err(e) => {
             notes.push(e);
@@ -252,7 +253,7 @@ fn counts(tasks: &[TaskReport]) -> Counts {
     };
     for t in tasks {
         match t.status {
-            TaskStatus::Passed => c.passed += 1,
+            TaskStatus::Passed | TaskStatus::AlreadySatisfied => c.passed += 1,
             TaskStatus::Cached => c.cached += 1,
             TaskStatus::Failed => c.failed += 1,
             TaskStatus::Blocked | TaskStatus::NeedsHuman => c.blocked += 1,

@@ -63,6 +63,9 @@ pub struct EventTry {
     pub resolver_end_ms: Option<u64>,
     /// When its work reached the integration branch.
     pub merged_ms: Option<u64>,
+    /// How (the `merged` event's `how`: `fast_forward`, `merge`,
+    /// `resolved`, or `none` when it changed nothing).
+    pub merged_how: Option<String>,
 }
 
 impl EventTry {
@@ -168,6 +171,7 @@ pub fn collect(events: &RunEvents) -> Spans {
             "merged" => {
                 if let Some(&i) = open.get(&task) {
                     s.tries[i].merged_ms = Some(at);
+                    s.tries[i].merged_how = e.how.clone();
                 }
             }
             "attempt_finished" => {
@@ -211,13 +215,25 @@ pub fn collect(events: &RunEvents) -> Spans {
     s
 }
 
+/// A `cached` event's `how` (docs/state.md) in words: `fast-forward`,
+/// `onto a new base`, `checked again`, `no changes`; another as it is.
+pub fn replay_words(how: &str) -> &str {
+    match how {
+        "fast_forward" => "fast-forward",
+        "replay" => "onto a new base",
+        "gated" => "checked again",
+        "none" => "no changes",
+        other => other,
+    }
+}
+
 /// A `cached` or `cache_miss` event `e`: the end of the replay's checks
 /// (`checking` holds the open ones), or a moment of its own when nothing
 /// was checked (a fast-forward).
 fn replayed(s: &mut Spans, checking: &mut HashMap<String, usize>, e: &Recorded, task: String) {
     let at = e.elapsed_ms;
     let label = match (&e.event[..], e.how.as_deref()) {
-        ("cached", Some(how)) => format!("replay ({how})"),
+        ("cached", Some(how)) => format!("replay ({})", replay_words(how)),
         ("cached", None) => "replay".to_string(),
         _ => "replay (cache entry not used)".to_string(),
     };

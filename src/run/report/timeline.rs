@@ -164,11 +164,16 @@ fn try_bars(t: &EventTry, lane: usize, coordinator: usize, run_end: u64, bars: &
             stop,
         ));
     }
-    // A fast-forward runs no checks: a moment on the coordinator's row.
+    // A fast-forward (or a task that changed nothing) runs no checks: a
+    // moment on the coordinator's row.
     if coordinated.is_empty()
         && let Some(at) = t.merged_ms
     {
-        bars.push(bar(coordinator, "merge", format!("{name}: merge"), at, at));
+        let label = match t.merged_how.as_deref() {
+            Some("none") => format!("{name}: no changes to merge"),
+            _ => format!("{name}: merge"),
+        };
+        bars.push(bar(coordinator, "merge", label, at, at));
     }
 }
 

@@ -257,11 +257,30 @@ impl Layout {
         }
         Ok(Some(to))
     }
+
+    /// Keeps a copy of the run's plan file `plan` with its logs
+    /// ([`RUN_PLAN`]) when it is a `.loop` file (a REEL spec tree's files
+    /// are not copied). Errors: the copy cannot be written.
+    pub fn keep_run_plan(&self, plan: &Path) -> Result<(), String> {
+        if !plan.is_file() || plan.extension().is_none_or(|e| e != "loop") {
+            return Ok(());
+        }
+        let to = self.logs.join(RUN_PLAN);
+        std::fs::copy(plan, &to)
+            .map(|_| ())
+            .map_err(|e| format!("cannot copy {} to {}: {e}", plan.display(), to.display()))
+    }
 }
 
 /// The copy of a run's state file kept with its logs in
 /// `earlier-logs/<k>/` ([`Layout::keep_earlier_logs`]).
 pub const EARLIER_STATE: &str = "+state.json";
+
+/// The copy of a `.loop` plan file as its run read it, kept with the run's
+/// logs (`logs/+plan.loop`, then `earlier-logs/<k>/+plan.loop`): `loopc
+/// report` draws the run's graph from it, not from the plan as edited
+/// since ([`Layout::keep_run_plan`]).
+pub const RUN_PLAN: &str = "+plan.loop";
 
 /// The name of the log directory of attempt `attempt`'s `retry`th try
 /// (1 for the first; an infrastructure failure such as `setup` retries the

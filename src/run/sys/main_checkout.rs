@@ -65,4 +65,30 @@ impl Git {
         paths.sort();
         Ok(paths)
     }
+
+    /// The directories at the top of the main checkout that git ignores
+    /// (`target`, `node_modules`), by name: no file in them is in a
+    /// commit.
+    ///
+    /// Errors: git fails.
+    pub fn ignored_top_dirs(&self) -> Result<Vec<String>, String> {
+        let out = self.run_in(
+            &self.root,
+            &[
+                "ls-files",
+                "--others",
+                "--ignored",
+                "--exclude-standard",
+                "--directory",
+                "-z",
+            ],
+        )?;
+        Ok(out
+            .stdout
+            .split('\0')
+            .filter_map(|p| p.strip_suffix('/'))
+            .filter(|p| !p.is_empty() && !p.contains('/'))
+            .map(str::to_string)
+            .collect())
+    }
 }

@@ -76,8 +76,13 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         registered_worktrees(git, layout, &kept_branches, &mut done)?;
     removed += unregistered_worktrees(git, layout, &kept, &mut done)?;
     if removed > 0 {
+        let worktrees = if removed == 1 {
+            "worktree"
+        } else {
+            "worktrees"
+        };
         done.notes.push(format!(
-            "removed {removed} stale worktree(s) under {}",
+            "removed {removed} stale {worktrees} under {}",
             layout.worktrees.display()
         ));
     }

@@ -105,19 +105,34 @@ impl Git {
     /// are resolved; a broken one is left out, as `for-each-ref` does.
     /// `None` when the files do not say it plainly (ask git).
     pub fn refs_from_files(&self, skip: &[&str]) -> Option<BTreeMap<String, String>> {
-        if !self.files_backend() {
+        self.refs_under_from_files("refs/", skip)
+    }
+
+    /// Like [`Git::refs_from_files`], only the refs under `prefix` (`refs/…/`,
+    /// ending in `/`): `git for-each-ref PREFIX`; only that directory is walked.
+    pub fn refs_under_from_files(
+        &self,
+        prefix: &str,
+        skip: &[&str],
+    ) -> Option<BTreeMap<String, String>> {
+        if !self.files_backend()
+            || !prefix.starts_with("refs/")
+            || !prefix.ends_with('/')
+            || prefix.contains("..")
+        {
             return None;
         }
         let skipped = |name: &str| skip.iter().any(|s| name.starts_with(s));
         let packed_text = self.packed_refs_text()?;
         let mut refs: BTreeMap<String, String> = packed_lines(&packed_text)?
             .into_iter()
-            .filter(|(name, _)| !skipped(name))
+            .filter(|(name, _)| name.starts_with(prefix) && !skipped(name))
             .map(|(n, id)| (n.to_string(), id.to_string()))
             .collect();
         let mut symbolic: Vec<(String, String)> = Vec::new();
         // Loose refs hide packed ones; walked with a stack, not recursion.
-        let mut dirs = vec![("refs".to_string(), self.common_dir.join("refs"))];
+        let root = prefix.trim_end_matches('/');
+        let mut dirs = vec![(root.to_string(), self.common_dir.join(root))];
         while let Some((prefix, dir)) = dirs.pop() {
             let entries = match std::fs::read_dir(&dir) {
                 Ok(e) => e,

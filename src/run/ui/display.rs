@@ -97,6 +97,7 @@ pub fn plain_line(event: &Event) -> Option<String> {
                 ),
                 (true, None) => " (over its cost cap)".to_string(),
             };
+            let outcome = crate::state::shown_word(outcome);
             match reason {
                 Some(r) => format!("loopc: {task} attempt {attempt}: {outcome}{over}: {r}"),
                 None => format!("loopc: {task} attempt {attempt}: {outcome}{over}"),
@@ -196,9 +197,9 @@ pub fn plain_line(event: &Event) -> Option<String> {
             task,
             status,
             reason,
-        } => match reason {
-            Some(r) => format!("loopc: {task}: {status}: {r}"),
-            None => format!("loopc: {task}: {status}"),
+        } => match (crate::state::shown_word(status), reason) {
+            (status, Some(r)) => format!("loopc: {task}: {status}: {r}"),
+            (status, None) => format!("loopc: {task}: {status}"),
         },
         Event::RunFinished { status, reason, .. } => match reason {
             Some(r) => format!("loopc: run {status}: {r}"),

@@ -140,19 +140,26 @@ fn task_rows(state: &RunState) -> String {
 fn total_line(state: &RunState, status: &str, any_unknown: bool) -> String {
     let total_cost: u64 = state.tasks.iter().map(|t| t.cost_micro_usd).sum();
     let passed = state.tasks.iter().filter(|t| t.status.is_done()).count();
-    let cached = state
-        .tasks
-        .iter()
-        .filter(|t| t.status == TaskStatus::Cached)
-        .count();
+    let count = |s: TaskStatus| state.tasks.iter().filter(|t| t.status == s).count();
+    let (cached, satisfied) = (
+        count(TaskStatus::Cached),
+        count(TaskStatus::AlreadySatisfied),
+    );
+    let mut how = Vec::new();
+    if cached > 0 {
+        how.push(format!("{cached} from the cache"));
+    }
+    if satisfied > 0 {
+        how.push(format!("{satisfied} already satisfied"));
+    }
     format!(
         "run {}: {passed}/{} tasks passed{}, {} agent attempt{}, {}{}, integration branch {} at {}\n",
         status,
         state.tasks.len(),
-        if cached > 0 {
-            format!(" ({cached} from the cache)")
-        } else {
+        if how.is_empty() {
             String::new()
+        } else {
+            format!(" ({})", how.join(", "))
         },
         state.spent.iterations,
         if state.spent.iterations == 1 { "" } else { "s" },
@@ -334,7 +341,7 @@ fn shown_status(state: &RunState, t: &crate::state::TaskState) -> &'static str {
     {
         STOPPED
     } else {
-        t.status.as_str()
+        t.status.shown()
     }
 }
 

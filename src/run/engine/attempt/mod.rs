@@ -1,8 +1,9 @@
 //! One attempt of one task (docs/running.md steps 2–6), run on a pool thread,
 //! as a sequence of named steps, each a function of its own: its worktree
 //! ([`prepare`]: a fresh one from the integration branch head or one from
-//! the pool, its files and prompt, the user's refs, `setup`), the agent or
-//! command ([`work`]), the handoff and what the agent's output reported
+//! the pool, its files and prompt, the user's refs, `setup`), for a task
+//! that verifies its `accept` on the starting commit first ([`verify`]),
+//! the agent or command ([`work`]), the handoff and what the agent's output reported
 //! ([`work::judge`]; a question goes to the task's [`answerer`]), the commit on the task branch ([`commit`]), and the
 //! gates ([`gate`]). Each step returns what the next needs, or the outcome
 //! that ends the attempt early ([`Step`]). The merge (step 7) is the
@@ -15,6 +16,7 @@ mod gitlinks;
 pub mod message;
 mod prepare;
 mod protect;
+mod verify;
 pub mod watch;
 mod work;
 mod worktree;
@@ -136,6 +138,11 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Step<Outcome> {
     let env = proto.env(&ctx.git, &r.worktree, &files.prompt, &files.handoff, None);
     prepare::refs_before(ctx, &git, r)?;
     prepare::setup(ctx, task, r, &files, &env)?;
+    if r.input.verify
+        && let Some(satisfied) = verify::first(ctx.io(), &proto, &checkout, r)?
+    {
+        return Ok(satisfied);
+    }
     let done = work::run(ctx.io(), task, r, &files, &env, &prompt)?;
     let judged = match work::judge(task, r, &files, &done) {
         // A question goes to the task's answerer first, if it has one.

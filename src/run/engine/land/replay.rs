@@ -1,8 +1,8 @@
-//! The cache during a run (docs/running.md steps 1 and 8, docs/cache.md; `docs/cache.md`):
+//! The cache during a run (docs/running.md steps 1 and 8, docs/cache.md):
 //! a task's run-time key at the current head, looking it up, replaying a
 //! hit onto the integration branch without touching any checkout, and
-//! recording a pass. The scheduler decides when; what a replay does to the
-//! run's state is [`crate::run::engine::scheduler::transition::replayed`].
+//! recording a pass. The scheduler, above, decides when and what a replay
+//! does to the run's state (its transition `replayed`).
 
 use crate::plan::Key;
 use crate::run::engine::attempt::gate::{self, Check, Verdict};
@@ -10,6 +10,7 @@ use crate::run::engine::budget::Cost;
 use crate::run::engine::cache::{self, Entry, Produced, RunKey};
 use crate::run::engine::context::{AttemptFiles, RunCtx};
 use crate::run::engine::land::scratch::{add_checks, run_in_scratch};
+use crate::run::engine::run_entry::{self, RunEntry, TaskResult};
 use crate::run::store::events::Event;
 use crate::run::sys::git::MergeTree;
 use crate::state::TaskState;
@@ -27,9 +28,16 @@ pub struct CacheUse {
     pub around: cache::Surroundings,
     /// `--skip-gate`: gates taken off the tasks of plan fragments too.
     pub skip_gates: Vec<String>,
+    /// The whole run's key ([`run_entry::run_key`]): `None` when the run
+    /// is not one a run entry may record (no cache, `--force`, a plan that
+    /// grows or a spec tree).
+    pub whole: Option<crate::plan::Key>,
+    /// The run entry found under that key ([`run_entry::lookup`]): the run
+    /// takes its result instead of replaying task by task.
+    pub whole_hit: Option<RunEntry>,
     /// `--retry-failed`: tasks that ran out of attempts under an unchanged
     /// key that run again (docs/resilience.md).
-    pub retry_failed: crate::run::engine::scheduler::transition::RetryFailed,
+    pub retry_failed: crate::run::engine::remember::RetryFailed,
 }
 
 /// The cache as one run uses it.
@@ -53,6 +61,9 @@ pub struct RunCache {
     /// A commit and its tree, known without asking git (the merge just
     /// made it): `(commit, tree)`.
     known_tree: Option<(String, String)>,
+    /// Per task: how its replay went, when it was a fast-forward or
+    /// changed nothing (what a run entry records).
+    replays: Vec<Option<TaskResult>>,
 }
 
 impl RunCache {
@@ -87,7 +98,52 @@ impl RunCache {
             rejected: None,
             lister: cache::FileLister::default(),
             known_tree: None,
+            replays: vec![None; tasks],
         }
+    }
+
+    /// The run entry found for this run, once ([`CacheUse::whole_hit`]).
+    pub fn take_whole_hit(&mut self) -> Option<RunEntry> {
+        let hit = self.cache.whole_hit.take();
+        if hit.is_some() {
+            // Recorded already: nothing to record at the end.
+            self.cache.whole = None;
+        }
+        hit
+    }
+
+    /// Notes that task `i` is done as `result` says (a run entry's).
+    pub fn know_replay(&mut self, i: usize, result: TaskResult) {
+        if let Some(slot) = self.replays.get_mut(i) {
+            *slot = Some(result);
+        }
+    }
+
+    /// The run entry of a run that replayed every task as a fast-forward
+    /// (or changed nothing) and ended at `head`, recorded for the next run
+    /// with the same key ([`run_entry::record`]); nothing when the run is
+    /// not one ([`CacheUse::whole`]) or some task ran.
+    ///
+    /// Errors: git fails or the index cannot be written.
+    pub fn record_whole(&mut self, ctx: &RunCtx, head: &str) -> Result<(), String> {
+        let Some(key) = self.cache.whole else {
+            return Ok(());
+        };
+        let Some(tasks) = self.replays.iter().cloned().collect::<Option<Vec<_>>>() else {
+            return Ok(());
+        };
+        if tasks.len() != ctx.plan.tasks.len() || self.cache.store.is_none() {
+            return Ok(());
+        }
+        self.flush()?;
+        let entry = RunEntry {
+            format: run_entry::RUN_FORMAT_VERSION.to_string(),
+            key: key.to_hex(),
+            entries: run_entry::entries_digest(&ctx.git)?,
+            head: head.to_string(),
+            tasks,
+        };
+        run_entry::record(&ctx.git, &ctx.plan, &entry)
     }
 
     /// The gates `--skip-gate` names (taken off the tasks of fragments as
@@ -147,9 +203,11 @@ impl RunCache {
         self.key_at(ctx, i, head).map(|rk| rk.key.to_hex())
     }
 
-    /// Whether `--retry-failed` names task `name` (or all).
-    pub fn retries(&self, name: &str) -> bool {
-        self.cache.retry_failed.covers(name)
+    /// Whether task `i` (called `name`) runs again though it ran out of
+    /// attempts under its key: `--retry-failed` names it (or all), or
+    /// `--force` does.
+    pub fn retries(&self, i: usize, name: &str) -> bool {
+        self.cache.retry_failed.covers(name) || self.cache.forced.get(i).copied().unwrap_or(false)
     }
 
     /// Task `i`'s cache entry under its key at `head`, unless the cache is
@@ -219,6 +277,19 @@ impl RunCache {
         };
         if let Replay::Done { commit, how } = &replayed {
             self.keys[i] = Some(rk.key);
+            if matches!(*how, "fast_forward" | "none") {
+                self.know_replay(
+                    i,
+                    TaskResult {
+                        task: task.name.clone(),
+                        key: rk.key.to_hex(),
+                        commit: commit.clone(),
+                        how: how.to_string(),
+                        summary: entry.summary.clone(),
+                        files: entry.files.clone(),
+                    },
+                );
+            }
             let produced = match *how {
                 "fast_forward" | "none" => Ok(entry.produced.clone()),
                 _ => cache::produced(&ctx.git, head, commit),

@@ -8,6 +8,7 @@ use super::Scheduler;
 use crate::run::engine::budget::Cost;
 use crate::run::engine::cache::{Entry, RunKey};
 use crate::run::engine::land::replay::Replay;
+use crate::run::engine::run_entry::RunEntry;
 use crate::run::engine::scheduler::transition::{self, Replayed, StopKind};
 use crate::run::sys::interrupt;
 use crate::run::time::now_rfc3339;
@@ -16,6 +17,48 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 impl Scheduler {
+    /// Takes the result of the run entry `hit` ([`run_entry::lookup`]):
+    /// every task is `cached` as the recorded run replayed it, the head
+    /// the recorded one (the integration branch was moved to it once,
+    /// before the scheduler started), with no lookup or git call per task.
+    pub(super) fn replay_whole(&mut self, state: &mut RunState, hit: RunEntry) {
+        for (i, r) in hit.tasks.into_iter().enumerate() {
+            let before = self.head.clone();
+            let how = if r.how == "none" {
+                "none"
+            } else {
+                "fast_forward"
+            };
+            self.cache.know_replay(i, r.clone());
+            let replayed = Replayed {
+                task: i,
+                key: r.key,
+                result: Replay::Done {
+                    commit: r.commit.clone(),
+                    how,
+                },
+                summary: r.summary,
+                files: r.files,
+                cost: Cost::default(),
+                elapsed_ms: 0,
+                ended_ms: self.books.meter.now_ms(),
+                by_deadline: false,
+                now: now_rfc3339(),
+            };
+            self.books.slots[i].cache_tried = true;
+            self.head = r.commit;
+            let actions = transition::replayed(&self.ctx.plan, state, &mut self.books, replayed);
+            self.apply(
+                state,
+                i,
+                actions,
+                super::Ended::Replay(&before, &self.head.clone()),
+            );
+        }
+        self.head = hit.head;
+        self.save(state);
+    }
+
     /// Step 1: looks task `i` up in the cache and replays a hit. Returns
     /// true when the task is done (`cached`).
     pub(super) fn try_cache(&mut self, state: &mut RunState, i: usize) -> bool {

@@ -109,6 +109,9 @@ pub fn run(
     if let Some(d) = sched.books.meter.deadline() {
         sched.ctx.control.set_deadline(d);
     }
+    if let Some(hit) = sched.cache.take_whole_hit() {
+        sched.replay_whole(&mut state, hit);
+    }
     sched.hold(&mut state);
     sched.resume_waits(&mut state);
     let outcome = sched.drive(&mut state);
@@ -347,8 +350,12 @@ impl Scheduler {
     /// ([`transition::resume`]). Returns true when it is not run.
     fn resume(&mut self, state: &mut RunState, i: usize) -> bool {
         let ctx = Arc::clone(&self.ctx);
-        let key = self.cache.key(&ctx, i, &self.head);
-        let retry = self.cache.retries(&ctx.plan.tasks[i].name);
+        let task = &ctx.plan.tasks[i];
+        let key = self
+            .cache
+            .key(&ctx, i, &self.head)
+            .map(|k| transition::remembered_key(task, &k));
+        let retry = self.cache.retries(i, &ctx.plan.tasks[i].name);
         let now = now_rfc3339();
         let actions = transition::resume(&ctx.plan, state, &mut self.books, i, key, retry, &now);
         let not_run = !actions.is_empty();
@@ -462,7 +469,11 @@ impl Scheduler {
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
             resolver: r.resolver.clone(),
             answerer: r.answerer.clone(),
+            already_satisfied: r.already_satisfied,
         };
+        if r.verified {
+            self.books.slots[i].verified = true;
+        }
         let passed = matches!(finished.outcome, Outcome::Passed { .. });
         if passed && let Some(a) = &accepted {
             state.tasks[i].fragment_commit = Some(a.commit.clone());
@@ -652,6 +663,11 @@ impl Scheduler {
             _ if all_done && !self.advance_failed => (RunStatus::Passed, RunOutcome::Passed),
             _ => (RunStatus::Failed, RunOutcome::Failed),
         };
+        if outcome == RunOutcome::Passed
+            && let Err(e) = self.cache.record_whole(&self.ctx, &self.head)
+        {
+            self.note(&format!("cache: the run entry: {e}"));
+        }
         let code = (self.exit_status)(outcome);
         state.status = status;
         state.exit_code = Some(code);

@@ -65,6 +65,7 @@ impl Scheduler {
             progress: progress::read(&self.ctx.layout.progress),
             agent,
             instructions: self.growth.prompt_section(&ctx.plan, i),
+            verify: task.verify && task.accept.is_some() && !slot.verified,
         };
         ts.worktree = Some(
             self.ctx

@@ -24,7 +24,7 @@ mod remembered;
 mod replan;
 mod replayed;
 pub use books::{Books, Slot};
-pub use remembered::{RetryFailed, carry_remembered, resume};
+pub use remembered::{RetryFailed, carry_remembered, remembered_key, resume};
 pub use replayed::{Replayed, replayed};
 
 /// How many times an attempt that failed for its infrastructure (e.g.
@@ -223,6 +223,9 @@ pub struct Finished {
     /// The task's answerer on the attempt's question, when it ran: one
     /// more iteration; when it answered, the task goes on.
     pub answerer: Option<crate::run::engine::outcome::Answerer>,
+    /// Its `verify` pass passed: the task is already satisfied, with no
+    /// agent started (counted in neither `attempts` nor `iterations`).
+    pub already_satisfied: bool,
 }
 
 /// Task `i`'s attempt finished: counts its cost and outcome, decides
@@ -239,7 +242,15 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
     };
     match f.outcome {
         Outcome::Passed { summary, files, .. } => {
-            passed(plan, state, books, &at, f.head, summary, files, &mut out)
+            let status = if f.already_satisfied {
+                // No agent ran: the attempt is no attempt of the task's.
+                uncount(plan, state, books, i);
+                TaskStatus::AlreadySatisfied
+            } else {
+                TaskStatus::Passed
+            };
+            let result = (f.head, summary, files);
+            passed(plan, state, books, &at, status, result, &mut out)
         }
         Outcome::Failed {
             reason,
@@ -342,6 +353,9 @@ fn count(plan: &Plan, books: &mut Books, state: &mut RunState, mut f: Finished) 
 fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>) {
     let task = &plan.tasks[f.task];
     let (word, reason) = match &f.outcome {
+        Outcome::Passed { summary, .. } if f.already_satisfied => {
+            (state::ALREADY_SATISFIED, summary.clone())
+        }
         Outcome::Passed { .. } => ("passed", None),
         Outcome::Failed { reason, .. } => ("failed", Some(reason.clone())),
         Outcome::Blocked(why) => ("blocked", Some(why.clone())),
@@ -395,17 +409,16 @@ fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>
     }));
 }
 
-/// The attempt passed: the task passed, its streak is over, its result is
-/// recorded and its worktree goes.
-#[allow(clippy::too_many_arguments)]
+/// The attempt passed: the task is `status` (passed, or already
+/// satisfied), its streak is over, its result (the head it is merged at,
+/// its summary and changed paths) is recorded and its worktree goes.
 fn passed(
     plan: &Plan,
     state: &mut RunState,
     books: &mut Books,
     at: &End,
-    head: String,
-    summary: Option<String>,
-    files: Vec<String>,
+    status: TaskStatus,
+    (head, summary, files): (String, Option<String>, Vec<String>),
     out: &mut Vec<Action>,
 ) {
     let task = &plan.tasks[at.i];
@@ -413,7 +426,7 @@ fn passed(
     books.meter.breaker_spares_streak = false;
     books.streak.clear();
     let ts = &mut state.tasks[at.i];
-    ts.status = TaskStatus::Passed;
+    ts.status = status;
     ts.summary = summary.clone();
     ts.commit = Some(head);
     ts.reason = None;
@@ -426,7 +439,7 @@ fn passed(
     out.push(Action::Record { summary, files });
     out.push(Action::RememberChecks);
     out.push(Action::RemoveWorktree);
-    finalize(plan, state, at.i, TaskStatus::Passed, None, &at.now, out);
+    finalize(plan, state, at.i, status, None, &at.now, out);
 }
 
 /// The attempt failed: the streak grows, the feedback is kept for the next

@@ -90,10 +90,9 @@ fn task(out: &mut String, t: &TaskReport) {
         facts.push(("commit", format!("<code>{}</code>", short(c))));
     }
     if let Some(k) = &t.cache_key {
-        let how = t
-            .cached_how
-            .as_ref()
-            .map_or(String::new(), |h| format!(" (replayed: {})", esc(h)));
+        let how = t.cached_how.as_ref().map_or(String::new(), |h| {
+            format!(" (replayed: {})", esc(super::super::spans::replay_words(h)))
+        });
         facts.push(("cache key", format!("<code>{}</code>{how}", short(k))));
     }
     out.push_str("<dl>\n");

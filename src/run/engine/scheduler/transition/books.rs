@@ -48,6 +48,9 @@ pub struct Slot {
     pub key: Option<String>,
     /// Whether its remembered failures were looked at ([`super::resume`]).
     pub resume_checked: bool,
+    /// Its verification (`verify`) reached a verdict in this run: its
+    /// later attempts go straight to the agent.
+    pub verified: bool,
 }
 
 /// What the scheduler keeps besides `state.json`: the budget meter, the

@@ -7,31 +7,8 @@
 
 use super::{Action, Books, finalize};
 use crate::plan::Plan;
+pub use crate::run::engine::remember::{RetryFailed, remembered_key};
 use crate::state::{Remembered, RunState, TaskStatus};
-
-/// `loopc run --retry-failed [TASK…]`: which tasks that ran out of
-/// attempts under their unchanged key run again (docs/running.md).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum RetryFailed {
-    /// Not given: such a task is not run.
-    #[default]
-    None,
-    /// `--retry-failed` alone: every such task runs again.
-    All,
-    /// `--retry-failed a b`: these tasks run again.
-    Tasks(Vec<String>),
-}
-
-impl RetryFailed {
-    /// Whether task `name` runs again though it ran out of attempts.
-    pub fn covers(&self, name: &str) -> bool {
-        match self {
-            RetryFailed::None => false,
-            RetryFailed::All => true,
-            RetryFailed::Tasks(names) => names.iter().any(|n| n == name),
-        }
-    }
-}
 
 /// Copies every task's `remembered` from the last run's state: kept from
 /// run to run until the task passes or its key changes.
@@ -57,8 +34,8 @@ pub fn not_run_reason(task: &str, r: &Remembered, max: u32) -> String {
     why
 }
 
-/// Task `i` is about to start its first attempt of the run, its run-time
-/// key `key` (hex; `None`: not computed). With failures remembered under
+/// Task `i` is about to start its first attempt of the run, its
+/// [`remembered_key`] `key` (`None`: not computed). With failures remembered under
 /// that key: one that ran out of attempts ends `failed` without running
 /// (the actions announce it) unless `retry` (`--retry-failed` names it:
 /// it starts over at attempt 1, told the last feedback); else it resumes

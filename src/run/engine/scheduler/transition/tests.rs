@@ -6,6 +6,8 @@ use crate::run::engine::budget::Meter;
 use crate::run::engine::land::replay::Replay;
 use crate::run::engine::outcome::Limited;
 
+mod remembered;
+
 fn plan(source: &str) -> Plan {
     let compiled = crate::compile("test.loop", source);
     assert!(
@@ -68,31 +70,38 @@ fn attempt_after(
 ) -> Vec<Action> {
     let i = index(p, name);
     let (n, _) = started(p, state, books, i, "t1".into());
-    finished(
-        p,
-        state,
-        books,
-        Finished {
-            task: i,
-            attempt: n,
-            outcome,
-            cost,
-            elapsed_ms: Some(5),
-            head: "h1".into(),
-            now: "t2".into(),
-            signalled: false,
-            past_deadline: false,
-            ended_ms: 5,
-            work_end_ms: None,
-            agent_started,
-            logs: Some("logs/a/1".into()),
-            worktree: Some("worktrees/a-1".into()),
-            agent: None,
-            fallback: None,
-            resolver: None,
-            answerer: None,
-        },
-    )
+    let f = Finished {
+        cost,
+        agent_started,
+        ..ended(i, n, outcome)
+    };
+    finished(p, state, books, f)
+}
+
+/// Attempt `n` of task `i` ended with `outcome` at `t2`, 5 ms after it
+/// started at `t1`, the head at `h1`: nothing else to tell.
+fn ended(i: usize, n: u32, outcome: Outcome) -> Finished {
+    Finished {
+        task: i,
+        attempt: n,
+        outcome,
+        cost: Cost::default(),
+        elapsed_ms: Some(5),
+        head: "h1".into(),
+        now: "t2".into(),
+        signalled: false,
+        past_deadline: false,
+        ended_ms: 5,
+        work_end_ms: None,
+        agent_started: false,
+        logs: Some("logs/a/1".into()),
+        worktree: Some("worktrees/a-1".into()),
+        agent: None,
+        fallback: None,
+        resolver: None,
+        already_satisfied: false,
+        answerer: None,
+    }
 }
 
 /// The `task_finished` events among `actions`: (task, status, reason).
@@ -399,6 +408,7 @@ fn interrupted_attempts_count_only_when_the_time_budget_stopped_them() {
         fallback: None,
         resolver: None,
         answerer: None,
+        already_satisfied: false,
     };
     let mut ctrl_c = (state.clone(), Books::new(&p, Meter::new(p.budget.clone())));
     ctrl_c.1.meter.spent.iterations = 1;
@@ -600,6 +610,7 @@ fn a_resolvers_run_is_one_more_iteration_and_in_the_attempts_history() {
                 fallback: None,
                 resolver: Some(record.clone()),
                 answerer: None,
+                already_satisfied: false,
             },
         )
     };
@@ -614,4 +625,31 @@ fn a_resolvers_run_is_one_more_iteration_and_in_the_attempts_history() {
     // Cut off by Ctrl-C: neither the attempt nor its resolver counts.
     finish(true, &mut cut.0, &mut cut.1);
     assert_eq!(cut.1.meter.spent.iterations, 0);
+}
+
+#[test]
+fn an_already_satisfied_task_is_done_without_counting_an_attempt() {
+    let (p, mut state, mut books) = setup(TWO);
+    let (n, _) = started(&p, &mut state, &mut books, 0, "t1".into());
+    let satisfied = Outcome::Passed {
+        commit: "base".into(),
+        summary: Some("already satisfied".into()),
+        files: Vec::new(),
+    };
+    let f = Finished {
+        already_satisfied: true,
+        ..ended(0, n, satisfied)
+    };
+    let actions = finished(&p, &mut state, &mut books, f);
+    let a = &state.tasks[0];
+    assert_eq!(a.status, TaskStatus::AlreadySatisfied);
+    assert_eq!((a.attempts, books.meter.spent.iterations), (0, 0));
+    assert_eq!(a.history[0].outcome, "already_satisfied");
+    assert!(actions.iter().any(|a| matches!(a, Action::Record { .. })));
+    let done = finishes(&actions);
+    assert_eq!(
+        done,
+        [("a".to_string(), "already_satisfied".to_string(), None)]
+    );
+    assert!(ready(&p, &state, index(&p, "b")));
 }

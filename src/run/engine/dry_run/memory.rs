@@ -1,0 +1,53 @@
+//! What a dry run says of the failures earlier runs left under a task's
+//! key (docs/resilience.md "Failures are remembered"): not run, resumed,
+//! or started over with `--retry-failed`, as the run would decide.
+
+use crate::plan::Task;
+use crate::run::engine::remember::RetryFailed;
+use crate::state::Remembered;
+use std::collections::HashMap;
+
+/// What a dry run knows of earlier runs' failures: each task's
+/// `remembered` (by name) and `--retry-failed`.
+#[derive(Clone, Copy)]
+pub struct Memory<'a> {
+    /// The last run's `remembered` of each task that has one.
+    pub remembered: &'a HashMap<String, Remembered>,
+    /// `--retry-failed`.
+    pub retry: &'a RetryFailed,
+}
+
+/// How the line of a task not run because it ran out of attempts under its
+/// key starts.
+pub const NOT_RUN: &str = "not run";
+
+/// What `task`'s failures remembered under `key` (its remembered key)
+/// decide: the line of a task not run (`Err`), else what its run resumes
+/// with, if anything; `forced`: `--force` names it (it runs again, as with
+/// `--retry-failed`).
+pub fn decide(
+    memory: Memory<'_>,
+    task: &Task,
+    forced: bool,
+    key: &str,
+) -> Result<Option<String>, String> {
+    let Some(r) = memory.remembered.get(&task.name).filter(|r| r.key == key) else {
+        return Ok(None);
+    };
+    let spent = format!("{} of {}", r.attempts, task.attempts);
+    if memory.retry.covers(&task.name) || forced {
+        return Ok(Some(format!(
+            "--retry-failed: it ran out of attempts ({spent}) with this key; starts over \
+             at attempt 1 with the last failure's feedback"
+        )));
+    }
+    if r.attempts >= task.attempts {
+        return Err(format!(
+            "{NOT_RUN}: ran out of attempts ({spent}) with this key; --retry-failed to run it"
+        ));
+    }
+    Ok(Some(format!(
+        "resumes at attempt {} with the last failure's feedback ({spent} spent with this key)",
+        r.attempts + 1
+    )))
+}
