@@ -339,8 +339,7 @@ pub struct TaskDef {
     pub protect: Vec<String>,
     /// `may_change` (valid globs): protected paths the task may change.
     pub may_change: Vec<String>,
-    /// `on_fail`: what happens once the attempts are spent (`retry`, the
-    /// default, fails the task; `replan` re-plans it).
+    /// `on_fail` (`retry` or `replan`): what spent attempts lead to.
     pub on_fail: Option<OnFail>,
     /// `replans`: how many times the task's fragment may be re-planned.
     pub replans: Option<u32>,
@@ -594,10 +593,8 @@ pub enum OnFail {
     Block,
     /// The run stops.
     Fail,
-    /// The task that wrote the failed task's plan fragment runs again to
-    /// re-plan it (docs/language.md "Re-planning"); for a task that no
-    /// fragment wrote, or once its producer's `replans` are spent, what
-    /// `retry` does when the attempts are spent.
+    /// The task that wrote the task's plan fragment re-plans it, within its
+    /// `replans` (docs/language.md "Re-planning"); else as `retry`.
     Replan,
 }
 

@@ -433,8 +433,7 @@ impl Scheduler {
             r.outcome = self.refs_changed(state, &r, r.outcome.clone());
         }
         if r.answerer.as_ref().is_some_and(|a| a.answered) {
-            let name = self.ctx.plan.tasks[i].name.clone();
-            self.answers_changed(&name);
+            self.answers_changed(i);
         }
         let merge_base = self.head.clone();
         let accepted = self.judge_fragment(&mut r);
@@ -484,15 +483,6 @@ impl Scheduler {
             self.splice(state, a);
         }
         self.advance_specs(state);
-    }
-
-    /// Task `name`'s answerer answered: the cache keys its later pass with
-    /// the answer ([`RunCache::answers_changed`]).
-    fn answers_changed(&mut self, name: &str) {
-        match crate::run::store::answers::digest(&self.ctx.layout, name) {
-            Ok(d) => self.cache.answers_changed(name, d),
-            Err(e) => self.note(&e),
-        }
     }
 
     /// Judges the plan fragment attempt `r` wrote, if its task `expands`
