@@ -16,7 +16,7 @@
 use crate::ast::{self, Item};
 use crate::check;
 use crate::diagnostic::{self, Code, Diagnostic};
-use crate::model::Model;
+use crate::model::{Model, PathPattern};
 use crate::origin::Origin;
 use crate::plan::{self, Plan};
 use crate::reel;
@@ -51,6 +51,11 @@ pub struct Compilation {
     /// defaults plan and spec files otherwise): diagnostics are rendered
     /// through it so that each lands in its own file.
     pub files: SourceMap,
+    /// Every `context` path the plan names, with where it is written
+    /// (docs/language.md "Context every agent reads"): the command layer
+    /// asks [`crate::check::context::missing`] whether each is in the
+    /// checkout (`loopc check`) or in the commit a run starts from.
+    pub context: Vec<PathPattern>,
 }
 
 impl Compilation {
@@ -322,7 +327,7 @@ fn compile_loop(
         0
     };
     let origin = Origin::file(name);
-    let (ast, mut diagnostics, plan, model, tasks, clean) = match (previous, want.goal) {
+    let (ast, mut diagnostics, plan, model, tasks, clean, context) = match (previous, want.goal) {
         // Only the diagnostics: the tree is checked as it is parsed and
         // dropped run by run; it is never whole.
         (None, Goal::Diagnostics) => {
@@ -336,9 +341,17 @@ fn compile_loop(
             let diagnostics = syntax::parse_each(&source, &mut |items| checker.items(&items));
             let clean = diagnostics.is_empty();
             let (model, more) = checker.finish(&origin);
-            let (diagnostics, plan, model, tasks) =
+            let (diagnostics, plan, model, tasks, context) =
                 after_check(model, diagnostics, more, &origin, want);
-            (ast::File::default(), diagnostics, plan, model, tasks, clean)
+            (
+                ast::File::default(),
+                diagnostics,
+                plan,
+                model,
+                tasks,
+                clean,
+                context,
+            )
         }
         (previous, _) => {
             let (ast, diagnostics) = match previous {
@@ -346,8 +359,9 @@ fn compile_loop(
                 None => syntax::parse(&source),
             };
             let clean = diagnostics.is_empty();
-            let (ast, diagnostics, plan, model, tasks) = analyse(ast, diagnostics, &origin, want);
-            (ast, diagnostics, plan, model, tasks, clean)
+            let (ast, diagnostics, plan, model, tasks, context) =
+                analyse(ast, diagnostics, &origin, want);
+            (ast, diagnostics, plan, model, tasks, clean, context)
         }
     };
     // The encoding comes first: it may explain every other diagnostic.
@@ -365,6 +379,7 @@ fn compile_loop(
         plan,
         tasks,
         files,
+        context,
     };
     (compilation, model, clean)
 }
@@ -374,7 +389,8 @@ fn compile_loop(
 /// Returns the tree (empty for [`Goal::Diagnostics`]), them, the plan
 /// (`None` when there was an error, or for [`Goal::Diagnostics`]: its keys
 /// are not computed), with `want.model` the checked model, and how many
-/// tasks the items define.
+/// tasks the items define, and the `context` files they name
+/// ([`Compilation::context`]).
 fn analyse(
     ast: ast::File,
     diagnostics: Vec<Diagnostic>,
@@ -386,6 +402,7 @@ fn analyse(
     Option<Plan>,
     Option<Model>,
     usize,
+    Vec<PathPattern>,
 ) {
     let (model, more) = check::check(&ast, origin);
     // Nothing after the checker reads the tree: when no one else will
@@ -399,23 +416,31 @@ fn analyse(
         }
         Goal::Plan => ast,
     };
-    let (diagnostics, plan, model, tasks) = after_check(model, diagnostics, more, origin, want);
-    (ast, diagnostics, plan, model, tasks)
+    let (diagnostics, plan, model, tasks, context) =
+        after_check(model, diagnostics, more, origin, want);
+    (ast, diagnostics, plan, model, tasks, context)
 }
 
 /// What follows the checker: the graph's diagnostics and, with no error and
 /// for [`Goal::Plan`], the plan. Adds the checker's diagnostics (`more`) and
 /// the graph's to the front end's (`diagnostics`) and sorts them; returns
-/// them, the plan, with `want.model` the checked model, and how many tasks
-/// the items define.
+/// them, the plan, with `want.model` the checked model, how many tasks
+/// the items define, and the `context` files they name.
 fn after_check(
     mut model: Model,
     mut diagnostics: Vec<Diagnostic>,
     more: Vec<Diagnostic>,
     origin: &Origin,
     want: Want,
-) -> (Vec<Diagnostic>, Option<Plan>, Option<Model>, usize) {
+) -> (
+    Vec<Diagnostic>,
+    Option<Plan>,
+    Option<Model>,
+    usize,
+    Vec<PathPattern>,
+) {
     let keep_model = want.model;
+    let context = context_files(&model);
     diagnostics.extend(more);
     let tasks = model.tasks.len();
     // With an error already, the plan would be discarded: only the
@@ -440,7 +465,19 @@ fn after_check(
     };
     diagnostics.extend(more);
     diagnostic::sort(&mut diagnostics);
-    (diagnostics, plan, kept, tasks)
+    (diagnostics, plan, kept, tasks, context)
+}
+
+/// Every `context` path `model` names (`defaults`' first, then each
+/// task's, in source order), with where it is written.
+fn context_files(model: &Model) -> Vec<PathPattern> {
+    model
+        .defaults
+        .context
+        .iter()
+        .chain(model.tasks.iter().flat_map(|t| &t.context))
+        .cloned()
+        .collect()
 }
 
 /// About how many tasks `source` defines: its lines that start with

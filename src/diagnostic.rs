@@ -56,6 +56,9 @@ pub enum Code {
     E0013,
     /// Invalid glob in `inputs`.
     E0014,
+    /// A `context` file that is not in the checkout or the commit a run
+    /// starts from.
+    E0015,
     /// Agent or gate defined but never used.
     W0001,
     /// Redundant dependency.
@@ -86,6 +89,7 @@ impl Code {
             Code::E0012 => "E0012",
             Code::E0013 => "E0013",
             Code::E0014 => "E0014",
+            Code::E0015 => "E0015",
             Code::W0001 => "W0001",
             Code::W0002 => "W0002",
             Code::W0003 => "W0003",

@@ -7,8 +7,10 @@
 //! the field tables, so both phases can depend on it without depending on
 //! each other.
 
+mod on_fail;
 use crate::ast::TaskName;
 use crate::span::Span;
+pub use on_fail::OnFail;
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::sync::Arc;
@@ -160,7 +162,8 @@ pub struct LoopDef {
     pub answerer: Option<Ref>,
 }
 
-/// A glob pattern of a `copy` or `link` list, with where it is written.
+/// A glob pattern of a `copy` or `link` list, or a path of a `context`
+/// list, with where it is written.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PathPattern {
     /// The glob, relative to the repository root.
@@ -216,6 +219,10 @@ pub struct DefaultsDef {
     pub protect: Vec<String>,
     /// `answerer`: the agent a `needs_human` question goes to first.
     pub answerer: Option<Ref>,
+    /// `context`: files every task's prompt carries (valid paths).
+    pub context: Vec<PathPattern>,
+    /// `inputs` (valid globs): files part of every task's cache key.
+    pub inputs: Vec<String>,
     /// `verify`: whether tasks that set none run their `accept` on their
     /// starting commit before any agent (docs/running.md, "Already
     /// satisfied: `verify`").
@@ -345,6 +352,9 @@ pub struct TaskDef {
     pub replans: Option<u32>,
     /// `answerer`: the agent a `needs_human` question goes to first.
     pub answerer: Option<Ref>,
+    /// `context` (valid paths): files the task's prompt carries, after
+    /// those of `defaults.context`.
+    pub context: Vec<PathPattern>,
     /// `verify`: run `accept` on the task's starting commit first; a pass
     /// there passes the task with no agent and no change.
     pub verify: Option<bool>,
@@ -404,7 +414,7 @@ pub mod fields {
     /// `defaults { … }`
     pub const DEFAULTS: &[&str] = &[
         "agent", "gates", "attempts", "timeout", "env", "executor", "resolver", "protect",
-        "verify", "answerer",
+        "verify", "context", "inputs", "answerer",
     ];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
@@ -422,6 +432,7 @@ pub mod fields {
         "resolver",
         "protect",
         "may_change",
+        "context",
         "verify",
         "on_fail",
         "replans",
@@ -584,20 +595,6 @@ impl OutputFields {
     }
 }
 
-/// What a gate does when it rejects (docs/language.md `on_fail`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum OnFail {
-    /// Next attempt from a fresh worktree (default).
-    Retry,
-    /// The task is blocked.
-    Block,
-    /// The run stops.
-    Fail,
-    /// The task that wrote the task's plan fragment re-plans it, within its
-    /// `replans` (docs/language.md "Re-planning"); else as `retry`.
-    Replan,
-}
-
 /// What a command gate that changed tracked files does (`on_change`):
 /// its changes are discarded either way (docs/running.md, "Checks an agent
 /// cannot game").
@@ -664,36 +661,6 @@ impl Recheck {
         match self {
             Recheck::Attempt => "attempt",
             Recheck::Merge => "merge",
-        }
-    }
-}
-
-impl OnFail {
-    /// The words plan files use, in the order messages list them.
-    pub const WORDS: &[&str] = &["retry", "block", "fail", "replan"];
-
-    /// The words a task's own `on_fail` takes: what happens once its
-    /// attempts are spent.
-    pub const TASK_WORDS: &[&str] = &["retry", "replan"];
-
-    /// The behaviour a plan-file word names.
-    pub fn from_word(word: &str) -> Option<OnFail> {
-        match word {
-            "retry" => Some(OnFail::Retry),
-            "block" => Some(OnFail::Block),
-            "fail" => Some(OnFail::Fail),
-            "replan" => Some(OnFail::Replan),
-            _ => None,
-        }
-    }
-
-    /// The word used in plan files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OnFail::Retry => "retry",
-            OnFail::Block => "block",
-            OnFail::Fail => "fail",
-            OnFail::Replan => "replan",
         }
     }
 }

@@ -35,6 +35,12 @@ pub enum TaskStatus {
     /// question (`loopc answer`). Added in state format version 2.
     #[serde(rename = "needs-human")]
     NeedsHuman,
+    /// Out of attempts, its last attempt having passed every command check
+    /// and failed only an agent gate: its work is kept on its task branch
+    /// ([`TaskState::branch`]) for a person to merge by hand. Dependents
+    /// are skipped, as for a failure. Added in state format version 3.
+    #[serde(rename = "completed_unreviewed")]
+    CompletedUnreviewed,
     /// `verify`: its `accept` passed on its starting commit, so it passed
     /// with no agent and no change (docs/running.md, "Already satisfied").
     /// Added in state format version 3.
@@ -54,6 +60,7 @@ impl TaskStatus {
             TaskStatus::Skipped => "skipped",
             TaskStatus::Interrupted => "interrupted",
             TaskStatus::NeedsHuman => "needs-human",
+            TaskStatus::CompletedUnreviewed => "completed_unreviewed",
             TaskStatus::AlreadySatisfied => ALREADY_SATISFIED,
         }
     }
@@ -77,7 +84,11 @@ impl TaskStatus {
     pub fn is_dead(self) -> bool {
         matches!(
             self,
-            TaskStatus::Failed | TaskStatus::Blocked | TaskStatus::Skipped | TaskStatus::NeedsHuman
+            TaskStatus::Failed
+                | TaskStatus::Blocked
+                | TaskStatus::Skipped
+                | TaskStatus::NeedsHuman
+                | TaskStatus::CompletedUnreviewed
         )
     }
 }
@@ -260,6 +271,11 @@ pub struct TaskState {
     /// this run (`answerer`, version 3); absent when none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered_by: Option<String>,
+    /// For a `completed_unreviewed` task: the task branch that holds its
+    /// last attempt's work (`git merge <branch>` takes it). Absent
+    /// otherwise. Added in state format version 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
     /// What earlier attempts of the task under its key left for the next
     /// one: carried from run to run until the task passes or its key
     /// changes (docs/resilience.md "Failures are remembered"; version 3).
@@ -336,6 +352,7 @@ impl TaskState {
             replans: Vec::new(),
             replanned_by: None,
             answered_by: None,
+            branch: None,
             remembered: None,
             earlier_attempts: 0,
         }

@@ -107,6 +107,8 @@ impl Checker {
             resolver: self.reference(&f, "resolver", "an agent"),
             protect: self.protect_globs(&f, "protect"),
             answerer: self.reference(&f, "answerer", "an agent"),
+            context: self.context_paths(&f),
+            inputs: self.input_globs(&f),
             verify: self.boolean(&f, "verify"),
         };
     }
@@ -338,15 +340,7 @@ impl Checker {
         let run = self.text(&f, "run");
         let agent = self.reference(&f, "agent", "an agent");
         let work = self.work(t, &what, &f, prompt, run);
-        let inputs = self
-            .globs(
-                &f,
-                "inputs",
-                "inputs are globs relative to the repository root, e.g. `src/**/*.rs`",
-            )
-            .into_iter()
-            .map(|(pattern, _)| pattern)
-            .collect();
+        let inputs = self.input_globs(&f);
         if let Some(title) = &t.title {
             self.no_nul("the title", &title.text, title.span);
         }
@@ -367,6 +361,7 @@ impl Checker {
             expands: self.fragment_path(&f),
             protect: self.protect_globs(&f, "protect"),
             may_change: self.protect_globs(&f, "may_change"),
+            context: self.context_paths(&f),
             verify: self.boolean(&f, "verify"),
             env: self.env(&f),
             resolver: self.reference(&f, "resolver", "an agent"),
@@ -491,6 +486,19 @@ impl Checker {
             }
         }
         out
+    }
+
+    /// `inputs` (of a task or `defaults`): globs of repository paths
+    /// (E0014, E0007).
+    fn input_globs(&mut self, f: &Fields<'_>) -> Vec<String> {
+        self.globs(
+            f,
+            "inputs",
+            "inputs are globs relative to the repository root, e.g. `src/**/*.rs`",
+        )
+        .into_iter()
+        .map(|(pattern, _)| pattern)
+        .collect()
     }
 
     /// `protect` or `may_change`: globs of repository paths (E0014, E0007

@@ -16,6 +16,7 @@
 //! - [`names`]: the rules for task, branch and glob names and the "did you
 //!   mean" suggestion, shared with the plan phase and the REEL front-end.
 
+pub mod context;
 mod file;
 mod items;
 pub mod names;

@@ -70,6 +70,37 @@ fn expand(path: &Path) -> Vec<PathBuf> {
     loops
 }
 
+/// E0015 for each `context` file of `compiled` (the plan at `path`) that
+/// is not a file in the checkout of the repository holding the plan (its
+/// directory, outside a repository), added to `diags` in order.
+fn missing_context(
+    compiled: &loopc::Compilation,
+    path: &Path,
+    diags: &mut Vec<loopc::diagnostic::Diagnostic>,
+) {
+    if compiled.context.is_empty() {
+        return;
+    }
+    let dir = if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        path.parent().unwrap_or(Path::new("")).to_path_buf()
+    };
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    let root = dir
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(&dir)
+        .to_path_buf();
+    let mut exists = |p: &str| root.join(p).is_file();
+    diags.extend(loopc::check::context::missing(
+        &compiled.context,
+        &mut exists,
+        "in the repository's checkout",
+    ));
+    loopc::diagnostic::sort(diags);
+}
+
 /// Runs `loopc check`.
 pub fn run(args: &Args) -> i32 {
     let mut status = exit::OK;
@@ -95,6 +126,7 @@ pub fn run(args: &Args) -> i32 {
                 }
             };
         let mut diags = std::mem::take(&mut compiled.diagnostics);
+        missing_context(&compiled, path, &mut diags);
         if args.deny_warnings {
             for d in &mut diags {
                 d.severity = Severity::Error;

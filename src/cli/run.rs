@@ -456,6 +456,25 @@ fn refuse_early(
     };
     agent::scripts::check(plan, compilation, &mut committed, &brought, &base, &state)
         .map_err(|m| m.join("\nerror: "))?;
+    // And a `context` file that the commit does not have (E0015).
+    if !compilation.context.is_empty() {
+        let files = committed()?;
+        let short = base.get(..10).unwrap_or(&base);
+        let place = format!("in the commit attempts start from ({short})");
+        let missing = loopc::check::context::missing(
+            &compilation.context,
+            &mut |p| files.contains(p),
+            &place,
+        );
+        if !missing.is_empty() {
+            super::print_compilation(compilation, &missing);
+            return Err(format!(
+                "{} names context files that are not in the commit attempts start from; \
+                 nothing was run",
+                path.display()
+            ));
+        }
+    }
     Ok(git.root)
 }
 

@@ -110,7 +110,8 @@ pub(super) fn compile_specs_for(
         comments: read.comments,
     };
     let want = Want { model: false, goal };
-    let (ast, mut diagnostics, plan, _, task_count) = analyse(ast, read.diagnostics, &origin, want);
+    let (ast, mut diagnostics, plan, _, task_count, context) =
+        analyse(ast, read.diagnostics, &origin, want);
     // A REEL id problem and the language's own E0011 for the same name say one thing.
     diagnostics.dedup_by(|b, a| a.code == b.code && a.primary.span == b.primary.span);
     let mut plan = plan_if_clean(plan, &diagnostics);
@@ -126,6 +127,7 @@ pub(super) fn compile_specs_for(
             plan,
             tasks: task_count,
             files: read.map,
+            context,
         },
         tasks: read.tasks,
         defaults: defaults_span,

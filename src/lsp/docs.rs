@@ -110,6 +110,12 @@ pub(super) fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Task, "expands") => {
             "A plan fragment (a `.loop` file of tasks) the task writes; when it passes, its tasks join the plan as `<task>.<name>`, before the task's dependents."
         }
+        (Defaults | Task, "context") => {
+            "Files (paths relative to the repo root) whose content at the attempt's start each prompt carries under `## Context: <path>`, before the task's text; a task's list adds to `defaults.context`. Part of the cache key."
+        }
+        (Defaults, "inputs") => {
+            "Globs of files (relative to the repo root) part of every task's cache key; a task's `inputs` add to them."
+        }
         (Defaults | Task, "verify") => {
             "`true`: `accept` runs on the task's starting commit first; if it passes, the task passes with no agent and no change (already satisfied). Default `false`; `loopc run --verify` sets it on every task."
         }

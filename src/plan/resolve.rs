@@ -283,6 +283,29 @@ impl<'m> Shared<'m> {
         protect
     }
 
+    /// Task `t`'s `inputs`: `defaults.inputs`, then its own (each once).
+    fn inputs(&self, t: &mut TaskDef) -> Vec<String> {
+        let mut inputs = self.model.defaults.inputs.clone();
+        for p in std::mem::take(&mut t.inputs) {
+            if !inputs.contains(&p) {
+                inputs.push(p);
+            }
+        }
+        inputs
+    }
+
+    /// Task `t`'s `context` files: `defaults.context`, then its own (each
+    /// once; docs/language.md "Context every agent reads").
+    fn context(&self, t: &TaskDef) -> Vec<String> {
+        let mut context: Vec<String> = Vec::new();
+        for p in self.model.defaults.context.iter().chain(&t.context) {
+            if !context.contains(&p.pattern) {
+                context.push(p.pattern.clone());
+            }
+        }
+        context
+    }
+
     /// Task `t` with every default resolved and its key; its strings are
     /// taken, not copied. `dependencies` are its dependencies' positions in
     /// the plan, `dep_keys` their keys. `None` when something it needs did
@@ -356,7 +379,8 @@ impl<'m> Shared<'m> {
                 .or(model.defaults.attempts)
                 .unwrap_or(DEFAULT_ATTEMPTS),
             timeout,
-            inputs: std::mem::take(&mut t.inputs),
+            inputs: self.inputs(t),
+            context: self.context(t),
             changes_optional: t.changes_optional,
             verify: t.verify.or(model.defaults.verify).unwrap_or(false),
             protect,

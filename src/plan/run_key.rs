@@ -63,6 +63,11 @@ pub struct Components {
     pub dependencies: BTreeMap<String, String>,
     /// With `inputs`: each matched path and its object id at the base commit.
     pub inputs: Option<BTreeMap<String, String>>,
+    /// With `context`: each context file and its object id at the base
+    /// commit (`missing` when it is not there; absent from entries of
+    /// tasks without).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<BTreeMap<String, String>>,
     /// With `loop.copy`: each file copied into the worktrees and the
     /// blake3 digest of its content (absent from entries of plans without).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -174,6 +179,13 @@ pub fn run_key(
             .ok_or_else(|| NoKey::Other("the base commit's files were not listed".to_string()))?;
         Some(match_inputs(task, files).map_err(NoKey::Other)?)
     };
+    let context = if task.context.is_empty() {
+        None
+    } else {
+        let files = files
+            .ok_or_else(|| NoKey::Other("the base commit's files were not listed".to_string()))?;
+        Some(context_objects(task, files))
+    };
     let work = work_key(task);
 
     let mut e = Encoder::new();
@@ -192,6 +204,15 @@ pub fn run_key(
             for (path, oid) in list {
                 e.str("input.path", path).str("input.object", oid);
             }
+        }
+    }
+    // In the order the prompt gives them (an order that changes the
+    // prompt changes the key).
+    if let Some(objects) = &context {
+        e.str("context", &task.context.len().to_string());
+        for path in &task.context {
+            let object = objects.get(path).map_or("missing", String::as_str);
+            e.str("context.path", path).str("context.object", object);
         }
     }
     if !copied.is_empty() {
@@ -219,10 +240,26 @@ pub fn run_key(
             env: parts.env.to_hex(),
             dependencies,
             inputs,
+            context,
             copied: (!copied.is_empty()).then(|| copied.clone()),
             answers: answers.cloned(),
         },
     })
+}
+
+/// Each of `task`'s `context` files and its object id in `files` (the
+/// base commit's), `missing` when it is not there.
+fn context_objects(task: &Task, files: &[(String, String)]) -> BTreeMap<String, String> {
+    task.context
+        .iter()
+        .map(|path| {
+            let object = files
+                .iter()
+                .find(|(p, _)| p == path)
+                .map_or_else(|| "missing".to_string(), |(_, o)| o.clone());
+            (path.clone(), object)
+        })
+        .collect()
 }
 
 /// The files of `files` that `task`'s `inputs` globs match, sorted by path
@@ -337,6 +374,19 @@ pub fn changes(old: &Components, new: &Components) -> Vec<String> {
         }
     }
     let none = BTreeMap::new();
+    let (a, b) = (
+        old.context.as_ref().unwrap_or(&none),
+        new.context.as_ref().unwrap_or(&none),
+    );
+    if a.keys().collect::<Vec<_>>() != b.keys().collect::<Vec<_>>() {
+        out.push("context".to_string());
+    } else {
+        for (p, object) in a {
+            if b.get(p) != Some(object) {
+                out.push(format!("context file {p}"));
+            }
+        }
+    }
     let (a, b) = (
         old.copied.as_ref().unwrap_or(&none),
         new.copied.as_ref().unwrap_or(&none),

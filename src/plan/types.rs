@@ -189,8 +189,14 @@ pub struct Task {
     pub attempts: u32,
     /// Per-attempt timeout: task, else defaults, else the agent's, else 30m.
     pub timeout: Duration,
-    /// Glob patterns relative to the repository root.
+    /// Glob patterns relative to the repository root: `defaults.inputs`,
+    /// then the task's own (each once).
     pub inputs: Vec<String>,
+    /// `context`: files relative to the repository root whose content at
+    /// the attempt's starting commit each prompt carries, before the task's
+    /// text: `defaults.context`, then the task's own (each once). Part of
+    /// the run-time key, as `inputs` are.
+    pub context: Vec<String>,
     /// `changes = optional`: an attempt that changes nothing may pass.
     pub changes_optional: bool,
     /// `verify`: the task's, else `defaults.verify`, else false (`loopc
@@ -250,6 +256,12 @@ pub struct Task {
 }
 
 impl Task {
+    /// Whether the task's run-time key reads files of the base commit
+    /// (`inputs` or `context`).
+    pub fn reads_files(&self) -> bool {
+        !self.inputs.is_empty() || !self.context.is_empty()
+    }
+
     /// The executor that launches the task's work: the agent's for an agent
     /// task, the task's own for a command task.
     pub fn work_executor(&self) -> Option<&Arc<Executor>> {

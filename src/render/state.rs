@@ -24,7 +24,7 @@ pub use crate::state::TaskStatus as Status;
 
 impl Status {
     /// Every status, in the order legends list them.
-    pub const ALL: [Status; 10] = [
+    pub const ALL: [Status; 11] = [
         Status::Pending,
         Status::Running,
         Status::Passed,
@@ -34,6 +34,7 @@ impl Status {
         Status::Skipped,
         Status::Interrupted,
         Status::NeedsHuman,
+        Status::CompletedUnreviewed,
         Status::AlreadySatisfied,
     ];
 
@@ -56,6 +57,7 @@ impl Status {
             Status::Skipped => "#fafafa",
             Status::Interrupted => "#ce93d8",
             Status::NeedsHuman => "#fff59d",
+            Status::CompletedUnreviewed => "#b2dfdb",
             Status::AlreadySatisfied => "#dcedc8",
         }
     }
@@ -72,6 +74,7 @@ impl Status {
             Status::Skipped => "#bdbdbd",
             Status::Interrupted => "#6a1b9a",
             Status::NeedsHuman => "#f9a825",
+            Status::CompletedUnreviewed => "#00796b",
             Status::AlreadySatisfied => "#689f38",
         }
     }
@@ -88,6 +91,7 @@ impl Status {
             Status::Skipped => "2",
             Status::Interrupted => "35",
             Status::NeedsHuman => "93",
+            Status::CompletedUnreviewed => "96",
             Status::AlreadySatisfied => "32",
         }
     }

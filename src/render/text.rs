@@ -87,15 +87,20 @@ struct Widths {
 
 impl Widths {
     /// The widest status word, and the widest name and kind of `plan`'s
-    /// tasks. The status column fits every word but `already_satisfied`,
-    /// and that one too when a task of `statuses` has it.
+    /// tasks. The status column fits every word but `already_satisfied`
+    /// and `completed_unreviewed`, and each of those too when a task of
+    /// `statuses` has it.
     fn of(plan: &Plan, statuses: Option<&StateMap>) -> Widths {
-        let satisfied = (0..plan.tasks.len())
-            .any(|i| status_of(statuses, plan, i) == Some(Status::AlreadySatisfied));
+        let has = |word: Status| {
+            (0..plan.tasks.len()).any(|i| status_of(statuses, plan, i) == Some(word))
+        };
+        let satisfied = has(Status::AlreadySatisfied);
+        let unreviewed = has(Status::CompletedUnreviewed);
         Widths {
             status: Status::ALL
                 .iter()
                 .filter(|&&s| satisfied || s != Status::AlreadySatisfied)
+                .filter(|&&s| unreviewed || s != Status::CompletedUnreviewed)
                 .map(|s| s.as_str().len())
                 .max()
                 .unwrap_or(0),

@@ -3,6 +3,7 @@
 mod agents;
 mod bench_output;
 mod command;
+mod context;
 mod diagnostics;
 mod hidden_text;
 mod plan;

@@ -374,7 +374,7 @@ fn money_adds_up(j: &Value) {
 fn the_reports_json_has_the_runs_facts() {
     let repo = two_runs();
     let j: Value = serde_json::from_str(&report(&repo, &["--json"])).unwrap();
-    assert_eq!(j["version"], 1);
+    assert_eq!(j["version"], 2);
     assert_eq!(j["run"], 2);
     assert_eq!(j["last"], true);
     assert_eq!(j["source"], "state");
@@ -497,7 +497,7 @@ task a { run = "echo a > a.txt" }
         .stdout(&format!("{}\n", json.display()))
         .run();
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!((&doc["version"], &doc["plan"]), (&1.into(), &"err".into()));
+    assert_eq!((&doc["version"], &doc["plan"]), (&2.into(), &"err".into()));
 }
 
 /// The names of the tasks the page's graph draws (its first `<svg>`).

@@ -340,7 +340,11 @@ fn a_run_that_cannot_record_its_state_says_so_in_its_exit_status() {
         "agent.sh",
         r#"#!/bin/sh
 cat > /dev/null
-mkdir "$LOOP_WORKTREE/../../state.json.tmp"
+# A state save in flight may hold state.json.tmp as a file for a moment:
+# try again until the directory stands in its way.
+tmp="$LOOP_WORKTREE/../../state.json.tmp"
+n=0
+until [ -d "$tmp" ] || [ $n -ge 400 ]; do mkdir "$tmp" 2>/dev/null || sleep 0.05; n=$((n+1)); done
 echo x > x.txt
 "#,
     );

@@ -132,7 +132,8 @@ fn column_of(status: TaskStatus) -> usize {
         TaskStatus::Failed
         | TaskStatus::Blocked
         | TaskStatus::Interrupted
-        | TaskStatus::NeedsHuman => 3,
+        | TaskStatus::NeedsHuman
+        | TaskStatus::CompletedUnreviewed => 3,
         TaskStatus::Skipped => 4,
     }
 }

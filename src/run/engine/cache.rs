@@ -290,7 +290,8 @@ pub struct FileLister {
 }
 
 impl FileLister {
-    /// The files of `commit` when task `task` has `inputs`, else `None`.
+    /// The files of `commit` when task `task` has `inputs` or `context`,
+    /// else `None`.
     ///
     /// Errors: git fails.
     pub fn files_for(
@@ -299,7 +300,7 @@ impl FileLister {
         task: &Task,
         commit: &str,
     ) -> Result<Option<FileList>, String> {
-        if task.inputs.is_empty() {
+        if !task.reads_files() {
             return Ok(None);
         }
         if let Some(f) = self.seen.get(commit) {

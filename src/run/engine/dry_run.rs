@@ -166,7 +166,7 @@ impl<'a> Sim<'a> {
             Err(NoKey::Other(_)) => return Err(Miss::AtThisHead),
         };
         let Some(entry) = self.store.get(&rk.key) else {
-            return Err(if self.plan.tasks[i].inputs.is_empty() {
+            return Err(if !self.plan.tasks[i].reads_files() {
                 Miss::Final
             } else {
                 Miss::AtThisHead
@@ -189,7 +189,7 @@ impl<'a> Sim<'a> {
                     }
                 }
             }
-            Some(p) if self.plan.tasks[i].inputs.is_empty() => {
+            Some(p) if !self.plan.tasks[i].reads_files() => {
                 return Err(Miss::Parent(p.to_string()));
             }
             Some(_) => return Err(Miss::AtThisHead),

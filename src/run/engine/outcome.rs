@@ -119,6 +119,10 @@ pub struct AttemptResult {
     /// its old task branch, for the clean-up thread to delete (and to
     /// remove the worktree, if it is still there: it could not be reused).
     pub retired: Option<(PathBuf, String)>,
+    /// The attempt failed only an agent gate on the task's last attempt:
+    /// every command check passed (docs/running.md, "Work an agent gate
+    /// did not accept").
+    pub unreviewed: bool,
     /// Its verification (`input.verify`) reached a verdict: later attempts
     /// of the run do not verify again.
     pub verified: bool,
@@ -163,6 +167,7 @@ impl AttemptResult {
             resolver: None,
             retired: None,
             answerer: None,
+            unreviewed: false,
             verified: false,
             already_satisfied: false,
         }

@@ -52,7 +52,8 @@ fn names(word: &str, path: &str) -> bool {
 
 /// Of `changed` (tracked files with uncommitted changes, relative to the
 /// repository root), those the plan reads: matched by a task's `inputs`,
-/// named by a word of a `run` string, or the plan file (`plan_file`,
+/// or named by its `context`, named by a word of a `run` string, or the
+/// plan file (`plan_file`,
 /// relative to the root, when it is inside the repository).
 pub fn read_by_plan(plan: &Plan, plan_file: Option<&str>, changed: &[String]) -> Vec<String> {
     let runs = run_strings(plan);
@@ -66,6 +67,7 @@ pub fn read_by_plan(plan: &Plan, plan_file: Option<&str>, changed: &[String]) ->
         .iter()
         .filter(|p| {
             plan_file == Some(p.as_str())
+                || plan.tasks.iter().any(|t| t.context.contains(p))
                 || words.iter().any(|w| names(w, p))
                 || globs.iter().any(|g| names(g, p) || *g == p.as_str())
         })

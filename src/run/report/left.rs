@@ -2,7 +2,7 @@
 //! waiting for an answer, tasks out of attempts or otherwise not passed,
 //! waits for usage limits, and warnings.
 
-use super::model::{Kept, Left, Question, TaskNote, TaskReport};
+use super::model::{Kept, Left, Question, TaskNote, TaskReport, Unreviewed};
 use crate::run::store::layout::Layout;
 use crate::state::{RunState, TaskStatus};
 use std::path::Path;
@@ -38,6 +38,15 @@ pub fn left(state: &RunState, tasks: &[TaskReport], layout: &Layout) -> Left {
                 });
             }
             TaskStatus::Failed if out_of_attempts(t) => left.out_of_attempts.push(note()),
+            TaskStatus::CompletedUnreviewed if t.branch.is_some() => {
+                let branch = t.branch.clone().unwrap_or_default();
+                left.unreviewed.push(Unreviewed {
+                    task: t.name.clone(),
+                    merge: format!("git merge {branch}"),
+                    branch,
+                    reason: t.reason.clone(),
+                });
+            }
             s if s.is_done() => {}
             _ => left.not_passed.push(note()),
         }

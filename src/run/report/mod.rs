@@ -240,6 +240,7 @@ fn task_report(
             .rfind(|e| e.event == "cached" && e.task() == ts.name)
             .and_then(|e| e.how.clone()),
         question: ts.question.clone(),
+        branch: ts.branch.clone(),
         expanded_from: ts.expanded_from.clone(),
         tries: tries::of_task(ts, task, &timed, src),
     }
@@ -256,6 +257,7 @@ fn counts(tasks: &[TaskReport]) -> Counts {
             TaskStatus::Passed | TaskStatus::AlreadySatisfied => c.passed += 1,
             TaskStatus::Cached => c.cached += 1,
             TaskStatus::Failed => c.failed += 1,
+            TaskStatus::CompletedUnreviewed => c.unreviewed += 1,
             TaskStatus::Blocked | TaskStatus::NeedsHuman => c.blocked += 1,
             TaskStatus::Skipped => c.skipped += 1,
             TaskStatus::Pending | TaskStatus::Running | TaskStatus::Interrupted => c.not_run += 1,

@@ -7,7 +7,7 @@ use crate::state::{AgentRecord, Limits, ResolverRecord, TaskStatus};
 use serde::Serialize;
 
 /// The report format this loopc writes. Later versions only add fields.
-pub const REPORT_VERSION: u32 = 1;
+pub const REPORT_VERSION: u32 = 2;
 
 /// One run's report.
 #[derive(Debug, Clone, Serialize)]
@@ -83,6 +83,9 @@ pub struct Counts {
     pub cached: usize,
     /// Failed.
     pub failed: usize,
+    /// `completed_unreviewed`: out of attempts with only an agent gate
+    /// rejecting; the work waits on its branch (added in version 2).
+    pub unreviewed: usize,
     /// Blocked (and waiting for a person's answer).
     pub blocked: usize,
     /// Skipped: a dependency did not pass.
@@ -137,6 +140,9 @@ pub struct TaskReport {
     pub cached_how: Option<String>,
     /// Its agent's question, when it waits for a person.
     pub question: Option<String>,
+    /// For a `completed_unreviewed` task: the task branch holding its
+    /// work, to merge by hand (added in version 2).
+    pub branch: Option<String>,
     /// The task whose plan fragment added it.
     pub expanded_from: Option<String>,
     /// Every try, in order.
@@ -286,12 +292,28 @@ pub struct Left {
     pub questions: Vec<Question>,
     /// Tasks that failed with every attempt used.
     pub out_of_attempts: Vec<TaskNote>,
+    /// `completed_unreviewed` tasks: their work waits on a branch for a
+    /// person (added in version 2).
+    pub unreviewed: Vec<Unreviewed>,
     /// Other tasks that did not pass (failed, blocked, skipped, not run).
     pub not_passed: Vec<TaskNote>,
     /// Tasks waiting for an agent's usage limit when the run ended.
     pub waiting: Vec<TaskNote>,
     /// Warnings: refs changed that are not loopc's, unknown costs.
     pub warnings: Vec<String>,
+}
+
+/// A `completed_unreviewed` task's work, left for a person to merge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unreviewed {
+    /// The task.
+    pub task: String,
+    /// The task branch holding its last attempt's work.
+    pub branch: String,
+    /// The command that takes it by hand: `git merge <branch>`.
+    pub merge: String,
+    /// Why it did not pass (the agent gate's rejection).
+    pub reason: Option<String>,
 }
 
 /// A kept worktree.

@@ -314,10 +314,22 @@ fn reason_lines(state: &RunState, out: &mut String) {
                     t.name
                 ));
             }
+            if t.status == TaskStatus::CompletedUnreviewed
+                && let Some(branch) = &t.branch
+            {
+                let branch = sanitize_line(branch);
+                out.push_str(&format!(
+                    "    its work passed every command check and waits on branch {branch}: \
+                     review it, then take it with `git merge {branch}`\n"
+                ));
+            }
             // Where to look: the last attempt's log directory.
             if (matches!(
                 t.status,
-                TaskStatus::Failed | TaskStatus::Blocked | TaskStatus::NeedsHuman
+                TaskStatus::Failed
+                    | TaskStatus::Blocked
+                    | TaskStatus::NeedsHuman
+                    | TaskStatus::CompletedUnreviewed
             ) || shown_status(state, t) == STOPPED)
                 && let Some(logs) = &t.logs
             {

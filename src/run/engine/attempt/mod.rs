@@ -11,11 +11,13 @@
 
 pub mod answerer;
 mod commit;
+mod context_files;
 pub mod gate;
 mod gitlinks;
 pub mod message;
 mod prepare;
 mod protect;
+mod review;
 mod verify;
 pub mod watch;
 mod work;
@@ -169,6 +171,8 @@ fn checks(
     let checks = gate::checks_of(proto.task);
     let mut gate_cost = Cost::default();
     let verdict = gate::run_checks(ctx.io(), proto, checkout, &checks, "gate", &mut gate_cost);
+    r.unreviewed =
+        review::only_review_rejected(ctx.io(), proto, checkout, &checks, &verdict, &mut gate_cost);
     r.cost.absorb(gate_cost);
     match verdict {
         Verdict::Pass => Outcome::Passed {

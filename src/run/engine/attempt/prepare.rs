@@ -71,7 +71,8 @@ pub(super) fn worktree(
     Ok(checkout)
 }
 
-/// Writes what the agent reads: its prompt (with people's answers, how the
+/// Writes what the agent reads: its prompt (after its `context` files,
+/// with people's answers, how the
 /// task is checked and the instructions loopc adds), the previous attempt's feedback and the
 /// progress of passed tasks. Returns the prompt (empty for a command task).
 pub(super) fn inputs(
@@ -88,13 +89,16 @@ pub(super) fn inputs(
                 .map_err(Outcome::Infrastructure)?;
             answers.push_str(&r.input.instructions);
             let checks = handoff::checks_section(task);
-            handoff::prompt(
+            // The files every prompt of the task carries (`context`), first.
+            let mut text = super::context_files::section(&ctx.git, task, &r.input.base)?;
+            text.push_str(&handoff::prompt(
                 prompt,
                 &answers,
                 &checks,
                 &r.input.progress,
                 &r.input.feedback,
-            )
+            ));
+            text
         }
         TaskKind::Command { .. } => String::new(),
     };

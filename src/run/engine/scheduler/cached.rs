@@ -18,11 +18,14 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 impl Scheduler {
-    /// Task `i`'s answerer answered its question: the cache keys the
-    /// task's later pass with the answer, as the next run's key holds it
-    /// ([`crate::run::engine::land::replay::RunCache::answers_changed`]).
-    pub(super) fn answers_changed(&mut self, i: usize) {
-        let name = self.ctx.plan.tasks[i].name.clone();
+    /// When attempt `r`'s answerer answered its question: the cache keys
+    /// the task's later pass with the answer, as the next run's key holds
+    /// it ([`crate::run::engine::land::replay::RunCache::answers_changed`]).
+    pub(super) fn answers_changed(&mut self, r: &crate::run::engine::outcome::AttemptResult) {
+        if !r.answerer.as_ref().is_some_and(|a| a.answered) {
+            return;
+        }
+        let name = self.ctx.plan.tasks[r.input.task].name.clone();
         match crate::run::store::answers::digest(&self.ctx.layout, &name) {
             Ok(d) => self.cache.answers_changed(&name, d),
             Err(e) => self.note(&e),

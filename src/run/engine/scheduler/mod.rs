@@ -45,8 +45,7 @@ use crate::run::time::now_rfc3339;
 use crate::state::{RunState, RunStatus};
 use merged::Ended;
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 use transition::{Action, Books, Finished, StopKind};
 
@@ -432,9 +431,13 @@ impl Scheduler {
         if !r.ref_changes.is_empty() {
             r.outcome = self.refs_changed(state, &r, r.outcome.clone());
         }
-        if r.answerer.as_ref().is_some_and(|a| a.answered) {
-            self.answers_changed(i);
-        }
+        // Only the gates' own rejection of the attempt (no ref change,
+        // no merge) leaves its work for a person (`completed_unreviewed`).
+        let unreviewed = (r.unreviewed
+            && r.ref_changes.is_empty()
+            && matches!(r.outcome, Outcome::Failed { .. }))
+        .then(|| r.branch.clone());
+        self.answers_changed(&r);
         let merge_base = self.head.clone();
         let accepted = self.judge_fragment(&mut r);
         let outcome = match r.outcome.clone() {
@@ -467,6 +470,7 @@ impl Scheduler {
             agent: r.report.as_ref().map(|rep| rep.record()),
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
             resolver: r.resolver.clone(),
+            unreviewed,
             answerer: r.answerer.clone(),
             already_satisfied: r.already_satisfied,
         };

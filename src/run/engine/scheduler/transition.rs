@@ -223,6 +223,10 @@ pub struct Finished {
     /// The task's answerer on the attempt's question, when it ran: one
     /// more iteration; when it answered, the task goes on.
     pub answerer: Option<crate::run::engine::outcome::Answerer>,
+    /// The attempt's task branch, when it failed only an agent gate on
+    /// the task's last attempt (every command check passed): out of
+    /// attempts, the task ends `completed_unreviewed` with it.
+    pub unreviewed: Option<String>,
     /// Its `verify` pass passed: the task is already satisfied, with no
     /// agent started (counted in neither `attempts` nor `iterations`).
     pub already_satisfied: bool,
@@ -256,7 +260,15 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
             reason,
             feedback,
             on_fail,
-        } => failed(plan, state, books, &at, reason, feedback, on_fail, &mut out),
+        } => {
+            let how = Rejected {
+                reason,
+                feedback,
+                on_fail,
+                unreviewed: f.unreviewed.clone(),
+            };
+            failed(plan, state, books, &at, how, &mut out)
+        }
         Outcome::Blocked(why) => {
             let status = TaskStatus::Blocked;
             finalize(plan, state, i, status, Some(why), &at.now, &mut out);
@@ -442,20 +454,33 @@ fn passed(
     finalize(plan, state, at.i, status, None, &at.now, out);
 }
 
+/// How a failed attempt failed.
+struct Rejected {
+    reason: String,
+    feedback: String,
+    on_fail: OnFail,
+    /// The task branch, when only an agent gate rejected the last attempt.
+    unreviewed: Option<String>,
+}
+
 /// The attempt failed: the streak grows, the feedback is kept for the next
 /// attempt, and `on_fail` decides: retry while attempts are left, block,
-/// or stop the run.
-#[allow(clippy::too_many_arguments)]
+/// or stop the run. Out of attempts with only an agent gate rejecting, the
+/// task is `completed_unreviewed`, its branch recorded.
 fn failed(
     plan: &Plan,
     state: &mut RunState,
     books: &mut Books,
     at: &End,
-    reason: String,
-    feedback: String,
-    on_fail: OnFail,
+    how: Rejected,
     out: &mut Vec<Action>,
 ) {
+    let Rejected {
+        reason,
+        feedback,
+        on_fail,
+        unreviewed,
+    } = how;
     let i = at.i;
     let task = &plan.tasks[i];
     books.meter.spent.consecutive_failures += 1;
@@ -488,7 +513,14 @@ fn failed(
                 .unwrap_or_default();
             books.task_ended_failing(i);
             let why = format!("{why}{refused}");
-            finalize(plan, state, i, TaskStatus::Failed, Some(why), &at.now, out);
+            let status = match unreviewed {
+                Some(branch) => {
+                    state.tasks[i].branch = Some(branch);
+                    TaskStatus::CompletedUnreviewed
+                }
+                None => TaskStatus::Failed,
+            };
+            finalize(plan, state, i, status, Some(why), &at.now, out);
         }
         OnFail::Block => {
             books.task_ended_failing(i);

@@ -297,6 +297,22 @@ pub fn left(out: &mut String, r: &Report) {
         out.push_str("</ul>\n");
     }
     notes(out, "Tasks out of attempts", &l.out_of_attempts);
+    if !l.unreviewed.is_empty() {
+        out.push_str("<h3>Work an agent gate did not accept</h3>\n<p class=\"sub\">Every command check passed; only an agent gate rejected the last attempt. The work waits on its task branch: review it, then merge it by hand.</p>\n<ul>\n");
+        for u in &l.unreviewed {
+            let _ = writeln!(
+                out,
+                "<li><a href=\"#{}\">{}</a>: <code>{}</code>{}</li>",
+                esc(&anchor(&u.task)),
+                esc(&u.task),
+                esc(&u.merge),
+                u.reason
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(": {}", esc(r)))
+            );
+        }
+        out.push_str("</ul>\n");
+    }
     notes(out, "Other tasks that did not pass", &l.not_passed);
     notes(out, "Waiting for a usage limit", &l.waiting);
     if !l.kept_worktrees.is_empty() {

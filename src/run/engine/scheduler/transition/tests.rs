@@ -101,6 +101,7 @@ fn ended(i: usize, n: u32, outcome: Outcome) -> Finished {
         resolver: None,
         already_satisfied: false,
         answerer: None,
+        unreviewed: None,
     }
 }
 
@@ -408,6 +409,7 @@ fn interrupted_attempts_count_only_when_the_time_budget_stopped_them() {
         fallback: None,
         resolver: None,
         answerer: None,
+        unreviewed: None,
         already_satisfied: false,
     };
     let mut ctrl_c = (state.clone(), Books::new(&p, Meter::new(p.budget.clone())));
@@ -610,6 +612,7 @@ fn a_resolvers_run_is_one_more_iteration_and_in_the_attempts_history() {
                 fallback: None,
                 resolver: Some(record.clone()),
                 answerer: None,
+                unreviewed: None,
                 already_satisfied: false,
             },
         )

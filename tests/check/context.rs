@@ -1,0 +1,64 @@
+//! `loopc check` on `context` files (docs/language.md "Context every agent
+//! reads"): a file that is not in the checkout of the plan's repository is
+//! E0015 at the path's span; a path that is no file path is E0009.
+
+use crate::harness::Test;
+
+/// A repository with `DESIGN.md` and the fixture plan
+/// (tests/fixtures/context/E0015.loop) as `plan.loop`.
+fn repo() -> Test {
+    let repo = Test::repo();
+    repo.write("DESIGN.md", "# Design\n");
+    let fixture = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/context/E0015.loop"),
+    )
+    .expect("the fixture");
+    repo.write("plan.loop", fixture);
+    repo
+}
+
+#[test]
+fn a_context_file_missing_from_the_checkout_is_e0015_at_its_span() {
+    let repo = repo();
+    let r = repo.loopc(&["check", "plan.loop"]).status(1).run();
+    insta::assert_snapshot!(r.stderr);
+}
+
+#[test]
+fn e0015_in_json() {
+    let repo = repo();
+    let r = repo
+        .loopc(&["check", "--format", "json", "plan.loop"])
+        .status(1)
+        .run();
+    let codes: Vec<String> = r
+        .stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            format!("{} {}", v["code"], v["message"])
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            "\"E0015\" \"context file `AGENTS.md` is not in the repository's checkout\"",
+            "\"E0015\" \"context file `docs/NOTES.md` is not in the repository's checkout\"",
+            "\"E0009\" \"`../outside.md` is not a file path in `context`\"",
+        ]
+    );
+}
+
+#[test]
+fn a_file_in_the_checkout_is_enough_for_check() {
+    let repo = repo();
+    repo.write("AGENTS.md", "x\n");
+    repo.write("docs/NOTES.md", "x\n");
+    repo.write(
+        "plan.loop",
+        std::fs::read_to_string(repo.root.join("plan.loop"))
+            .unwrap()
+            .replace(", \"../outside.md\"", ""),
+    );
+    repo.loopc(&["check", "plan.loop"]).status(0).run();
+}
