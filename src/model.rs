@@ -7,8 +7,10 @@
 //! the field tables, so both phases can depend on it without depending on
 //! each other.
 
+mod on_fail;
 use crate::ast::TaskName;
 use crate::span::Span;
+pub use on_fail::OnFail;
 use std::collections::BTreeMap;
 use std::hash::BuildHasher;
 use std::sync::Arc;
@@ -156,6 +158,8 @@ pub struct LoopDef {
     pub stages: Option<Vec<String>>,
     /// `protect`: globs of paths no task's attempt may change.
     pub protect: Vec<String>,
+    /// `answerer`: the agent a `needs_human` question goes to first.
+    pub answerer: Option<Ref>,
 }
 
 /// A glob pattern of a `copy` or `link` list, or a path of a `context`
@@ -213,6 +217,8 @@ pub struct DefaultsDef {
     pub resolver: Option<Ref>,
     /// `protect`: globs of paths no task's attempt may change.
     pub protect: Vec<String>,
+    /// `answerer`: the agent a `needs_human` question goes to first.
+    pub answerer: Option<Ref>,
     /// `context`: files every task's prompt carries (valid paths).
     pub context: Vec<PathPattern>,
     /// `inputs` (valid globs): files part of every task's cache key.
@@ -340,6 +346,12 @@ pub struct TaskDef {
     pub protect: Vec<String>,
     /// `may_change` (valid globs): protected paths the task may change.
     pub may_change: Vec<String>,
+    /// `on_fail` (`retry` or `replan`): what spent attempts lead to.
+    pub on_fail: Option<OnFail>,
+    /// `replans`: how many times the task's fragment may be re-planned.
+    pub replans: Option<u32>,
+    /// `answerer`: the agent a `needs_human` question goes to first.
+    pub answerer: Option<Ref>,
     /// `context` (valid paths): files the task's prompt carries, after
     /// those of `defaults.context`.
     pub context: Vec<PathPattern>,
@@ -366,6 +378,7 @@ pub mod fields {
         "resolver",
         "stages",
         "protect",
+        "answerer",
     ];
     /// `budget { … }`
     pub const BUDGET: &[&str] = &["iterations", "time", "cost", "failures", "wait"];
@@ -401,7 +414,7 @@ pub mod fields {
     /// `defaults { … }`
     pub const DEFAULTS: &[&str] = &[
         "agent", "gates", "attempts", "timeout", "env", "executor", "resolver", "protect",
-        "verify", "context", "inputs",
+        "verify", "context", "inputs", "answerer",
     ];
     /// `task NAME { … }`
     pub const TASK: &[&str] = &[
@@ -421,6 +434,9 @@ pub mod fields {
         "may_change",
         "context",
         "verify",
+        "on_fail",
+        "replans",
+        "answerer",
     ];
 }
 
@@ -579,17 +595,6 @@ impl OutputFields {
     }
 }
 
-/// What a gate does when it rejects (docs/language.md `on_fail`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum OnFail {
-    /// Next attempt from a fresh worktree (default).
-    Retry,
-    /// The task is blocked.
-    Block,
-    /// The run stops.
-    Fail,
-}
-
 /// What a command gate that changed tracked files does (`on_change`):
 /// its changes are discarded either way (docs/running.md, "Checks an agent
 /// cannot game").
@@ -656,30 +661,6 @@ impl Recheck {
         match self {
             Recheck::Attempt => "attempt",
             Recheck::Merge => "merge",
-        }
-    }
-}
-
-impl OnFail {
-    /// The words plan files use, in the order messages list them.
-    pub const WORDS: &[&str] = &["retry", "block", "fail"];
-
-    /// The behaviour a plan-file word names.
-    pub fn from_word(word: &str) -> Option<OnFail> {
-        match word {
-            "retry" => Some(OnFail::Retry),
-            "block" => Some(OnFail::Block),
-            "fail" => Some(OnFail::Fail),
-            _ => None,
-        }
-    }
-
-    /// The word used in plan files.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OnFail::Retry => "retry",
-            OnFail::Block => "block",
-            OnFail::Fail => "fail",
         }
     }
 }

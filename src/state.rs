@@ -258,6 +258,19 @@ pub struct TaskState {
     /// those on it). Absent when none was skipped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_checked_by: Vec<String>,
+    /// For a task with `expands`: each re-plan of its fragment in this run,
+    /// in order (version 3; docs/language.md "Re-planning"). Absent when
+    /// none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replans: Vec<ReplanRecord>,
+    /// For a task that re-planning set going again: the producing task
+    /// (version 3). Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replanned_by: Option<String>,
+    /// The agent that answered the task's last `needs_human` question in
+    /// this run (`answerer`, version 3); absent when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
     /// For a `completed_unreviewed` task: the task branch that holds its
     /// last attempt's work (`git merge <branch>` takes it). Absent
     /// otherwise. Added in state format version 3.
@@ -272,6 +285,17 @@ pub struct TaskState {
     /// run resumed the task at its next attempt; version 3). Absent when 0.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub earlier_attempts: u32,
+}
+
+/// One re-plan of a producing task's fragment (state.json version 3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplanRecord {
+    /// The fragment's task whose failure asked for it.
+    pub task: String,
+    /// Why that task failed.
+    pub reason: String,
+    /// When (RFC 3339).
+    pub at: String,
 }
 
 fn is_zero_u32(n: &u32) -> bool {
@@ -329,6 +353,9 @@ impl TaskState {
             dependencies: Vec::new(),
             fragment_commit: None,
             not_checked_by: Vec::new(),
+            replans: Vec::new(),
+            replanned_by: None,
+            answered_by: None,
             branch: None,
             remembered: None,
             earlier_attempts: 0,

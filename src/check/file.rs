@@ -318,11 +318,13 @@ fn used_names<'a>(
         .iter()
         .chain(&m.defaults.resolver)
         .chain(&m.settings.resolver)
+        .chain(&m.defaults.answerer)
+        .chain(&m.settings.answerer)
         .chain(m.gates.iter().filter_map(|g| g.agent_ref.as_ref()))
         .chain(
             m.tasks
                 .iter()
-                .flat_map(|t| t.agent.iter().chain(&t.resolver)),
+                .flat_map(|t| t.agent.iter().chain(&t.resolver).chain(&t.answerer)),
         );
     // An agent's fallback: never suggest the agent itself (a cycle).
     let fallbacks = m.agents.iter().filter_map(|a| {

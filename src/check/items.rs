@@ -31,6 +31,7 @@ impl Checker {
             resolver: self.reference(&f, "resolver", "an agent"),
             stages: self.stages(&f),
             protect: self.protect_globs(&f, "protect"),
+            answerer: self.reference(&f, "answerer", "an agent"),
         };
         // The integration branch must be a name git accepts, or the run fails
         // late; check the explicit one, or the default made from the name.
@@ -105,6 +106,7 @@ impl Checker {
             executor: self.reference(&f, "executor", "an executor"),
             resolver: self.reference(&f, "resolver", "an agent"),
             protect: self.protect_globs(&f, "protect"),
+            answerer: self.reference(&f, "answerer", "an agent"),
             context: self.context_paths(&f),
             inputs: self.input_globs(&f),
             verify: self.boolean(&f, "verify"),
@@ -363,6 +365,11 @@ impl Checker {
             verify: self.boolean(&f, "verify"),
             env: self.env(&f),
             resolver: self.reference(&f, "resolver", "an agent"),
+            on_fail: self
+                .word(&f, "on_fail", OnFail::TASK_WORDS)
+                .and_then(|(w, _)| OnFail::from_word(&w)),
+            replans: self.count(&f, "replans"),
+            answerer: self.reference(&f, "answerer", "an agent"),
             span: t.span,
         };
         if self.detail == Detail::Diagnostics {

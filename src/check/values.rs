@@ -193,6 +193,19 @@ impl Checker {
         }
     }
 
+    /// A count that may be zero (`replans = 0`: never).
+    pub(super) fn count(&mut self, fields: &Fields<'_>, name: &str) -> Option<u32> {
+        let f = fields.get(name)?;
+        match &f.value.kind {
+            ValueKind::Integer(n) => Some(*n),
+            ValueKind::Invalid => None,
+            _ => {
+                self.type_error(f, "an integer");
+                None
+            }
+        }
+    }
+
     pub(super) fn duration(&mut self, fields: &Fields<'_>, name: &str) -> Option<Duration> {
         let f = fields.get(name)?;
         match &f.value.kind {

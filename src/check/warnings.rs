@@ -125,6 +125,16 @@ impl Checker {
             let label = "it resolves conflicts here".to_string();
             uses.entry(r.name.as_str()).or_insert((r.span, label));
         }
+        // So do answerers.
+        let answerers = self.model.tasks.iter().map(|t| t.answerer.as_ref());
+        let answerers = answerers.chain([
+            self.model.defaults.answerer.as_ref(),
+            self.model.settings.answerer.as_ref(),
+        ]);
+        for r in answerers.flatten() {
+            let label = "it answers questions here".to_string();
+            uses.entry(r.name.as_str()).or_insert((r.span, label));
+        }
         // A fallback may take the attempts of the agent it stands in for.
         let fallback_of: HashMap<&str, &Ref> = self
             .model

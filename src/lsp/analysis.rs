@@ -466,7 +466,7 @@ impl Analysis {
                     out.push(item(&n, lsp::CompletionItemKind::OPERATOR, "executor", doc));
                 }
             }
-            ("resolver", false)
+            ("resolver" | "answerer", false)
                 if matches!(
                     block,
                     BlockKind::Task | BlockKind::Defaults | BlockKind::Loop
@@ -489,8 +489,13 @@ impl Analysis {
                     out.push(item(&n, lsp::CompletionItemKind::INTERFACE, "gate", doc));
                 }
             }
-            ("on_fail", false) if block == BlockKind::Gate => {
-                for w in ["retry", "block", "fail"] {
+            ("on_fail", false) if matches!(block, BlockKind::Gate | BlockKind::Task) => {
+                let words = if block == BlockKind::Gate {
+                    crate::model::OnFail::WORDS
+                } else {
+                    crate::model::OnFail::TASK_WORDS
+                };
+                for w in words {
                     out.push(item(
                         w,
                         lsp::CompletionItemKind::ENUM_MEMBER,
@@ -550,11 +555,12 @@ impl Analysis {
 }
 
 /// Agent, executor and gate references in a block's fields (`agent = NAME`,
-/// `fallback = NAME`, `resolver = NAME`, `executor = NAME`, `gates = [NAME…]`).
+/// `fallback = NAME`, `resolver = NAME`, `answerer = NAME`, `executor = NAME`,
+/// `gates = [NAME…]`).
 fn block_refs(block: &ast::Block, push: &mut impl FnMut(NameKind, &str, Span, bool)) {
     for f in &block.fields {
         match (f.name.text.as_str(), &f.value.kind) {
-            ("agent" | "fallback" | "resolver", ValueKind::Name(n)) => {
+            ("agent" | "fallback" | "resolver" | "answerer", ValueKind::Name(n)) => {
                 push(NameKind::Agent, n, f.value.span, false);
             }
             ("executor", ValueKind::Name(n)) => push(NameKind::Executor, n, f.value.span, false),

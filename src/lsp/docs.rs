@@ -72,7 +72,18 @@ pub(super) fn field_doc(block: BlockKind, field: &str) -> Option<&'static str> {
         (Gate, "agent") => "Agent-judged gate: the agent reviews the diff read-only.",
         (Gate, "prompt") => "What the reviewing agent is asked (required with `agent`).",
         (Gate, "timeout") => "Timeout of one gate run (default 30m).",
-        (Gate, "on_fail") => "`retry` (default), `block` or `fail`.",
+        (Gate, "on_fail") => {
+            "`retry` (default), `block`, `fail`, or `replan` (the task that wrote the rejected task's plan fragment re-plans it at once)."
+        }
+        (Task, "on_fail") => {
+            "Once the attempts are spent: `retry` (default: the task fails) or `replan` (the task that wrote its plan fragment writes it again; on a task with `expands`, for every task its fragment writes)."
+        }
+        (Task, "replans") => {
+            "On a task with `expands`: how many times a run may re-plan its fragment (default 2; 0: never)."
+        }
+        (Loop | Defaults | Task, "answerer") => {
+            "Agent a `needs_human` question goes to first (task, else `defaults`, else `loop`); its answer is recorded as `loopc answer` records one, and the task goes on. Empty output or `DECLINE` leaves it to a person."
+        }
         (Gate, "on_change") => {
             "A command gate that changes tracked files: `fail` (default: the attempt fails) or `ignore` (reported and discarded; the verdict stands). Untracked files it leaves are always discarded."
         }

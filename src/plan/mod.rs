@@ -28,8 +28,8 @@ pub use select::UnknownTask;
 pub use stages::{Pipeline, StageSpec};
 pub use types::{
     Agent, Budget, DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_ITERATIONS,
-    DEFAULT_TIMEOUT, Executor, Gate, GateKind, Plan, Settings, SkippedGates, Task, TaskKind,
-    shell_quote,
+    DEFAULT_REPLANS, DEFAULT_TIMEOUT, Executor, Gate, GateKind, Plan, Settings, SkippedGates, Task,
+    TaskKind, shell_quote,
 };
 
 use crate::check::names::branch_problem;

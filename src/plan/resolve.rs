@@ -7,7 +7,8 @@ use super::graph;
 use super::key::{Key, KeyMemo, task_key};
 use super::types::{Agent, Budget, Executor, Gate, GateKind, Plan, Settings, Task, TaskKind};
 use super::types::{
-    DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_ITERATIONS, DEFAULT_TIMEOUT,
+    DEFAULT_ATTEMPTS, DEFAULT_EXPAND_DEPTH, DEFAULT_FAILURES, DEFAULT_ITERATIONS, DEFAULT_REPLANS,
+    DEFAULT_TIMEOUT,
 };
 use crate::model::{AgentDef, GateDef, GateDefKind, Model, Ref, TaskDef, Work};
 use crate::span::Span;
@@ -243,13 +244,21 @@ impl<'m> Shared<'m> {
     /// Task `t`'s resolver: its own, else the defaults', else the loop's.
     /// `Some(None)`: it has none; `None`: the named agent did not resolve.
     fn resolver(&self, t: &TaskDef) -> Option<Option<Arc<Agent>>> {
-        let model = self.model;
-        match t
-            .resolver
-            .as_ref()
-            .or(model.defaults.resolver.as_ref())
-            .or(model.settings.resolver.as_ref())
-        {
+        let m = self.model;
+        self.agent_of([&t.resolver, &m.defaults.resolver, &m.settings.resolver])
+    }
+
+    /// Task `t`'s answerer: its own, else the defaults', else the loop's.
+    /// `Some(None)`: it has none; `None`: the named agent did not resolve.
+    fn answerer(&self, t: &TaskDef) -> Option<Option<Arc<Agent>>> {
+        let m = self.model;
+        self.agent_of([&t.answerer, &m.defaults.answerer, &m.settings.answerer])
+    }
+
+    /// The agent the first reference of `refs` that is set names.
+    /// `Some(None)`: none is set; `None`: the named agent did not resolve.
+    fn agent_of(&self, refs: [&Option<crate::model::Ref>; 3]) -> Option<Option<Arc<Agent>>> {
+        match refs.into_iter().find_map(Option::as_ref) {
             Some(r) => Some(Some(self.agent(&r.name)?)),
             None => Some(None),
         }
@@ -319,6 +328,7 @@ impl<'m> Shared<'m> {
             Work::Invalid => return None,
         };
         let resolver = self.resolver(t)?;
+        let answerer = self.answerer(t)?;
         let gate_refs = t.gates.as_ref().or(model.defaults.gates.as_ref());
         let mut task_gates = Vec::new();
         for r in gate_refs.into_iter().flatten() {
@@ -382,6 +392,9 @@ impl<'m> Shared<'m> {
             own_env,
             executor: task_executor,
             resolver,
+            on_fail: t.on_fail,
+            replans: t.replans.unwrap_or(DEFAULT_REPLANS),
+            answerer,
             dependencies,
             key,
             key_parts,

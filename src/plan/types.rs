@@ -13,6 +13,9 @@ use std::time::Duration;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// Default attempts per task (docs/language.md).
 pub const DEFAULT_ATTEMPTS: u32 = 3;
+/// Default of a producing task's `replans` (docs/language.md
+/// "Re-planning"): how many times its fragment may be re-planned.
+pub const DEFAULT_REPLANS: u32 = 2;
 /// Default of `loop.expand_depth` (docs/language.md): how deep plan
 /// fragments may nest.
 pub const DEFAULT_EXPAND_DEPTH: u32 = 3;
@@ -229,6 +232,18 @@ pub struct Task {
     /// else `loop.resolver`, else none (a conflict fails the attempt).
     /// Not part of the cache key ([`super::key`]).
     pub resolver: Option<Arc<Agent>>,
+    /// The task's own `on_fail` (`retry` or `replan`), when written: what
+    /// happens once its attempts are spent. A fragment's task without one
+    /// takes its producer's (docs/language.md "Re-planning").
+    pub on_fail: Option<OnFail>,
+    /// `replans`: for a task with `expands`, how many times its fragment
+    /// may be re-planned in a run ([`DEFAULT_REPLANS`]).
+    pub replans: u32,
+    /// The agent a `needs_human` question of this task goes to first: the
+    /// task's `answerer`, else `defaults.answerer`, else `loop.answerer`,
+    /// else none (docs/language.md "Answers without a person"). Not part
+    /// of the cache key: the answer it gives is.
+    pub answerer: Option<Arc<Agent>>,
     /// Indices (into [`Plan::tasks`]) of direct dependencies, ascending.
     pub dependencies: Vec<usize>,
     /// The definition key (docs/cache.md without the `inputs` part).

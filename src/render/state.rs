@@ -105,6 +105,9 @@ pub struct StateMap {
     commits: HashMap<String, String>,
     /// The commit each task's plan fragment was read from, where recorded.
     fragment_commits: HashMap<String, String>,
+    /// How many times each producing task re-planned its fragment in the
+    /// last run (state.json version 3 `replans`), where it did.
+    replans: HashMap<String, usize>,
     /// The name of the plan the state was recorded for (`"plan"`), if given.
     pub plan: Option<String>,
 }
@@ -116,6 +119,7 @@ impl StateMap {
             statuses: pairs.into_iter().map(|(n, s)| (n.to_string(), s)).collect(),
             commits: HashMap::new(),
             fragment_commits: HashMap::new(),
+            replans: HashMap::new(),
             plan: None,
         }
     }
@@ -140,6 +144,12 @@ impl StateMap {
             .get(name)
             .or_else(|| self.commits.get(name))
             .map(String::as_str)
+    }
+
+    /// How many times task `name` re-planned its fragment in the recorded
+    /// run (0 when it did not).
+    pub fn replans(&self, name: &str) -> usize {
+        self.replans.get(name).copied().unwrap_or(0)
     }
 
     /// The recorded status of task `name`, `None` when the state has no
@@ -244,6 +254,7 @@ pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
     let mut statuses = HashMap::new();
     let mut commits = HashMap::new();
     let mut fragment_commits = HashMap::new();
+    let mut replans = HashMap::new();
     let entry_status = |v: &Value| -> Result<Status, String> {
         let word = match v {
             Value::String(s) => s.as_str(),
@@ -274,6 +285,9 @@ pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
                 if let Some(c) = v.get("fragment_commit").and_then(Value::as_str) {
                     fragment_commits.insert(name.to_string(), c.to_string());
                 }
+                if let Some(r) = v.get("replans").and_then(Value::as_array) {
+                    replans.insert(name.to_string(), r.len());
+                }
             }
         }
         Some(_) => return Err("`tasks` is neither an object nor a list".to_string()),
@@ -284,6 +298,7 @@ pub fn parse(bytes: &[u8]) -> Result<StateMap, String> {
         statuses,
         commits,
         fragment_commits,
+        replans,
         plan,
     })
 }

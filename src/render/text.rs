@@ -64,6 +64,13 @@ pub fn render(
             task_line(&mut line, plan, i, status, color, &widths);
             if let Some(c) = clusters.iter().find(|c| c.producer == i) {
                 expansion(&mut line, plan, i, c);
+                let replans = statuses.map_or(0, |s| s.replans(&plan.tasks[i].name));
+                if replans > 0 {
+                    line.push_str(&format!(
+                        " (re-planned {replans} time{})",
+                        if replans == 1 { "" } else { "s" }
+                    ));
+                }
             }
             writeln!(out, "{}", line.trim_end_matches(' '))?;
         }

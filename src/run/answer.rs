@@ -24,7 +24,9 @@ pub struct Answered {
 ///
 /// Errors (one line each): not in a repository or no readable state; no
 /// task `task` in the last run (naming the tasks that wait for an
-/// answer); the task is not waiting for one (naming its status); an empty
+/// answer); the task is not waiting for one (naming its status) and its
+/// last answer is not an answerer agent's (a person may override that:
+/// docs/running.md); the answers file cannot be read; an empty
 /// answer; the answers file cannot be written.
 pub fn answer(cwd: &Path, task: &str, text: &str) -> Result<Answered, String> {
     let git = Git::discover(cwd)?;
@@ -47,7 +49,13 @@ pub fn answer(cwd: &Path, task: &str, text: &str) -> Result<Answered, String> {
             state.plan
         ));
     };
-    if ts.status != TaskStatus::NeedsHuman {
+    // An answerer agent's answer (the task went on) may be overridden: the
+    // question is the one it answered last.
+    let by_agent = answers::load(&layout, task)?
+        .pop()
+        .filter(|a| a.by.is_some())
+        .map(|a| a.question);
+    if ts.status != TaskStatus::NeedsHuman && by_agent.is_none() {
         return Err(format!(
             "task `{task}` is not waiting for an answer (it is {}); {waiting_list}",
             ts.status.as_str()
@@ -58,7 +66,11 @@ pub fn answer(cwd: &Path, task: &str, text: &str) -> Result<Answered, String> {
             "the answer to task `{task}` is empty; give the text, or `--file PATH`"
         ));
     }
-    let question = ts.question.clone().unwrap_or_default();
+    let question = match ts.status {
+        TaskStatus::NeedsHuman => ts.question.clone(),
+        _ => by_agent,
+    }
+    .unwrap_or_default();
     let file = answers::add(
         &layout,
         task,
@@ -66,6 +78,7 @@ pub fn answer(cwd: &Path, task: &str, text: &str) -> Result<Answered, String> {
             question: question.clone(),
             answer: text.to_string(),
             answered_at: super::time::now_rfc3339(),
+            by: None,
         },
     )?;
     Ok(Answered { question, file })

@@ -143,7 +143,7 @@ fn human_diagnostics_escape_quoted_source_lines_and_messages() {
              1 │ task a \"\\u{202e}RTL\" { run = \"true\" nope = 1 }\n  \
              │                                     ^^^^ unknown field\n  \
              │\n  \
-             = task `a` takes: prompt, run, agent, accept, gates, attempts, timeout, inputs, changes, env, expands, resolver, protect, may_change, context, verify\n\
+             = task `a` takes: prompt, run, agent, accept, gates, attempts, timeout, inputs, changes, env, expands, resolver, protect, may_change, context, verify, on_fail, replans, answerer\n\
              \n\
              error[E0011]: invalid task name `b\\u{202e}c`\n  \
              ┌─ r\\u{202e}aw.loop:2:6\n  \

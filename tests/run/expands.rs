@@ -764,7 +764,7 @@ fn the_last_attempts_fragment_diagnostics_are_kept_and_shown() {
     let prompt = std::fs::read_to_string(repo.root.join(".loopc/logs/a/1/prompt.md")).unwrap();
     assert!(prompt.contains("(at most 62 characters each"), "{prompt}");
     assert!(
-        prompt.contains("`env`, `resolver`, `expands` (a fragment"),
+        prompt.contains("`env`, `resolver`, `on_fail`, `answerer`, `expands` (a fragment"),
         "{prompt}"
     );
 }

@@ -3,6 +3,7 @@
 mod agents;
 mod agents_clis;
 mod agents_real;
+mod answerer;
 mod basic;
 mod branches;
 mod budget;
@@ -34,6 +35,7 @@ mod preflight;
 mod prompt;
 mod protect;
 mod reliability;
+mod replan;
 mod replay;
 mod report;
 mod resilience;

@@ -146,7 +146,7 @@ impl Growth {
              on it. Name the fragment's own tasks bare, as above (at most {room} characters \
              each: the whole name is at most 64). Task fields: `prompt` or `run`, `agent`, \
              `accept`, `gates`, `attempts`, `timeout`, `inputs`, `changes`, `env`, \
-             `resolver`{expands}. The plan's agents: {agents}{default}; its gates: {gates}. A \
+             `resolver`, `on_fail`, `answerer`{expands}. The plan's agents: {agents}{default}; its gates: {gates}. A \
              fragment that does not check fails the attempt, and the next attempt is given \
              the diagnostics.\n\n",
             name = task.name,

@@ -129,6 +129,20 @@ pub struct AttemptResult {
     /// Its verification passed: the task is already satisfied, and the
     /// outcome a pass with no change that no agent made.
     pub already_satisfied: bool,
+    /// The task's answerer on the attempt's `needs_human` question
+    /// ([`crate::run::engine::attempt::answerer`]): whether it ran (one
+    /// iteration) and, when it answered, its name.
+    pub answerer: Option<Answerer>,
+}
+
+/// What a task's answerer did with its question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answerer {
+    /// The agent's name.
+    pub agent: String,
+    /// Whether it answered (the answer is recorded); else it declined or
+    /// failed, and a person answers.
+    pub answered: bool,
 }
 
 impl AttemptResult {
@@ -152,6 +166,7 @@ impl AttemptResult {
             report: None,
             resolver: None,
             retired: None,
+            answerer: None,
             unreviewed: false,
             verified: false,
             already_satisfied: false,

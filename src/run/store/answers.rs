@@ -1,5 +1,6 @@
-//! People's answers to the questions of tasks that need one (`loopc
-//! answer`): `.loopc/answers/<task>.json`, format version 1 (docs/state.md),
+//! Answers to the questions of tasks that need one (`loopc answer`, or a
+//! task's `answerer` agent): `.loopc/answers/<task>.json`, format version 2
+//! (docs/state.md),
 //! every answer given to the task in order. `loopc run` puts them all in
 //! the task's prompt, in every later run too; removing the file forgets them.
 
@@ -9,9 +10,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The answers file format this loopc writes and reads.
-pub const ANSWERS_VERSION: u32 = 1;
+pub const ANSWERS_VERSION: u32 = 2;
 
-/// One question a task's agent asked and the answer a person gave.
+/// One question a task's agent asked and the answer a person (or the
+/// task's answerer agent) gave.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answer {
     /// The question, as the task's handoff asked it.
@@ -20,6 +22,10 @@ pub struct Answer {
     pub answer: String,
     /// When it was given (RFC 3339).
     pub answered_at: String,
+    /// The agent that answered in a person's place (`answerer`, version
+    /// 2); absent for a person's answer (and in version-1 files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 /// The document of one task's answers file.
@@ -104,25 +110,35 @@ pub fn digests(layout: &Layout) -> Result<BTreeMap<String, String>, String> {
         let Some(task) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
             continue;
         };
-        let answers = load(layout, task)?;
-        if !answers.is_empty() {
-            let section = prompt_section(&answers);
-            out.insert(
-                task.to_string(),
-                blake3::hash(section.as_bytes()).to_hex().to_string(),
-            );
+        if let Some(digest) = digest(layout, task)? {
+            out.insert(task.to_string(), digest);
         }
     }
     Ok(out)
 }
 
+/// The digest [`digests`] keeps for `task`: `None` when it has no answers.
+///
+/// Errors: its answers file cannot be read ([`load`]).
+pub fn digest(layout: &Layout, task: &str) -> Result<Option<String>, String> {
+    let answers = load(layout, task)?;
+    Ok((!answers.is_empty()).then(|| {
+        let section = prompt_section(&answers);
+        blake3::hash(section.as_bytes()).to_hex().to_string()
+    }))
+}
+
 /// The prompt section that gives an agent its task's answers: under the
-/// heading `## Answer from a human`, each question quoted, then its
-/// answer; empty without answers.
+/// heading `## Answer from a human` (`## Answer from agent `NAME``, for
+/// an answerer's), each question quoted, then its answer; empty without
+/// answers.
 pub fn prompt_section(answers: &[Answer]) -> String {
     let mut out = String::new();
     for a in answers {
-        out.push_str("## Answer from a human\n");
+        match &a.by {
+            Some(agent) => out.push_str(&format!("## Answer from agent `{agent}`\n")),
+            None => out.push_str("## Answer from a human\n"),
+        }
         out.push_str("An earlier attempt of this task asked:\n");
         for line in a.question.trim().lines() {
             out.push_str("> ");
@@ -149,6 +165,7 @@ mod tests {
             question: "Which database?\nPostgres or SQLite?".into(),
             answer: "SQLite.".into(),
             answered_at: "2026-01-01T00:00:00.000Z".into(),
+            by: None,
         };
         add(&layout, "a", a.clone()).unwrap();
         assert_eq!(load(&layout, "a").unwrap(), vec![a.clone()]);

@@ -181,6 +181,35 @@ pub enum Event {
         /// The tasks it added, in the plan's order.
         tasks: Vec<String>,
     },
+    /// A fragment's task ran out of attempts (or an agent gate rejected it)
+    /// with `on_fail = replan`: the task that wrote the fragment runs again
+    /// to re-plan it (docs/language.md "Re-planning").
+    Replanned {
+        /// The producing task, which runs again.
+        task: String,
+        /// The fragment's task that failed.
+        failed: String,
+        /// Which re-plan this is of the producer's in this run (1-based).
+        replan: u32,
+        /// How many the producer may have (`replans`).
+        replans: u32,
+        /// Why the task failed.
+        reason: String,
+    },
+    /// A task's answerer agent answered its `needs_human` question: the
+    /// answer was recorded as `loopc answer` records one, and the task
+    /// goes on in the same run (docs/language.md "Answers without a
+    /// person").
+    Answered {
+        /// The task that asked.
+        task: String,
+        /// The agent that answered.
+        by: String,
+        /// The question.
+        question: String,
+        /// The answer.
+        answer: String,
+    },
     /// A spec of a REEL spec tree moved to its next stage: every task of
     /// it passed, and a commit on the integration branch moved its file.
     SpecAdvanced {

@@ -166,6 +166,19 @@ pub fn plain_line(event: &Event) -> Option<String> {
             tasks.len(),
             tasks.join(", ")
         ),
+        Event::Replanned {
+            task,
+            failed,
+            replan,
+            replans,
+            reason,
+        } => format!(
+            "loopc: {task}: re-planning ({replan} of {replans}): `{failed}` failed: {}",
+            reason.lines().next().unwrap_or_default()
+        ),
+        Event::Answered { task, by, .. } => {
+            format!("loopc: {task}: agent `{by}` answered its question; the task goes on")
+        }
         Event::SpecAdvanced {
             spec,
             from,

@@ -27,6 +27,8 @@ pub fn table_as(state: &RunState, status: &str) -> String {
         out.push_str(&format!("warning: {}\n", sanitize_line(w)));
     }
     grown_lines(state, &mut out);
+    replan_lines(state, &mut out);
+    answer_lines(state, &mut out);
     spec_lines(state, &mut out);
     reason_lines(state, &mut out);
     unchecked_lines(state, &mut out);
@@ -229,6 +231,37 @@ fn grown_lines(state: &RunState, out: &mut String) {
             if added.len() == 1 { "" } else { "s" },
             added.join(", ")
         ));
+    }
+}
+
+/// A line per re-plan (docs/language.md "Re-planning"): which producer
+/// re-planned its fragment for which failed task.
+fn replan_lines(state: &RunState, out: &mut String) {
+    for t in &state.tasks {
+        for (k, r) in t.replans.iter().enumerate() {
+            out.push_str(&format!(
+                "re-planned: {} wrote its plan fragment again ({} of this run) for `{}`: {}\n",
+                sanitize_line(&t.name),
+                k + 1,
+                sanitize_line(&r.task),
+                sanitize_line(r.reason.lines().next().unwrap_or_default()),
+            ));
+        }
+    }
+}
+
+/// A line per task whose question an answerer agent answered in this run
+/// (docs/language.md "Answers without a person"), with how to override it.
+fn answer_lines(state: &RunState, out: &mut String) {
+    for t in &state.tasks {
+        if let Some(by) = &t.answered_by {
+            out.push_str(&format!(
+                "answered by agent `{}`: {}'s question (a person overrides it with `loopc answer {} \"…\"`)\n",
+                sanitize_line(by),
+                sanitize_line(&t.name),
+                t.name
+            ));
+        }
     }
 }
 

@@ -4,11 +4,12 @@
 //! the pool, its files and prompt, the user's refs, `setup`), for a task
 //! that verifies its `accept` on the starting commit first ([`verify`]),
 //! the agent or command ([`work`]), the handoff and what the agent's output reported
-//! ([`work::judge`]), the commit on the task branch ([`commit`]), and the
+//! ([`work::judge`]; a question goes to the task's [`answerer`]), the commit on the task branch ([`commit`]), and the
 //! gates ([`gate`]). Each step returns what the next needs, or the outcome
 //! that ends the attempt early ([`Step`]). The merge (step 7) is the
 //! coordinator's, see [`crate::run::engine::land::merge`].
 
+pub mod answerer;
 mod commit;
 mod context_files;
 pub mod gate;
@@ -145,7 +146,14 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Step<Outcome> {
         return Ok(satisfied);
     }
     let done = work::run(ctx.io(), task, r, &files, &env, &prompt)?;
-    let judged = work::judge(task, r, &files, &done)?;
+    let judged = match work::judge(task, r, &files, &done) {
+        // A question goes to the task's answerer first, if it has one.
+        Err(Outcome::NeedsHuman(question)) => {
+            answerer::ask(ctx, task, r, &files, &env, &question);
+            return Err(Outcome::NeedsHuman(question));
+        }
+        judged => judged?,
+    };
     let made = commit::commit(ctx.io(), &git, &checkout, task, r, &files, &judged)?;
     Ok(checks(ctx, &proto, &checkout, r, made, judged.summary))
 }

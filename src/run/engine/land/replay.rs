@@ -67,6 +67,17 @@ pub struct RunCache {
 }
 
 impl RunCache {
+    /// Task `task`'s answers changed during the run (its answerer answered,
+    /// docs/language.md "Answers without a person"): its key from now on
+    /// holds them, as the next run's will. `digest` is
+    /// [`crate::run::store::answers::digest`]'s.
+    pub fn answers_changed(&mut self, task: &str, digest: Option<String>) {
+        match digest {
+            Some(d) => self.cache.around.answers.insert(task.to_string(), d),
+            None => self.cache.around.answers.remove(task),
+        };
+    }
+
     /// Writes what the cache's index does not have yet ([`cache::Store::flush`]).
     ///
     /// Errors: the index cannot be written.

@@ -1,7 +1,8 @@
 //! The scheduler's use of the cache (docs/running.md step 1): looking a ready task
 //! up, replaying hits (fast-forwards first, then the others in the order
 //! their entries were recorded, so a rerun follows the order an earlier run
-//! merged in) and applying [`transition::replayed`]. The
+//! merged in) and applying [`transition::replayed`]; an answerer's answer
+//! joining a task's key. The
 //! replays themselves are [`crate::run::engine::land::replay`]'s.
 
 use super::Scheduler;
@@ -17,6 +18,20 @@ use std::collections::BTreeSet;
 use std::time::Instant;
 
 impl Scheduler {
+    /// When attempt `r`'s answerer answered its question: the cache keys
+    /// the task's later pass with the answer, as the next run's key holds
+    /// it ([`crate::run::engine::land::replay::RunCache::answers_changed`]).
+    pub(super) fn answers_changed(&mut self, r: &crate::run::engine::outcome::AttemptResult) {
+        if !r.answerer.as_ref().is_some_and(|a| a.answered) {
+            return;
+        }
+        let name = self.ctx.plan.tasks[r.input.task].name.clone();
+        match crate::run::store::answers::digest(&self.ctx.layout, &name) {
+            Ok(d) => self.cache.answers_changed(&name, d),
+            Err(e) => self.note(&e),
+        }
+    }
+
     /// Takes the result of the run entry `hit` ([`run_entry::lookup`]):
     /// every task is `cached` as the recorded run replayed it, the head
     /// the recorded one (the integration branch was moved to it once,

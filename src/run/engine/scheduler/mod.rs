@@ -45,8 +45,7 @@ use crate::run::time::now_rfc3339;
 use crate::state::{RunState, RunStatus};
 use merged::Ended;
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 use transition::{Action, Books, Finished, StopKind};
 
@@ -438,6 +437,7 @@ impl Scheduler {
             && r.ref_changes.is_empty()
             && matches!(r.outcome, Outcome::Failed { .. }))
         .then(|| r.branch.clone());
+        self.answers_changed(&r);
         let merge_base = self.head.clone();
         let accepted = self.judge_fragment(&mut r);
         let outcome = match r.outcome.clone() {
@@ -471,6 +471,7 @@ impl Scheduler {
             fallback: r.input.agent.as_ref().map(|a| a.name.clone()),
             resolver: r.resolver.clone(),
             unreviewed,
+            answerer: r.answerer.clone(),
             already_satisfied: r.already_satisfied,
         };
         if r.verified {

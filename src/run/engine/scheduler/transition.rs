@@ -9,7 +9,9 @@
 //!
 //! One function per event, each a match over every outcome (split, the
 //! rules of one outcome would be scattered); the books they keep are
-//! `books`'s.
+//! `books`'s, a replay's transition is `replayed`'s, re-planning a plan
+//! fragment's failed task `replan`'s, failures kept across runs
+//! `remembered`'s.
 
 use crate::plan::{OnFail, Plan, TaskKind};
 use crate::run::engine::budget::Cost;
@@ -19,8 +21,11 @@ use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 
 mod books;
 mod remembered;
+mod replan;
+mod replayed;
 pub use books::{Books, Slot};
 pub use remembered::{RetryFailed, carry_remembered, remembered_key, resume};
+pub use replayed::{Replayed, replayed};
 
 /// How many times an attempt that failed for its infrastructure (e.g.
 /// `setup`) is retried, uncounted; one more such failure blocks the task.
@@ -215,6 +220,9 @@ pub struct Finished {
     /// The resolver's run on a conflict of the attempt's merge: once its
     /// agent started, one more iteration of the run.
     pub resolver: Option<state::ResolverRecord>,
+    /// The task's answerer on the attempt's question, when it ran: one
+    /// more iteration; when it answered, the task goes on.
+    pub answerer: Option<crate::run::engine::outcome::Answerer>,
     /// The attempt's task branch, when it failed only an agent gate on
     /// the task's last attempt (every command check passed): out of
     /// attempts, the task ends `completed_unreviewed` with it.
@@ -264,6 +272,10 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         Outcome::Blocked(why) => {
             let status = TaskStatus::Blocked;
             finalize(plan, state, i, status, Some(why), &at.now, &mut out);
+        }
+        Outcome::NeedsHuman(question) if f.answerer.as_ref().is_some_and(|a| a.answered) => {
+            let by = f.answerer.map(|a| a.agent).unwrap_or_default();
+            answered(state, books, i, question, by);
         }
         Outcome::NeedsHuman(question) => {
             let why = needs_human_reason(&question);
@@ -322,6 +334,10 @@ fn count(plan: &Plan, books: &mut Books, state: &mut RunState, mut f: Finished) 
     // became of the attempt (unless Ctrl-C or SIGTERM cut it off, as for
     // an attempt).
     if f.resolver.as_ref().is_some_and(|r| r.started) && !f.signalled {
+        books.meter.spent.iterations += 1;
+    }
+    // So is an answerer's.
+    if f.answerer.is_some() {
         books.meter.spent.iterations += 1;
     }
     // From the moment the agent started, the attempt counts: what fails
@@ -473,18 +489,30 @@ fn failed(
         books.streak.push(i);
     }
     books.slots[i].feedback = crate::run::engine::attempt::gate::cut_feedback(feedback);
+    // Attempts count afresh after a re-plan (`attempt_base`).
+    let used = state.tasks[i]
+        .attempts
+        .saturating_sub(books.slots[i].attempt_base);
     remembered::remember(state, books, i, Some(&reason));
     match on_fail {
-        OnFail::Retry if state.tasks[i].attempts < task.attempts => {
+        // An agent gate (a "customer") that says `replan` re-plans at once.
+        OnFail::Replan if replan::start(plan, state, books, at, &reason, out) => {}
+        OnFail::Retry | OnFail::Replan if used < task.attempts => {
             state.tasks[i].status = TaskStatus::Pending;
             state.tasks[i].reason = Some(reason);
         }
-        OnFail::Retry => {
-            let why = format!(
-                "out of attempts ({} of {}): {reason}",
-                state.tasks[i].attempts, task.attempts
-            );
+        OnFail::Retry | OnFail::Replan => {
+            let why = format!("out of attempts ({used} of {}): {reason}", task.attempts);
+            let replans = replan::wanted(plan, i) || on_fail == OnFail::Replan;
+            if replans && replan::start(plan, state, books, at, &why, out) {
+                return;
+            }
+            let refused = replans
+                .then(|| replan::refused(plan, state, i))
+                .flatten()
+                .unwrap_or_default();
             books.task_ended_failing(i);
+            let why = format!("{why}{refused}");
             let status = match unreviewed {
                 Some(branch) => {
                     // Remembered too: a rerun that does not run it again
@@ -530,6 +558,23 @@ fn failed(
             );
         }
     }
+}
+
+/// Task `i`'s answerer agent `by` answered its attempt's `question`
+/// (recorded in its answers file): the task goes on in this run, its next
+/// attempt given the answer; the attempt that asked does not count
+/// against `attempts` (docs/language.md "Answers without a person").
+fn answered(state: &mut RunState, books: &mut Books, i: usize, question: String, by: String) {
+    let ts = &mut state.tasks[i];
+    ts.status = TaskStatus::Pending;
+    ts.reason = Some(crate::run::engine::agent::handoff::with_reason(
+        &format!("agent `{by}` answered its question"),
+        &question,
+    ));
+    ts.question = Some(question);
+    ts.answered_by = Some(by);
+    books.slots[i].attempt_base += 1;
+    books.slots[i].feedback.clear();
 }
 
 /// An infrastructure failure: not counted against `attempts` or
@@ -588,88 +633,6 @@ fn uncount(plan: &Plan, state: &mut RunState, books: &mut Books, i: usize) {
     if is_agent(plan, i) {
         books.meter.spent.iterations = books.meter.spent.iterations.saturating_sub(1);
     }
-}
-
-/// A replay of task `i`'s cache entry ended, as the transition sees it.
-#[derive(Debug, Clone)]
-pub struct Replayed {
-    /// The task's index.
-    pub task: usize,
-    /// Its run-time key (hex).
-    pub key: String,
-    /// How the replay went.
-    pub result: crate::run::engine::land::replay::Replay,
-    /// The entry's summary.
-    pub summary: Option<String>,
-    /// The entry's changed paths.
-    pub files: Vec<String>,
-    /// What agent gates run on the replay cost.
-    pub cost: Cost,
-    /// Milliseconds it took.
-    pub elapsed_ms: u64,
-    /// When it ended, in milliseconds from the run's start.
-    pub ended_ms: u64,
-    /// Whether a check it ran was stopped by the `time` budget (not by
-    /// Ctrl-C or SIGTERM): the run stops for the budget.
-    pub by_deadline: bool,
-    /// Now (RFC 3339).
-    pub now: String,
-}
-
-/// Task `i`'s cache entry was replayed (step 1): on success the task is
-/// `cached` at the new head; on a miss it will run. Agent gates run on a
-/// replay are paid for like merge checks; an unknown cost under a cost
-/// budget counts the agent's cap, or stops the run (never zero).
-pub fn replayed(plan: &Plan, state: &mut RunState, books: &mut Books, r: Replayed) -> Vec<Action> {
-    use crate::run::engine::land::replay::Replay;
-    let i = r.task;
-    let task = &plan.tasks[i];
-    let mut out = Vec::new();
-    books.charge(state, i, &r.cost, Some(r.elapsed_ms), r.ended_ms, |name| {
-        format!(
-            "the cost of agent `{name}`, gating the replay of task `{}`, could not be \
-             read and it has no `cost` cap; a cost budget is set, so the run stops",
-            task.name
-        )
-    });
-    match r.result {
-        Replay::Done { commit, how } => {
-            out.push(Action::Emit(Event::Cached {
-                task: task.name.clone(),
-                key: r.key.clone(),
-                commit: commit.clone(),
-                how: how.to_string(),
-            }));
-            let ts = &mut state.tasks[i];
-            ts.cache_key = Some(r.key);
-            ts.summary = r.summary.clone();
-            ts.commit = Some(commit);
-            ts.reason = None;
-            if ts.started_at.is_none() {
-                ts.started_at = Some(r.now.clone());
-            }
-            out.push(Action::Progress {
-                title: task.title.clone().unwrap_or_else(|| task.name.clone()),
-                summary: r.summary,
-                files: r.files,
-            });
-            out.push(Action::RememberChecks);
-            finalize(plan, state, i, TaskStatus::Cached, None, &r.now, &mut out);
-        }
-        Replay::Miss(reason) => out.push(Action::Emit(Event::CacheMiss {
-            task: task.name.clone(),
-            key: r.key,
-            reason,
-        })),
-        Replay::Stopped => match books.meter.time_spent() {
-            Some((at, why)) if r.by_deadline => books.set_budget_stop(at, why),
-            _ => books.set_stop(
-                StopKind::Interrupted,
-                crate::run::sys::interrupt::REASON.into(),
-            ),
-        },
-    }
-    out
 }
 
 /// Puts task `i` in a final state at `now` and, when it is dead, skips the

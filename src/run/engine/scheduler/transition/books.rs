@@ -27,6 +27,9 @@ pub struct Slot {
     pub last_try: (u32, u32),
     /// Feedback for the next attempt.
     pub feedback: String,
+    /// The attempts counted before the task's last re-plan
+    /// (docs/language.md "Re-planning"): its `attempts` count from there.
+    pub attempt_base: u32,
     /// When the current attempt started (monotonic).
     pub since: Option<std::time::Instant>,
     /// Whether the cache was consulted for this task already.

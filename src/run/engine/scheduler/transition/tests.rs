@@ -100,6 +100,7 @@ fn ended(i: usize, n: u32, outcome: Outcome) -> Finished {
         fallback: None,
         resolver: None,
         already_satisfied: false,
+        answerer: None,
         unreviewed: None,
     }
 }
@@ -407,6 +408,7 @@ fn interrupted_attempts_count_only_when_the_time_budget_stopped_them() {
         agent: None,
         fallback: None,
         resolver: None,
+        answerer: None,
         unreviewed: None,
         already_satisfied: false,
     };
@@ -609,6 +611,7 @@ fn a_resolvers_run_is_one_more_iteration_and_in_the_attempts_history() {
                 agent: None,
                 fallback: None,
                 resolver: Some(record.clone()),
+                answerer: None,
                 unreviewed: None,
                 already_satisfied: false,
             },
