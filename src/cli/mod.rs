@@ -186,14 +186,39 @@ enum Command {
     Completions(completions::Args),
 }
 
+/// The stack of the thread that parses the command line, in bytes.
+const PARSE_STACK: usize = 8 << 20;
+
+/// Answers a shell asking for completions (`loopc completions`; the
+/// process then ends) or parses the command line. clap's derived builders
+/// put every argument of a subcommand in one frame, large in a debug build,
+/// so this runs on a thread with a fixed stack of its own: the main
+/// thread's stack stays for the work, which never needs more for a larger
+/// plan (tests/check/scale.rs runs loopc on 256 KiB).
+fn parse() -> Result<Cli, clap::Error> {
+    let parse = || {
+        clap_complete::CompleteEnv::with_factory(command)
+            .var(completions::VAR)
+            .complete();
+        Cli::try_parse()
+    };
+    match std::thread::Builder::new()
+        .name("parse".to_string())
+        .stack_size(PARSE_STACK)
+        .spawn(parse)
+    {
+        Ok(thread) => match thread.join() {
+            Ok(parsed) => parsed,
+            Err(panic) => std::panic::resume_unwind(panic),
+        },
+        // No thread to be had: parse here, on the main thread's stack.
+        Err(_) => parse(),
+    }
+}
+
 /// Parses the command line, runs the subcommand and returns its exit status.
 pub fn main() -> ExitCode {
-    // A shell asking for completions (`loopc completions`) is answered
-    // here, and the process ends.
-    clap_complete::CompleteEnv::with_factory(command)
-        .var(completions::VAR)
-        .complete();
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {
