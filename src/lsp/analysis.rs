@@ -442,103 +442,60 @@ impl Analysis {
         field: &str,
         in_list: bool,
     ) -> Vec<lsp::CompletionItem> {
-        let mut out = Vec::new();
+        use BlockKind::*;
         match (field, in_list) {
-            ("agent", false)
-                if matches!(
-                    block,
-                    BlockKind::Task | BlockKind::Defaults | BlockKind::Gate
-                ) =>
-            {
-                for n in self.defined(NameKind::Agent) {
-                    let doc = self.agent_hover(&n);
-                    out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
-                }
+            ("agent", false) if matches!(block, Task | Defaults | Gate) => self.agent_items(),
+            ("resolver" | "answerer", false) if matches!(block, Task | Defaults | Loop) => {
+                self.agent_items()
             }
-            ("executor", false)
-                if matches!(
-                    block,
-                    BlockKind::Agent | BlockKind::Gate | BlockKind::Defaults | BlockKind::Loop
-                ) =>
-            {
-                for n in self.defined(NameKind::Executor) {
+            ("fallback", false) if block == Agent => self.agent_items(),
+            ("executor", false) if matches!(block, Agent | Gate | Defaults | Loop) => self
+                .defined(NameKind::Executor)
+                .into_iter()
+                .map(|n| {
                     let doc = self.executor_hover(&n);
-                    out.push(item(&n, lsp::CompletionItemKind::OPERATOR, "executor", doc));
-                }
-            }
-            ("resolver" | "answerer", false)
-                if matches!(
-                    block,
-                    BlockKind::Task | BlockKind::Defaults | BlockKind::Loop
-                ) =>
-            {
-                for n in self.defined(NameKind::Agent) {
-                    let doc = self.agent_hover(&n);
-                    out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
-                }
-            }
-            ("fallback", false) if block == BlockKind::Agent => {
-                for n in self.defined(NameKind::Agent) {
-                    let doc = self.agent_hover(&n);
-                    out.push(item(&n, lsp::CompletionItemKind::CLASS, "agent", doc));
-                }
-            }
-            ("gates", true) if matches!(block, BlockKind::Task | BlockKind::Defaults) => {
-                for n in self.defined(NameKind::Gate) {
+                    item(&n, lsp::CompletionItemKind::OPERATOR, "executor", doc)
+                })
+                .collect(),
+            ("gates", true) if matches!(block, Task | Defaults) => self
+                .defined(NameKind::Gate)
+                .into_iter()
+                .map(|n| {
                     let doc = self.gate_hover(&n);
-                    out.push(item(&n, lsp::CompletionItemKind::INTERFACE, "gate", doc));
-                }
+                    item(&n, lsp::CompletionItemKind::INTERFACE, "gate", doc)
+                })
+                .collect(),
+            ("on_fail", false) if block == Gate => word_items(crate::model::OnFail::WORDS, field),
+            ("on_fail", false) if block == Task => {
+                word_items(crate::model::OnFail::TASK_WORDS, field)
             }
-            ("on_fail", false) if matches!(block, BlockKind::Gate | BlockKind::Task) => {
-                let words = if block == BlockKind::Gate {
-                    crate::model::OnFail::WORDS
-                } else {
-                    crate::model::OnFail::TASK_WORDS
-                };
-                for w in words {
-                    out.push(item(
-                        w,
-                        lsp::CompletionItemKind::ENUM_MEMBER,
-                        "on_fail",
-                        None,
-                    ));
-                }
+            ("on_change", false) if block == Gate => {
+                word_items(crate::model::OnChange::WORDS, field)
             }
-            ("on_change", false) if block == BlockKind::Gate => {
-                for w in crate::model::OnChange::WORDS {
-                    out.push(item(
-                        w,
-                        lsp::CompletionItemKind::ENUM_MEMBER,
-                        "on_change",
-                        None,
-                    ));
-                }
-            }
-            ("output", false) if block == BlockKind::Agent => {
-                for w in crate::model::OutputFormat::WORDS {
-                    out.push(item(
-                        w,
-                        lsp::CompletionItemKind::ENUM_MEMBER,
-                        "output",
-                        None,
-                    ));
-                }
+            ("output", false) if block == Agent => {
+                word_items(crate::model::OutputFormat::WORDS, field)
             }
             // Inside `output = { … }`: the keys of the declarative reader.
-            ("output", true) if block == BlockKind::Agent => {
-                for k in crate::model::fields::OUTPUT {
+            ("output", true) if block == Agent => crate::model::fields::OUTPUT
+                .iter()
+                .map(|k| {
                     let doc = super::docs::output_key_doc(k).map(str::to_string);
-                    out.push(item(
-                        k,
-                        lsp::CompletionItemKind::PROPERTY,
-                        "output key",
-                        doc,
-                    ));
-                }
-            }
-            _ => {}
+                    item(k, lsp::CompletionItemKind::PROPERTY, "output key", doc)
+                })
+                .collect(),
+            _ => Vec::new(),
         }
-        out
+    }
+
+    /// Every agent the plan defines, as completions of a field naming one.
+    fn agent_items(&self) -> Vec<lsp::CompletionItem> {
+        self.defined(NameKind::Agent)
+            .into_iter()
+            .map(|n| {
+                let doc = self.agent_hover(&n);
+                item(&n, lsp::CompletionItemKind::CLASS, "agent", doc)
+            })
+            .collect()
     }
 
     /// Formatting: one edit replacing the whole document with `loopc fmt`'s
@@ -594,4 +551,12 @@ fn item(
         }),
         ..lsp::CompletionItem::default()
     }
+}
+
+/// The words a field takes (`on_fail`, `output`, …), as completions.
+fn word_items(words: &[&str], field: &str) -> Vec<lsp::CompletionItem> {
+    words
+        .iter()
+        .map(|w| item(w, lsp::CompletionItemKind::ENUM_MEMBER, field, None))
+        .collect()
 }

@@ -20,6 +20,7 @@ mod cached;
 pub mod cleanup;
 mod grow;
 mod merged;
+mod paying;
 mod refs;
 mod specs;
 mod start;
@@ -340,38 +341,14 @@ impl Scheduler {
                 self.books.set_budget_stop(at, reason);
                 return;
             }
+            // A retry starts only once its remembered failure is on disk,
+            // so a rerun after `kill -9` resumes from it.
+            if self.unsaved && state.tasks[i].remembered.is_some() {
+                self.write_state(state);
+            }
             self.start_attempt(state, pool, tx, i);
             self.save(state);
         }
-    }
-
-    /// Looks at the failures task `i` left under its key in earlier runs
-    /// ([`transition::resume`]). Returns true when it is not run.
-    fn resume(&mut self, state: &mut RunState, i: usize) -> bool {
-        let ctx = Arc::clone(&self.ctx);
-        let task = &ctx.plan.tasks[i];
-        let key = self
-            .cache
-            .key(&ctx, i, &self.head)
-            .map(|k| transition::remembered_key(task, &k));
-        let retry = self.cache.retries(i, &ctx.plan.tasks[i].name);
-        let now = now_rfc3339();
-        let actions = transition::resume(&ctx.plan, state, &mut self.books, i, key, retry, &now);
-        let not_run = !actions.is_empty();
-        self.apply(state, i, actions, Ended::Nothing);
-        not_run
-    }
-
-    /// The `cost` budget left cannot pay for task `i`'s next attempt at
-    /// its agent's per-attempt cap: the message that stops the run.
-    fn uncovered(&self, i: usize) -> Option<String> {
-        let agent = self
-            .agent_for(i)
-            .or_else(|| match &self.ctx.plan.tasks[i].kind {
-                crate::plan::TaskKind::Agent { agent, .. } => Some(Arc::clone(agent)),
-                crate::plan::TaskKind::Command { .. } => None,
-            })?;
-        self.books.meter.cannot_cover(&agent.name, agent.cost)
     }
 
     /// The integration branch no longer exists: someone deleted it during
