@@ -73,31 +73,47 @@ fn path_problem(path: &str) -> Option<&'static str> {
     }
 }
 
+/// What a `context` path names where it was looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// A file: its content goes in the prompt.
+    File,
+    /// A directory: E0015, name the files.
+    Directory,
+    /// Nothing: E0015.
+    Missing,
+}
+
 /// E0015 for each of `files` (every `context` path a plan names, with
-/// where: [`crate::Compilation::context`]) that `exists` says is not
-/// there; `place` says where it was looked for (`"in the checkout
+/// where: [`crate::Compilation::context`]) that `found` says is not a
+/// file there; `place` says where it was looked for (`"in the checkout
 /// /repo"`, `"in the commit attempts start from (3f2a9c1d0e)"`).
 pub fn missing(
     files: &[PathPattern],
-    exists: &mut dyn FnMut(&str) -> bool,
+    found: &mut dyn FnMut(&str) -> Found,
     place: &str,
 ) -> Vec<Diagnostic> {
-    files
-        .iter()
-        .filter(|f| !exists(&f.pattern))
-        .map(|f| {
+    let mut out = Vec::new();
+    for f in files {
+        let (what, label) = match found(&f.pattern) {
+            Found::File => continue,
+            Found::Directory => ("a directory", "a directory: name the files"),
+            Found::Missing => ("not", "no such file"),
+        };
+        out.push(
             Diagnostic::new(
                 Code::E0015,
-                format!("context file `{}` is not {place}", f.pattern),
+                format!("context file `{}` is {what} {place}", f.pattern),
                 f.span,
-                "no such file",
+                label,
             )
             .with_note(
                 "every prompt of a task with this `context` carries the file's content: add and commit \
                  the file, or remove it from `context`",
-            )
-        })
-        .collect()
+            ),
+        );
+    }
+    out
 }
 
 #[cfg(test)]

@@ -92,10 +92,15 @@ fn missing_context(
         .find(|d| d.join(".git").exists())
         .unwrap_or(&dir)
         .to_path_buf();
-    let mut exists = |p: &str| root.join(p).is_file();
+    use loopc::check::context::Found;
+    let mut found = |p: &str| match root.join(p) {
+        f if f.is_file() => Found::File,
+        d if d.is_dir() => Found::Directory,
+        _ => Found::Missing,
+    };
     diags.extend(loopc::check::context::missing(
         &compiled.context,
-        &mut exists,
+        &mut found,
         "in the repository's checkout",
     ));
     loopc::diagnostic::sort(diags);

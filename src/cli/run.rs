@@ -461,11 +461,18 @@ fn refuse_early(
         let files = committed()?;
         let short = base.get(..10).unwrap_or(&base);
         let place = format!("in the commit attempts start from ({short})");
-        let missing = loopc::check::context::missing(
-            &compilation.context,
-            &mut |p| files.contains(p),
-            &place,
-        );
+        use loopc::check::context::Found;
+        let mut found = |p: &str| {
+            let dir = format!("{p}/");
+            if files.contains(p) {
+                Found::File
+            } else if files.iter().any(|f| f.starts_with(&dir)) {
+                Found::Directory
+            } else {
+                Found::Missing
+            }
+        };
+        let missing = loopc::check::context::missing(&compilation.context, &mut found, &place);
         if !missing.is_empty() {
             super::print_compilation(compilation, &missing);
             return Err(format!(

@@ -62,3 +62,31 @@ fn a_file_in_the_checkout_is_enough_for_check() {
     );
     repo.loopc(&["check", "plan.loop"]).status(0).run();
 }
+
+/// A directory named in `context` is said to be one, in `check` (the
+/// checkout) and `run` (the commit), as a path ending in `/` is: before,
+/// both said "no such file" of a directory that is there.
+#[test]
+fn a_directory_in_context_is_named_a_directory() {
+    let repo = Test::repo();
+    repo.write("notes/a.md", "a\n");
+    repo.write(
+        "plan.loop",
+        "loop \"c\" { }\nbudget { iterations = 1 }\nagent bot { run = \"true\" }\n\
+         task a { agent = bot  prompt = \"x\"  context = [\"notes\"] }\n",
+    );
+    repo.commit("notes");
+    let r = repo.loopc(&["check", "plan.loop"]).status(1).run();
+    assert!(
+        r.stderr
+            .contains("context file `notes` is a directory in the repository's checkout"),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("a directory: name the files"), "{r:?}");
+    let r = repo.loopc(&["run", "plan.loop"]).status(2).run();
+    assert!(
+        r.stderr
+            .contains("context file `notes` is a directory in the commit attempts start from"),
+        "{r:?}"
+    );
+}
