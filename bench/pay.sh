@@ -2,9 +2,10 @@
 # Paying once: agent sessions started and dollars charged by a rerun, per
 # scenario, for two loopc binaries (docs/benchmarks.md "Paying once").
 #
-#   bench/pay.sh [BEFORE_LOOPC] [AFTER_LOOPC]
+#   bench/pay.sh BEFORE_LOOPC [AFTER_LOOPC]
 #
-# Defaults: /work/bin/loopc-before, then this checkout's debug build
+# BEFORE_LOOPC: a loopc built from an earlier commit (docs/benchmarks.md
+# says which and how); AFTER_LOOPC defaults to this checkout's debug build
 # (`cargo build` first). Sessions and dollars do not depend on the build
 # type. Each scenario gets a fresh repository: a first run (all of it
 # passes, or a task fails, or it is interrupted), then the change, then
@@ -14,11 +15,14 @@
 # costs. Needs git, sh, bash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-before=${1:-/work/bin/loopc-before}
+before=${1:?usage: bench/pay.sh BEFORE_LOOPC [AFTER_LOOPC]}
 after=${2:-$PWD/target/debug/loopc}
 for b in "$before" "$after"; do
   [[ -x $b ]] || { echo "bench/pay.sh: no loopc at $b" >&2; exit 2; }
 done
+# The scenarios run in their own repositories: a relative path would not
+# be found there.
+before=$(realpath "$before") after=$(realpath "$after")
 work=$(mktemp -d "${TMPDIR:-/tmp}/loopc-pay.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@loopc.invalid

@@ -48,8 +48,10 @@ pub fn run(args: &Args) -> i32 {
             return exit::INTERRUPTED;
         }
         standby = round.standby.take();
-        // No plan found this time (deleted, say): what the last round read.
-        let Some(watched) = round.watched.or(round.previous) else {
+        // No plan found this time (deleted, say): what the last round read,
+        // as it is now (the plan's absence is no change to wake on again).
+        let found = round.watched.is_some();
+        let Some(mut watched) = round.watched.or(round.previous) else {
             return exit::USAGE;
         };
         let Some(root) = watched.root.clone() else {
@@ -70,6 +72,9 @@ pub fn run(args: &Args) -> i32 {
                 "note: waiting for a change to the plan, its inputs or the base branch \
                  (Ctrl-C ends)"
             );
+        }
+        if !found {
+            watched = watcher.as_now(watched);
         }
         number += 1;
         match watcher.wait(&watched) {

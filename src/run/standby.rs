@@ -236,6 +236,19 @@ impl Standby {
         Ok(())
     }
 
+    /// `what` as it is now: each plan file's hash and the base's commit
+    /// read again. A round that found no plan (deleted, moved away) waits
+    /// on this, so only a change from now on wakes it, not the plan's
+    /// absence over and over.
+    pub fn as_now(&self, mut what: Watched) -> Watched {
+        for (path, hash) in &mut what.files {
+            *hash = hash_of(path);
+        }
+        let commit = base_commit(&self.git, what.base.0.as_deref());
+        what.base.1 = commit;
+        what
+    }
+
     /// Waits until something `what` names changes, or an interrupt. A
     /// plan file whose text is no longer what was compiled, or a base
     /// branch no longer at the round's commit, is a change at once (it

@@ -102,13 +102,18 @@ pub fn decimal_usd(micro: u64) -> String {
     format!("{whole}.{}", f.trim_end_matches('0'))
 }
 
+/// The most dollars one report counts for: a larger one (up to infinity)
+/// counts as this much, still far over any cap and budget.
+const MAX_REPORTED_USD: f64 = 1.0e9;
+
 /// Dollars (as reported in JSON) to micro-dollars, rounded; `None` for a
-/// negative, non-finite or absurd value.
+/// negative value or NaN. A value above [`MAX_REPORTED_USD`] counts as
+/// that: an agent reporting $1e14 is over its cap, never of unknown cost.
 pub fn usd_to_micro(usd: f64) -> Option<u64> {
-    if !usd.is_finite() || !(0.0..=1.0e9).contains(&usd) {
+    if usd.is_nan() || usd < 0.0 {
         return None;
     }
-    Some((usd * 1_000_000.0).round() as u64)
+    Some((usd.min(MAX_REPORTED_USD) * 1_000_000.0).round() as u64)
 }
 
 #[cfg(test)]
@@ -141,6 +146,9 @@ mod tests {
         assert_eq!(decimal_usd(125), "0.000125");
         assert_eq!(usd_to_micro(0.42), Some(420_000));
         assert_eq!(usd_to_micro(-1.0), None);
+        assert_eq!(usd_to_micro(f64::NAN), None);
+        assert_eq!(usd_to_micro(2.0e13), Some(1_000_000_000_000_000));
+        assert_eq!(usd_to_micro(f64::INFINITY), Some(1_000_000_000_000_000));
     }
 
     #[test]

@@ -210,3 +210,33 @@ fn ctrl_c_during_a_round_ends_standby_as_it_ends_a_run() {
     );
     assert_eq!(waits(&repo), 0, "{}", repo.spawned_stderr());
 }
+
+#[test]
+fn a_deleted_plan_is_waited_on_once_until_it_comes_back() {
+    let repo = Test::repo();
+    let mut child = start(
+        &repo,
+        PLAN,
+        "round 1: passed: 2 ran (a, b), 0 from the cache\n",
+    );
+    let plan = repo.root.join("plan.loop");
+    let text = std::fs::read_to_string(&plan).unwrap();
+    std::fs::remove_file(&plan).unwrap();
+    see(&repo, &mut child, "round 2: not run: ");
+    assert!(repo.wait_for(GENEROUS, || waits(&repo) == 2));
+    // Back again: the very next round runs it. Before, the plan's absence
+    // woke round after round (hundreds a second) until it came back.
+    std::fs::write(&plan, text).unwrap();
+    see(
+        &repo,
+        &mut child,
+        "round 3: passed: 0 ran, 2 from the cache\n",
+    );
+    assert!(!stdout(&repo).contains("round 4:"), "{}", stdout(&repo));
+    assert_eq!(
+        interrupt(&mut child),
+        Some(130),
+        "{}",
+        repo.spawned_stderr()
+    );
+}

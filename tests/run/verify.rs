@@ -160,3 +160,34 @@ fn run_verify_and_defaults_verify_every_task() {
     assert_eq!(repo.status_of("done"), "already_satisfied");
     assert_eq!(repo.status_of("todo"), "passed");
 }
+
+/// An already satisfied task is cached at the commit it was satisfied on:
+/// on a new base its `accept` runs again before it is replayed, and once
+/// the base no longer satisfies it, its agent works it. Before, the entry
+/// was replayed with nothing to apply and no check, and the integration
+/// branch said `done` passed on a commit without done.txt.
+#[test]
+fn an_already_satisfied_task_is_checked_again_on_a_new_base() {
+    let repo = repo_with(PLAN);
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(agents_started(&repo), ["todo"]);
+    // A new base that still satisfies it: checked again, replayed.
+    repo.write("other.txt", "x\n");
+    repo.commit("unrelated");
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(repo.status_of("done"), "cached");
+    assert_eq!(agents_started(&repo), ["todo"]);
+    // A base without done.txt: the replay's accept fails, the agent works
+    // (and `todo`, which starts from what `done` now produced, runs too).
+    repo.git(&["rm", "-q", "done.txt"]);
+    repo.commit("done.txt gone");
+    let out = repo.loopc(&["run"]).status(0).run();
+    assert!(
+        out.stderr
+            .contains("done: cache entry not used: the replayed work failed its checks"),
+        "{out:?}"
+    );
+    assert_eq!(agents_started(&repo)[1..], ["done", "todo"], "{out:?}");
+    assert_eq!(repo.status_of("done"), "passed", "{out:?}");
+    assert_eq!(repo.show("loop/v", "done.txt").unwrap(), "made by done\n");
+}

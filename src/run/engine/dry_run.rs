@@ -325,7 +325,7 @@ impl<'a> Sim<'a> {
         let task = &self.plan.tasks[i];
         let head = self.head.clone();
         let gated = match replay::plan(self.git, task, entry, &head) {
-            Ok(Planned::Nothing) => None,
+            Ok(Planned::Nothing) => replay::nothing_rechecked(entry, &head),
             Ok(Planned::FastForward(commit)) => {
                 self.head = commit;
                 None

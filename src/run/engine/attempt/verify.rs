@@ -12,7 +12,8 @@ use crate::run::engine::outcome::{AttemptResult, Outcome};
 use crate::run::sys::checkout::Checkout;
 
 /// The summary of a task found already satisfied.
-const SUMMARY: &str = "already satisfied: `accept` passed on its starting commit; no agent ran";
+/// (the terminal, summary and status say "already satisfied" before it).
+const SUMMARY: &str = "`accept` passed on its starting commit; no agent ran";
 
 /// Runs the task's `accept` on the attempt's starting commit (`co` is
 /// still there: nothing has run in it but `setup`). `Ok(Some(_))`: it

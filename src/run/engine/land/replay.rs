@@ -478,6 +478,16 @@ pub enum Planned {
     Conflict(Vec<String>),
 }
 
+/// Whether a replay with nothing to apply runs its task's checks again:
+/// `Some(true)` when `entry` changed nothing (a check-only task, or one
+/// found already satisfied by `verify`) and was recorded at another commit
+/// than `head`: its checks are its whole result, and they passed on that
+/// commit, not on this one. `None`: no check (the head is where it passed,
+/// or its change is already in the head).
+pub fn nothing_rechecked(entry: &Entry, head: &str) -> Option<bool> {
+    (entry.parent.is_none() && entry.commit != head).then_some(true)
+}
+
 /// What replaying `entry` of `task` onto `head` would do. Writes at most
 /// git objects (a merged tree and the replayed commit), never a ref.
 ///
@@ -565,7 +575,7 @@ pub fn apply(
     let task = &ctx.plan.tasks[task];
     let head = on.head;
     let (replayed, gated) = match plan(&ctx.git, task, on.entry, head) {
-        Ok(Planned::Nothing) => (head.to_string(), None),
+        Ok(Planned::Nothing) => (head.to_string(), nothing_rechecked(on.entry, head)),
         Ok(Planned::FastForward(commit)) => (commit, None),
         Ok(Planned::Commit { commit, gated }) => (commit, Some(gated)),
         Ok(Planned::Conflict(paths)) => {
@@ -576,7 +586,7 @@ pub fn apply(
     };
     let checks = replay_checks(task, gated, on.earlier, on.unchecked);
     let how = match (gated, checks.is_empty()) {
-        (None, true) if replayed == head => "none",
+        (_, true) if replayed == head => "none",
         (None, true) => "fast_forward",
         (Some(_), true) => "replay",
         (_, false) => match gate_replay(ctx, task, head, &replayed, &checks, cost) {
