@@ -100,34 +100,72 @@ fn merge_or_resolve(
 ) -> Merge {
     let task = &ctx.plan.tasks[r.input.task];
     let mut cost = Cost::default();
-    // A real merge runs gates (and maybe a resolver): the refs that are
-    // not loopc's are watched across it, as across an attempt.
+    // A real merge on which checks run (or a resolver, below): the refs
+    // that are not loopc's are watched across it, as across an attempt.
+    // With nothing to run on the merge, only loopc's own git writes
+    // objects in between: no snapshot, two git processes fewer a merge.
     let base = r.input.base.as_str();
-    let refs = if commit != base && head != base {
-        guard::snapshot(&ctx.git, &ctx.integration_ref, &ctx.layout.worktrees)
+    let real = commit != base && head != base;
+    let refs = if real && runs_checks(task, earlier) {
+        guard::snapshot(&ctx.git, &ctx.integration_ref, &ctx.layout.worktrees).map(Some)
     } else {
-        Ok(guard::Snapshot::default())
+        Ok(None)
     };
     let mut merged = match &refs {
-        Ok(before) => integrate(ctx, r, commit, head, earlier, before, &mut cost),
+        Ok(before) => integrate(ctx, r, commit, head, earlier, before.as_ref(), &mut cost),
         Err(_) if stopping(&ctx.control) => Merge::Stopped,
         Err(e) => Merge::Error(format!("cannot read the repository's refs: {e}")),
     };
     if let Merge::Conflict(paths) = &merged
         && let Some(agent) = &task.resolver
-        && let Ok(before) = &refs
     {
-        let side = crate::run::engine::land::resolve::Side {
-            commit,
-            head,
-            conflicts: paths,
-            landings,
-            earlier,
+        let paths = paths.clone();
+        merged = match watched(ctx, refs) {
+            Ok(before) => {
+                let side = crate::run::engine::land::resolve::Side {
+                    commit,
+                    head,
+                    conflicts: &paths,
+                    landings,
+                    earlier,
+                };
+                resolve_conflict(ctx, r, agent, &side, &before, &mut cost)
+            }
+            Err(m) => m,
         };
-        merged = resolve_conflict(ctx, r, agent, &side, before, &mut cost);
     }
     r.cost.absorb(cost);
     merged
+}
+
+/// Whether a merge of `task`'s work runs any check: its checks that run
+/// again on a merge or those of tasks merged `earlier`
+/// ([`gate_in_scratch`]'s list is empty exactly when both are).
+fn runs_checks(task: &crate::plan::Task, earlier: &[Check]) -> bool {
+    !earlier.is_empty() || !crate::run::engine::attempt::gate::rechecks_of(task).is_empty()
+}
+
+/// The refs that are not loopc's to watch across a resolver: the snapshot
+/// `refs` taken before the merge, or one taken now when none was (nothing
+/// ran since the merge began).
+///
+/// Errors: the merge's result when they cannot be read (stopping, or why).
+fn watched(
+    ctx: &RunCtx,
+    refs: Result<Option<guard::Snapshot>, String>,
+) -> Result<guard::Snapshot, Merge> {
+    let taken = match refs {
+        Ok(Some(before)) => return Ok(before),
+        Ok(None) => guard::snapshot(&ctx.git, &ctx.integration_ref, &ctx.layout.worktrees),
+        Err(e) => Err(e),
+    };
+    taken.map_err(|e| {
+        if stopping(&ctx.control) {
+            Merge::Stopped
+        } else {
+            Merge::Error(format!("cannot read the repository's refs: {e}"))
+        }
+    })
 }
 
 /// The outcome of attempt `r` whose merge ended in `merged`: neither
@@ -238,14 +276,15 @@ fn adopt_or_stop(ctx: &RunCtx, head: &str, landed: &mut Landed) {
 /// tasks merged before in this run; `cost` receives agent gates' costs.
 /// `refs` are the refs that are not loopc's before the merge: if they
 /// changed while the merge gates ran, the branch is not moved
-/// ([`Merge::RefsChanged`]).
+/// ([`Merge::RefsChanged`]); `None` when no check runs on the merge
+/// (nothing to watch).
 pub fn integrate(
     ctx: &RunCtx,
     r: &AttemptResult,
     commit: &str,
     head: &str,
     earlier: &[Check],
-    refs: &guard::Snapshot,
+    refs: Option<&guard::Snapshot>,
     cost: &mut Cost,
 ) -> Merge {
     let task = &ctx.plan.tasks[r.input.task];
@@ -306,6 +345,7 @@ pub fn integrate(
         cost,
     );
     if verdict != Verdict::Stopped
+        && let Some(refs) = refs
         && let Some(m) = refs_moved(ctx, refs, "the merge gates")
     {
         return m;
