@@ -34,10 +34,12 @@ fn waits(repo: &Test) -> usize {
         .count()
 }
 
-/// Sends SIGINT and returns loopc's exit status.
-fn interrupt(child: &mut Child) -> Option<i32> {
+/// Sends SIGINT and checks that standby ends as an interrupted run does
+/// (exit 130).
+fn ends_on_ctrl_c(repo: &Test, child: &mut Child) {
     signal(child.id(), libc::SIGINT);
-    child.wait().unwrap().code()
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "{}", repo.spawned_stderr());
 }
 
 /// Writes the agent and `plan`, starts `loopc run --watch`, waits for its
@@ -113,12 +115,7 @@ fn a_task_appended_to_the_plan_runs_alone_an_error_is_waited_on_and_ctrl_c_ends_
         "round 4: passed: 0 ran, 3 from the cache\n",
     );
     assert!(repo.wait_for(GENEROUS, || waits(&repo) == 4));
-    assert_eq!(
-        interrupt(&mut child),
-        Some(130),
-        "{}",
-        repo.spawned_stderr()
-    );
+    ends_on_ctrl_c(&repo, &mut child);
 }
 
 #[test]
@@ -172,12 +169,7 @@ task t { agent = bot  prompt = "t"  inputs = ["data/*.txt", "build/*.txt"] }
         "{err}"
     );
     assert!(repo.wait_for(GENEROUS, || waits(&repo) == 3));
-    assert_eq!(
-        interrupt(&mut child),
-        Some(130),
-        "{}",
-        repo.spawned_stderr()
-    );
+    ends_on_ctrl_c(&repo, &mut child);
 }
 
 #[test]
@@ -197,12 +189,7 @@ fn ctrl_c_during_a_round_ends_standby_as_it_ends_a_run() {
         repo.wait_for(GENEROUS, || started.exists()),
         "the agent never started"
     );
-    assert_eq!(
-        interrupt(&mut child),
-        Some(130),
-        "{}",
-        repo.spawned_stderr()
-    );
+    ends_on_ctrl_c(&repo, &mut child);
     assert!(
         stdout(&repo).contains("round 1: interrupted: 1 ran (a), 0 from the cache"),
         "{}",
@@ -233,10 +220,5 @@ fn a_deleted_plan_is_waited_on_once_until_it_comes_back() {
         "round 3: passed: 0 ran, 2 from the cache\n",
     );
     assert!(!stdout(&repo).contains("round 4:"), "{}", stdout(&repo));
-    assert_eq!(
-        interrupt(&mut child),
-        Some(130),
-        "{}",
-        repo.spawned_stderr()
-    );
+    ends_on_ctrl_c(&repo, &mut child);
 }
