@@ -9,11 +9,11 @@
 use crate::harness::Test;
 
 /// The worker: logs its task; writes `<task>.txt`, with `ok` in it when
-/// its feedback asks for it.
+/// its feedback asks for it (unless `stubborn` is beside the scripts).
 const WORKER: &str = r#"#!/bin/sh
 cat > /dev/null
 echo "$LOOP_TASK $LOOP_ATTEMPT" >> "$LOG_DIR/sessions.log"
-if grep -q "needs ok" "$LOOP_FEEDBACK_FILE" 2>/dev/null; then
+if [ ! -e "$LOG_DIR/stubborn" ] && grep -q "needs ok" "$LOOP_FEEDBACK_FILE" 2>/dev/null; then
   echo "made by $LOOP_TASK, ok" > "$LOOP_TASK.txt"
 else
   echo "made by $LOOP_TASK" > "$LOOP_TASK.txt"
@@ -188,6 +188,56 @@ fn skip_gate_leaves_results_unchecked_until_a_run_without_it() {
     assert_eq!(lints, ["lint a", "lint b"]);
     assert!(repo.task("a").get("not_checked_by").is_none());
     assert_eq!(run(&repo, &[]), nothing());
+}
+
+#[test]
+fn a_gates_rejection_of_a_cached_result_is_recorded_and_not_paid_again() {
+    let repo = setup(&with_gates("review").replace("defaults {", "defaults { attempts = 1"));
+    std::fs::write(repo.bin.join("strict"), "").unwrap();
+    std::fs::write(repo.bin.join("stubborn"), "").unwrap();
+    // `--skip-gate` passes work the review would reject.
+    let [work, reviews, _] = run(&repo, &["--skip-gate", "review"]);
+    assert_eq!(work, ["a 1", "b 1"]);
+    assert_eq!(reviews, NONE);
+    // Without it the review judges a's cached result and rejects it; a's
+    // agent runs again, and its new work is rejected too.
+    let runs = |args: &[&str]| {
+        let before = log(&repo, "reviews.log").len();
+        let mut full = vec!["run"];
+        full.extend_from_slice(args);
+        let out = repo.loopc(&full).status(1).run();
+        (log(&repo, "reviews.log")[before..].to_vec(), out)
+    };
+    let (reviews, _) = runs(&[]);
+    assert_eq!(reviews, ["review a 0", "review a 1"]);
+    assert_eq!(repo.status_of("a"), "completed_unreviewed");
+    // The rejection is recorded with the entry: the next run does not pay
+    // the review again on the unchanged result, and says how to take it.
+    let words = "a: cache entry not used: gate `review` rejected its cached result in an \
+                 earlier run; that verdict is recorded and the gate is not run again: \
+                 `--skip-gate review` takes the result as it is, or change the work";
+    let (reviews, out) = runs(&[]);
+    assert_eq!(reviews, NONE, "{out:?}");
+    assert!(out.stderr.contains(words), "{out:?}");
+    assert_eq!(repo.status_of("a"), "completed_unreviewed");
+    assert_eq!(log(&repo, "sessions.log"), ["a 1", "b 1", "a 1"]);
+    let dry = repo.loopc(&["run", "--dry-run", "--retry-failed"]).run();
+    assert!(
+        dry.stdout.starts_with(
+            "a: run (gate `review` rejected its cached result in an earlier run; that verdict \
+             is recorded"
+        ),
+        "{dry:?}"
+    );
+    // `--retry-failed` pays the agent again, with the recorded feedback,
+    // but not the review of the cached result.
+    let (reviews, _) = runs(&["--retry-failed"]);
+    assert_eq!(reviews, ["review a 1"]);
+    let feedback = std::fs::read_to_string(repo.root.join(".loopc/logs/a/1/feedback.md")).unwrap();
+    assert!(feedback.contains("needs ok in a.txt"), "{feedback}");
+    // And `--skip-gate review` takes the result again, with nothing paid.
+    assert_eq!(run(&repo, &["--skip-gate", "review"]), nothing());
+    assert_eq!(repo.status_of("a"), "cached");
 }
 
 /// Two independent tasks at once, each with the review: the second to

@@ -84,8 +84,26 @@ pub struct Entry {
     /// gate of the task that is not here has not judged this result (it
     /// was added, changed, or skipped with `--skip-gate`).
     pub gates: BTreeMap<String, String>,
+    /// The agent gates that rejected this result when it was replayed
+    /// (docs/cache.md, "Gates and their verdicts"): each gate's key (hex)
+    /// and its verdict. A rerun takes the recorded verdict instead of
+    /// paying the gate again. Absent when there is none, and in entries
+    /// older loopc recorded.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rejected: BTreeMap<String, Rejection>,
     /// The key's components.
     pub components: Components,
+}
+
+/// An agent gate's recorded rejection of a cached result ([`Entry::rejected`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rejection {
+    /// The gate's name when it rejected the result.
+    pub gate: String,
+    /// Why (one line), as the run said it then.
+    pub reason: String,
+    /// The feedback it gave: the first feedback of the task's next attempt.
+    pub feedback: String,
 }
 
 impl Entry {
@@ -97,6 +115,18 @@ impl Entry {
             .filter(|g| !self.gates.contains_key(&g.key.to_hex()))
             .map(|g| g.as_ref())
             .collect()
+    }
+
+    /// The first gate of `task`, among those that have not passed this
+    /// result, whose rejection of it is recorded, with that rejection: the
+    /// result is not used, and the gate is not paid again.
+    pub fn recorded_rejection<'a>(
+        &'a self,
+        task: &'a Task,
+    ) -> Option<(&'a crate::plan::Gate, &'a Rejection)> {
+        self.unchecked(task)
+            .into_iter()
+            .find_map(|g| self.rejected.get(&g.key.to_hex()).map(|r| (g, r)))
     }
 }
 

@@ -323,6 +323,9 @@ impl<'a> Sim<'a> {
     /// would: its line, or why the entry cannot be used.
     fn replay(&mut self, i: usize, entry: &'a cache::Entry) -> Result<String, String> {
         let task = &self.plan.tasks[i];
+        if let Some((g, _)) = entry.recorded_rejection(task) {
+            return Err(replay::recorded_rejection_words(&g.name));
+        }
         let head = self.head.clone();
         let gated = match replay::plan(self.git, task, entry, &head) {
             Ok(Planned::Nothing) => replay::nothing_rechecked(entry, &head),

@@ -184,6 +184,7 @@ fn checks(
             reason,
             feedback,
             on_fail,
+            ..
         } => Outcome::Failed {
             reason,
             feedback,

@@ -201,6 +201,7 @@ fn failed(merged: Merge, r: &mut AttemptResult) -> Outcome {
             reason,
             feedback,
             on_fail,
+            ..
         }) => Outcome::Failed {
             reason: format!("after merging with the integration branch: {reason}"),
             feedback: format!(

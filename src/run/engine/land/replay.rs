@@ -258,6 +258,11 @@ impl RunCache {
             .into_iter()
             .map(gate::gate_check)
             .collect();
+        // A gate's recorded rejection of this result stands: not paid again.
+        if let Some((g, r)) = entry.recorded_rejection(task) {
+            self.rejected = Some(r.feedback.clone());
+            return (Replay::Miss(recorded_rejection_words(&g.name)), cost);
+        }
         let replayed = if defer_ref && unchecked.is_empty() && entry.parent.as_deref() == Some(head)
         {
             Replay::Done {
@@ -271,8 +276,11 @@ impl RunCache {
                 earlier,
                 unchecked: &unchecked,
             };
-            let (r, feedback) = apply(ctx, i, &on, &mut cost);
-            self.rejected = feedback;
+            let (r, rejection) = apply(ctx, i, &on, &mut cost);
+            if let Some(rejection) = rejection {
+                self.rejected = Some(rejection.feedback.clone());
+                self.record_rejection(ctx, i, entry, rejection);
+            }
             r
         };
         if let Replay::Done { commit, how } = &replayed {
@@ -307,6 +315,41 @@ impl RunCache {
             }
         }
         (replayed, cost)
+    }
+
+    /// Records in `entry` of task `i` that one of its agent gates that had
+    /// not judged it rejected it (`rejection`, its `gate` the rejecting
+    /// check's label), so that the next run takes that verdict instead of
+    /// paying the gate again. A rejection by anything else (`accept`, a
+    /// command gate, a check of a task merged earlier) is not recorded: it
+    /// runs again. Failures are notes on the display.
+    fn record_rejection(
+        &mut self,
+        ctx: &RunCtx,
+        i: usize,
+        entry: &Entry,
+        rejection: cache::Rejection,
+    ) {
+        let Some(store) = self.cache.store.as_mut() else {
+            return;
+        };
+        let Some(g) = entry.unchecked(&ctx.plan.tasks[i]).into_iter().find(|g| {
+            g.name == rejection.gate && matches!(g.kind, crate::plan::GateKind::Agent { .. })
+        }) else {
+            return;
+        };
+        let mut rejected = entry.rejected.clone();
+        rejected.insert(g.key.to_hex(), rejection);
+        let recorded = store.record(
+            &ctx.git,
+            Entry {
+                rejected,
+                ..entry.clone()
+            },
+        );
+        if let Err(e) = recorded {
+            ctx.events.ui().line(&format!("loopc: cache: {e}"));
+        }
     }
 
     /// Records `entry` of task `i` again as replayed onto `head`, giving
@@ -428,6 +471,7 @@ impl RunCache {
             gates: cache::gates_of(&ctx.plan.tasks[i]),
             components: rk.components,
             fragment_commit: ts.fragment_commit.clone(),
+            rejected: std::collections::BTreeMap::new(),
         };
         self.keys[i] = Some(rk.key);
         if let Some(store) = self.cache.store.as_mut()
@@ -564,14 +608,14 @@ pub fn replay_checks(
 /// `on.head`, without touching any checkout ([`plan`]). Runs the checks
 /// [`replay_checks`] names in a scratch worktree first (logs in
 /// `.loopc/logs/<task>/replay/`); none: the branch moves with no check.
-/// `cost` receives agent gates' costs. Also returns the feedback of a
-/// check that rejected the replay.
+/// `cost` receives agent gates' costs. Also returns the rejection of a
+/// check that rejected the replay (its `gate`: the check's label).
 pub fn apply(
     ctx: &RunCtx,
     task: usize,
     on: &Replaying<'_>,
     cost: &mut Cost,
-) -> (Replay, Option<String>) {
+) -> (Replay, Option<cache::Rejection>) {
     let task = &ctx.plan.tasks[task];
     let head = on.head;
     let (replayed, gated) = match plan(&ctx.git, task, on.entry, head) {
@@ -622,7 +666,7 @@ pub fn apply(
 
 /// Runs `checks` on `replayed` (`task`'s work replayed onto `head`) in a
 /// scratch worktree. Errors: how the replay ends instead, with the
-/// feedback of a check that rejected it.
+/// rejection of a check that rejected it.
 fn gate_replay(
     ctx: &RunCtx,
     task: &crate::plan::Task,
@@ -630,7 +674,7 @@ fn gate_replay(
     replayed: &str,
     checks: &[Check],
     cost: &mut Cost,
-) -> Result<(), (Replay, Option<String>)> {
+) -> Result<(), (Replay, Option<cache::Rejection>)> {
     let miss = |e: String| (Replay::Miss(e), None);
     let files = AttemptFiles::create(&ctx.layout, &task.name, "replay", None).map_err(miss)?;
     ctx.git
@@ -655,10 +699,17 @@ fn gate_replay(
         Verdict::Pass => Ok(()),
         Verdict::Stopped => Err((Replay::Stopped, None)),
         Verdict::Reject {
-            reason, feedback, ..
+            reason,
+            feedback,
+            by,
+            ..
         } => Err((
             Replay::Miss(format!("the replayed work failed its checks: {reason}")),
-            Some(feedback),
+            Some(cache::Rejection {
+                gate: by,
+                reason,
+                feedback,
+            }),
         )),
         Verdict::Limited(l) => Err(miss(format!(
             "the replayed work could not be checked: agent `{}` hit a limit: {}",
@@ -668,4 +719,15 @@ fn gate_replay(
             "the replayed work could not be checked: {why}"
         ))),
     }
+}
+
+/// What a run (and `--dry-run`) says of a cached result whose rejection
+/// by gate `gate` is recorded: the task runs as after that rejection, and
+/// how to take the result anyway.
+pub fn recorded_rejection_words(gate: &str) -> String {
+    format!(
+        "gate `{gate}` rejected its cached result in an earlier run; that verdict is \
+         recorded and the gate is not run again: `--skip-gate {gate}` takes the result \
+         as it is, or change the work"
+    )
 }

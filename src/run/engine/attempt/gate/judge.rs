@@ -58,6 +58,7 @@ pub(super) fn reject(check: &Check, reason: String, feedback: String) -> Verdict
         feedback: format!("{reason}\n\n{feedback}"),
         reason,
         on_fail: check.on_fail,
+        by: check.label.clone(),
     }
 }
 
@@ -112,6 +113,7 @@ fn agent_verdict(
                     h.summary.unwrap_or_default()
                 ),
                 on_fail: check.on_fail,
+                by: check.label.clone(),
             }),
             HandoffStatus::Blocked | HandoffStatus::NeedsHuman => {
                 Some(Verdict::Blocked(handoff::with_reason(

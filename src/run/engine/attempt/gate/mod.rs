@@ -258,6 +258,11 @@ pub enum Verdict {
         feedback: String,
         /// The check's `on_fail`.
         on_fail: OnFail,
+        /// The label of the check that rejected it (`accept` or the
+        /// gate's name): a cached result's rejection by an agent gate is
+        /// recorded under that gate (docs/cache.md, "Gates and their
+        /// verdicts").
+        by: String,
     },
     /// An agent gate said `blocked` or `needs_human`.
     Blocked(String),
