@@ -55,6 +55,44 @@ fn each_prompt_starts_with_its_context_files() {
 }
 
 #[test]
+fn an_agent_gates_prompt_starts_with_its_tasks_context_files() {
+    let repo = setup();
+    // The reviewer keeps the prompt it was given on its standard input.
+    repo.script(
+        "reviewer.sh",
+        r#"#!/bin/sh
+cat > "$SEEN/$LOOP_TASK.review.md"
+printf '{"status":"completed","summary":"fine"}' > "$LOOP_HANDOFF"
+"#,
+    );
+    repo.plan(&PLAN.replace(
+        "defaults {",
+        "agent reviewer { run = \"sh @BIN@/reviewer.sh\" env = { SEEN = \"@BIN@\" } }\n\
+         gate review { agent = reviewer prompt = \"Review the diff.\" }\n\
+         defaults { gates = [review]",
+    ));
+    repo.loopc(&["run"]).status(0).run();
+    let a = std::fs::read_to_string(repo.bin.join("a.review.md")).unwrap();
+    assert!(
+        a.starts_with(
+            "## Context: DESIGN.md\n# Design\nOne way data flow.\n\n\
+             ## Context: AGENTS.md\nRun the tests.\n\n## Review\nReview the diff.\n"
+        ),
+        "{a}"
+    );
+    let b = std::fs::read_to_string(repo.bin.join("b.review.md")).unwrap();
+    assert!(
+        b.starts_with(
+            "## Context: DESIGN.md\n# Design\nOne way data flow.\n\n## Review\nReview the diff.\n"
+        ),
+        "{b}"
+    );
+    // The prompt the gate was given is kept with the attempt's logs.
+    let kept = std::fs::read_to_string(repo.root.join(".loopc/logs/b/1/gate-review.prompt.md"));
+    assert_eq!(kept.ok().as_deref(), Some(b.as_str()));
+}
+
+#[test]
 fn a_changed_context_file_runs_its_tasks_again() {
     let repo = setup();
     repo.plan(PLAN);

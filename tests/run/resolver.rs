@@ -222,6 +222,32 @@ fn a_resolver_resolves_the_conflict_into_a_gated_commit_with_both_changes() {
     );
 }
 
+#[test]
+fn a_resolvers_prompt_starts_with_its_tasks_context_files() {
+    let repo = Test::repo();
+    setup(&repo, None);
+    repo.write("DESIGN.md", "# Design\nKeep both sides.\n");
+    repo.commit("design");
+    let plan = std::fs::read_to_string(repo.root.join("plan.loop")).unwrap();
+    repo.write(
+        "plan.loop",
+        plan.replace(
+            "defaults { agent = bot",
+            "defaults { agent = bot context = [\"DESIGN.md\"]",
+        ),
+    );
+    resolver(&repo, "", COMPLETED);
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(resolver_events(&repo).len(), 1);
+    let stdin = std::fs::read_to_string(repo.bin.join("seen/stdin.md")).unwrap();
+    assert!(
+        stdin.starts_with(
+            "## Context: DESIGN.md\n# Design\nKeep both sides.\n\n# Resolve a merge conflict\n"
+        ),
+        "{stdin}"
+    );
+}
+
 /// The task that lost the race, its second attempt's feedback, and the
 /// resolver's event, after a run in which the resolution was refused.
 fn refused(repo: &Test) -> (String, String, Value) {

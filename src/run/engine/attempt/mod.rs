@@ -11,7 +11,7 @@
 
 pub mod answerer;
 mod commit;
-mod context_files;
+pub mod context_files;
 pub mod gate;
 mod gitlinks;
 pub mod message;

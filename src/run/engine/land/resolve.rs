@@ -370,15 +370,20 @@ fn run(
     let (co, work) = conflicted_scratch(ctx, &git, side, scratch, dir)?;
     // Which side deleted a conflicted file (a modify/delete conflict).
     let sides = presence(ctx.io(), side).map_err(infra)?;
-    let text = prompt(
-        &ctx.plan,
-        task,
-        with,
-        side,
-        &sides,
-        scratch,
-        &r.input.progress,
-    );
+    // The task's `context` files first, as its attempt's prompt had them.
+    let context =
+        crate::run::engine::attempt::context_files::sections(&ctx.git, task, &r.input.base)
+            .map_err(|e| infra(e.into_message()))?;
+    let text = context
+        + &prompt(
+            &ctx.plan,
+            task,
+            with,
+            side,
+            &sides,
+            scratch,
+            &r.input.progress,
+        );
     let files = AttemptFiles::in_dirs(dir.to_path_buf(), work);
     for (path, body) in [
         (&files.prompt, text.as_str()),

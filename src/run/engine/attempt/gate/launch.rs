@@ -6,6 +6,7 @@ use super::{CheckKind, One, Verdict, check_env};
 use crate::plan::{Agent, Executor};
 use crate::run::engine::agent::executor;
 use crate::run::engine::agent::handoff;
+use crate::run::engine::attempt::context_files;
 use crate::run::engine::context::Io;
 use crate::run::sys::process::{self, Exit, Spec};
 use std::path::PathBuf;
@@ -25,6 +26,24 @@ pub(super) struct Ran<'a> {
     pub handoff: PathBuf,
     /// Its executor's report file.
     pub report: PathBuf,
+}
+
+/// The `context` files of the task `one`'s check belongs to, as they are
+/// at the try's base ([`context_files::sections`]), then `## Review`;
+/// empty when it has none. `Err`: a file is not there (the task needs
+/// help, as an attempt without it would), or git fails.
+fn review_context(io: Io<'_>, one: &One<'_>) -> Result<String, Verdict> {
+    let task = one
+        .check
+        .owner
+        .as_deref()
+        .map_or(one.proto.task, |o| &o.task);
+    match context_files::sections(io.git, task, one.proto.base) {
+        Ok(s) if s.is_empty() => Ok(s),
+        Ok(s) => Ok(format!("{s}## Review\n")),
+        Err(context_files::Unreadable::Missing(why)) => Err(Verdict::Blocked(why)),
+        Err(context_files::Unreadable::Git(why)) => Err(Verdict::Error(why)),
+    }
 }
 
 /// Runs `one`'s check; its files are named after `stem`, its messages say
@@ -48,8 +67,13 @@ pub(super) fn launch<'a>(
     let (command, stdin, agent) = match &check.kind {
         CheckKind::Command(run) => (run.as_str(), None, None),
         CheckKind::Agent { agent, prompt } => {
-            // The prompt is the plan's, written afresh: never the worktree's.
-            let text = format!("{prompt}\n\n{}", handoff::instructions(true));
+            // The prompt is the plan's, written afresh: never the worktree's;
+            // after the task's `context` files, under `## Review`.
+            let text = format!(
+                "{}{prompt}\n\n{}",
+                review_context(io, one)?,
+                handoff::instructions(true)
+            );
             remove(&prompt_path)
                 .and_then(|()| {
                     std::fs::write(&prompt_path, &text)
