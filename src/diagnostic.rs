@@ -69,6 +69,9 @@ pub enum Code {
     W0004,
     /// A cost budget, and an agent that may report no cost and has no cap.
     W0005,
+    /// `on_fail = replan` on a task that no plan fragment adds and that
+    /// does not `expand` one: no task can re-plan it.
+    W0006,
 }
 
 impl Code {
@@ -95,6 +98,7 @@ impl Code {
             Code::W0003 => "W0003",
             Code::W0004 => "W0004",
             Code::W0005 => "W0005",
+            Code::W0006 => "W0006",
         }
     }
 

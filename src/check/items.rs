@@ -365,9 +365,7 @@ impl Checker {
             verify: self.boolean(&f, "verify"),
             env: self.env(&f),
             resolver: self.reference(&f, "resolver", "an agent"),
-            on_fail: self
-                .word(&f, "on_fail", OnFail::TASK_WORDS)
-                .and_then(|(w, _)| OnFail::from_word(&w)),
+            on_fail: self.task_on_fail(t, &f),
             replans: self.count(&f, "replans"),
             answerer: self.reference(&f, "answerer", "an agent"),
             span: t.span,
@@ -386,6 +384,35 @@ impl Checker {
             def.env = BTreeMap::new();
         }
         self.model.tasks.push(def);
+    }
+
+    /// Task `t`'s own `on_fail` (fields `f`). W0006 for `replan` on a
+    /// task without `expands`: a task of the plan's files has no producer
+    /// to re-plan it, so it is `retry` (docs/language.md "Re-planning").
+    /// A fragment's task has one, and the warning is not said for it (a
+    /// fragment is judged by its errors alone).
+    fn task_on_fail(&mut self, t: &ast::TaskItem, f: &Fields<'_>) -> Option<OnFail> {
+        let (word, span) = self.word(f, "on_fail", OnFail::TASK_WORDS)?;
+        let on_fail = OnFail::from_word(&word)?;
+        if on_fail == OnFail::Replan && f.get("expands").is_none() {
+            self.push(
+                Diagnostic::new(
+                    Code::W0006,
+                    format!("task `{}` has no task to re-plan it", t.name.text),
+                    span,
+                    "no plan fragment adds this task",
+                )
+                .with_note(
+                    "`on_fail = replan` sends a plan fragment's task back to the task that wrote \
+                     the fragment; here it is `retry`: the task fails once its attempts are spent",
+                )
+                .with_note(
+                    "remove it, or set it on the task that `expands` (the default of every task \
+                     its fragment writes)",
+                ),
+            );
+        }
+        Some(on_fail)
     }
 
     /// What task `t` (`what`, with fields `f`) does: its `prompt` or its

@@ -9,7 +9,8 @@
 //! file is reported in one run.
 //!
 //! - `values`: reading one field's value (types, ranges, NUL characters);
-//! - `items`: each item's fields and its own rules; `output`: an agent's
+//! - `items`: each item's fields and its own rules (W0006, `on_fail = replan`
+//!   with no producer); `output`: an agent's
 //!   `output` (a reader's word, or the map of the declarative reader);
 //! - `file`: duplicate definitions and everything that needs the whole file;
 //! - `warnings`: the warnings about the plan as a whole (W0003, W0004, W0005);
