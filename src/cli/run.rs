@@ -1,4 +1,4 @@
-//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--retry-failed [T…]] [--no-cache] [--verify] [--stage S,…] [--watch]`:
+//! `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G]… [--retry-failed [T…]] [--no-cache] [--verify] [--stage S,…] [--watch]`:
 //! compiles the plan, cuts a REEL spec tree down to its worked stages
 //! ([`loopc::plan::Plan::work`]), then to the named tasks and their
 //! dependencies ([`loopc::plan::Plan::select`]) and runs it with
@@ -23,7 +23,7 @@ use loopc::run::{Options, Outcome, RetryFailed};
 use loopc::state::TaskStatus;
 use std::path::{Path, PathBuf};
 
-/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G…] [--retry-failed [T…]] [--no-cache] [--verify] [--stage S,…] [--watch]`
+/// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G]… [--retry-failed [T…]] [--no-cache] [--verify] [--stage S,…] [--watch]`
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
     /// The plan, then the tasks to run (with their dependencies; default:
@@ -62,10 +62,11 @@ pub struct Args {
         add = ArgValueCompleter::new(super::completions::tasks)
     )]
     pub force: Vec<String>,
-    /// Run without these gates, for speed (`--skip-gate review lint`, or
-    /// the flag again): results are recorded as not checked by them, and a
-    /// later run without the flag runs just those gates on those results.
-    #[arg(long = "skip-gate", value_name = "GATE", num_args = 1..)]
+    /// Run without this gate, for speed; one gate each time, the flag
+    /// again for more (`--skip-gate review --skip-gate lint`): results are
+    /// recorded as not checked by them, and a later run without the flag
+    /// runs just those gates on those results.
+    #[arg(long = "skip-gate", value_name = "GATE", action = clap::ArgAction::Append)]
     pub skip_gate: Vec<String>,
     /// Neither read nor write the cache.
     #[arg(long)]
@@ -235,18 +236,20 @@ type Words = (
 
 /// The plan named on the command line, if any, the tasks named, the
 /// `--force` tasks, the `--skip-gate` gates and the `--retry-failed`
-/// tasks. The flags take several values, so `--force a b j.loop` puts the
-/// plan among them: without a PLAN, a last value that names a plan is it.
+/// tasks. `--force` and `--retry-failed` take several values, so `--force
+/// a b j.loop` puts the plan among them: without a PLAN, a last value that
+/// names a plan is it. `--skip-gate` takes one (the words after it are
+/// the plan and tasks).
 fn split_words(args: &Args, cwd: &Path) -> Words {
     let mut words = args.words.clone();
     let mut force = args.force.clone();
-    let mut skip = args.skip_gate.clone();
+    let skip = args.skip_gate.clone();
     let mut retry = args.retry_failed.clone();
     let mut given = None;
     if words.first().is_some_and(|w| is_plan_word(w, cwd)) {
         given = Some(PathBuf::from(words.remove(0)));
     } else if words.is_empty() {
-        let lists = [Some(&mut force), Some(&mut skip), retry.as_mut()];
+        let lists = [Some(&mut force), retry.as_mut()];
         for list in lists.into_iter().flatten() {
             if given.is_none()
                 && let Some(last) = list.last()

@@ -124,7 +124,7 @@ pub struct Options {
     pub dry_run: bool,
     /// `--force TASK…` (for the cache).
     pub force: Vec<String>,
-    /// `--skip-gate GATE…`: gates this run does not run (docs/cache.md).
+    /// `--skip-gate GATE`, once per gate: gates this run does not run (docs/cache.md).
     pub skip_gates: Vec<String>,
     /// `--no-cache`.
     pub no_cache: bool,
@@ -211,8 +211,9 @@ fn worktree_files(git: &Git, plan: &Plan) -> Result<WorktreeFiles, RunError> {
 /// changed yet but `.loopc/` and the locks it holds until it is dropped.
 pub struct Started {
     /// Warnings for the person before the run: uncommitted changes the
-    /// attempts will not see, a spec tree stage with no spec. Each line
-    /// starts with `warning: `.
+    /// attempts will not see, a spec tree stage with no spec (each line
+    /// starts with `warning: `); and notes (`note: `): a task
+    /// `--retry-failed` names has no remembered failure.
     pub warnings: Vec<String>,
     plan: Plan,
     options: Options,
@@ -359,7 +360,13 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
         copied: brought.digests.clone(),
         answers: store::answers::digests(&layout).map_err(RunError::usage)?,
     };
-    let warnings = warnings(&git, &plan, options, cwd, &start, &brought);
+    let mut warnings = warnings(&git, &plan, options, cwd, &start, &brought);
+    for name in engine::remember::unremembered(&options.retry_failed, previous.as_ref()) {
+        warnings.push(format!(
+            "note: --retry-failed: task `{name}` has no remembered failure: it runs, or is \
+             replayed from the cache, as it would without the flag"
+        ));
+    }
     Ok(Started {
         warnings,
         plan,

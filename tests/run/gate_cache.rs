@@ -181,6 +181,18 @@ fn skip_gate_leaves_results_unchecked_until_a_run_without_it() {
         "{status:?}"
     );
     assert_eq!(repo.task("a")["not_checked_by"][1], "review");
+    // The flag takes one gate: the words after it are tasks.
+    let dry = repo
+        .loopc(&["run", "--dry-run", "--skip-gate", "review", "a"])
+        .status(0)
+        .run();
+    assert_eq!(
+        dry.stdout,
+        "a: cached (gate `lint` runs on its cached result first) [gate `review` skipped: \
+         --skip-gate]\n\
+         dry run of plan plan: 1 cached, 0 to run; nothing was started\n",
+        "{dry:?}"
+    );
     // Without the flag: just those gates, on those results; no agent.
     let [work, reviews, lints] = run(&repo, &[]);
     assert_eq!(work, NONE);

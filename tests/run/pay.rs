@@ -140,6 +140,36 @@ fn retry_failed_names_tasks_of_the_plan() {
         .run();
 }
 
+#[test]
+fn retry_failed_says_when_a_task_it_names_has_no_remembered_failure() {
+    let repo = setup(FAILING, "pass");
+    let note = "note: --retry-failed: task `after` has no remembered failure: it runs, or is \
+                replayed from the cache, as it would without the flag";
+    let (ran, out) = run(&repo, &["--retry-failed", "after"], 0);
+    assert_eq!(ran, ["t 1", "after 1"], "{out}");
+    assert!(out.contains(note), "{out}");
+    // The dry run says it too; a task whose failure is remembered is not named.
+    repo.plan(
+        &FAILING
+            .replace("@MODE@", "fail")
+            .replace("\"compute\"", "\"compute again\""),
+    );
+    run(&repo, &[], 1);
+    let dry = repo
+        .loopc(&[
+            "run",
+            "--dry-run",
+            "--retry-failed",
+            "t",
+            "--retry-failed",
+            "after",
+        ])
+        .status(0)
+        .run();
+    assert!(dry.stderr.contains(note), "{dry:?}");
+    assert!(!dry.stderr.contains("task `t` has no"), "{dry:?}");
+}
+
 const HOLDING: &str = r#"
 loop "pay" { }
 budget { iterations = 20  failures = 10 }

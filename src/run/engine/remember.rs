@@ -28,6 +28,29 @@ impl RetryFailed {
     }
 }
 
+/// The tasks `--retry-failed` names (in the order given) that have no
+/// failure remembered in `previous` (the last run's state; `None`: there
+/// was none): the flag changes nothing for them.
+pub fn unremembered<'a>(
+    retry: &'a RetryFailed,
+    previous: Option<&crate::state::RunState>,
+) -> Vec<&'a str> {
+    let RetryFailed::Tasks(names) = retry else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .filter(|n| {
+            !previous.is_some_and(|p| {
+                p.tasks
+                    .iter()
+                    .any(|t| t.name == **n && t.remembered.is_some())
+            })
+        })
+        .map(String::as_str)
+        .collect()
+}
+
 /// The key `task`'s failures are remembered under (hex): its run-time
 /// key `run_key` (hex; its work) and what judges its attempts, which the
 /// run-time key leaves out: its gates' definitions, `changes` and
