@@ -149,8 +149,9 @@ pub struct Options {
 }
 
 /// The line after the summary table saying how many worktrees (each with
-/// its task branch) of failed or blocked attempts and infrastructure
-/// failures are kept, this run's and
+/// its task branch) of failed or blocked attempts, of attempts that asked
+/// a question (answered or not: docs/language.md "Answers without a
+/// person") and of infrastructure failures are kept, this run's and
 /// earlier ones', and how to remove them; `None` when none is.
 fn kept_note(layout: &Layout) -> Option<String> {
     let kept = layout::kept(layout).ok()?;
@@ -173,8 +174,8 @@ fn kept_note(layout: &Layout) -> Option<String> {
     (here > 0).then(|| {
         let worktrees = if here == 1 { "worktree" } else { "worktrees" };
         format!(
-            "kept: {here} {worktrees} of failed or blocked attempts and infrastructure \
-             failures (of this run and earlier ones), each with its task branch, in {}; remove \
+            "kept: {here} {worktrees} of failed or blocked attempts, questions and \
+             infrastructure failures (of this run and earlier ones), each with its task branch, in {}; remove \
              them with `loopc clean`\n",
             ui::display::sanitize_line(&layout.worktrees.display().to_string())
         )

@@ -101,6 +101,15 @@ fn the_answerer_answers_and_the_task_goes_on_in_the_same_run() {
     assert!(out.stdout.contains(marked), "{}", out.stdout);
     let status = repo.loopc(&["status"]).status(0).run();
     assert!(status.stdout.contains(marked), "{}", status.stdout);
+    // The attempt that asked keeps its worktree (as a question's is), and
+    // the summary says what it is.
+    assert_eq!(repo.extra_worktrees().len(), 1);
+    assert!(
+        out.stdout
+            .contains("kept: 1 worktree of failed or blocked attempts, questions and"),
+        "{}",
+        out.stdout
+    );
 
     // The pass was keyed with the agent's answer: a rerun replays it.
     repo.loopc(&["run"]).status(0).run();

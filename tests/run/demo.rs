@@ -88,8 +88,8 @@ fn demo_script_leaves_no_temp_directory_behind() {
     assert!(!stdout.contains("/loopc-demo."), "{stdout}");
     assert!(
         stdout.contains(
-            "kept: 1 worktree of failed or blocked attempts and infrastructure failures (of \
-             this run and earlier ones), each with its task branch, in the scratch repository, \
+            "kept: 1 worktree of failed or blocked attempts, questions and infrastructure \
+             failures (of this run and earlier ones), each with its task branch, in the scratch repository, \
              which this script removes at its end"
         ),
         "{stdout}"

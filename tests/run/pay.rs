@@ -92,6 +92,12 @@ fn a_task_out_of_attempts_is_not_paid_for_again_until_retried_or_changed() {
         "{reason}"
     );
     assert_eq!(repo.status_of("after"), "skipped");
+    // Said as the dry run says it: `t` did not run.
+    assert_eq!(repo.task("after")["reason"], "dependency `t` is not run");
+    assert!(
+        out.contains("  after: dependency `t` is not run\n"),
+        "{out}"
+    );
     assert!(
         out.contains("--retry-failed t"),
         "the summary says how: {out}"

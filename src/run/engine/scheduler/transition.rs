@@ -678,11 +678,19 @@ fn finalize(
             .iter()
             .find(|&&d| state.tasks[d].status.is_dead());
         if let Some(&d) = dead {
-            let why = format!(
-                "dependency `{}` {}",
-                state.tasks[d].name,
-                state.tasks[d].status.as_str()
-            );
+            let dep = &state.tasks[d];
+            // Not run at all (its failures under this key are remembered):
+            // said as `--dry-run` says it.
+            let how = if dep
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with(remembered::NOT_RUN))
+            {
+                "is not run"
+            } else {
+                dep.status.as_str()
+            };
+            let why = format!("dependency `{}` {how}", dep.name);
             let ts = &mut state.tasks[j];
             ts.status = TaskStatus::Skipped;
             ts.reason = Some(why.clone());

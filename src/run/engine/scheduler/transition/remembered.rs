@@ -20,11 +20,15 @@ pub fn carry_remembered(previous: &RunState, state: &mut RunState) {
     }
 }
 
+/// How [`not_run_reason`] starts: a dependent says its dependency `is not
+/// run`, as `--dry-run` does.
+pub const NOT_RUN: &str = "not run:";
+
 /// The reason of a task not run because it ran out of attempts under its
 /// key in an earlier run (`r`), of `max` attempts.
 pub fn not_run_reason(task: &str, r: &Remembered, max: u32) -> String {
     let mut why = format!(
-        "not run: ran out of attempts ({} of {max}) with this key; \
+        "{NOT_RUN} ran out of attempts ({} of {max}) with this key; \
          `loopc run --retry-failed {task}` to run it",
         r.attempts
     );

@@ -45,7 +45,8 @@ fn failures_are_remembered_under_the_key_and_resumed_or_not_run() {
         why.starts_with("not run: ran out of attempts (2 of 2)"),
         "{why}"
     );
-    let skipped = Some("dependency `a` failed".to_string());
+    // Said as `--dry-run` says it: the dependency did not run.
+    let skipped = Some("dependency `a` is not run".to_string());
     assert_eq!(reasons[1], ("b".into(), "skipped".into(), skipped));
     // `--retry-failed` starts over; another key forgets; a pass forgets.
     let (mut retried, mut books4, out) = next_run(&later, "k1", true);
