@@ -45,6 +45,7 @@ mod safety;
 mod signals;
 mod slurm;
 mod standby;
+mod transaction;
 mod uncommitted;
 mod unreviewed;
 mod verify;

@@ -150,6 +150,26 @@ pub fn produced(git: &Git, before: &str, after: &str) -> Result<Produced, String
     Ok(git.changed_files(before, after)?.into_iter().collect())
 }
 
+/// Writes `entry`'s entry commit (its ref not moved yet): returns the
+/// ref that is to point at it, `refs/loopc/cache/<key>`, and the commit.
+///
+/// Errors: git fails or the entry cannot be encoded.
+pub fn write_entry(git: &Git, entry: &Entry) -> Result<(String, String), String> {
+    let json =
+        serde_json::to_string_pretty(entry).map_err(|e| format!("cannot encode entry: {e}"))?;
+    let message = format!("{ENTRY_SUBJECT} {} {}\n\n{json}\n", entry.plan, entry.task);
+    let mut parents = vec![entry.commit.as_str()];
+    if let Some(f) = entry
+        .fragment_commit
+        .as_deref()
+        .filter(|f| *f != entry.commit)
+    {
+        parents.push(f);
+    }
+    let commit = git.commit_tree(&entry.gated_tree, &parents, &message)?;
+    Ok((format!("{REF_PREFIX}{}", entry.key), commit))
+}
+
 /// The on-disk index: plan name → task name → the key recorded last.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Index {
@@ -253,19 +273,17 @@ impl Store {
     ///
     /// Errors: git fails or the index cannot be written.
     pub fn record(&mut self, git: &Git, entry: Entry) -> Result<(), String> {
-        let json = serde_json::to_string_pretty(&entry)
-            .map_err(|e| format!("cannot encode entry: {e}"))?;
-        let message = format!("{ENTRY_SUBJECT} {} {}\n\n{json}\n", entry.plan, entry.task);
-        let mut parents = vec![entry.commit.as_str()];
-        if let Some(f) = entry
-            .fragment_commit
-            .as_deref()
-            .filter(|f| *f != entry.commit)
-        {
-            parents.push(f);
-        }
-        let commit = git.commit_tree(&entry.gated_tree, &parents, &message)?;
-        git.set_ref(&format!("{REF_PREFIX}{}", entry.key), &commit)?;
+        let (refname, commit) = write_entry(git, &entry)?;
+        git.set_ref(&refname, &commit)?;
+        self.recorded(entry)
+    }
+
+    /// Notes `entry`, whose ref now points at its entry commit
+    /// ([`write_entry`]; moved with the integration branch, docs/running.md
+    /// step 7), and updates the index.
+    ///
+    /// Errors: the index cannot be written.
+    pub fn recorded(&mut self, entry: Entry) -> Result<(), String> {
         self.index.version = 1;
         self.index
             .plans

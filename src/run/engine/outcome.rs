@@ -133,6 +133,11 @@ pub struct AttemptResult {
     /// ([`crate::run::engine::attempt::answerer`]): whether it ran (one
     /// iteration) and, when it answered, its name.
     pub answerer: Option<Answerer>,
+    /// A passed commit's tree and the files it changed against the base
+    /// (`<mode> <object id>`), read on the attempt's own thread so that
+    /// the coordinating thread need not: a fast-forward's cache entry is
+    /// made of them (docs/running.md step 7). `None` when not read.
+    pub work: Option<crate::run::sys::objects::CommitChanges>,
 }
 
 /// What a task's answerer did with its question.
@@ -170,6 +175,7 @@ impl AttemptResult {
             unreviewed: false,
             verified: false,
             already_satisfied: false,
+            work: None,
         }
     }
 }

@@ -12,7 +12,7 @@
 //! ([`index`]), and the modes of what agents leave in worktrees
 //! ([`modes`]: removing read-only directories, a reused worktree's modes
 //! as a fresh one's), and whether git's paths fit the system's limit
-//! ([`room`]).
+//! ([`room`]), and several refs moved in one transaction ([`transaction`]).
 //!
 //! Arrows: `sys` knows where `.loopc/` keeps things ([`super::store`]) but
 //! never the engine or the display. Inside, low-level code never calls
@@ -34,4 +34,5 @@ pub mod program;
 pub mod recover;
 pub mod refs;
 pub mod room;
+pub mod transaction;
 pub mod worktree;

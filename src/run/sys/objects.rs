@@ -235,6 +235,96 @@ impl Git {
     }
 }
 
+/// A commit's tree and the files that differ from another commit's
+/// ([`Git::commit_changes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitChanges {
+    /// The commit's tree.
+    pub tree: String,
+    /// Each file that differs, with `<mode> <object id>` in the commit
+    /// (as [`Git::changed_files`] gives them).
+    pub files: Vec<(String, String)>,
+}
+
+impl Git {
+    /// For each `(commit, from)` of `pairs`, `commit`'s tree and the files
+    /// that differ between `from` and `commit` ([`Git::changed_files`]),
+    /// all read by one `git diff-tree --stdin` (the pairs on its standard
+    /// input): a merge's cache entry needs both, and a batch of merges asks
+    /// once.
+    ///
+    /// Errors: git fails, or its output does not answer every pair.
+    pub fn commit_changes(&self, pairs: &[(&str, &str)]) -> Result<Vec<CommitChanges>, String> {
+        let mut input = String::new();
+        for (commit, from) in pairs {
+            input.push_str(&format!("{commit} {from}\n"));
+        }
+        let args = [
+            "diff-tree",
+            "--stdin",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--always",
+            "--format=%H %T",
+        ];
+        let out = self.try_run_fed(&args, input.as_bytes())?;
+        if out.code != 0 {
+            return Err(format!("`git diff-tree --stdin` failed: {}", why(&out)));
+        }
+        let answers = parse_commit_changes(&out.stdout)?;
+        let answered = answers.len() == pairs.len()
+            && answers.iter().zip(pairs).all(|((c, _), (p, _))| c == p);
+        if !answered {
+            return Err(format!(
+                "`git diff-tree --stdin` answered {} of {} commits",
+                answers.len(),
+                pairs.len()
+            ));
+        }
+        Ok(answers.into_iter().map(|(_, c)| c).collect())
+    }
+}
+
+/// Reads `git diff-tree --stdin -r -z --format='%H %T'`: per commit a
+/// header `<commit> <tree>`, then `:<meta>` and path fields (NUL-ended;
+/// a line break before each record after a header).
+fn parse_commit_changes(text: &str) -> Result<Vec<(String, CommitChanges)>, String> {
+    let mut answers: Vec<(String, CommitChanges)> = Vec::new();
+    let mut fields = text.split('\0').map(|f| f.trim_start_matches('\n'));
+    while let Some(field) = fields.next() {
+        if field.is_empty() {
+            continue;
+        }
+        if let Some(meta) = field.strip_prefix(':') {
+            // `<old mode> <new mode> <old id> <new id> <status>`, then the path.
+            let parts: Vec<&str> = meta.split(' ').collect();
+            let (Some(mode), Some(oid), Some(path), Some((_, last))) = (
+                parts.get(1),
+                parts.get(3),
+                fields.next(),
+                answers.last_mut(),
+            ) else {
+                return Err(format!("unexpected `git diff-tree` output: {field}"));
+            };
+            last.files.push((path.to_string(), format!("{mode} {oid}")));
+            continue;
+        }
+        let Some((commit, tree)) = field.split_once(' ') else {
+            return Err(format!("unexpected `git diff-tree` output: {field}"));
+        };
+        let tree = tree.trim().to_string();
+        answers.push((
+            commit.to_string(),
+            CommitChanges {
+                tree,
+                files: Vec::new(),
+            },
+        ));
+    }
+    Ok(answers)
+}
+
 /// Reads the output of `git merge-tree --write-tree --name-only`.
 fn parse_merge_tree(out: GitOutput) -> Result<MergeTree, String> {
     let mut lines = out.stdout.lines();
@@ -250,5 +340,47 @@ fn parse_merge_tree(out: GitOutput) -> Result<MergeTree, String> {
             Ok(MergeTree::Conflict(paths))
         }
         _ => Err(format!("`git merge-tree` failed: {}", why(&out))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    /// One `git diff-tree --stdin` answers every pair, an empty diff too,
+    /// as `git diff-tree` and `git rev-parse` answer each alone.
+    #[test]
+    fn commit_changes_answer_every_pair() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = dir.path();
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .current_dir(d)
+                .output()
+                .expect("git runs");
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        git(&["init", "-q", "-b", "main"]);
+        git(&["commit", "-q", "--allow-empty", "-m", "one"]);
+        let one = git(&["rev-parse", "HEAD"]);
+        std::fs::write(d.join("a b.txt"), "a").expect("write");
+        std::fs::write(d.join("c"), "c").expect("write");
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", "two"]);
+        let two = git(&["rev-parse", "HEAD"]);
+        let g = Git::discover(d).expect("a repository");
+        let got = g
+            .commit_changes(&[(&two, &one), (&one, &one), (&two, &two)])
+            .expect("diff-tree");
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0].tree, g.tree_of(&two).expect("tree"));
+        assert_eq!(got[0].files, g.changed_files(&one, &two).expect("diff"));
+        assert_eq!(got[0].files.len(), 2);
+        assert_eq!(got[1].tree, g.tree_of(&one).expect("tree"));
+        assert!(got[1].files.is_empty() && got[2].files.is_empty());
     }
 }

@@ -19,6 +19,28 @@ use crate::run::engine::land::scratch::{Merge, gate_in_scratch, refs_moved};
 use crate::run::engine::outcome::{AttemptResult, Outcome, stopping};
 use crate::run::store::events::Event;
 use crate::run::sys::git::MergeTree;
+use crate::run::sys::objects::CommitChanges;
+use crate::run::sys::transaction::RefMove;
+
+/// What a merge is about to land, as the refs that move with the
+/// integration branch are made ([`OnLanding`]).
+#[derive(Debug, Clone)]
+pub struct Landing<'a> {
+    /// The head the merge makes.
+    pub head: &'a str,
+    /// The head it replaces.
+    pub before: &'a str,
+    /// `head`'s tree and the files that differ from `before`, when known
+    /// without asking git (a fast-forward's, read on the attempt's thread).
+    pub changes: Option<CommitChanges>,
+    /// What the attempt and its merge cost, its merge checks included.
+    pub cost: Cost,
+}
+
+/// Called once the merge result is gated, just before the branch moves:
+/// the refs to move with it in the same transaction (the task's cache
+/// entry; nothing when none is recorded).
+pub type OnLanding<'a> = &'a mut dyn FnMut(Landing<'_>) -> Vec<RefMove>;
 
 /// A passed attempt after step 7.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,16 +69,17 @@ pub struct Landed {
 /// A conflict goes to the task's resolver, if it has one
 /// ([`crate::run::engine::land::resolve`]); `landings` are the tasks whose work moved the
 /// integration branch in this run, with the heads they moved it to, in order.
+/// `on_landing` gives the refs that move with the branch.
 pub fn land(
     ctx: &RunCtx,
     r: &mut AttemptResult,
-    commit: &str,
-    head: &str,
+    (commit, head): (&str, &str),
     earlier: &[Check],
     landings: &[(usize, String)],
+    on_landing: OnLanding<'_>,
 ) -> Landed {
     let task = &ctx.plan.tasks[r.input.task];
-    let merged = merge_or_resolve(ctx, r, (commit, head), earlier, landings);
+    let merged = merge_or_resolve(ctx, r, (commit, head), (earlier, landings), on_landing);
     let mut landed = Landed {
         outcome: r.outcome.clone(),
         head: head.to_string(),
@@ -95,8 +118,8 @@ fn merge_or_resolve(
     ctx: &RunCtx,
     r: &mut AttemptResult,
     (commit, head): (&str, &str),
-    earlier: &[Check],
-    landings: &[(usize, String)],
+    (earlier, landings): (&[Check], &[(usize, String)]),
+    on_landing: OnLanding<'_>,
 ) -> Merge {
     let task = &ctx.plan.tasks[r.input.task];
     let mut cost = Cost::default();
@@ -112,7 +135,10 @@ fn merge_or_resolve(
         Ok(None)
     };
     let mut merged = match &refs {
-        Ok(before) => integrate(ctx, r, commit, head, earlier, before.as_ref(), &mut cost),
+        Ok(before) => {
+            let watched = (earlier, before.as_ref());
+            integrate(ctx, r, (commit, head), watched, &mut cost, on_landing)
+        }
         Err(_) if stopping(&ctx.control) => Merge::Stopped,
         Err(e) => Merge::Error(format!("cannot read the repository's refs: {e}")),
     };
@@ -278,15 +304,15 @@ fn adopt_or_stop(ctx: &RunCtx, head: &str, landed: &mut Landed) {
 /// `refs` are the refs that are not loopc's before the merge: if they
 /// changed while the merge gates ran, the branch is not moved
 /// ([`Merge::RefsChanged`]); `None` when no check runs on the merge
-/// (nothing to watch).
+/// (nothing to watch). The branch moves in one transaction with the refs
+/// `on_landing` gives ([`move_branch`]).
 pub fn integrate(
     ctx: &RunCtx,
     r: &AttemptResult,
-    commit: &str,
-    head: &str,
-    earlier: &[Check],
-    refs: Option<&guard::Snapshot>,
+    (commit, head): (&str, &str),
+    (earlier, refs): (&[Check], Option<&guard::Snapshot>),
     cost: &mut Cost,
+    on_landing: OnLanding<'_>,
 ) -> Merge {
     let task = &ctx.plan.tasks[r.input.task];
     let base = r.input.base.as_str();
@@ -298,7 +324,13 @@ pub fn integrate(
         };
     }
     if head == base {
-        return match ctx.git.update_ref(&ctx.integration_ref, commit, Some(head)) {
+        let landing = Landing {
+            head: commit,
+            before: head,
+            changes: r.work.clone(),
+            cost: r.cost.clone(),
+        };
+        return match move_branch(ctx, landing, on_landing) {
             Ok(true) => Merge::Advanced {
                 commit: commit.to_string(),
                 how: "fast_forward",
@@ -324,9 +356,7 @@ pub fn integrate(
         Err(_) if stopping(&ctx.control) => return Merge::Stopped,
         Err(e) => return Merge::Error(e),
     };
-    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
-    let message = format!("loop: merge {} ({title})", task.name);
-    let merged = match ctx.git.commit_tree(&tree, &[head, commit], &message) {
+    let merged = match ctx.git.commit_tree(&tree, &[head, commit], &message(task)) {
         Ok(c) => c,
         Err(_) if stopping(&ctx.control) => return Merge::Stopped,
         Err(e) => return Merge::Error(e),
@@ -351,11 +381,16 @@ pub fn integrate(
     {
         return m;
     }
+    let mut spent = r.cost.clone();
+    spent.absorb(cost.clone());
+    let landing = Landing {
+        head: &merged,
+        before: head,
+        changes: None,
+        cost: spent,
+    };
     match verdict {
-        Verdict::Pass => match ctx
-            .git
-            .update_ref(&ctx.integration_ref, &merged, Some(head))
-        {
+        Verdict::Pass => match move_branch(ctx, landing, on_landing) {
             Ok(true) => Merge::Advanced {
                 commit: merged,
                 how: "merge",
@@ -371,4 +406,35 @@ pub fn integrate(
         Verdict::Stopped => Merge::Stopped,
         other => Merge::Rejected(other),
     }
+}
+
+/// The message of the merge commit of `task`'s work.
+pub(super) fn message(task: &crate::plan::Task) -> String {
+    let title = crate::run::store::progress::one_line(task.title.as_deref().unwrap_or(&task.name));
+    format!("loop: merge {} ({title})", task.name)
+}
+
+/// The outcome of an attempt whose merge conflicted in `paths`.
+pub fn conflicted(paths: Vec<String>, r: &mut AttemptResult) -> Outcome {
+    failed(Merge::Conflict(paths), r)
+}
+
+/// Moves the integration branch from `landing.before` to `landing.head`
+/// (compare-and-swap) and, in the same `git update-ref --stdin`
+/// transaction, the refs `on_landing` gives: all of them or none.
+/// Returns false when the branch had moved.
+///
+/// Errors: git fails.
+fn move_branch(
+    ctx: &RunCtx,
+    landing: Landing<'_>,
+    on_landing: OnLanding<'_>,
+) -> Result<bool, String> {
+    let mut moves = vec![RefMove {
+        name: ctx.integration_ref.clone(),
+        new: landing.head.to_string(),
+        old: Some(landing.before.to_string()),
+    }];
+    moves.extend(on_landing(landing));
+    ctx.git.move_refs(&moves)
 }

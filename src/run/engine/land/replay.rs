@@ -13,8 +13,10 @@ use crate::run::engine::land::scratch::{add_checks, run_in_scratch};
 use crate::run::engine::run_entry::{self, RunEntry, TaskResult};
 use crate::run::store::events::Event;
 use crate::run::sys::git::MergeTree;
-use crate::state::TaskState;
 use std::sync::Arc;
+
+mod record;
+pub use record::{EntryAt, Prepared};
 
 /// How a run uses the cache (docs/cache.md).
 #[derive(Debug, Default)]
@@ -405,79 +407,6 @@ impl RunCache {
         });
         if let Err(e) = recorded {
             ctx.events.ui().line(&format!("loopc: cache: {e}"));
-        }
-    }
-
-    /// Records task `i`'s pass in the cache (step 8): its work started at
-    /// `base` and was merged onto `before`, giving `head`. Sets the task's
-    /// `cache_key`; failures are notes on the display.
-    #[allow(clippy::too_many_arguments)]
-    pub fn record(
-        &mut self,
-        ctx: &RunCtx,
-        ts: &mut TaskState,
-        i: usize,
-        base: &str,
-        before: &str,
-        head: &str,
-        summary: Option<String>,
-        files: Vec<String>,
-    ) {
-        self.ran[i] = true;
-        let produced = match cache::produced(&ctx.git, before, head) {
-            Ok(p) => p,
-            Err(e) => {
-                ctx.events.ui().warn(&format!("cache: {e}"));
-                return;
-            }
-        };
-        self.results[i] = Some(Arc::new(produced.clone()));
-        if self.cache.store.is_none() {
-            return;
-        }
-        let Some(rk) = self.key_at(ctx, i, base) else {
-            return;
-        };
-        let known = self
-            .known_tree
-            .take()
-            .filter(|(commit, _)| commit == head)
-            .map(|(_, tree)| tree);
-        let gated_tree = match known.map_or_else(|| ctx.git.tree_of(head), Ok) {
-            Ok(t) => t,
-            Err(e) => {
-                ctx.events.ui().warn(&format!("cache: {e}"));
-                return;
-            }
-        };
-        ts.cache_key = Some(rk.key.to_hex());
-        let entry = Entry {
-            format: cache::CACHE_FORMAT_VERSION.to_string(),
-            key: rk.key.to_hex(),
-            plan: ctx.plan.name.clone(),
-            task: ts.name.clone(),
-            recorded_at: crate::run::time::now_rfc3339(),
-            recorded_unix_ms: cache::unix_ms(),
-            summary,
-            cost_micro_usd: ts.cost_micro_usd,
-            cost_unknown: ts.cost_unknown,
-            commit: head.to_string(),
-            parent: (head != before).then(|| before.to_string()),
-            gated_tree,
-            files,
-            produced,
-            // Every gate of the task passed (those `--skip-gate` names are
-            // not the task's in this run: not recorded as passed).
-            gates: cache::gates_of(&ctx.plan.tasks[i]),
-            components: rk.components,
-            fragment_commit: ts.fragment_commit.clone(),
-            rejected: std::collections::BTreeMap::new(),
-        };
-        self.keys[i] = Some(rk.key);
-        if let Some(store) = self.cache.store.as_mut()
-            && let Err(e) = store.record(&ctx.git, entry)
-        {
-            ctx.events.ui().warn(&format!("cache: {e}"));
         }
     }
 }

@@ -16,9 +16,11 @@
 //! are `cached`'s, waits for agents' limits and their fallbacks
 //! `waits`'s, a REEL spec tree's held tasks and spec moves `specs`'s.
 
+mod batch;
 mod cached;
 pub mod cleanup;
 mod grow;
+mod landing;
 mod merged;
 mod paying;
 mod refs;
@@ -34,9 +36,8 @@ use crate::run::engine::budget::Meter;
 use crate::run::engine::context::RunCtx;
 use crate::run::engine::expand::{Accepted, Growth};
 use crate::run::engine::guard;
-use crate::run::engine::land::merge;
 pub use crate::run::engine::land::replay::CacheUse;
-use crate::run::engine::land::replay::RunCache;
+use crate::run::engine::land::replay::{Prepared, RunCache};
 use crate::run::engine::outcome::{AttemptResult, Outcome};
 use crate::run::store::events::Event;
 use crate::run::store::layout;
@@ -54,6 +55,21 @@ use transition::{Action, Books, Finished, StopKind};
 /// hundreds of attempts a second ending, rewriting (and syncing) the whole
 /// document on each was most of the coordinator's work.
 const SAVE_EVERY: Duration = Duration::from_millis(250);
+
+/// A finished attempt as it comes back from its thread: its result, when
+/// it ended, and its task's name (the plan may have grown, and its indices
+/// moved, while it ran).
+type Arrived = (AttemptResult, Instant, String);
+
+/// A finished attempt as picked up, before its merge ([`Scheduler::pick_up`]).
+struct PickedUp {
+    /// Its task branch, when its work is left for a person.
+    unreviewed: Option<String>,
+    /// The head its work is merged onto.
+    merge_base: String,
+    /// Its plan fragment, once judged (spliced in after its merge).
+    accepted: Option<Accepted>,
+}
 
 /// How the run ended.
 #[derive(Debug)]
@@ -82,6 +98,8 @@ pub fn run(
         cache: RunCache::new(ctx.plan.tasks.len(), cache),
         books: Books::new(&ctx.plan, Meter::new(ctx.plan.budget.clone())),
         defer_ref: false,
+        prepared: None,
+        queued: std::collections::VecDeque::new(),
         head: state.head_commit.clone(),
         merged_checks: Vec::new(),
         owners: HashMap::new(),
@@ -125,6 +143,13 @@ struct Scheduler {
     books: Books,
     /// While replaying fast-forwards: move only `head`, not the branch.
     defer_ref: bool,
+    /// The cache entry of the pass that just landed, its ref moved with
+    /// the branch: noted when its transition records it.
+    prepared: Option<Prepared>,
+    /// Finished attempts taken off the channel and not handled yet (in
+    /// the order they came): a batch takes those after it that can join
+    /// it ([`Scheduler::finished_next`]).
+    queued: std::collections::VecDeque<Arrived>,
     /// The integration branch head (only this thread moves it).
     head: String,
     /// Command checks of tasks merged in this run (gated again on merges).
@@ -187,7 +212,7 @@ impl Scheduler {
         };
         // Each result comes with its task's name: the plan may have grown
         // (and its indices moved) while the attempt ran.
-        let (tx, rx) = mpsc::channel::<(AttemptResult, Instant, String)>();
+        let (tx, rx) = mpsc::channel::<Arrived>();
         self.save(state);
         loop {
             self.take_interrupt();
@@ -204,7 +229,10 @@ impl Scheduler {
             // A signal that came while the coordinator itself worked (a
             // replay's checks, a spec's move) stops the run here too.
             self.take_interrupt();
-            if self.running == 0 && (self.books.stop.is_some() || !self.waiting(state)) {
+            if self.running == 0
+                && self.queued.is_empty()
+                && (self.books.stop.is_some() || !self.waiting(state))
+            {
                 // Tasks parked on a wait that outlasts a budget: the run
                 // stops for that budget once everything else has ended.
                 if let Some((at, reason)) = self.books.parked.take() {
@@ -212,13 +240,9 @@ impl Scheduler {
                 }
                 break;
             }
-            match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok((mut result, ended, name)) => {
-                    self.running -= 1;
-                    if let Some(i) = self.ctx.plan.task_index(&name) {
-                        result.input.task = i;
-                    }
-                    self.finished(state, result, ended);
+            match self.next_result(&rx) {
+                Ok(first) => {
+                    self.finished_next(state, first, &rx);
                     self.save(state);
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) if self.unsaved => self.write_state(state),
@@ -282,7 +306,7 @@ impl Scheduler {
         &mut self,
         state: &mut RunState,
         pool: &rayon::ThreadPool,
-        tx: &mpsc::Sender<(AttemptResult, Instant, String)>,
+        tx: &mpsc::Sender<Arrived>,
     ) {
         self.replay_fast_forwards(state);
         self.advance_specs(state);
@@ -396,17 +420,28 @@ impl Scheduler {
         // time its result waited for this thread (busy with other merges
         // and replays).
         let picked_up = Instant::now();
+        let pre = self.pick_up(state, &mut r);
+        let outcome = match r.outcome.clone() {
+            Outcome::Passed { commit, .. } => self.land_pass(state, &mut r, &commit),
+            other => other,
+        };
+        self.conclude(state, r, (ended, picked_up), pre, outcome);
+    }
+
+    /// What happens to a finished attempt `r` before its merge: its pooled
+    /// worktree's old branch goes, the integration branch is checked, a
+    /// ref change or a plan fragment that does not check fails it.
+    fn pick_up(&mut self, state: &mut RunState, r: &mut AttemptResult) -> PickedUp {
         // The pooled worktree it took ([`crate::run::engine::pool`]) goes.
         if let Some((path, branch)) = r.retired.take() {
             self.cleanup.remove(path, branch);
         }
         self.check_integration();
-        let i = r.input.task;
         // Refs that are not loopc's changed while the attempt ran: it fails
         // (unless blocked or interrupted anyway), and the summary warns.
         // loopc never moves them back: the person decides.
         if !r.ref_changes.is_empty() {
-            r.outcome = self.refs_changed(state, &r, r.outcome.clone());
+            r.outcome = self.refs_changed(state, r, r.outcome.clone());
         }
         // Only the gates' own rejection of the attempt (no ref change,
         // no merge) leaves its work for a person (`completed_unreviewed`).
@@ -414,13 +449,31 @@ impl Scheduler {
             && r.ref_changes.is_empty()
             && matches!(r.outcome, Outcome::Failed { .. }))
         .then(|| r.branch.clone());
-        self.answers_changed(&r);
-        let merge_base = self.head.clone();
-        let accepted = self.judge_fragment(&mut r);
-        let outcome = match r.outcome.clone() {
-            Outcome::Passed { commit, .. } => self.land_pass(state, &mut r, &commit),
-            other => other,
-        };
+        self.answers_changed(r);
+        PickedUp {
+            unreviewed,
+            merge_base: self.head.clone(),
+            accepted: self.judge_fragment(r),
+        }
+    }
+
+    /// Applies [`transition::finished`] to attempt `r`, which ended at
+    /// `ended` and was picked up at `picked_up` (`pre`), with `outcome`
+    /// after its merge; `self.head` is the head its merge made.
+    fn conclude(
+        &mut self,
+        state: &mut RunState,
+        r: AttemptResult,
+        (ended, picked_up): (Instant, Instant),
+        pre: PickedUp,
+        outcome: Outcome,
+    ) {
+        let i = r.input.task;
+        let PickedUp {
+            unreviewed,
+            merge_base,
+            accepted,
+        } = pre;
         let finished = Finished {
             task: i,
             attempt: r.input.attempt,
@@ -494,37 +547,6 @@ impl Scheduler {
         }
     }
 
-    /// Merges attempt `r`'s passed `commit` into the integration branch
-    /// (step 7) and returns the attempt's outcome after it.
-    fn land_pass(&mut self, state: &mut RunState, r: &mut AttemptResult, commit: &str) -> Outcome {
-        let i = r.input.task;
-        let landed = merge::land(
-            &self.ctx,
-            r,
-            commit,
-            &self.head,
-            &self.merged_checks,
-            &self.landings,
-        );
-        if landed.head != self.head && matches!(landed.outcome, Outcome::Passed { .. }) {
-            self.landings.push((i, landed.head.clone()));
-        }
-        if let Some(tree) = landed.tree {
-            self.cache.know_tree(&landed.head, tree);
-        }
-        self.head = landed.head;
-        if let Some(why) = landed.moved_off {
-            self.set_stop(StopKind::BranchMoved, why);
-            self.ctx.control.stop();
-        }
-        // Its resolver or merge gates changed refs that are not loopc's.
-        if r.ref_changes.is_empty() {
-            landed.outcome
-        } else {
-            self.refs_changed(state, r, landed.outcome)
-        }
-    }
-
     /// Carries out a transition's `actions` for task `i`; `ended` is what
     /// ended: the finished attempt and the head its work was merged onto,
     /// or a replay and the heads it moved the integration branch between.
@@ -562,7 +584,10 @@ impl Scheduler {
                     }
                 }
                 Action::Record { summary, files } => {
-                    if let Some((r, before)) = attempt {
+                    // Its entry moved with the branch ([`Scheduler::land_pass`]).
+                    if let Some(p) = self.prepared.take().filter(|p| p.task == i) {
+                        self.cache.landed(&ctx, &mut state.tasks[i], p);
+                    } else if let Some((r, before)) = attempt {
                         self.cache.record(
                             &ctx,
                             &mut state.tasks[i],

@@ -39,7 +39,7 @@ impl Scheduler {
         &mut self,
         state: &mut RunState,
         pool: &rayon::ThreadPool,
-        tx: &mpsc::Sender<(AttemptResult, Instant, String)>,
+        tx: &mpsc::Sender<super::Arrived>,
         i: usize,
     ) {
         let ctx = Arc::clone(&self.ctx);
@@ -89,7 +89,9 @@ impl Scheduler {
             // forever: a panic becomes an infrastructure failure.
             let fallback = input.clone();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                attempt::run(&ctx, input)
+                let mut r = attempt::run(&ctx, input);
+                r.work = own_work(&ctx, &r);
+                r
             }))
             .unwrap_or_else(|_| {
                 let why = Outcome::Infrastructure("internal error in the attempt".into());
@@ -102,4 +104,23 @@ impl Scheduler {
         });
         self.save(state);
     }
+}
+
+/// What a passed attempt `r` committed, read here on its own thread
+/// ([`AttemptResult::work`]): its commit's tree and the files it changed
+/// against its base, one `git diff-tree`. `None` for any other outcome, a
+/// pass that changed nothing, or when git cannot say (the coordinator then
+/// asks itself).
+fn own_work(
+    ctx: &crate::run::engine::context::RunCtx,
+    r: &AttemptResult,
+) -> Option<crate::run::sys::objects::CommitChanges> {
+    let Outcome::Passed { commit, .. } = &r.outcome else {
+        return None;
+    };
+    if *commit == r.input.base {
+        return None;
+    }
+    let pairs = [(commit.as_str(), r.input.base.as_str())];
+    ctx.git.commit_changes(&pairs).ok()?.pop()
 }
