@@ -15,16 +15,17 @@
 //! (a merge gate, a resolver) is killed at once, not when the coordinator
 //! next looks at the signal.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::fs::File;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+mod escaped;
 mod quiet;
+pub use escaped::{Skip, end_groups_with_worktree, kill_escaped};
 use quiet::Quiet;
 
 /// Variables that would point git at another repository than the worktree
@@ -117,6 +118,11 @@ impl Control {
         if let Ok(mut g) = self.groups.lock() {
             g.insert(pgid);
         }
+    }
+
+    /// The process groups of the subprocesses running now.
+    pub fn groups(&self) -> BTreeSet<i32> {
+        self.groups.lock().map(|g| g.clone()).unwrap_or_default()
     }
 
     /// Forgets a process group that ended.
@@ -279,6 +285,9 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
         .start()
         .map_err(|e| format!("cannot start `sh -c` in {}: {e}", spec.dir.display()))?;
     let pgid = handle.pids().first().map(|&p| p as i32).unwrap_or(0);
+    // Its start, while it cannot have been reaped: what it leaves behind
+    // started no earlier (`kill_escaped` below).
+    let born = u32::try_from(pgid).ok().and_then(escaped::stat);
     control.register(pgid);
     let started = Instant::now();
     let quiet = spec.idle.map(|idle| Quiet::new(spec, idle));
@@ -294,7 +303,12 @@ pub fn run(spec: &Spec<'_>, control: &Control) -> Result<Exit, String> {
     signal_group(pgid, libc::SIGKILL);
     control.unregister(pgid);
     if let Some((_, worktree)) = spec.env.iter().find(|(k, _)| k == "LOOP_WORKTREE") {
-        kill_escaped(worktree);
+        let others = control.groups();
+        let skip = Skip {
+            started_before: born.map(|s| s.started),
+            groups: Some(&others),
+        };
+        kill_escaped(worktree, skip);
     }
     cap_log(spec.stdout, LOG_LIMIT);
     if let Some(p) = spec.stderr {
@@ -461,118 +475,6 @@ pub fn tail(path: &Path, limit: u64) -> String {
     text[start..].to_string()
 }
 
-/// Kills (SIGKILL) the process groups of processes whose `LOOP_WORKTREE`
-/// is exactly `worktree`, or that run inside `worktree` without a
-/// controlling terminal: what a finished subprocess of an attempt left
-/// behind even outside its process group (`setsid`, a double fork into a
-/// new session, `env -i`). Linux only. Returns the number of groups killed.
-pub fn kill_escaped(worktree: &str) -> usize {
-    kill_groups_with_worktree(worktree.as_bytes(), true)
-}
-
-/// Ends the process groups of processes (other than loopc's own group)
-/// whose `LOOP_WORKTREE` starts with `prefix`, what a killed loopc left
-/// running: SIGTERM first, so that a launcher can end what it started
-/// elsewhere (a cluster job), then SIGKILL for the groups still there after
-/// [`LAUNCHER_GRACE`]. Returns the number of groups.
-pub fn end_groups_with_worktree(prefix: &[u8]) -> usize {
-    let groups = groups_with_worktree(prefix, false);
-    for &g in &groups {
-        signal_group(g, libc::SIGTERM);
-    }
-    let until = Instant::now() + LAUNCHER_GRACE;
-    while Instant::now() < until && groups.iter().any(|&g| group_alive(g)) {
-        std::thread::sleep(POLL);
-    }
-    for &g in &groups {
-        signal_group(g, libc::SIGKILL);
-    }
-    groups.len()
-}
-
-/// Kills the process groups of processes (other than loopc's own group)
-/// whose `LOOP_WORKTREE` equals `value` (`exact`) or starts with it.
-pub fn kill_groups_with_worktree(value: &[u8], exact: bool) -> usize {
-    let groups = groups_with_worktree(value, exact);
-    for &g in &groups {
-        signal_group(g, libc::SIGKILL);
-    }
-    groups.len()
-}
-
-/// The process groups (other than loopc's own) of processes whose
-/// `LOOP_WORKTREE` equals `value` (`exact`) or starts with it, and, with
-/// `exact`, of processes without a terminal running inside `value`.
-fn groups_with_worktree(value: &[u8], exact: bool) -> HashSet<i32> {
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return HashSet::new();
-    };
-    let mut wanted = b"LOOP_WORKTREE=".to_vec();
-    wanted.extend_from_slice(value);
-    let me = std::process::id();
-    // SAFETY: getpgrp has no preconditions.
-    let my_group = unsafe { libc::getpgrp() };
-    let mut groups = HashSet::new();
-    let here = exact.then(|| {
-        let p = Path::new(std::ffi::OsStr::from_bytes(value));
-        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
-    });
-    for entry in procs.filter_map(Result::ok) {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
-        let matches = |v: &[u8]| {
-            if exact {
-                v == wanted.as_slice()
-            } else {
-                v.starts_with(&wanted)
-            }
-        };
-        // A process that dropped its environment (`env -i setsid …`) is
-        // still found by its working directory inside the worktree, when it
-        // has no controlling terminal (a person's shell there has one and
-        // is left alone).
-        let escaped_here = here.as_ref().is_some_and(|dir| {
-            std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
-                && controlling_tty(pid) == Some(0)
-        });
-        if !environ.split(|&b| b == 0).any(matches) && !escaped_here {
-            continue;
-        }
-        if let Some(pgid) = process_group(pid)
-            && pgid > 1
-            && pgid != my_group
-        {
-            groups.insert(pgid);
-        }
-    }
-    groups
-}
-
-/// The controlling terminal of `pid` (0: none), from `/proc/<pid>/stat`
-/// (field 7).
-fn controlling_tty(pid: u32) -> Option<i64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = stat.rsplit_once(')')?.1;
-    rest.split_whitespace().nth(4)?.parse().ok()
-}
-
-/// The process group of `pid`, from `/proc/<pid>/stat` (field 5).
-fn process_group(pid: u32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `pid (comm) state ppid pgrp …`; comm may contain spaces and parens.
-    let rest = stat.rsplit_once(')')?.1;
-    rest.split_whitespace().nth(2)?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -669,13 +571,5 @@ mod tests {
         live.wait().unwrap();
         done.wait().unwrap();
         assert!(!group_alive(live_group));
-    }
-
-    #[test]
-    fn own_process_group_is_read() {
-        let me = std::process::id();
-        // SAFETY: getpgrp has no preconditions.
-        let group = unsafe { libc::getpgrp() };
-        assert_eq!(process_group(me), Some(group));
     }
 }

@@ -9,7 +9,7 @@
 //! directory, the reftable ref store, whose `HEAD` files are placeholders),
 //! the answers come from `git worktree list` instead.
 
-use super::{Git, same_path};
+use super::Git;
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -123,9 +123,19 @@ impl Git {
 
     /// Whether `path` is a registered linked worktree.
     pub fn is_registered_worktree(&self, path: &Path) -> bool {
-        self.linked_worktrees()
-            .iter()
-            .any(|(dir, _)| dir == path || same_path(dir, path))
+        let entries = self.linked_worktrees();
+        if entries.iter().any(|(dir, _)| dir == path) {
+            return true;
+        }
+        // git records a worktree's real path: `path` is resolved once, and
+        // only an entry of the same name resolved too (one `realpath` per
+        // entry made each look cost as much as the pool was large).
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        entries.iter().any(|(dir, _)| {
+            *dir == real
+                || (dir.file_name() == real.file_name()
+                    && std::fs::canonicalize(dir).is_ok_and(|d| d == real))
+        })
     }
 
     /// The HEAD of every checkout of the repository, but for loopc's own
