@@ -164,7 +164,7 @@ mod tests {
         let me = stat(std::process::id()).unwrap();
         // SAFETY: getpgrp has no preconditions.
         assert_eq!(me.group, unsafe { libc::getpgrp() });
-        let child = std::process::Command::new("sleep")
+        let mut child = std::process::Command::new("sleep")
             .arg("5")
             .process_group(0)
             .spawn()
@@ -175,6 +175,7 @@ mod tests {
         // A child starts no earlier than its parent.
         assert!(st.started >= me.started);
         signal_group(st.group, libc::SIGKILL);
+        child.wait().unwrap();
     }
 
     #[test]
