@@ -304,11 +304,12 @@ fn a_merge_that_landed_as_the_run_was_stopped_counts_as_passed() {
         armed.display()
     ));
     // A `git` that, once the task has run, holds on after moving the
-    // integration branch, as a slow disk would.
+    // integration branch (alone, or with the cache entry in one
+    // `update-ref --stdin`), as a slow disk would.
     let path = repo.git_wrapper(|real| {
         format!(
             "#!/bin/sh\n'{real}' \"$@\"; rc=$?\n\
-             case \" $* \" in *' update-ref '*' refs/heads/loop/'*)\n\
+             case \" $* \" in *' update-ref '*' refs/heads/loop/'*|*' update-ref '*' --stdin '*)\n\
              if [ -e '{armed}' ]; then touch '{landed}'; sleep 30; fi;;\nesac\nexit $rc\n",
             armed = armed.display(),
             landed = landed.display()
