@@ -20,10 +20,12 @@ use crate::run::store::events::Event;
 use crate::state::{self, RunState, RunStatus, TaskState, TaskStatus};
 
 mod books;
+mod reasons;
 mod remembered;
 mod replan;
 mod replayed;
 pub use books::{Books, Slot};
+use reasons::{interrupted_reason, needs_human_reason};
 pub use remembered::{RetryFailed, carry_remembered, remembered_key, resume};
 pub use replayed::{Replayed, replayed};
 
@@ -602,31 +604,6 @@ fn infrastructure(
     }
 }
 
-/// Why an interrupted attempt counts, or `None` when it does not. An
-/// attempt killed by the `time` budget did run: budgets are judged after an
-/// attempt's result, and `time` also stops running ones, so it counts in
-/// `attempts` and `iterations`. One cut off by Ctrl-C or SIGTERM is not
-/// counted (docs/running.md: it is resumed as if it never ran). An attempt
-/// whose agent ran, cut off because the integration branch was moved or
-/// deleted, ran: it is counted.
-fn interrupted_reason(
-    books: &Books,
-    signalled: bool,
-    past_deadline: bool,
-    agent_started: bool,
-) -> Option<String> {
-    let by_time =
-        !signalled && books.stop_kind().is_none_or(|k| k == StopKind::Budget) && past_deadline;
-    let by_branch = agent_started && books.stop_kind() == Some(StopKind::BranchMoved);
-    if by_branch {
-        Some("the run stopped: its integration branch was changed".into())
-    } else if by_time {
-        Some("the attempt was stopped by the `time` budget".into())
-    } else {
-        None
-    }
-}
-
 /// Takes back the attempt (and iteration) counted when task `i` started.
 fn uncount(plan: &Plan, state: &mut RunState, books: &mut Books, i: usize) {
     state.tasks[i].attempts -= 1;
@@ -637,12 +614,6 @@ fn uncount(plan: &Plan, state: &mut RunState, books: &mut Books, i: usize) {
 
 /// Puts task `i` in a final state at `now` and, when it is dead, skips the
 /// pending tasks that depend on a dead one.
-/// The reason recorded for a task that needs a person: its question's
-/// first line.
-fn needs_human_reason(question: &str) -> String {
-    crate::run::engine::agent::handoff::with_reason("the agent needs a human to answer", question)
-}
-
 fn finalize(
     plan: &Plan,
     state: &mut RunState,
