@@ -229,10 +229,11 @@ fn git_processes_per_cached_task_are_few() {
     let calls = git_calls_of_run(TASKS, &[]);
     // Before: 501 for 40 tasks (12.5 a task: the merge's `update-ref`,
     // `diff-tree` for what it produced, `rev-parse` of its tree,
-    // `commit-tree` and `update-ref` of the entry). Now 421 (10.5): the
+    // `commit-tree` and `update-ref` of the entry). Then 421 (10.5): the
     // attempt's thread reads its commit's tree and changes (one `diff-tree
     // --stdin`) and the branch and the entry move in one `update-ref
-    // --stdin`.
+    // --stdin`. Now 381 (9.5): that `diff-tree` is the one the attempt's
+    // commit makes anyway (gitlinks, `protect`), not a second one.
     assert!(
         calls.len() <= 11 * TASKS,
         "{} git calls for {TASKS} tasks:\n{}",
@@ -254,7 +255,9 @@ fn git_processes_per_task_are_few() {
     // --contains`). Now 9 (`branch -D` is one per batch of attempts that
     // ended together: one a task here; the `reset --hard` that fills the
     // worktree is loopc's own call, made outside the worktree lock, where
-    // `git worktree add` used to start it itself), and 16 for the run.
+    // `git worktree add` used to start it itself), and 16 for the run;
+    // 340 in all for 40 tasks once the attempt's one `diff-tree` also gave
+    // the coordinator its commit's tree (before: a second `diff-tree`).
     assert!(
         calls.len() <= 10 * TASKS,
         "{} git calls for {TASKS} tasks:\n{}",

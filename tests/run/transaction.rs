@@ -21,8 +21,8 @@ fn logging_git(test: &Test) -> (String, std::path::PathBuf) {
 
 /// A git wrapper as [`logging_git`]'s that also makes results wait
 /// together: the first transaction (the first result's fast-forward) waits
-/// until `tasks` attempts have read their own work (each attempt's `git
-/// diff-tree --stdin`, the last git call on its thread), so every other
+/// until `tasks` attempts have written their diff for the gates (each
+/// attempt's `git diff --binary`, the last git call on its thread), so every other
 /// result is waiting when the coordinating thread comes back. `batch` is
 /// what it does with a transaction of two or more cache entries (a batch):
 /// `run` it, or `kill -9` loopc `before` or `after` running it.
@@ -38,7 +38,7 @@ case " $* " in
   *) printf 'CALL %s\n' "$*" >> '{log}' ;;
 esac
 case " $* " in
-  *" diff-tree --stdin "*)
+  *" diff --binary "*)
     '{real}' "$@"; rc=$?; touch '{marks}/dt-'$$; exit $rc ;;
   *" update-ref "*" --stdin "*)
     tx='{marks}/tx-'$$

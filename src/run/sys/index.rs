@@ -72,15 +72,9 @@ pub fn is_plain(bytes: &[u8], hash_len: usize) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::is_plain;
-    use std::process::Command;
 
     fn git(dir: &std::path::Path, args: &[&str]) {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("git");
-        assert!(out.status.success(), "git {args:?}");
+        crate::run::sys::testing::git(dir, args);
     }
 
     /// An index git wrote, in `version`, after `extra` ran on it.

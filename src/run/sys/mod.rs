@@ -34,5 +34,7 @@ pub mod program;
 pub mod recover;
 pub mod refs;
 pub mod room;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod transaction;
 pub mod worktree;

@@ -246,6 +246,25 @@ pub struct CommitChanges {
     pub files: Vec<(String, String)>,
 }
 
+impl CommitChanges {
+    /// Every path that differs, in git's order.
+    pub fn paths(&self) -> Vec<String> {
+        self.files.iter().map(|(path, _)| path.clone()).collect()
+    }
+
+    /// The gitlinks (submodules, nested repositories) the commit adds or
+    /// changes: `(path, commit)`.
+    pub fn gitlinks(&self) -> Vec<(String, String)> {
+        self.files
+            .iter()
+            .filter_map(|(path, entry)| {
+                let (mode, id) = entry.split_once(' ')?;
+                (mode == "160000").then(|| (path.clone(), id.to_string()))
+            })
+            .collect()
+    }
+}
+
 impl Git {
     /// For each `(commit, from)` of `pairs`, `commit`'s tree and the files
     /// that differ between `from` and `commit` ([`Git::changed_files`]),
@@ -346,7 +365,6 @@ fn parse_merge_tree(out: GitOutput) -> Result<MergeTree, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
 
     /// One `git diff-tree --stdin` answers every pair, an empty diff too,
     /// as `git diff-tree` and `git rev-parse` answer each alone.
@@ -354,16 +372,7 @@ mod tests {
     fn commit_changes_answer_every_pair() {
         let dir = tempfile::tempdir().expect("temp dir");
         let d = dir.path();
-        let git = |args: &[&str]| {
-            let out = Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .current_dir(d)
-                .output()
-                .expect("git runs");
-            assert!(out.status.success(), "git {args:?}: {out:?}");
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
-        };
+        let git = |args: &[&str]| crate::run::sys::testing::git(d, args).trim().to_string();
         git(&["init", "-q", "-b", "main"]);
         git(&["commit", "-q", "--allow-empty", "-m", "one"]);
         let one = git(&["rev-parse", "HEAD"]);

@@ -193,18 +193,7 @@ mod tests {
     use super::packed_lines;
     use crate::run::sys::git::Git;
     use crate::run::sys::oid::{is_oid, zero_oid};
-    use std::process::Command;
-
-    fn git(dir: &std::path::Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8(out.stdout).unwrap()
-    }
+    use crate::run::sys::testing::git;
 
     /// The files say what `git for-each-ref` says: packed and loose refs, a
     /// loose ref hiding a packed one, annotated tags, a symbolic ref, a

@@ -62,18 +62,13 @@ impl Git {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
 
     fn repo() -> (tempfile::TempDir, Git, String, String) {
         let dir = tempfile::tempdir().expect("temp dir");
         let run = |args: &[&str]| {
-            let out = Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .current_dir(dir.path())
-                .output()
-                .expect("git runs");
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
+            crate::run::sys::testing::git(dir.path(), args)
+                .trim()
+                .to_string()
         };
         run(&["init", "-q", "-b", "main"]);
         run(&["commit", "-q", "--allow-empty", "-m", "one"]);

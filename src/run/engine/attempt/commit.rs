@@ -11,6 +11,7 @@ use crate::run::engine::context::{AttemptFiles, Io};
 use crate::run::engine::outcome::{AttemptResult, Outcome, stopping};
 use crate::run::sys::checkout::Checkout;
 use crate::run::sys::git::Git;
+use crate::run::sys::objects::CommitChanges;
 
 /// The attempt's commit.
 pub(super) struct Made {
@@ -18,6 +19,9 @@ pub(super) struct Made {
     pub commit: String,
     /// Paths changed relative to the base.
     pub files: Vec<String>,
+    /// The commit's tree and the files it changed against the base, when
+    /// it changed any ([`AttemptResult::work`]).
+    pub work: Option<CommitChanges>,
 }
 
 /// Commits the worktree's changes on the task branch (`loop(task): title`,
@@ -56,14 +60,23 @@ pub(super) fn commit(
     // Work must survive the worktree: a gitlink (a submodule, or a nested
     // repository the agent made) whose commit lives only inside the
     // worktree would point at nothing once it is removed.
-    let changes = match git.changes(&r.input.base, &commit) {
-        Ok(c) => c,
+    // One `git diff-tree` says it, and the commit's tree the coordinator
+    // needs for a fast-forward's cache entry.
+    let pair = [(commit.as_str(), r.input.base.as_str())];
+    let work = match git.commit_changes(&pair).map(|mut c| c.pop()) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            return Err(Outcome::Infrastructure(
+                "`git diff-tree` said nothing".into(),
+            ));
+        }
         Err(_) if stopping(io.control) => return Err(Outcome::Interrupted),
         Err(e) => return Err(Outcome::Infrastructure(e)),
     };
+    let paths = work.paths();
     // The checks are not the agent's to change (`protect`).
-    super::protect::check(task, &changes.paths)?;
-    match gitlinks::dangling(git, checkout, changes.gitlinks) {
+    super::protect::check(task, &paths)?;
+    match gitlinks::dangling(git, checkout, work.gitlinks()) {
         Ok(None) => {}
         Ok(Some((reason, feedback))) => return Err(failed(reason, feedback)),
         Err(_) if stopping(io.control) => return Err(Outcome::Interrupted),
@@ -73,8 +86,9 @@ pub(super) fn commit(
         .diff_to_file(&r.input.base, &commit, &files.diff)
         .map_err(Outcome::Infrastructure)?;
     Ok(Made {
+        work: (commit != r.input.base).then_some(work),
         commit,
-        files: changes.paths,
+        files: paths,
     })
 }
 

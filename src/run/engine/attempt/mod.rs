@@ -175,11 +175,14 @@ fn checks(
         review::only_review_rejected(ctx.io(), proto, checkout, &checks, &verdict, &mut gate_cost);
     r.cost.absorb(gate_cost);
     match verdict {
-        Verdict::Pass => Outcome::Passed {
-            commit: made.commit,
-            summary,
-            files: made.files,
-        },
+        Verdict::Pass => {
+            r.work = made.work;
+            Outcome::Passed {
+                commit: made.commit,
+                summary,
+                files: made.files,
+            }
+        }
         Verdict::Reject {
             reason,
             feedback,

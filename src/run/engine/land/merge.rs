@@ -330,19 +330,8 @@ pub fn integrate(
             changes: r.work.clone(),
             cost: r.cost.clone(),
         };
-        return match move_branch(ctx, landing, on_landing) {
-            Ok(true) => Merge::Advanced {
-                commit: commit.to_string(),
-                how: "fast_forward",
-                tree: None,
-            },
-            Ok(false) => Merge::Error(format!(
-                "{} moved while loopc was running; it must only be changed by loopc during a run",
-                ctx.integration_ref
-            )),
-            Err(_) if stopping(&ctx.control) => Merge::Stopped,
-            Err(e) => Merge::Error(e),
-        };
+        let moved = move_branch(ctx, landing, on_landing);
+        return advanced(ctx, moved, commit.to_string(), "fast_forward", None);
     }
     ctx.events.emit(Event::Phase {
         task: task.name.clone(),
@@ -390,21 +379,33 @@ pub fn integrate(
         cost: spent,
     };
     match verdict {
-        Verdict::Pass => match move_branch(ctx, landing, on_landing) {
-            Ok(true) => Merge::Advanced {
-                commit: merged,
-                how: "merge",
-                tree: Some(tree),
-            },
-            Ok(false) => Merge::Error(format!(
-                "{} moved while loopc was running; it must only be changed by loopc during a run",
-                ctx.integration_ref
-            )),
-            Err(_) if stopping(&ctx.control) => Merge::Stopped,
-            Err(e) => Merge::Error(e),
-        },
+        Verdict::Pass => {
+            let moved = move_branch(ctx, landing, on_landing);
+            advanced(ctx, moved, merged, "merge", Some(tree))
+        }
         Verdict::Stopped => Merge::Stopped,
         other => Merge::Rejected(other),
+    }
+}
+
+/// What moving the branch to `commit` ([`move_branch`]: `moved`) made of
+/// the merge: [`Merge::Advanced`] (`how`, and `tree` when the merge made
+/// it), or the error of a branch someone else moved, or of git.
+fn advanced(
+    ctx: &RunCtx,
+    moved: Result<bool, String>,
+    commit: String,
+    how: &'static str,
+    tree: Option<String>,
+) -> Merge {
+    match moved {
+        Ok(true) => Merge::Advanced { commit, how, tree },
+        Ok(false) => Merge::Error(format!(
+            "{} moved while loopc was running; it must only be changed by loopc during a run",
+            ctx.integration_ref
+        )),
+        Err(_) if stopping(&ctx.control) => Merge::Stopped,
+        Err(e) => Merge::Error(e),
     }
 }
 

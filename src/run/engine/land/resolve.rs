@@ -349,6 +349,34 @@ fn conflicted_scratch(
     Ok((co, work))
 }
 
+/// The resolver's prompt ([`prompt`]: `with`, the conflict `side` and
+/// which side has each file, the `scratch` worktree), after the task's
+/// `context` files, as its attempt's prompt had them.
+///
+/// Errors: a context file cannot be read from the attempt's base.
+fn resolver_prompt(
+    ctx: &RunCtx,
+    r: &AttemptResult,
+    with: &[usize],
+    (side, sides): (&Side<'_>, &[check::Presence]),
+    scratch: &Path,
+) -> Result<String, String> {
+    let task = &ctx.plan.tasks[r.input.task];
+    let context =
+        crate::run::engine::attempt::context_files::sections(&ctx.git, task, &r.input.base)
+            .map_err(|e| e.into_message())?;
+    let text = prompt(
+        &ctx.plan,
+        task,
+        with,
+        side,
+        sides,
+        scratch,
+        &r.input.progress,
+    );
+    Ok(context + &text)
+}
+
 /// The resolver's run in the scratch worktree, up to the merge commit of
 /// its resolution (not yet checked).
 #[allow(clippy::too_many_arguments)]
@@ -370,20 +398,7 @@ fn run(
     let (co, work) = conflicted_scratch(ctx, &git, side, scratch, dir)?;
     // Which side deleted a conflicted file (a modify/delete conflict).
     let sides = presence(ctx.io(), side).map_err(infra)?;
-    // The task's `context` files first, as its attempt's prompt had them.
-    let context =
-        crate::run::engine::attempt::context_files::sections(&ctx.git, task, &r.input.base)
-            .map_err(|e| infra(e.into_message()))?;
-    let text = context
-        + &prompt(
-            &ctx.plan,
-            task,
-            with,
-            side,
-            &sides,
-            scratch,
-            &r.input.progress,
-        );
+    let text = resolver_prompt(ctx, r, with, (side, &sides), scratch).map_err(infra)?;
     let files = AttemptFiles::in_dirs(dir.to_path_buf(), work);
     for (path, body) in [
         (&files.prompt, text.as_str()),

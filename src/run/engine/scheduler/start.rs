@@ -89,9 +89,7 @@ impl Scheduler {
             // forever: a panic becomes an infrastructure failure.
             let fallback = input.clone();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let mut r = attempt::run(&ctx, input);
-                r.work = own_work(&ctx, &r);
-                r
+                attempt::run(&ctx, input)
             }))
             .unwrap_or_else(|_| {
                 let why = Outcome::Infrastructure("internal error in the attempt".into());
@@ -104,23 +102,4 @@ impl Scheduler {
         });
         self.save(state);
     }
-}
-
-/// What a passed attempt `r` committed, read here on its own thread
-/// ([`AttemptResult::work`]): its commit's tree and the files it changed
-/// against its base, one `git diff-tree`. `None` for any other outcome, a
-/// pass that changed nothing, or when git cannot say (the coordinator then
-/// asks itself).
-fn own_work(
-    ctx: &crate::run::engine::context::RunCtx,
-    r: &AttemptResult,
-) -> Option<crate::run::sys::objects::CommitChanges> {
-    let Outcome::Passed { commit, .. } = &r.outcome else {
-        return None;
-    };
-    if *commit == r.input.base {
-        return None;
-    }
-    let pairs = [(commit.as_str(), r.input.base.as_str())];
-    ctx.git.commit_changes(&pairs).ok()?.pop()
 }
