@@ -5,7 +5,7 @@
 #   bench/cached.sh [N] [RUNS]
 #   NO_TURBO=1 bench/cached.sh 100000 3    # loopc alone (the 100,000-task target)
 #
-# loopc: N independent command tasks (`echo i > fi`), run once to fill the
+# loopc: N independent command tasks (bench/command_plan.sh), run once to fill the
 # cache, then `loopc run` timed. Turborepo: N npm workspace packages, each
 # with a `build` script writing one file (its output), `turbo run build`
 # once to fill its local cache, then timed (every task a cache hit). Both

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A fresh run of N independent command tasks (default 1000) at `-j P`
+# A fresh run of N independent command tasks (default 1000; bench/command_plan.sh) at `-j P`
 # (default 8) next to the plain shell loop doing the same per task at the
 # same parallelism: worktree add, the command, add and commit, merge onto
 # an integration checkout (one merge at a time, under `flock`), worktree
@@ -37,7 +37,8 @@ set -e
 i=$1
 # Concurrent `git worktree add`s fail on each other: one at a time (loopc too).
 flock ../worktree.lock git worktree add -q -b "task-$i" "../wt-$i" plain
-(cd "../wt-$i" && echo "$i" > "f$i" && git add -A && git commit -qm "task $i")
+d=d$((i / 500))
+(cd "../wt-$i" && mkdir -p "$d" && echo "$i" > "$d/f$i" && git add -A && git commit -qm "task $i")
 flock ../merge.lock git -C ../integration merge -q --no-edit "task-$i"
 flock ../worktree.lock git worktree remove --force "../wt-$i"
 SH
@@ -65,11 +66,11 @@ for r in $(seq 1 "$runs"); do
   rm -rf "$work/repo" "$work/integration" && cp -a "$base" "$work/repo"
   (cd "$work/repo" && /usr/bin/time -f '%e %U %S %M' -o "$work/t" \
     "$loopc" --color never run --no-cache plan.loop > "$work/log" 2>&1) || tail -n 5 "$work/log" >&2
-  landed=$(git -C "$work/repo" ls-tree --name-only loop/fresh | grep -c '^f[0-9]' || true)
+  landed=$(git -C "$work/repo" ls-tree -r --name-only loop/fresh | grep -c '/f[0-9]' || true)
   row "loopc run --no-cache (run $r, $landed landed)" "$work/t" | tee -a "$out/fresh.md.tmp"
   rm -rf "$work/repo" "$work/integration" "$work"/wt-* && cp -a "$base" "$work/repo"
   /usr/bin/time -f '%e %U %S %M' -o "$work/t" sh "$work/plain.sh" > "$work/log" 2>&1 || tail -n 5 "$work/log" >&2
-  landed=$(git -C "$work/repo" ls-tree --name-only plain | grep -c '^f[0-9]' || true)
+  landed=$(git -C "$work/repo" ls-tree -r --name-only plain | grep -c '/f[0-9]' || true)
   row "plain shell loop (run $r, $landed landed)" "$work/t" | tee -a "$out/fresh.md.tmp"
 done
 mv "$out/fresh.md.tmp" "$out/fresh.md"

@@ -31,12 +31,18 @@ printf '%s\n' "$ANSWER"
 "#;
 
 fn plan(repo: &Test, answer: &str) {
+    plan_with(repo, answer, "");
+}
+
+/// [`plan`], with `defaults` set to `defaults` (a block's inside).
+fn plan_with(repo: &Test, answer: &str, defaults: &str) {
     repo.script("agent.sh", ASKING_AGENT);
     repo.script("pm.sh", ANSWERER);
     repo.write("README", "hello\n");
     repo.commit("a readme");
     repo.plan(&format!(
         r#"loop "ask" {{ answerer = pm }}
+defaults {{ {defaults} }}
 budget {{ iterations = 10 }}
 agent bot {{ run = "sh @BIN@/agent.sh" env = {{ BIN = "@BIN@" }} }}
 agent pm {{ run = "sh @BIN@/pm.sh" env = {{ BIN = "@BIN@" ANSWER = "{answer}" }} }}
@@ -129,6 +135,23 @@ fn the_answerer_answers_and_the_task_goes_on_in_the_same_run() {
     assert_eq!(repo.show("loop/ask", "db.txt").unwrap(), "Postgres\n");
     let prompt = std::fs::read_to_string(repo.bin.join("prompt.3")).unwrap();
     assert!(prompt.contains("## Answer from a human\n"), "{prompt}");
+}
+
+#[test]
+fn the_answerers_prompt_starts_with_the_tasks_context_files() {
+    let repo = Test::repo();
+    repo.write("DESIGN.md", "# Design\nSQLite for anything local.\n");
+    repo.commit("design");
+    plan_with(&repo, "Use SQLite.", r#"context = ["DESIGN.md"]"#);
+    repo.loopc(&["run"]).status(0).run();
+    let asked = std::fs::read_to_string(repo.bin.join("answerer.prompt")).unwrap();
+    assert!(
+        asked.starts_with(
+            "## Context: DESIGN.md\n# Design\nSQLite for anything local.\n\n\
+             ## A question for you to answer\n"
+        ),
+        "{asked}"
+    );
 }
 
 #[test]

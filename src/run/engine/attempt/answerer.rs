@@ -92,7 +92,9 @@ fn run(
     env: &[(String, String)],
     question: &str,
 ) -> Result<Option<String>, String> {
-    let text = prompt(ctx, task, r, question);
+    let context = super::context_files::sections(&ctx.git, task, &r.input.base)
+        .map_err(|e| e.into_message())?;
+    let text = context + &prompt(ctx, task, r, question);
     let prompt_file = files.dir.join("answerer-prompt.md");
     std::fs::write(&prompt_file, &text)
         .map_err(|e| format!("cannot write {}: {e}", prompt_file.display()))?;
@@ -141,8 +143,9 @@ pub fn accepted(output: &str) -> Option<String> {
     (!answer.is_empty() && !first.eq_ignore_ascii_case(DECLINE)).then(|| answer.to_string())
 }
 
-/// The answerer's prompt: what it is asked to do, the task's prompt, the
-/// question, and the attempt's diff against its base (cut as feedback is).
+/// The answerer's prompt after its context sections: what it is asked to
+/// do, the task's prompt, the question, and the attempt's diff against its
+/// base (cut as feedback is).
 fn prompt(ctx: &RunCtx, task: &Task, r: &AttemptResult, question: &str) -> String {
     let task_prompt = match &task.kind {
         TaskKind::Agent { prompt, .. } => prompt.to_string(),

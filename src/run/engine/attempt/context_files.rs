@@ -1,8 +1,8 @@
 //! The `context` section of an agent's prompt (docs/language.md "Context
 //! every agent reads"): each of the task's `context` files as it is in the
 //! commit the attempt starts from, under `## Context: <path>`, before the
-//! task's text (itself under `## Task`). Agent gates' and resolvers'
-//! prompts carry the same section.
+//! task's text (itself under `## Task`). Agent gates', resolvers' and
+//! answerers' prompts carry the same section.
 
 use super::Step;
 use crate::plan::Task;
