@@ -202,7 +202,7 @@ pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
     };
     check_stages(&plan, args, &path)?;
     let plan = cut(plan, args, &words)?;
-    let top = refuse_early(&plan, &compilation, &cwd, &path)?;
+    let git = refuse_early(&plan, &compilation, &cwd, &path)?;
     let base = plan.tasks.iter().any(|t| t.expands.is_some()).then(|| {
         let mut base = loopc::expand::Base::of(&compilation, &plan.name);
         base.targets = words.clone();
@@ -218,7 +218,7 @@ pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
         no_cache: args.no_cache,
         verify: args.verify,
         plan_file: path.display().to_string(),
-        repository: top,
+        repository: git,
         exit_status,
     };
     execute(plan, &options, &cwd, round)
@@ -418,7 +418,7 @@ fn plan_repository(cwd: &Path, plan: &Path) -> Result<Git, String> {
 /// that nothing is written: the plan's repository and the commit attempts
 /// start from exist, every program a `run` string starts is there, every
 /// `loop.copy`/`loop.link` pattern matches, and every file an agent's
-/// command runs is in that commit. Returns the repository's top.
+/// command runs is in that commit. Returns the repository.
 ///
 /// Errors: the message naming each problem (exit 2).
 fn refuse_early(
@@ -426,7 +426,7 @@ fn refuse_early(
     compilation: &loopc::Compilation,
     cwd: &Path,
     path: &Path,
-) -> Result<PathBuf, String> {
+) -> Result<Git, String> {
     use loopc::run::engine::{agent, worktree_files};
     // Outside a repository nothing can run: say that first, not that a
     // program is missing; then that there is no commit to start from.
@@ -485,7 +485,7 @@ fn refuse_early(
             ));
         }
     }
-    Ok(git.root)
+    Ok(git)
 }
 
 /// Runs `plan` in the repository containing `cwd` (or, with `--dry-run`,

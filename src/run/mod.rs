@@ -137,9 +137,10 @@ pub struct Options {
     /// The plan file as given (recorded in state.json), relative to the
     /// current directory.
     pub plan_file: String,
-    /// A directory in the repository the run uses: the plan's (a plan
-    /// names its own project's files), whatever the current directory.
-    pub repository: std::path::PathBuf,
+    /// The repository the run uses ([`Git::discover`] from the plan's
+    /// directory: a plan names its own project's files), whatever the
+    /// current directory.
+    pub repository: Git,
     /// The process exit status of each outcome, recorded in state.json and
     /// the `run_finished` event; the command line decides it.
     pub exit_status: fn(Outcome) -> i32,
@@ -323,7 +324,7 @@ fn take_locks(
 ///
 /// Errors: the repository or the options cannot be used (exit 2).
 pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, RunError> {
-    let git = Git::discover(&options.repository).map_err(RunError::usage)?;
+    let git = options.repository.clone();
     git.require_min_version().map_err(RunError::usage)?;
     // A repository with nothing to start from is refused before anything
     // is written (no `.loopc/`).
@@ -400,13 +401,14 @@ fn warnings(
     let mut out = Vec::new();
     // Attempts start from a commit: say once what of the checkout they do
     // not see.
-    if let (Ok(changed), Ok(untracked)) = (git.changed_tracked_paths(), git.untracked_paths())
+    let uncommitted = git.uncommitted();
+    if let Ok(found) = &uncommitted
         && let Some(w) = engine::uncommitted::warning(
             plan,
             &cwd.join(&options.plan_file),
             &git.root,
-            &changed,
-            &untracked,
+            &found.changed,
+            &found.untracked,
             &brought.paths(),
             &start.base,
         )
@@ -430,9 +432,14 @@ fn warnings(
         ));
     }
     if plan.pipeline.is_some()
-        && let (Ok(changed), Ok(untracked)) = (git.changed_tracked_paths(), git.untracked_paths())
-        && let Some(w) =
-            engine::uncommitted::specs_warning(plan, cwd, &git.root, &changed, &untracked)
+        && let Ok(found) = &uncommitted
+        && let Some(w) = engine::uncommitted::specs_warning(
+            plan,
+            cwd,
+            &git.root,
+            &found.changed,
+            &found.untracked,
+        )
     {
         out.push(w);
     }

@@ -469,3 +469,35 @@ fn the_docs_name_task_branches_as_a_run_makes_them() {
         "{ledger}"
     );
 }
+
+#[test]
+fn without_a_configured_name_loopc_signs_its_commits_as_itself() {
+    let repo = Test::repo();
+    repo.git(&["config", "--unset", "user.name"]);
+    // An empty value is no name either (git refuses it for commits).
+    repo.git(&["config", "user.email", ""]);
+    repo.plan("loop \"who\" { }\ntask a { run = \"echo a > a.txt\" }\n");
+    let nowhere = repo.root.join("no-global-config");
+    repo.loopc(&["run"])
+        .env("GIT_CONFIG_GLOBAL", &nowhere)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status(0)
+        .run();
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%an <%ae> / %cn <%ce>", "loop/who"]),
+        "loopc <loopc@localhost> / loopc <loopc@localhost>"
+    );
+
+    // A configured identity is git's own.
+    repo.git(&["config", "user.name", "Test"]);
+    repo.git(&["config", "user.email", "test@example.com"]);
+    repo.loopc(&["run", "--force", "a"])
+        .env("GIT_CONFIG_GLOBAL", &nowhere)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .status(0)
+        .run();
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%an <%ae>", "loop/who"]),
+        "Test <test@example.com>"
+    );
+}

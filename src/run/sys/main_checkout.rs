@@ -5,6 +5,15 @@
 use super::git::Git;
 use std::collections::HashSet;
 
+/// What of the main checkout is not committed ([`Git::uncommitted`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Uncommitted {
+    /// Tracked files with uncommitted changes, staged or not.
+    pub changed: Vec<String>,
+    /// Untracked files that git does not ignore.
+    pub untracked: Vec<String>,
+}
+
 impl Git {
     /// Every path git tracks in the main checkout (its index), relative to
     /// its top level.
@@ -20,50 +29,37 @@ impl Git {
             .collect())
     }
 
-    /// The tracked files of the main checkout with uncommitted changes
-    /// (staged or not; untracked files are not listed), relative to its
-    /// top level, sorted.
+    /// What of the main checkout is not committed, from one `git status`:
+    /// the tracked files with uncommitted changes (staged or not) and the
+    /// untracked files (not ignored: files a person made and has not added
+    /// yet), each relative to the top level, sorted.
     ///
     /// Errors: git fails.
-    pub fn changed_tracked_paths(&self) -> Result<Vec<String>, String> {
-        let out = self.run_in(
-            &self.root,
-            &["status", "--porcelain=v1", "-z", "--untracked-files=no"],
-        )?;
-        let mut paths = Vec::new();
-        let mut records = out.stdout.split('\0').filter(|r| !r.is_empty());
-        while let Some(record) = records.next() {
-            let (status, path) = record.split_at(record.len().min(3));
-            paths.push(path.to_string());
-            // A rename or copy is followed by its source path.
-            if (status.starts_with('R') || status.starts_with('C'))
-                && let Some(from) = records.next()
-            {
-                paths.push(from.to_string());
-            }
-        }
-        paths.sort();
-        paths.dedup();
-        Ok(paths)
-    }
-
-    /// The untracked files of the main checkout (not ignored), relative to
-    /// its top level, sorted: files a person made and has not added yet.
-    ///
-    /// Errors: git fails.
-    pub fn untracked_paths(&self) -> Result<Vec<String>, String> {
+    pub fn uncommitted(&self) -> Result<Uncommitted, String> {
         let out = self.run_in(
             &self.root,
             &["status", "--porcelain=v1", "-z", "--untracked-files=all"],
         )?;
-        let mut paths: Vec<String> = out
-            .stdout
-            .split('\0')
-            .filter_map(|r| r.strip_prefix("?? "))
-            .map(str::to_string)
-            .collect();
-        paths.sort();
-        Ok(paths)
+        let mut found = Uncommitted::default();
+        let mut records = out.stdout.split('\0').filter(|r| !r.is_empty());
+        while let Some(record) = records.next() {
+            let (status, path) = record.split_at(record.len().min(3));
+            if status == "?? " {
+                found.untracked.push(path.to_string());
+                continue;
+            }
+            found.changed.push(path.to_string());
+            // A rename or copy is followed by its source path.
+            if (status.starts_with('R') || status.starts_with('C'))
+                && let Some(from) = records.next()
+            {
+                found.changed.push(from.to_string());
+            }
+        }
+        found.changed.sort();
+        found.changed.dedup();
+        found.untracked.sort();
+        Ok(found)
     }
 
     /// The directories at the top of the main checkout that git ignores

@@ -72,8 +72,12 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
         ));
     }
     let kept_branches = layout::kept(layout)?;
-    let (still_kept, kept, mut removed) =
-        registered_worktrees(git, layout, &kept_branches, &mut done)?;
+    let Registered {
+        still_kept,
+        kept,
+        mut removed,
+        remaining,
+    } = registered_worktrees(git, layout, &kept_branches, &mut done)?;
     removed += unregistered_worktrees(git, layout, &kept, &mut done)?;
     if removed > 0 {
         let worktrees = if removed == 1 {
@@ -89,28 +93,28 @@ pub fn reconcile(git: &Git, layout: &Layout, slug: &str) -> Result<Reconciled, S
     if still_kept != kept_branches {
         layout::write_kept(layout, &still_kept)?;
     }
-    task_branches(git, layout, slug, &still_kept, &mut done)?;
+    task_branches(git, layout, slug, (&still_kept, &remaining), &mut done)?;
     Ok(done)
 }
 
 /// Registered worktrees under `.loopc/worktrees/` that loopc made are
 /// removed; any other one there is the user's and is left alone (a note).
 /// Worktrees of attempts that ended failed or blocked are kept until `loopc
-/// clean` (docs/running.md); their branches are not reused. Returns the
-/// task branches still kept, the worktrees left in place, and how many
-/// were removed.
+/// clean` (docs/running.md); their branches are not reused.
 fn registered_worktrees(
     git: &Git,
     layout: &Layout,
     kept_branches: &BTreeSet<String>,
     done: &mut Reconciled,
-) -> Result<(BTreeSet<String>, Vec<PathBuf>, usize), String> {
+) -> Result<Registered, String> {
     let ledgered = layout::ledger(layout)?;
     let mut still_kept = BTreeSet::new();
     let mut removed = 0;
     let mut kept: Vec<PathBuf> = Vec::new();
+    let mut remaining = Vec::new();
     for w in git.worktrees()? {
         if !inside(&w.path, &layout.worktrees) {
+            remaining.push(w);
             continue;
         }
         // A kept attempt's worktree, by the task branch checked out there
@@ -127,10 +131,13 @@ fn registered_worktrees(
             && w.path.exists()
         {
             still_kept.insert(b.to_string());
-            kept.push(w.path);
+            kept.push(w.path.clone());
+            remaining.push(w);
             continue;
         }
         if is_loopcs_worktree(&w, &ledgered) {
+            // Gone from git's list, or reconciling stops here: it is not
+            // among the `remaining`.
             remove_worktree(git, &w.path)?;
             removed += 1;
         } else {
@@ -147,10 +154,28 @@ fn registered_worktrees(
                     .unwrap_or_default(),
                 layout.worktrees.display()
             ));
-            kept.push(w.path);
+            kept.push(w.path.clone());
+            remaining.push(w);
         }
     }
-    Ok((still_kept, kept, removed))
+    Ok(Registered {
+        still_kept,
+        kept,
+        removed,
+        remaining,
+    })
+}
+
+/// What [`registered_worktrees`] left.
+struct Registered {
+    /// The task branches still kept.
+    still_kept: BTreeSet<String>,
+    /// The worktrees under `.loopc/worktrees/` left in place.
+    kept: Vec<PathBuf>,
+    /// How many worktrees were removed.
+    removed: usize,
+    /// Every registered worktree still there (git's list without those removed).
+    remaining: Vec<super::git::WorktreeEntry>,
 }
 
 /// Directories git does not know, with the names loopc gives worktrees
@@ -193,25 +218,25 @@ fn unregistered_worktrees(
 }
 
 /// Deletes this plan's task branches that loopc created, but for those
-/// `still_kept` and those checked out somewhere (a note).
+/// `still_kept` and those checked out in a worktree of `registered` (a
+/// note).
 fn task_branches(
     git: &Git,
     layout: &Layout,
     slug: &str,
-    still_kept: &BTreeSet<String>,
+    (still_kept, registered): (&BTreeSet<String>, &[super::git::WorktreeEntry]),
     done: &mut Reconciled,
 ) -> Result<(), String> {
     let mut ours = layout::ledger(layout)?;
-    let checked_out: Vec<(String, PathBuf)> = git
-        .worktrees()?
-        .into_iter()
+    let checked_out: Vec<(String, &Path)> = registered
+        .iter()
         .filter_map(|w| {
             let b = w
                 .branch
                 .as_deref()?
                 .strip_prefix("refs/heads/")?
                 .to_string();
-            Some((b, w.path))
+            Some((b, w.path.as_path()))
         })
         .collect();
     let mut deleted = 0;

@@ -57,6 +57,13 @@ use transition::{Action, Books, Finished, StopKind};
 /// document on each was most of the coordinator's work.
 const SAVE_EVERY: Duration = Duration::from_millis(250);
 
+/// The least time between two writes of state.json, as a multiple of how
+/// long the last write took: the document grows with the plan (some 400
+/// bytes a task), and at tens of thousands of tasks writing it every
+/// [`SAVE_EVERY`] took the coordinator most of its time; this keeps it to
+/// about a tenth whatever the plan's size.
+const SAVE_SPACING: u32 = 10;
+
 /// A finished attempt as it comes back from its thread: its result, when
 /// it ended, and its task's name (the plan may have grown, and its indices
 /// moved, while it ran).
@@ -111,6 +118,7 @@ pub fn run(
         save_error: None,
         saved_at: None,
         unsaved: false,
+        save_every: SAVE_EVERY,
         limited: HashMap::new(),
         cleanup: crate::run::engine::scheduler::cleanup::Cleanup::start(Arc::clone(&ctx)),
         growth,
@@ -174,6 +182,9 @@ struct Scheduler {
     /// When state.json was last written, and whether it has changed since.
     saved_at: Option<Instant>,
     unsaved: bool,
+    /// The least time until the next write ([`SAVE_EVERY`], or more for a
+    /// large state: [`SAVE_SPACING`]).
+    save_every: Duration,
     /// The process exit status of each outcome (recorded, not chosen here).
     exit_status: fn(RunOutcome) -> i32,
     /// Agents known to be usage or rate limited: until when, and the limit
@@ -272,14 +283,15 @@ impl Scheduler {
     }
 
     /// Records a change of `state`: state.json is rewritten (with fsync) at
-    /// most every [`SAVE_EVERY`], and within a poll of the loop after the
-    /// last change; [`Scheduler::finish`] writes the final state.
+    /// most every [`SAVE_EVERY`] (longer for a large state: [`SAVE_SPACING`]),
+    /// and within a poll of the loop after the last change;
+    /// [`Scheduler::finish`] writes the final state.
     fn save(&mut self, state: &mut RunState) {
         self.books.meter.tick();
         state.spent = self.books.meter.spent.clone();
         state.head_commit = self.head.clone();
         match self.saved_at {
-            Some(at) if at.elapsed() < SAVE_EVERY => self.unsaved = true,
+            Some(at) if at.elapsed() < self.save_every => self.unsaved = true,
             _ => self.write_state(state),
         }
     }
@@ -289,9 +301,12 @@ impl Scheduler {
         self.books.meter.tick();
         state.spent = self.books.meter.spent.clone();
         state.head_commit = self.head.clone();
-        self.saved_at = Some(Instant::now());
         self.unsaved = false;
-        if let Err(e) = crate::run::store::state::save(&self.ctx.layout.state, state) {
+        let began = Instant::now();
+        let saved = crate::run::store::state::save(&self.ctx.layout.state, state);
+        self.saved_at = Some(Instant::now());
+        self.save_every = SAVE_EVERY.max(began.elapsed() * SAVE_SPACING);
+        if let Err(e) = saved {
             // Said once; the exit status says it too (see `finish`).
             if self.save_error.is_none() {
                 self.note(&e);

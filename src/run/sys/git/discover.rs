@@ -31,15 +31,26 @@ impl Git {
         let mut git = Git::at(root, common_dir, git_dir);
         // A repository without a commit identity (fresh CI machines) still
         // gets commits: loopc signs as itself, only for its own git calls.
+        // Both keys in one call; each key's last value is the one git uses.
+        let identity = git
+            .try_run_in(
+                &git.root.clone(),
+                &["config", "--get-regexp", r"^user\.(name|email)$"],
+            )
+            .map(|o| o.stdout)
+            .unwrap_or_default();
+        let configured = |key: &str| {
+            identity
+                .lines()
+                .map(|l| l.split_once(' ').unwrap_or((l, "")))
+                .rfind(|(k, _)| k.eq_ignore_ascii_case(key))
+                .is_some_and(|(_, v)| !v.trim().is_empty())
+        };
         for (key, name, value) in [
             ("user.name", "NAME", "loopc"),
             ("user.email", "EMAIL", "loopc@localhost"),
         ] {
-            let configured = git
-                .try_run_in(&git.root.clone(), &["config", "--get", key])
-                .map(|o| o.code == 0 && !o.stdout.trim().is_empty())
-                .unwrap_or(false);
-            if !configured {
+            if !configured(key) {
                 git.env.push((format!("GIT_AUTHOR_{name}"), value.into()));
                 git.env
                     .push((format!("GIT_COMMITTER_{name}"), value.into()));
