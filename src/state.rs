@@ -481,6 +481,14 @@ pub struct RunState {
     pub specs: Vec<SpecState>,
 }
 
+impl RunState {
+    /// Each task's state by its name (names are unique in a plan), for
+    /// lookups by name that stay linear over a whole plan.
+    pub fn tasks_by_name(&self) -> std::collections::HashMap<&str, &TaskState> {
+        self.tasks.iter().map(|t| (t.name.as_str(), t)).collect()
+    }
+}
+
 /// What became of one spec of a REEL spec tree in a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpecState {

@@ -221,6 +221,9 @@ pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
         repository: git,
         exit_status,
     };
+    // The syntax tree and source are as large as the plan and the run no
+    // longer reads them (a plan that expands has its own copy, `base`).
+    drop(compilation);
     execute(plan, &options, &cwd, round)
 }
 

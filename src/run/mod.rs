@@ -585,7 +585,7 @@ impl Recovered {
             &ctx,
             options,
             parallel,
-            (s.previous.as_ref(), &s.skipped),
+            (s.previous.map(carried), &s.skipped),
             &head,
             cache_use,
         );
@@ -594,13 +594,26 @@ impl Recovered {
     }
 }
 
+/// The part of the last run's state that a run carries into its own
+/// ([`scheduler::carry_waits`], [`scheduler::transition::carry_remembered`]):
+/// the tasks that were waiting for a limit or remember failures, usually
+/// few. The rest goes before the run's own state is made: each is as large
+/// as the plan (some 700 bytes a task in memory).
+fn carried(mut previous: RunState) -> RunState {
+    previous
+        .tasks
+        .retain(|t| t.remembered.is_some() || t.waiting_until.is_some());
+    previous.tasks.shrink_to_fit();
+    previous
+}
+
 /// Announces the run, hands it to the scheduler and, once it ended, writes
 /// its summary and runs the notify command.
 fn schedule(
     ctx: &Arc<RunCtx>,
     options: &Options,
     parallel: u32,
-    (previous, skipped): (Option<&RunState>, &crate::plan::SkippedGates),
+    (previous, skipped): (Option<RunState>, &crate::plan::SkippedGates),
     head: &str,
     cache_use: scheduler::CacheUse,
 ) -> Ran {
@@ -614,16 +627,19 @@ fn schedule(
     interrupt::install();
     let mut state = scheduler::initial_state(ctx, &options.plan_file, head);
     state.run = Some(ctx.run);
+    let at: std::collections::HashMap<String, usize> = (state.tasks.iter().enumerate())
+        .map(|(i, t)| (t.name.clone(), i))
+        .collect();
     for (task, gates) in skipped {
-        if let Some(ts) = state.tasks.iter_mut().find(|t| t.name == *task) {
-            ts.not_checked_by = gates.clone();
+        if let Some(&i) = at.get(task) {
+            state.tasks[i].not_checked_by = gates.clone();
         }
     }
     // A task that was waiting for an agent's usage limit waits out the rest.
     // Failures remembered under the tasks' keys: resumed, not paid twice.
     if let Some(previous) = previous {
-        scheduler::carry_waits(previous, &mut state);
-        scheduler::transition::carry_remembered(previous, &mut state);
+        scheduler::carry_waits(&previous, &mut state);
+        scheduler::transition::carry_remembered(&previous, &mut state);
     }
     let finish = scheduler::run(
         Arc::clone(ctx),

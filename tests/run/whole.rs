@@ -71,6 +71,23 @@ fn logging_git(repo: &Test) -> String {
     })
 }
 
+/// The files under `dir`, recursively (none when it is not there).
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.map(Result::unwrap) {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 #[test]
 fn an_unchanged_rerun_takes_the_run_entry_and_moves_the_branch_once() {
     let repo = setup();
@@ -81,6 +98,12 @@ fn an_unchanged_rerun_takes_the_run_entry_and_moves_the_branch_once() {
     assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", RUN_REF]));
     repo.loopc(&["run"]).status(0).run();
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", RUN_REF]));
+    // Recording it packed the cache's refs: the next run reads one file,
+    // not one a task.
+    let packed = std::fs::read_to_string(repo.root.join(".git/packed-refs")).unwrap();
+    assert_eq!(packed.matches(" refs/loopc/cache/").count(), 5, "{packed}");
+    let loose = walk(&repo.root.join(".git/refs/loopc/cache"));
+    assert!(loose.is_empty(), "{loose:?}");
     let head = repo.git(&["rev-parse", "loop/whole"]);
     let moves = reflog(&repo);
     let events = repo.events().len();

@@ -254,6 +254,42 @@ pub enum Event {
     },
 }
 
+/// The last sequence number used in the events file at `path` (0 if
+/// missing), and whether its last line is torn (no final newline; it used
+/// a number too). Read from the file's end: the `seq` of its last whole
+/// line (the log grows with every run, so counting its lines would make
+/// each run's start slower than the last); where that line cannot be read
+/// as an event, by counting lines ([`count_lines`]).
+fn last_seq(path: &Path) -> (u64, bool) {
+    use std::io::{Read, Seek, SeekFrom};
+    let tail = || -> Option<(u64, bool)> {
+        let mut f = File::open(path).ok()?;
+        let len = f.metadata().ok()?.len();
+        if len == 0 {
+            return Some((0, false));
+        }
+        // Enough for any event line; a longer one is counted instead.
+        let take = len.min(1 << 20);
+        f.seek(SeekFrom::Start(len - take)).ok()?;
+        let mut buf = Vec::with_capacity(take as usize);
+        f.read_to_end(&mut buf).ok()?;
+        let torn = buf.last() != Some(&b'\n');
+        let whole = match buf.iter().rposition(|&b| b == b'\n') {
+            Some(end) => &buf[..end],
+            None => return None,
+        };
+        let start = match whole.iter().rposition(|&b| b == b'\n') {
+            Some(i) => i + 1,
+            None if take == len => 0,
+            None => return None,
+        };
+        let last: serde_json::Value = serde_json::from_slice(&whole[start..]).ok()?;
+        let seq = last.get("seq")?.as_u64()?;
+        Some((seq + u64::from(torn), torn))
+    };
+    tail().unwrap_or_else(|| count_lines(path))
+}
+
 /// The number of lines in the file at `path` (0 if missing), read in
 /// chunks, and whether its last line is torn (no final newline).
 fn count_lines(path: &Path) -> (u64, bool) {
@@ -316,7 +352,7 @@ impl Recorder {
     ///
     /// Errors: the file cannot be opened.
     pub fn open(path: &Path, ui: Box<dyn Watcher>) -> Result<Recorder, String> {
-        let (existing, torn) = count_lines(path);
+        let (existing, torn) = last_seq(path);
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -372,5 +408,51 @@ impl Recorder {
                 .line(&format!("error: cannot write events.jsonl: {e}"));
         }
         self.ui.on_event(&event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{count_lines, last_seq};
+
+    fn with(text: &str) -> (u64, bool) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let found = last_seq(&path);
+        // Where the lines are numbered from 1, both ways agree.
+        assert_eq!(found, count_lines(&path), "{text:?}");
+        found
+    }
+
+    #[test]
+    fn the_last_sequence_number_is_read_from_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(last_seq(&dir.path().join("none")), (0, false));
+        assert_eq!(with(""), (0, false));
+        assert_eq!(with("{\"seq\":1}\n"), (1, false));
+        assert_eq!(
+            with("{\"seq\":1}\n{\"event\":\"x\",\"seq\":2}\n"),
+            (2, false)
+        );
+        // A torn last line used a number too.
+        assert_eq!(
+            with("{\"seq\":1}\n{\"seq\":2}\n{\"seq\": 3, \"ev"),
+            (3, true)
+        );
+    }
+
+    #[test]
+    fn a_last_line_that_is_no_event_is_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(&path, "{\"seq\":1}\n{\"seq\":2}\nnot json\n").unwrap();
+        assert_eq!(last_seq(&path), (3, false));
+        // A torn line made whole by a later run, then nothing after it.
+        std::fs::write(&path, "{\"seq\":1}\n{\"seq\": 2, \"ev\n").unwrap();
+        assert_eq!(last_seq(&path), (2, false));
+        // Numbers that do not follow the lines are taken as they are.
+        std::fs::write(&path, "{\"seq\":7}\n{\"seq\":8}\n").unwrap();
+        assert_eq!(last_seq(&path), (8, false));
     }
 }

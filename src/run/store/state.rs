@@ -11,12 +11,13 @@ use std::path::Path;
 /// Errors: the directory is not writable.
 pub fn save(path: &Path, state: &RunState) -> Result<(), String> {
     let tmp = path.with_extension("json.tmp");
-    let text =
-        serde_json::to_string_pretty(state).map_err(|e| format!("cannot encode state: {e}"))?;
+    // Streamed to the file: the document grows with the plan, and held
+    // whole in memory it was the largest allocation of a large run.
     let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        serde_json::to_writer_pretty(&mut f, state)?;
         f.write_all(b"\n")?;
+        let f = f.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     };
@@ -56,8 +57,14 @@ pub fn load(path: &Path) -> Result<RunState, String> {
             path.display()
         )
     };
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| damaged(&e))?;
-    let version = value.get("version").and_then(|v| v.as_u64());
+    // The version first, skipping the rest (no tree of the whole document
+    // is built: it grows with the plan, some 400 bytes a task).
+    #[derive(serde::Deserialize)]
+    struct Versioned {
+        version: Option<serde_json::Value>,
+    }
+    let versioned: Versioned = serde_json::from_slice(&bytes).map_err(|e| damaged(&e))?;
+    let version = versioned.version.as_ref().and_then(|v| v.as_u64());
     match version {
         Some(v) if (1..=u64::from(STATE_VERSION)).contains(&v) => {}
         Some(v) if v > u64::from(STATE_VERSION) => {
@@ -78,5 +85,5 @@ pub fn load(path: &Path) -> Result<RunState, String> {
         }
         None => return Err(damaged(&"no format version")),
     }
-    serde_json::from_value(value).map_err(|e| damaged(&e))
+    serde_json::from_slice(&bytes).map_err(|e| damaged(&e))
 }

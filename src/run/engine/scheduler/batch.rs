@@ -75,6 +75,11 @@ impl Scheduler {
 
     /// Points `r` at its task `name`'s index in the plan as it is now.
     fn locate(&self, r: &mut AttemptResult, name: &str) {
+        let tasks = &self.ctx.plan.tasks;
+        // Where it was unless a fragment grew the plan meanwhile: no search.
+        if tasks.get(r.input.task).is_some_and(|t| t.name == name) {
+            return;
+        }
         if let Some(i) = self.ctx.plan.task_index(name) {
             r.input.task = i;
         }

@@ -26,20 +26,36 @@ impl Scheduler {
     /// not added: it runs once, as the first task's.
     pub(super) fn remember_checks(&mut self, i: usize, ended: Ended<'_>) {
         let task = &self.ctx.plan.tasks[i];
+        let mut added: Vec<gate::Check> = Vec::new();
+        for mut c in gate::checks_of(task) {
+            if !gate::is_agent(&c)
+                && !self.merged_checks.iter().any(|k| k.kind == c.kind)
+                && !added.iter().any(|k| k.kind == c.kind)
+            {
+                if c.label == "accept" {
+                    c.label = format!("accept of {}", task.name);
+                }
+                added.push(c);
+            }
+        }
+        // Only a REEL spec's move asks for the owners of tasks without
+        // such checks: an owner holds a copy of its task, and a plan of
+        // 100,000 tasks would keep one for each.
+        let spec_tree = self.ctx.plan.pipeline.is_some();
+        if added.is_empty() && !spec_tree {
+            return;
+        }
         let Some(owner) = owner(task, ended) else {
             return;
         };
         let owner = Arc::new(owner);
-        for mut c in gate::checks_of(task) {
-            if !gate::is_agent(&c) && !self.merged_checks.iter().any(|k| k.kind == c.kind) {
-                if c.label == "accept" {
-                    c.label = format!("accept of {}", task.name);
-                }
-                c.owner = Some(Arc::clone(&owner));
-                self.merged_checks.push(c);
-            }
+        for mut c in added {
+            c.owner = Some(Arc::clone(&owner));
+            self.merged_checks.push(c);
         }
-        self.owners.insert(task.name.clone(), owner);
+        if spec_tree {
+            self.owners.insert(task.name.clone(), owner);
+        }
     }
 }
 

@@ -27,8 +27,9 @@ pub struct Limit {
 /// a task that was waiting for an agent's limit when that run ended waits
 /// for the rest of it ([`Scheduler::resume_waits`] starts the clocks).
 pub fn carry_waits(previous: &RunState, state: &mut RunState) {
+    let previous = previous.tasks_by_name();
     for ts in &mut state.tasks {
-        if let Some(old) = previous.tasks.iter().find(|t| t.name == ts.name)
+        if let Some(old) = previous.get(ts.name.as_str())
             && old.status == TaskStatus::Pending
             && old.waiting_until.is_some()
         {

@@ -13,8 +13,9 @@ use crate::state::{Remembered, RunState, TaskStatus};
 /// Copies every task's `remembered` from the last run's state: kept from
 /// run to run until the task passes or its key changes.
 pub fn carry_remembered(previous: &RunState, state: &mut RunState) {
+    let previous = previous.tasks_by_name();
     for ts in &mut state.tasks {
-        if let Some(old) = previous.tasks.iter().find(|t| t.name == ts.name) {
+        if let Some(old) = previous.get(ts.name.as_str()) {
             ts.remembered.clone_from(&old.remembered);
         }
     }
