@@ -14,7 +14,7 @@ use crate::run::engine::scheduler::transition::{self, Replayed, StopKind};
 use crate::run::sys::interrupt;
 use crate::run::time::now_rfc3339;
 use crate::state::RunState;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
 impl Scheduler {
@@ -95,9 +95,21 @@ impl Scheduler {
         // is saved once per pass rather than once per task.
         let ref_head = self.head.clone();
         self.defer_ref = true;
+        // Passes over the ready tasks in plan order, as long as one makes
+        // progress, but each task is looked up again only when that can
+        // change its answer: a hit recorded on another head waits (parked)
+        // until the head is that one; a task whose key reads files at the
+        // head (`inputs`, `context`) is looked up again in the next pass; a
+        // task that became ready joins the pass, or the next if the pass
+        // is past it. Looking every task up in every pass made a rerun of
+        // a plan merged out of plan order (a parallel run) quadratic.
+        let mut this: BTreeSet<usize> = (0..self.ctx.plan.tasks.len()).collect();
+        let mut next = BTreeSet::new();
+        let mut parked: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut moving = Vec::new();
         loop {
             let mut progressed = false;
-            for i in 0..self.ctx.plan.tasks.len() {
+            while let Some(i) = this.pop_first() {
                 if self.books.stop.is_some() {
                     break;
                 }
@@ -109,23 +121,57 @@ impl Scheduler {
                 {
                     continue;
                 }
+                let task = &self.ctx.plan.tasks[i];
+                let reads_head = task.reads_files();
                 let Some((rk, entry)) = self.cache.lookup(&self.ctx, i, &self.head) else {
+                    if reads_head {
+                        moving.push(i);
+                    }
                     continue;
                 };
                 // Gates that have not judged the result run on it first,
                 // in a scratch worktree: not a fast-forward of the head alone.
-                if entry.parent.as_ref().is_some_and(|p| *p != self.head)
-                    || !entry.unchecked(&self.ctx.plan.tasks[i]).is_empty()
-                {
+                let elsewhere = entry.parent.as_ref().filter(|p| **p != self.head);
+                let unchecked = !entry.unchecked(task).is_empty();
+                if reads_head && (elsewhere.is_some() || unchecked) {
+                    moving.push(i);
+                    continue;
+                }
+                if unchecked {
+                    continue;
+                }
+                if let Some(p) = elsewhere {
+                    parked.entry(p.clone()).or_default().push(i);
                     continue;
                 }
                 self.books.slots[i].cache_tried = true;
-                progressed |= self.replay(state, i, rk, entry);
+                let ctx = std::sync::Arc::clone(&self.ctx);
+                if !self.replay(state, i, rk, entry) {
+                    continue;
+                }
+                progressed = true;
+                if !std::sync::Arc::ptr_eq(&ctx, &self.ctx) {
+                    // A replayed fragment grew the plan: every index moved.
+                    this = (0..self.ctx.plan.tasks.len()).collect();
+                    (next, moving) = (BTreeSet::new(), Vec::new());
+                    parked.clear();
+                    continue;
+                }
+                let woken = parked.remove(&self.head).unwrap_or_default();
+                for j in woken.into_iter().chain(self.ctx.plan.dependents(i)) {
+                    let pass = if j > i { &mut this } else { &mut next };
+                    pass.insert(j);
+                }
             }
             self.save(state);
             if !progressed || self.books.stop.is_some() {
                 break;
             }
+            next.extend(moving.drain(..));
+            if next.is_empty() {
+                break;
+            }
+            this = std::mem::take(&mut next);
         }
         self.defer_ref = false;
         if self.head != ref_head {
