@@ -222,6 +222,8 @@ pub struct Started {
     git: Git,
     layout: Layout,
     _locks: Option<(lock::RepoLock, lock::RepoLock)>,
+    /// The last run's state, but for the tasks it has nothing to carry
+    /// over for ([`carried`]).
     previous: Option<RunState>,
     start: Start,
     slug: String,
@@ -342,7 +344,9 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
     let locks = take_locks(&git, &layout, options.dry_run)?;
     // The previous run's state: unreadable is refused (the person decides).
     let previous = if layout.state.exists() {
-        Some(store::state::load(&layout.state).map_err(RunError::usage)?)
+        Some(carried(
+            store::state::load(&layout.state).map_err(RunError::usage)?,
+        ))
     } else {
         None
     };
@@ -585,7 +589,7 @@ impl Recovered {
             &ctx,
             options,
             parallel,
-            (s.previous.map(carried), &s.skipped),
+            (s.previous, &s.skipped),
             &head,
             cache_use,
         );
@@ -594,11 +598,12 @@ impl Recovered {
     }
 }
 
-/// The part of the last run's state that a run carries into its own
-/// ([`scheduler::carry_waits`], [`scheduler::transition::carry_remembered`]):
-/// the tasks that were waiting for a limit or remember failures, usually
-/// few. The rest goes before the run's own state is made: each is as large
-/// as the plan (some 700 bytes a task in memory).
+/// The part of the last run's state that a run reads: all but its tasks,
+/// and of those the ones that were waiting for a limit or remember
+/// failures ([`scheduler::carry_waits`],
+/// [`scheduler::transition::carry_remembered`], `--retry-failed`, the dry
+/// run's memory), usually few. The rest goes at once: it is as large as
+/// the plan (some 700 bytes a task in memory), as the run's own state is.
 fn carried(mut previous: RunState) -> RunState {
     previous
         .tasks
