@@ -71,10 +71,12 @@ exec '{real}' "$@"
 /// A plan of `tasks` independent command tasks `t0`, `t1`, … run at once,
 /// each writing `out<i>.txt` (or `shared.txt` for those `shared` names)
 /// after every first attempt has started (bounded), so that they end
-/// together.
+/// together; but for `t0`, only once the first transaction has begun
+/// ([`batching_git`]'s mark): `t0` lands alone, the others wait together.
 fn together_plan(test: &Test, tasks: usize, shared: &[usize]) {
     let started = test.bin.join("started");
     std::fs::create_dir_all(&started).expect("started directory");
+    let first = test.bin.join("marks").join("first");
     test.script(
         "work.sh",
         &format!(
@@ -85,10 +87,15 @@ if [ "$LOOP_ATTEMPT" = 1 ]; then
   while [ "$(ls '{s}' | grep -c -- '-1$')" -lt {tasks} ] && [ $i -lt 400 ]; do
     i=$((i+1)); sleep 0.02
   done
+  i=0
+  while [ "$LOOP_TASK" != t0 ] && [ ! -e '{first}' ] && [ $i -lt 400 ]; do
+    i=$((i+1)); sleep 0.02
+  done
 fi
 echo "$LOOP_TASK $LOOP_ATTEMPT" > "$1"
 "#,
-            s = started.display()
+            s = started.display(),
+            first = first.display()
         ),
     );
     let mut plan = format!("loop \"tx\" {{ parallel = {tasks} }}\n");

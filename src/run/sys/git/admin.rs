@@ -230,6 +230,45 @@ mod tests {
         assert!(ok, "git {args:?}");
     }
 
+    /// Every name taken as plainly valid without asking git, git takes too;
+    /// the others are git's to judge, whatever it says.
+    #[test]
+    fn plainly_valid_branch_names_are_valid_to_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = repo_with_a_commit(dir.path());
+        let git = Git::discover(&root).unwrap();
+        let names = [
+            ("loop/plan", true),
+            ("loop/my-plan_2.0", true),
+            ("feature/x.y", true),
+            ("HEAD", false),
+            ("-x", false),
+            ("a/.b", false),
+            ("a..b", false),
+            ("a.lock", false),
+            ("a/b.", false),
+            ("a//b", false),
+            ("a/", false),
+            ("a b", false),
+            ("@", false),
+            ("caf\u{e9}", false),
+        ];
+        for (name, plain) in names {
+            assert_eq!(super::super::plainly_valid_branch(name), plain, "{name:?}");
+            let by_git = std::process::Command::new("git")
+                .args(["check-ref-format", "--branch", name])
+                .current_dir(&root)
+                .output()
+                .unwrap()
+                .status
+                .success();
+            if plain {
+                assert!(by_git, "{name:?}");
+            }
+            assert_eq!(git.valid_branch_name(name).unwrap(), by_git, "{name:?}");
+        }
+    }
+
     /// An entry `git worktree add` has begun to write (its `gitdir` still
     /// empty) is no checkout: it names no directory yet.
     #[test]

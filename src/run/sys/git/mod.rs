@@ -252,8 +252,12 @@ impl Git {
         self.read(&["rev-parse", &format!("{rev}^{{tree}}")])
     }
 
-    /// Whether `name` is a valid branch name (`git check-ref-format --branch`).
+    /// Whether `name` is a valid branch name (`git check-ref-format --branch`;
+    /// a name that plainly is, [`plainly_valid_branch`], without asking).
     pub fn valid_branch_name(&self, name: &str) -> Result<bool, String> {
+        if plainly_valid_branch(name) {
+            return Ok(true);
+        }
         Ok(self
             .try_run_in(&self.root, &["check-ref-format", "--branch", name])?
             .code
@@ -552,6 +556,9 @@ impl Git {
     /// Branch names (without `refs/heads/`) equal to `name` or under
     /// `name/`; unlike [`Git::branches_under`], never abbreviated.
     pub fn branch_refs(&self, name: &str) -> Result<Vec<String>, String> {
+        if let Some(found) = self.branches_from_files(name) {
+            return Ok(found);
+        }
         let pattern = format!("refs/heads/{name}");
         Ok(self
             .read(&["for-each-ref", "--format=%(refname)", &pattern])?
@@ -563,6 +570,13 @@ impl Git {
 
     /// Branch names (short form) under `refs/heads/<prefix>`.
     pub fn branches_under(&self, prefix: &str) -> Result<Vec<String>, String> {
+        if prefix.ends_with('/')
+            && let Some(found) = self.branches_from_files(prefix)
+        {
+            // Read from the files: each its full name, which is what
+            // `%(refname:short)` gives but where a tag has the same name.
+            return Ok(found);
+        }
         let pattern = format!("refs/heads/{prefix}");
         Ok(self
             .read(&["for-each-ref", "--format=%(refname:short)", &pattern])?
@@ -570,6 +584,48 @@ impl Git {
             .map(str::to_string)
             .collect())
     }
+
+    /// The branches `git for-each-ref refs/heads/<name>` lists (the branch
+    /// `name`, unless it ends in `/`, and those under `name/`), by name
+    /// without `refs/heads/`, sorted, read from git's files; `None` when
+    /// the files do not say it plainly or `name` is a pattern (ask git).
+    fn branches_from_files(&self, name: &str) -> Option<Vec<String>> {
+        if name.is_empty() || name.contains(['*', '?', '[', '\\']) {
+            return None;
+        }
+        let exact = format!("refs/heads/{}", name.trim_end_matches('/'));
+        let mut found = Vec::new();
+        if !name.ends_with('/') && self.ref_from_files(&exact)?.is_some() {
+            found.push(name.to_string());
+        }
+        let under = self.refs_under_from_files(&format!("{exact}/"), &[])?;
+        found.extend(
+            under
+                .keys()
+                .filter_map(|r| r.strip_prefix("refs/heads/"))
+                .map(str::to_string),
+        );
+        Some(found)
+    }
+}
+
+/// Whether `name` is a branch name git accepts by every rule of `git
+/// check-ref-format --branch`, judged only for the plain names most are:
+/// `/`-separated components of ASCII letters, digits, `_`, `-` and `.`,
+/// none empty, starting with `.` or `-`, or ending with `.` or `.lock`, no
+/// `..`, and not `HEAD`. Any other name is for git to judge (false here is
+/// no verdict).
+pub fn plainly_valid_branch(name: &str) -> bool {
+    name != "HEAD"
+        && !name.contains("..")
+        && name.split('/').all(|c| {
+            !c.is_empty()
+                && !c.starts_with(['.', '-'])
+                && !c.ends_with('.')
+                && !c.ends_with(".lock")
+                && c.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        })
 }
 
 /// Whether two paths name the same directory (canonicalized when possible).
