@@ -174,25 +174,33 @@ impl Scheduler {
             this = std::mem::take(&mut next);
         }
         self.defer_ref = false;
-        if self.head != ref_head {
-            match self
-                .ctx
-                .git
-                .update_ref(&self.ctx.integration_ref, &self.head, Some(&ref_head))
-            {
-                Ok(true) => {}
-                Ok(false) => self.set_stop(
-                    StopKind::BranchMoved,
-                    format!(
-                        "{} moved while loopc was replaying the cache; it must only be \
-                         changed by loopc during a run",
-                        self.ctx.integration_ref
-                    ),
-                ),
-                Err(e) => self.set_stop(StopKind::BranchMoved, e),
-            }
-            self.save(state);
+        self.move_deferred(state, &ref_head);
+    }
+
+    /// Moves the integration branch from `ref_head`, where it was before
+    /// the fast-forwards, to the head they reached, by compare-and-swap
+    /// (stopping the run when someone else moved it).
+    fn move_deferred(&mut self, state: &mut RunState, ref_head: &str) {
+        if self.head == ref_head {
+            return;
         }
+        match self
+            .ctx
+            .git
+            .update_ref(&self.ctx.integration_ref, &self.head, Some(ref_head))
+        {
+            Ok(true) => {}
+            Ok(false) => self.set_stop(
+                StopKind::BranchMoved,
+                format!(
+                    "{} moved while loopc was replaying the cache; it must only be \
+                     changed by loopc during a run",
+                    self.ctx.integration_ref
+                ),
+            ),
+            Err(e) => self.set_stop(StopKind::BranchMoved, e),
+        }
+        self.save(state);
     }
 
     /// Replays the ready hits that do not fast-forward (the base moved, or
