@@ -633,6 +633,7 @@ fn schedule(
     let mut state = scheduler::initial_state(ctx, &options.plan_file, head);
     state.run = Some(ctx.run);
     let at: std::collections::HashMap<String, usize> = (state.tasks.iter().enumerate())
+        .filter(|_| !skipped.is_empty())
         .map(|(i, t)| (t.name.clone(), i))
         .collect();
     for (task, gates) in skipped {

@@ -478,11 +478,14 @@ fn without_a_configured_name_loopc_signs_its_commits_as_itself() {
     repo.git(&["config", "user.email", ""]);
     repo.plan("loop \"who\" { }\ntask a { run = \"echo a > a.txt\" }\n");
     let nowhere = repo.root.join("no-global-config");
-    repo.loopc(&["run"])
-        .env("GIT_CONFIG_GLOBAL", &nowhere)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .status(0)
-        .run();
+    let run = |args: &[&str]| {
+        repo.loopc(args)
+            .env("GIT_CONFIG_GLOBAL", &nowhere)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status(0)
+            .run()
+    };
+    run(&["run"]);
     assert_eq!(
         repo.git(&["log", "-1", "--format=%an <%ae> / %cn <%ce>", "loop/who"]),
         "loopc <loopc@localhost> / loopc <loopc@localhost>"
@@ -491,11 +494,7 @@ fn without_a_configured_name_loopc_signs_its_commits_as_itself() {
     // A configured identity is git's own.
     repo.git(&["config", "user.name", "Test"]);
     repo.git(&["config", "user.email", "test@example.com"]);
-    repo.loopc(&["run", "--force", "a"])
-        .env("GIT_CONFIG_GLOBAL", &nowhere)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .status(0)
-        .run();
+    run(&["run", "--force", "a"]);
     assert_eq!(
         repo.git(&["log", "-1", "--format=%an <%ae>", "loop/who"]),
         "Test <test@example.com>"

@@ -274,10 +274,7 @@ fn last_seq(path: &Path) -> (u64, bool) {
         let mut buf = Vec::with_capacity(take as usize);
         f.read_to_end(&mut buf).ok()?;
         let torn = buf.last() != Some(&b'\n');
-        let whole = match buf.iter().rposition(|&b| b == b'\n') {
-            Some(end) => &buf[..end],
-            None => return None,
-        };
+        let whole = &buf[..buf.iter().rposition(|&b| b == b'\n')?];
         let start = match whole.iter().rposition(|&b| b == b'\n') {
             Some(i) => i + 1,
             None if take == len => 0,
