@@ -15,11 +15,11 @@ macro_rules! eline {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
         let line = format!($($arg)*);
-        let _ = writeln!(
-            std::io::stderr(),
-            "{}",
-            loopc::visible::escape(&line, &['\n', '\t'])
-        );
+        // One write a line: stderr is unbuffered, and `writeln!` would
+        // write the text and its line break apart.
+        let mut text = loopc::visible::escape(&line, &['\n', '\t']).into_owned();
+        text.push('\n');
+        let _ = std::io::stderr().write_all(text.as_bytes());
     }};
 }
 

@@ -202,7 +202,7 @@ pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
     };
     check_stages(&plan, args, &path)?;
     let plan = cut(plan, args, &words)?;
-    let git = refuse_early(&plan, &compilation, &cwd, &path)?;
+    let (git, start_commit) = refuse_early(&plan, &compilation, &cwd, &path)?;
     let base = plan.tasks.iter().any(|t| t.expands.is_some()).then(|| {
         let mut base = loopc::expand::Base::of(&compilation, &plan.name);
         base.targets = words.clone();
@@ -219,6 +219,7 @@ pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
         verify: args.verify,
         plan_file: path.display().to_string(),
         repository: git,
+        start_commit: Some(start_commit),
         exit_status,
     };
     // The syntax tree and source are as large as the plan and the run no
@@ -421,7 +422,7 @@ fn plan_repository(cwd: &Path, plan: &Path) -> Result<Git, String> {
 /// that nothing is written: the plan's repository and the commit attempts
 /// start from exist, every program a `run` string starts is there, every
 /// `loop.copy`/`loop.link` pattern matches, and every file an agent's
-/// command runs is in that commit. Returns the repository.
+/// command runs is in that commit. Returns the repository and that commit.
 ///
 /// Errors: the message naming each problem (exit 2).
 fn refuse_early(
@@ -429,7 +430,7 @@ fn refuse_early(
     compilation: &loopc::Compilation,
     cwd: &Path,
     path: &Path,
-) -> Result<Git, String> {
+) -> Result<(Git, String), String> {
     use loopc::run::engine::{agent, worktree_files};
     // Outside a repository nothing can run: say that first, not that a
     // program is missing; then that there is no commit to start from.
@@ -488,7 +489,7 @@ fn refuse_early(
             ));
         }
     }
-    Ok(git)
+    Ok((git, base))
 }
 
 /// Runs `plan` in the repository containing `cwd` (or, with `--dry-run`,

@@ -141,6 +141,10 @@ pub struct Options {
     /// directory: a plan names its own project's files), whatever the
     /// current directory.
     pub repository: Git,
+    /// The commit runs start from when the caller has just found it with
+    /// [`start_commit`] (the command line does, to check the agents'
+    /// scripts are in it); `None`: [`start`] finds it.
+    pub start_commit: Option<String>,
     /// The process exit status of each outcome, recorded in state.json and
     /// the `run_finished` event; the command line decides it.
     pub exit_status: fn(Outcome) -> i32,
@@ -330,7 +334,10 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
     git.require_min_version().map_err(RunError::usage)?;
     // A repository with nothing to start from is refused before anything
     // is written (no `.loopc/`).
-    let base_commit = start_commit(&git, &plan)?;
+    let base_commit = match &options.start_commit {
+        Some(commit) => commit.clone(),
+        None => start_commit(&git, &plan)?,
+    };
     let layout = Layout::new(&git.root);
     check_named(&plan, &options.force, "--force")?;
     check_retried(&plan, &options.retry_failed)?;
@@ -521,7 +528,10 @@ impl Recovered {
         let whole = (!options.no_cache && options.force.is_empty())
             .then(|| engine::run_entry::run_key(&s.plan, &s.start.base, &s.around))
             .flatten();
-        let whole_hit = whole.and_then(|k| engine::run_entry::lookup(&s.git, &s.plan, &k));
+        let whole_hit = whole.and_then(|k| {
+            let memo = engine::run_entry::memo_path(&s.layout.dir, &s.plan);
+            engine::run_entry::lookup(&s.git, &s.plan, &k, &memo)
+        });
         let cache_use = scheduler::CacheUse {
             store: if options.no_cache || whole_hit.is_some() {
                 None

@@ -64,11 +64,12 @@ pub(super) fn preflight(
              `branch` in the plan's `loop` block"
         )));
     }
-    let worktrees = git.worktrees().map_err(RunError::usage)?;
-    if let Some(w) = worktrees
-        .iter()
-        .find(|w| w.branch.as_deref() == Some(&refname))
-    {
+    // Read from git's files when they say it plainly (one process fewer a
+    // run), from `git worktree list` when not; every checkout counts, loopc's
+    // own worktrees too.
+    let checked_out = format!("ref: {refname}");
+    let heads = git.checkout_heads(&[]).map_err(RunError::usage)?;
+    if let Some(w) = heads.iter().find(|w| w.head == checked_out) {
         return Err(RunError::usage(format!(
             "the integration branch `{branch}` is checked out at {}; loopc must own it during a run, check out another branch there",
             w.path.display()

@@ -152,6 +152,33 @@ fn an_unchanged_rerun_takes_the_run_entry_and_moves_the_branch_once() {
         "a: cached\nb: cached\nc: cached\nd: cached\n\
          dry run of plan whole: 4 cached, 0 to run; nothing was started\n"
     );
+    // The entry's commit was read from git once, then kept beside the
+    // cache: the next run reads it from there.
+    assert!(calls.contains("cat-file commit"), "{calls}");
+    let memo = repo.root.join(".loopc/cache/run-whole.memo");
+    let kept = std::fs::read_to_string(&memo).unwrap();
+    assert!(kept.contains("loopc run entry"), "{kept}");
+    let log = repo.bin.join("git.log");
+    std::fs::remove_file(&log).unwrap();
+    repo.loopc(&["run"]).env("PATH", &path).status(0).run();
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(!calls.contains("cat-file"), "{calls}");
+    // A memo that is not the commit's copy (its hash says so) is not
+    // believed: git is asked again, and the result is the entry's.
+    std::fs::write(&memo, kept.replace(&head, &"0".repeat(40))).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    repo.loopc(&["run"]).env("PATH", &path).status(0).run();
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("cat-file commit")
+    );
+    assert_eq!(repo.git(&["rev-parse", "loop/whole"]), head);
+    assert_eq!(
+        statuses(&repo),
+        ["a=cached", "b=cached", "c=cached", "d=cached"]
+    );
+    assert_eq!(std::fs::read_to_string(&memo).unwrap(), kept);
 }
 
 #[test]

@@ -341,7 +341,13 @@ pub struct Recorder {
 struct Inner {
     file: File,
     seq: u64,
+    /// Lines held back by [`Recorder::hold`], written by
+    /// [`Recorder::release`] (or when [`HELD_LIMIT`] is reached).
+    held: Option<Vec<u8>>,
 }
+
+/// The most bytes of held lines kept in memory before they are written.
+const HELD_LIMIT: usize = 1 << 20;
 
 impl Recorder {
     /// Opens `path` for appending; sequence numbers continue after the
@@ -362,6 +368,7 @@ impl Recorder {
         Ok(Recorder {
             inner: Mutex::new(Inner {
                 file,
+                held: None,
                 seq: existing,
             }),
             start: Instant::now(),
@@ -400,17 +407,89 @@ impl Recorder {
         }
         let mut line = value.to_string();
         line.push('\n');
-        if let Err(e) = inner.file.write_all(line.as_bytes()) {
+        let written = match &mut inner.held {
+            Some(held) if held.len() + line.len() <= HELD_LIMIT => {
+                held.extend_from_slice(line.as_bytes());
+                Ok(())
+            }
+            Some(_) => {
+                let mut lines = inner.held.replace(Vec::new()).unwrap_or_default();
+                lines.extend_from_slice(line.as_bytes());
+                inner.file.write_all(&lines)
+            }
+            None => inner.file.write_all(line.as_bytes()),
+        };
+        if let Err(e) = written {
             self.ui
                 .line(&format!("error: cannot write events.jsonl: {e}"));
         }
         self.ui.on_event(&event);
+    }
+
+    /// Holds the lines of the events that follow in memory (up to
+    /// [`HELD_LIMIT`] bytes at a time) until [`Recorder::release`], which
+    /// writes them at once: for many events of one step (an unchanged rerun
+    /// records two a task), one write instead of one an event. The display
+    /// still sees each event as it comes.
+    pub fn hold(&self) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.held.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// Writes the lines held since [`Recorder::hold`] and writes each
+    /// event's line as it comes again. A failure to write is reported as
+    /// [`Recorder::emit`] reports it.
+    pub fn release(&self) {
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        let Some(lines) = inner.held.take() else {
+            return;
+        };
+        if let Err(e) = inner.file.write_all(&lines) {
+            self.ui
+                .line(&format!("error: cannot write events.jsonl: {e}"));
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::{count_lines, last_seq};
+
+    /// A display that shows nothing.
+    struct Blind;
+    impl super::Watcher for Blind {
+        fn line(&self, _: &str) {}
+        fn on_event(&self, _: &super::Event) {}
+        fn activity(&self, _: &str, _: u32, _: &str) {}
+        fn finish(&self) {}
+    }
+
+    /// Held lines reach the file at the release, in order, numbered on.
+    #[test]
+    fn held_lines_are_written_at_the_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let events = super::Recorder::open(&path, Box::new(Blind)).unwrap();
+        let note = |task: &str| super::Event::TaskFinished {
+            task: task.to_string(),
+            status: "passed".to_string(),
+            reason: None,
+        };
+        events.emit(note("a"));
+        events.hold();
+        events.emit(note("b"));
+        events.emit(note("c"));
+        let lines = || std::fs::read_to_string(&path).unwrap().lines().count();
+        assert_eq!(lines(), 1);
+        events.release();
+        assert_eq!(lines(), 3);
+        events.emit(note("d"));
+        assert_eq!(lines(), 4);
+        assert_eq!(last_seq(&path), (4, false));
+    }
 
     fn with(text: &str) -> (u64, bool) {
         let dir = tempfile::tempdir().unwrap();

@@ -41,19 +41,27 @@ fn loose(path: &Path) -> Loose {
     }
 }
 
-/// The `(refname, id)` lines of a `packed-refs` text (peeled `^` lines and
-/// the header left out); `None` when a line is not one git writes.
-fn packed_lines(text: &str) -> Option<Vec<(&str, &str)>> {
+/// The `(refname, id)` lines of a `packed-refs` text whose name starts
+/// with `prefix` (peeled `^` lines and the header left out); `None` when a
+/// line is not one git writes. The ids of the lines returned are checked
+/// digit by digit, the others' only for their length (a cache of 100,000
+/// entries is one such file, read a few times a run).
+fn packed_lines<'t>(text: &'t str, prefix: &str) -> Option<Vec<(&'t str, &'t str)>> {
     let mut out = Vec::new();
     for line in text.lines() {
         if line.starts_with('#') || line.starts_with('^') || line.is_empty() {
             continue;
         }
         let (oid, name) = line.split_once(' ')?;
-        if !is_oid(oid) || !name.starts_with("refs/") {
+        if !matches!(oid.len(), 40 | 64) || !name.starts_with("refs/") {
             return None;
         }
-        out.push((name, oid));
+        if name.starts_with(prefix) {
+            if !is_oid(oid) {
+                return None;
+            }
+            out.push((name, oid));
+        }
     }
     Some(out)
 }
@@ -87,7 +95,7 @@ impl Git {
             Loose::Unclear => None,
             Loose::Absent => {
                 let text = self.packed_refs_text()?;
-                let lines = packed_lines(&text)?;
+                let lines = packed_lines(&text, refname)?;
                 Some(
                     lines
                         .into_iter()
@@ -124,9 +132,9 @@ impl Git {
         }
         let skipped = |name: &str| skip.iter().any(|s| name.starts_with(s));
         let packed_text = self.packed_refs_text()?;
-        let mut refs: BTreeMap<String, String> = packed_lines(&packed_text)?
+        let mut refs: BTreeMap<String, String> = packed_lines(&packed_text, prefix)?
             .into_iter()
-            .filter(|(name, _)| name.starts_with(prefix) && !skipped(name))
+            .filter(|(name, _)| !skipped(name))
             .map(|(n, id)| (n.to_string(), id.to_string()))
             .collect();
         let mut symbolic: Vec<(String, String)> = Vec::new();
@@ -250,13 +258,21 @@ mod tests {
             "# pack-refs with: peeled fully-peeled sorted \n{a} refs/heads/main\n{b} refs/tags/v1\n^{a}\n"
         );
         assert_eq!(
-            packed_lines(&text),
+            packed_lines(&text, "refs/"),
             Some(vec![
                 ("refs/heads/main", a.as_str()),
                 ("refs/tags/v1", b.as_str())
             ])
         );
-        assert_eq!(packed_lines("garbage\n"), None);
+        assert_eq!(
+            packed_lines(&text, "refs/tags/"),
+            Some(vec![("refs/tags/v1", b.as_str())])
+        );
+        assert_eq!(packed_lines("garbage\n", "refs/"), None);
+        // A line not one git writes, whatever the prefix.
+        let odd = format!("{} refs/heads/x\n{b} refs/tags/v1\n", "g".repeat(40));
+        assert_eq!(packed_lines(&odd, "refs/heads/"), None);
+        assert_eq!(packed_lines(&format!("{a} HEAD\n"), "refs/tags/"), None);
         assert!(is_oid(&"0".repeat(64)));
         assert!(!is_oid("ref: refs/heads/main"));
     }

@@ -27,7 +27,7 @@ fn object_path(hex: usize) -> usize {
 
 /// Whether the repository whose common git directory is `common` keeps
 /// SHA-256 object ids (`extensions.objectFormat = sha256` in its config).
-fn is_sha256(common: &Path) -> bool {
+pub(super) fn is_sha256(common: &Path) -> bool {
     std::fs::read_to_string(common.join("config")).is_ok_and(|c| {
         c.lines().any(|l| {
             let l = l.trim().to_ascii_lowercase().replace(' ', "");

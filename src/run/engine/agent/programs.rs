@@ -1,7 +1,7 @@
 //! Failing fast on what no retry can fix: before the first attempt, the
 //! program each `run` string starts (every agent and fallback, resolver,
 //! command task, `accept`, gate and `setup` of the plan) is looked up the way the shell will look
-//! it up (`sh -c 'command -v -- WORD'`, with the environment the string
+//! it up (`sh -c 'command -v -- WORD'`, or `execvp`'s lookup when that finds it), with the environment the string
 //! will run with). A program that is not there stops the run before any
 //! work, naming the `run` string and where it is in the plan. A command
 //! launched through an executor runs where the executor puts it (a sandbox,
@@ -179,8 +179,33 @@ fn gate_uses<'p>(task: &'p crate::plan::Task, out: &mut Vec<Use<'p>>) {
     }
 }
 
-/// Whether `sh` finds `program` with `env` added to loopc's environment.
+/// Whether `sh` finds `program` with `env` added to loopc's environment:
+/// an executable file on that `PATH` (or at that absolute path) is found
+/// without starting `sh`, which `command -v` would find too; anything else
+/// (a builtin, a function, no such file) is `sh`'s to say.
 fn resolves(program: &str, env: &BTreeMap<String, String>, dir: &Path) -> bool {
+    let path = env
+        .get("PATH")
+        .cloned()
+        .or_else(|| std::env::var("PATH").ok());
+    on_path(program, path.as_deref(), dir) || sh_finds(program, env, dir)
+}
+
+/// Whether `program` is an executable file at `program` when it is
+/// absolute, else in a directory of `path` (`:`-separated; a relative
+/// entry is read from `dir`, as the shell reads it from its working
+/// directory): `execvp`'s lookup (the `which` crate). Without a `PATH` the
+/// shell has a default of its own: `false`, `sh` is asked.
+fn on_path(program: &str, path: Option<&str>, dir: &Path) -> bool {
+    match path {
+        _ if program.starts_with('/') => which::which_in(program, path, dir).is_ok(),
+        Some(path) if !program.contains('/') => which::which_in(program, Some(path), dir).is_ok(),
+        _ => false,
+    }
+}
+
+/// Whether `sh -c 'command -v -- PROGRAM'` succeeds.
+fn sh_finds(program: &str, env: &BTreeMap<String, String>, dir: &Path) -> bool {
     std::process::Command::new("sh")
         .args([
             "-c",
@@ -344,7 +369,7 @@ pub fn check(plan: &Plan, compilation: &Compilation, dir: &Path) -> Result<(), V
 
 #[cfg(test)]
 mod tests {
-    use super::program_of;
+    use super::{on_path, program_of, sh_finds};
 
     #[test]
     fn the_program_of_a_run_string() {
@@ -360,5 +385,44 @@ mod tests {
         assert_eq!(program_of("(cd x && make)"), None);
         assert_eq!(program_of("FOO=$(date) make"), None);
         assert_eq!(program_of(""), None);
+    }
+
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// What is found without `sh` is what `sh` finds; what is not found
+    /// is left to `sh` (a builtin, a file that cannot be run).
+    #[test]
+    fn a_program_found_on_path_is_one_sh_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let make = |name: &str, mode: u32| {
+            let file = bin.join(name);
+            std::fs::write(&file, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        make("tool", 0o755);
+        make("plain", 0o644);
+        let path = format!("/nonexistent:{}", bin.display());
+        let env = BTreeMap::from([("PATH".to_string(), path.clone())]);
+        let here = dir.path();
+        for (program, found) in [
+            ("tool", true),
+            ("plain", false),
+            ("missing", false),
+            ("cd", false),
+            ("/bin/sh", true),
+        ] {
+            assert_eq!(on_path(program, Some(&path), here), found, "{program}");
+            if found {
+                assert!(sh_finds(program, &env, here), "{program}");
+            }
+        }
+        // A builtin is sh's to find.
+        assert!(sh_finds("cd", &env, here));
+        // A relative entry is read from the working directory.
+        assert!(on_path("tool", Some("bin"), here));
+        assert!(!on_path("tool", None, here));
     }
 }

@@ -37,6 +37,9 @@ impl Scheduler {
     /// the recorded one (the integration branch was moved to it once,
     /// before the scheduler started), with no lookup or git call per task.
     pub(super) fn replay_whole(&mut self, state: &mut RunState, hit: RunEntry) {
+        // Every task's lines in a few writes, not three writes a task.
+        self.ctx.events.hold();
+        self.progress.hold();
         for (i, r) in hit.tasks.into_iter().enumerate() {
             let before = self.head.clone();
             let how = if r.how == "none" {
@@ -70,6 +73,10 @@ impl Scheduler {
                 super::Ended::Replay(&before, &self.head.clone()),
             );
         }
+        if let Err(e) = self.progress.release() {
+            self.note(&e);
+        }
+        self.ctx.events.release();
         self.head = hit.head;
         self.save(state);
     }

@@ -104,6 +104,7 @@ pub fn run(
 ) -> Finish {
     let mut sched = Scheduler {
         cache: RunCache::new(ctx.plan.tasks.len(), cache),
+        progress: progress::Writer::new(&ctx.layout.progress),
         books: Books::new(&ctx.plan, Meter::new(ctx.plan.budget.clone())),
         defer_ref: false,
         prepared: None,
@@ -173,6 +174,8 @@ struct Scheduler {
     running: usize,
     /// The cache, `--force` and the keys known so far.
     cache: RunCache,
+    /// `.loopc/progress.md`, a line a passed task.
+    progress: progress::Writer,
     /// The user's refs when the run started ([`guard`]).
     refs_at_start: Option<guard::Snapshot>,
     /// Ref changes already charged to an attempt.
@@ -551,13 +554,10 @@ impl Scheduler {
                     summary,
                     files,
                 } => {
-                    if let Err(e) = progress::append(
-                        &ctx.layout.progress,
-                        &task.name,
-                        &title,
-                        summary.as_deref(),
-                        &files,
-                    ) {
+                    if let Err(e) =
+                        self.progress
+                            .append(&task.name, &title, summary.as_deref(), &files)
+                    {
                         self.note(&e);
                     }
                 }

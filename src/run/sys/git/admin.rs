@@ -71,6 +71,28 @@ fn head_of(text: &str) -> Option<String> {
         .then(|| format!("detached at {text}"))
 }
 
+/// The path a worktree entry's `gitdir` names: as it is when absolute,
+/// else from the entry's directory `admin`, `..` taken off lexically (the
+/// worktree may be gone, so nothing is resolved on disk).
+fn admin_relative(admin: &Path, gitdir: &str) -> PathBuf {
+    use std::path::Component;
+    let path = Path::new(gitdir);
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let mut out = admin.to_path_buf();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 impl Git {
     /// The linked worktrees git has registered: (the worktree's directory,
     /// its administrative directory), in no particular order. An entry
@@ -108,7 +130,8 @@ impl Git {
             if gitdir.trim().is_empty() {
                 continue;
             }
-            let dotgit = PathBuf::from(gitdir.trim_end_matches(['\n', '\r']));
+            // Relative to the entry since git 2.48's `worktree.useRelativePaths`.
+            let dotgit = admin_relative(&admin, gitdir.trim_end_matches(['\n', '\r']));
             let dir = dotgit.parent().map(Path::to_path_buf).unwrap_or(dotgit);
             if is_own.is_some_and(|own| own(&dir)) {
                 if let Some(key) = key {
@@ -155,7 +178,7 @@ impl Git {
         // passes in moments, so try a few times before calling it an error.
         let mut tries = 0;
         let entries = loop {
-            match self.worktrees() {
+            match self.worktrees_from_git() {
                 Ok(entries) => break entries,
                 Err(e) if tries < 8 && e.contains("/worktrees/") => {
                     tries += 1;
@@ -180,6 +203,52 @@ impl Git {
 
     /// [`Git::checkout_heads`] from the administrative files; `None` when
     /// they do not say it plainly.
+    /// The registered worktrees as `git worktree list` lists them (the main
+    /// checkout first, then the linked ones in directory order, not git's
+    /// order), read from git's files, each `HEAD` resolved to its commit;
+    /// `None` when the files do not say it plainly: [`Self::checkout_heads`]'
+    /// cases, an entry half written or whose `gitdir` is unreadable (git
+    /// has its own answer for those), a `HEAD` whose ref is unclear.
+    pub(super) fn worktrees_from_files(&self) -> Option<Vec<super::WorktreeEntry>> {
+        let entries = match std::fs::read_dir(self.common_dir.join("worktrees")) {
+            Ok(dir) => dir.count(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(_) => return None,
+        };
+        let heads = self.checkout_heads_from_files(&|_| false)?;
+        if heads.len() != entries + 1 {
+            return None;
+        }
+        // git lists an unborn branch's commit as the zero id.
+        let unborn = || {
+            "0".repeat(if super::super::room::is_sha256(&self.common_dir) {
+                64
+            } else {
+                40
+            })
+        };
+        heads
+            .into_iter()
+            .map(|h| {
+                let (branch, head) = match h.head.strip_prefix("ref: ") {
+                    Some(refname) => (
+                        Some(refname.to_string()),
+                        Some(self.ref_from_files(refname)?.unwrap_or_else(unborn)),
+                    ),
+                    None => (
+                        None,
+                        h.head.strip_prefix("detached at ").map(str::to_string),
+                    ),
+                };
+                Some(super::WorktreeEntry {
+                    path: h.path,
+                    branch,
+                    head,
+                })
+            })
+            .collect()
+    }
+
     fn checkout_heads_from_files(
         &self,
         is_own: &dyn Fn(&Path) -> bool,
@@ -267,6 +336,100 @@ mod tests {
             }
             assert_eq!(git.valid_branch_name(name).unwrap(), by_git, "{name:?}");
         }
+    }
+
+    /// What git's files say about the worktrees is what `git worktree
+    /// list` says: branches loose and packed, detached, unborn, locked, a
+    /// directory gone; where the files are unclear (a half-written entry)
+    /// they say nothing and git is asked.
+    #[test]
+    fn worktrees_from_files_are_what_git_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = repo_with_a_commit(dir.path());
+        let git = |args: &[&str]| run_git(&root, args);
+        git(&["worktree", "add", "-q", "-b", "loose", "../on-branch"]);
+        git(&["worktree", "add", "-q", "-b", "packed", "../on-packed"]);
+        git(&["pack-refs", "--all"]);
+        git(&["worktree", "add", "-q", "--detach", "../detached"]);
+        git(&[
+            "worktree",
+            "add",
+            "-q",
+            "--orphan",
+            "-b",
+            "unborn",
+            "../unborn",
+        ]);
+        git(&["worktree", "add", "-q", "--detach", "../locked"]);
+        git(&["worktree", "lock", "../locked"]);
+        git(&["worktree", "add", "-q", "--detach", "../gone"]);
+        std::fs::remove_dir_all(dir.path().join("gone")).unwrap();
+        let repo = Git::discover(&root).unwrap();
+        let sorted = |mut list: Vec<crate::run::sys::git::WorktreeEntry>| {
+            list[1..].sort_by(|a, b| a.path.cmp(&b.path));
+            list
+        };
+        let from_git = sorted(repo.worktrees_from_git().unwrap());
+        assert_eq!(from_git.len(), 7, "{from_git:?}");
+        let from_files = repo
+            .worktrees_from_files()
+            .expect("the files say it plainly");
+        assert_eq!(sorted(from_files), from_git);
+        // Half written: the files say nothing, git's answer is the one.
+        let half = root.join(".git/worktrees/half");
+        std::fs::create_dir_all(&half).unwrap();
+        std::fs::write(half.join("gitdir"), "").unwrap();
+        assert_eq!(repo.worktrees_from_files(), None);
+    }
+
+    /// `HEAD` read from git's files is what `git rev-parse HEAD^{commit}`
+    /// says: on a loose branch, a packed one, detached, unborn, in a linked
+    /// worktree.
+    #[test]
+    fn head_from_files_is_what_git_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = repo_with_a_commit(dir.path());
+        let git = |args: &[&str]| run_git(&root, args);
+        let by_git = |at: &std::path::Path| {
+            let out = std::process::Command::new("git")
+                .args(["rev-parse", "-q", "--verify", "HEAD^{commit}"])
+                .current_dir(at)
+                .output()
+                .unwrap();
+            out.status
+                .success()
+                .then(|| String::from_utf8(out.stdout).unwrap().trim().to_string())
+        };
+        let check = |at: &std::path::Path, what: &str| {
+            let repo = Git::discover(at).unwrap();
+            assert!(repo.head_from_files().is_some(), "{what}: files unclear");
+            assert_eq!(repo.commit_of("HEAD").unwrap(), by_git(at), "{what}");
+        };
+        check(&root, "loose");
+        git(&["pack-refs", "--all"]);
+        check(&root, "packed");
+        git(&["checkout", "-q", "--detach"]);
+        check(&root, "detached");
+        git(&["worktree", "add", "-q", "-b", "linked", "../linked"]);
+        check(&dir.path().join("linked"), "linked");
+        git(&["checkout", "-q", "--orphan", "unborn"]);
+        check(&root, "unborn");
+        assert_eq!(by_git(&root), None);
+    }
+
+    /// A relative `gitdir` (`worktree.useRelativePaths`) is read from the
+    /// entry's directory.
+    #[test]
+    fn relative_gitdirs_are_read_from_the_entry() {
+        let admin = std::path::Path::new("/r/.git/worktrees/wt");
+        assert_eq!(
+            super::admin_relative(admin, "../../../../wt/.git"),
+            std::path::Path::new("/wt/.git")
+        );
+        assert_eq!(
+            super::admin_relative(admin, "/abs/wt/.git"),
+            std::path::Path::new("/abs/wt/.git")
+        );
     }
 
     /// An entry `git worktree add` has begun to write (its `gitdir` still

@@ -87,7 +87,7 @@ pub struct GitOutput {
 }
 
 /// One entry of `git worktree list --porcelain`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorktreeEntry {
     /// The worktree's directory.
     pub path: PathBuf,
@@ -234,17 +234,37 @@ impl Git {
     }
 
     /// The commit `rev` names, or `None` when it names no commit. A branch
-    /// (`refs/heads/…`, which git keeps on commits) is read from git's
-    /// files when they say it plainly ([`Git::ref_from_files`]): no process.
+    /// (`refs/heads/…`, which git keeps on commits) and `HEAD` (on a branch,
+    /// born or not, or detached at a commit) are read from git's files when
+    /// they say it plainly ([`Git::ref_from_files`]): no process.
     pub fn commit_of(&self, rev: &str) -> Result<Option<String>, String> {
         if rev.starts_with("refs/heads/")
             && let Some(id) = self.ref_from_files(rev)
         {
             return Ok(id);
         }
+        if rev == "HEAD"
+            && let Some(id) = self.head_from_files()
+        {
+            return Ok(id);
+        }
         let spec = format!("{rev}^{{commit}}");
         let out = self.try_run_in(&self.root, &["rev-parse", "-q", "--verify", &spec])?;
         Ok((out.code == 0).then(|| out.stdout.trim().to_string()))
+    }
+
+    /// [`Git::commit_of`] for `HEAD` (`root`'s own, in `git_dir`) from
+    /// git's files: `Some(None)` on an unborn branch; `None` when the files
+    /// do not say it plainly (the reftable store's placeholder, a ref
+    /// outside `refs/heads/`, a file git would not write).
+    fn head_from_files(&self) -> Option<Option<String>> {
+        let text = std::fs::read_to_string(self.git_dir.join("HEAD")).ok()?;
+        let text = text.trim_end();
+        match text.strip_prefix("ref: ") {
+            Some(refname) if refname.starts_with("refs/heads/") => self.ref_from_files(refname),
+            Some(_) => None,
+            None => super::oid::is_oid(text).then(|| Some(text.to_string())),
+        }
     }
 
     /// The tree of commit `rev`.
@@ -341,8 +361,17 @@ impl Git {
     }
 
     /// The registered worktrees (`git worktree list --porcelain -z`: a
-    /// path with a line break is read whole).
+    /// path with a line break is read whole), from git's files when they
+    /// say it plainly (no process: every run asks once before any task).
     pub fn worktrees(&self) -> Result<Vec<WorktreeEntry>, String> {
+        if let Some(list) = self.worktrees_from_files() {
+            return Ok(list);
+        }
+        self.worktrees_from_git()
+    }
+
+    /// [`Git::worktrees`] as `git worktree list` says it.
+    fn worktrees_from_git(&self) -> Result<Vec<WorktreeEntry>, String> {
         let out = self.run_in(&self.root, &["worktree", "list", "--porcelain", "-z"])?;
         let mut list = Vec::new();
         let mut current: Option<WorktreeEntry> = None;
