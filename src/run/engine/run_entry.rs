@@ -141,7 +141,7 @@ pub fn entries_digest(git: &Git) -> Result<String, String> {
 ///
 /// `memo` is a file that keeps the entry commit last read, as `git cat-file
 /// commit` prints it: while the ref points at a commit whose id is the
-/// memo's own object id (its hash, [`commit_id`]), the commit is read from
+/// memo's own object id (its hash, `commit_id`), the commit is read from
 /// there, not from git (one process fewer an unchanged rerun). The hash
 /// makes it a proven copy: missing, changed or for another commit, git is
 /// asked and the memo written again (a failure to write it changes nothing).
@@ -193,7 +193,7 @@ pub fn memo_path(dir: &Path, plan: &Plan) -> std::path::PathBuf {
 /// The object id git gives a commit whose `git cat-file commit` text is
 /// `raw`: the SHA-1 (an id of 40 hex digits) or SHA-256 (64) of `commit
 /// <length>\0` and the text, in hex; `None` for another id length.
-pub fn commit_id(raw: &[u8], id_len: usize) -> Option<String> {
+fn commit_id(raw: &[u8], id_len: usize) -> Option<String> {
     use sha2::Digest as _;
     let header = format!("commit {}\0", raw.len());
     let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();

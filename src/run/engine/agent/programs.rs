@@ -1,9 +1,10 @@
 //! Failing fast on what no retry can fix: before the first attempt, the
 //! program each `run` string starts (every agent and fallback, resolver,
-//! command task, `accept`, gate and `setup` of the plan) is looked up the way the shell will look
-//! it up (`sh -c 'command -v -- WORD'`, or `execvp`'s lookup when that finds it), with the environment the string
-//! will run with). A program that is not there stops the run before any
-//! work, naming the `run` string and where it is in the plan. A command
+//! command task, `accept`, gate and `setup` of the plan) is looked up the
+//! way the shell will look it up, with the environment the string will run
+//! with (`execvp`'s lookup on `PATH`, then `sh -c 'command -v -- WORD'`
+//! for what that does not find). A program that is not there stops the
+//! run before any work, naming the `run` string and where it is in the plan. A command
 //! launched through an executor runs where the executor puts it (a sandbox,
 //! a cluster node): there the executor's own program is looked up instead.
 
