@@ -12,7 +12,9 @@ fn logging_git(test: &Test) -> (String, std::path::PathBuf) {
     let log = test.bin.join("git-calls.log");
     let path = test.git_wrapper(|real| {
         format!(
-            "#!/bin/sh\nprintf 'CALL %s\\n' \"$*\" >> '{log}'\ncase \" $* \" in\n  *\" update-ref \"*\" --stdin \"*) tee -a '{log}' | '{real}' \"$@\"; exit $? ;;\nesac\nexec '{real}' \"$@\"\n",
+            // A transaction is logged with its input in one write: a
+            // call of another thread's logged meanwhile cannot split them.
+            "#!/bin/sh\ncase \" $* \" in\n  *\" update-ref \"*\" --stdin \"*)\n    input=$(cat)\n    printf 'CALL %s\\n%s\\n' \"$*\" \"$input\" >> '{log}'\n    printf '%s\\n' \"$input\" | '{real}' \"$@\"; exit $? ;;\nesac\nprintf 'CALL %s\\n' \"$*\" >> '{log}'\nexec '{real}' \"$@\"\n",
             log = log.display()
         )
     });

@@ -166,7 +166,7 @@ pub fn write_entry(git: &Git, entry: &Entry) -> Result<(String, String), String>
     {
         parents.push(f);
     }
-    let commit = git.commit_tree(&entry.gated_tree, &parents, &message)?;
+    let commit = git.write_commit(&entry.gated_tree, &parents, &message)?;
     Ok((format!("{REF_PREFIX}{}", entry.key), commit))
 }
 

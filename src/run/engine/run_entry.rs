@@ -18,6 +18,7 @@ use crate::plan::Plan;
 use crate::plan::key::{Encoder, Key};
 use crate::run::engine::cache::{REF_PREFIX, Surroundings};
 use crate::run::sys::git::Git;
+use crate::run::sys::oid::object_id;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -141,7 +142,7 @@ pub fn entries_digest(git: &Git) -> Result<String, String> {
 ///
 /// `memo` is a file that keeps the entry commit last read, as `git cat-file
 /// commit` prints it: while the ref points at a commit whose id is the
-/// memo's own object id (its hash, `commit_id`), the commit is read from
+/// memo's own object id (its hash, [`object_id`]), the commit is read from
 /// there, not from git (one process fewer an unchanged rerun). The hash
 /// makes it a proven copy: missing, changed or for another commit, git is
 /// asked and the memo written again (a failure to write it changes nothing).
@@ -153,7 +154,7 @@ pub fn lookup(git: &Git, plan: &Plan, key: &Key, memo: &Path) -> Option<RunEntry
     };
     let memoized = std::fs::read(memo)
         .ok()
-        .filter(|raw| commit_id(raw, commit.len()).as_deref() == Some(commit.as_str()))
+        .filter(|raw| object_id("commit", raw, commit.len()).as_deref() == Some(commit.as_str()))
         .and_then(|raw| String::from_utf8(raw).ok());
     let text = match memoized {
         Some(text) => text,
@@ -190,26 +191,6 @@ pub fn memo_path(dir: &Path, plan: &Plan) -> std::path::PathBuf {
     dir.join("cache").join(format!("run-{slug}.memo"))
 }
 
-/// The object id git gives a commit whose `git cat-file commit` text is
-/// `raw`: the SHA-1 (an id of 40 hex digits) or SHA-256 (64) of `commit
-/// <length>\0` and the text, in hex; `None` for another id length.
-fn commit_id(raw: &[u8], id_len: usize) -> Option<String> {
-    use sha2::Digest as _;
-    let header = format!("commit {}\0", raw.len());
-    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
-    match id_len {
-        40 => Some(hex(&sha1::Sha1::new()
-            .chain_update(header.as_bytes())
-            .chain_update(raw)
-            .finalize())),
-        64 => Some(hex(&sha2::Sha256::new()
-            .chain_update(header.as_bytes())
-            .chain_update(raw)
-            .finalize())),
-        _ => None,
-    }
-}
-
 /// Writes the memo of [`lookup`]: whole or not at all (a file beside it,
 /// renamed over it).
 fn write_memo(memo: &Path, raw: &str) -> std::io::Result<()> {
@@ -240,54 +221,4 @@ pub fn record(git: &Git, plan: &Plan, entry: &RunEntry) -> Result<(), String> {
     let include = format!("{REF_PREFIX}*");
     let _ = git.try_run_in(&git.root, &["pack-refs", "--include", &include]);
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::commit_id;
-
-    /// Runs git in `dir`; its standard output, untrimmed.
-    fn git(dir: &std::path::Path, args: &[&str]) -> Vec<u8> {
-        let out = std::process::Command::new("git")
-            .args(["-c", "user.name=n", "-c", "user.email=n@e"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}");
-        out.stdout
-    }
-
-    /// The id computed from `git cat-file commit`'s text is the id git
-    /// gave the commit, in both object formats; any other text has another.
-    #[test]
-    fn commit_ids_are_gits() {
-        for format in ["sha1", "sha256"] {
-            let dir = tempfile::tempdir().unwrap();
-            let root = dir.path();
-            git(root, &["init", "-q", &format!("--object-format={format}")]);
-            git(
-                root,
-                &[
-                    "commit",
-                    "-q",
-                    "--allow-empty",
-                    "-m",
-                    "loopc run entry x\n\n{}",
-                ],
-            );
-            let id = String::from_utf8(git(root, &["rev-parse", "HEAD"])).unwrap();
-            let id = id.trim();
-            let raw = git(root, &["cat-file", "commit", id]);
-            assert_eq!(commit_id(&raw, id.len()).as_deref(), Some(id), "{format}");
-            let mut changed = raw.clone();
-            changed.push(b' ');
-            assert_ne!(
-                commit_id(&changed, id.len()).as_deref(),
-                Some(id),
-                "{format}"
-            );
-        }
-        assert_eq!(commit_id(b"x", 12), None);
-    }
 }

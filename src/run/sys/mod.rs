@@ -25,6 +25,7 @@ pub mod git;
 pub mod index;
 pub mod interrupt;
 pub mod lock;
+pub mod loose;
 pub mod main_checkout;
 pub mod modes;
 pub mod objects;

@@ -106,7 +106,7 @@ pub fn chain(ctx: &RunCtx, head: &str, items: &[Item<'_>]) -> Result<Vec<Step>, 
         let message = super::merge::message(item.task);
         let merged = ctx
             .git
-            .commit_tree(&tree, &[&at, item.commit], &message)
+            .write_commit(&tree, &[&at, item.commit], &message)
             .map_err(fail)?;
         unread.push(steps.len());
         steps.push(Step::Landed {

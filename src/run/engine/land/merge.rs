@@ -345,7 +345,7 @@ pub fn integrate(
         Err(_) if stopping(&ctx.control) => return Merge::Stopped,
         Err(e) => return Merge::Error(e),
     };
-    let merged = match ctx.git.commit_tree(&tree, &[head, commit], &message(task)) {
+    let merged = match ctx.git.write_commit(&tree, &[head, commit], &message(task)) {
         Ok(c) => c,
         Err(_) if stopping(&ctx.control) => return Merge::Stopped,
         Err(e) => return Merge::Error(e),

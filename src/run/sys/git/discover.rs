@@ -70,6 +70,7 @@ impl Git {
             control: None,
             timeout: None,
             own_entries: Arc::default(),
+            stamp: Arc::default(),
         }
     }
 

@@ -70,6 +70,10 @@ pub struct Git {
     timeout: Option<Duration>,
     /// Which administrative entries are loopc's own worktrees (shared by clones).
     pub(super) own_entries: Arc<admin::OwnEntries>,
+    /// The commit identities `git var -l` gave, once asked (shared by
+    /// clones; a clone with other variables does not use them):
+    /// [`Git::write_commit`].
+    pub(in crate::run::sys) stamp: Arc<std::sync::OnceLock<Option<super::loose::Stamp>>>,
 }
 
 /// The captured result of one git call.
