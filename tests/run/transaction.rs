@@ -316,3 +316,53 @@ fn kill_9_as_a_batch_moves_leaves_nothing_of_it() {
 fn kill_9_after_a_batch_moved_keeps_all_of_it() {
     killed_in_a_batch("after");
 }
+
+/// A merge of loopc's own commit of an attempt's changes names the
+/// attempt's base as the merge base (`git merge-tree --merge-base`), so
+/// git need not search history for it; a commit the task made itself is
+/// merged with the merge base git finds. Both merges land every file.
+#[test]
+fn a_merge_names_the_base_of_loopcs_own_commit() {
+    let test = Test::repo();
+    // `first` lands at once (a fast-forward); `ours` and `theirs` wait
+    // for it, so each is merged onto a head it did not start from.
+    test.script(
+        "after_first.sh",
+        "#!/bin/sh\ni=0\nwhile [ \"$(git rev-parse loop/tx)\" = \"$LOOP_BASE\" ] && [ $i -lt 500 ]; do\n  i=$((i+1)); sleep 0.02\ndone\n",
+    );
+    let wait = test.bin.join("after_first.sh");
+    test.plan(&format!(
+        "loop \"tx\" {{ parallel = 3 }}\n\
+         task first {{ run = \"echo 1 > first.txt\" }}\n\
+         task ours {{ run = \"sh {w} && echo 2 > ours.txt\" }}\n\
+         task theirs {{ run = \"sh {w} && echo 3 > theirs.txt && git add theirs.txt && \
+         git -c user.name=t -c user.email=t@t commit -q -m by-theirs\" }}\n",
+        w = wait.display()
+    ));
+    let (path, log) = logging_git(&test);
+    test.loopc(&["run", "plan.loop"]).env("PATH", &path).run();
+    let mut files = test.files_at("loop/tx");
+    files.sort();
+    assert!(
+        ["first.txt", "ours.txt", "theirs.txt"]
+            .iter()
+            .all(|f| files.iter().any(|g| g == f)),
+        "{files:?}"
+    );
+    let merges: Vec<String> = calls(&log)
+        .into_iter()
+        .filter(|c| c.contains(" merge-tree "))
+        .collect();
+    assert_eq!(merges.len(), 2, "{merges:#?}");
+    for m in &merges {
+        let theirs = m.split_whitespace().last().expect("the merged commit");
+        let subject = test.git(&["log", "-1", "--format=%s", theirs]);
+        let base = test.git(&["rev-parse", &format!("{theirs}^")]);
+        if subject.trim() == "by-theirs" {
+            assert!(!m.contains("--merge-base"), "{m}");
+        } else {
+            assert!(subject.starts_with("loop(ours)"), "{subject}");
+            assert!(m.contains(&format!("--merge-base={}", base.trim())), "{m}");
+        }
+    }
+}

@@ -58,9 +58,12 @@ impl Git {
         Ok(tree)
     }
 
-    /// Replays the change `base..theirs` onto `ours` without touching any
-    /// worktree (`git merge-tree --write-tree --merge-base=BASE`), as
-    /// `git cherry-pick` would.
+    /// Merges `theirs` onto `ours` with `base` as their merge base, without
+    /// touching any worktree (`git merge-tree --write-tree
+    /// --merge-base=BASE`): the change `base..theirs` replayed onto `ours`,
+    /// as `git cherry-pick` would; when `base` is the merge base of the
+    /// two, the merge [`Git::merge_tree`] makes, without git searching the
+    /// history for it.
     pub fn merge_tree_onto(
         &self,
         base: &str,
@@ -237,10 +240,14 @@ impl Git {
 
 /// A commit's tree and the files that differ from another commit's
 /// ([`Git::commit_changes`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommitChanges {
     /// The commit's tree.
     pub tree: String,
+    /// Whether the commit's only parent is known to be the commit the
+    /// files are compared with: loopc made it of an attempt's changes on
+    /// the attempt's base ([`Git::commit_all`]). `false` when not known.
+    pub child_of_from: bool,
     /// Each file that differs, with `<mode> <object id>` in the commit
     /// (as [`Git::changed_files`] gives them).
     pub files: Vec<(String, String)>,
@@ -332,12 +339,11 @@ fn parse_commit_changes(text: &str) -> Result<Vec<(String, CommitChanges)>, Stri
         let Some((commit, tree)) = field.split_once(' ') else {
             return Err(format!("unexpected `git diff-tree` output: {field}"));
         };
-        let tree = tree.trim().to_string();
         answers.push((
             commit.to_string(),
             CommitChanges {
-                tree,
-                files: Vec::new(),
+                tree: tree.trim().to_string(),
+                ..CommitChanges::default()
             },
         ));
     }

@@ -42,7 +42,7 @@ pub(super) fn commit(
     phase(io, &task.name, r.input.attempt, "commit");
     let message =
         super::message::message(task, r.input.attempt, judged.summary.as_deref(), &r.cost);
-    let commit = commit_on_branch(io, git, checkout, &message, r)?;
+    let (commit, child_of_base) = commit_on_branch(io, git, checkout, &message, r)?;
     if commit == r.input.base && !no_changes && !task.changes_optional {
         let how = match task.kind {
             TaskKind::Command { .. } => "",
@@ -64,7 +64,10 @@ pub(super) fn commit(
     // needs for a fast-forward's cache entry.
     let pair = [(commit.as_str(), r.input.base.as_str())];
     let work = match git.commit_changes(&pair).map(|mut c| c.pop()) {
-        Ok(Some(c)) => c,
+        Ok(Some(c)) => CommitChanges {
+            child_of_from: child_of_base,
+            ..c
+        },
         Ok(None) => {
             return Err(Outcome::Infrastructure(
                 "`git diff-tree` said nothing".into(),
@@ -97,14 +100,15 @@ pub(super) fn commit(
 /// would otherwise find another repository above it) and returns the task
 /// branch's tip, which must contain the base (the agent may have committed
 /// itself, but never below its base: a branch that dropped `LOOP_BASE`
-/// would lose earlier tasks' work when merged).
+/// would lose earlier tasks' work when merged), and whether that tip is the
+/// commit loopc made on the base (its only parent is the base).
 fn commit_on_branch(
     io: Io<'_>,
     git: &Git,
     checkout: &Checkout,
     message: &str,
     r: &AttemptResult,
-) -> Step<String> {
+) -> Step<(String, bool)> {
     if let Err(e) = git.verify_checkout(checkout, Some(&r.branch)) {
         return Err(failed(
             e.clone(),
@@ -125,12 +129,13 @@ fn commit_on_branch(
             });
         }
     };
+    let ours = known.as_ref().is_some_and(|c| *c != r.input.base);
     let tip = known.map_or_else(
         || git.tip_containing(&r.branch, &r.input.base),
         |c| Ok(Some(c)),
     );
     match tip {
-        Ok(Some(c)) => Ok(c),
+        Ok(Some(c)) => Ok((c, ours)),
         Ok(None) if matches!(git.commit_of(&format!("refs/heads/{}", r.branch)), Ok(None)) => {
             Err(Outcome::Infrastructure(format!(
                 "the task branch `{}` is gone after its commit",

@@ -76,10 +76,7 @@ pub fn chain(ctx: &RunCtx, head: &str, items: &[Item<'_>]) -> Result<Vec<Step>, 
         if item.base == at {
             let changes = item.work.cloned().unwrap_or_else(|| {
                 unread.push(steps.len());
-                CommitChanges {
-                    tree: String::new(),
-                    files: Vec::new(),
-                }
+                CommitChanges::default()
             });
             steps.push(Step::Landed {
                 head: item.commit.to_string(),
@@ -96,7 +93,9 @@ pub fn chain(ctx: &RunCtx, head: &str, items: &[Item<'_>]) -> Result<Vec<Step>, 
             phase: "merge".into(),
             gate: None,
         });
-        let tree = match ctx.git.merge_tree(&at, item.commit).map_err(fail)? {
+        let tree = match super::merge::merge_tree(ctx, &at, (item.commit, item.base), item.work)
+            .map_err(fail)?
+        {
             MergeTree::Clean(tree) => tree,
             MergeTree::Conflict(paths) => {
                 steps.push(Step::Conflict(paths));
@@ -115,7 +114,7 @@ pub fn chain(ctx: &RunCtx, head: &str, items: &[Item<'_>]) -> Result<Vec<Step>, 
             how: "merge",
             changes: CommitChanges {
                 tree,
-                files: Vec::new(),
+                ..CommitChanges::default()
             },
         });
         at = merged;

@@ -339,7 +339,7 @@ pub fn integrate(
         phase: "merge".into(),
         gate: None,
     });
-    let tree = match ctx.git.merge_tree(head, commit) {
+    let tree = match merge_tree(ctx, head, (commit, base), r.work.as_ref()) {
         Ok(MergeTree::Clean(tree)) => tree,
         Ok(MergeTree::Conflict(paths)) => return Merge::Conflict(paths),
         Err(_) if stopping(&ctx.control) => return Merge::Stopped,
@@ -385,6 +385,32 @@ pub fn integrate(
         }
         Verdict::Stopped => Merge::Stopped,
         other => Merge::Rejected(other),
+    }
+}
+
+/// Merges the attempt's `commit`, made on `base`, onto `head` without
+/// touching any worktree. When the commit's only parent is the base (the
+/// commit loopc made of the attempt's changes: `work`, read on the
+/// attempt's thread), the base is the merge base (the integration branch
+/// only moves forward in a run, so `head` contains it), and git is told so
+/// ([`Git::merge_tree_onto`]) instead of searching history as long as the
+/// merges made since the attempt started; otherwise (the agent committed
+/// itself, merged other work in) git finds it ([`Git::merge_tree`]).
+///
+/// Errors: git fails.
+///
+/// [`Git::merge_tree_onto`]: crate::run::sys::git::Git::merge_tree_onto
+/// [`Git::merge_tree`]: crate::run::sys::git::Git::merge_tree
+pub(super) fn merge_tree(
+    ctx: &RunCtx,
+    head: &str,
+    (commit, base): (&str, &str),
+    work: Option<&CommitChanges>,
+) -> Result<MergeTree, String> {
+    if work.is_some_and(|w| w.child_of_from) {
+        ctx.git.merge_tree_onto(base, head, commit)
+    } else {
+        ctx.git.merge_tree(head, commit)
     }
 }
 

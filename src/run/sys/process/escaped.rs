@@ -205,6 +205,17 @@ mod tests {
         let group = child.id() as i32;
         let started = stat(child.id()).unwrap().started;
         let find = |skip| groups_with_worktree(wt.as_bytes(), true, skip);
+        // Until it has exec'd `sleep`, the child has loopc's environment
+        // (a busy machine shows that moment).
+        let environ = format!("/proc/{}/environ", child.id());
+        let wanted = format!("LOOP_WORKTREE={wt}");
+        for _ in 0..500 {
+            let env = std::fs::read(&environ).unwrap_or_default();
+            if env.split(|&b| b == 0).any(|v| v == wanted.as_bytes()) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         assert!(find(Skip::default()).contains(&group));
         let live = BTreeSet::from([group]);
         let skip = Skip {
