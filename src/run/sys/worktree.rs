@@ -113,13 +113,12 @@ const FRESH_ADMIN: &[&str] = &["HEAD", "commondir", "gitdir", "index"];
 
 /// Like [`create_task`], but by reusing the worktree at `from`, a passed
 /// attempt's (still on its own task branch, which the caller deletes
-/// afterwards): it is moved to `path`, what the earlier try left in its
-/// administrative directory is removed, and it is checked out on the new
-/// branch `branch` at `commit` (`git checkout -f -B`, which writes only the
-/// files that differ), every entry given the mode and owner a fresh
-/// checkout gives it first ([`super::modes::as_fresh`]). The caller then
-/// removes every file git does not track ([`Git::clean`]), so the tree is
-/// what a fresh worktree's would be.
+/// afterwards): it is moved to `path` and what the earlier try left in its
+/// administrative directory is removed, under the lock `git worktree`
+/// calls share. The caller then, without that lock, checks it out on the
+/// new branch `branch` at `commit` ([`catch_up`]) and removes every file
+/// git does not track ([`Git::clean`]), so the tree is what a fresh
+/// worktree's would be.
 ///
 /// Errors: the branch exists and is not loopc's; the worktree cannot be
 /// reused (it is not one of this repository's, it has submodules checked
@@ -162,12 +161,26 @@ pub fn reuse_task(
         move_worktree(&old.admin, from, path)?;
     }
     clear_admin(&old.admin)?;
+    git.checkout(path)
+}
+
+/// Checks the reused worktree `co` ([`reuse_task`]) out on the new branch
+/// `branch` at `commit` (`git checkout -f -B`, which writes only the files
+/// that differ), every entry given the mode and owner a fresh checkout
+/// gives it first ([`super::modes::as_fresh`]). It touches only this
+/// worktree's files and administrative directory and the new branch's ref
+/// (git locks that), so attempts catch up at once, not one after another:
+/// at `parallel = 256` the catch-up is the largest part of an attempt's
+/// preparation (docs/benchmarks.md, "Issue 33 (g)").
+///
+/// Errors: a file of another user, git refused: the caller removes the
+/// worktree and makes a fresh one.
+pub fn catch_up(git: &Git, co: &Checkout, branch: &str, commit: &str) -> Result<(), String> {
     // The modes and owner of a fresh checkout, before git writes: also
     // what lets checkout and clean into read-only directories.
-    super::modes::as_fresh(path)?;
-    let co = git.checkout(path)?;
+    super::modes::as_fresh(&co.dir)?;
     git.run_co(
-        &co,
+        co,
         &[
             "checkout",
             "-q",
@@ -177,8 +190,8 @@ pub fn reuse_task(
             branch,
             commit,
         ],
-    )?;
-    Ok(co)
+    )
+    .map(|_| ())
 }
 
 /// Moves the worktree whose administrative directory is `admin` from

@@ -34,6 +34,7 @@ pub(super) fn make(
                 &r.input.base,
             )
         }
+        .and_then(|co| worktree::catch_up(git, &co, &r.branch, &r.input.base).map(|()| co))
         .and_then(|co| git.clean(&co).map(|()| co));
         r.retired = Some((from, old_branch));
         match reused {
