@@ -2,9 +2,16 @@
 //! files changed`, fed into later prompts (docs/running.md step 8; the engine's
 //! `handoff::prompt` builds the prompt itself).
 
+use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// How many of the last progress lines an attempt is given (in its prompt
+/// and `LOOP_PROGRESS_FILE`; docs/state.md `progress.md`): the whole file
+/// would make every attempt of a run of many tasks cost what the run has
+/// done so far, in tokens, in bytes written and in its logs.
+pub const ATTEMPT_LINES: usize = 200;
 
 /// `.loopc/progress.md` open for appending through a run: opened at the
 /// first line and kept open, so that a run of many passed (or replayed)
@@ -16,6 +23,11 @@ pub struct Writer {
     file: Option<File>,
     /// Lines held back by [`Writer::hold`].
     held: Option<String>,
+    /// The last [`ATTEMPT_LINES`] lines of the run, each with its line
+    /// break, held or written.
+    tail: VecDeque<String>,
+    /// How many lines of the run came before `tail`.
+    earlier: usize,
 }
 
 impl Writer {
@@ -25,7 +37,29 @@ impl Writer {
             path: path.to_path_buf(),
             file: None,
             held: None,
+            tail: VecDeque::new(),
+            earlier: 0,
         }
+    }
+
+    /// The progress an attempt starting now is given: the run's lines so
+    /// far, or its last [`ATTEMPT_LINES`] after a line saying how many came
+    /// before and where they are (empty when none). Costs the lines it
+    /// returns, not the run's.
+    pub fn for_attempt(&self) -> String {
+        let mut text = String::new();
+        if self.earlier > 0 {
+            let s = if self.earlier == 1 { "" } else { "s" };
+            text.push_str(&format!(
+                "- ({} earlier line{s} of this run's progress: \
+                 $LOOP_REPO_ROOT/.loopc/progress.md has every line)\n",
+                self.earlier
+            ));
+        }
+        for line in &self.tail {
+            text.push_str(line);
+        }
+        text
     }
 
     /// Holds the lines that follow in memory until [`Writer::release`]
@@ -57,6 +91,11 @@ impl Writer {
         files: &[String],
     ) -> Result<(), String> {
         let text = line(task, title, summary, files);
+        if self.tail.len() == ATTEMPT_LINES {
+            self.tail.pop_front();
+            self.earlier += 1;
+        }
+        self.tail.push_back(text.clone());
         match &mut self.held {
             // Held lines are few a task: bounded by the plan.
             Some(held) => {
@@ -132,13 +171,6 @@ pub fn one_line(text: &str) -> String {
         .join(" ")
 }
 
-/// The progress so far (empty when none).
-pub fn read(path: &Path) -> String {
-    std::fs::read(path)
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +200,38 @@ mod tests {
             "- d: multi line title [31m desrever — did it; f.txt, two\\nlines.txt\n\
              - e: t — done; no files changed\n"
         );
+    }
+
+    #[test]
+    fn an_attempt_is_given_the_last_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("progress.md");
+        let mut writer = Writer::new(&path);
+        assert_eq!(writer.for_attempt(), "");
+        for i in 0..ATTEMPT_LINES {
+            writer.append(&format!("t{i}"), "t", None, &[]).unwrap();
+        }
+        // Up to the bound, the whole run, as the file holds it.
+        assert_eq!(
+            writer.for_attempt(),
+            std::fs::read_to_string(&path).unwrap()
+        );
+        writer.hold();
+        writer.append("late", "t", Some("held"), &[]).unwrap();
+        writer.append("later", "t", None, &[]).unwrap();
+        let text = writer.for_attempt();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), ATTEMPT_LINES + 1);
+        assert_eq!(
+            lines[0],
+            "- (2 earlier lines of this run's progress: \
+             $LOOP_REPO_ROOT/.loopc/progress.md has every line)"
+        );
+        assert_eq!(lines[1], "- t2: t — done; no files changed");
+        assert_eq!(lines[ATTEMPT_LINES], "- later: t — done; no files changed");
+        writer.release().unwrap();
+        let file = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(file.lines().count(), ATTEMPT_LINES + 2);
+        assert!(file.ends_with(&text[text.find("- t2:").unwrap()..]));
     }
 }

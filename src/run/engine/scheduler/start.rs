@@ -7,7 +7,6 @@ use crate::run::engine::attempt;
 use crate::run::engine::outcome::{AttemptInput, AttemptResult, Outcome};
 use crate::run::engine::scheduler::transition;
 use crate::run::store::layout;
-use crate::run::store::progress;
 use crate::run::time::now_rfc3339;
 use crate::state::RunState;
 use std::sync::Arc;
@@ -62,7 +61,7 @@ impl Scheduler {
             retry,
             base: self.head.clone(),
             feedback: slot.feedback.clone(),
-            progress: progress::read(&self.ctx.layout.progress),
+            progress: self.progress.for_attempt(),
             agent,
             instructions: self.growth.prompt_section(&ctx.plan, i),
             verify: task.verify && task.accept.is_some() && !slot.verified,
