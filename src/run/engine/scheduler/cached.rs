@@ -110,7 +110,9 @@ impl Scheduler {
         // task that became ready joins the pass, or the next if the pass
         // is past it. Looking every task up in every pass made a rerun of
         // a plan merged out of plan order (a parallel run) quadratic.
-        let mut this: BTreeSet<usize> = (0..self.ctx.plan.tasks.len()).collect();
+        // Only a task not looked at yet may try the cache ([`super::scan`]).
+        self.scan.sync(&self.ctx, state, &mut self.books);
+        let mut this: BTreeSet<usize> = self.scan.unlooked().clone();
         let mut next = BTreeSet::new();
         let mut parked: HashMap<String, Vec<usize>> = HashMap::new();
         let mut moving = Vec::new();
@@ -217,7 +219,9 @@ impl Scheduler {
     /// plan's order. A replay's dependents that become ready join the
     /// queue; each hit is looked up again at the head it replays onto.
     pub(super) fn replay_in_recorded_order(&mut self, state: &mut RunState) {
-        let mut queue = self.replay_queue(state, 0..self.ctx.plan.tasks.len());
+        self.scan.sync(&self.ctx, state, &mut self.books);
+        let unlooked: Vec<usize> = self.scan.unlooked().iter().copied().collect();
+        let mut queue = self.replay_queue(state, unlooked);
         while let Some((_, i)) = queue.pop_first() {
             if self.books.stop.is_some() {
                 return;

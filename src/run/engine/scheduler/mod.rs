@@ -25,6 +25,7 @@ mod landing;
 mod merged;
 mod paying;
 mod refs;
+mod scan;
 mod specs;
 mod start;
 pub mod transition;
@@ -106,6 +107,7 @@ pub fn run(
         cache: RunCache::new(ctx.plan.tasks.len(), cache),
         progress: progress::Writer::new(&ctx.layout.progress),
         books: Books::new(&ctx.plan, Meter::new(ctx.plan.budget.clone())),
+        scan: scan::Scan::default(),
         defer_ref: false,
         prepared: None,
         queued: std::collections::VecDeque::new(),
@@ -151,6 +153,8 @@ struct Scheduler {
     parallel: usize,
     /// Budget meter, per-task slots, failure streak, stop.
     books: Books,
+    /// What the scan for ready tasks may skip ([`scan`]).
+    scan: scan::Scan,
     /// While replaying fast-forwards: move only `head`, not the branch.
     defer_ref: bool,
     /// The cache entry of the pass that just landed, its ref moved with
@@ -331,11 +335,17 @@ impl Scheduler {
         self.advance_specs(state);
         self.replay_in_recorded_order(state);
         // Not a range: a replayed fragment grows the plan (and moves every
-        // index), and the scan starts over on the grown plan.
+        // index), and the scan starts over on the grown plan. Done tasks at
+        // the front, and while every slot is taken the tasks already looked
+        // at, are skipped ([`scan`]).
         let mut next = 0;
-        while next < self.ctx.plan.tasks.len() {
-            let i = next;
-            next += 1;
+        loop {
+            self.scan.sync(&self.ctx, state, &mut self.books);
+            let free = self.running < self.parallel;
+            let Some(i) = self.scan.next(next, free, self.ctx.plan.tasks.len()) else {
+                break;
+            };
+            next = i + 1;
             if self.books.stop.is_some() {
                 return;
             }
@@ -370,6 +380,7 @@ impl Scheduler {
                 self.save(state);
                 continue;
             }
+            self.scan.visited(state, &self.books, i);
             // Replays need no slot; attempts do.
             if self.running >= self.parallel {
                 continue;

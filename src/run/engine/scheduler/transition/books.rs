@@ -72,6 +72,10 @@ pub struct Books {
     /// The first budget a parked wait ([`Slot::parked`]) would outlast, and
     /// when: the run's stop once the work that could go on has ended.
     pub parked: Option<(u64, String)>,
+    /// The first task that was done and is pending again (a producer that
+    /// re-plans), since the coordinator's scan last looked: the scan's
+    /// front moves back to it.
+    pub reopened: Option<usize>,
 }
 
 impl Books {
@@ -84,6 +88,7 @@ impl Books {
             stop: None,
             stop_at: u64::MAX,
             parked: None,
+            reopened: None,
         }
     }
 

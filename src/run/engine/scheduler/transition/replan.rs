@@ -72,6 +72,7 @@ pub(super) fn start(
     let feedback = feedback(plan, p, i, reason, &books.slots[i].feedback);
     let ps = &mut state.tasks[p];
     ps.status = TaskStatus::Pending;
+    books.reopened = Some(books.reopened.map_or(p, |r| r.min(p)));
     ps.reason = Some(format!("re-planning: task `{}` failed", task.name));
     ps.finished_at = None;
     books.slots[p].attempt_base = ps.attempts;
