@@ -3,7 +3,9 @@
 # Turborepo's full-cache run of an N-package workspace, in the same run.
 #
 #   bench/cached.sh [N] [RUNS]
-#   NO_TURBO=1 bench/cached.sh 100000 3    # loopc alone (the 100,000-task target)
+#   NO_TURBO=1 TASKS=true bench/cached.sh 100000 3
+#       loopc alone, tasks that run `true` (the 100,000-task target; the
+#       first run, which fills the cache, takes about 20 minutes on 2 cores)
 #
 # loopc: N independent command tasks (bench/command_plan.sh), run once to fill the
 # cache, then `loopc run` timed. Turborepo: N npm workspace packages, each

@@ -187,6 +187,9 @@ pub struct Store {
     unwritten: bool,
     /// When the index was last written.
     written_at: Option<std::time::Instant>,
+    /// The least time until the next write: [`INDEX_EVERY`], or
+    /// [`INDEX_SPACING`] times the last write's.
+    write_every: std::time::Duration,
 }
 
 /// How often, at most, the cache index is written while entries are
@@ -195,6 +198,13 @@ pub struct Store {
 /// nothing, and writing (with `fsync`) on every pass was a good part of the
 /// coordinating thread's work per merge.
 const INDEX_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// How many times the last write of the index passes before the next
+/// one: the index names every task of every plan recorded (some 80 bytes
+/// a task), and at 60,000 tasks writing it every [`INDEX_EVERY`] was half
+/// of the coordinating thread's time in a first run; this keeps it to
+/// about a tenth whatever the plan's size (as state.json's writes).
+const INDEX_SPACING: u32 = 10;
 
 impl Drop for Store {
     fn drop(&mut self) {
@@ -238,6 +248,7 @@ impl Store {
             index_path,
             unwritten: false,
             written_at: None,
+            write_every: INDEX_EVERY,
         })
     }
 
@@ -292,7 +303,10 @@ impl Store {
             .insert(entry.task.clone(), entry.key.clone());
         self.entries.insert(entry.key.clone(), entry);
         self.unwritten = true;
-        if self.written_at.is_some_and(|t| t.elapsed() < INDEX_EVERY) {
+        if self
+            .written_at
+            .is_some_and(|t| t.elapsed() < self.write_every.max(INDEX_EVERY))
+        {
             return Ok(());
         }
         self.flush()
@@ -307,8 +321,11 @@ impl Store {
             return Ok(());
         }
         self.unwritten = false;
+        let began = std::time::Instant::now();
+        let written = self.write_index();
         self.written_at = Some(std::time::Instant::now());
-        self.write_index()
+        self.write_every = INDEX_EVERY.max(began.elapsed() * INDEX_SPACING);
+        written
     }
 
     fn write_index(&self) -> Result<(), String> {
