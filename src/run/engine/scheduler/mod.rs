@@ -264,7 +264,12 @@ impl Scheduler {
                     self.finished_next(state, first, &rx);
                     self.save(state);
                 }
-                Err(mpsc::RecvTimeoutError::Timeout) if self.unsaved => self.write_state(state),
+                // Spaced as every write is: a quiet spell each time the
+                // attempts started together are still running would
+                // otherwise rewrite the whole document once a round.
+                Err(mpsc::RecvTimeoutError::Timeout) if self.unsaved && self.save_due() => {
+                    self.write_state(state)
+                }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
@@ -291,16 +296,25 @@ impl Scheduler {
 
     /// Records a change of `state`: state.json is rewritten (with fsync) at
     /// most every [`SAVE_EVERY`] (longer for a large state: [`SAVE_SPACING`]),
-    /// and within a poll of the loop after the last change;
+    /// and at the first poll of the loop that finds that time passed after
+    /// the last change;
     /// [`Scheduler::finish`] writes the final state.
     fn save(&mut self, state: &mut RunState) {
         self.books.meter.tick();
         state.spent = self.books.meter.spent.clone();
         state.head_commit = self.head.clone();
-        match self.saved_at {
-            Some(at) if at.elapsed() < self.save_every => self.unsaved = true,
-            _ => self.write_state(state),
+        if self.save_due() {
+            self.write_state(state);
+        } else {
+            self.unsaved = true;
         }
+    }
+
+    /// Whether the least time between two writes of state.json has passed
+    /// since the last ([`Scheduler::save`]).
+    fn save_due(&self) -> bool {
+        self.saved_at
+            .is_none_or(|at| at.elapsed() >= self.save_every)
     }
 
     /// Writes state.json now.
