@@ -25,6 +25,7 @@ mod landing;
 mod merged;
 mod paying;
 mod refs;
+mod save;
 mod scan;
 mod specs;
 mod start;
@@ -52,18 +53,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 use transition::{Action, Books, Finished, StopKind};
-
-/// The least time between two writes of state.json during a run: with
-/// hundreds of attempts a second ending, rewriting (and syncing) the whole
-/// document on each was most of the coordinator's work.
-const SAVE_EVERY: Duration = Duration::from_millis(250);
-
-/// The least time between two writes of state.json, as a multiple of how
-/// long the last write took: the document grows with the plan (some 400
-/// bytes a task), and at tens of thousands of tasks writing it every
-/// [`SAVE_EVERY`] took the coordinator most of its time; this keeps it to
-/// about a tenth whatever the plan's size.
-const SAVE_SPACING: u32 = 10;
 
 /// A finished attempt as it comes back from its thread: its result, when
 /// it ended, and its task's name (the plan may have grown, and its indices
@@ -121,7 +110,7 @@ pub fn run(
         save_error: None,
         saved_at: None,
         unsaved: false,
-        save_every: SAVE_EVERY,
+        save_every: save::SAVE_EVERY,
         limited: HashMap::new(),
         cleanup: crate::run::engine::scheduler::cleanup::Cleanup::start(Arc::clone(&ctx)),
         growth,
@@ -189,8 +178,8 @@ struct Scheduler {
     /// When state.json was last written, and whether it has changed since.
     saved_at: Option<Instant>,
     unsaved: bool,
-    /// The least time until the next write ([`SAVE_EVERY`], or more for a
-    /// large state: [`SAVE_SPACING`]).
+    /// The least time until the next write ([`save::SAVE_EVERY`], or more
+    /// for a large state: [`save::SAVE_SPACING`]).
     save_every: Duration,
     /// The process exit status of each outcome (recorded, not chosen here).
     exit_status: fn(RunOutcome) -> i32,
@@ -292,50 +281,6 @@ impl Scheduler {
     /// Shows a failure that does not stop the run, as `error: {text}`.
     fn note(&self, text: &str) {
         self.ctx.events.ui().line(&format!("error: {text}"));
-    }
-
-    /// Records a change of `state`: state.json is rewritten (with fsync) at
-    /// most every [`SAVE_EVERY`] (longer for a large state: [`SAVE_SPACING`]),
-    /// and at the first poll of the loop that finds that time passed after
-    /// the last change;
-    /// [`Scheduler::finish`] writes the final state.
-    fn save(&mut self, state: &mut RunState) {
-        self.books.meter.tick();
-        state.spent = self.books.meter.spent.clone();
-        state.head_commit = self.head.clone();
-        if self.save_due() {
-            self.write_state(state);
-        } else {
-            self.unsaved = true;
-        }
-    }
-
-    /// Whether the least time between two writes of state.json has passed
-    /// since the last ([`Scheduler::save`]).
-    fn save_due(&self) -> bool {
-        self.saved_at
-            .is_none_or(|at| at.elapsed() >= self.save_every)
-    }
-
-    /// Writes state.json now.
-    fn write_state(&mut self, state: &mut RunState) {
-        self.books.meter.tick();
-        state.spent = self.books.meter.spent.clone();
-        state.head_commit = self.head.clone();
-        self.unsaved = false;
-        let began = Instant::now();
-        let saved = crate::run::store::state::save(&self.ctx.layout.state, state);
-        self.saved_at = Some(Instant::now());
-        self.save_every = SAVE_EVERY.max(began.elapsed() * SAVE_SPACING);
-        if let Err(e) = saved {
-            // Said once; the exit status says it too (see `finish`).
-            if self.save_error.is_none() {
-                self.note(&e);
-            }
-            self.save_error = Some(e);
-        } else {
-            self.save_error = None;
-        }
     }
 
     /// Starts ready tasks (topological order) while slots are free.
