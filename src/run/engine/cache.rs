@@ -202,7 +202,7 @@ const INDEX_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 /// How many times the last write of the index passes before the next
 /// one: the index names every task of every plan recorded (some 80 bytes
 /// a task), and at 60,000 tasks writing it every [`INDEX_EVERY`] was half
-/// of the coordinating thread's time in a first run; this keeps it to
+/// of the coordinating thread's work in a first run; this keeps it to
 /// about a tenth whatever the plan's size (as state.json's writes).
 const INDEX_SPACING: u32 = 10;
 

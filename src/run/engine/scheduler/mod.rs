@@ -253,9 +253,9 @@ impl Scheduler {
                     self.finished_next(state, first, &rx);
                     self.save(state);
                 }
-                // Spaced as every write is: a quiet spell each time the
-                // attempts started together are still running would
-                // otherwise rewrite the whole document once a round.
+                // Spaced as every write is: a spell without results (the
+                // attempts started together still running) must not
+                // write the whole document more often than that.
                 Err(mpsc::RecvTimeoutError::Timeout) if self.unsaved && self.save_due() => {
                     self.write_state(state)
                 }
