@@ -351,7 +351,9 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
     let locks = take_locks(&git, &layout, options.dry_run)?;
     // The previous run's state: unreadable is refused (the person decides).
     let previous = if layout.state.exists() {
-        Some(store::state::load_carried(&layout.state).map_err(RunError::usage)?)
+        Some(carried(
+            store::state::load(&layout.state).map_err(RunError::usage)?,
+        ))
     } else {
         None
     };
@@ -604,6 +606,20 @@ impl Recovered {
         drop(s._locks);
         Ok(ran)
     }
+}
+
+/// The part of the last run's state that a run reads: all but its tasks,
+/// and of those the ones that were waiting for a limit or remember
+/// failures ([`scheduler::carry_waits`],
+/// [`scheduler::transition::carry_remembered`], `--retry-failed`, the dry
+/// run's memory), usually few. The rest goes at once: it is as large as
+/// the plan (some 700 bytes a task in memory), as the run's own state is.
+fn carried(mut previous: RunState) -> RunState {
+    previous
+        .tasks
+        .retain(|t| t.remembered.is_some() || t.waiting_until.is_some());
+    previous.tasks.shrink_to_fit();
+    previous
 }
 
 /// Announces the run, hands it to the scheduler and, once it ended, writes
