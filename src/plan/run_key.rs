@@ -155,23 +155,7 @@ pub fn run_key(
     let task = &plan.tasks[index];
     let copied = &around.copied;
     let answers = around.answers.get(&task.name);
-    let mut dependencies = BTreeMap::new();
-    let mut dep_keys = Vec::new();
-    for &d in &task.dependencies {
-        let dep = &plan.tasks[d];
-        let Some(produced) = results.get(d).and_then(Option::as_ref) else {
-            return Err(NoKey::Dependency(dep.name.clone()));
-        };
-        // A task of a fragment sees its producer without the fragment.
-        let except = match &task.expanded_from {
-            Some(p) if *p == dep.name => dep.expands.as_deref(),
-            _ => None,
-        };
-        let k = result_digest(produced, except);
-        dependencies.insert(dep.name.clone(), k.to_hex());
-        dep_keys.push((dep.name.as_str(), k));
-    }
-    dep_keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let (dependencies, dep_keys) = dependency_keys(plan, task, results)?;
     let inputs = if task.inputs.is_empty() {
         None
     } else {
@@ -245,6 +229,39 @@ pub fn run_key(
             answers: answers.cloned(),
         },
     })
+}
+
+/// [`dependency_keys`]: the digests by name in hex, and as sorted pairs.
+type DependencyKeys<'p> = (BTreeMap<String, String>, Vec<(&'p str, Key)>);
+
+/// The result digest of each of `task`'s dependencies: by name, in hex
+/// (the key's components), and as `(name, digest)` pairs sorted by name
+/// (what the key encodes).
+///
+/// Errors: a dependency's result is not known.
+fn dependency_keys<'p>(
+    plan: &'p Plan,
+    task: &Task,
+    results: &[Option<Arc<Produced>>],
+) -> Result<DependencyKeys<'p>, NoKey> {
+    let mut dependencies = BTreeMap::new();
+    let mut dep_keys = Vec::new();
+    for &d in &task.dependencies {
+        let dep = &plan.tasks[d];
+        let Some(produced) = results.get(d).and_then(Option::as_ref) else {
+            return Err(NoKey::Dependency(dep.name.clone()));
+        };
+        // A task of a fragment sees its producer without the fragment.
+        let except = match &task.expanded_from {
+            Some(p) if *p == dep.name => dep.expands.as_deref(),
+            _ => None,
+        };
+        let k = result_digest(produced, except);
+        dependencies.insert(dep.name.clone(), k.to_hex());
+        dep_keys.push((dep.name.as_str(), k));
+    }
+    dep_keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    Ok((dependencies, dep_keys))
 }
 
 /// Each of `task`'s `context` files and its object id in `files` (the

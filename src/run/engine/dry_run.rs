@@ -494,25 +494,7 @@ pub fn report(
         let line = crate::visible::escape(&line, &[]);
         out.push_str(&format!("{}: {line}\n", task.name));
     }
-    for spec in plan.pipeline.iter().flat_map(|p| &p.specs) {
-        let file = spec.path.display();
-        let from = spec.stage_name();
-        let line = match spec.next_stage() {
-            _ if spec.tasks.is_empty() => {
-                format!("spec {file}: stays in {from}/ (it has no tasks)")
-            }
-            _ if spec.tasks.iter().any(|&t| dead[t]) => {
-                format!("spec {file}: stays in {from}/ (a task of it cannot run)")
-            }
-            None => format!("spec {file}: stays in {from}/ (the last stage)"),
-            Some(to) => format!(
-                "spec {file}: moves from {from}/ to {to}/ once its {} task(s) pass",
-                spec.tasks.len()
-            ),
-        };
-        out.push_str(&crate::visible::escape(&line, &[]));
-        out.push('\n');
-    }
+    spec_lines(plan, &dead, &mut out);
     let held = dead.iter().filter(|&&d| d).count();
     // Out of attempts under their key, and the tasks that depend on them.
     let not_run = lines
@@ -536,6 +518,31 @@ pub fn report(
         }
     ));
     out
+}
+
+/// One line for each spec of the plan's pipeline: whether it would move
+/// to its next stage (`dead`: the tasks held back, which keep it where it
+/// is), appended to `out`.
+fn spec_lines(plan: &Plan, dead: &[bool], out: &mut String) {
+    for spec in plan.pipeline.iter().flat_map(|p| &p.specs) {
+        let file = spec.path.display();
+        let from = spec.stage_name();
+        let line = match spec.next_stage() {
+            _ if spec.tasks.is_empty() => {
+                format!("spec {file}: stays in {from}/ (it has no tasks)")
+            }
+            _ if spec.tasks.iter().any(|&t| dead[t]) => {
+                format!("spec {file}: stays in {from}/ (a task of it cannot run)")
+            }
+            None => format!("spec {file}: stays in {from}/ (the last stage)"),
+            Some(to) => format!(
+                "spec {file}: moves from {from}/ to {to}/ once its {} task(s) pass",
+                spec.tasks.len()
+            ),
+        };
+        out.push_str(&crate::visible::escape(&line, &[]));
+        out.push('\n');
+    }
 }
 
 /// `line` of `task` with the gates `--skip-gate` took off it, if any.
