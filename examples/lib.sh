@@ -39,6 +39,10 @@ example_start() {
     case "$target" in /*) ;; *) target="$src/$target" ;; esac
     LOOPC="$target/debug/loopc"
   fi
+  if [ -d "$LOOPC" ] || ! command -v "$LOOPC" >/dev/null 2>&1; then
+    echo "run.sh: LOOPC=$LOOPC is not a program loopc can be run as (unset LOOPC to build one)" >&2
+    exit 2
+  fi
   # A relative LOOPC (target/release/loopc) still works after a cd.
   case "$LOOPC" in
     /*) ;;

@@ -84,7 +84,11 @@ fn missing_context(
     let dir = if path.is_dir() {
         path.to_path_buf()
     } else {
-        path.parent().unwrap_or(Path::new("")).to_path_buf()
+        // A bare file name's parent is empty: the current directory.
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
     };
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
     let root = dir

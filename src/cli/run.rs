@@ -149,18 +149,21 @@ fn is_plan_word(word: &str, cwd: &Path) -> bool {
 
 /// The line after the summary that says how to write the run's report:
 /// `report: loopc report -o .loopc/report.html` (the path as seen from
-/// `cwd`, in the repository whose top is `root`).
+/// `cwd`, in the repository whose top is `root`); from outside that
+/// repository, `report: cd <root> && loopc report` (`loopc report` reports
+/// the repository it is run in).
 fn report_line(root: &Path, cwd: &Path) -> String {
-    let shown = match cwd.strip_prefix(root) {
-        Ok(below) => {
-            let mut up = PathBuf::new();
-            for _ in below.components() {
-                up.push("..");
-            }
-            up.join(loopc::run::report::DEFAULT_FILE)
-        }
-        Err(_) => loopc::run::report::default_file(root),
+    let Ok(below) = cwd.strip_prefix(root) else {
+        return format!(
+            "report: cd {} && loopc report\n",
+            loopc::run::status::shell_word(&root.to_string_lossy())
+        );
     };
+    let mut shown = PathBuf::new();
+    for _ in below.components() {
+        shown.push("..");
+    }
+    let shown = shown.join(loopc::run::report::DEFAULT_FILE);
     format!(
         "report: loopc report -o {}\n",
         loopc::run::status::shell_word(&shown.to_string_lossy())
@@ -354,23 +357,69 @@ fn cut(tree: Plan, args: &Args, words: &[String]) -> Result<Plan, String> {
     if words.is_empty() {
         return Ok(worked.unwrap_or(tree));
     }
-    worked.as_ref().unwrap_or(&tree).select(words).map_err(|e| {
-        // A task of a spec in a stage this run does not work.
-        match tree.spec_of_task(&e.name) {
-            Some(spec) => format!(
-                "task `{}` is in {} ({}/), a stage this run does not work; add it with \
+    let selected = worked
+        .as_ref()
+        .unwrap_or(&tree)
+        .select(words)
+        .map_err(|e| {
+            // A task of a spec in a stage this run does not work.
+            match tree.spec_of_task(&e.name) {
+                Some(spec) => format!(
+                    "task `{}` is in {} ({}/), a stage this run does not work; add it with \
                  `--stage` (e.g. `--stage {}`)",
-                e.name,
-                spec.path.display(),
-                spec.stage_name(),
-                spec.stage_name()
-            ),
-            None => match loopc::expand::unknown_task_hint(&tree, &e.name) {
-                Some(hint) => format!("no task named `{}` in the plan: {hint}", e.name),
-                None => e.to_string(),
-            },
+                    e.name,
+                    spec.path.display(),
+                    spec.stage_name(),
+                    spec.stage_name()
+                ),
+                None => match loopc::expand::unknown_task_hint(&tree, &e.name) {
+                    Some(hint) => format!("no task named `{}` in the plan: {hint}", e.name),
+                    None => e.to_string(),
+                },
+            }
+        })?;
+    outside_selection(&tree, &selected, args, words)?;
+    Ok(selected)
+}
+
+/// The first task `--force` or `--retry-failed` names that is in the plan
+/// but not among the tasks `words` selected (they and their
+/// dependencies): the run would not touch it. A name the plan does not
+/// have is left to the run's own message.
+fn outside_selection(
+    tree: &Plan,
+    selected: &Plan,
+    args: &Args,
+    words: &[String],
+) -> Result<(), String> {
+    let flags = [("--force", args.force.as_slice())]
+        .into_iter()
+        .chain(args.retry_failed.as_deref().map(|r| ("--retry-failed", r)));
+    for (flag, names) in flags {
+        if let Some(name) = names
+            .iter()
+            .find(|n| selected.task_index(n).is_none() && tree.task_index(n).is_some())
+        {
+            return Err(format!(
+                "{flag}: task `{name}` is not among the tasks this run works ({} and \
+                 the tasks {} depends on); name it as a task to run too: `loopc run {} {name} \
+                 {flag} {name}`",
+                quoted_list(words),
+                if words.len() == 1 { "it" } else { "they" },
+                words.join(" "),
+            ));
         }
-    })
+    }
+    Ok(())
+}
+
+/// `a`, `` `a` and `b` ``, `` `a`, `b` and `c` ``.
+fn quoted_list(words: &[String]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
 }
 
 /// The repository a run of the plan at `plan` (as given, relative to
@@ -435,7 +484,9 @@ fn refuse_early(
     // Outside a repository nothing can run: say that first, not that a
     // program is missing; then that there is no commit to start from.
     let git = plan_repository(cwd, path)?;
-    let base = loopc::run::start_commit(&git, plan).map_err(|e| e.message)?;
+    // A missing `loop.base` is the plan's: its message says where it is written.
+    let base_at = agent::programs::loop_field_location(compilation, "base");
+    let base = loopc::run::start_commit(&git, plan, base_at.as_deref()).map_err(|e| e.message)?;
     // A program that is not there fails every attempt the same way: say so
     // before any work (`--dry-run` too: it refuses what `run` refuses).
     // `run` strings are run from the worktree's top, so a relative program

@@ -336,7 +336,7 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
     // is written (no `.loopc/`).
     let base_commit = match &options.start_commit {
         Some(commit) => commit.clone(),
-        None => start_commit(&git, &plan)?,
+        None => start_commit(&git, &plan, None)?,
     };
     let layout = Layout::new(&git.root);
     check_named(&plan, &options.force, "--force")?;

@@ -215,11 +215,12 @@ fn foreign_commits(
 }
 
 /// The commit runs start from: `loop.base`, else the checked-out commit;
-/// first, that the paths a run makes fit git's own limits.
+/// first, that the paths a run makes fit git's own limits. `base_at`:
+/// where `loop.base` is written (`file:line:column`), for its message.
 ///
 /// Errors: the base branch does not exist, or the repository has no
 /// commit yet (exit 2; nothing was changed).
-pub fn start_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
+pub fn start_commit(git: &Git, plan: &Plan, base_at: Option<&str>) -> Result<String, RunError> {
     // Before any git call that a path too long would fail in another's name.
     let longest = plan.tasks.iter().map(|t| t.name.len()).max().unwrap_or(0);
     let worktrees = Layout::new(&git.root).worktrees;
@@ -237,7 +238,8 @@ pub fn start_commit(git: &Git, plan: &Plan) -> Result<String, RunError> {
             .or(git.commit_of(base).map_err(RunError::usage)?)
             .ok_or_else(|| {
                 RunError::usage(format!(
-                    "the base branch `{base}` does not exist in {}",
+                    "{}the base branch `{base}` does not exist in {}",
+                    base_at.map(|at| format!("{at}: ")).unwrap_or_default(),
                     git.root.display()
                 ))
             }),

@@ -174,7 +174,11 @@ pub fn decode_duration(text: &str, span: Span) -> Result<Duration, Diagnostic> {
             format!("duration `{text}` is too long"),
             span,
             "out of range",
-        )),
+        )
+        .with_note(format!(
+            "a duration is at most {}ms (about 584,000 years)",
+            u64::MAX / 1_000
+        ))),
     }
 }
 

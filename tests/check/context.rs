@@ -63,6 +63,37 @@ fn a_file_in_the_checkout_is_enough_for_check() {
     repo.loopc(&["check", "plan.loop"]).status(0).run();
 }
 
+/// A plan named by its bare file name from a subdirectory: its context
+/// files are still the repository's (before, `check plan.loop` in `sub/`
+/// looked for them in `sub/`, while `check ./plan.loop` found them).
+#[test]
+fn a_bare_plan_name_in_a_subdirectory_finds_the_repositorys_files() {
+    let repo = Test::repo();
+    repo.write("README.md", "hi\n");
+    repo.write(
+        "sub/plan.loop",
+        "task a { run = \"true\"  context = [\"README.md\"] }\n",
+    );
+    let sub = repo.root.join("sub");
+    for args in [
+        &["check"][..],
+        &["check", "plan.loop"],
+        &["check", "./plan.loop"],
+    ] {
+        repo.loopc(args).current_dir(&sub).status(0).run();
+    }
+    repo.write(
+        "sub/plan.loop",
+        "task a { run = \"true\"  context = [\"NOPE.md\"] }\n",
+    );
+    let r = repo
+        .loopc(&["check", "plan.loop"])
+        .current_dir(&sub)
+        .status(1)
+        .run();
+    assert!(r.stderr.contains("E0015"), "{}", r.stderr);
+}
+
 /// A directory named in `context` is said to be one, in `check` (the
 /// checkout) and `run` (the commit), as a path ending in `/` is: before,
 /// both said "no such file" of a directory that is there.

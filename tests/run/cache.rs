@@ -378,6 +378,18 @@ fn force_reruns_named_tasks_and_no_cache_neither_reads_nor_writes() {
             .contains("--force: no task named `bb` in the plan; did you mean `b`?"),
         "{r:?}"
     );
+    // A task of the plan that the selection leaves out is not "no task".
+    repo.loopc(&["run", "b", "--force", "c", "--dry-run"])
+        .status(2)
+        .stderr_contains(
+            "\nerror: --force: task `c` is not among the tasks this run works (`b` and the \
+             tasks it depends on); name it as a task to run too: `loopc run b c --force c`\n",
+        )
+        .run();
+    repo.loopc(&["run", "a", "--retry-failed", "d", "--dry-run"])
+        .status(2)
+        .stderr_contains("--retry-failed: task `d` is not among the tasks this run works")
+        .run();
 }
 
 #[test]

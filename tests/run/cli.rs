@@ -123,7 +123,8 @@ fn missing_base_branch_exits_2() {
     repo.plan(&PLAN.replace("loop \"cli\" { }", "loop \"cli\" { base = \"nope\" }"));
     let r = repo.loopc(&["run"]).status(2).run();
     assert!(
-        r.stderr.contains("base branch `nope` does not exist"),
+        r.stderr
+            .starts_with("error: plan.loop:2:21: the base branch `nope` does not exist in "),
         "{r:?}"
     );
     no_work_started(&repo);

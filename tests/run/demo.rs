@@ -108,3 +108,27 @@ fn demo_script_leaves_no_temp_directory_behind() {
         "{lib}"
     );
 }
+
+/// A `LOOPC` that is no program is refused at once, naming it (exit 2),
+/// not carried into the git commands that come after it.
+#[test]
+fn demo_script_refuses_a_loopc_that_is_no_program() {
+    let tmp = tempfile::tempdir().unwrap();
+    for loopc in ["/nonexistent/loopc", "/"] {
+        let out = std::process::Command::new("bash")
+            .arg(crate::harness::examples_dir().join("demo/run.sh"))
+            .env("LOOPC", loopc)
+            .env("TMPDIR", tmp.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "run.sh: LOOPC={loopc} is not a program loopc can be run as (unset LOOPC to build one)\n"
+            )
+        );
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}

@@ -427,6 +427,22 @@ fn the_reports_json_has_the_runs_facts() {
     );
 }
 
+/// From outside the plan's repository, `loopc report` would report another
+/// repository (or none): the run's last line goes there first.
+#[test]
+fn from_outside_the_repository_the_report_line_goes_there_first() {
+    let repo = Test::repo();
+    repo.plan("task a { run = \"echo a > a.txt\" }\n");
+    let plan = repo.root.join("plan.loop");
+    let r = repo
+        .loopc(&["run", plan.to_str().unwrap()])
+        .current_dir(&repo.bin)
+        .run();
+    let top = repo.root.canonicalize().unwrap();
+    let line = format!("report: cd {} && loopc report\n", top.display());
+    assert!(r.stdout.ends_with(&line), "{r:?}");
+}
+
 #[test]
 fn report_errors_say_what_to_do_and_exit_2() {
     // Outside a repository, and in one without a run.
@@ -458,6 +474,7 @@ task a { run = "echo a > a.txt" }
             .ends_with("report: loopc report -o ../.loopc/report.html\n"),
         "{r:?}"
     );
+
     // The notify command is told where the report would be written.
     let file = repo.root.canonicalize().unwrap().join(".loopc/report.html");
     let doc: Value =

@@ -173,6 +173,11 @@ fn stale_worktrees_and_task_branches_of_a_killed_run_are_cleaned_up() {
     let r = repo.loopc(&["run"]).status(0).run();
     assert!(r.stderr.contains("did not finish"), "{r:?}");
     assert!(r.stderr.contains("stale worktree"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("task branches loopc/res/… left by an earlier run"),
+        "{r:?}"
+    );
     assert!(!r.stderr.contains("not made by loopc"), "{r:?}");
     // Both tasks were replayed from the cache: this run made no worktree,
     // so everything that is gone was removed by reconciling.

@@ -196,9 +196,17 @@ fn a_resolver_resolves_the_conflict_into_a_gated_commit_with_both_changes() {
     );
     let out = std::fs::read_to_string(format!("{logs}/agent.stdout")).unwrap();
     assert!(out.contains("resolver says"), "{out}");
-    assert!(std::path::Path::new(logs).join("prompt.md").exists());
-    assert!(std::path::Path::new(logs).join("handoff.json").exists());
-    assert!(std::path::Path::new(logs).join("resolution.patch").exists());
+    // Every file docs/state.md lists for `resolver/`.
+    for file in [
+        "prompt.md",
+        "feedback.md",
+        "progress.md",
+        "handoff.json",
+        "agent.stderr",
+        "resolution.patch",
+    ] {
+        assert!(std::path::Path::new(logs).join(file).exists(), "{file}");
+    }
     // The gate ran on the resolution, logged under the attempt.
     assert!(
         repo.root

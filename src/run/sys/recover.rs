@@ -259,8 +259,9 @@ fn task_branches(
     }
     if deleted > 0 {
         layout::write_ledger(layout, &ours)?;
+        let branches = if deleted == 1 { "branch" } else { "branches" };
         done.notes.push(format!(
-            "removed {deleted} task branch(es) loopc/{slug}/… left by an earlier run"
+            "removed {deleted} task {branches} loopc/{slug}/… left by an earlier run"
         ));
     }
     Ok(())

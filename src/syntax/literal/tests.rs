@@ -91,6 +91,22 @@ fn a_durations_parts_add_up_in_any_order() {
     }
 }
 
+/// As docs/language.md says: `4294967295h` fits, `4294967295d` does not.
+#[test]
+fn a_whole_duration_has_a_ceiling() {
+    assert_eq!(
+        decode_duration("4294967295h", AT),
+        Ok(Duration::from_secs(4_294_967_295 * 3_600))
+    );
+    let d = decode_duration("4294967295d", AT).unwrap_err();
+    assert_eq!(d.code, Code::E0009);
+    assert_eq!(d.message, "duration `4294967295d` is too long");
+    assert_eq!(
+        d.notes,
+        ["a duration is at most 18446744073709551ms (about 584,000 years)"]
+    );
+}
+
 #[test]
 fn a_durations_integers_fit_in_32_bits() {
     assert_eq!(

@@ -303,6 +303,21 @@ pub fn span_location(compilation: &Compilation, span: crate::span::Span) -> Opti
     Locator::new(compilation).of_span(span)
 }
 
+/// Where the value of the `loop` block's field `name` (`base`) is written
+/// (`file:line:column`), when the plan's file writes it.
+pub fn loop_field_location(compilation: &Compilation, name: &str) -> Option<String> {
+    let span = compilation.ast.items.iter().find_map(|item| match item {
+        Item::Loop(l) => l
+            .block
+            .fields
+            .iter()
+            .find(|f| f.name.text == name)
+            .map(|f| f.value.span),
+        _ => None,
+    })?;
+    span_location(compilation, span)
+}
+
 /// Looks up the program of every `run` string of `plan`, run from `dir`.
 ///
 /// Errors: for each program that cannot be found, one line naming the first

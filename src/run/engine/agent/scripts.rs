@@ -19,6 +19,21 @@ const INTERPRETERS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "python", "python3", "node", "ruby", "perl", "php",
 ];
 
+/// Whether the relative path `file` climbs above the directory it is
+/// relative to (`../x`, `a/../../x`).
+fn leaves_the_top(file: &str) -> bool {
+    let mut depth = 0usize;
+    for part in file.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if depth == 0 => return true,
+            ".." => depth -= 1,
+            _ => depth += 1,
+        }
+    }
+    false
+}
+
 /// The file of the repository that `run` executes, when it names one: its
 /// program when that is a relative path (`./agent.sh`, `bin/agent`), or
 /// the first argument of an interpreter (`sh scripts/agent.sh`) when that
@@ -134,14 +149,26 @@ pub fn check(
             .of_run(u.command)
             .map(|l| format!("{l}: "))
             .unwrap_or_default();
-        lines.push(format!(
-            "{at}{}: `{file}` is not in the commit attempts start from ({short}): {} \
-             (run = {:?}); commit it, or bring it in with `loop {{ copy = [...] }}`; \
-             nothing was run",
-            u.what,
-            state(file),
-            u.command
-        ));
+        // Neither fix reaches a file above the repository's top: `copy`
+        // cannot leave it (E0014), and git does not hold it.
+        lines.push(if leaves_the_top(file) {
+            format!(
+                "{at}{}: `{file}` is outside the repository (run = {:?}): an attempt \
+                 runs in a worktree of it, where that path names nothing; give the \
+                 file's absolute path, or move it into the repository and commit it; \
+                 nothing was run",
+                u.what, u.command
+            )
+        } else {
+            format!(
+                "{at}{}: `{file}` is not in the commit attempts start from ({short}): {} \
+                 (run = {:?}); commit it, or bring it in with `loop {{ copy = [...] }}`; \
+                 nothing was run",
+                u.what,
+                state(file),
+                u.command
+            )
+        });
     }
     let mut more: Vec<(usize, String)> = reported
         .into_iter()
@@ -164,7 +191,15 @@ pub fn check(
 
 #[cfg(test)]
 mod tests {
-    use super::file_of;
+    use super::{file_of, leaves_the_top};
+
+    #[test]
+    fn a_path_that_climbs_above_its_top() {
+        assert!(leaves_the_top("../shared/agent.sh"));
+        assert!(leaves_the_top("a/../../x.sh"));
+        assert!(!leaves_the_top("a/../x.sh"));
+        assert!(!leaves_the_top("scripts/./agent.sh"));
+    }
 
     #[test]
     fn the_file_a_command_runs() {

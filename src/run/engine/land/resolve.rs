@@ -402,12 +402,14 @@ fn run(
     let files = AttemptFiles::in_dirs(dir.to_path_buf(), work);
     for (path, body) in [
         (&files.prompt, text.as_str()),
-        (&files.feedback, ""),
         (&files.progress, r.input.progress.as_str()),
     ] {
         std::fs::write(path, body)
             .map_err(|e| infra(format!("cannot write {}: {e}", path.display())))?;
     }
+    // Empty, for the resolver and in its logs (where the logs keep their
+    // own copy of the feedback, as an attempt's do).
+    files.write_feedback("").map_err(infra)?;
     let run_task = as_resolver(task, agent, &text);
     let proto = Protocol {
         task: &run_task,
