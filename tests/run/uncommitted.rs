@@ -92,14 +92,14 @@ fn an_untracked_plan_is_left_out_and_files_not_in_git_are_marked() {
 fn an_agent_script_outside_the_repository_gets_advice_that_works() {
     let repo = Test::repo();
     repo.plan(
-        "budget { cost = $1 }\nagent out { run = \"sh ../shared/agent.sh\"  cost = $0.1 }\n\
+        "budget { cost = $1 }\nagent out { run = \"sh ../tools/agent.sh\"  cost = $0.1 }\n\
          task a { agent = out  prompt = \"x\" }\n",
     );
     repo.loopc(&["run", "--dry-run"])
         .status(2)
         .stderr(
-            "error: plan.loop:2:19: agent `out` (task `a`): `../shared/agent.sh` is outside the \
-             repository (run = \"sh ../shared/agent.sh\"): an attempt runs in a worktree of \
+            "error: plan.loop:2:19: agent `out` (task `a`): `../tools/agent.sh` is outside the \
+             repository (run = \"sh ../tools/agent.sh\"): an attempt runs in a worktree of \
              it, where that path names nothing; give the file's absolute path, or move it \
              into the repository and commit it; nothing was run\n",
         )
