@@ -216,3 +216,33 @@ fn a_changed_task_entry_base_or_prompt_replays_task_by_task() {
         ["a=cached", "b=passed", "c=cached", "d=cached"]
     );
 }
+
+/// A task given `context` runs (its prompt has the file), even after an
+/// unchanged rerun recorded the run entry: the run key holds each task's
+/// `context` list (before, the run took the entry and the task never saw
+/// its context).
+#[test]
+fn a_task_given_context_runs_though_a_run_entry_stands() {
+    let repo = setup();
+    repo.write("DESIGN.md", "the design\n");
+    repo.commit("design");
+    for _ in 0..2 {
+        repo.loopc(&["run"]).status(0).run();
+    }
+    assert!(repo.git_ok(&["rev-parse", "--verify", "-q", RUN_REF]));
+    assert_eq!(agents(&repo), 4);
+    repo.plan(&PLAN.replace(
+        "{ prompt = \"write c\" }",
+        "{ prompt = \"write c\" context = [\"DESIGN.md\"] }",
+    ));
+    let dry = repo.loopc(&["run", "--dry-run"]).status(0).run();
+    assert!(dry.stdout.contains("c: run (context changed)"), "{dry:?}");
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(agents(&repo), 5);
+    assert_eq!(
+        statuses(&repo),
+        ["a=cached", "b=cached", "c=passed", "d=cached"]
+    );
+    let prompt = std::fs::read_to_string(repo.root.join(".loopc/logs/c/1/prompt.md")).unwrap();
+    assert!(prompt.contains("the design"), "{prompt}");
+}

@@ -28,7 +28,7 @@ use std::path::Path;
 pub const RUN_PREFIX: &str = "refs/loopc/cache/run/";
 
 /// The version of a run entry's key and format.
-pub const RUN_FORMAT_VERSION: &str = "loopc-run-v1";
+pub const RUN_FORMAT_VERSION: &str = "loopc-run-v2";
 
 /// The first line of a run entry commit's message.
 const RUN_SUBJECT: &str = "loopc run entry";
@@ -81,6 +81,12 @@ pub fn run_key(plan: &Plan, base: &str, around: &Surroundings) -> Option<Key> {
         e.str("task.inputs", &t.inputs.len().to_string());
         for glob in &t.inputs {
             e.str("task.input", glob);
+        }
+        // The files' contents are the base's; the list is the plan's (v1
+        // left it out: a task given `context` took the run entry).
+        e.str("task.context", &t.context.len().to_string());
+        for path in &t.context {
+            e.str("task.context.path", path);
         }
         // After `--skip-gate`: the gates the run judges with.
         e.str("task.gates", &t.gates.len().to_string());
