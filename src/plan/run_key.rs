@@ -156,20 +156,7 @@ pub fn run_key(
     let copied = &around.copied;
     let answers = around.answers.get(&task.name);
     let (dependencies, dep_keys) = dependency_keys(plan, task, results)?;
-    let inputs = if task.inputs.is_empty() {
-        None
-    } else {
-        let files = files
-            .ok_or_else(|| NoKey::Other("the base commit's files were not listed".to_string()))?;
-        Some(match_inputs(task, files).map_err(NoKey::Other)?)
-    };
-    let context = if task.context.is_empty() {
-        None
-    } else {
-        let files = files
-            .ok_or_else(|| NoKey::Other("the base commit's files were not listed".to_string()))?;
-        Some(context_objects(task, files))
-    };
+    let (inputs, context) = file_parts(task, files)?;
     let work = work_key(task);
 
     let mut e = Encoder::new();
@@ -229,6 +216,61 @@ pub fn run_key(
             answers: answers.cloned(),
         },
     })
+}
+
+/// [`file_parts`]: the `inputs` matches and the `context` files.
+type FileParts = (
+    Option<BTreeMap<String, String>>,
+    Option<BTreeMap<String, String>>,
+);
+
+/// The parts of `task`'s key that are files of the commit it starts from
+/// (`files`, as [`run_key`] takes them): its `inputs` matches and its
+/// `context` files, each with its object id; `None` for a task without.
+///
+/// Errors: the files were not listed, or an `inputs` glob does not compile.
+fn file_parts(task: &Task, files: Option<&[(String, String)]>) -> Result<FileParts, NoKey> {
+    if task.inputs.is_empty() && task.context.is_empty() {
+        return Ok((None, None));
+    }
+    let files =
+        files.ok_or_else(|| NoKey::Other("the base commit's files were not listed".to_string()))?;
+    let inputs = if task.inputs.is_empty() {
+        None
+    } else {
+        Some(match_inputs(task, files).map_err(NoKey::Other)?)
+    };
+    let context = (!task.context.is_empty()).then(|| context_objects(task, files));
+    Ok((inputs, context))
+}
+
+/// What of task `index`'s own key changed since an older entry's
+/// components `old`, assuming its dependencies produce what they did then
+/// (their results are not known yet: they run first), in the words of
+/// [`changes`]: its definition, and the files, copied files and answers
+/// its key holds (`files` and `around` as [`run_key`] takes them).
+///
+/// Errors: as [`run_key`]'s, but for a dependency's unknown result.
+pub fn changes_but_dependencies(
+    plan: &Plan,
+    index: usize,
+    old: &Components,
+    files: Option<&[(String, String)]>,
+    around: &Surroundings,
+) -> Result<Vec<String>, NoKey> {
+    let task = &plan.tasks[index];
+    let mut out = definition_changes(old, task);
+    let (inputs, context) = file_parts(task, files)?;
+    let assumed = Components {
+        inputs,
+        context,
+        copied: (!around.copied.is_empty()).then(|| around.copied.clone()),
+        answers: around.answers.get(&task.name).cloned(),
+        ..old.clone()
+    };
+    // The definition's words are `definition_changes`'; the rest here.
+    out.extend(changes(old, &assumed));
+    Ok(out)
 }
 
 /// [`dependency_keys`]: the digests by name in hex, and as sorted pairs.

@@ -174,3 +174,30 @@ task design { prompt = "plan the work in goal.md" inputs = ["goal.md"] expands =
     assert_eq!(ran, ["design", "design.checker2"], "{out}");
     assert_eq!(run(&repo, &[]).0, Vec::<String>::new());
 }
+
+/// A dependent with a change of its own (here an input file) runs whatever
+/// its dependency produces: the dry run says that change, not that it may
+/// be replayed (before, it promised a replay the run did not make).
+#[test]
+fn a_dependent_with_its_own_change_is_said_to_run_for_it() {
+    let repo = setup();
+    repo.plan(&PLAN.replace(
+        "{ prompt = \"use what gen made\" }",
+        "{ prompt = \"use what gen made\" inputs = [\"docs/*\"] }",
+    ));
+    repo.write("docs/notes", "one\n");
+    repo.commit("notes");
+    assert_eq!(run(&repo, &[]).0, ["gen", "use"]);
+    repo.write("docs/notes", "two\n");
+    repo.commit("notes again");
+    let dry = repo.loopc(&["run", "--dry-run", "--force", "gen"]).run();
+    assert_eq!(
+        dry.stdout,
+        "gen: run (forced)\n\
+         use: run (input file docs/notes changed)\n\
+         dry run of plan plan: 0 cached, 2 to run; nothing was started\n",
+        "{dry:?}"
+    );
+    let (ran, out) = run(&repo, &["--force", "gen"]);
+    assert_eq!(ran, ["gen", "use"], "{out}");
+}

@@ -20,7 +20,7 @@ use crate::plan::Task;
 use crate::plan::key::Key;
 pub use crate::plan::key::{
     CACHE_FORMAT_VERSION, Components, NoKey, Produced, RunKey, Surroundings, changes,
-    definition_changes, match_inputs, run_key,
+    changes_but_dependencies, definition_changes, match_inputs, run_key,
 };
 use crate::run::store::layout::Layout;
 use crate::run::sys::git::Git;

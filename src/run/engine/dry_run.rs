@@ -301,12 +301,36 @@ impl<'a> Sim<'a> {
         let Some(old) = self.store.latest(&self.plan.name, &task.name) else {
             return if forced { "run (forced)" } else { "run" }.into();
         };
-        self.written.extend(old.files.iter().cloned());
         let mut why = Vec::new();
         if forced {
             why.push("forced".to_string());
         }
-        let changed = cache::definition_changes(&old.components, task);
+        // Its own changes besides the definition (input, context and
+        // copied files, answers) make it run whatever `dep` produces; an
+        // input file a task before it writes may be what `dep` writes.
+        let files = self.lister.files_for(self.git, task, &self.head);
+        let changed = match files {
+            Ok(files) => cache::changes_but_dependencies(
+                self.plan,
+                i,
+                &old.components,
+                files.as_deref().map(|v| v.as_slice()),
+                self.around,
+            )
+            .map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        };
+        let changed = match changed {
+            Ok(mut changed) => {
+                changed.retain(|c| {
+                    c.strip_prefix("input file ")
+                        .is_none_or(|p| !self.written.contains(p))
+                });
+                changed
+            }
+            Err(e) => return format!("run (no cache key: {e})"),
+        };
+        self.written.extend(old.files.iter().cloned());
         if !changed.is_empty() {
             why.push(format!("{} changed", join_words(&changed)));
         }
