@@ -426,8 +426,11 @@ fn warnings(
     {
         out.push(w);
     }
+    // A run of some of a spec's tasks (`run TASK…`) moves no spec, and
+    // says nothing of it: the tasks run.
     if let Some(p) = &plan.pipeline
         && p.specs.is_empty()
+        && plan.tasks.is_empty()
     {
         let stages: Vec<String> = p
             .worked

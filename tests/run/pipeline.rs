@@ -629,6 +629,20 @@ fn specs_not_committed_as_they_are_are_warned_about_before_the_run() {
         ),
         "{r:?}"
     );
+    // Some tasks of a spec (`run TASK…`): they run, no spec moves, and no
+    // warning says that no spec runs.
+    repo.write(
+        "specs/inflight/kept.md",
+        spec("11111111", "true", "") + &spec("44444444", "true", "").replace("# Spec\n", ""),
+    );
+    repo.git(&["add", "-A"]);
+    repo.commit("all specs");
+    let r = repo
+        .loopc(&["run", "--dry-run", "specs", "kept.11111111"])
+        .status(0)
+        .run();
+    assert!(!r.stderr.contains("no spec in the worked stage"), "{r:?}");
+    assert_eq!(r.stdout.lines().next(), Some("kept.11111111: run"), "{r:?}");
 }
 
 /// A spec's move runs the checks of each of its tasks with that task's
