@@ -344,3 +344,26 @@ task a { run = "true" gates = [g] }
         "{out:?}"
     );
 }
+
+/// Two gates added at once: the dry run says they run, in the plural.
+#[test]
+fn two_added_gates_are_said_in_the_plural() {
+    let repo = setup(PLAN);
+    run(&repo, &[]);
+    repo.plan(
+        &PLAN
+            .replace("gate review {", "gate style = \"true\"\ngate review {")
+            .replace(
+                "task b: a { prompt = \"write b\" }",
+                "task b: a { prompt = \"write b\" gates = [lint, style, review] }",
+            ),
+    );
+    let dry = repo.loopc(&["run", "--dry-run"]).run();
+    assert_eq!(
+        dry.stdout,
+        "a: cached\n\
+         b: cached (gates `style` and `review` run on its cached result first)\n\
+         dry run of plan plan: 2 cached, 0 to run; nothing was started\n",
+        "{dry:?}"
+    );
+}

@@ -420,8 +420,13 @@ fn replay_line(
             .map(|g| g.name.as_str())
             .collect();
         if !kept.is_empty() {
+            let (gates, verdicts) = if kept.len() == 1 {
+                ("gate", "its verdict carries")
+            } else {
+                ("gates", "their verdicts carry")
+            };
             notes.push(format!(
-                "agent gate {} not run again: its verdict carries over",
+                "agent {gates} {} not run again: {verdicts} over",
                 quoted(kept)
             ));
         }
@@ -432,8 +437,13 @@ fn replay_line(
         .map(|g| g.name.as_str())
         .collect();
     if !unchecked.is_empty() {
+        let (gates, run) = if unchecked.len() == 1 {
+            ("gate", "runs")
+        } else {
+            ("gates", "run")
+        };
         notes.push(format!(
-            "gate {} runs on its cached result first",
+            "{gates} {} {run} on its cached result first",
             quoted(unchecked)
         ));
     }
