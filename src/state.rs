@@ -324,6 +324,11 @@ pub struct Remembered {
     /// that does not run it again ends it so, with the branch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// When the task ended `needs-human`: its question, not answered yet
+    /// (a rerun under the same key asks no agent again: it ends the task
+    /// `needs-human` with it; an answer changes the key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
 }
 
 impl TaskState {

@@ -77,10 +77,11 @@ pub struct Args {
     #[arg(long)]
     pub verify: bool,
     /// Run again the tasks (all, without names) that ran out of attempts
-    /// in an earlier run with the same key, which are otherwise not run
-    /// (their failures are remembered: docs/resilience.md). They start
-    /// over at attempt 1, told the last failure's feedback (`--force`
-    /// runs a task it names so too).
+    /// in an earlier run with the same key, or whose question is not
+    /// answered yet, which are otherwise not run (their failures and
+    /// questions are remembered: docs/resilience.md). They start over at
+    /// attempt 1, told the last failure's feedback (`--force` runs a task
+    /// it names so too).
     #[arg(
         long = "retry-failed",
         value_name = "TASK",

@@ -140,3 +140,70 @@ task a { run = "echo broken >&2; exit 1"  attempts = 1 }
     assert!(dir.ends_with(".loopc/logs/a/1"), "{line}");
     assert!(dir.join("command.log").is_file(), "{line}");
 }
+
+/// A rerun before anyone answers asks no agent again (the answer is part
+/// of the task's key, so nothing changed): the task is `needs-human` again
+/// with its question; `--retry-failed` asks again, and an answer runs it.
+#[test]
+fn a_rerun_without_an_answer_does_not_pay_for_the_question_again() {
+    let repo = Test::repo();
+    repo.script("agent.sh", ASKING_AGENT);
+    repo.plan(
+        r#"
+loop "ask" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh"  env = { BIN = "@BIN@" } }
+task a { agent = bot  prompt = "Store the data."  attempts = 3 }
+task b: a { run = "echo b > b.txt" }
+"#,
+    );
+    let prompts = |repo: &Test| {
+        std::fs::read_dir(&repo.bin)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("prompt.")
+            })
+            .count()
+    };
+    repo.loopc(&["run"]).status(1).run();
+    assert_eq!(prompts(&repo), 1);
+    let dry = repo.loopc(&["run", "--dry-run"]).run();
+    assert!(
+        dry.stdout.starts_with(
+            "a: not run: its question is not answered yet (Postgres or SQLite?\\nBoth are \
+             installed.); answer it with `loopc answer a \"…\"`, or --retry-failed to ask again\n"
+        ),
+        "{dry:?}"
+    );
+    let r = repo.loopc(&["run"]).status(1).run();
+    assert_eq!(prompts(&repo), 1, "the agent was asked again: {r:?}");
+    let a = repo.task("a");
+    assert_eq!(a["status"], "needs-human", "{a}");
+    assert_eq!(a["question"], "Postgres or SQLite?\nBoth are installed.");
+    assert!(
+        a["reason"]
+            .as_str()
+            .unwrap()
+            .contains("asked in an earlier run; no agent ran"),
+        "{a}"
+    );
+    assert!(
+        r.stdout.contains("answer with `loopc answer a \"…\"`"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(repo.task("b")["status"], "skipped");
+    // Asked again on request.
+    repo.loopc(&["run", "--retry-failed", "a"]).status(1).run();
+    assert_eq!(prompts(&repo), 2);
+    // Answered: it runs, with the answer.
+    repo.loopc(&["answer", "a", "SQLite."]).status(0).run();
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(prompts(&repo), 3);
+    assert_eq!(repo.status_of("a"), "passed");
+    assert_eq!(repo.status_of("b"), "passed");
+}

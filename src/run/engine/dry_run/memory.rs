@@ -1,6 +1,7 @@
-//! What a dry run says of the failures earlier runs left under a task's
-//! key (docs/resilience.md "Failures are remembered"): not run, resumed,
-//! or started over with `--retry-failed`, as the run would decide.
+//! What a dry run says of the failures and unanswered questions earlier
+//! runs left under a task's key (docs/resilience.md "Failures are
+//! remembered"): not run, resumed, or started over with `--retry-failed`,
+//! as the run would decide.
 
 use crate::plan::Task;
 use crate::run::engine::remember::RetryFailed;
@@ -35,6 +36,18 @@ pub fn decide(
         return Ok(None);
     };
     let spent = format!("{} of {}", r.attempts, task.attempts);
+    if let Some(question) = &r.question {
+        if memory.retry.covers(&task.name) || forced {
+            return Ok(Some(
+                "--retry-failed: its question is not answered; its agent is asked again".into(),
+            ));
+        }
+        return Err(format!(
+            "{NOT_RUN}: its question is not answered yet ({question}); answer it with \
+             `loopc answer {} \"…\"`, or --retry-failed to ask again",
+            task.name
+        ));
+    }
     if memory.retry.covers(&task.name) || forced {
         return Ok(Some(format!(
             "--retry-failed: it ran out of attempts ({spent}) with this key; starts over \

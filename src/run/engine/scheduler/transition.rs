@@ -281,6 +281,11 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
         }
         Outcome::NeedsHuman(question) => {
             let why = needs_human_reason(&question);
+            // Remembered: a rerun without an answer does not ask again.
+            remembered::remember(state, books, i, None);
+            if let Some(r) = &mut state.tasks[i].remembered {
+                r.question = Some(question.clone());
+            }
             state.tasks[i].question = Some(question);
             let status = TaskStatus::NeedsHuman;
             finalize(plan, state, i, status, Some(why), &at.now, &mut out);

@@ -2,8 +2,8 @@
 //! remembered"): per task and run-time key, the attempts spent and the
 //! last failure's feedback live in state.json (`remembered`), so a rerun
 //! resumes a task at its next attempt with that feedback, and does not pay
-//! again for a task that ran out of attempts under an unchanged key unless
-//! `--retry-failed` says so.
+//! again for a task that ran out of attempts under an unchanged key, nor
+//! for a question not answered yet, unless `--retry-failed` says so.
 
 use super::{Action, Books, finalize};
 use crate::plan::Plan;
@@ -74,6 +74,29 @@ pub fn resume(
     if retry {
         return Vec::new();
     }
+    // Its question is still unanswered (an answer would have changed the
+    // key): asking the agent again would pay for the same question.
+    if let Some(question) = &r.question {
+        let mut out = Vec::new();
+        let why = format!(
+            "{} (asked in an earlier run; no agent ran: answer it with `loopc answer {} \"…\"`, \
+             or `loopc run --retry-failed {}` to ask again)",
+            super::reasons::needs_human_reason(question),
+            task.name,
+            task.name
+        );
+        state.tasks[i].question = Some(question.clone());
+        finalize(
+            plan,
+            state,
+            i,
+            TaskStatus::NeedsHuman,
+            Some(why),
+            now,
+            &mut out,
+        );
+        return out;
+    }
     if r.attempts >= task.attempts {
         let mut out = Vec::new();
         let why = not_run_reason(&task.name, &r, task.attempts);
@@ -118,5 +141,6 @@ pub(super) fn remember(state: &mut RunState, books: &Books, i: usize, reason: Op
         feedback,
         reason,
         branch: None,
+        question: None,
     });
 }
