@@ -683,3 +683,30 @@ task b: a { prompt = "write b" }
     assert_eq!(agents(&repo), ["a", "b", "b"]);
     assert_eq!(repo.show("loop/plan", "b.txt").unwrap(), "made by b\n");
 }
+
+/// A task whose `inputs` match a file an independent task writes is said
+/// to race it (docs/cache.md "Inputs"), once, naming both and the file.
+#[test]
+fn an_input_an_independent_task_writes_is_warned_about() {
+    let repo = Test::repo();
+    repo.plan(
+        "loop \"race\" { parallel = 2 }\n\
+         task a { run = \"echo a > a.txt\" }\n\
+         task b { run = \"echo b > b.txt\"  inputs = [\"*.txt\"] }\n\
+         task c: a { run = \"echo c > c.txt\"  inputs = [\"a.txt\"] }\n",
+    );
+    let r = repo.loopc(&["run"]).status(0).run();
+    let all = r.stdout.clone() + &r.stderr;
+    let warned: Vec<&str> = all
+        .lines()
+        .filter(|l| l.contains("neither depends"))
+        .collect();
+    // `b` reads what `a` (and `c`) write; `c` depends on `a`, and `a`
+    // reads nothing: one warning, for `b`.
+    assert_eq!(warned.len(), 1, "{all}");
+    assert!(
+        warned[0].starts_with("warning: task `b`'s inputs match `")
+            && warned[0].contains("but neither depends on the other: whether `b` sees it"),
+        "{all}"
+    );
+}

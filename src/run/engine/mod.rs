@@ -17,7 +17,8 @@
 //!   files), [`guard`] (the user's refs, compared around every attempt),
 //!   [`worktree_files`] (`loop.copy` and `loop.link`), [`cache`],
 //!   [`budget`] and [`remember`] (the key failures are remembered under,
-//!   `--retry-failed`);
+//!   `--retry-failed`), [`undeclared`] (inputs another task writes with no
+//!   dependency between them);
 //! - [`agent`], at the bottom: the agent's side, which knows nothing of a
 //!   run: the handoff protocol, the readers of each CLI's output, usage
 //!   limits, executors and the programs every `run` string starts.
@@ -45,4 +46,5 @@ pub mod remember;
 pub mod run_entry;
 pub mod scheduler;
 pub mod uncommitted;
+pub mod undeclared;
 pub mod worktree_files;

@@ -66,6 +66,9 @@ pub struct RunCache {
     /// Per task: how its replay went, when it was a fast-forward or
     /// changed nothing (what a run entry records).
     replays: Vec<Option<TaskResult>>,
+    /// The plan's `inputs`, to say when a task writes what an independent
+    /// task reads (`None`: not built for this plan yet).
+    undeclared: Option<Option<crate::run::engine::undeclared::Undeclared>>,
 }
 
 impl RunCache {
@@ -101,7 +104,23 @@ impl RunCache {
             lister: cache::FileLister::default(),
             known_tree: None,
             replays: vec![None; tasks],
+            undeclared: None,
         }
+    }
+
+    /// Notes what task `i`'s landed work produced (its dependents' keys
+    /// are made of it), and warns when it changed a file an independent
+    /// task's `inputs` match ([`crate::run::engine::undeclared`]).
+    fn set_result(&mut self, ctx: &RunCtx, i: usize, produced: Arc<Produced>) {
+        let undeclared = self
+            .undeclared
+            .get_or_insert_with(|| crate::run::engine::undeclared::Undeclared::new(&ctx.plan));
+        if let Some(u) = undeclared {
+            for line in u.check(&ctx.plan, i, &produced) {
+                ctx.events.ui().warn(&line);
+            }
+        }
+        self.results[i] = Some(produced);
     }
 
     /// The run entry found for this run, once ([`CacheUse::whole_hit`]).
@@ -165,6 +184,7 @@ impl RunCache {
     pub fn reorder(&mut self, from: &[Option<usize>]) {
         self.keys = crate::run::engine::expand::reorder(std::mem::take(&mut self.keys), from);
         self.results = crate::run::engine::expand::reorder(std::mem::take(&mut self.results), from);
+        self.undeclared = None;
         self.ran = crate::run::engine::expand::reorder(std::mem::take(&mut self.ran), from);
         self.cache.forced =
             crate::run::engine::expand::reorder(std::mem::take(&mut self.cache.forced), from);
@@ -305,7 +325,7 @@ impl RunCache {
                 _ => cache::produced(&ctx.git, head, commit),
             };
             match produced {
-                Ok(p) => self.results[i] = Some(Arc::new(p)),
+                Ok(p) => self.set_result(ctx, i, Arc::new(p)),
                 Err(e) => ctx.events.ui().warn(&format!("cache: {e}")),
             }
             // A replay onto a new head made a new commit (after its checks

@@ -122,7 +122,7 @@ impl RunCache {
     /// the branch): sets the task's `cache_key` and what it produced.
     pub fn landed(&mut self, ctx: &RunCtx, ts: &mut TaskState, p: Prepared) {
         self.ran[p.task] = true;
-        self.results[p.task] = Some(Arc::new(p.produced));
+        self.set_result(ctx, p.task, Arc::new(p.produced));
         let Some(key) = p.key else {
             return;
         };
@@ -159,7 +159,7 @@ impl RunCache {
                 return;
             }
         };
-        self.results[i] = Some(Arc::new(produced.clone()));
+        self.set_result(ctx, i, Arc::new(produced.clone()));
         if self.cache.store.is_none() {
             return;
         }
