@@ -403,6 +403,10 @@ pub struct AttemptRecord {
     /// `cost` cap (version 3; absent when not).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub over_cap: bool,
+    /// The agent (or an agent gate) reported no cost, so its `cost` cap
+    /// was charged (version 3, added later; absent when not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub capped: bool,
 }
 
 /// A resolver's run on a conflict of an attempt's merge (docs/running.md

@@ -554,3 +554,40 @@ fn a_report_draws_the_plan_its_run_ran_not_the_plan_as_edited_since() {
     assert_eq!(drawn_tasks(&page(&[])), ["a", "b"]);
     assert_eq!(drawn_tasks(&page(&["--run", "1"])), ["a"]);
 }
+
+/// A cost the handoff reports is what was charged, not the cap: the try
+/// is not marked `capped`; one that reports nothing is (`capped` in its
+/// history entry, as the report reads it).
+#[test]
+fn a_cost_the_handoff_reports_is_not_marked_capped() {
+    let repo = Test::repo();
+    repo.script(
+        "agent.sh",
+        "cat > /dev/null\necho x > \"$LOOP_TASK.txt\"\n\
+         if [ \"$LOOP_TASK\" = told ]; then c=',\"cost_usd\":0.01'; fi\n\
+         printf '{\"status\":\"completed\",\"summary\":\"s\"%s}' \"$c\" > \"$LOOP_HANDOFF\"\n",
+    );
+    repo.plan(
+        "budget { cost = $5 }\n\
+         agent bot { run = \"sh @BIN@/agent.sh\"  cost = $0.50 }\n\
+         task told { agent = bot  prompt = \"x\" }\n\
+         task silent { agent = bot  prompt = \"y\" }\n",
+    );
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(repo.task("told")["history"][0]["cost_micro_usd"], 10_000);
+    assert!(repo.task("told")["history"][0].get("capped").is_none());
+    assert_eq!(repo.task("silent")["history"][0]["capped"], true);
+    let out = repo.loopc(&["report", "--json"]).status(0).run().stdout;
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mark = |name: &str| {
+        report["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["tries"][0]["cost_mark"]
+            .clone()
+    };
+    assert_eq!(mark("told"), serde_json::Value::Null);
+    assert_eq!(mark("silent"), "capped");
+}

@@ -23,6 +23,9 @@ pub struct Cost {
     /// its name, what it reported and the cap, in micro-dollars. Its real
     /// cost is what counts (docs/running.md "Over its cap").
     pub over_cap: Option<OverCap>,
+    /// Some part (the agent or an agent gate) reported no cost and its
+    /// `cost` cap was charged instead.
+    pub capped: bool,
 }
 
 /// An agent run that reported more than its per-attempt `cost` cap.
@@ -53,7 +56,10 @@ impl Cost {
                     });
                 }
             }
-            (None, Some(cap)) => self.micro_usd += cap,
+            (None, Some(cap)) => {
+                self.micro_usd += cap;
+                self.capped = true;
+            }
             (None, None) => {
                 self.unknown = true;
                 if self.unknown_agent.is_none() {
@@ -67,6 +73,7 @@ impl Cost {
     pub fn absorb(&mut self, other: Cost) {
         self.micro_usd += other.micro_usd;
         self.unknown |= other.unknown;
+        self.capped |= other.capped;
         if self.unknown_agent.is_none() {
             self.unknown_agent = other.unknown_agent;
         }

@@ -38,6 +38,10 @@ pub struct Recorded {
     /// `attempt_finished`: whether it reported more than its cost cap.
     #[serde(default)]
     pub over_cap: bool,
+    /// `attempt_finished`: whether a cost cap was charged for a cost not
+    /// reported.
+    #[serde(default)]
+    pub capped: bool,
     /// `attempt_started`: the parallel slot.
     pub slot: Option<u32>,
     /// `attempt_started`: the infrastructure retry.

@@ -123,6 +123,7 @@ fn finish_attempt(run: &mut RunState, i: usize, e: &Recorded, start: Option<&Rec
         fallback: start.and_then(|s| s.fallback.clone()),
         resolver: None,
         over_cap: e.over_cap,
+        capped: e.capped,
     });
 }
 

@@ -57,6 +57,7 @@ pub fn of_task(
             fallback: t.fallback.clone(),
             resolver: None,
             over_cap: false,
+            capped: false,
         };
         let mut r = recorded(&h, Some(t), task, src);
         if t.end_ms.is_none() {
@@ -195,16 +196,16 @@ pub fn cost_mark(h: &AttemptRecord, agent: Option<&Agent>) -> Option<String> {
     if h.cost_micro_usd.is_none() {
         return Some("unknown".into());
     }
+    if h.over_cap {
+        return Some("over cap".into());
+    }
+    if h.capped {
+        return Some("capped".into());
+    }
+    // Records that predate `over_cap`: what the agent's output reported.
     let cap = agent?.cost?;
     let reported = h.agent.as_ref().and_then(|a| a.cost_micro_usd);
-    match reported {
-        Some(c) if c > cap => Some("over cap".into()),
-        Some(_) => None,
-        // A limit costs only what was reported; before the agent ran
-        // nothing was charged.
-        None if matches!(h.outcome.as_str(), "limited" | "infrastructure") => None,
-        None => Some("capped".into()),
-    }
+    reported.is_some_and(|c| c > cap).then(|| "over cap".into())
 }
 
 #[cfg(test)]
@@ -227,6 +228,7 @@ mod tests {
             fallback: None,
             resolver: None,
             over_cap: false,
+            capped: false,
         }
     }
 
@@ -246,10 +248,19 @@ mod tests {
             mark(attempt("failed", None, None), a).as_deref(),
             Some("unknown")
         );
-        assert_eq!(
-            mark(attempt("passed", Some(1_000_000), None), a).as_deref(),
-            Some("capped")
-        );
+        // The cap charged because nothing was reported, as the run
+        // records it; a cost the handoff reported is no cap.
+        let capped = AttemptRecord {
+            capped: true,
+            ..attempt("passed", Some(1_000_000), None)
+        };
+        assert_eq!(mark(capped, a).as_deref(), Some("capped"));
+        assert_eq!(mark(attempt("passed", Some(10_000), None), a), None);
+        let over = AttemptRecord {
+            over_cap: true,
+            ..attempt("passed", Some(3_000_000), None)
+        };
+        assert_eq!(mark(over, a).as_deref(), Some("over cap"));
         assert_eq!(
             mark(attempt("passed", Some(2_000_000), Some(2_000_000)), a).as_deref(),
             Some("over cap")

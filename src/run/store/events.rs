@@ -112,6 +112,10 @@ pub enum Event {
         /// per-attempt `cost` cap (absent when not; state version 3).
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         over_cap: bool,
+        /// The agent (or an agent gate) reported no cost: its `cost` cap
+        /// was charged (absent when not).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        capped: bool,
     },
     /// An attempt was set aside because its agent hit a usage or rate
     /// limit; the task waits, then runs the attempt again.

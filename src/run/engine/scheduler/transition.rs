@@ -415,6 +415,7 @@ fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>
         fallback: f.fallback.clone(),
         resolver: f.resolver.clone(),
         over_cap: f.cost.over_cap.is_some(),
+        capped: f.cost.capped,
     });
     out.push(Action::Emit(Event::AttemptFinished {
         task: task.name.clone(),
@@ -425,6 +426,7 @@ fn record(plan: &Plan, state: &mut RunState, f: &Finished, out: &mut Vec<Action>
         agent: f.agent.clone(),
         work_end_ms: f.work_end_ms,
         over_cap: f.cost.over_cap.is_some(),
+        capped: f.cost.capped,
     }));
 }
 
