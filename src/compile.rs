@@ -222,6 +222,40 @@ pub fn compile_path_for(
     compile_file_for(path, goal)
 }
 
+/// E0015 for each `context` file of `context` (a compilation's) that is
+/// not a file in the checkout of the repository holding the plan at
+/// `path` (a file, or a directory of specs), or in the plan's directory
+/// outside a repository: what `loopc check` and the language server add
+/// to a compilation's diagnostics (docs/language.md "Context every agent
+/// reads"; `loopc run` asks the commit it starts from instead).
+pub fn missing_context(context: &[PathPattern], path: &Path) -> Vec<Diagnostic> {
+    if context.is_empty() {
+        return Vec::new();
+    }
+    let dir = if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        // A bare file name's parent is empty: the current directory.
+        match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    };
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    let root = dir
+        .ancestors()
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(&dir)
+        .to_path_buf();
+    use check::context::Found;
+    let mut found = |p: &str| match root.join(p) {
+        f if f.is_file() => Found::File,
+        d if d.is_dir() => Found::Directory,
+        _ => Found::Missing,
+    };
+    check::context::missing(context, &mut found, "in the repository's checkout")
+}
+
 /// The `*.loop` files directly inside `dir`, sorted by name; `None` when
 /// `dir` is not a readable directory.
 pub fn loop_files_in(dir: &Path) -> Option<Vec<PathBuf>> {

@@ -71,43 +71,18 @@ fn expand(path: &Path) -> Vec<PathBuf> {
 }
 
 /// E0015 for each `context` file of `compiled` (the plan at `path`) that
-/// is not a file in the checkout of the repository holding the plan (its
-/// directory, outside a repository), added to `diags` in order.
+/// is not in the checkout ([`loopc::compile::missing_context`]), added to
+/// `diags` in order.
 fn missing_context(
     compiled: &loopc::Compilation,
     path: &Path,
     diags: &mut Vec<loopc::diagnostic::Diagnostic>,
 ) {
-    if compiled.context.is_empty() {
-        return;
+    let missing = loopc::compile::missing_context(&compiled.context, path);
+    if !missing.is_empty() {
+        diags.extend(missing);
+        loopc::diagnostic::sort(diags);
     }
-    let dir = if path.is_dir() {
-        path.to_path_buf()
-    } else {
-        // A bare file name's parent is empty: the current directory.
-        match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        }
-    };
-    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-    let root = dir
-        .ancestors()
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(&dir)
-        .to_path_buf();
-    use loopc::check::context::Found;
-    let mut found = |p: &str| match root.join(p) {
-        f if f.is_file() => Found::File,
-        d if d.is_dir() => Found::Directory,
-        _ => Found::Missing,
-    };
-    diags.extend(loopc::check::context::missing(
-        &compiled.context,
-        &mut found,
-        "in the repository's checkout",
-    ));
-    loopc::diagnostic::sort(diags);
 }
 
 /// Runs `loopc check`.

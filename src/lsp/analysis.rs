@@ -152,13 +152,27 @@ impl Analysis {
     }
 
     /// The diagnostics of `loopc check` for this document, as LSP
-    /// diagnostics: the primary span is the range, the code is the docs/language.md code,
+    /// diagnostics: the compilation's and `extra` (what `check` adds from
+    /// the checkout: [`crate::compile::missing_context`]), in `check`'s
+    /// order; the primary span is the range, the code is the docs/language.md code,
     /// the message is the headline followed by the primary label and the
     /// notes, and secondary labels become related information in `uri`.
-    pub fn diagnostics(&self, uri: &lsp::Uri) -> Vec<lsp::Diagnostic> {
-        self.compilation
-            .diagnostics
-            .iter()
+    pub fn diagnostics(
+        &self,
+        uri: &lsp::Uri,
+        extra: Vec<diagnostic::Diagnostic>,
+    ) -> Vec<lsp::Diagnostic> {
+        let mut all = extra;
+        if !all.is_empty() {
+            all.extend(self.compilation.diagnostics.iter().cloned());
+            crate::diagnostic::sort(&mut all);
+        }
+        let list = if all.is_empty() {
+            &self.compilation.diagnostics
+        } else {
+            &all
+        };
+        list.iter()
             .map(|d| {
                 let mut message = d.message.clone();
                 if !d.primary.message.is_empty() {

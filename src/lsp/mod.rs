@@ -258,6 +258,16 @@ fn file_name(uri: &lsp::Uri) -> String {
     percent_decode(segment)
 }
 
+/// The file a `file://` URI names (`file:///a/b.loop`, `file://localhost/…`);
+/// `None` for another scheme (an unsaved buffer).
+fn file_path(uri: &lsp::Uri) -> Option<std::path::PathBuf> {
+    let rest = uri.as_str().strip_prefix("file://")?;
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    let path = rest.split(['?', '#']).next()?;
+    path.starts_with('/')
+        .then(|| std::path::PathBuf::from(percent_decode(path)))
+}
+
 /// Decodes `%XX` escapes (invalid ones are kept as written; the bytes are
 /// read as UTF-8, lossily).
 fn percent_decode(text: &str) -> String {
@@ -320,7 +330,12 @@ impl Server {
         // freed off the answer's path.
         let previous = self.documents.remove(&uri);
         let analysis = Analysis::edited(&file_name(&uri), text, previous);
-        let diagnostics = analysis.diagnostics(&uri);
+        // As `loopc check` does: context files missing from the checkout
+        // of the repository the file is in.
+        let extra = file_path(&uri)
+            .map(|path| crate::compile::missing_context(&analysis.compilation.context, &path))
+            .unwrap_or_default();
+        let diagnostics = analysis.diagnostics(&uri, extra);
         self.documents.insert(uri.clone(), analysis);
         vec![publish(uri, diagnostics, Some(version))]
     }

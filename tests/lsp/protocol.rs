@@ -924,7 +924,7 @@ fn analysis_answers_everywhere_on_broken_text() {
         }
         for text in variants {
             let a = loopc::lsp::Analysis::new("plan.loop", text.clone());
-            let _ = a.diagnostics(&uri);
+            let _ = a.diagnostics(&uri, Vec::new());
             let _ = a.symbols();
             let _ = a.formatting();
             for offset in (0..=text.len() + 2).step_by(7) {
@@ -1120,5 +1120,37 @@ fn a_resolver_is_completed_resolved_and_hovered() {
     let h = c.at("textDocument/hover", URI, line, col);
     let value = h["contents"]["value"].as_str().unwrap_or("");
     assert!(value.contains("- resolver: `fixer` (from defaults)"), "{h}");
+    assert!(c.shutdown().success());
+}
+
+/// A plan opened at its file's URI gets E0015 for a `context` file its
+/// repository's checkout lacks, as `loopc check` does (before, the server
+/// left it out: `check` asked the checkout, the server did not).
+#[test]
+fn missing_context_files_are_reported_as_check_reports_them() {
+    let repo = Test::repo();
+    repo.write("DESIGN.md", "d\n");
+    let text = "budget { iterations = 5 }\nagent bot { run = \"true\" }\n\
+                task a { prompt = \"x\" agent = bot context = [\"DESIGN.md\", \"NOPE.md\"] }\n";
+    repo.write("sub/plan.loop", text);
+    let path = repo.root.join("sub/plan.loop");
+    let want: Vec<Value> = repo
+        .loopc(&["check", "--format", "json", path.to_str().unwrap()])
+        .output()
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(want.len(), 1, "{want:#?}");
+    assert_eq!(want[0]["code"], "E0015");
+    let uri = format!("file://{}", path.display());
+    let mut c = Client::start();
+    let got = c.open(&uri, text);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!(got[0]["code"], "E0015");
+    assert_eq!(got[0]["range"], want[0]["range"]);
+    // An unsaved buffer (no file) has no checkout to ask.
+    let unsaved = c.open("untitled:plan.loop", text);
+    assert!(unsaved.iter().all(|d| d["code"] != "E0015"), "{unsaved:#?}");
     assert!(c.shutdown().success());
 }
