@@ -290,7 +290,9 @@ impl Analysis {
             let (name, detail, kind, name_span) = match item {
                 Item::Task(t) => (
                     t.name.text.clone(),
-                    t.title.as_ref().map(|s| one_line(&s.text)),
+                    t.title
+                        .as_ref()
+                        .map(|s| one_line(&crate::visible::escape(&s.text, &[]))),
                     lsp::SymbolKind::FUNCTION,
                     t.name.span,
                 ),

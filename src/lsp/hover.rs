@@ -260,8 +260,12 @@ impl Analysis {
     }
 }
 
-/// `text` as Markdown inline code (with a fence longer than any backtick run in it).
+/// `text` as Markdown inline code (with a fence longer than any backtick
+/// run in it), hidden characters (bidi controls, other format characters)
+/// escaped as every human output of loopc shows them.
 fn code(text: &str) -> String {
+    let text = crate::visible::escape(text, &[]);
+    let text = text.as_ref();
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') {
@@ -272,9 +276,11 @@ fn code(text: &str) -> String {
     format!("{fence}{pad}{text}{pad}{fence}")
 }
 
-/// `text` with Markdown's punctuation backslash-escaped, so a title such
-/// as `fix *all* the_things` shows as written.
+/// `text` with hidden characters escaped (`\u{202e}`, as every human
+/// output of loopc shows them) and Markdown's punctuation backslash-escaped,
+/// so a title such as `fix *all* the_things` shows as written.
 fn escape(text: &str) -> String {
+    let text = crate::visible::escape(text, &[]);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if "\\`*_{}[]<>()#+-.!|~".contains(c) {
@@ -294,5 +300,9 @@ mod tests {
         assert_eq!(code("a`b"), "``a`b``");
         assert_eq!(code("x"), "`x`");
         assert_eq!(escape("a *b* c_d."), "a \\*b\\* c\\_d\\.");
+        // A bidi override is shown, not obeyed (its escape's own
+        // punctuation escaped for Markdown).
+        assert_eq!(escape("x\u{202e}y"), "x\\\\u\\{202e\\}y");
+        assert_eq!(code("x\u{202e}"), "`x\\u{202e}`");
     }
 }

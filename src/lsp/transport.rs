@@ -180,11 +180,19 @@ fn encode(message: &Message) -> serde_json::Result<String> {
     serde_json::to_string(&value)
 }
 
-/// Whether the JSON object `body` has an `id` member that is not `null`.
+/// Whether the JSON object `body` has an `id` member, `null` included (a
+/// request with a null id is a request, JSON-RPC 2.0 §4: answered, not
+/// taken for a notification).
 fn has_id(body: &[u8]) -> bool {
+    /// Any value, `null` too, is there (`Some`); only a missing member is
+    /// `None` (`#[serde(default)]`).
+    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<()>, D::Error> {
+        <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d).map(|_| Some(()))
+    }
     #[derive(serde::Deserialize)]
     struct Probe {
-        id: Option<serde::de::IgnoredAny>,
+        #[serde(default, deserialize_with = "present")]
+        id: Option<()>,
     }
     // Most notifications have no `"id"` anywhere: no second parse of a
     // document's text on every keystroke.

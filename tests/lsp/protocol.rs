@@ -959,7 +959,7 @@ fn malformed_payloads_get_a_parse_error_and_the_server_goes_on() {
 #[test]
 fn a_request_whose_id_does_not_fit_gets_an_invalid_request_error() {
     let mut c = Client::start();
-    for id in ["3000000000", "-2147483649", "1.5", "{\"a\":1}"] {
+    for id in ["3000000000", "-2147483649", "1.5", "{\"a\":1}", "null"] {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"textDocument/documentSymbol","params":{{"textDocument":{{"uri":"file:///x.loop"}}}}}}"#
         );
