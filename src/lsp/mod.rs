@@ -156,6 +156,37 @@ language server that an editor starts, speaking the Language Server Protocol \
 (`Content-Length:` framed JSON-RPC) on stdin and stdout; see docs/editors.md for \
 Neovim, VS Code and Helix";
 
+/// Waits for the `initialize` request (LSP: before it, a request is
+/// answered `-32002 ServerNotInitialized` and a notification dropped),
+/// returning its id and params.
+///
+/// Errors: the input ended first (a person who ran `loopc lsp` by hand, or
+/// piped text into it: [`NOT_A_CLIENT`]), or the client sent `exit`.
+fn wait_for_initialize(
+    connection: &Connection,
+) -> Result<(lsp_server::RequestId, serde_json::Value), Box<dyn std::error::Error>> {
+    for msg in &connection.receiver {
+        match msg {
+            Message::Request(req) if req.method == lsp::request::Initialize::METHOD => {
+                return Ok((req.id, req.params));
+            }
+            Message::Request(req) => {
+                let not_yet = Response::new_err(
+                    req.id,
+                    ErrorCode::ServerNotInitialized as i32,
+                    format!("`{}` before `initialize`", req.method),
+                );
+                connection.sender.send(not_yet.into())?;
+            }
+            Message::Notification(n) if n.method == lsp::notification::Exit::METHOD => {
+                return Err("the client sent `exit` before `initialize`".into());
+            }
+            Message::Notification(_) | Message::Response(_) => {}
+        }
+    }
+    Err(NOT_A_CLIENT.into())
+}
+
 fn run(connection: &Connection) -> Result<Ending, Box<dyn std::error::Error>> {
     let init = lsp::InitializeResult {
         capabilities: capabilities(),
@@ -164,13 +195,7 @@ fn run(connection: &Connection) -> Result<Ending, Box<dyn std::error::Error>> {
             version: Some(env!("CARGO_PKG_VERSION").to_string()),
         }),
     };
-    let (id, params) = match connection.initialize_start() {
-        Ok(started) => started,
-        // Input ended before any `initialize`: a person who ran `loopc lsp`
-        // by hand (or piped text into it), not an editor.
-        Err(e) if e.channel_is_disconnected() => return Err(NOT_A_CLIENT.into()),
-        Err(e) => return Err(e.into()),
-    };
+    let (id, params) = wait_for_initialize(connection)?;
     // The editor's process gone, the server exits (`on_client_gone`).
     watch::client(&params);
     // Not `initialize_finish`: it fails unless the next message is the

@@ -1085,6 +1085,40 @@ fn input_that_ends_before_initialize_is_explained() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), want);
 }
 
+/// Before `initialize`, a request is answered `-32002` (LSP), and `exit`
+/// ends the server with status 1 and a sentence, not lsp-server's dump of
+/// the message.
+#[test]
+fn requests_and_exit_before_initialize() {
+    let test = Test::new();
+    let frame = |body: &str| format!("Content-Length: {}\r\n\r\n{body}", body.len());
+    let input = frame(r#"{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{}}"#)
+        + &frame(r#"{"jsonrpc":"2.0","method":"exit"}"#);
+    let mut child = test
+        .loopc(&["lsp"])
+        .command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start loopc lsp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(input.as_bytes())
+        .expect("write to loopc lsp");
+    // Held open: the server ends on `exit`, not on the end of its input.
+    let out = child.wait_with_output().expect("wait for loopc lsp");
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: the client sent `exit` before `initialize`\n"
+    );
+    let answer = read_message(&mut BufReader::new(&out.stdout[..])).expect("an answer");
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["error"]["code"], -32002, "{answer}");
+}
+
 #[test]
 fn a_resolver_is_completed_resolved_and_hovered() {
     let mut c = Client::start();
