@@ -151,9 +151,10 @@ fn write_status_attrs(out: &mut dyn Write, s: Status) -> io::Result<()> {
     Ok(())
 }
 
-/// `s` as a double-quoted DOT string: `"` → `\"`, `\` → `\\`, line break →
-/// `\n`, other control and format characters as visible escapes (see
-/// [`super::visible`]).
+/// `s` as a double-quoted DOT string: `"` → `\"`, `\` → `\\`, `&` →
+/// `&amp;` (Graphviz decodes HTML entities in labels: a title that says
+/// `&lt;` must not be drawn `<`), line break → `\n`, other control and
+/// format characters as visible escapes (see [`super::visible`]).
 pub fn quote(s: &str) -> String {
     let s = visible(s);
     let mut out = String::with_capacity(s.len() + 2);
@@ -162,6 +163,7 @@ pub fn quote(s: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
+            '&' => out.push_str("&amp;"),
             '\n' => out.push_str("\\n"),
             c => out.push(c),
         }
@@ -178,5 +180,6 @@ mod tests {
     fn quotes_and_escapes() {
         assert_eq!(quote("a\"b\\c\nd<e>é"), "\"a\\\"b\\\\c\\nd<e>é\"");
         assert_eq!(quote("tab\there"), "\"tab\\\\there\"");
+        assert_eq!(quote("x &lt;b&gt; &#65;"), "\"x &amp;lt;b&amp;gt; &amp;#65;\"");
     }
 }
