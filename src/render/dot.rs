@@ -180,6 +180,9 @@ mod tests {
     fn quotes_and_escapes() {
         assert_eq!(quote("a\"b\\c\nd<e>é"), "\"a\\\"b\\\\c\\nd<e>é\"");
         assert_eq!(quote("tab\there"), "\"tab\\\\there\"");
-        assert_eq!(quote("x &lt;b&gt; &#65;"), "\"x &amp;lt;b&amp;gt; &amp;#65;\"");
+        assert_eq!(
+            quote("x &lt;b&gt; &#65;"),
+            "\"x &amp;lt;b&amp;gt; &amp;#65;\""
+        );
     }
 }

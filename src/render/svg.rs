@@ -418,14 +418,23 @@ impl Rows {
                 })
                 .collect();
             desired.sort_unstable();
-            let row_w: i64 = desired.iter().map(|&(_, i)| width[i]).sum::<i64>()
-                + GAP_X * (desired.len() as i64 - 1).max(0);
-            let mean = if desired.is_empty() {
+            // Packed left to right, the row is placed so that the mean of
+            // its items' centers is the mean of their desired centers.
+            // (Centering the packed row's extent instead moved a chain
+            // beside a long edge's narrow slot by a quarter of their
+            // widths' difference in every row: a drawing that drifted
+            // sideways as it went down.)
+            let (mut offset, mut offsets) = (0i64, 0i64);
+            for &(_, i) in &desired {
+                offsets += offset + width[i] / 2;
+                offset += width[i] + GAP_X;
+            }
+            let mut cursor = if desired.is_empty() {
                 0
             } else {
-                desired.iter().map(|&(c, _)| c).sum::<i64>() / desired.len() as i64
+                let k = desired.len() as i64;
+                (desired.iter().map(|&(c, _)| c).sum::<i64>() - offsets) / k
             };
-            let mut cursor = mean - row_w / 2;
             let mut h = 0;
             for &(_, i) in &desired {
                 x[i] = cursor;
@@ -562,6 +571,31 @@ pub fn xml(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::{cut, xml};
+
+    /// A chain beside one long edge is drawn straight down: the drawing's
+    /// width does not grow with the chain's length (it drifted sideways by
+    /// about 21 px a row).
+    #[test]
+    fn a_chain_beside_a_long_edge_does_not_drift() {
+        let width = |rows: usize| {
+            let mut text = String::from("task d0 { run = \"true\" }\n");
+            for i in 1..rows {
+                text.push_str(&format!("task d{i}: d{} {{ run = \"true\" }}\n", i - 1));
+            }
+            text.push_str("task skip: d0 { run = \"true\" }\n");
+            text.push_str(&format!(
+                "task end: skip d{} {{ run = \"true\" }}\n",
+                rows - 1
+            ));
+            let plan = crate::compile("p.loop", &text).plan.expect("a plan");
+            let mut out = Vec::new();
+            super::render(&plan, None, &mut out).expect("rendered");
+            let svg = String::from_utf8(out).expect("UTF-8");
+            let at = svg.find("width=\"").expect("a width") + 7;
+            svg[at..at + svg[at..].find('"').expect("quoted")].to_string()
+        };
+        assert_eq!(width(5), width(60));
+    }
 
     #[test]
     fn escapes_xml() {
