@@ -530,20 +530,28 @@ fn columns(s: &str) -> usize {
     s.chars().map(char_columns).sum()
 }
 
-/// `s` cut to at most `max` columns, the last one `…` when cut.
+/// `s` cut to at most `max` columns, the last one `…` when cut. An escape
+/// [`visible`] wrote (`\u{202e}`) is kept whole or left out, never cut
+/// in its middle.
 fn cut(s: &str, max: usize) -> String {
     if columns(s) <= max {
         return s.to_string();
     }
     let mut out = String::new();
     let mut used = 0;
-    for c in s.chars() {
-        let w = char_columns(c);
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        let unit = rest
+            .strip_prefix("\\u{")
+            .and_then(|after| after.find('}').filter(|&end| end <= 6))
+            .map_or(c.len_utf8(), |end| 3 + end + 1);
+        let w = columns(&rest[..unit]);
         if used + w > max.saturating_sub(1) {
             break;
         }
         used += w;
-        out.push(c);
+        out.push_str(&rest[..unit]);
+        rest = &rest[unit..];
     }
     out.push('…');
     out
@@ -611,5 +619,8 @@ mod tests {
         assert_eq!(cut("abcd", 4), "abcd");
         assert_eq!(cut("日本語です", 6), "日本…");
         assert_eq!(cut("日本語", 6), "日本語");
+        // An escape is whole or gone.
+        assert_eq!(cut("中文 \\u{202e}rtl", 6), "中文 …");
+        assert_eq!(cut("ab\\u{202e}cdefgh", 11), "ab\\u{202e}…");
     }
 }
