@@ -264,6 +264,21 @@ pub fn short(commit: &str) -> String {
     esc(commit.get(..10).unwrap_or(commit))
 }
 
+/// An absolute `path` as the path of a `file://` URL: each byte other than
+/// an unreserved character or `/` percent-encoded (RFC 3986), so that a
+/// `#`, `?`, `%` or space in it is part of the path, not of the URL.
+fn file_url_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// A long text: its first lines, then the rest behind "show all"; when
 /// the report holds only part of the file, says so and links the file.
 pub fn text_block(out: &mut String, t: &Text) {
@@ -274,7 +289,7 @@ pub fn text_block(out: &mut String, t: &Text) {
             "<p class=\"cut\">{} of {} shown; the whole file: <a href=\"file://{}\">{}</a></p>",
             size(t.text.len() as u64),
             size(t.bytes),
-            esc(&t.path),
+            esc(&file_url_path(&t.path)),
             esc(&t.path)
         );
     }
@@ -412,5 +427,9 @@ mod tests {
         assert!(out.contains("line 30\n</pre>"), "{out}");
         assert!(out.contains("<pre>line 31\n"), "{out}");
         assert!(out.contains("file:///l/gate-tests.log"), "{out}");
+        assert_eq!(
+            file_url_path("/r/a b#c?d%e/ü.log"),
+            "/r/a%20b%23c%3Fd%25e/%C3%BC.log"
+        );
     }
 }
