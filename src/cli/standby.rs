@@ -37,6 +37,16 @@ pub fn run(args: &Args) -> i32 {
         if let Err(message) = &result {
             say(message);
         }
+        // Nothing to wait on (no plan, or one in no repository): the error
+        // said it, and no round line repeats it before exit 2.
+        let can_wait = round
+            .watched
+            .as_ref()
+            .or(round.previous.as_ref())
+            .is_some_and(|w| w.root.is_some());
+        if !can_wait && round.ran.is_none() {
+            return exit::USAGE;
+        }
         let line = round_line(number, &round, result.as_ref().err());
         // A closed stdout ends nothing: the rounds are in state.json.
         let _ = write_stdout(&line);

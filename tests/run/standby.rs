@@ -222,3 +222,18 @@ fn a_deleted_plan_is_waited_on_once_until_it_comes_back() {
     assert!(!stdout(&repo).contains("round 4:"), "{}", stdout(&repo));
     ends_on_ctrl_c(&repo, &mut child);
 }
+
+/// A plan in no repository cannot be waited on: the error, exit 2, and no
+/// round line that says it again.
+#[test]
+fn a_plan_in_no_repository_ends_standby_at_once() {
+    let dir = Test::new();
+    dir.write("plan.loop", "task a { run = \"true\" }\n");
+    let r = dir.loopc(&["run", "--watch"]).status(2).run();
+    assert_eq!(r.stdout, "", "{r:?}");
+    assert!(
+        r.stderr
+            .starts_with("error: plan.loop is not inside a git repository"),
+        "{r:?}"
+    );
+}
