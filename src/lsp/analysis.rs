@@ -379,9 +379,9 @@ impl Analysis {
                     out.push(item(k, lsp::CompletionItemKind::KEYWORD, "item", None));
                 }
             }
-            Context::Dependency { own } => {
+            Context::Dependency { own, listed } => {
                 for n in self.defined(NameKind::Task) {
-                    if own.as_deref() != Some(n.as_str()) {
+                    if own.as_deref() != Some(n.as_str()) && !listed.contains(&n) {
                         let label = literal::print_task_name(&n);
                         let doc = self.task_hover(&n);
                         out.push(item(&label, lsp::CompletionItemKind::FUNCTION, "task", doc));
@@ -395,7 +395,12 @@ impl Analysis {
                 block,
                 field,
                 in_list,
-            } => out = self.value_completions(block, &field, in_list),
+                listed,
+            } => {
+                out = self.value_completions(block, &field, in_list);
+                // A list names each thing once.
+                out.retain(|i| !listed.contains(&i.label));
+            }
             Context::None => {}
         }
         if !prefix.is_empty() {

@@ -77,6 +77,8 @@ pub enum Context {
     Dependency {
         /// The name of the task being declared (not offered as its own dependency).
         own: Option<String>,
+        /// The dependencies written before the cursor (not offered again).
+        listed: Vec<String>,
     },
     /// Inside a block where a field name goes; `present` are fields already set.
     FieldName {
@@ -93,6 +95,9 @@ pub enum Context {
         field: String,
         /// Whether the cursor is inside the value's list brackets.
         in_list: bool,
+        /// In a list: the names written in it before the cursor (not
+        /// offered again).
+        listed: Vec<String>,
     },
     /// Inside a string or comment, or somewhere nothing can be completed.
     None,
@@ -252,6 +257,9 @@ struct Scan {
     after_eq: bool,
     nest: usize,
     present: Vec<String>,
+    /// The names written after a task header's `:`, or in the field's list
+    /// value (at its first level), before the cursor.
+    listed: Vec<String>,
 }
 
 impl Scan {
@@ -270,6 +278,7 @@ impl Scan {
         self.field = None;
         self.after_eq = false;
         self.nest = 0;
+        self.listed.clear();
     }
 
     fn step(&mut self, source: &str, t: &Token, next: Option<&Token>) {
@@ -296,6 +305,9 @@ impl Scan {
                     }
                 }
                 Tok::Word | Tok::Str if self.short_gate => self.close_item(),
+                Tok::Word | Tok::Str if self.colon && kind == BlockKind::Task => {
+                    self.listed.push(text.trim_matches('"').to_string());
+                }
                 Tok::Word | Tok::Str if self.own_name.is_none() && kind == BlockKind::Task => {
                     let name = text.trim_matches('"').to_string();
                     self.own_name = Some(name);
@@ -306,6 +318,9 @@ impl Scan {
         }
         if self.nest > 0 {
             match t.kind {
+                Tok::Word | Tok::Str if self.nest == 1 => {
+                    self.listed.push(text.trim_matches('"').to_string());
+                }
                 Tok::LBrack | Tok::LBrace => self.nest += 1,
                 Tok::RBrack | Tok::RBrace => {
                     self.nest -= 1;
@@ -356,6 +371,7 @@ impl Scan {
             return if kind == BlockKind::Task && self.colon {
                 Context::Dependency {
                     own: self.own_name.clone(),
+                    listed: self.listed.clone(),
                 }
             } else {
                 Context::None
@@ -371,6 +387,7 @@ impl Scan {
                 block: kind,
                 field: f.clone(),
                 in_list: self.nest == 1,
+                listed: self.listed.clone(),
             },
         }
     }
@@ -406,7 +423,8 @@ mod tests {
         assert_eq!(
             ctx("task b: a |").0,
             Context::Dependency {
-                own: Some("b".into())
+                own: Some("b".into()),
+                listed: vec!["a".into()]
             }
         );
         assert_eq!(
@@ -414,7 +432,8 @@ mod tests {
             Context::Value {
                 block: BlockKind::Defaults,
                 field: "agent".into(),
-                in_list: false
+                in_list: false,
+                listed: vec![]
             }
         );
         assert_eq!(
@@ -422,7 +441,8 @@ mod tests {
             Context::Value {
                 block: BlockKind::Task,
                 field: "gates".into(),
-                in_list: true
+                in_list: true,
+                listed: vec!["a".into()]
             }
         );
         assert_eq!(ctx("task t { prompt = \"in a str|").0, Context::None);

@@ -606,10 +606,11 @@ fn completion_of_fields_and_names() {
     assert_eq!(complete("att\n", 0, 3), vec!["attempts"]);
     // Agent names after `agent = `.
     assert_eq!(complete("agent = \n", 0, 8), vec!["claude", "codex"]);
-    // Gate names inside `gates = [`.
-    assert_eq!(complete(", ]", 0, 2), vec!["tests", "lint"]);
-    // Task names after `:` (not the task itself).
-    assert_eq!(complete("a  {", 0, 1), vec!["a"]);
+    // Gate names inside `gates = [`, but those the list has already.
+    assert_eq!(complete(", ]", 0, 2), vec!["lint"]);
+    // Task names after `:` (not the task itself, nor one named already).
+    assert_eq!(complete("b: a", 0, 2), vec!["a"]);
+    assert!(complete("a  {", 0, 2).is_empty());
     // In an agent block: agent fields.
     let agent_fields = complete("run = \"y\"", 0, 0);
     assert_eq!(
