@@ -366,7 +366,7 @@ nav a { margin-right: 16px; color: #1565c0; text-decoration: none; font-weight: 
 .o-stopped, .o-killed { background: #fff3e0; border-color: #ef6c00; }
 .o-interrupted { background: #f3e5f5; border-color: #6a1b9a; }
 .o-running { background: #e3f2fd; border-color: #1565c0; }
-.facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(360px, 1fr)); gap: 8px; margin: 0; }
+.facts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(360px, 100%), 1fr)); gap: 8px; margin: 0; }
 .facts div { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; }
 dt { color: var(--sub); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
 dd { margin: 2px 0 0; }
@@ -374,7 +374,7 @@ dd { margin: 2px 0 0; }
 .bad { color: #c62828; font-weight: 600; }
 .scroll { overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 8px; }
 .swatch { display: inline-block; width: 12px; height: 12px; border: 1px solid; border-radius: 2px; margin: 0 4px 0 8px; vertical-align: -1px; }
-table { border-collapse: collapse; background: #fff; margin: 8px 0; }
+table { border-collapse: collapse; background: #fff; margin: 8px 0; display: block; max-width: 100%; overflow-x: auto; }
 th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: left; vertical-align: top; }
 th { font-size: 12px; color: var(--sub); text-transform: uppercase; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
