@@ -243,6 +243,63 @@ fn the_report_of_a_real_run_renders_in_headless_chromium() {
     );
 }
 
+/// In a 400 px wide frame the page does not scroll sideways: a wide table
+/// scrolls in its own box, the graph and timeline in theirs (measured by a
+/// script of the test's own page around the report, which has none).
+#[test]
+fn the_report_fits_a_narrow_screen() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let repo = two_runs();
+    let page = PathBuf::from(report(&repo, &[]).trim_end());
+    let frame = repo.bin.join("narrow.html");
+    std::fs::write(
+        &frame,
+        format!(
+            "<html><body style=\"margin:0\"><iframe id=\"f\" src=\"file://{}\" \
+             style=\"width:400px;height:1200px;border:0\"></iframe><script>\
+             document.getElementById('f').addEventListener('load', () => {{\
+             const d = document.getElementById('f').contentDocument;\
+             const p = document.createElement('pre'); p.id = 'probe';\
+             const w = d.documentElement.clientWidth; const wide = [];\
+             for (const e of d.querySelectorAll('body *')) {{\
+             const r = e.getBoundingClientRect();\
+             if (r.right > w + 1 && !e.parentElement.closest('.scroll, pre, table'))\
+             wide.push(e.tagName + '.' + e.className + ':' + Math.round(r.right)); }}\
+             p.textContent = 'view ' + w + ' scroll ' + d.documentElement.scrollWidth + \
+             ' wide: ' + wide.slice(0, 5).join(','); document.body.appendChild(p); }});\
+             </script></body></html>",
+            page.display()
+        ),
+    )
+    .unwrap();
+    let dom = headless(
+        chromium,
+        &frame,
+        &[
+            "--allow-file-access-from-files".to_string(),
+            "--virtual-time-budget=5000".to_string(),
+            "--dump-dom".to_string(),
+        ],
+    );
+    let probe = dom
+        .split("<pre id=\"probe\">")
+        .nth(1)
+        .and_then(|r| r.split("</pre>").next())
+        .unwrap_or_else(|| panic!("no measurement in {dom}"));
+    let numbers: Vec<u32> = probe
+        .split(" wide:")
+        .next()
+        .unwrap_or("")
+        .split(' ')
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(numbers.len(), 2, "{probe}");
+    assert!(numbers[0] > 300, "{probe}");
+    assert_eq!(numbers[0], numbers[1], "the page scrolls sideways: {probe}");
+}
+
 /// The attempts' bars on each slot of `timeline` never overlap.
 fn slots_hold_one_try_at_a_time(timeline: &Value) {
     let bars = timeline["bars"].as_array().unwrap();

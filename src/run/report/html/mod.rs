@@ -357,6 +357,7 @@ h2 { font-size: 20px; margin: 28px 0 8px; border-bottom: 2px solid var(--line); 
 h3 { font-size: 16px; margin: 0 0 6px; }
 .sub { color: var(--sub); font-weight: normal; font-size: 13px; }
 code, pre { font: 12px/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; }
+code { overflow-wrap: anywhere; }
 pre { background: #fff; border: 1px solid var(--line); border-radius: 4px; padding: 8px; margin: 4px 0; white-space: pre-wrap; word-break: break-word; max-height: 480px; overflow: auto; }
 nav { position: sticky; top: 0; background: var(--bg); border-bottom: 1px solid var(--line); padding-top: 6px; padding-bottom: 6px; z-index: 1; }
 nav a { margin-right: 16px; color: #1565c0; text-decoration: none; font-weight: 600; }
@@ -386,9 +387,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .task { background: #fff; border: 1px solid var(--line); border-left: 6px solid #9e9e9e; border-radius: 6px; padding: 10px 14px; margin: 10px 0; }
 .task:target { box-shadow: 0 0 0 3px #90caf9; }
 .badge { display: inline-block; font-size: 12px; padding: 1px 8px; border-radius: 10px; border: 1px solid; margin-right: 6px; vertical-align: 1px; }
-.task dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 6px 0; }
+.task dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 12px; margin: 6px 0; }
 .task dt { text-transform: none; letter-spacing: 0; font-size: 13px; }
-.task dd { margin: 0; }
+.task dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
 details { margin: 4px 0; }
 details > summary { cursor: pointer; }
 details.try { border: 1px solid var(--line); border-radius: 4px; padding: 4px 8px; margin: 6px 0; }
