@@ -672,3 +672,33 @@ fn a_move_s_checks_see_their_own_task_s_variables() {
     .unwrap();
     assert_eq!(log, "first: auth.a1b2c3d4\n");
 }
+
+/// An unchanged rerun of a tree whose second spec depends on the first:
+/// the dry run makes the first spec's move as the run does (the same
+/// commit), so it says the second is replayed as the fast-forward the run
+/// then makes (it said "replayed onto a new base; its checks run again").
+#[test]
+fn the_dry_run_moves_specs_as_the_run_does() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.write("specs/defaults.loop", repo.expand(DEFAULTS));
+    repo.write("specs/inflight/auth.md", spec("a1b2c3d4", "true", ""));
+    repo.write(
+        "specs/inflight/billing.md",
+        spec("0f3a9b2c", "true", "auth:a1b2c3d4"),
+    );
+    repo.commit("two specs");
+    repo.loopc(&["run", "specs"]).status(0).run();
+    let dry = repo.loopc(&["run", "--dry-run", "specs"]).status(0).run();
+    assert!(
+        dry.stdout
+            .starts_with("auth.a1b2c3d4: cached\nbilling.0f3a9b2c: cached\n"),
+        "{dry:?}"
+    );
+    let r = repo.loopc(&["run", "specs"]).status(0).run();
+    let all = r.stdout + &r.stderr;
+    assert!(
+        all.contains("billing.0f3a9b2c: replayed from the cache (fast-forward)"),
+        "{all}"
+    );
+}

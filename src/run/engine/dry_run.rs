@@ -1,7 +1,9 @@
 //! `loopc run --dry-run`: for every task, in topological order, whether the
 //! run would replay it from the cache or run it and, for a task with an
 //! older entry under another key, which part of the key changed.
-//! Reads the repository and the cache; starts nothing, writes nothing.
+//! Reads the repository and the cache; starts nothing and moves no ref
+//! (git objects only: replays and a spec tree's moves are computed as the
+//! run computes them, the same reproducible commits).
 //!
 //! The run is simulated the way the scheduler goes: hits that fast-forward
 //! to their recorded commit first (following the branch, so later tasks'
@@ -75,6 +77,9 @@ struct Sim<'a> {
     ran_checks: Vec<bool>,
     /// The failures earlier runs left, and `--retry-failed`.
     memory: Memory<'a>,
+    /// Per spec of a REEL spec tree's pipeline: whether its move was
+    /// decided (made on the simulated branch, or not to be made).
+    moved: Vec<bool>,
 }
 
 /// Whether `task` has command checks: those the run checks later merges
@@ -126,6 +131,7 @@ impl<'a> Sim<'a> {
         self.lines[i] = Some(line);
         self.ready.remove(&i);
         self.unchecked.remove(&i);
+        self.advance_specs();
         for k in 0..self.dependents[i].len() {
             let d = self.dependents[i][k];
             self.pending[d] -= 1;
@@ -134,6 +140,56 @@ impl<'a> Sim<'a> {
                 if !self.forced(d) {
                     self.unchecked.insert(d);
                 }
+            }
+        }
+    }
+
+    /// A REEL spec tree's specs whose every task is decided: each moves to
+    /// its next stage with one commit on the branch, as the run makes it
+    /// (the same reproducible commit, [`crate::run::engine::land::advance::move_commit`])
+    /// when every task of it would be replayed; one with a task that runs
+    /// moves onto a head no one knows yet (the simulation is not exact
+    /// from there on anyway).
+    fn advance_specs(&mut self) {
+        let Some(pipeline) = &self.plan.pipeline else {
+            return;
+        };
+        for (k, spec) in pipeline.specs.iter().enumerate() {
+            if self.moved.get(k).copied().unwrap_or(true) {
+                continue;
+            }
+            let lines: Vec<Option<&str>> = spec
+                .tasks
+                .iter()
+                .map(|&t| self.lines[t].as_deref())
+                .collect();
+            if lines.iter().any(Option::is_none) {
+                continue;
+            }
+            self.moved[k] = true;
+            if !lines.iter().flatten().all(|l| l.starts_with("cached")) {
+                continue;
+            }
+            let index = std::env::temp_dir().join(format!(
+                "loopc-dry-run-{}-advance.index",
+                std::process::id()
+            ));
+            let moved =
+                crate::run::engine::land::advance::move_commit(self.git, spec, &self.head, &index);
+            if let Ok(commit) = moved {
+                self.head_moved(commit);
+            }
+        }
+    }
+
+    /// The simulated branch is at `commit` now: tasks passed over at the
+    /// old head are looked at again.
+    fn head_moved(&mut self, commit: String) {
+        self.head = commit;
+        let waiting = self.on_parent.remove(&self.head).unwrap_or_default();
+        for k in self.head_bound.drain(..).chain(waiting) {
+            if self.lines[k].is_none() {
+                self.unchecked.insert(k);
             }
         }
     }
@@ -179,16 +235,7 @@ impl<'a> Sim<'a> {
         }
         match entry.parent.as_deref() {
             None => {}
-            Some(p) if p == self.head => {
-                self.head = entry.commit.clone();
-                // Tasks passed over at the old head are looked at again.
-                let waiting = self.on_parent.remove(&self.head).unwrap_or_default();
-                for k in self.head_bound.drain(..).chain(waiting) {
-                    if self.lines[k].is_none() {
-                        self.unchecked.insert(k);
-                    }
-                }
-            }
+            Some(p) if p == self.head => self.head_moved(entry.commit.clone()),
             Some(p) if !self.plan.tasks[i].reads_files() => {
                 return Err(Miss::Parent(p.to_string()));
             }
@@ -658,6 +705,7 @@ fn simulate(
         replayed_checks: false,
         ran_checks: vec![false; n],
         memory,
+        moved: vec![false; plan.pipeline.as_ref().map_or(0, |p| p.specs.len())],
     };
     sim.unchecked = sim
         .ready

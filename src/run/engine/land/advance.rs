@@ -81,18 +81,8 @@ pub fn advance(
     earlier: &[Check],
     owners: &HashMap<String, Arc<Owner>>,
 ) -> Advance {
-    let moved = destination(ctx, spec)
-        .and_then(|(from, to, to_stage)| {
-            still_there(ctx, spec, head, &from, &to)?;
-            let index: PathBuf = ctx.layout.dir.join("advance.index");
-            ctx.git
-                .tree_with_move(head, &from, &to, &index)
-                .and_then(|tree| {
-                    ctx.git
-                        .commit_tree_like(&tree, &[head], &message(&from, to_stage), head)
-                })
-                .map_err(|e| format!("cannot write the move: {e}"))
-        })
+    let index: PathBuf = ctx.layout.dir.join("advance.index");
+    let moved = move_commit(&ctx.git, spec, head, &index)
         .map_err(Advance::Stayed)
         .and_then(|commit| {
             let checks = move_checks(ctx, spec, earlier, owners);
@@ -115,18 +105,38 @@ pub fn advance(
     }
 }
 
-/// Where `spec` moves: its path relative to the repository, its path in
-/// the next stage, and that stage's name.
+/// The commit that moves `spec` to its next stage on top of `head` (not
+/// yet on any branch), written with the scratch index file `index`; the
+/// same commit for the same head, as [`advance`] makes it and as
+/// `--dry-run` predicts it.
+///
+/// Errors: why the spec stays (the last stage, not the text the run read
+/// at `head`, something in the way, git failing).
+pub fn move_commit(
+    git: &crate::run::sys::git::Git,
+    spec: &StageSpec,
+    head: &str,
+    index: &Path,
+) -> Result<String, String> {
+    let (from, to, to_stage) = destination(&git.root, spec)?;
+    still_there(git, spec, head, &from, &to)?;
+    git.tree_with_move(head, &from, &to, index)
+        .and_then(|tree| git.commit_tree_like(&tree, &[head], &message(&from, to_stage), head))
+        .map_err(|e| format!("cannot write the move: {e}"))
+}
+
+/// Where `spec` moves: its path relative to the repository at `root`, its
+/// path in the next stage, and that stage's name.
 ///
 /// Errors: it is in the last stage, or outside the repository.
-fn destination(ctx: &RunCtx, spec: &StageSpec) -> Result<(String, String, &'static str), String> {
+fn destination(root: &Path, spec: &StageSpec) -> Result<(String, String, &'static str), String> {
     let Some(to_stage) = spec.next_stage() else {
         return Err(format!(
             "{}/ is the last stage: there is nothing to move it to",
             spec.stage_name()
         ));
     };
-    let from = relative(&ctx.git.root, &spec.path)?;
+    let from = relative(root, &spec.path)?;
     let file_name = spec
         .path
         .file_name()
@@ -147,15 +157,15 @@ fn destination(ctx: &RunCtx, spec: &StageSpec) -> Result<(String, String, &'stat
 ///
 /// Errors: why the spec stays.
 fn still_there(
-    ctx: &RunCtx,
+    git: &crate::run::sys::git::Git,
     spec: &StageSpec,
     head: &str,
     from: &str,
     to: &str,
 ) -> Result<(), String> {
-    match ctx.git.file_at(head, from)? {
+    match git.file_at(head, from)? {
         Some(entry) => {
-            if ctx.git.blob_text(&entry.blob)? != spec.text {
+            if git.blob_text(&entry.blob)? != spec.text {
                 return Err(format!(
                     "{from} on the integration branch is not the text this run read (it has \
                      uncommitted changes, or a task changed it): its tasks passed for the \
@@ -170,7 +180,7 @@ fn still_there(
             ));
         }
     }
-    match ctx.git.file_at(head, to)? {
+    match git.file_at(head, to)? {
         None => Ok(()),
         Some(_) => Err(format!("{to} already exists on the integration branch")),
     }
