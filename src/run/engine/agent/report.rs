@@ -87,6 +87,11 @@ pub struct ReportedError {
     pub message: String,
     /// What it means for the attempt ([`classify`]).
     pub cause: Cause,
+    /// More of the CLI's own error text, read to tell what the error means
+    /// and not shown: Claude's `result` of an error result whose `errors`
+    /// gave the message. Never the agent's own prose (Codex's last
+    /// message): an agent that wrote about rate limits hit none.
+    pub detail: String,
 }
 
 impl ReportedError {
@@ -97,6 +102,7 @@ impl ReportedError {
             kind: kind.into(),
             message: message.into(),
             cause: Cause::Failed,
+            detail: String::new(),
         }
     }
 

@@ -75,12 +75,9 @@ pub(super) fn classify(report: &mut AgentReport) {
         return;
     }
     let Some(e) = &report.error else { return };
-    let text = format!(
-        "{}\n{}\n{}",
-        e.kind,
-        e.message,
-        report.summary.as_deref().unwrap_or("")
-    );
+    // The CLI's error, never the summary: Codex's is the agent's own last
+    // message, which may well talk about rate limits or logins.
+    let text = format!("{}\n{}\n{}", e.kind, e.message, e.detail);
     let hit = |resets_at| LimitHit {
         resets_at,
         message: one_line(if e.message.is_empty() {
@@ -122,6 +119,42 @@ mod tests {
         };
         classify(&mut r);
         r
+    }
+
+    /// What the agent wrote (Codex's last message is the summary) is no
+    /// error of the CLI's: an agent that added rate limiting or a login
+    /// page hit no limit and is logged in (before, a plain HTTP 500 became
+    /// an endless usage-limit wait, or a blocked task).
+    #[test]
+    fn the_agents_own_words_are_not_read_as_its_error() {
+        for said in [
+            "Added a rate limit to the API client (429 Too Many Requests is now retried).",
+            "Fixed the handler: a 401 Unauthorized response now sends the user to /login.",
+        ] {
+            let mut r = AgentReport {
+                finished: true,
+                summary: Some(said.into()),
+                error: Some(ReportedError::new(
+                    "turn.failed",
+                    "stream error: unexpected status 500 Internal Server Error",
+                )),
+                ..AgentReport::default()
+            };
+            classify(&mut r);
+            assert!(r.limit.is_none(), "{said}");
+            assert_eq!(r.error.map(|e| e.cause), Some(Cause::Failed), "{said}");
+        }
+        // The CLI's own text beside its `errors` still counts.
+        let mut r = AgentReport {
+            finished: true,
+            error: Some(ReportedError {
+                detail: "Claude AI usage limit reached|1700000000".into(),
+                ..ReportedError::new("error_during_execution", "stopped")
+            }),
+            ..AgentReport::default()
+        };
+        classify(&mut r);
+        assert!(r.limit.is_some());
     }
 
     #[test]

@@ -213,14 +213,20 @@ impl AgentReport {
             }),
         };
         self.error = failed.then(|| {
-            ReportedError::new(
+            let mut e = ReportedError::new(
                 kind,
                 if errors.is_empty() {
                     result.clone().unwrap_or_default()
                 } else {
                     errors.join("\n")
                 },
-            )
+            );
+            // The result of an error result is the CLI's text too (a
+            // limit's "…|<reset>"): read when classifying.
+            if !errors.is_empty() {
+                e.detail = result.clone().unwrap_or_default();
+            }
+            e
         });
         if terminal.as_deref() == Some("blocking_limit") && self.limit.is_none() {
             self.limit = Some(LimitHit {
