@@ -344,6 +344,41 @@ task t { agent = wrapped  prompt = "x"  attempts = 3 }
     assert!(r.stderr.contains("claud: not found"), "{}", r.stderr);
 }
 
+/// An agent read as Claude Code's or Codex's JSON that prints plain text
+/// (its `run` lacks `--output-format json` or `--json`) is blocked at once,
+/// saying so: its cost, summary and errors would be unknown, and no retry
+/// changes that (before, it passed silently).
+#[test]
+fn an_agent_whose_output_has_no_result_is_blocked_saying_why() {
+    for (output, expected) in [
+        (
+            "claude-json",
+            "has no result (`claude -p --output-format json`",
+        ),
+        ("codex-json", "has no finished turn (`codex exec --json`)"),
+    ] {
+        let repo = Test::repo();
+        repo.script(
+            "plain.sh",
+            "cat > /dev/null\necho made > made.txt\necho 'Wrote the file.'\n",
+        );
+        repo.plan(&format!(
+            "budget {{ iterations = 10 }}\n\
+             agent bot {{ run = \"sh @BIN@/plain.sh\"  output = {output} }}\n\
+             task t {{ agent = bot  prompt = \"x\"  attempts = 3 }}\n"
+        ));
+        repo.loopc(&["run"]).status(1).run();
+        let t = repo.task("t");
+        assert_eq!(t["status"], "blocked", "{output}: {t}");
+        assert_eq!(t["attempts"], 1, "{output}: {t}");
+        let reason = t["reason"].as_str().unwrap();
+        assert!(
+            reason.contains(expected) && reason.contains(&format!("`output = {output}`")),
+            "{output}: {reason}"
+        );
+    }
+}
+
 /// Whether `bwrap` can make a sandbox here (it needs user namespaces).
 fn bwrap_works() -> Result<(), String> {
     crate::harness::program_runs("bwrap", &["--ro-bind", "/", "/", "--dev", "/dev", "true"])

@@ -73,6 +73,9 @@ if [ "$LOOP_ATTEMPT" = 1 ]; then
   exit 1
 fi
 echo ok > ok.txt
+# What `claude -p --output-format json` prints last (read with claude-json;
+# free text to a text agent).
+printf '{{"type":"result","subtype":"success","is_error":false,"result":"wrote ok.txt","session_id":"s1","total_cost_usd":0.01}}\n'
 "#,
             sleeper = sleeper
         ),

@@ -186,6 +186,9 @@ pub(super) fn judge(
     }
     let reported_error = report.as_ref().and_then(|s| s.error.clone());
     exit_status(task, done, reported_error.as_ref())?;
+    if let Some(why) = no_result(done, report.as_ref()) {
+        return Err(Outcome::Blocked(why));
+    }
     let handoff = handoff.map_err(|e| failed(e.clone(), e))?;
     if let Some(e) = &reported_error {
         return Err(failed(
@@ -203,6 +206,33 @@ pub(super) fn judge(
             no_changes: false,
         }),
     }
+}
+
+/// Why an agent that exited 0 is blocked when its output is read as Claude
+/// Code's or Codex's and holds no result at all (no `result`, no finished
+/// or failed turn, no error): its `run` is not printing what `output`
+/// reads (`--output-format json` or `--json` left out), so its cost,
+/// summary and errors are unknown, and no retry changes that.
+fn no_result(done: &Done, report: Option<&AgentReport>) -> Option<String> {
+    use crate::plan::OutputFormat as F;
+    let report = report?;
+    let expected = match &done.output {
+        F::ClaudeJson => "result (`claude -p --output-format json`, or `stream-json --verbose`)",
+        F::AmpJson => "result (`amp -x --stream-json`)",
+        F::CursorJson => "result (`cursor-agent -p --output-format stream-json`)",
+        F::DroidJson => "result (`droid exec --output-format json`)",
+        F::CodexJson => "finished turn (`codex exec --json`)",
+        _ => return None,
+    };
+    if report.finished || report.error.is_some() || report.limit.is_some() {
+        return None;
+    }
+    Some(format!(
+        "the agent's output has no {expected}, which `output = {}` reads: its cost, summary \
+         and errors are unknown; give its `run` the flag, or set `output` to what it prints \
+         (`text` for plain text)",
+        done.output.as_str()
+    ))
 }
 
 /// Judges how the agent or command exited: a kill, a timeout, a program
