@@ -71,13 +71,21 @@ pub(super) fn classify(report: &mut AgentReport) {
         report.limit = None;
         return;
     }
-    if report.limit.is_some() {
-        return;
-    }
     let Some(e) = &report.error else { return };
     // The CLI's error, never the summary: Codex's is the agent's own last
     // message, which may well talk about rate limits or logins.
     let text = format!("{}\n{}\n{}", e.kind, e.message, e.detail);
+    if let Some(l) = report.limit.as_mut() {
+        // A limit an event named (Claude's `rate_limit_event`): the
+        // error's own words say it better, and may say when it resets.
+        if limits::says_limit(&text) {
+            if !e.message.trim().is_empty() {
+                l.message = one_line(&e.message);
+            }
+            l.resets_at = l.resets_at.or_else(|| limits::reset_time(&text));
+        }
+        return;
+    }
     let hit = |resets_at| LimitHit {
         resets_at,
         message: one_line(if e.message.is_empty() {
@@ -155,6 +163,32 @@ mod tests {
         };
         classify(&mut r);
         assert!(r.limit.is_some());
+    }
+
+    /// A limit an event named takes the CLI's own words from the error,
+    /// and its reset time when the event gave none.
+    #[test]
+    fn a_limit_an_event_named_takes_the_errors_words_and_reset() {
+        let mut r = AgentReport {
+            finished: true,
+            limit: Some(LimitHit {
+                resets_at: None,
+                message: "five_hour limit reached".into(),
+            }),
+            error: Some(ReportedError::new(
+                "error",
+                "Claude AI usage limit reached|1767225600",
+            )),
+            ..AgentReport::default()
+        };
+        classify(&mut r);
+        assert_eq!(
+            r.limit,
+            Some(LimitHit {
+                resets_at: Some(1_767_225_600),
+                message: "Claude AI usage limit reached|1767225600".into(),
+            })
+        );
     }
 
     #[test]
