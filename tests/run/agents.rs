@@ -517,12 +517,23 @@ agent codex { run = "sh @FIX@/codex exec --json --sandbox workspace-write -"  ou
 task t { agent = codex  prompt = "x" }
 "#,
     );
-    repo.loopc(&["run"]).status(3).run();
+    let r = repo.loopc(&["run"]).status(3).run();
     let state = repo.state();
     let reason = state["stop_reason"].as_str().unwrap();
     assert!(
         reason.starts_with("budget `wait` spent: waiting for codex's usage limit (resets "),
         "{reason}"
+    );
+    // The budget line says the budget that stopped it.
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("budget: "))
+        .unwrap_or("");
+    assert!(
+        line == "budget: iterations 0 of 5, wait 0ms of 1.0s, failures in a row 0 of 3",
+        "{line:?} in {}",
+        r.stdout
     );
     let t = repo.task("t");
     assert_eq!(t["attempts"], 0);

@@ -200,6 +200,13 @@ fn budget_line(state: &RunState, any_unknown: bool) -> String {
             crate::run::time::human_duration(Duration::from_millis(t))
         ));
     }
+    if let Some(w) = l.wait_ms {
+        budget.push(format!(
+            "wait {} of {}",
+            crate::run::time::human_duration(Duration::from_millis(s.waited_ms)),
+            crate::run::time::human_duration(Duration::from_millis(w))
+        ));
+    }
     if l.failures > 0 {
         budget.push(format!(
             "failures in a row {}",
