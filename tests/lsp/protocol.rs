@@ -1059,6 +1059,32 @@ fn field_completion_skips_fields_set_later_and_conflicting_ones() {
     assert!(c.shutdown().success());
 }
 
+/// Whether [`lsp_fed`] closes the server's input after writing it.
+#[derive(PartialEq)]
+enum Input {
+    Closed,
+    HeldOpen,
+}
+
+/// Runs `loopc lsp` in `test` with `input` on its stdin, closed after it
+/// or held open until the server ends; its output.
+fn lsp_fed(test: &Test, input: &[u8], after: Input) -> std::process::Output {
+    let mut child = test
+        .loopc(&["lsp"])
+        .command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start loopc lsp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input).expect("write to loopc lsp");
+    let held = (after == Input::HeldOpen).then_some(stdin);
+    let out = child.wait_with_output().expect("wait for loopc lsp");
+    drop(held);
+    out
+}
+
 /// Not an editor: text piped in by hand, or nothing at all. Exit 1 (the
 /// connection closed without `shutdown`) with a sentence that says what
 /// `loopc lsp` is, never lsp-server's "disconnected channel".
@@ -1070,18 +1096,7 @@ fn input_that_ends_before_initialize_is_explained() {
                 for Neovim, VS Code and Helix\n";
     let test = Test::new();
     test.loopc(&["lsp"]).stdout("").stderr(want).status(1).run();
-    let mut child = test
-        .loopc(&["lsp"])
-        .command()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start loopc lsp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(b"x\n").expect("write to loopc lsp");
-    drop(stdin);
-    let out = child.wait_with_output().expect("wait for loopc lsp");
+    let out = lsp_fed(&test, b"x\n", Input::Closed);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stderr), want);
 }
@@ -1095,21 +1110,8 @@ fn requests_and_exit_before_initialize() {
     let frame = |body: &str| format!("Content-Length: {}\r\n\r\n{body}", body.len());
     let input = frame(r#"{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{}}"#)
         + &frame(r#"{"jsonrpc":"2.0","method":"exit"}"#);
-    let mut child = test
-        .loopc(&["lsp"])
-        .command()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start loopc lsp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin
-        .write_all(input.as_bytes())
-        .expect("write to loopc lsp");
     // Held open: the server ends on `exit`, not on the end of its input.
-    let out = child.wait_with_output().expect("wait for loopc lsp");
-    drop(stdin);
+    let out = lsp_fed(&test, input.as_bytes(), Input::HeldOpen);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),

@@ -18,8 +18,9 @@ else
 fi
 "#;
 
-#[test]
-fn a_question_blocks_the_task_until_a_person_answers_it() {
+/// A repository whose task `a` asks a question (three attempts), `b`
+/// depending on it.
+fn asking() -> Test {
     let repo = Test::repo();
     repo.script("agent.sh", ASKING_AGENT);
     repo.plan(
@@ -31,6 +32,12 @@ task a { agent = bot  prompt = "Store the data."  attempts = 3 }
 task b: a { run = "echo b > b.txt" }
 "#,
     );
+    repo
+}
+
+#[test]
+fn a_question_blocks_the_task_until_a_person_answers_it() {
+    let repo = asking();
     let r = repo.loopc(&["run"]).status(1).run();
     let a = repo.task("a");
     assert_eq!(a["status"], "needs-human", "{a}");
@@ -146,17 +153,7 @@ task a { run = "echo broken >&2; exit 1"  attempts = 1 }
 /// with its question; `--retry-failed` asks again, and an answer runs it.
 #[test]
 fn a_rerun_without_an_answer_does_not_pay_for_the_question_again() {
-    let repo = Test::repo();
-    repo.script("agent.sh", ASKING_AGENT);
-    repo.plan(
-        r#"
-loop "ask" { }
-budget { iterations = 10 }
-agent bot { run = "sh @BIN@/agent.sh"  env = { BIN = "@BIN@" } }
-task a { agent = bot  prompt = "Store the data."  attempts = 3 }
-task b: a { run = "echo b > b.txt" }
-"#,
-    );
+    let repo = asking();
     let prompts = |repo: &Test| {
         std::fs::read_dir(&repo.bin)
             .unwrap()
