@@ -73,7 +73,9 @@ fn a_dependency_run_again_with_the_same_output_lets_its_dependent_replay() {
     assert_eq!(ran, ["gen"], "{out}");
     assert_eq!(repo.status_of("use"), "cached");
     assert!(
-        out.contains("use: cached: its dependency `gen` ran again and produced the same files"),
+        out.contains(
+            "loopc: use: cached: its dependency `gen` ran again and produced the same files"
+        ),
         "{out}"
     );
     // A changed prompt, the same output: the same.

@@ -104,6 +104,30 @@ fn a_task_out_of_attempts_is_not_paid_for_again_until_retried_or_changed() {
     );
     let status = repo.loopc(&["status"]).run();
     assert!(status.stdout.contains("--retry-failed t"), "{status:?}");
+    // `--no-cache` replays nothing but still remembers: the dry run says
+    // what the run does.
+    let dry = repo.loopc(&["run", "--dry-run", "--no-cache"]).run();
+    assert_eq!(
+        dry.stdout,
+        "t: not run: ran out of attempts (2 of 2) with this key; --retry-failed to run it\n\
+         after: skipped: dependency `t` is not run\n\
+         dry run of plan pay: 0 cached, 0 to run, 2 not run; nothing was started\n",
+        "{dry:?}"
+    );
+    let (ran, out) = run(&repo, &["--no-cache"], 1);
+    assert_eq!(ran, Vec::<String>::new(), "{out}");
+    assert_eq!(repo.status_of("after"), "skipped");
+    let dry = repo
+        .loopc(&["run", "--dry-run", "--no-cache", "--retry-failed"])
+        .run();
+    assert!(
+        dry.stdout.starts_with(
+            "t: run (cache disabled; --retry-failed: it ran out of attempts (2 of 2) with this \
+             key; starts over at attempt 1 with the last failure's feedback)\n\
+             after: run (cache disabled)\n"
+        ),
+        "{dry:?}"
+    );
     // `--retry-failed` runs it again, from attempt 1, told the last feedback.
     let (ran, out) = run(&repo, &["--retry-failed"], 1);
     assert_eq!(ran, ["t 1", "t 2"], "{out}");

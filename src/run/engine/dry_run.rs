@@ -670,8 +670,15 @@ fn simulate(
     rejected: &HashMap<String, String>,
 ) -> (Vec<String>, Vec<(usize, String)>) {
     let n = plan.tasks.len();
-    let Some(store) = store else {
-        return (vec!["run (cache disabled)".to_string(); n], Vec::new());
+    // `--no-cache`: nothing is replayed, but failures remembered under a
+    // task's key still keep it from running, as in the run.
+    let empty;
+    let (store, disabled) = match store {
+        Some(store) => (store, false),
+        None => {
+            empty = Store::default();
+            (&empty, true)
+        }
     };
     let mut dependents = vec![Vec::new(); n];
     let mut pending = vec![0; n];
@@ -727,8 +734,22 @@ fn simulate(
         .lines
         .into_iter()
         .map(Option::unwrap_or_default)
+        .map(|line| if disabled { cache_disabled(line) } else { line })
         .collect();
     (lines, sim.replayed)
+}
+
+/// The line of a task under `--no-cache`: one that runs says the cache is
+/// disabled, first among its reasons.
+fn cache_disabled(line: String) -> String {
+    match line.strip_prefix("run") {
+        Some("") => "run (cache disabled)".into(),
+        Some(rest) => match rest.strip_prefix(" (") {
+            Some(why) => format!("run (cache disabled; {why}"),
+            None => line,
+        },
+        None => line,
+    }
 }
 
 /// Rewrites the lines of the tasks that wait for a task with `expands`

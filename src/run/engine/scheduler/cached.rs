@@ -286,7 +286,7 @@ impl Scheduler {
         if !ran.is_empty() {
             let names: Vec<String> = ran.iter().map(|d| format!("`{d}`")).collect();
             self.ctx.events.ui().line(&format!(
-                "{}: cached: its dependency {} ran again and produced the same files",
+                "loopc: {}: cached: its dependency {} ran again and produced the same files",
                 task.name,
                 names.join(", ")
             ));
@@ -298,7 +298,7 @@ impl Scheduler {
             .collect();
         if !gates.is_empty() {
             self.ctx.events.ui().line(&format!(
-                "{}: cached: gate {} ran on its cached result and passed",
+                "loopc: {}: cached: gate {} ran on its cached result and passed",
                 task.name,
                 gates.join(", ")
             ));
