@@ -456,6 +456,11 @@ pub struct RunState {
     pub plan: String,
     /// The plan file as given.
     pub plan_file: String,
+    /// The plan file relative to the repository's top (`a/plan.loop`):
+    /// a run of another plan file onto the same integration branch is
+    /// said. Absent in files of earlier versions (added to version 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_path: Option<String>,
     /// The integration branch.
     pub integration_branch: String,
     /// Its head when the run started.

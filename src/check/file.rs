@@ -72,6 +72,9 @@ impl Checker {
                     }
                 }
                 Item::Gate(g) => {
+                    if g.name.text == ACCEPT {
+                        self.push(accept_gate(g.name.span));
+                    }
                     if unique(&mut self.diagnostics, "gate", &g.name, &mut self.seen.gates) {
                         self.gate(g);
                     }
@@ -547,6 +550,24 @@ fn unique(
     }
     seen.insert(name.text.clone(), name.span);
     true
+}
+
+/// The name a task's own `accept` check goes by in its attempt's lines,
+/// logs (`gate-accept.log`) and verdicts: no gate may take it.
+const ACCEPT: &str = "accept";
+
+/// E0004: a gate named `accept` (at `span`) would be told apart from no
+/// task's own `accept` check.
+fn accept_gate(span: Span) -> Diagnostic {
+    Diagnostic::new(
+        Code::E0004,
+        "gate `accept` has the name of every task's own `accept` check",
+        span,
+        "named like the `accept` field's check",
+    )
+    .with_note(
+        "the two would share their lines, log (gate-accept.log) and verdicts; rename the gate",
+    )
 }
 
 /// E0004: the `what` called `name` at `span` was defined first at `first`.

@@ -171,6 +171,9 @@ enum Command {
     /// Print the logs of a task's attempt in the last run.
     Logs(logs::Args),
     /// Answer the question of a task that needs a human.
+    #[command(
+        override_usage = "loopc answer <TASK> <TEXT>\n       loopc answer <TASK> --file <PATH>"
+    )]
     Answer(answer::Args),
     /// Watch the run's tasks (or a REEL tree's specs) on a terminal board.
     Board(board::Args),

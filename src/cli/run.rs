@@ -590,8 +590,15 @@ fn execute(plan: Plan, options: &Options, cwd: &Path, round: &mut Round) -> Resu
     // The work is on the integration branch, not yours: say how to bring
     // it over.
     if ran.outcome == Outcome::Passed {
+        let cd = match cwd.strip_prefix(&ran.root) {
+            Ok(_) => String::new(),
+            Err(_) => format!(
+                "cd {} && ",
+                loopc::run::status::shell_word(&ran.root.to_string_lossy())
+            ),
+        };
         summary.push_str(&format!(
-            "to bring the work onto your branch: git merge {branch}\n"
+            "to bring the work onto your branch: {cd}git merge {branch}\n"
         ));
     }
     summary.push_str(&report_line(&ran.root, cwd));

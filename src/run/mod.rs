@@ -374,6 +374,12 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
         answers: store::answers::digests(&layout).map_err(RunError::usage)?,
     };
     let mut warnings = warnings(&git, &plan, options, cwd, &start, &brought);
+    warnings.extend(other_plan(
+        &git,
+        &plan,
+        previous.as_ref(),
+        &cwd.join(&options.plan_file),
+    ));
     for name in engine::remember::unremembered(&options.retry_failed, previous.as_ref()) {
         warnings.push(format!(
             "note: --retry-failed: task `{name}` has no remembered failure: it runs, or is \
@@ -401,6 +407,24 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
 /// What the person should know before the run: attempts start from a
 /// commit, so files the plan reads with uncommitted changes are not seen
 /// (the run goes on); a spec tree's worked stages may hold no spec.
+/// The warning for a run onto the integration branch the last run (its
+/// state `previous`) used for another plan file: plans of one file name
+/// in two directories share `loop/<file stem>` unless named.
+fn other_plan(git: &Git, plan: &Plan, previous: Option<&RunState>, file: &Path) -> Option<String> {
+    let previous = previous.filter(|p| p.integration_branch == plan.settings.branch)?;
+    let theirs = previous.plan_path.as_deref()?;
+    let ours = engine::uncommitted::repo_relative(file, &git.root)?;
+    (theirs != ours).then(|| {
+        format!(
+            "warning: the integration branch `{}` was last used by another plan file, {theirs}; \
+             this run of {ours} rebuilds it from the base ({theirs}'s passed tasks stay in \
+             the cache). To give each plan its own branch, name it: `loop \"<name>\" {{ }}` \
+             (or `loop {{ branch = \"…\" }}`)",
+            plan.settings.branch
+        )
+    })
+}
+
 fn warnings(
     git: &Git,
     plan: &Plan,
@@ -582,6 +606,7 @@ impl Recovered {
             .map_or(&s.start.base, |hit| &hit.head);
         reset_integration(&s.git, &s.layout, &s.plan, &s.start, target)?;
         let head = s.start.base.clone();
+        let plan_path = engine::uncommitted::repo_relative(&s.plan_path, &s.git.root);
         let control = Arc::new(process::Control::for_run());
         let mut git = s.git;
         git.bind(Arc::clone(&control));
@@ -602,7 +627,7 @@ impl Recovered {
             &ctx,
             options,
             parallel,
-            (s.previous, &s.skipped),
+            (s.previous, &s.skipped, plan_path),
             &head,
             cache_use,
         );
@@ -631,7 +656,7 @@ fn schedule(
     ctx: &Arc<RunCtx>,
     options: &Options,
     parallel: u32,
-    (previous, skipped): (Option<RunState>, &crate::plan::SkippedGates),
+    (previous, skipped, plan_path): (Option<RunState>, &crate::plan::SkippedGates, Option<String>),
     head: &str,
     cache_use: scheduler::CacheUse,
 ) -> Ran {
@@ -645,6 +670,7 @@ fn schedule(
     interrupt::install();
     let mut state = scheduler::initial_state(ctx, &options.plan_file, head);
     state.run = Some(ctx.run);
+    state.plan_path = plan_path;
     let at: std::collections::HashMap<String, usize> = (state.tasks.iter().enumerate())
         .filter(|_| !skipped.is_empty())
         .map(|(i, t)| (t.name.clone(), i))

@@ -40,7 +40,14 @@ fn clean_removes_only_branches_loopc_created() {
     repo.git(&["branch", "loopc/other/t/1"]);
     repo.loopc(&["run"]).status(1).run();
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/h/a/r1-a1"]));
+    let gone = "(no longer there: `loopc clean` removes logs)";
+    let before = repo.loopc(&["status"]).run();
+    assert!(before.stdout.contains("    logs: "), "{before:?}");
+    assert!(!before.stdout.contains(gone), "{before:?}");
     repo.loopc(&["clean"]).status(0).run();
+    // The status of that run still names the logs, and says they are gone.
+    let after = repo.loopc(&["status"]).run();
+    assert!(after.stdout.contains(gone), "{after:?}");
     assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/h/a/r1-a1"]));
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loopc/other/t/1"]));
 }
@@ -499,4 +506,29 @@ fn without_a_configured_name_loopc_signs_its_commits_as_itself() {
         repo.git(&["log", "-1", "--format=%an <%ae>", "loop/who"]),
         "Test <test@example.com>"
     );
+}
+
+#[test]
+fn a_plan_file_of_the_same_name_in_another_directory_is_said_to_share_the_branch() {
+    let repo = Test::repo();
+    repo.write("a/plan.loop", "task x { run = \"echo a > a.txt\" }\n");
+    repo.write("b/plan.loop", "task x { run = \"echo b > b.txt\" }\n");
+    repo.commit("two plans");
+    let a = repo.loopc(&["run"]).current_dir(repo.root.join("a")).run();
+    assert!(!a.stderr.contains("another plan file"), "{a:?}");
+    assert_eq!(repo.state()["plan_path"], "a/plan.loop");
+    let b = repo.loopc(&["run"]).current_dir(repo.root.join("b")).run();
+    assert!(
+        b.stderr.contains(
+            "warning: the integration branch `loop/plan` was last used by another plan file, \
+             a/plan.loop; this run of b/plan.loop rebuilds it from the base (a/plan.loop's \
+             passed tasks stay in the cache). To give each plan its own branch, name it: \
+             `loop \"<name>\" { }` (or `loop { branch = \"…\" }`)"
+        ),
+        "{b:?}"
+    );
+    assert_eq!(repo.show("loop/plan", "a.txt"), None);
+    // The same plan again: nothing to say.
+    let again = repo.loopc(&["run"]).current_dir(repo.root.join("b")).run();
+    assert!(!again.stderr.contains("another plan file"), "{again:?}");
 }

@@ -88,6 +88,13 @@ fn a_question_blocks_the_task_until_a_person_answers_it() {
         .stderr_contains("cannot read the answer from missing.txt")
         .status(2)
         .run();
+    // No answer at all: the usage says both ways to give one.
+    repo.loopc(&["answer", "a"])
+        .stderr_contains(
+            "Usage: loopc answer <TASK> <TEXT>\n       loopc answer <TASK> --file <PATH>\n",
+        )
+        .status(2)
+        .run();
     assert!(!repo.root.join(".loopc/answers/a.json").exists());
 
     repo.write("answer.txt", "Use SQLite.\n");

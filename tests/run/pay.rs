@@ -114,6 +114,14 @@ fn a_task_out_of_attempts_is_not_paid_for_again_until_retried_or_changed() {
          dry run of plan pay: 0 cached, 0 to run, 2 not run; nothing was started\n",
         "{dry:?}"
     );
+    let dry = repo.loopc(&["run", "--dry-run", "--force", "t"]).run();
+    assert!(
+        dry.stdout.starts_with(
+            "t: run (forced; --force: it ran out of attempts (2 of 2) with this key; starts \
+             over at attempt 1 with the last failure's feedback)\n"
+        ),
+        "{dry:?}"
+    );
     let (ran, out) = run(&repo, &["--no-cache"], 1);
     assert_eq!(ran, Vec::<String>::new(), "{out}");
     assert_eq!(repo.status_of("after"), "skipped");

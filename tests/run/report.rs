@@ -485,9 +485,9 @@ fn the_reports_json_has_the_runs_facts() {
 }
 
 /// From outside the plan's repository, `loopc report` would report another
-/// repository (or none): the run's last line goes there first.
+/// repository (or none): the run's last lines go there first.
 #[test]
-fn from_outside_the_repository_the_report_line_goes_there_first() {
+fn from_outside_the_repository_the_merge_and_report_lines_go_there_first() {
     let repo = Test::repo();
     repo.plan("task a { run = \"echo a > a.txt\" }\n");
     let plan = repo.root.join("plan.loop");
@@ -496,7 +496,11 @@ fn from_outside_the_repository_the_report_line_goes_there_first() {
         .current_dir(&repo.bin)
         .run();
     let top = repo.root.canonicalize().unwrap();
-    let line = format!("report: cd {} && loopc report\n", top.display());
+    let line = format!(
+        "to bring the work onto your branch: cd {0} && git merge loop/plan\n\
+         report: cd {0} && loopc report\n",
+        top.display()
+    );
     assert!(r.stdout.ends_with(&line), "{r:?}");
 }
 

@@ -147,6 +147,17 @@ fn an_agent_moving_a_users_branch_fails_naming_it_and_the_move_is_kept() {
     );
     assert!(r.stdout.contains("refs/heads/feature"), "{r:?}");
     assert_eq!(repo.state()["warnings"].as_array().unwrap().len(), 1);
+    // The warning says how to put it back; the command does.
+    let restore = format!("git update-ref refs/heads/feature {old} {new}");
+    let warning = repo.state()["warnings"][0].as_str().unwrap().to_string();
+    assert!(
+        warning.ends_with(&format!(
+            "loopc did not change it back (to put it back: {restore})"
+        )),
+        "{warning}"
+    );
+    repo.git(&["update-ref", "refs/heads/feature", &old, &new]);
+    assert_eq!(repo.git(&["rev-parse", "feature"]), old);
     // Nothing of the attempt reached the integration branch.
     assert_eq!(
         repo.git(&["rev-parse", "loop/s"]),
@@ -374,6 +385,26 @@ fn an_integration_branch_that_cannot_be_created_is_not_recorded_as_loopcs() {
 }
 
 // Item 5: `.loopc` symlinks and directories loopc did not make ---------------
+
+#[test]
+fn a_dot_loopc_that_is_a_file_is_named_by_every_command() {
+    let repo = Test::repo();
+    std::fs::write(repo.root.join(".loopc"), "mine\n").unwrap();
+    one_task_plan(&repo, SIMPLE_AGENT, 1);
+    for args in [&["run"][..], &["status"][..], &["answer", "one", "x"][..]] {
+        let r = repo.loopc(args).output();
+        assert_eq!(r.status, 2, "{args:?}: {r:?}");
+        assert!(
+            r.stderr
+                .contains(".loopc is not a directory; loopc keeps its state there"),
+            "{args:?}: {r:?}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(repo.root.join(".loopc")).unwrap(),
+        "mine\n"
+    );
+}
 
 #[test]
 fn a_symlinked_dot_loopc_is_refused_by_run_and_clean() {

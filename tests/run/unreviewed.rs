@@ -38,6 +38,10 @@ fn only_an_agent_gate_rejecting_the_last_attempt_keeps_its_work_for_a_person() {
     let run = repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("t"), "completed_unreviewed");
     assert_eq!(repo.status_of("after"), "skipped");
+    assert_eq!(
+        repo.task("after")["reason"],
+        "dependency `t` ended completed_unreviewed (an agent gate did not accept its work)"
+    );
     let t = repo.task("t");
     assert_eq!(t["attempts"], 2);
     let branch = t["branch"]

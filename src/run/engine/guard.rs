@@ -64,6 +64,22 @@ impl RefChange {
             (None, None) => format!("`{}` changed", self.name),
         }
     }
+
+    /// The git command that puts a ref (`refs/…`) back as it was, for
+    /// people to run; `None` for a checkout's `HEAD` and the stash, which
+    /// no single command restores safely.
+    pub fn restore(&self) -> Option<String> {
+        if !self.name.starts_with("refs/") {
+            return None;
+        }
+        let name = crate::run::status::shell_word(&self.name);
+        Some(match (&self.old, &self.new) {
+            (Some(o), Some(n)) => format!("git update-ref {name} {o} {n}"),
+            (Some(o), None) => format!("git update-ref {name} {o}"),
+            (None, Some(n)) => format!("git update-ref -d {name} {n}"),
+            (None, None) => return None,
+        })
+    }
 }
 
 /// Takes a snapshot of the refs that are not loopc's in the repository of

@@ -94,11 +94,7 @@ pub fn warning(
     brought: &[String],
     base: &str,
 ) -> Option<String> {
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let plan_rel = canon(plan_file)
-        .strip_prefix(canon(root))
-        .ok()
-        .map(|p| p.to_string_lossy().into_owned());
+    let plan_rel = repo_relative(plan_file, root);
     let is_brought = |p: &str| {
         brought
             .iter()
@@ -185,6 +181,17 @@ pub fn specs_warning(
          to its next stage only as committed, so these would stay: commit them first",
         named.join(", ")
     ))
+}
+
+/// `path` relative to the repository's top `root` (both with their
+/// symbolic links resolved where they exist), as git names it; `None` when
+/// it is outside.
+pub fn repo_relative(path: &Path, root: &Path) -> Option<String> {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    canon(path)
+        .strip_prefix(canon(root))
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub fn state(events: &RunEvents) -> RunState {
         run: events.run,
         plan: field(started, |e| e.plan.clone()),
         plan_file: String::new(),
+        plan_path: None,
         integration_branch: field(started, |e| e.branch.clone()),
         start_commit: field(started, |e| e.head.clone()),
         head_commit: field(started, |e| e.head.clone()),

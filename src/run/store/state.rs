@@ -48,6 +48,16 @@ pub fn load(path: &Path) -> Result<RunState, String> {
                 path.display()
             ));
         }
+        // `.loopc` is a file: say so (the OS says "Not a directory" of the
+        // path under it).
+        Err(_) if path.parent().is_some_and(|d| d.exists() && !d.is_dir()) => {
+            let dir = path.parent().unwrap_or(path);
+            return Err(format!(
+                "{} is not a directory; loopc keeps its state there: move it away and run \
+                 `loopc run` again",
+                dir.display()
+            ));
+        }
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
     let damaged = |e: &dyn std::fmt::Display| {

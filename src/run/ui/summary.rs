@@ -340,7 +340,14 @@ fn reason_lines(state: &RunState, out: &mut String) {
             ) || shown_status(state, t) == STOPPED)
                 && let Some(logs) = &t.logs
             {
-                out.push_str(&format!("    logs: {}\n", sanitize_line(logs)));
+                // `loopc status` after `loopc clean`: the path no longer
+                // leads anywhere.
+                let gone = if std::path::Path::new(logs).exists() {
+                    ""
+                } else {
+                    " (no longer there: `loopc clean` removes logs)"
+                };
+                out.push_str(&format!("    logs: {}{gone}\n", sanitize_line(logs)));
             }
         }
     }

@@ -36,11 +36,17 @@ pub fn decide(
         return Ok(None);
     };
     let spent = format!("{} of {}", r.attempts, task.attempts);
+    // The flag that runs it again, as the person gave it.
+    let flag = if memory.retry.covers(&task.name) {
+        "--retry-failed"
+    } else {
+        "--force"
+    };
     if let Some(question) = &r.question {
         if memory.retry.covers(&task.name) || forced {
-            return Ok(Some(
-                "--retry-failed: its question is not answered; its agent is asked again".into(),
-            ));
+            return Ok(Some(format!(
+                "{flag}: its question is not answered; its agent is asked again"
+            )));
         }
         return Err(format!(
             "{NOT_RUN}: its question is not answered yet ({question}); answer it with \
@@ -50,7 +56,7 @@ pub fn decide(
     }
     if memory.retry.covers(&task.name) || forced {
         return Ok(Some(format!(
-            "--retry-failed: it ran out of attempts ({spent}) with this key; starts over \
+            "{flag}: it ran out of attempts ({spent}) with this key; starts over \
              at attempt 1 with the last failure's feedback"
         )));
     }

@@ -49,8 +49,12 @@ pub fn judge(
     };
     for (c, line) in r.ref_changes.iter().zip(&lines) {
         attributed.push((c.name.clone(), c.new.clone()));
+        let back = c
+            .restore()
+            .map(|cmd| format!(" (to put it back: {cmd})"))
+            .unwrap_or_default();
         let w = format!(
-            "while {} ran{also}, {line}; loopc did not change it back",
+            "while {} ran{also}, {line}; loopc did not change it back{back}",
             of(&format!("task `{}` attempt {}", task.name, r.input.attempt))
         );
         ctx.events.ui().warn(&w);

@@ -91,6 +91,7 @@ pub fn initial(plan: &Plan, plan_file: &str, head: &str, now: String) -> RunStat
         run: None,
         plan: plan.name.clone(),
         plan_file: plan_file.to_string(),
+        plan_path: None,
         integration_branch: plan.settings.branch.clone(),
         start_commit: head.to_string(),
         head_commit: head.to_string(),
@@ -666,7 +667,13 @@ fn finalize(
             {
                 "is not run"
             } else {
-                dep.status.as_str()
+                match dep.status {
+                    TaskStatus::NeedsHuman => "waits for an answer (needs-human)",
+                    TaskStatus::CompletedUnreviewed => {
+                        "ended completed_unreviewed (an agent gate did not accept its work)"
+                    }
+                    _ => dep.status.as_str(),
+                }
             };
             let why = format!("dependency `{}` {how}", dep.name);
             let ts = &mut state.tasks[j];

@@ -88,7 +88,17 @@ impl Left<'_> {
         }
         Err(reject(
             self.check,
-            format!("{} changed tracked files: {}", self.gate, paths.join(", ")),
+            format!(
+                "{} changed tracked files: {}{}",
+                self.gate,
+                paths.join(", "),
+                // A gate can be told its changes are harmless; `accept` cannot.
+                if self.check.label == "accept" {
+                    ""
+                } else {
+                    " (discarded; a gate whose changes are harmless says `on_change = ignore`)"
+                }
+            ),
             format!(
                 "A gate must not change tracked files; loopc discarded its changes to:\n{}\n\
                  (a gate whose changes are harmless says `on_change = ignore`)",

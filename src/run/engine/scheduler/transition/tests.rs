@@ -265,7 +265,7 @@ fn a_question_for_a_person_ends_the_task_needs_human_and_skips_its_dependents() 
     assert_eq!(state.tasks[1].status, TaskStatus::Skipped);
     assert_eq!(
         state.tasks[1].reason.as_deref(),
-        Some("dependency `a` needs-human")
+        Some("dependency `a` waits for an answer (needs-human)")
     );
     assert_eq!(actions.first(), Some(&Action::KeepWorktree));
     assert!(books.stop.is_none(), "other work goes on");
