@@ -488,15 +488,20 @@ fn refuse_early(
     // A missing `loop.base` is the plan's: its message says where it is written.
     let base_at = agent::programs::loop_field_location(compilation, "base");
     let base = loopc::run::start_commit(&git, plan, base_at.as_deref()).map_err(|e| e.message)?;
-    // A program that is not there fails every attempt the same way: say so
-    // before any work (`--dry-run` too: it refuses what `run` refuses).
-    // `run` strings are run from the worktree's top, so a relative program
-    // is looked up from the repository's.
-    agent::programs::check(plan, compilation, &git.root).map_err(|m| m.join("\nerror: "))?;
-    // So is a file `loop.copy` or `loop.link` names that is not there.
-    let brought =
-        worktree_files::check(plan, compilation, &git.root).map_err(|m| m.join("\nerror: "))?;
-    // And an agent's script that the commit does not have.
+    // Everything below fails every attempt the same way: say it all before
+    // any work (`--dry-run` too: it refuses what `run` refuses), every kind
+    // at once, as `check` reports every error of a file.
+    let mut errors: Vec<String> = Vec::new();
+    // A program that is not there. `run` strings are run from the
+    // worktree's top, so a relative program is looked up from the
+    // repository's.
+    if let Err(m) = agent::programs::check(plan, compilation, &git.root) {
+        errors.extend(m);
+    }
+    // A file `loop.copy` or `loop.link` names that is not there.
+    let brought = worktree_files::check(plan, compilation, &git.root);
+    // An agent's script that the commit does not have (one `copy` brings
+    // counts: when `copy` is in error, which it brings is not known).
     let mut committed = || -> Result<std::collections::HashSet<String>, String> {
         Ok(git
             .tree_files(&base)?
@@ -513,10 +518,21 @@ fn refuse_early(
             "there is no such file"
         }
     };
-    agent::scripts::check(plan, compilation, &mut committed, &brought, &base, &state)
-        .map_err(|m| m.join("\nerror: "))?;
-    // And a `context` file that the commit does not have (E0015).
-    if !compilation.context.is_empty() {
+    match brought {
+        Ok(brought) => {
+            if let Err(m) =
+                agent::scripts::check(plan, compilation, &mut committed, &brought, &base, &state)
+            {
+                errors.extend(m);
+            }
+        }
+        Err(m) => errors.extend(m),
+    }
+    // A `context` file that the commit does not have (E0015): diagnostics,
+    // printed after the errors above.
+    let missing = if compilation.context.is_empty() {
+        Vec::new()
+    } else {
         let files = committed()?;
         let short = base.get(..10).unwrap_or(&base);
         let place = format!("in the commit attempts start from ({short})");
@@ -531,17 +547,23 @@ fn refuse_early(
                 Found::Missing
             }
         };
-        let missing = loopc::check::context::missing(&compilation.context, &mut found, &place);
-        if !missing.is_empty() {
-            super::print_compilation(compilation, &missing);
-            return Err(format!(
-                "{} names context files that are not in the commit attempts start from; \
-                 nothing was run",
-                path.display()
-            ));
+        loopc::check::context::missing(&compilation.context, &mut found, &place)
+    };
+    if missing.is_empty() {
+        if errors.is_empty() {
+            return Ok((git, base));
         }
+        return Err(errors.join("\nerror: "));
     }
-    Ok((git, base))
+    for e in &errors {
+        eline!("error: {e}");
+    }
+    super::print_compilation(compilation, &missing);
+    Err(format!(
+        "{} names context files that are not in the commit attempts start from; \
+         nothing was run",
+        path.display()
+    ))
 }
 
 /// Runs `plan` in the repository containing `cwd` (or, with `--dry-run`,

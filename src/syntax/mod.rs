@@ -520,7 +520,35 @@ fn syntax_error(source: &str, item: usize, at: usize, e: &pest::error::Error<Rul
     if found == "`'`" {
         d = d.with_note("strings are written in double quotes: `\"…\"`");
     }
+    if found == "`.`"
+        && let Some(name) = dotted_task_name(source, at)
+    {
+        d = d.with_note(format!(
+            "a task name with `.` is written quoted: `\"{name}\"` (bare names take letters, \
+             digits, `_` and `-`)"
+        ));
+    }
     d
+}
+
+/// The dotted task name written bare around the `.` at `at` in a task
+/// header or its dependency list (`task x.1 { … }`, `task y: x.1 { … }`).
+fn dotted_task_name(source: &str, at: usize) -> Option<String> {
+    if !source.is_char_boundary(at) || at >= source.len() {
+        return None;
+    }
+    let line = &source[crate::span::line_start(source, at)..at];
+    if !line.trim_start().starts_with("task") || line.contains('{') {
+        return None;
+    }
+    let part = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    let head = line.trim_end_matches(part).len();
+    let before = &line[head..];
+    let after: String = source[at..].chars().take_while(|&c| part(c)).collect();
+    if before.is_empty() || after.len() < 2 {
+        return None;
+    }
+    Some(format!("{before}{after}"))
 }
 
 /// Whether `at` is after the `:` of a task header on its line

@@ -222,3 +222,19 @@ fn a_huge_parallel_runs_no_more_threads_than_tasks() {
     assert_eq!(repo.status_of("a"), "passed");
     assert_eq!(repo.status_of("b"), "passed");
 }
+
+#[test]
+fn a_plan_without_tasks_passes_with_no_empty_table() {
+    let repo = Test::repo();
+    repo.plan("loop \"e\" { }\n");
+    let head = repo.git(&["rev-parse", "--short=10", "HEAD"]);
+    repo.loopc(&["run"])
+        .status(0)
+        .stdout(&format!(
+            "run passed: 0/0 tasks passed, 0 agent attempts, $0, integration branch loop/e at \
+             {head}\nbudget: iterations 0 of 20, failures in a row 0 of 3\n\
+             to bring the work onto your branch: git merge loop/e\n\
+             report: loopc report -o .loopc/report.html\n"
+        ))
+        .run();
+}

@@ -86,8 +86,10 @@ task a { agent = bot  prompt = "x" }
     let r = repo.loopc(&["run"]).output();
     assert_eq!(r.status, 2, "{r:?}");
     assert!(
-        r.stderr
-            .contains("`no-such-launcher-xyz` is not a command the shell can find"),
+        r.stderr.contains(
+            "plan.loop:4:23: executor `farm`, launching agent `bot` (task `a`): \
+             `no-such-launcher-xyz` is not a command the shell can find"
+        ),
         "{r:?}"
     );
     assert!(repo.bin.join("a.txt").metadata().is_err());

@@ -83,6 +83,16 @@ fn a_task_out_of_attempts_is_not_paid_for_again_until_retried_or_changed() {
     assert_eq!(ran, Vec::<String>::new(), "{out}");
     let t = repo.task("t");
     assert_eq!(t["status"], "failed");
+    // Its attempts are the earlier run's, said as such.
+    assert_eq!(
+        (&t["attempts"], &t["earlier_attempts"]),
+        (&2.into(), &2.into())
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("t ") && l.contains(" 2 (2 earlier) ")),
+        "{out}"
+    );
     let reason = t["reason"].as_str().unwrap();
     assert!(
         reason.starts_with(

@@ -179,3 +179,56 @@ fn no_repository_or_no_commit_is_refused_with_the_way_out_and_writes_nothing() {
     assert!(!empty.root.join(".loopc").exists());
     assert!(!empty.root.join(".git/loopc-lock").exists());
 }
+
+/// Every kind of pre-flight error at once, as `check` reports every error
+/// of a file: a missing program, an agent script not in the commit, a
+/// `context` file not committed (E0015, last); one `copy` that matches
+/// nothing is said too, and then which scripts `copy` brings is not known.
+#[test]
+fn every_kind_of_preflight_error_is_said_in_one_run() {
+    let repo = Test::repo();
+    repo.write("scripts/agent.sh", "cat\n");
+    repo.plan(
+        r#"
+budget { iterations = 5 }
+agent a { run = "claud -p" }
+agent b { run = "sh scripts/agent.sh" }
+task x { agent = a  prompt = "p"  context = ["DESIGN.md"] }
+task y { agent = b  prompt = "p" }
+"#,
+    );
+    let r = repo.loopc(&["run", "--dry-run"]).status(2).run();
+    let at = |needle: &str| {
+        r.stderr
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in {}", r.stderr))
+    };
+    let program = at("`claud` is not a command the shell can find");
+    let script = at("`scripts/agent.sh` is not in the commit attempts start from");
+    let context = at("error[E0015]: context file `DESIGN.md` is not in the commit");
+    assert!(program < script && script < context, "{}", r.stderr);
+    assert!(
+        r.stderr.ends_with(
+            "error: plan.loop names context files that are not in the commit attempts start \
+             from; nothing was run\n"
+        ),
+        "{}",
+        r.stderr
+    );
+    // A `copy` that matches nothing: said with the rest.
+    repo.plan(
+        r#"
+loop { copy = [".env"] }
+budget { iterations = 5 }
+agent a { run = "claud -p" }
+task x { agent = a  prompt = "p" }
+"#,
+    );
+    let r = repo.loopc(&["run"]).status(2).run();
+    assert!(r.stderr.contains("`claud` is not a command"), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("`loop.copy` names \".env\", which matches no file"),
+        "{r:?}"
+    );
+}

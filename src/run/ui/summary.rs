@@ -81,8 +81,12 @@ fn unchecked_lines(state: &RunState, out: &mut String) {
     }
 }
 
-/// The table's header and a row per task, in columns.
+/// The table's header and a row per task, in columns; nothing for a plan
+/// without tasks (a header over no rows says nothing).
 fn task_rows(state: &RunState) -> String {
+    if state.tasks.is_empty() {
+        return String::new();
+    }
     let mut rows: Vec<[String; 5]> = vec![[
         "task".into(),
         "status".into(),

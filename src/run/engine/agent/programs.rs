@@ -52,6 +52,8 @@ pub(super) struct Use<'a> {
     pub(super) run: &'a str,
     /// The command itself (run in the worktree, wherever it is launched).
     pub(super) command: &'a str,
+    /// The executor that launches it, if any: `run` is then its launcher.
+    pub(super) via: Option<&'a str>,
     /// Whether an agent runs it (an agent's own command, which no work of
     /// the run writes first; a gate's may be a file the task writes).
     pub(super) agent: bool,
@@ -74,6 +76,7 @@ pub(super) fn uses(plan: &Plan) -> Vec<Use<'_>> {
         Use {
             what,
             run: through(agent.executor.as_ref(), &agent.run),
+            via: via(agent.executor.as_ref()),
             command: &agent.run,
             agent: true,
             env,
@@ -85,6 +88,7 @@ pub(super) fn uses(plan: &Plan) -> Vec<Use<'_>> {
                 out.push(Use {
                     what: format!("agent `{}` (task `{}`)", agent.name, task.name),
                     run: through(agent.executor.as_ref(), &agent.run),
+                    via: via(agent.executor.as_ref()),
                     command: &agent.run,
                     agent: true,
                     env: task.env.clone(),
@@ -104,6 +108,7 @@ pub(super) fn uses(plan: &Plan) -> Vec<Use<'_>> {
             TaskKind::Command { run } => out.push(Use {
                 what: format!("task `{}`", task.name),
                 run: through(task.executor.as_ref(), run),
+                via: via(task.executor.as_ref()),
                 command: run,
                 agent: false,
                 env: task.env.clone(),
@@ -125,6 +130,7 @@ pub(super) fn uses(plan: &Plan) -> Vec<Use<'_>> {
             out.push(Use {
                 what: format!("the `accept` of task `{}`", task.name),
                 run: through(task.executor.as_ref(), accept),
+                via: via(task.executor.as_ref()),
                 command: accept,
                 agent: false,
                 env: task.env.clone(),
@@ -135,6 +141,7 @@ pub(super) fn uses(plan: &Plan) -> Vec<Use<'_>> {
             out.push(Use {
                 what: "`loop.setup`".to_string(),
                 run: through(plan.settings.setup_executor.as_ref(), setup),
+                via: via(plan.settings.setup_executor.as_ref()),
                 command: setup,
                 agent: false,
                 env: task.env.clone(),
@@ -142,6 +149,11 @@ pub(super) fn uses(plan: &Plan) -> Vec<Use<'_>> {
         }
     }
     out
+}
+
+/// The name of the executor a command is launched through, if any.
+fn via(executor: Option<&std::sync::Arc<Executor>>) -> Option<&str> {
+    executor.map(|e| e.name.as_str())
 }
 
 /// What a command launched through `executor` looks up here: the
@@ -158,6 +170,7 @@ fn gate_uses<'p>(task: &'p crate::plan::Task, out: &mut Vec<Use<'p>>) {
             GateKind::Command { run } => out.push(Use {
                 what: format!("gate `{}` (task `{}`)", g.name, task.name),
                 run: through(g.executor.as_ref(), run),
+                via: via(g.executor.as_ref()),
                 command: run,
                 agent: false,
                 env: task.env.clone(),
@@ -171,6 +184,7 @@ fn gate_uses<'p>(task: &'p crate::plan::Task, out: &mut Vec<Use<'p>>) {
                         agent.name, g.name, task.name
                     ),
                     run: through(g.executor.as_ref(), &agent.run),
+                    via: via(g.executor.as_ref()),
                     command: &agent.run,
                     agent: true,
                     env,
@@ -351,9 +365,14 @@ pub fn check(plan: &Plan, compilation: &Compilation, dir: &Path) -> Result<(), V
             .of_run(u.run)
             .map(|l| format!("{l}: "))
             .unwrap_or_default();
+        let what = match u.via {
+            Some(e) => format!("executor `{e}`, launching {}", u.what),
+            None => u.what,
+        };
         missing.push(format!(
-            "{at}{}: `{program}` is not a command the shell can find (run = {:?}); nothing was run",
-            u.what, u.run
+            "{at}{what}: `{program}` is not a command the shell can find (run = {:?}); nothing \
+             was run",
+            u.run
         ));
     }
     let mut more: Vec<(usize, String)> = reported

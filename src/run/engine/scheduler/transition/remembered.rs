@@ -107,6 +107,10 @@ pub fn resume(
             }
             None => TaskStatus::Failed,
         };
+        // Its attempts are those earlier runs spent (status shows `2 (2
+        // earlier)`, not 0 beside "ran out of attempts").
+        state.tasks[i].attempts = r.attempts;
+        state.tasks[i].earlier_attempts = r.attempts;
         finalize(plan, state, i, status, Some(why), now, &mut out);
         return out;
     }
