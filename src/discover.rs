@@ -135,6 +135,30 @@ pub fn find_plan(cwd: &Path) -> Result<PathBuf, DiscoverError> {
     }
 }
 
+/// The plan a directory named as the plan stands for, when it holds no
+/// REEL spec (a spec directory, or a tree, is a plan itself): its
+/// `plan.loop`, else its only `*.loop` file, as [`find_plan`] finds one
+/// there (without looking above it). `None` when `dir` is a spec directory
+/// or tree, holds no `.loop` file or several and no `plan.loop`, or cannot
+/// be read: compiling the directory then says which.
+pub fn plan_in(dir: &Path) -> Option<PathBuf> {
+    if crate::reel::is_spec_tree(dir) || crate::reel::spec_files(dir).is_ok_and(|f| !f.is_empty()) {
+        return None;
+    }
+    if dir.join(PLAN_FILE).is_file() {
+        return Some(dir.join(PLAN_FILE));
+    }
+    let mut plans = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "loop"));
+    match (plans.next(), plans.next()) {
+        (Some(only), None) => Some(only),
+        _ => None,
+    }
+}
+
 /// The top directory of the git repository (or worktree) containing `dir`:
 /// the nearest directory at or above it with a `.git` entry.
 fn repository_top(dir: &Path) -> Option<PathBuf> {

@@ -62,20 +62,20 @@ impl From<GraphFormat> for render::Format {
 /// `plan` (compiled as `compiled`) grown by the tasks the last run added
 /// from plan fragments (`s`, its state): the fragments read at the commits
 /// the state records for their producers. `None` when the plan has no
-/// task that expands (or the current directory cannot be found).
+/// task that expands. `dir`: a directory of the plan's repository.
 pub(super) fn grown(
     compiled: &loopc::compile::Compilation,
     plan: &loopc::plan::Plan,
     s: &state::StateMap,
+    dir: &std::path::Path,
 ) -> Option<loopc::plan::Plan> {
     if !plan.tasks.iter().any(|t| t.expands.is_some()) {
         return None;
     }
-    let cwd = std::env::current_dir().ok()?;
     let base = loopc::expand::Base::of(compiled, &plan.name);
     Some(loopc::expand::regrow(&base, plan.clone(), |task, path| {
         s.fragment_commit(task)
-            .and_then(|commit| state::file_at(&cwd, commit, path))
+            .and_then(|commit| state::file_at(dir, commit, path))
     }))
 }
 
@@ -87,16 +87,15 @@ pub fn run(args: &Args) -> i32 {
         args.defaults.as_deref(),
         "no graph drawn",
     ) {
-        Ok((_, c)) => c,
+        Ok(found) => found,
         Err(status) => return status,
     };
+    let (path, compiled) = compiled;
     let Some(plan) = &compiled.plan else {
         return exit::FAILURE;
     };
     let statuses = if args.state {
-        let loaded = std::env::current_dir()
-            .map_err(|e| format!("cannot find the current directory ({e}); drawing without status"))
-            .and_then(|cwd| state::load_for_dir(&cwd, &plan.name));
+        let loaded = state::load_for_dir(&super::plan_dir(&path), &plan.name);
         match loaded {
             Ok(s) => Some(s),
             Err(warning) => {
@@ -107,7 +106,9 @@ pub fn run(args: &Args) -> i32 {
     } else {
         None
     };
-    let grown = statuses.as_ref().and_then(|s| grown(&compiled, plan, s));
+    let grown = statuses
+        .as_ref()
+        .and_then(|s| grown(&compiled, plan, s, &super::plan_dir(&path)));
     let plan = grown.as_ref().unwrap_or(plan);
     let color = args.format == GraphFormat::Text && super::color_for(io::stdout().is_terminal());
     let stdout = io::stdout();

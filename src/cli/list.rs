@@ -74,12 +74,13 @@ pub fn run(args: &Args) -> i32 {
     let Some(plan) = &compiled.plan else {
         return exit::FAILURE;
     };
-    let statuses = statuses(&plan.name);
+    let dir = super::plan_dir(&path);
+    let statuses = statuses(&plan.name, &dir);
     // With the tasks the last run added from plan fragments, as `status`
     // and `graph --state` show them.
     let grown = statuses
         .as_ref()
-        .and_then(|s| super::graph::grown(&compiled, plan, s));
+        .and_then(|s| super::graph::grown(&compiled, plan, s, &dir));
     let plan = grown.as_ref().unwrap_or(plan);
     let status_of = |name: &str| statuses.as_ref().and_then(|s| s.recorded(name));
     let text = if args.json {
@@ -133,15 +134,14 @@ pub fn run(args: &Args) -> i32 {
     })
 }
 
-/// The last run's statuses for the plan called `name`: none when there was
-/// no run here (not worth a word), or (with a warning) when the state
-/// cannot be read or is another plan's.
-fn statuses(name: &str) -> Option<StateMap> {
-    let cwd = std::env::current_dir().ok()?;
-    if !state::state_path(&cwd).exists() {
+/// The last run's statuses for the plan called `name`, in the repository
+/// containing `dir`: none when there was no run there (not worth a word),
+/// or (with a warning) when the state cannot be read or is another plan's.
+fn statuses(name: &str, dir: &std::path::Path) -> Option<StateMap> {
+    if !state::state_path(dir).exists() {
         return None;
     }
-    match state::load_for_dir(&cwd, name) {
+    match state::load_for_dir(dir, name) {
         Ok(s) => Some(s),
         Err(e) => {
             let e = e.trim_end_matches("; drawing without status");

@@ -401,12 +401,38 @@ fn compile_for_display(
     Ok((path, compiled))
 }
 
+/// The directory whose repository holds the plan at `path` (a file, or a
+/// REEL spec directory): its last run's state is that repository's, as
+/// `loopc run` uses it, wherever the command is run from.
+fn plan_dir(path: &std::path::Path) -> std::path::PathBuf {
+    if path.is_dir() {
+        return path.to_path_buf();
+    }
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    }
+}
+
+/// The plan named `given`: a directory that holds no REEL spec stands for
+/// its plan ([`loopc::discover::plan_in`]: its `plan.loop`, else its only
+/// `*.loop` file); anything else is itself.
+fn given_plan(given: &std::path::Path) -> std::path::PathBuf {
+    if given.is_dir()
+        && let Some(plan) = loopc::discover::plan_in(given)
+    {
+        note_verbose(&format!("using the plan {}", plan.display()));
+        return plan;
+    }
+    given.to_path_buf()
+}
+
 /// The plan a command uses: `given`, else the one [`loopc::discover`]
 /// finds from the current directory (named with `-v`), or (having said
 /// why) exit status 2.
 fn plan_or_discover(given: Option<&std::path::Path>) -> Result<std::path::PathBuf, i32> {
     if let Some(p) = given {
-        return Ok(p.to_path_buf());
+        return Ok(given_plan(p));
     }
     let cwd = current_dir()?;
     match loopc::discover::find_plan(&cwd) {

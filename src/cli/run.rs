@@ -20,7 +20,6 @@ use loopc::plan::Plan;
 use loopc::run::standby::{Standby, Watched};
 use loopc::run::sys::git::Git;
 use loopc::run::{Options, Outcome, RetryFailed};
-use loopc::state::TaskStatus;
 use std::path::{Path, PathBuf};
 
 /// `loopc run [PLAN] [TASK…] [-j N] [--dry-run] [--force T…] [--skip-gate G]… [--retry-failed [T…]] [--no-cache] [--verify] [--stage S,…] [--watch]`
@@ -107,7 +106,7 @@ pub(super) struct Round {
     /// What this round reads, once the plan was found.
     pub watched: Option<Watched>,
     /// How the run ended and each task with it, when it ran.
-    pub ran: Option<(Outcome, Vec<(String, TaskStatus)>)>,
+    pub ran: Option<(Outcome, Vec<loopc::run::RanTask>)>,
     /// The watcher, started by the first round that found its repository
     /// and handed on from round to round.
     pub standby: Option<Standby>,
@@ -179,7 +178,7 @@ pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
     let (given, words, force, skip_gates, retry_failed) = split_words(args, &cwd);
     let path = match given {
-        Some(p) => p,
+        Some(p) => super::given_plan(&p),
         None => {
             let found = loopc::discover::find_plan(&cwd).map_err(|e| e.to_string())?;
             note_verbose(&format!("using the plan {}", found.display()));

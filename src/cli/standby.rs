@@ -113,22 +113,17 @@ fn round_line(number: u32, round: &Round, error: Option<&String>) -> String {
     };
     let ran: Vec<String> = tasks
         .iter()
-        .filter(|(_, s)| {
-            !matches!(
-                s,
-                TaskStatus::Cached | TaskStatus::Pending | TaskStatus::Skipped
-            )
-        })
-        .map(|(n, _)| n.clone())
+        .filter(|t| t.attempted)
+        .map(|t| t.name.clone())
         .collect();
     let cached = tasks
         .iter()
-        .filter(|(_, s)| *s == TaskStatus::Cached)
+        .filter(|t| t.status == TaskStatus::Cached)
         .count();
     let not_passed: Vec<String> = tasks
         .iter()
-        .filter(|(_, s)| !s.is_done())
-        .map(|(n, _)| n.clone())
+        .filter(|t| !t.status.is_done())
+        .map(|t| t.name.clone())
         .collect();
     let mut line = format!(
         "round {number}: {}: {} ran{}, {cached} from the cache",

@@ -112,7 +112,20 @@ pub struct Ran {
     pub root: std::path::PathBuf,
     /// Each task of the run (fragments' too) and how it ended, in the
     /// plan's order (`--watch`'s line per round counts them).
-    pub tasks: Vec<(String, crate::state::TaskStatus)>,
+    pub tasks: Vec<RanTask>,
+}
+
+/// One task of a finished run, as `--watch`'s line per round counts it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RanTask {
+    /// Its name.
+    pub name: String,
+    /// How it ended.
+    pub status: crate::state::TaskStatus,
+    /// Whether it had an attempt in this run (one that ended, or was
+    /// interrupted), or verified (`already_satisfied`): not one that was
+    /// replayed, skipped, or not run for its remembered failures.
+    pub attempted: bool,
 }
 
 /// Options of one run (the command line, minus the plan file).
@@ -718,7 +731,16 @@ fn schedule(
             .state
             .tasks
             .iter()
-            .map(|t| (t.name.clone(), t.status))
+            .map(|t| RanTask {
+                name: t.name.clone(),
+                status: t.status,
+                attempted: !t.history.is_empty()
+                    || matches!(
+                        t.status,
+                        crate::state::TaskStatus::Interrupted
+                            | crate::state::TaskStatus::AlreadySatisfied
+                    ),
+            })
             .collect(),
     }
 }

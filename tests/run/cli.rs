@@ -443,3 +443,30 @@ task c { agent = bot  prompt = "z" }
             .all(|e| e["how"] == "fast_forward")
     );
 }
+
+/// A directory that holds no REEL spec, named as the plan, stands for its
+/// plan (its `plan.loop`, else its only `*.loop` file) in `run`, `graph`
+/// and `list`, as when the command is run there; several plans and no
+/// `plan.loop` are still refused, naming the way out.
+#[test]
+fn a_directory_named_as_the_plan_stands_for_its_plan() {
+    let repo = Test::repo();
+    repo.write("r/plan.loop", "task a { run = \"echo a > a.txt\" }\n");
+    repo.write("two/x.loop", "task x { run = \"true\" }\n");
+    repo.write("two/y.loop", "task y { run = \"true\" }\n");
+    repo.commit("plans");
+    repo.loopc(&["run", "r"]).status(0).run();
+    assert_eq!(repo.show("loop/plan", "a.txt").as_deref(), Some("a\n"));
+    repo.loopc(&["list", "r"])
+        .status(0)
+        .stdout("task  status  title\na     passed\n")
+        .run();
+    repo.loopc(&["graph", "r", "--format", "mermaid"])
+        .status(0)
+        .stdout("flowchart TD\n  t0[\"a<br/>command\"]\n")
+        .run();
+    repo.loopc(&["graph", "two"])
+        .status(2)
+        .stderr_contains("a directory of 2 .loop plan(s) and no REEL spec")
+        .run();
+}

@@ -804,6 +804,24 @@ fn list_graph_and_task_names_know_a_fragments_tasks() {
          design.one  passed  (added by design's plan fragment)\n\
          design.two  passed  (added by design's plan fragment)\n"
     );
+    // From outside the repository, naming the plan: the plan's repository's
+    // last run, as `run` uses it.
+    let plan = repo.root.join("plan.loop");
+    let outside = repo
+        .loopc(&["list", plan.to_str().unwrap()])
+        .current_dir(&repo.bin)
+        .status(0)
+        .run();
+    assert_eq!(outside.stdout, list.stdout, "{outside:?}");
+    assert_eq!(outside.stderr, "", "{outside:?}");
+    let graph = repo
+        .loopc(&["graph", "--state", plan.to_str().unwrap()])
+        .current_dir(&repo.bin)
+        .status(0)
+        .run();
+    assert!(graph.stdout.contains("design.two"), "{graph:?}");
+    assert!(graph.stdout.contains("passed"), "{graph:?}");
+    assert_eq!(graph.stderr, "", "{graph:?}");
     let json = repo.loopc(&["list", "--json"]).status(0).run();
     let doc: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert_eq!(doc["tasks"][1]["name"], "design.one");

@@ -237,3 +237,19 @@ fn a_plan_in_no_repository_ends_standby_at_once() {
         "{r:?}"
     );
 }
+
+/// A round's `ran` counts the tasks that had an attempt in it: one not run
+/// for the failures remembered under its key is not among them.
+#[test]
+fn a_task_not_run_for_its_remembered_failures_is_not_counted_as_ran() {
+    let repo = Test::repo();
+    let plan = "task a { run = \"false\"  attempts = 1 }\ntask b: a { run = \"true\" }\n";
+    repo.plan(plan);
+    repo.loopc(&["run"]).status(1).run();
+    let mut child = start(
+        &repo,
+        plan,
+        "round 1: failed: 0 ran, 0 from the cache, 2 did not pass (a, b)\n",
+    );
+    ends_on_ctrl_c(&repo, &mut child);
+}
