@@ -6,7 +6,7 @@
 //! change (its path is printed on stdout, one per line); 2 when a file could
 //! not be read or written (the worst status wins).
 
-use super::{exit, plans_or_discover, print_human, quiet};
+use super::{exit, output_status, plans_or_discover, print_human, quiet};
 use loopc::fmt::{FmtError, Formatted};
 use std::io::Write;
 use std::path::PathBuf;
@@ -53,9 +53,13 @@ pub fn run(args: &Args) -> i32 {
             Ok(Formatted::Changed) if args.check => {
                 would_change += 1;
                 let mut out = std::io::stdout().lock();
-                // A closed stdout still leaves the exit status to tell.
-                let _ = writeln!(out, "{name}");
-                exit::FAILURE
+                // A closed stdout still leaves the exit status to tell; a
+                // full one loses the list, which is said.
+                let written = writeln!(out, "{name}").and_then(|()| out.flush());
+                match output_status(written, |e| format!("error: cannot write to stdout: {e}")) {
+                    exit::OK => exit::FAILURE,
+                    failed => failed,
+                }
             }
             Ok(Formatted::Changed) => exit::OK,
             Err(FmtError::ReelSpec) => {

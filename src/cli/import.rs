@@ -4,7 +4,7 @@
 //! Exit 0 written, 1 the specs have errors (their diagnostics are printed
 //! and nothing is written), 2 a file could not be read or written.
 
-use super::{exit, output_status, print_compilation, write_stdout};
+use super::{exit, output_status, print_compilation, print_plan_diagnostics, write_stdout};
 use loopc::import::ImportError;
 use std::path::PathBuf;
 
@@ -38,6 +38,19 @@ pub fn run(args: &Args) -> i32 {
         );
         return exit::USAGE;
     }
+    // A plan is not a spec: it would be read as one and fail as a spec.
+    if let Some(plan) = args
+        .specs
+        .iter()
+        .find(|p| p.extension().is_some_and(|x| x == "loop"))
+    {
+        eline!(
+            "error: `{}` is a .loop plan, not a REEL spec; `loopc import` converts specs (.md, \
+             .json, .feature): name a defaults plan with --defaults",
+            plan.display()
+        );
+        return exit::USAGE;
+    }
     let reel = match loopc::compile::compile_specs(&args.specs, args.defaults.as_deref()) {
         Ok(r) => r,
         Err(e) => {
@@ -46,11 +59,16 @@ pub fn run(args: &Args) -> i32 {
         }
     };
     let c = &reel.compilation;
-    if !c.diagnostics.is_empty() {
-        print_compilation(c, &c.diagnostics);
-    }
+    // `-q`: the errors only.
+    print_plan_diagnostics(c);
     let Some(plan) = &c.plan else {
-        eline!("error: `{}` has errors; nothing imported", c.name);
+        let named: Vec<String> = args
+            .specs
+            .iter()
+            .map(|p| format!("`{}`", p.display()))
+            .collect();
+        let has = if named.len() == 1 { "has" } else { "have" };
+        eline!("error: {} {has} errors; nothing imported", named.join(", "));
         return exit::FAILURE;
     };
     let out_name = args

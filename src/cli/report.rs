@@ -60,6 +60,14 @@ pub fn run(args: &Args) -> i32 {
             format!("error: cannot write to stdout: {e}")
         });
     };
+    if path.is_dir() {
+        say(&format!(
+            "cannot write the report to {}: it is a directory; name a file in it (`-o {}`)",
+            path.display(),
+            path.join("report.html").display()
+        ));
+        return exit::USAGE;
+    }
     if let Err(e) = write_file(&path, &text) {
         say(&format!(
             "cannot write the report to {}: {e}",

@@ -335,6 +335,12 @@ impl Server {
                     return Vec::new();
                 };
                 let uri = p.text_document.uri;
+                // A change to a document never opened has no text to apply
+                // it to (the client is out of step): ignored, as the
+                // specification's "must be opened first" leaves it.
+                if !self.documents.contains_key(&uri) {
+                    return Vec::new();
+                }
                 let text = edited(self.documents.get(&uri), p.content_changes);
                 self.update(uri, p.text_document.version, text)
             }

@@ -182,6 +182,23 @@ fn check_names_changed_files_and_writes_nothing() {
     test.loopc(&["fmt", "--check", "pretty.loop"])
         .stdout("")
         .run();
+    // A full stdout loses the list: said, exit 2.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("open /dev/full");
+    let o = test
+        .loopc(&["fmt", "--check", "ugly.loop"])
+        .command()
+        .stdout(full)
+        .output()
+        .expect("run loopc");
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "error: cannot write to stdout: No space left on device (os error 28)\n\
+         error: 1 file would be reformatted (run `loopc fmt` without --check)\n"
+    );
 }
 
 #[test]

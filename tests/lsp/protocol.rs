@@ -355,6 +355,28 @@ fn ranged_edits_give_the_diagnostics_of_the_edited_text() {
 }
 
 #[test]
+fn a_change_to_a_document_never_opened_is_ignored() {
+    let mut c = Client::start();
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": "file:///nope.loop", "version": 2},
+               "contentChanges": [{"text": "x"}]}),
+    );
+    // Messages are answered in order: by the time the opened document's
+    // diagnostics come, any for the change would have come first.
+    c.open("file:///tmp/other/a.loop", "task a { run = \"x\" }\n");
+    let stray: Vec<&Value> = c
+        .stash
+        .iter()
+        .filter(|m| m["params"]["uri"] == "file:///nope.loop")
+        .collect();
+    assert!(stray.is_empty(), "{stray:#?}");
+    // Opened, then changed: diagnosed.
+    c.open("file:///nope.loop", "task a { run = \"x\" }\n");
+    assert_eq!(c.change("file:///nope.loop", 2, "x").len(), 1);
+}
+
+#[test]
 fn diagnostics_on_open_and_change_are_those_of_check() {
     // Errors after non-ASCII text on the same line (UTF-16 columns differ
     // from byte and char columns), a duplicate with a secondary label, an

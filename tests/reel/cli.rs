@@ -473,3 +473,31 @@ fn a_spec_that_cannot_be_read_gets_its_error_and_no_w0004() {
         ["E0001 specs/bad.md", "W0004 specs/empty.md"]
     );
 }
+
+#[test]
+fn import_refuses_a_plan_given_as_a_spec_and_quiet_keeps_only_errors() {
+    let test = Test::new()
+        .file("defaults.loop", DEFAULTS)
+        .file("auth.md", SPEC_MD)
+        .file("other.loop", "task x { run = \"true\" }\n");
+    test.loopc(&["import", "auth.md", "other.loop"])
+        .stderr(
+            "error: `other.loop` is a .loop plan, not a REEL spec; `loopc import` converts \
+                 specs (.md, .json, .feature): name a defaults plan with --defaults\n",
+        )
+        .status(2)
+        .run();
+    // Defaults without a budget: W0003, which `-q` leaves out.
+    let test = Test::new()
+        .file(
+            "defaults.loop",
+            "agent a { run = \"x\" }\ndefaults { agent = a }\n",
+        )
+        .file("auth.md", SPEC_MD);
+    let loud = test.loopc(&["import", "auth.md"]).status(0).run();
+    assert!(loud.stderr.contains("warning[W0003]"), "{loud:?}");
+    test.loopc(&["-q", "import", "auth.md"])
+        .status(0)
+        .stderr("")
+        .run();
+}

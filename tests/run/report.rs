@@ -556,12 +556,22 @@ task a { run = "echo a > a.txt" }
         .stderr_contains("error: no run 7 is recorded")
         .stderr_contains("the only one is run 1")
         .run();
-    for bad in ["/nonexistent-loopc-dir/r.html", "sub"] {
+    for bad in ["/nonexistent-loopc-dir/r.html", "sub", "sub/"] {
         repo.loopc(&["report", "-o", bad])
             .status(2)
             .stderr_contains(&format!("error: cannot write the report to {bad}"))
             .run();
     }
+    // A directory: said as one, with a file name to give instead; nothing
+    // is left in it.
+    repo.loopc(&["report", "-o", "sub/"])
+        .status(2)
+        .stderr(
+            "error: cannot write the report to sub/: it is a directory; name a file in it \
+             (`-o sub/report.html`)\n",
+        )
+        .run();
+    assert!(!repo.root.join("sub/.tmp").exists());
     // From a subdirectory, the page goes to the repository's `.loopc/`.
     let printed = repo
         .loopc(&["report"])

@@ -166,13 +166,14 @@ fn run_board(root: &Path) -> Board {
     board
 }
 
-/// `plan NAME: running · 3/7 done · 4 attempts · $0.12 · 2m 10s`
-/// (`1 attempt`).
+/// `plan NAME: running · 3/7 done · 4 agent attempts · $0.12 · 2m 10s`
+/// (`1 agent attempt`): the budget's `iterations`, which command tasks'
+/// attempts do not count against (a card's `attempts` counts them all).
 fn heading(state: &RunState) -> String {
     let done = state.tasks.iter().filter(|t| t.status.is_done()).count();
     let n = state.spent.iterations;
     let mut line = format!(
-        "plan {}: {} · {done}/{} done · {n} attempt{} · {} · {}",
+        "plan {}: {} · {done}/{} done · {n} agent attempt{} · {} · {}",
         sanitize_line(&state.plan),
         state.status.as_str(),
         state.tasks.len(),
@@ -409,13 +410,13 @@ mod tests {
         .unwrap();
         state.spent.iterations = 1;
         assert!(
-            heading(&state).contains(" · 1 attempt · "),
+            heading(&state).contains(" · 1 agent attempt · "),
             "{}",
             heading(&state)
         );
         state.spent.iterations = 2;
         assert!(
-            heading(&state).contains(" · 2 attempts · "),
+            heading(&state).contains(" · 2 agent attempts · "),
             "{}",
             heading(&state)
         );
