@@ -111,12 +111,16 @@ impl Want {
 pub struct LoadError {
     /// The path as given.
     pub path: String,
-    /// The I/O error.
+    /// The I/O error; of kind `InvalidInput` when the path was not read
+    /// because the command line misuses it (`--defaults`).
     pub error: std::io::Error,
 }
 
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.error.kind() == std::io::ErrorKind::InvalidInput {
+            return write!(f, "`{}`: {}", self.path, self.error);
+        }
         write!(f, "cannot read `{}`: {}", self.path, self.error)
     }
 }
@@ -185,7 +189,35 @@ pub fn compile_file(path: &Path) -> Result<Compilation, LoadError> {
 fn compile_file_for(path: &Path, goal: Goal) -> Result<Compilation, LoadError> {
     let text = Text::read(path)?;
     let want = Want { model: false, goal };
-    Ok(compile_loop(&path.display().to_string(), text, want, None).0)
+    let mut compiled = compile_loop(&path.display().to_string(), text, want, None).0;
+    if is_reel_defaults(path) {
+        drop_no_tasks(&mut compiled.diagnostics);
+    }
+    Ok(compiled)
+}
+
+/// Whether `path` is the defaults plan of REEL specs (docs/reel.md): a
+/// `defaults.loop` beside specs or at the top of a spec tree. It holds the
+/// specs' agents, gates and settings and no task of its own, so checked
+/// alone (`loopc check specs/defaults.loop`, an editor) it gets no W0004.
+pub fn is_reel_defaults(path: &Path) -> bool {
+    if path
+        .file_name()
+        .is_none_or(|n| n != crate::origin::DEFAULTS_FILE)
+    {
+        return false;
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    reel::is_spec_tree(dir) || reel::spec_files(dir).is_ok_and(|f| !f.is_empty())
+}
+
+/// Leaves out the W0004 ("the plan has no tasks") of `diagnostics`: that of
+/// a REEL defaults plan ([`is_reel_defaults`]).
+pub fn drop_no_tasks(diagnostics: &mut Vec<Diagnostic>) {
+    diagnostics.retain(|d| d.code != crate::diagnostic::Code::W0004);
 }
 
 /// Reads and compiles a plan given on the command line: a `.loop` file, or
@@ -214,8 +246,10 @@ pub fn compile_path_for(
     if defaults.is_some() {
         return Err(LoadError {
             path: path.display().to_string(),
-            error: std::io::Error::other(
-                "--defaults applies to REEL specs (.md, .json, .feature or a directory of them), not to a .loop plan",
+            error: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "--defaults applies to REEL specs (.md, .json, .feature or a directory of them), \
+                 not to a .loop plan",
             ),
         });
     }

@@ -81,7 +81,8 @@ impl std::fmt::Display for DiscoverError {
 /// above it up to the top of the git repository containing `cwd` (only
 /// `cwd` outside a repository), the first directory that has a plan gives
 /// it: its `plan.loop`, else its only `*.loop` file, or the directory
-/// itself when that file is the `defaults.loop` of a REEL spec tree.
+/// itself when that file is the `defaults.loop` of a REEL spec tree or of
+/// the specs beside it.
 ///
 /// Returns the plan's path relative to `cwd` (`plan.loop`,
 /// `../../plan.loop`).
@@ -112,9 +113,9 @@ pub fn find_plan(cwd: &Path) -> Result<PathBuf, DiscoverError> {
         plans.sort();
         match plans.len() {
             0 => {}
-            // A REEL spec tree's `defaults.loop` is not a plan of its own:
-            // the tree is (its stage directories' specs, those defaults).
-            1 if plans[0] == crate::origin::DEFAULTS_FILE && crate::reel::is_spec_tree(&dir) => {
+            // A REEL defaults plan is not a plan of its own: the spec tree,
+            // or the directory of specs beside it, is (with those defaults).
+            1 if crate::compile::is_reel_defaults(&dir.join(&plans[0])) => {
                 return Ok(if up.as_os_str().is_empty() {
                     PathBuf::from(".")
                 } else {
@@ -210,12 +211,17 @@ mod tests {
             find_plan(&repo.join("specs/inflight")),
             Ok(PathBuf::from(".."))
         );
-        // Without stage directories a `defaults.loop` is a plan like any.
+        // Without stage directories or specs beside it a `defaults.loop`
+        // is a plan like any.
         touch(&repo.join("other/defaults.loop"));
         assert_eq!(
             find_plan(&repo.join("other")),
             Ok(PathBuf::from("defaults.loop"))
         );
+        // Beside specs it is theirs: the directory is the plan.
+        touch(&repo.join("flat/defaults.loop"));
+        touch(&repo.join("flat/auth.md"));
+        assert_eq!(find_plan(&repo.join("flat")), Ok(PathBuf::from(".")));
     }
 
     #[test]

@@ -54,6 +54,20 @@ pub(super) fn compile_specs_for(
     defaults: Option<&Path>,
     goal: Goal,
 ) -> Result<Reel, LoadError> {
+    // The defaults plan is a plan: a spec (or anything else) named there
+    // would be parsed as one and fail as a plan.
+    if let Some(d) = defaults
+        && d.extension().is_none_or(|x| x != "loop")
+    {
+        return Err(LoadError {
+            path: d.display().to_string(),
+            error: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "--defaults names the defaults plan, a .loop file (its agents, gates, \
+                 defaults, budget and loop); specs are given as the plan",
+            ),
+        });
+    }
     // A spec tree (`docs/reel.md`, "Spec trees"): every stage's specs.
     let tree = match inputs {
         [one] if one.is_dir() && reel::is_spec_tree(one) => Some(one.clone()),

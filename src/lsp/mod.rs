@@ -360,7 +360,10 @@ impl Server {
         // The previous version's unchanged items are reused, and it is
         // freed off the answer's path.
         let previous = self.documents.remove(&uri);
-        let analysis = Analysis::edited(&file_name(&uri), text, previous);
+        let mut analysis = Analysis::edited(&file_name(&uri), text, previous);
+        if file_path(&uri).is_some_and(|p| crate::compile::is_reel_defaults(&p)) {
+            crate::compile::drop_no_tasks(&mut analysis.compilation.diagnostics);
+        }
         // As `loopc check` does: context files missing from the checkout
         // of the repository the file is in.
         let extra = file_path(&uri)

@@ -1213,3 +1213,24 @@ fn missing_context_files_are_reported_as_check_reports_them() {
     assert!(unsaved.iter().all(|d| d["code"] != "E0015"), "{unsaved:#?}");
     assert!(c.shutdown().success());
 }
+
+#[test]
+fn a_reel_defaults_plan_gets_no_warning_for_having_no_tasks() {
+    let repo = Test::repo();
+    let text =
+        "budget { iterations = 5 }\nagent bot { run = \"true\" }\ndefaults { agent = bot }\n";
+    repo.write("specs/defaults.loop", text);
+    repo.write("alone/defaults.loop", text);
+    repo.write(
+        "specs/auth.md",
+        "# Auth\n\n## a1b2c3d4: Do it\n\nDo it.\n\n**Acceptance:** `true`\n",
+    );
+    let mut c = Client::start();
+    let beside = format!("file://{}", repo.root.join("specs/defaults.loop").display());
+    assert_eq!(c.open(&beside, text), Vec::<Value>::new());
+    let alone = format!("file://{}", repo.root.join("alone/defaults.loop").display());
+    let got = c.open(&alone, text);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!(got[0]["code"], "W0004");
+    assert!(c.shutdown().success());
+}

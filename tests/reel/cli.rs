@@ -501,3 +501,48 @@ fn import_refuses_a_plan_given_as_a_spec_and_quiet_keeps_only_errors() {
         .stderr("")
         .run();
 }
+
+#[test]
+fn defaults_misused_are_usage_errors_that_say_how() {
+    let test = Test::new()
+        .file("specs/auth.md", SPEC_MD)
+        .file("plan.loop", "task x { run = \"true\" }\n")
+        .file("d.loop", DEFAULTS);
+    test.loopc(&["check", "specs", "--defaults", "specs/auth.md"])
+        .stderr(
+            "error: `specs/auth.md`: --defaults names the defaults plan, a .loop file (its \
+             agents, gates, defaults, budget and loop); specs are given as the plan\n",
+        )
+        .status(2)
+        .run();
+    test.loopc(&["check", "plan.loop", "--defaults", "d.loop"])
+        .stderr(
+            "error: `plan.loop`: --defaults applies to REEL specs (.md, .json, .feature or a \
+             directory of them), not to a .loop plan\n",
+        )
+        .status(2)
+        .run();
+}
+
+/// A REEL defaults plan holds no task of its own: checked alone it gets
+/// no W0004, and a command run among the specs takes the directory as the
+/// plan, not the defaults file.
+#[test]
+fn a_defaults_plan_beside_specs_is_theirs() {
+    let test = Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file("specs/auth.md", SPEC_MD)
+        .file("alone/defaults.loop", DEFAULTS);
+    test.loopc(&["check", "specs/defaults.loop"])
+        .stderr("ok: 0 tasks, 0 warnings\n")
+        .run();
+    // Not beside specs: a plan like any, and one without tasks.
+    test.loopc(&["check", "alone/defaults.loop"])
+        .stderr_contains("warning[W0004]: the plan has no tasks")
+        .run();
+    let list = test
+        .loopc(&["list"])
+        .current_dir(test.root.join("specs"))
+        .run();
+    assert!(list.stdout.contains("auth.a1b2c3d4"), "{list:?}");
+}
