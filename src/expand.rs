@@ -200,6 +200,7 @@ pub fn grow(base: &Base, fragments: &[Fragment], depth_limit: u32) -> Result<Gro
     diagnostics.retain(Diagnostic::is_error);
     for d in &mut diagnostics {
         note_prefixed_name(d, &added);
+        suggest_bare(d, &added);
     }
     crate::diagnostic::sort(&mut diagnostics);
     match plan {
@@ -324,6 +325,30 @@ pub fn regrow(base: &Base, plan: Plan, fragment_of: impl Fn(&str, &str) -> Optio
                 fragments.pop();
             }
         }
+    }
+}
+
+/// An unknown dependency in a fragment (E0005) is written as the fragment
+/// writes its own tasks, bare (`parsr`): the suggestion is among those
+/// bare names (`parser`), not the plan's prefixed ones (`design.parser`),
+/// which are too far from it to be suggested.
+fn suggest_bare(d: &mut Diagnostic, added: &BTreeMap<String, String>) {
+    if d.code != Code::E0005 || d.primary.message.starts_with("did you mean") {
+        return;
+    }
+    let Some(name) = d
+        .message
+        .strip_prefix("unknown task `")
+        .and_then(|m| m.strip_suffix('`'))
+    else {
+        return;
+    };
+    let bare = added.iter().filter_map(|(full, producer)| {
+        full.strip_prefix(producer.as_str())
+            .and_then(|rest| rest.strip_prefix('.'))
+    });
+    if let Some(s) = crate::check::names::suggest(name, bare) {
+        d.primary.message = format!("did you mean `{s}`?");
     }
 }
 
@@ -565,6 +590,8 @@ mod tests {
         );
         assert!(e.report.contains("E0005"), "{}", e.report);
         assert!(e.report.contains("plan/f.loop:3:11"), "{}", e.report);
+        // The suggestion is the fragment's own task as it writes it, bare.
+        assert!(e.report.contains("did you mean `one`?"), "{}", e.report);
     }
 
     #[test]

@@ -229,7 +229,7 @@ impl Checker {
         self.fallback_cycles();
         self.agentless_tasks(origin);
         self.unused_definitions(unused);
-        self.unbounded_budget();
+        self.unbounded_budget(origin);
         self.costless_agents();
         self.empty_plan(origin);
     }

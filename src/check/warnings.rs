@@ -10,8 +10,9 @@ use crate::span::Span;
 use foldhash::HashMap;
 
 impl Checker {
-    /// W0003: agent tasks with no budget bounding iterations, time or cost.
-    pub(super) fn unbounded_budget(&mut self) {
+    /// W0003: agent tasks with no budget bounding iterations, time or cost;
+    /// for REEL specs (`origin`), the budget goes in their defaults plan.
+    pub(super) fn unbounded_budget(&mut self, origin: &Origin) {
         let first_agent_task = self
             .model
             .tasks
@@ -42,7 +43,18 @@ impl Checker {
                     "a run then stops after {} agent attempts (REEL's default `iterations`)",
                     crate::model::DEFAULT_ITERATIONS
                 ))
-                .with_note("add e.g. `budget { iterations = 20  time = 2h  cost = $20 }`"),
+                .with_note(match origin {
+                    Origin::Specs { defaults: true, .. } => {
+                        "a spec holds no budget: add e.g. `budget { iterations = 20  time = 2h  \
+                         cost = $20 }` to its defaults plan (`defaults.loop` beside the specs, \
+                         or the `--defaults` file)"
+                    }
+                    Origin::Specs { .. } => {
+                        "a spec holds no budget: write a defaults plan, `defaults.loop` beside \
+                         the specs, with e.g. `budget { iterations = 20  time = 2h  cost = $20 }`"
+                    }
+                    _ => "add e.g. `budget { iterations = 20  time = 2h  cost = $20 }`",
+                }),
             );
         }
     }

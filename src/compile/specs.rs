@@ -128,6 +128,7 @@ pub(super) fn compile_specs_for(
         analyse(ast, read.diagnostics, &origin, want);
     // A REEL id problem and the language's own E0011 for the same name say one thing.
     diagnostics.dedup_by(|b, a| a.code == b.code && a.primary.span == b.primary.span);
+    other_specs(&mut diagnostics, &files);
     let mut plan = plan_if_clean(plan, &diagnostics);
     if let (Some(dir), Some(plan)) = (tree, plan.as_mut()) {
         plan.pipeline = Some(pipeline_of(dir, plan, &files, &stages, read.tree_specs));
@@ -160,6 +161,37 @@ fn plan_name(inputs: &[PathBuf]) -> String {
             .unwrap_or_else(|| stem_of(one)),
         [first, ..] => stem_of(first),
         [] => "plan".to_string(),
+    }
+}
+
+/// Adds to each E0005 of a qualified dependency (`billing.c3d4e5f6`) on a
+/// spec that is not among those read (`files`) what fixes it: reading the
+/// specs together (docs/reel.md).
+fn other_specs(diagnostics: &mut [Diagnostic], files: &[PathBuf]) {
+    let stems: Vec<String> = files.iter().map(|f| stem_of(f)).collect();
+    let dir = files
+        .first()
+        .and_then(|f| f.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| ".".to_string(), |d| d.display().to_string());
+    for d in diagnostics.iter_mut().filter(|d| d.code == Code::E0005) {
+        let Some(name) = d
+            .message
+            .strip_prefix("unknown task `")
+            .and_then(|m| m.strip_suffix('`'))
+        else {
+            continue;
+        };
+        let Some((stem, _)) = name.rsplit_once('.') else {
+            continue;
+        };
+        if stems.iter().any(|s| s == stem) {
+            continue;
+        }
+        d.notes.push(format!(
+            "`{name}` is a task of the spec `{stem}`, which was not read with this one: check \
+             (or import) the specs together, e.g. their directory: `loopc check {dir}`"
+        ));
     }
 }
 

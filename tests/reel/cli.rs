@@ -496,6 +496,14 @@ fn import_refuses_a_plan_given_as_a_spec_and_quiet_keeps_only_errors() {
         .file("auth.md", SPEC_MD);
     let loud = test.loopc(&["import", "auth.md"]).status(0).run();
     assert!(loud.stderr.contains("warning[W0003]"), "{loud:?}");
+    // A spec cannot hold the budget: the note says where it goes.
+    assert!(
+        loud.stderr.contains(
+            "a spec holds no budget: add e.g. `budget { iterations = 20  time = 2h  cost = $20 }` \
+             to its defaults plan (`defaults.loop` beside the specs, or the `--defaults` file)"
+        ),
+        "{loud:?}"
+    );
     test.loopc(&["-q", "import", "auth.md"])
         .status(0)
         .stderr("")
@@ -545,4 +553,27 @@ fn a_defaults_plan_beside_specs_is_theirs() {
         .current_dir(test.root.join("specs"))
         .run();
     assert!(list.stdout.contains("auth.a1b2c3d4"), "{list:?}");
+}
+
+/// A spec checked alone whose task depends on another spec's: the E0005
+/// says to read them together.
+#[test]
+fn a_dependency_on_a_spec_not_read_says_to_check_them_together() {
+    let test = Test::new()
+        .file("specs/defaults.loop", DEFAULTS)
+        .file("specs/auth.md", SPEC_MD)
+        .file(
+            "specs/ui.md",
+            "# UI\n\n## 0000000a: Login page\n\nBuild it.\n\n**Depends on:** auth.a1b2c3d4\n\n\
+             **Acceptance:** `true`\n",
+        );
+    test.loopc(&["check", "specs/ui.md"])
+        .stderr_contains("error[E0005]: unknown task `auth.a1b2c3d4`")
+        .stderr_contains(
+            "= `auth.a1b2c3d4` is a task of the spec `auth`, which was not read with this one: \
+             check (or import) the specs together, e.g. their directory: `loopc check specs`",
+        )
+        .status(1)
+        .run();
+    test.loopc(&["check", "specs"]).status(0).run();
 }
