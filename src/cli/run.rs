@@ -318,18 +318,6 @@ fn check_stages(plan: &Plan, args: &Args, path: &Path) -> Result<(), String> {
             ));
         }
     }
-    // A grown plan is compiled again from the plan's syntax tree, which
-    // would lose the stage cut of a spec tree: refuse the two together.
-    if plan.pipeline.is_some()
-        && let Some(t) = plan.tasks.iter().find(|t| t.expands.is_some())
-    {
-        return Err(format!(
-            "task `{}` has `expands`, and {} is a REEL spec tree: plan fragments are not \
-             supported in spec trees; run the task from a `.loop` plan",
-            t.name,
-            path.display()
-        ));
-    }
     // As in `loop.stages` (E0009), a stage is named once.
     if let Some((_, twice)) = args
         .stages

@@ -119,6 +119,10 @@ pub(super) fn compile_specs_for(
         unreadable: read.diagnostics.iter().any(Diagnostic::is_error),
         empty_specs: read.empty_specs,
     };
+    if tree.is_some() {
+        let refused = fragments_in_tree(&read.items);
+        read.diagnostics.extend(refused);
+    }
     let ast = ast::File {
         items: read.items,
         comments: read.comments,
@@ -162,6 +166,37 @@ fn plan_name(inputs: &[PathBuf]) -> String {
         [first, ..] => stem_of(first),
         [] => "plan".to_string(),
     }
+}
+
+/// E0010 for each task of a spec tree's plan (its defaults plan's) with
+/// `expands`: a grown plan is compiled again from its syntax tree, which
+/// would lose the tree's stages, so `loopc run` cannot run it; said by
+/// `check` too, before any run.
+fn fragments_in_tree(items: &[Item]) -> Vec<Diagnostic> {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Task(t) => t
+                .block
+                .fields
+                .iter()
+                .find(|f| f.name.text == "expands")
+                .map(|f| (t, f)),
+            _ => None,
+        })
+        .map(|(t, f)| {
+            Diagnostic::new(
+                Code::E0010,
+                format!(
+                    "task `{}` has `expands`, which a REEL spec tree does not take",
+                    t.name.text
+                ),
+                f.span,
+                "plan fragments are not supported in spec trees",
+            )
+            .with_note("run the task from a `.loop` plan, or remove `expands`")
+        })
+        .collect()
 }
 
 /// Adds to each E0005 of a qualified dependency (`billing.c3d4e5f6`) on a

@@ -368,7 +368,7 @@ fn stages_are_checked_and_named_tasks_must_be_in_a_worked_stage() {
     assert!(!repo.root.join(".loopc/state.json").exists());
 
     // A task that grows the plan cannot be in a spec tree: the grown plan
-    // would lose the stage cut. Exit 2, nothing runs.
+    // would lose the stage cut. E0010, from `check` too; nothing runs.
     repo.write(
         "tree/defaults.loop",
         format!(
@@ -376,14 +376,18 @@ fn stages_are_checked_and_named_tasks_must_be_in_a_worked_stage() {
             repo.expand(DEFAULTS)
         ),
     );
-    let r = repo.loopc(&["run", "tree"]).status(2).run();
-    assert!(
-        r.stderr.contains(
-            "error: task `design` has `expands`, and tree is a REEL spec tree: plan fragments \
-             are not supported in spec trees"
-        ),
-        "{r:?}"
-    );
+    for args in [&["run", "tree"][..], &["check", "tree"][..]] {
+        let r = repo.loopc(args).output();
+        assert!(
+            r.stderr.contains(
+                "error[E0010]: task `design` has `expands`, which a REEL spec tree does not take"
+            ),
+            "{args:?}: {r:?}"
+        );
+        assert!(r.stderr.contains("tree/defaults.loop:"), "{args:?}: {r:?}");
+    }
+    repo.loopc(&["run", "tree"]).status(2).run();
+    repo.loopc(&["check", "tree"]).status(1).run();
     assert!(!repo.root.join(".loopc/state.json").exists());
     repo.write("tree/defaults.loop", repo.expand(DEFAULTS));
 
