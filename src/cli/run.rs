@@ -185,6 +185,7 @@ pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
             found
         }
     };
+    stage_of_tree(&path, args)?;
     let compiled = compile(&path, args, &cwd);
     if args.watch {
         let previous = round.previous.as_ref();
@@ -300,8 +301,39 @@ fn compile(path: &Path, args: &Args, cwd: &Path) -> Result<loopc::Compilation, S
     })
 }
 
+/// `--stage` with one stage directory of a REEL spec tree as the plan
+/// (`specs/inflight`): refused before it is compiled (alone, a stage's
+/// specs lack the tree's defaults, and their errors would hide the
+/// misuse), naming the tree to give instead.
+fn stage_of_tree(path: &Path, args: &Args) -> Result<(), String> {
+    let stage = path.file_name().and_then(|n| n.to_str());
+    let tree = path.parent().map(|p| {
+        if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        }
+    });
+    match (stage, tree) {
+        (Some(stage), Some(tree))
+            if !args.stages.is_empty()
+                && loopc::origin::STAGES.contains(&stage)
+                && loopc::reel::is_spec_tree(tree) =>
+        {
+            Err(format!(
+                "--stage applies to a REEL spec tree, and {} is one of its stages: name the \
+                 tree, `loopc run {} --stage {}`",
+                path.display(),
+                tree.display(),
+                args.stages.join(",")
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Refuses `--stage` without a spec tree (and warns of `loop.stages`
-/// there), a spec tree with plan fragments, and a stage named twice.
+/// there) and a stage named twice.
 fn check_stages(plan: &Plan, args: &Args, path: &Path) -> Result<(), String> {
     if plan.pipeline.is_none() {
         if !args.stages.is_empty() {

@@ -432,7 +432,7 @@ fn stages_are_checked_and_named_tasks_must_be_in_a_worked_stage() {
         "{r:?}"
     );
 
-    // A stage directory named alone is a plain directory: no stages there.
+    // A stage directory named alone with --stage: the tree is what to name.
     let r = repo
         .loopc(&[
             "run",
@@ -444,11 +444,17 @@ fn stages_are_checked_and_named_tasks_must_be_in_a_worked_stage() {
         ])
         .status(2)
         .run();
-    assert!(
-        r.stderr
-            .contains("--stage applies to a REEL spec tree (a directory with todo/, inflight/"),
+    assert_eq!(
+        r.stderr,
+        "error: --stage applies to a REEL spec tree, and tree/todo is one of its stages: name \
+         the tree, `loopc run tree --stage review`\n",
         "{r:?}"
     );
+    // Any other directory: not a tree.
+    let r = repo
+        .loopc(&["run", "tree/todo/..", "--stage", "review", "--dry-run"])
+        .run();
+    assert!(!r.stderr.contains("one of its stages"), "{r:?}");
     // A spec outside every stage cannot be read as part of the tree.
     repo.write("tree/stray.md", spec("5a5a5a5a", "true", ""));
     let r = repo.loopc(&["check", "tree"]).status(2).run();
