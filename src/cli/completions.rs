@@ -62,19 +62,27 @@ fn plan_tasks() -> Vec<CompletionCandidate> {
     let Ok(compiled) = loopc::compile_path(&path, None) else {
         return Vec::new();
     };
-    compiled.plan.map_or_else(Vec::new, |plan| {
-        plan.tasks
-            .iter()
-            .map(|t| {
-                let help = t.title.as_ref().map(|title| {
-                    loopc::visible::escape(title.lines().next().unwrap_or(""), &[])
-                        .into_owned()
-                        .into()
-                });
-                CompletionCandidate::new(&t.name).help(help)
-            })
-            .collect()
-    })
+    let Some(plan) = &compiled.plan else {
+        return Vec::new();
+    };
+    // With the tasks the last run added from plan fragments (`logs
+    // design.parser`), as `list` shows them.
+    let dir = super::plan_dir(&path);
+    let grown = loopc::render::state::load_for_dir(&dir, &plan.name)
+        .ok()
+        .and_then(|s| super::graph::grown(&compiled, plan, &s, &dir));
+    let plan = grown.as_ref().unwrap_or(plan);
+    plan.tasks
+        .iter()
+        .map(|t| {
+            let help = t.title.as_ref().map(|title| {
+                loopc::visible::escape(title.lines().next().unwrap_or(""), &[])
+                    .into_owned()
+                    .into()
+            });
+            CompletionCandidate::new(&t.name).help(help)
+        })
+        .collect()
 }
 
 /// Completes a task name (`logs TASK`, `answer TASK`, `--force TASK…`).
@@ -92,4 +100,20 @@ pub fn plan_or_task(current: &OsStr) -> Vec<CompletionCandidate> {
     let mut out = tasks(current);
     out.extend(clap_complete::engine::PathCompleter::any().complete(current));
     out
+}
+
+/// Completes `--stage STAGE,…`: the stages of a REEL spec tree, after
+/// those the word names already.
+pub fn stages(current: &OsStr) -> Vec<CompletionCandidate> {
+    let current = current.to_string_lossy();
+    let (named, partial) = match current.rsplit_once(',') {
+        Some((named, partial)) => (format!("{named},"), partial),
+        None => (String::new(), &*current),
+    };
+    let taken: Vec<&str> = named.split(',').collect();
+    loopc::origin::STAGES
+        .iter()
+        .filter(|s| s.starts_with(partial) && !taken.contains(s))
+        .map(|s| CompletionCandidate::new(format!("{named}{s}")))
+        .collect()
 }

@@ -43,7 +43,12 @@ pub struct Args {
     /// For a REEL spec tree: the stages whose specs run, comma-separated
     /// (`--stage inflight,review`); overrides `loop.stages` (default
     /// `inflight`). A spec whose tasks all pass moves to the next stage.
-    #[arg(long = "stage", value_name = "STAGE,…", value_delimiter = ',')]
+    #[arg(
+        long = "stage",
+        value_name = "STAGE,…",
+        value_delimiter = ',',
+        add = ArgValueCompleter::new(super::completions::stages)
+    )]
     pub stages: Vec<String>,
     /// Tasks at once; overrides `loop.parallel`.
     #[arg(short = 'j', long = "jobs", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

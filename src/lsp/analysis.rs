@@ -410,12 +410,30 @@ impl Analysis {
     }
 
     /// The names of the tasks, agents, gates or executors (`kind`)
-    /// defined, each once, in order.
+    /// defined, each once, in order; an item that could not be read
+    /// defines the name its header gives, as the checker takes it
+    /// (docs/language.md, "Diagnostics"), so it is offered while it is
+    /// half typed.
     fn defined(&self, kind: NameKind) -> Vec<String> {
         let mut v: Vec<String> = Vec::new();
         for o in self.occurrences() {
             if o.definition && o.kind == kind && !v.contains(&o.name) {
                 v.push(o.name);
+            }
+        }
+        let keyword = match kind {
+            NameKind::Task => "task",
+            NameKind::Agent => "agent",
+            NameKind::Gate => "gate",
+            NameKind::Executor => "executor",
+        };
+        for item in &self.compilation.ast.items {
+            if let Item::Error(u) = item
+                && u.keyword == Some(keyword)
+                && let Some(name) = &u.name
+                && !v.contains(name)
+            {
+                v.push(name.clone());
             }
         }
         v

@@ -158,6 +158,31 @@ fn completions_offer_the_plans_task_names() {
     }
     // The subcommands themselves, from the command line's definition.
     assert_eq!(bash_completes(&repo.root, &[], "comp"), ["completions"]);
+    // `--stage`: a spec tree's stages, after those already named.
+    assert_eq!(
+        bash_completes(&repo.root, &["run", "--stage"], "review,a"),
+        ["review,active", "review,archived"]
+    );
+}
+
+/// The tasks the last run added from a plan fragment complete too (`logs
+/// design.one`), as `list` shows them.
+#[test]
+fn completions_offer_the_tasks_a_fragment_added() {
+    let repo = Test::repo();
+    repo.write(
+        "frag.loop",
+        "task one { run = \"true\"  changes = optional }\n\
+         task two: one { run = \"true\"  changes = optional }\n",
+    );
+    repo.commit("the fragment");
+    repo.plan(
+        "task design { run = \"mkdir -p plan && cp frag.loop plan/more.loop\"  \
+         expands = \"plan/more.loop\" }\n",
+    );
+    repo.loopc(&["run", "-q"]).status(0).run();
+    let got = bash_completes(&repo.root, &["logs"], "design.");
+    assert_eq!(got, ["design.one", "design.two"], "{got:?}");
 }
 
 #[test]

@@ -600,6 +600,29 @@ fn labels(v: &Value) -> Vec<String> {
 }
 
 #[test]
+fn completion_offers_the_names_of_items_that_do_not_parse() {
+    let mut c = Client::start();
+    // `rev` and `zz` are half typed: each still defines its name.
+    let text = "agent sh { run = \"x\" }\nagent zz { run = \"x\" bogus }\n\
+                gate ok = \"true\"\ngate rev { agent = sh prompt = \"p\" on_fail = }\n\
+                defaults { gates = [ok, ]  agent = \n";
+    let diags = c.open(URI, text);
+    assert!(diags.iter().any(|d| d["code"] == "E0001"), "{diags:?}");
+    let mut complete = |needle: &str, shift: i64| {
+        let (line, col) = pos(text, needle, 0);
+        labels(&c.at(
+            "textDocument/completion",
+            URI,
+            line,
+            (col as i64 + shift) as u32,
+        ))
+    };
+    assert_eq!(complete(", ]", 2), vec!["rev"]);
+    assert_eq!(complete("agent = \n", 8), vec!["sh", "zz"]);
+    assert!(c.shutdown().success());
+}
+
+#[test]
 fn completion_of_fields_and_names() {
     let mut c = Client::start();
     // A document being typed: the last task is unfinished.
