@@ -111,14 +111,36 @@ impl Want {
 pub struct LoadError {
     /// The path as given.
     pub path: String,
-    /// The I/O error; of kind `InvalidInput` when the path was not read
-    /// because the command line misuses it (`--defaults`).
+    /// The I/O error, or ([`LoadError::misuse`]) why the path was not read.
     pub error: std::io::Error,
+}
+
+/// Why a path given on the command line was not read: the command line
+/// misuses it (`--defaults` with a `.loop` plan).
+#[derive(Debug)]
+struct Misuse(&'static str);
+
+impl std::fmt::Display for Misuse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for Misuse {}
+
+impl LoadError {
+    /// `path` was not read because the command line misuses it: `why`.
+    pub fn misuse(path: &Path, why: &'static str) -> LoadError {
+        LoadError {
+            path: path.display().to_string(),
+            error: std::io::Error::other(Misuse(why)),
+        }
+    }
 }
 
 impl std::fmt::Display for LoadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.error.kind() == std::io::ErrorKind::InvalidInput {
+        if self.error.get_ref().is_some_and(|e| e.is::<Misuse>()) {
             return write!(f, "`{}`: {}", self.path, self.error);
         }
         write!(f, "cannot read `{}`: {}", self.path, self.error)
@@ -244,14 +266,11 @@ pub fn compile_path_for(
             .map(|r| r.compilation);
     }
     if defaults.is_some() {
-        return Err(LoadError {
-            path: path.display().to_string(),
-            error: std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "--defaults applies to REEL specs (.md, .json, .feature or a directory of them), \
-                 not to a .loop plan",
-            ),
-        });
+        return Err(LoadError::misuse(
+            path,
+            "--defaults applies to REEL specs (.md, .json, .feature or a directory of them), \
+             not to a .loop plan",
+        ));
     }
     compile_file_for(path, goal)
 }

@@ -59,14 +59,11 @@ pub(super) fn compile_specs_for(
     if let Some(d) = defaults
         && d.extension().is_none_or(|x| x != "loop")
     {
-        return Err(LoadError {
-            path: d.display().to_string(),
-            error: std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "--defaults names the defaults plan, a .loop file (its agents, gates, \
-                 defaults, budget and loop); specs are given as the plan",
-            ),
-        });
+        return Err(LoadError::misuse(
+            d,
+            "--defaults names the defaults plan, a .loop file (its agents, gates, defaults, \
+             budget and loop); specs are given as the plan",
+        ));
     }
     // A spec tree (`docs/reel.md`, "Spec trees"): every stage's specs.
     let tree = match inputs {

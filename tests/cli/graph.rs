@@ -498,6 +498,15 @@ fn pipeline() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/pipeline.loop")
 }
 
+/// A copy of the pipeline example in `dir`: `--state` reads the state of
+/// the plan's own directory's repository (or of that directory outside
+/// one), as `loopc run` writes it.
+fn pipeline_at(dir: &Path) -> PathBuf {
+    let copy = dir.join("pipeline.loop");
+    std::fs::copy(pipeline(), &copy).expect("copy the pipeline example");
+    copy
+}
+
 /// A state file of the pipeline example: schema passed, 0f3a9b2c failed,
 /// client cached, e2e skipped, plus a task the plan no longer has.
 const STATE_MAP_FORM: &str = r#"{
@@ -519,7 +528,7 @@ fn state_at_the_repository_root_colors_every_format() {
         .file(".loopc/state.json", STATE_MAP_FORM)
         .file("deep/er/.keep", "");
     let cwd = repo.root.join("deep/er");
-    let plan = pipeline();
+    let plan = pipeline_at(&repo.root);
     let plan = plan.to_str().expect("path");
     let run = |format: &str| {
         repo.loopc(&["graph", plan, "--state", "--format", format])
@@ -581,13 +590,13 @@ fn state_at_the_repository_root_colors_every_format() {
 }
 
 #[test]
-fn state_in_list_form_outside_a_repository_is_read_from_the_current_directory() {
+fn state_in_list_form_outside_a_repository_is_read_from_the_plans_directory() {
     let test = Test::new().file(
         ".loopc/state.json",
         r#"{"version":1,"tasks":[{"name":"schema","status":"running","title":null},
             {"name":"client","status":"interrupted"},{"name":"0f3a9b2c","status":"blocked"}]}"#,
     );
-    let plan = pipeline();
+    let plan = pipeline_at(&test.root);
     test.loopc(&["graph", plan.to_str().expect("path"), "--state"])
         .stderr("")
         .stdout(
@@ -604,7 +613,7 @@ fn state_in_list_form_outside_a_repository_is_read_from_the_current_directory() 
 fn a_corrupt_or_missing_state_file_is_a_warning_and_the_graph_is_drawn_plain() {
     let test = Test::new();
     let root = test.root.canonicalize().expect("canonical");
-    let plan = pipeline();
+    let plan = pipeline_at(&root);
     let plan = plan.to_str().expect("path");
     let graph = |args: &[&str]| test.loopc(args).current_dir(&root).output();
     let plain = graph(&["graph", plan, "--format", "json"]).stdout;
@@ -744,7 +753,7 @@ fn text_on_a_terminal_colors_the_status_unless_no_color_is_set() {
         ".loopc/state.json",
         r#"{"version":1,"tasks":{"schema":"passed","client":"failed"}}"#,
     );
-    let plan = pipeline();
+    let plan = pipeline_at(&test.root);
     // `script` (util-linux) gives loopc a terminal as stdout.
     let command = format!(
         "'{}' graph '{}' --state",
