@@ -333,14 +333,10 @@ pub fn regrow(base: &Base, plan: Plan, fragment_of: impl Fn(&str, &str) -> Optio
 /// bare names (`parser`), not the plan's prefixed ones (`design.parser`),
 /// which are too far from it to be suggested.
 fn suggest_bare(d: &mut Diagnostic, added: &BTreeMap<String, String>) {
-    if d.code != Code::E0005 || d.primary.message.starts_with("did you mean") {
+    if d.primary.message.starts_with("did you mean") {
         return;
     }
-    let Some(name) = d
-        .message
-        .strip_prefix("unknown task `")
-        .and_then(|m| m.strip_suffix('`'))
-    else {
+    let Some(name) = check::unknown_task(d) else {
         return;
     };
     let bare = added.iter().filter_map(|(full, producer)| {

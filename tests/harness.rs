@@ -567,6 +567,16 @@ impl Invocation<'_> {
         self.finish()
     }
 
+    /// Runs loopc to the end with a full disk as its stdout (`/dev/full`:
+    /// every write fails with ENOSPC); asserts nothing.
+    pub fn output_to_a_full_disk(self) -> std::process::Output {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("open /dev/full");
+        self.command().stdout(full).output().expect("run loopc")
+    }
+
     /// Starts loopc without waiting: stdin empty, stdout and stderr to
     /// `loopc.out` and `loopc.err` in the scripts directory (see
     /// [`Test::spawned_stderr`]). Nothing is asserted.

@@ -201,3 +201,15 @@ impl Checker {
         self.diagnostics.push(d);
     }
 }
+
+/// The task an E0005 `d` says is unknown (`unknown task `x``), for the
+/// phases that add to it what they know (a REEL spec not read, a plan
+/// fragment's bare names); `None` for any other diagnostic.
+pub fn unknown_task(d: &crate::diagnostic::Diagnostic) -> Option<&str> {
+    if d.code != crate::diagnostic::Code::E0005 {
+        return None;
+    }
+    d.message
+        .strip_prefix("unknown task `")
+        .and_then(|m| m.strip_suffix('`'))
+}

@@ -206,17 +206,14 @@ fn other_specs(diagnostics: &mut [Diagnostic], files: &[PathBuf]) {
         .and_then(|f| f.parent())
         .filter(|d| !d.as_os_str().is_empty())
         .map_or_else(|| ".".to_string(), |d| d.display().to_string());
-    for d in diagnostics.iter_mut().filter(|d| d.code == Code::E0005) {
-        let Some(name) = d
-            .message
-            .strip_prefix("unknown task `")
-            .and_then(|m| m.strip_suffix('`'))
-        else {
+    for d in diagnostics.iter_mut() {
+        let Some(name) = check::unknown_task(d) else {
             continue;
         };
         let Some((stem, _)) = name.rsplit_once('.') else {
             continue;
         };
+        let name = name.to_string();
         if stems.iter().any(|s| s == stem) {
             continue;
         }

@@ -183,16 +183,9 @@ fn check_names_changed_files_and_writes_nothing() {
         .stdout("")
         .run();
     // A full stdout loses the list: said, exit 2.
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .expect("open /dev/full");
     let o = test
         .loopc(&["fmt", "--check", "ugly.loop"])
-        .command()
-        .stdout(full)
-        .output()
-        .expect("run loopc");
+        .output_to_a_full_disk();
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),

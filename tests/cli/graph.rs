@@ -900,17 +900,10 @@ task after: broken { run = "echo x > x.txt" }
 
 #[test]
 fn an_unwritable_stdout_is_an_io_error() {
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .expect("open /dev/full");
     let plan = pipeline();
     let o = Test::new()
         .loopc(&["graph", plan.to_str().expect("path"), "--format", "json"])
-        .command()
-        .stdout(full)
-        .output()
-        .expect("run loopc");
+        .output_to_a_full_disk();
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
