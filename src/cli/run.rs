@@ -554,10 +554,12 @@ fn refuse_early(
     }
     // A `context` file that the commit does not have (E0015): diagnostics,
     // printed after the errors above.
-    let missing = if compilation.context.is_empty() {
-        Vec::new()
+    let files = if compilation.context.is_empty() {
+        None
     } else {
-        let files = committed()?;
+        committed().map_err(|e| errors.push(e)).ok()
+    };
+    let missing = if let Some(files) = files {
         let short = base.get(..10).unwrap_or(&base);
         let place = format!("in the commit attempts start from ({short})");
         use loopc::check::context::Found;
@@ -572,6 +574,8 @@ fn refuse_early(
             }
         };
         loopc::check::context::missing(&compilation.context, &mut found, &place)
+    } else {
+        Vec::new()
     };
     if missing.is_empty() {
         if errors.is_empty() {
