@@ -321,6 +321,38 @@ fn no_attempt_starts_that_the_cost_budget_left_cannot_cover_at_its_cap() {
     assert_eq!(repo.status_of("b"), "pending");
 }
 
+/// Three tasks at once, each capped at $0.60 under `cost = $1`: an attempt
+/// running holds its cap, so the next waits for it (`@COST@` is what each
+/// attempt reports).
+const HELD: &str = r#"
+loop "pay" { parallel = 3 }
+budget { cost = $1 }
+agent bot { run = "sh @BIN@/agent.sh"  cost = $0.60  env = { LOG_DIR = "@BIN@"  MODE = "@MODE@"  COST = "@COST@" } }
+defaults { agent = bot }
+task a { prompt = "one" }
+task b { prompt = "two" }
+task c { prompt = "three" }
+"#;
+
+#[test]
+fn attempts_running_hold_their_caps_so_parallel_ones_cannot_overspend() {
+    // Each spends its whole cap: after the first, $0.40 is left.
+    let repo = setup(&HELD.replace("@COST@", "0.60"), "pass");
+    let (ran, out) = run(&repo, &[], 3);
+    assert_eq!(ran, ["a 1"], "{out}");
+    assert_eq!(repo.state()["spent"]["cost_micro_usd"], 600_000, "{out}");
+    assert_eq!(
+        repo.state()["stop_reason"],
+        "budget `cost`: $0.40 left of $1, less than agent `bot`'s per-attempt cap of $0.60"
+    );
+    // Each spends less: the next starts once the one before it has said so.
+    let repo = setup(&HELD.replace("@COST@", "0.30"), "pass");
+    let (ran, out) = run(&repo, &[], 3);
+    assert_eq!(ran, ["a 1", "b 1"], "{out}");
+    assert_eq!(repo.state()["spent"]["cost_micro_usd"], 600_000, "{out}");
+    assert_eq!(repo.status_of("c"), "pending");
+}
+
 #[test]
 fn claude_codes_max_budget_result_is_the_cap_reached_and_over_it() {
     let repo = Test::repo();

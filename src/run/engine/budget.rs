@@ -98,6 +98,25 @@ pub struct Meter {
     /// When (milliseconds from the start) limits were reached.
     reached: Reached,
     start: Instant,
+    /// Micro-dollars held for the agent attempts running: each one's
+    /// per-attempt cap, from its start until its cost is charged (an
+    /// attempt may spend up to its cap, so the next one is covered only by
+    /// what is left besides).
+    held: u64,
+}
+
+/// Whether the `cost` budget covers an attempt at its agent's cap
+/// ([`Meter::cover`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cover {
+    /// It does (or no cost budget or no cap applies).
+    Yes,
+    /// Not while the attempts running may still spend their caps: wait
+    /// for them, then look again.
+    AfterRunning,
+    /// It cannot, whatever the attempts running spend: the message that
+    /// stops the run.
+    No(String),
 }
 
 /// When the limits other than `time` were reached, in milliseconds from the
@@ -118,7 +137,19 @@ impl Meter {
             breaker_spares_streak: false,
             reached: Reached::default(),
             start: Instant::now(),
+            held: 0,
         }
+    }
+
+    /// Holds `cap` micro-dollars for an agent attempt that starts.
+    pub fn hold(&mut self, cap: u64) {
+        self.held = self.held.saturating_add(cap);
+    }
+
+    /// Frees what [`Meter::hold`] held for an attempt that ended (its cost
+    /// is charged apart).
+    pub fn free(&mut self, cap: u64) {
+        self.held = self.held.saturating_sub(cap);
     }
 
     /// When the `time` budget runs out, if one is set.
@@ -240,21 +271,28 @@ impl Meter {
         ))
     }
 
-    /// The `cost` budget left cannot pay for an attempt of `agent` at its
-    /// per-attempt cap (`cap`, micro-dollars): the message naming both,
-    /// which stops the run before the attempt starts (docs/running.md
-    /// "Budgets"). `None` without a cost budget or a cap, or when it can.
-    pub fn cannot_cover(&self, agent: &str, cap: Option<u64>) -> Option<String> {
-        let (limit, cap) = (self.limits.cost?, cap?);
+    /// Whether the `cost` budget left pays for an attempt of `agent` at
+    /// its per-attempt cap (`cap`, micro-dollars) besides what the agent
+    /// attempts running may still spend ([`Meter::hold`]): no attempt
+    /// starts that may spend more than is left (docs/running.md
+    /// "Budgets"). [`Cover::Yes`] without a cost budget or a cap.
+    pub fn cover(&self, agent: &str, cap: Option<u64>) -> Cover {
+        let (Some(limit), Some(cap)) = (self.limits.cost, cap) else {
+            return Cover::Yes;
+        };
         let left = limit.saturating_sub(self.spent.cost_micro_usd);
-        (cap > left).then(|| {
-            format!(
+        if cap > left {
+            return Cover::No(format!(
                 "budget `cost`: {} left of {}, less than agent `{agent}`'s per-attempt cap of {}",
                 crate::run::time::dollars(left),
                 crate::run::time::dollars(limit),
                 crate::run::time::dollars(cap)
-            )
-        })
+            ));
+        }
+        if cap > left - self.held.min(left) {
+            return Cover::AfterRunning;
+        }
+        Cover::Yes
     }
 
     /// Whether a cost budget is set (then an unknown cost must not count as zero).

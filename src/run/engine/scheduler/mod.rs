@@ -35,6 +35,7 @@ mod waits;
 
 use crate::run::Outcome as RunOutcome;
 use crate::run::engine::attempt::gate::{self, Check};
+use crate::run::engine::budget::Cover;
 use crate::run::engine::budget::Meter;
 use crate::run::engine::context::RunCtx;
 use crate::run::engine::expand::{Accepted, Growth};
@@ -349,11 +350,20 @@ impl Scheduler {
                 self.books.set_budget_stop(at, reason);
                 return;
             }
-            if let Some(reason) = self.uncovered(i) {
-                let at = self.books.meter.now_ms();
-                self.books.set_budget_stop(at, reason);
-                return;
+            let (cover, cap) = self.covered(i);
+            match cover {
+                Cover::Yes => {}
+                // Once an attempt running ends, what it spent is known.
+                Cover::AfterRunning if self.running > 0 => continue,
+                Cover::AfterRunning => {}
+                Cover::No(reason) => {
+                    let at = self.books.meter.now_ms();
+                    self.books.set_budget_stop(at, reason);
+                    return;
+                }
             }
+            self.books.slots[i].held = cap;
+            self.books.meter.hold(cap);
             // A retry starts only once its remembered failure is on disk,
             // so a rerun after `kill -9` resumes from it.
             if self.unsaved && state.tasks[i].remembered.is_some() {
@@ -371,6 +381,9 @@ impl Scheduler {
         // time its result waited for this thread (busy with other merges
         // and replays).
         let picked_up = Instant::now();
+        // What the attempt spent is charged below: its cap is held no more.
+        let held = std::mem::take(&mut self.books.slots[r.input.task].held);
+        self.books.meter.free(held);
         let pre = self.pick_up(state, &mut r);
         let outcome = match r.outcome.clone() {
             Outcome::Passed { commit, .. } => self.land_pass(state, &mut r, &commit),

@@ -5,6 +5,7 @@
 
 use super::merged::Ended;
 use super::{Scheduler, now_rfc3339, transition};
+use crate::run::engine::budget::Cover;
 use crate::state::RunState;
 use std::sync::Arc;
 
@@ -26,15 +27,19 @@ impl Scheduler {
         not_run
     }
 
-    /// The `cost` budget left cannot pay for task `i`'s next attempt at
-    /// its agent's per-attempt cap: the message that stops the run.
-    pub(super) fn uncovered(&self, i: usize) -> Option<String> {
+    /// Whether the `cost` budget covers task `i`'s next attempt at its
+    /// agent's per-attempt cap, besides the caps of the attempts running
+    /// ([`Cover`]); with the cap to hold for it when it starts.
+    pub(super) fn covered(&self, i: usize) -> (Cover, u64) {
         let agent = self
             .agent_for(i)
             .or_else(|| match &self.ctx.plan.tasks[i].kind {
                 crate::plan::TaskKind::Agent { agent, .. } => Some(Arc::clone(agent)),
                 crate::plan::TaskKind::Command { .. } => None,
-            })?;
-        self.books.meter.cannot_cover(&agent.name, agent.cost)
+            });
+        match agent {
+            Some(a) => (self.books.meter.cover(&a.name, a.cost), a.cost.unwrap_or(0)),
+            None => (Cover::Yes, 0),
+        }
     }
 }

@@ -51,6 +51,9 @@ pub struct Slot {
     /// Its verification (`verify`) reached a verdict in this run: its
     /// later attempts go straight to the agent.
     pub verified: bool,
+    /// Micro-dollars the `cost` budget holds for its attempt running (its
+    /// agent's cap; [`crate::run::engine::budget::Meter::hold`]).
+    pub held: u64,
 }
 
 /// What the scheduler keeps besides `state.json`: the budget meter, the
