@@ -293,6 +293,46 @@ fn in_the_sandbox_a_hostile_agent_writes_nothing_outside_its_worktree() {
     assert!(s.repo.show("loop/sb", "c.txt").is_none());
 }
 
+/// A sandbox that cannot be set up is the sandbox's failure, not the
+/// agent's: retried without counting attempts, iterations or cost, then
+/// the task is blocked, naming why.
+#[test]
+fn a_sandbox_that_cannot_start_costs_no_attempt() {
+    if !crate::harness::require("bwrap", bwrap_works()) {
+        return;
+    }
+    let s = sandboxed(SIMPLE_AGENT, true);
+    let plan = std::fs::read_to_string(s.repo.root.join("plan.loop")).unwrap();
+    let missing = s.repo.bin.join("no-such-dir");
+    s.repo.write(
+        "plan.loop",
+        plan.replace(
+            "--no-network\" }",
+            &format!("--no-network --writable {}\"  }}\nagent capped {{ run = \"sh {}/agent.sh\"  cost = $1 }}", missing.display(), s.repo.bin.display()),
+        )
+        .replace("defaults { agent = bot", "defaults { agent = capped"),
+    );
+    let r = s.run();
+    assert_eq!(r.status, 1, "{r:?}");
+    let t = s.repo.task("t");
+    assert_eq!(t["status"], "blocked", "{r:?}");
+    assert_eq!(t["attempts"], 0, "{t}");
+    let reason = t["reason"].as_str().unwrap();
+    assert!(
+        reason.contains(&format!(
+            "executor `box` ended the command: --writable {} is not a directory",
+            missing.display()
+        )),
+        "{reason}"
+    );
+    let spent = &s.repo.state()["spent"];
+    assert_eq!(
+        (&spent["iterations"], &spent["cost_micro_usd"]),
+        (&0.into(), &0.into()),
+        "{spent}"
+    );
+}
+
 #[test]
 fn without_the_sandbox_the_same_agent_does_harm() {
     // The test above could not pass by accident: run directly, the same
