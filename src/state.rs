@@ -329,6 +329,12 @@ pub struct Remembered {
     /// `needs-human` with it; an answer changes the key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub question: Option<String>,
+    /// The task ended `blocked` (a gate's `on_fail = block`, or its
+    /// handoff said `blocked`): no more attempts under this key, so a
+    /// rerun under it does not run it again unless `--retry-failed` (added
+    /// to version 3).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blocked: bool,
 }
 
 impl TaskState {

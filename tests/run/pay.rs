@@ -399,3 +399,47 @@ fn a_plan_with_no_bounding_budget_stops_after_twenty_agent_attempts() {
         "budget `iterations` spent: 20 of 20 agent attempts"
     );
 }
+
+/// A gate that blocks (`on_fail = block`): no more attempts under this key,
+/// in this run or the next, until `--retry-failed`; a changed key runs it.
+#[test]
+fn a_blocked_task_is_not_paid_for_again_until_retried_or_changed() {
+    let repo = setup(
+        r#"
+loop "pay" { }
+budget { iterations = 20  failures = 10 }
+agent bot { run = "sh @BIN@/agent.sh"  cost = $1  env = { LOG_DIR = "@BIN@"  MODE = "@MODE@" } }
+gate strict { run = "echo 'no: needs a person'; false"  on_fail = block }
+defaults { agent = bot }
+task t { prompt = "compute"  gates = [strict] }
+task after: t { prompt = "use it" }
+"#,
+        "pass",
+    );
+    let (ran, out) = run(&repo, &[], 1);
+    assert_eq!(ran, ["t 1"], "{out}");
+    assert_eq!(repo.status_of("t"), "blocked");
+    assert_eq!(repo.task("t")["remembered"]["blocked"], true);
+    let dry = repo.loopc(&["run", "--dry-run"]).run();
+    assert!(
+        dry.stdout.starts_with(
+            "t: not run: blocked with this key in an earlier run; --retry-failed to run it\n\
+             after: skipped: dependency `t` is not run\n"
+        ),
+        "{dry:?}"
+    );
+    let (ran, out) = run(&repo, &[], 1);
+    assert_eq!(ran, Vec::<String>::new(), "{out}");
+    assert_eq!(repo.status_of("t"), "blocked");
+    let reason = repo.task("t")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.starts_with(
+            "not run: blocked with this key in an earlier run; `loopc run --retry-failed t` to \
+             run it (why: "
+        ),
+        "{reason}"
+    );
+    assert_eq!(repo.task("after")["reason"], "dependency `t` is not run");
+    let (ran, _) = run(&repo, &["--retry-failed", "t"], 1);
+    assert_eq!(ran, ["t 1"]);
+}

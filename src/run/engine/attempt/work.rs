@@ -13,6 +13,11 @@ use crate::run::engine::outcome::{AttemptResult, Limited, Outcome};
 use crate::run::sys::process::{self, Exit, Spec};
 use std::path::PathBuf;
 
+/// How the reason of an attempt whose handoff said `blocked` starts: the
+/// agent judged the work cannot go on under this key, which is remembered
+/// (an environment that blocks, a login or a missing program, is not).
+pub const HANDOFF_BLOCKED: &str = "the handoff says blocked";
+
 /// The agent or command, once it has run.
 pub(super) struct Done {
     /// How it exited.
@@ -295,10 +300,7 @@ fn read_handoff(h: &Handoff, summary: Option<String>) -> Step<Judged> {
             with_reason("the handoff says failed", &text),
             format!("The previous attempt reported failure:\n{text}"),
         )),
-        HandoffStatus::Blocked => Err(Outcome::Blocked(with_reason(
-            "the handoff says blocked",
-            &text,
-        ))),
+        HandoffStatus::Blocked => Err(Outcome::Blocked(with_reason(HANDOFF_BLOCKED, &text))),
         HandoffStatus::NeedsHuman => {
             // The question, else the summary: a person must see why.
             let question = h

@@ -54,6 +54,17 @@ pub fn decide(
             task.name
         ));
     }
+    if r.blocked {
+        if memory.retry.covers(&task.name) || forced {
+            return Ok(Some(format!(
+                "{flag}: it was blocked with this key; starts over at attempt 1 with the last \
+                 failure's feedback"
+            )));
+        }
+        return Err(format!(
+            "{NOT_RUN}: blocked with this key in an earlier run; --retry-failed to run it"
+        ));
+    }
     if memory.retry.covers(&task.name) || forced {
         return Ok(Some(format!(
             "{flag}: it ran out of attempts ({spent}) with this key; starts over \

@@ -273,6 +273,9 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
             failed(plan, state, books, &at, how, &mut out)
         }
         Outcome::Blocked(why) => {
+            if why.starts_with(crate::run::engine::attempt::HANDOFF_BLOCKED) {
+                remembered::remember_blocked(state, books, i, &why);
+            }
             let status = TaskStatus::Blocked;
             finalize(plan, state, i, status, Some(why), &at.now, &mut out);
         }
@@ -539,6 +542,7 @@ fn failed(
         }
         OnFail::Block => {
             books.task_ended_failing(i);
+            remembered::remember_blocked(state, books, i, &reason);
             finalize(
                 plan,
                 state,

@@ -97,6 +97,29 @@ pub fn resume(
         );
         return out;
     }
+    if r.blocked {
+        let mut out = Vec::new();
+        let mut why = format!(
+            "{NOT_RUN} blocked with this key in an earlier run; `loopc run --retry-failed {}` \
+             to run it",
+            task.name
+        );
+        if let Some(last) = &r.reason {
+            why.push_str(&format!(" (why: {last})"));
+        }
+        state.tasks[i].attempts = r.attempts;
+        state.tasks[i].earlier_attempts = r.attempts;
+        finalize(
+            plan,
+            state,
+            i,
+            TaskStatus::Blocked,
+            Some(why),
+            now,
+            &mut out,
+        );
+        return out;
+    }
     if r.attempts >= task.attempts {
         let mut out = Vec::new();
         let why = not_run_reason(&task.name, &r, task.attempts);
@@ -146,5 +169,15 @@ pub(super) fn remember(state: &mut RunState, books: &Books, i: usize, reason: Op
         reason,
         branch: None,
         question: None,
+        blocked: false,
     });
+}
+
+/// Task `i` ended `blocked` for `why` (a gate's `on_fail = block`, or its
+/// handoff): remembered so, with its attempts, under its key.
+pub(super) fn remember_blocked(state: &mut RunState, books: &Books, i: usize, why: &str) {
+    remember(state, books, i, Some(why));
+    if let Some(r) = &mut state.tasks[i].remembered {
+        r.blocked = true;
+    }
 }
