@@ -11,6 +11,14 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// How a change of [`changes`] ends when the inputs match a file now
+/// (`input file README added`).
+pub const ADDED: &str = "added";
+
+/// How a change of [`changes`] ends when the inputs match a file no
+/// longer (`input file old.txt removed`).
+pub const REMOVED: &str = "removed";
+
 /// The cache format version: part of every run-time key and of every entry.
 /// Bump it whenever the encoding of [`run_key`] or the format of cache
 /// entries (`run::cache::Entry`) changes.
@@ -425,9 +433,15 @@ pub fn changes(old: &Components, new: &Components) -> Vec<String> {
             let mut paths: Vec<&String> = a.keys().chain(b.keys()).collect();
             paths.sort();
             paths.dedup();
+            // A file the inputs match now or no longer ends in what
+            // became of it: "input file README added" (the others are
+            // said "changed").
             for p in paths {
-                if a.get(p) != b.get(p) {
-                    out.push(format!("input file {p}"));
+                match (a.get(p), b.get(p)) {
+                    (Some(x), Some(y)) if x != y => out.push(format!("input file {p}")),
+                    (None, Some(_)) => out.push(format!("input file {p} {ADDED}")),
+                    (Some(_), None) => out.push(format!("input file {p} {REMOVED}")),
+                    _ => {}
                 }
             }
         }

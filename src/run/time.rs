@@ -74,10 +74,14 @@ pub fn human_duration(d: Duration) -> String {
     if ms < 1000 {
         return format!("{ms}ms");
     }
-    let s = d.as_secs();
-    if s < 60 {
-        format!("{:.1}s", d.as_secs_f64())
-    } else if s < 3600 {
+    // Tenths of a second, rounded: 59.97 s would show as `60.0s`, which is
+    // a minute.
+    let tenths = (ms + 50) / 100;
+    if tenths < 600 {
+        return format!("{}.{}s", tenths / 10, tenths % 10);
+    }
+    let s = d.as_secs().max(60);
+    if s < 3600 {
         format!("{}m{:02}s", s / 60, s % 60)
     } else {
         format!("{}h{:02}m", s / 3600, (s / 60) % 60)
@@ -155,6 +159,10 @@ mod tests {
     fn durations() {
         assert_eq!(human_duration(Duration::from_millis(850)), "850ms");
         assert_eq!(human_duration(Duration::from_secs(185)), "3m05s");
+        assert_eq!(human_duration(Duration::from_millis(1260)), "1.3s");
+        // Just under a minute rounds to one, not to `60.0s`.
+        assert_eq!(human_duration(Duration::from_millis(59_970)), "1m00s");
+        assert_eq!(human_duration(Duration::from_millis(59_940)), "59.9s");
         assert_eq!(human_duration(Duration::from_secs(3720)), "1h02m");
     }
 }

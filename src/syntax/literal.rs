@@ -298,7 +298,7 @@ pub fn decode_string(body: &str, at: usize) -> Result<String, Vec<Diagnostic>> {
             other => errors.push(
                 Diagnostic::new(
                     Code::E0012,
-                    format!("unknown escape `\\{}`", other.escape_debug()),
+                    format!("unknown escape `\\{}`", shown_char(other)),
                     Span::new(at + i, at + i + 1 + other.len_utf8()),
                     "unknown escape",
                 )
@@ -480,6 +480,16 @@ pub fn print_task_name(name: &str) -> String {
         name.to_string()
     } else {
         print_string(name)
+    }
+}
+
+/// `c` as a message shows it after a backslash: a letter, digit or
+/// punctuation as it is (`\'`, `\q`), anything else escaped (`\u{202e}`).
+fn shown_char(c: char) -> String {
+    if c.is_ascii_graphic() || c.is_alphanumeric() {
+        c.to_string()
+    } else {
+        c.escape_debug().to_string()
     }
 }
 

@@ -194,3 +194,25 @@ task a { agent = bot prompt = "p" answerer = bott }
     );
     assert!(out.stderr.contains("did you mean `bot`?"), "{out:?}");
 }
+
+/// A run the budget stops after the answerer answered: the attempt that
+/// asked did not fail, and the summary does not say it did.
+#[test]
+fn a_run_stopped_after_an_answer_does_not_call_the_attempt_failed() {
+    let repo = Test::repo();
+    plan(&repo, "Use SQLite.");
+    let plan = std::fs::read_to_string(repo.root.join("plan.loop")).unwrap();
+    repo.plan(
+        &plan
+            .replace("iterations = 10", "iterations = 2")
+            .replace("attempts = 1", "attempts = 2"),
+    );
+    let out = repo.loopc(&["run"]).status(3).run();
+    assert!(
+        out.stdout.contains(
+            "  a: stopped after 1 attempt (the run stopped before the next attempt): agent `pm` \
+             answered its question"
+        ),
+        "{out:?}"
+    );
+}

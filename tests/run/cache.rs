@@ -440,6 +440,20 @@ fn dry_run_says_what_would_run_and_what_changed() {
     assert_eq!(repo.events().len(), events);
     assert_eq!(repo.git(&["rev-parse", "loop/cache"]), head);
     assert_eq!(agents(&repo).len(), 4);
+    // A file the inputs match now, another they match no longer: said as
+    // added and removed, not "changed".
+    let before = repo.git(&["rev-parse", "HEAD"]);
+    commit_file(&repo, "src/new.py", "y = 1\n", "a new input");
+    repo.git(&["rm", "-q", "src/lib.py"]);
+    repo.git(&["commit", "-qm", "an input gone"]);
+    let r = repo.loopc(&["run", "--dry-run"]).status(0).run();
+    assert!(
+        r.stdout.starts_with(
+            "a: run (input file src/lib.py removed and input file src/new.py added)\n"
+        ),
+        "{r:?}"
+    );
+    repo.git(&["reset", "-q", "--hard", &before]);
 
     // Agent, gates and env changes are named too.
     let text = PLAN

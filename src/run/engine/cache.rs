@@ -19,8 +19,8 @@
 use crate::plan::Task;
 use crate::plan::key::Key;
 pub use crate::plan::key::{
-    CACHE_FORMAT_VERSION, Components, NoKey, Produced, RunKey, Surroundings, changes,
-    changes_but_dependencies, definition_changes, match_inputs, run_key,
+    ADDED, CACHE_FORMAT_VERSION, Components, NoKey, Produced, REMOVED, RunKey, Surroundings,
+    changes, changes_but_dependencies, definition_changes, match_inputs, run_key,
 };
 use crate::run::store::layout::Layout;
 use crate::run::sys::git::Git;

@@ -36,6 +36,36 @@ fn join_words(words: &[String]) -> String {
     }
 }
 
+/// The input file a change of [`cache::changes`] names (`input file a.rs`,
+/// `input file README added`), if it names one.
+fn input_file(change: &str) -> Option<&str> {
+    let p = change.strip_prefix("input file ")?;
+    Some(
+        p.strip_suffix(&format!(" {}", cache::ADDED))
+            .or_else(|| p.strip_suffix(&format!(" {}", cache::REMOVED)))
+            .unwrap_or(p),
+    )
+}
+
+/// The changes of a task's key (`changed`, [`cache::changes`]) in words:
+/// `prompt and input file a.rs changed`, and the files the inputs match
+/// now or no longer as such (`prompt changed; input file README added`).
+fn changed_words(changed: &[String]) -> String {
+    // A file added or removed: `input_file` took the word off its end.
+    let (files, rest): (Vec<String>, Vec<String>) = changed
+        .iter()
+        .cloned()
+        .partition(|c| input_file(c).is_some_and(|p| "input file ".len() + p.len() < c.len()));
+    let mut parts = Vec::new();
+    if !rest.is_empty() {
+        parts.push(format!("{} changed", join_words(&rest)));
+    }
+    if !files.is_empty() {
+        parts.push(join_words(&files));
+    }
+    parts.join("; ")
+}
+
 struct Sim<'a> {
     plan: &'a Plan,
     git: &'a Git,
@@ -321,13 +351,10 @@ impl<'a> Sim<'a> {
         {
             let mut changed = cache::changes(&old.components, &rk.components);
             if !self.exact {
-                changed.retain(|c| {
-                    c.strip_prefix("input file ")
-                        .is_none_or(|p| !self.written.contains(p))
-                });
+                changed.retain(|c| input_file(c).is_none_or(|p| !self.written.contains(p)));
             }
             if !changed.is_empty() {
-                why.push(format!("{} changed", join_words(&changed)));
+                why.push(changed_words(&changed));
             }
         }
         self.exact = false;
@@ -369,17 +396,14 @@ impl<'a> Sim<'a> {
         };
         let changed = match changed {
             Ok(mut changed) => {
-                changed.retain(|c| {
-                    c.strip_prefix("input file ")
-                        .is_none_or(|p| !self.written.contains(p))
-                });
+                changed.retain(|c| input_file(c).is_none_or(|p| !self.written.contains(p)));
                 changed
             }
             Err(e) => return format!("run (no cache key: {e})"),
         };
         self.written.extend(old.files.iter().cloned());
         if !changed.is_empty() {
-            why.push(format!("{} changed", join_words(&changed)));
+            why.push(changed_words(&changed));
         }
         if !why.is_empty() {
             return format!("run ({})", why.join("; "));

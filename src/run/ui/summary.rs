@@ -302,11 +302,20 @@ fn reason_lines(state: &RunState, out: &mut String) {
             && !t.status.is_done()
         {
             if shown_status(state, t) == STOPPED {
+                // An attempt whose question an answerer answered did not
+                // fail: the next one was to go on with the answer.
+                let failed = t.history.last().is_none_or(|h| h.outcome == "failed");
                 out.push_str(&format!(
-                    "  {}: stopped after {} failed attempt{} (the run stopped before a retry): {}\n",
+                    "  {}: stopped after {} {}attempt{} (the run stopped before {}): {}\n",
                     t.name,
                     t.attempts,
+                    if failed { "failed " } else { "" },
                     if t.attempts == 1 { "" } else { "s" },
+                    if failed {
+                        "a retry"
+                    } else {
+                        "the next attempt"
+                    },
                     sanitize_line(r)
                 ));
             } else {

@@ -255,6 +255,13 @@ fn bad_literals_are_reported_where_they_are() {
     let e = decode_string("a\\qb\\u{110000}", 5).unwrap_err();
     assert_eq!(e.len(), 2);
     assert_eq!(e[0].primary.span, Span::new(6, 8));
+    assert_eq!(e[0].message, "unknown escape `\\q`");
+    // The escape as written: one backslash, the character itself; a
+    // hidden one escaped.
+    let e = decode_string("it\\'s", 0).unwrap_err();
+    assert_eq!(e[0].message, "unknown escape `\\'`");
+    let e = decode_string("\\\u{202e}", 0).unwrap_err();
+    assert_eq!(e[0].message, "unknown escape `\\\\u{202e}`");
     assert!(decode_integer("4294967296", AT).is_err());
     assert_eq!(decode_integer("1_000", AT), Ok(1000));
 }

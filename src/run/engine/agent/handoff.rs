@@ -77,8 +77,12 @@ pub fn read(path: &Path) -> Result<Option<Handoff>, String> {
         return Ok(None);
     }
     // Bytes that are not UTF-8 are decoded lossily, as all agent output is.
-    let h = serde_json::from_str::<Handoff>(&String::from_utf8_lossy(&bytes))
-        .map_err(|e| format!("the handoff file is not valid handoff JSON: {e}"))?;
+    let h = serde_json::from_str::<Handoff>(&String::from_utf8_lossy(&bytes)).map_err(|e| {
+        format!(
+            "the handoff file is not a handoff: a JSON object with `status` (`completed`, \
+                 `failed`, `blocked` or `needs_human`) and `summary` is expected ({e})"
+        )
+    })?;
     // A negative or non-finite cost is an invalid handoff, not an unknown
     // cost in disguise: the attempt's cost stays unknown and it says why.
     if let Some(c) = h.cost_usd
