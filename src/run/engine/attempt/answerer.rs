@@ -125,7 +125,16 @@ fn run(
     cost.add_reported(report::reported_cost(read.as_ref(), &Ok(None)), agent);
     r.cost.absorb(cost);
     if !matches!(exit, Exit::Code(0)) {
-        return Err(format!("the answerer {}", exit.describe(timeout)));
+        // Its last word on stderr says why, as a resolver's reason does.
+        let said = std::fs::read(&stderr)
+            .map(|b| super::last_line(&String::from_utf8_lossy(&b)))
+            .unwrap_or_default();
+        let why = format!("the answerer {}", exit.describe(timeout));
+        return Err(if said.is_empty() {
+            why
+        } else {
+            format!("{why}: {said}")
+        });
     }
     let answer = match &agent.output {
         OutputFormat::Text => std::fs::read_to_string(&stdout)
