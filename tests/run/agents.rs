@@ -521,7 +521,8 @@ task t { agent = codex  prompt = "x" }
     let state = repo.state();
     let reason = state["stop_reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("budget `wait` spent: waiting for codex's usage limit (resets "),
+        reason
+            .starts_with("budget `wait` would be spent: waiting for codex's usage limit (resets "),
         "{reason}"
     );
     // The budget line says the budget that stopped it.
@@ -574,7 +575,8 @@ task other { run = "echo other > other.txt" }
     let state = repo.state();
     let reason = state["stop_reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("budget `wait` spent: waiting for codex's usage limit (resets "),
+        reason
+            .starts_with("budget `wait` would be spent: waiting for codex's usage limit (resets "),
         "{reason}"
     );
     let t = repo.task("t");

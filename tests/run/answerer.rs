@@ -223,7 +223,10 @@ fn a_run_stopped_after_an_answer_does_not_call_the_attempt_failed() {
 fn a_failing_answerers_log_keeps_its_last_words() {
     let repo = Test::repo();
     plan(&repo, "unused");
-    repo.script("pm.sh", "#!/bin/sh\ncat > /dev/null\necho 'oops: no model' >&2\nexit 3\n");
+    repo.script(
+        "pm.sh",
+        "#!/bin/sh\ncat > /dev/null\necho 'oops: no model' >&2\nexit 3\n",
+    );
     repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("a"), "needs-human");
     let log = std::fs::read_to_string(repo.root.join(".loopc/logs/a/1/answerer.log")).unwrap();

@@ -115,10 +115,44 @@ task t {{ agent = claude  prompt = "x" }}
     let state = repo.state();
     let reason = state["stop_reason"].as_str().unwrap();
     assert!(
-        reason.starts_with("budget `wait` spent: waiting for claude's usage limit (resets "),
+        reason
+            .starts_with("budget `wait` would be spent: waiting for claude's usage limit (resets "),
         "{reason}"
     );
     let waits = events(&repo, "waiting");
     let last = waits.last().unwrap();
     assert_eq!(last["message"], "the last run was waiting for this limit");
+}
+
+/// A fallback the `cost` budget cannot pay for at its cap takes no
+/// attempt: the run stops, and the task's reason does not say it took one.
+#[test]
+fn a_fallback_the_budget_cannot_pay_for_is_said_not_to_have_started() {
+    let repo = Test::repo();
+    plan(
+        &repo,
+        r#"
+loop "fb" { }
+budget { cost = $1  wait = 1s }
+agent claude {
+  run = "sh @FIX@/claude -p --output-format json"
+  output = claude-json
+  cost = $0.50
+  fallback = codex
+  env = { FIXTURE_MODE = "rate_limited" }
+}
+agent codex { run = "sh @FIX@/codex exec --json --sandbox workspace-write -"  output = codex-json  cost = $2 }
+task t { agent = claude  prompt = "x" }
+"#,
+    );
+    repo.loopc(&["run"]).status(3).run();
+    let reason = repo.task("t")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.ends_with(
+            "`codex` was to take the next attempt; not started: budget `cost`: $1 left of $1, \
+             less than agent `codex`'s per-attempt cap of $2"
+        ),
+        "{reason}"
+    );
+    assert!(reason.starts_with("claude's usage limit: "), "{reason}");
 }

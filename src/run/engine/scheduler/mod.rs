@@ -357,6 +357,13 @@ impl Scheduler {
                 Cover::AfterRunning if self.running > 0 => continue,
                 Cover::AfterRunning => {}
                 Cover::No(reason) => {
+                    // Its reason said which fallback takes the next
+                    // attempt: none does.
+                    if let Some(r) = &mut state.tasks[i].reason
+                        && let Some(limit) = r.strip_suffix(waits::TAKES_NEXT)
+                    {
+                        *r = format!("{limit} was to take the next attempt; not started: {reason}");
+                    }
                     let at = self.books.meter.now_ms();
                     self.books.set_budget_stop(at, reason);
                     return;

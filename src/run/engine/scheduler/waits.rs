@@ -39,6 +39,11 @@ pub fn carry_waits(previous: &RunState, state: &mut RunState) {
     }
 }
 
+/// How the reason of a task whose limited agent hands its next attempt to
+/// a fallback ends (`` claude's usage limit: …; `codex` takes the next
+/// attempt ``).
+pub(super) const TAKES_NEXT: &str = " takes the next attempt";
+
 impl Scheduler {
     /// Whether a pending task waits for an agent's limit to reset.
     pub(super) fn waiting(&self, state: &RunState) -> bool {
@@ -178,7 +183,7 @@ impl Scheduler {
             _ => return self.wait_for_limit(state, i, l),
         };
         let why = format!(
-            "{}'s usage limit: {}; `{next}` takes the next attempt",
+            "{}'s usage limit: {}; `{next}`{TAKES_NEXT}",
             l.agent, l.message
         );
         let ts = &mut state.tasks[i];
@@ -237,7 +242,7 @@ impl Scheduler {
             && waited > cap
         {
             Some(format!(
-                "budget `wait` spent: waiting for {}'s usage limit ({said}) would make {} of \
+                "budget `wait` would be spent: waiting for {}'s usage limit ({said}) would make {} of \
                  waiting, over {}",
                 l.agent,
                 crate::run::time::human_duration(waited),
