@@ -513,9 +513,21 @@ impl Started {
             .flat_map(|p| &p.tasks)
             .filter_map(|t| Some((t.name.clone(), t.remembered.clone()?)))
             .collect();
+        // The waits `run` would carry over (`carry_waits`): pending tasks'.
+        let waits: std::collections::HashMap<String, (String, u64)> = self
+            .previous
+            .iter()
+            .flat_map(|p| &p.tasks)
+            .filter(|t| t.status == crate::state::TaskStatus::Pending)
+            .filter_map(|t| {
+                let until = crate::run::time::parse_rfc3339(t.waiting_until.as_deref()?)?;
+                Some((t.name.clone(), (t.waiting_for.clone()?, until)))
+            })
+            .collect();
         let memory = dry_run::Memory {
             remembered: &remembered,
             retry: &self.options.retry_failed,
+            waits: &waits,
         };
         Ok(dry_run::report(
             &self.plan,

@@ -108,8 +108,18 @@ task t {{ agent = claude  prompt = "x" }}
     assert_eq!(runs(), 1);
 
     // The rerun knows the limit: it waits for the rest of the hour (here
-    // over its `wait` budget, so it stops) and starts no attempt.
+    // over its `wait` budget, so it stops) and starts no attempt; its dry
+    // run says so.
     plan(&repo, &text("wait = 1s"));
+    let dry = repo.loopc(&["run", "--dry-run"]).run();
+    assert!(
+        dry.stdout.starts_with(&format!(
+            "t: run (first waits for claude's usage limit, which resets {} (the last run was \
+             waiting for it))\n",
+            loopc::run::engine::agent::limits::clock(resets)
+        )),
+        "{dry:?}"
+    );
     let r = repo.loopc(&["run"]).status(3).run();
     assert_eq!(runs(), 1, "the rerun started an attempt: {}", r.stderr);
     let state = repo.state();

@@ -587,6 +587,10 @@ pub fn report(
 
     unknown_fragments(plan, &mut lines);
     let dead = held_back(plan, &mut lines);
+    let now = crate::run::engine::agent::limits::now_epoch();
+    for (task, line) in plan.tasks.iter().zip(lines.iter_mut()) {
+        *line = memory::with_wait(memory, &task.name, std::mem::take(line), now);
+    }
     let mut out = String::new();
     let mut cached = 0;
     for (task, line) in plan.tasks.iter().zip(&lines) {

@@ -16,6 +16,32 @@ pub struct Memory<'a> {
     pub remembered: &'a HashMap<String, Remembered>,
     /// `--retry-failed`.
     pub retry: &'a RetryFailed,
+    /// The tasks the last run left waiting for an agent's usage limit:
+    /// by name, the agent and when the limit resets (seconds since the
+    /// epoch); the run waits that out first (docs/resilience.md).
+    pub waits: &'a HashMap<String, (String, u64)>,
+}
+
+/// Task `task`'s `line` with the wait for a limit the last run left it in,
+/// when it would run and the limit has not reset by `now` (seconds since
+/// the epoch): `run (first waits for claude's usage limit, which resets
+/// 20:10; …)`.
+pub fn with_wait(memory: Memory<'_>, task: &str, line: String, now: u64) -> String {
+    let Some((agent, until)) = memory.waits.get(task).filter(|(_, u)| *u > now) else {
+        return line;
+    };
+    let wait = format!(
+        "first waits for {agent}'s usage limit, which resets {} (the last run was waiting for it)",
+        crate::run::engine::agent::limits::clock(*until)
+    );
+    match line.strip_prefix("run") {
+        Some("") => format!("run ({wait})"),
+        Some(rest) => match rest.strip_prefix(" (") {
+            Some(why) => format!("run ({wait}; {why}"),
+            None => line,
+        },
+        None => line,
+    }
 }
 
 /// How the line of a task not run because it ran out of attempts under its
