@@ -125,8 +125,9 @@ pub fn initial(plan: &Plan, plan_file: &str, head: &str, now: String) -> RunStat
 }
 
 /// Task `i` cannot start (a REEL spec tree's task that depends on a spec
-/// in an earlier stage this run does not work): it ends `blocked` for
-/// `why` at `now`, and the tasks that depend on it are skipped.
+/// in an earlier stage this run does not work, or one an earlier run
+/// blocked under its key): it ends `blocked` for `why` at `now`, and the
+/// tasks that depend on it are skipped.
 pub fn held(plan: &Plan, state: &mut RunState, i: usize, why: String, now: &str) -> Vec<Action> {
     let mut out = Vec::new();
     finalize(

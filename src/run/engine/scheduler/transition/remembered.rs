@@ -98,7 +98,6 @@ pub fn resume(
         return out;
     }
     if r.blocked {
-        let mut out = Vec::new();
         let mut why = format!(
             "{NOT_RUN} blocked with this key in an earlier run; `loopc run --retry-failed {}` \
              to run it",
@@ -109,16 +108,7 @@ pub fn resume(
         }
         state.tasks[i].attempts = r.attempts;
         state.tasks[i].earlier_attempts = r.attempts;
-        finalize(
-            plan,
-            state,
-            i,
-            TaskStatus::Blocked,
-            Some(why),
-            now,
-            &mut out,
-        );
-        return out;
+        return super::held(plan, state, i, why, now);
     }
     if r.attempts >= task.attempts {
         let mut out = Vec::new();
