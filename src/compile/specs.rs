@@ -116,10 +116,8 @@ pub(super) fn compile_specs_for(
         unreadable: read.diagnostics.iter().any(Diagnostic::is_error),
         empty_specs: read.empty_specs,
     };
-    if tree.is_some() {
-        let refused = fragments_in_tree(&read.items);
-        read.diagnostics.extend(refused);
-    }
+    let in_tree = tree.as_ref().map(|_| fragments_in_tree(&read.items));
+    read.diagnostics.extend(in_tree.unwrap_or_default());
     let ast = ast::File {
         items: read.items,
         comments: read.comments,

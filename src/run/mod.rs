@@ -29,6 +29,7 @@
 //!   `.loopc/` through the store (drawn with [`crate::render`]).
 
 pub mod answer;
+mod before;
 pub mod board;
 pub mod clean;
 pub mod engine;
@@ -44,6 +45,7 @@ pub mod ui;
 
 use crate::plan::Plan;
 use crate::state::RunState;
+use before::{check_named, check_retried, check_skipped, other_plan, warnings};
 use engine::context::RunCtx;
 pub use engine::remember::RetryFailed;
 use engine::worktree_files::WorktreeFiles;
@@ -261,61 +263,6 @@ pub struct Recovered {
     started: Started,
 }
 
-/// The names given to `flag` (`--force`, `--retry-failed`) that are not
-/// the plan's tasks: the first one's message.
-fn check_named(plan: &Plan, names: &[String], flag: &str) -> Result<(), RunError> {
-    for name in names {
-        if plan.task_index(name).is_none() {
-            let hint = match crate::expand::unknown_task_hint(plan, name) {
-                Some(h) => format!(": {h}; `{flag}` takes the plan's own tasks"),
-                None => {
-                    crate::check::names::suggest(name, plan.tasks.iter().map(|t| t.name.as_str()))
-                        .map_or(String::new(), |s| format!("; did you mean `{s}`?"))
-                }
-            };
-            return Err(RunError::usage(format!(
-                "{flag}: no task named `{name}` in the plan{hint}"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The `--retry-failed` names that are not the plan's tasks: the first
-/// one's message.
-fn check_retried(plan: &Plan, retry: &RetryFailed) -> Result<(), RunError> {
-    let RetryFailed::Tasks(names) = retry else {
-        return Ok(());
-    };
-    check_named(plan, names, "--retry-failed")
-}
-
-/// The `--skip-gate` names that are no gate of the plan's tasks: the
-/// first one's message. A plan that grows may use a gate only in its
-/// fragments: any name is taken then.
-fn check_skipped(plan: &Plan, skip: &[String]) -> Result<(), RunError> {
-    if plan.tasks.iter().any(|t| t.expands.is_some()) {
-        return Ok(());
-    }
-    let mut names: Vec<&str> = plan
-        .tasks
-        .iter()
-        .flat_map(|t| t.gates.iter().map(|g| g.name.as_str()))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    for name in skip {
-        if !names.contains(&name.as_str()) {
-            let hint = crate::check::names::suggest(name, names.iter().copied())
-                .map_or(String::new(), |s| format!("; did you mean `{s}`?"));
-            return Err(RunError::usage(format!(
-                "--skip-gate: no task of the plan has a gate named `{name}`{hint}"
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// Takes the run's locks (a dry run only checks that they are free).
 fn take_locks(
     git: &Git,
@@ -415,86 +362,6 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
         skipped,
         plan_path: cwd.join(&options.plan_file),
     })
-}
-
-/// What the person should know before the run: attempts start from a
-/// commit, so files the plan reads with uncommitted changes are not seen
-/// (the run goes on); a spec tree's worked stages may hold no spec.
-/// The warning for a run onto the integration branch the last run (its
-/// state `previous`) used for another plan file: plans of one file name
-/// in two directories share `loop/<file stem>` unless named.
-fn other_plan(git: &Git, plan: &Plan, previous: Option<&RunState>, file: &Path) -> Option<String> {
-    let previous = previous.filter(|p| p.integration_branch == plan.settings.branch)?;
-    let theirs = previous.plan_path.as_deref()?;
-    let ours = engine::uncommitted::repo_relative(file, &git.root)?;
-    (theirs != ours).then(|| {
-        format!(
-            "warning: the integration branch `{}` was last used by another plan file, {theirs}; \
-             this run of {ours} rebuilds it from the base ({theirs}'s passed tasks stay in \
-             the cache). To give each plan its own branch, name it: `loop \"<name>\" {{ }}` \
-             (or `loop {{ branch = \"…\" }}`)",
-            plan.settings.branch
-        )
-    })
-}
-
-fn warnings(
-    git: &Git,
-    plan: &Plan,
-    options: &Options,
-    cwd: &Path,
-    start: &Start,
-    brought: &WorktreeFiles,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    // Attempts start from a commit: say once what of the checkout they do
-    // not see.
-    let uncommitted = git.uncommitted();
-    if let Ok(found) = &uncommitted
-        && let Some(w) = engine::uncommitted::warning(
-            plan,
-            &cwd.join(&options.plan_file),
-            &git.root,
-            &found.changed,
-            &found.untracked,
-            &brought.paths(),
-            &start.base,
-        )
-    {
-        out.push(w);
-    }
-    // A run of some of a spec's tasks (`run TASK…`) moves no spec, and
-    // says nothing of it: the tasks run.
-    if let Some(p) = &plan.pipeline
-        && p.specs.is_empty()
-        && plan.tasks.is_empty()
-    {
-        let stages: Vec<String> = p
-            .worked
-            .iter()
-            .filter_map(|&i| crate::origin::STAGES.get(i))
-            .map(|s| format!("{s}/"))
-            .collect();
-        out.push(format!(
-            "warning: no spec in the worked stage(s) {} of {}: no spec of the tree runs \
-             (`--stage` or `loop.stages` names others)",
-            stages.join(", "),
-            p.dir.display()
-        ));
-    }
-    if plan.pipeline.is_some()
-        && let Ok(found) = &uncommitted
-        && let Some(w) = engine::uncommitted::specs_warning(
-            plan,
-            cwd,
-            &git.root,
-            &found.changed,
-            &found.untracked,
-        )
-    {
-        out.push(w);
-    }
-    out
 }
 
 impl Started {

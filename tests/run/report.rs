@@ -230,6 +230,9 @@ fn the_report_of_a_real_run_renders_in_headless_chromium() {
         &[
             format!("--screenshot={}", shot.display()),
             "--window-size=1280,2000".to_string(),
+            // The shot waits for the page to be laid out and painted (on
+            // a loaded machine it could be taken before).
+            "--virtual-time-budget=5000".to_string(),
         ],
     );
     // Passed tasks' green in the graph, the failed try's red on the
