@@ -51,7 +51,7 @@ impl AgentReport {
         {
             self.activity = Some(t);
         }
-        if let Some(c) = at(&f.cost, m).and_then(Value::as_f64) {
+        if let Some(c) = at(&f.cost, m).and_then(number) {
             *dollars = Some(c);
         }
         if let Some(n) = at(&f.input_tokens, m).and_then(Value::as_u64) {
@@ -83,6 +83,15 @@ impl AgentReport {
                 self.error = Some(ReportedError::new("limit", t));
             }
         }
+    }
+}
+
+/// A JSON number, or a string holding one (`"0.5"`: some tools write
+/// money as text); anything else is no number.
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|c| c.is_finite()),
+        _ => v.as_f64(),
     }
 }
 
@@ -148,6 +157,10 @@ mod tests {
         assert!(r.finished);
         assert_eq!(r.summary.as_deref(), Some("done"));
         assert_eq!(r.cost, Some(250_000));
+        // Money written as text is read too; text that is no number is not.
+        let f2 = fields(&[("cost", "cost")]);
+        assert_eq!(read_text(&f2, r#"{"cost":"0.5"}"#).cost, Some(500_000));
+        assert_eq!(read_text(&f2, r#"{"cost":"half"}"#).cost, None);
         assert_eq!(r.session_id.as_deref(), Some("s-1"));
         assert_eq!(r.usage.input_tokens, Some(9));
         assert_eq!(r.error, None);
