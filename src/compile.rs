@@ -218,6 +218,27 @@ fn compile_file_for(path: &Path, goal: Goal) -> Result<Compilation, LoadError> {
     Ok(compiled)
 }
 
+/// The directory `path`'s file is in: its parent, `.` for a bare file name
+/// (whose parent is empty).
+pub fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// The directory a plan given as `path` stands in: `path` itself for a
+/// directory (of REEL specs, or a spec tree), else its file's directory
+/// ([`parent_dir`]). Its repository is the plan's, whatever the current
+/// directory.
+pub fn plan_dir(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.to_path_buf()
+    } else {
+        parent_dir(path).to_path_buf()
+    }
+}
+
 /// Whether `path` is the defaults plan of REEL specs (docs/reel.md): a
 /// `defaults.loop` beside specs or at the top of a spec tree. It holds the
 /// specs' agents, gates and settings and no task of its own, so checked
@@ -229,10 +250,7 @@ pub fn is_reel_defaults(path: &Path) -> bool {
     {
         return false;
     }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = parent_dir(path);
     reel::is_spec_tree(dir) || reel::spec_files(dir).is_ok_and(|f| !f.is_empty())
 }
 
@@ -285,15 +303,7 @@ pub fn missing_context(context: &[PathPattern], path: &Path) -> Vec<Diagnostic> 
     if context.is_empty() {
         return Vec::new();
     }
-    let dir = if path.is_dir() {
-        path.to_path_buf()
-    } else {
-        // A bare file name's parent is empty: the current directory.
-        match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        }
-    };
+    let dir = plan_dir(path);
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
     let root = dir
         .ancestors()

@@ -11,6 +11,9 @@
 //! shows each as its Rust-style escape (`\u{202e}`, `\t`, `\u{1b}`), so
 //! what is shown is what the text holds, in the order it holds it. Machine
 //! output (JSON, state files) keeps the exact text instead.
+//!
+//! [`shell_word`] quotes a word of a command a message tells a person to
+//! run (a path with a space in it), so it can be pasted into `sh` as it is.
 
 use std::borrow::Cow;
 
@@ -69,6 +72,20 @@ pub fn escape<'a>(text: &'a str, keep: &[char]) -> Cow<'a, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// `word` quoted for `sh` when it needs to be, for a command a message
+/// tells a person to run (`cd '/my repo' && loopc report`).
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:@,".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ fn plan_tasks() -> Vec<CompletionCandidate> {
     };
     // With the tasks the last run added from plan fragments (`logs
     // design.parser`), as `list` shows them.
-    let dir = super::plan_dir(&path);
+    let dir = loopc::compile::plan_dir(&path);
     let grown = loopc::render::state::load_for_dir(&dir, &plan.name)
         .ok()
         .and_then(|s| super::graph::grown(&compiled, plan, &s, &dir));

@@ -91,11 +91,13 @@ pub fn run(args: &Args) -> i32 {
         Err(status) => return status,
     };
     let (path, compiled) = compiled;
+    // `--state`: the last run of the plan's repository, as `run` uses it.
+    let dir = loopc::compile::plan_dir(&path);
     let Some(plan) = &compiled.plan else {
         return exit::FAILURE;
     };
     let statuses = if args.state {
-        let loaded = state::load_for_dir(&super::plan_dir(&path), &plan.name);
+        let loaded = state::load_for_dir(&dir, &plan.name);
         match loaded {
             Ok(s) => Some(s),
             Err(warning) => {
@@ -108,7 +110,7 @@ pub fn run(args: &Args) -> i32 {
     };
     let grown = statuses
         .as_ref()
-        .and_then(|s| grown(&compiled, plan, s, &super::plan_dir(&path)));
+        .and_then(|s| grown(&compiled, plan, s, &dir));
     let plan = grown.as_ref().unwrap_or(plan);
     let color = args.format == GraphFormat::Text && super::color_for(io::stdout().is_terminal());
     let stdout = io::stdout();

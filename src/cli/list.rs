@@ -74,7 +74,7 @@ pub fn run(args: &Args) -> i32 {
     let Some(plan) = &compiled.plan else {
         return exit::FAILURE;
     };
-    let dir = super::plan_dir(&path);
+    let dir = loopc::compile::plan_dir(&path);
     let statuses = statuses(&plan.name, &dir);
     // With the tasks the last run added from plan fragments, as `status`
     // and `graph --state` show them.

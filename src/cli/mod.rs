@@ -401,19 +401,6 @@ fn compile_for_display(
     Ok((path, compiled))
 }
 
-/// The directory whose repository holds the plan at `path` (a file, or a
-/// REEL spec directory): its last run's state is that repository's, as
-/// `loopc run` uses it, wherever the command is run from.
-fn plan_dir(path: &std::path::Path) -> std::path::PathBuf {
-    if path.is_dir() {
-        return path.to_path_buf();
-    }
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    }
-}
-
 /// The plan named `given`: a directory that holds no REEL spec stands for
 /// its plan ([`loopc::discover::plan_in`]: its `plan.loop`, else its only
 /// `*.loop` file); anything else is itself.

@@ -161,7 +161,7 @@ fn report_line(root: &Path, cwd: &Path) -> String {
     let Ok(below) = cwd.strip_prefix(root) else {
         return format!(
             "report: cd {} && loopc report\n",
-            loopc::run::status::shell_word(&root.to_string_lossy())
+            loopc::visible::shell_word(&root.to_string_lossy())
         );
     };
     let mut shown = PathBuf::new();
@@ -171,7 +171,7 @@ fn report_line(root: &Path, cwd: &Path) -> String {
     let shown = shown.join(loopc::run::report::DEFAULT_FILE);
     format!(
         "report: loopc report -o {}\n",
-        loopc::run::status::shell_word(&shown.to_string_lossy())
+        loopc::visible::shell_word(&shown.to_string_lossy())
     )
 }
 
@@ -312,15 +312,9 @@ fn compile(path: &Path, args: &Args, cwd: &Path) -> Result<loopc::Compilation, S
 /// misuse), naming the tree to give instead.
 fn stage_of_tree(path: &Path, args: &Args) -> Result<(), String> {
     let stage = path.file_name().and_then(|n| n.to_str());
-    let tree = path.parent().map(|p| {
-        if p.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            p
-        }
-    });
-    match (stage, tree) {
-        (Some(stage), Some(tree))
+    let tree = loopc::compile::parent_dir(path);
+    match stage {
+        Some(stage)
             if !args.stages.is_empty()
                 && loopc::origin::STAGES.contains(&stage)
                 && loopc::reel::is_spec_tree(tree) =>
@@ -453,11 +447,7 @@ fn quoted_list(words: &[String]) -> String {
 ///
 /// Errors: the plan is in no repository (with the way to make one).
 fn plan_repository(cwd: &Path, plan: &Path) -> Result<Git, String> {
-    let dir = if plan.is_dir() {
-        cwd.join(plan)
-    } else {
-        cwd.join(plan.parent().unwrap_or(Path::new("")))
-    };
+    let dir = cwd.join(loopc::compile::plan_dir(plan));
     let git = Git::discover(&dir).map_err(|e| {
         if e.contains("is not inside a git repository") {
             format!(
@@ -644,7 +634,7 @@ fn execute(plan: Plan, options: &Options, cwd: &Path, round: &mut Round) -> Resu
             Ok(_) => String::new(),
             Err(_) => format!(
                 "cd {} && ",
-                loopc::run::status::shell_word(&ran.root.to_string_lossy())
+                loopc::visible::shell_word(&ran.root.to_string_lossy())
             ),
         };
         summary.push_str(&format!(

@@ -199,11 +199,10 @@ fn fragments_in_tree(items: &[Item]) -> Vec<Diagnostic> {
 /// specs together (docs/reel.md).
 fn other_specs(diagnostics: &mut [Diagnostic], files: &[PathBuf]) {
     let stems: Vec<String> = files.iter().map(|f| stem_of(f)).collect();
-    let dir = files
-        .first()
-        .and_then(|f| f.parent())
-        .filter(|d| !d.as_os_str().is_empty())
-        .map_or_else(|| ".".to_string(), |d| d.display().to_string());
+    let dir = files.first().map_or_else(
+        || ".".to_string(),
+        |f| super::parent_dir(f).display().to_string(),
+    );
     for d in diagnostics.iter_mut() {
         let Some(name) = check::unknown_task(d) else {
             continue;
@@ -450,15 +449,6 @@ fn defaults_path(inputs: &[PathBuf], given: Option<&Path>) -> Option<PathBuf> {
     if let Some(p) = given {
         return Some(p.to_path_buf());
     }
-    let first = inputs.first()?;
-    let dir = if first.is_dir() {
-        first.clone()
-    } else {
-        match first.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        }
-    };
-    let candidate = dir.join(DEFAULTS_FILE);
+    let candidate = super::plan_dir(inputs.first()?).join(DEFAULTS_FILE);
     candidate.is_file().then_some(candidate)
 }

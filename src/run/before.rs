@@ -65,9 +65,6 @@ pub(super) fn check_skipped(plan: &Plan, skip: &[String]) -> Result<(), RunError
     Ok(())
 }
 
-/// What the person should know before the run: attempts start from a
-/// commit, so files the plan reads with uncommitted changes are not seen
-/// (the run goes on); a spec tree's worked stages may hold no spec.
 /// The warning for a run onto the integration branch the last run (its
 /// state `previous`) used for another plan file: plans of one file name
 /// in two directories share `loop/<file stem>` unless named.
@@ -91,7 +88,10 @@ pub(super) fn other_plan(
     })
 }
 
-/// The warnings of a run's start, each a line for stderr.
+/// What the person should know before the run, each a line for stderr:
+/// attempts start from a commit, so files the plan reads with uncommitted
+/// changes are not seen (the run goes on); a spec tree's worked stages may
+/// hold no spec.
 pub(super) fn warnings(
     git: &Git,
     plan: &Plan,

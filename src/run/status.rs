@@ -41,26 +41,13 @@ pub fn notify_json(state: &crate::state::RunState, report: &Path) -> Result<Stri
             "report".into(),
             serde_json::json!({
                 "file": file,
-                "command": format!("loopc report -o {}", shell_word(&file)),
+                "command": format!("loopc report -o {}", crate::visible::shell_word(&file)),
             }),
         );
     }
     let text =
         serde_json::to_string_pretty(&value).map_err(|e| format!("cannot encode state: {e}"))?;
     Ok(format!("{text}\n"))
-}
-
-/// `word` quoted for `sh` when it needs to be.
-pub fn shell_word(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:@,".contains(&b));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// What `loopc status` prints for the repository containing `cwd`: the

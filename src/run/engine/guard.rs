@@ -72,7 +72,7 @@ impl RefChange {
         if !self.name.starts_with("refs/") {
             return None;
         }
-        let name = crate::run::status::shell_word(&self.name);
+        let name = crate::visible::shell_word(&self.name);
         Some(match (&self.old, &self.new) {
             (Some(o), Some(n)) => format!("git update-ref {name} {o} {n}"),
             (Some(o), None) => format!("git update-ref {name} {o}"),

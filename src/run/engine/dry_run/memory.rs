@@ -34,14 +34,7 @@ pub fn with_wait(memory: Memory<'_>, task: &str, line: String, now: u64) -> Stri
         "first waits for {agent}'s usage limit, which resets {} (the last run was waiting for it)",
         crate::run::engine::agent::limits::clock(*until)
     );
-    match line.strip_prefix("run") {
-        Some("") => format!("run ({wait})"),
-        Some(rest) => match rest.strip_prefix(" (") {
-            Some(why) => format!("run ({wait}; {why}"),
-            None => line,
-        },
-        None => line,
-    }
+    super::words::first_reason(line, &wait)
 }
 
 /// How the line of a task not run because it ran out of attempts under its

@@ -105,10 +105,16 @@ pub(super) fn with_verify(task: &crate::plan::Task, line: &str) -> String {
 /// The line of a task under `--no-cache`: one that runs says the cache is
 /// disabled, first among its reasons.
 pub(super) fn cache_disabled(line: String) -> String {
+    first_reason(line, "cache disabled")
+}
+
+/// The `line` of a task that would run (`run`, `run (…)`) with `why` first
+/// among its reasons; any other line as it is.
+pub(super) fn first_reason(line: String, why: &str) -> String {
     match line.strip_prefix("run") {
-        Some("") => "run (cache disabled)".into(),
+        Some("") => format!("run ({why})"),
         Some(rest) => match rest.strip_prefix(" (") {
-            Some(why) => format!("run (cache disabled; {why}"),
+            Some(others) => format!("run ({why}; {others}"),
             None => line,
         },
         None => line,
