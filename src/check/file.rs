@@ -463,8 +463,9 @@ fn unknown(
     let count = sorted.len() - excluded;
     if let Some(s) = suggester.suggest(name, exclude) {
         d.primary.message = format!("did you mean `{s}`?");
-    } else if count == 0 && what == "task" {
-        d = d.with_note("this plan defines no other task");
+    } else if count == 0 && (what == "task" || excluded > 0) {
+        // An agent's `fallback` never names the agent itself.
+        d = d.with_note(format!("this plan defines no other {what}"));
     } else if count == 0 {
         d = d.with_note(format!("this plan defines no {what}s"));
     } else {

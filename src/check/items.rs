@@ -50,6 +50,24 @@ impl Checker {
             );
         } else if let Some(field) = f.get("branch")
             && let Some(branch) = &self.model.settings.branch
+            && let Some(short) = branch.strip_prefix("refs/")
+        {
+            // git itself takes `refs/heads/x` as a branch of that name
+            // (`refs/heads/refs/heads/x`): never what was meant.
+            let short = short.strip_prefix("heads/").unwrap_or(short);
+            self.push(
+                Diagnostic::new(
+                    Code::E0009,
+                    format!("`{branch}` is a ref name, not a branch name"),
+                    field.value.span,
+                    "a branch is named without `refs/heads/`",
+                )
+                .with_note(format!("write `branch = \"{short}\"`")),
+            );
+        } else if let Some(field) = f.get("branch")
+            && let Some(branch) = &self.model.settings.branch
+            // An empty `branch` is already E0009 (an empty value).
+            && !branch.trim().is_empty()
             && let Some(why) = branch_problem(branch)
         {
             self.push(

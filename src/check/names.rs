@@ -218,7 +218,10 @@ pub fn branch_problem(name: &str) -> Option<&'static str> {
     {
         return Some("spaces, control characters and `~ ^ : ? * [ \\` are not allowed");
     }
-    if name.contains("..") || name.contains("//") || name.contains("@{") || name == "@" {
+    if name == "@" {
+        return Some("`@` alone is git's name for HEAD; git refuses it as a branch name");
+    }
+    if name.contains("..") || name.contains("//") || name.contains("@{") {
         return Some("`..`, `//` and `@{` are not allowed");
     }
     if name.ends_with('/') || name.ends_with('.') {

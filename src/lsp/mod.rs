@@ -270,11 +270,13 @@ fn params<P: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<P,
     serde_json::from_value(value).map_err(|e| format!("invalid params: {e}"))
 }
 
-/// The file name of a document (the last path segment of its URI,
-/// percent-decoded), as `loopc check` would be given it: its stem is the
-/// plan's default loop name.
+/// The file name of a document (the last path segment of its URI after
+/// the scheme, percent-decoded), as `loopc check` would be given it: its
+/// stem is the plan's default loop name. An unsaved buffer's URI
+/// (`untitled:Untitled-1`) names no path: its name after the scheme.
 fn file_name(uri: &lsp::Uri) -> String {
     let path = uri.as_str().split(['?', '#']).next().unwrap_or("");
+    let path = path.split_once(':').map_or(path, |(_, rest)| rest);
     let segment = path
         .rsplit('/')
         .next()
@@ -475,10 +477,8 @@ mod tests {
             "my plan.loop"
         );
         assert_eq!(file_name(&uri("file:///a/caf%C3%A9.loop")), "café.loop");
-        assert_eq!(
-            file_name(&uri("untitled:Untitled-1")),
-            "untitled:Untitled-1"
-        );
+        assert_eq!(file_name(&uri("untitled:Untitled-1")), "Untitled-1");
+        assert_eq!(file_name(&uri("vscode-remote://h/a/b.loop")), "b.loop");
         assert_eq!(file_name(&uri("file:///a/")), "plan.loop");
         assert_eq!(percent_decode("100%"), "100%");
         assert_eq!(percent_decode("%zz%4"), "%zz%4");

@@ -153,10 +153,11 @@ pub(super) fn reset_integration(
 }
 
 /// Whether `subject` is the subject of a commit loopc writes on the
-/// integration branch: a task's commit or a replay (`loop(<task>): …`), a
-/// merge (`loop: merge <task> (…)`) or a REEL spec's move to its next
-/// stage (`loop: advance <file> to <stage>/`).
-fn is_loopc_subject(subject: &str) -> bool {
+/// integration branch: a task's commit or a replay (`loop(<task>): …`,
+/// with that task's `Loop-Task` trailer: `loop_task`), a merge (`loop:
+/// merge <task> (…)`) or a REEL spec's move to its next stage (`loop:
+/// advance <file> to <stage>/`).
+fn is_loopc_subject(subject: &str, loop_task: &str) -> bool {
     if subject.starts_with("loop: merge ") || subject.starts_with("loop: advance ") {
         return true;
     }
@@ -166,7 +167,8 @@ fn is_loopc_subject(subject: &str) -> bool {
         .is_some_and(|(task, _)| {
             // Task names: identifiers, qualified with `.` in a directory
             // of specs (`auth.a1b2c3d4`).
-            !task.is_empty()
+            loop_task.split(',').any(|t| t == task)
+                && !task.is_empty()
                 && task
                     .chars()
                     .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')
@@ -190,9 +192,11 @@ fn foreign_commits(
     let entries = format!("--glob={}", cache::REF_PREFIX.trim_end_matches('/'));
     // Only an object id: state.json is a file, not an option.
     let recorded = recorded.filter(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_hexdigit()));
+    // The subject, then (after a NUL) the `Loop-Task` trailers: a subject
+    // alone is easy to write by hand.
     let mut args = vec![
         "log",
-        "--format=%h %s",
+        "--format=%h %s%x00%(trailers:key=Loop-Task,valueonly,separator=%x2C)",
         "--ignore-missing",
         tip,
         "--not",
@@ -204,9 +208,10 @@ fn foreign_commits(
     let log = git.read(&args)?;
     let foreign: Vec<&str> = log
         .lines()
-        .filter(|l| {
-            let subject = l.split_once(' ').map_or("", |(_, s)| s);
-            !is_loopc_subject(subject)
+        .filter_map(|l| {
+            let (line, trailer) = l.split_once('\0').unwrap_or((l, ""));
+            let subject = line.split_once(' ').map_or("", |(_, s)| s);
+            (!is_loopc_subject(subject, trailer)).then_some(line)
         })
         .collect();
     Ok(foreign
@@ -262,19 +267,29 @@ mod tests {
 
     #[test]
     fn loopc_subjects() {
-        assert!(is_loopc_subject("loop(a): Task A"));
-        assert!(is_loopc_subject("loop(my-task_2): multi line title"));
+        assert!(is_loopc_subject("loop(a): Task A", "a"));
         assert!(is_loopc_subject(
-            "loop(auth.a1b2c3d4): from a directory of specs"
+            "loop(my-task_2): multi line title",
+            "my-task_2"
         ));
-        assert!(is_loopc_subject("loop: merge a (Task A)"));
         assert!(is_loopc_subject(
-            "loop: advance specs/inflight/auth.md to review/"
+            "loop(auth.a1b2c3d4): from a directory of specs",
+            "auth.a1b2c3d4"
         ));
-        assert!(!is_loopc_subject("loop(): x"));
-        assert!(!is_loopc_subject("loop(a b): x"));
-        assert!(!is_loopc_subject("loop(a) x"));
-        assert!(!is_loopc_subject("my work"));
-        assert!(!is_loopc_subject("Merge branch 'loop/x'"));
+        assert!(is_loopc_subject("loop: merge a (Task A)", ""));
+        assert!(is_loopc_subject(
+            "loop: advance specs/inflight/auth.md to review/",
+            ""
+        ));
+        assert!(!is_loopc_subject("loop(): x", ""));
+        assert!(!is_loopc_subject("loop(a b): x", "a b"));
+        assert!(!is_loopc_subject("loop(a) x", "a"));
+        assert!(!is_loopc_subject("my work", ""));
+        assert!(!is_loopc_subject("Merge branch 'loop/x'", ""));
+        // A subject written by hand, without loopc's trailer (or another
+        // task's): not loopc's.
+        assert!(!is_loopc_subject("loop(c): my own fix", ""));
+        assert!(!is_loopc_subject("loop(c): my own fix", "a,b"));
+        assert!(is_loopc_subject("loop(c): two trailers", "a,c"));
     }
 }

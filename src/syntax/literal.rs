@@ -64,6 +64,10 @@ pub fn decode_money(text: &str, span: Span) -> Result<Money, Diagnostic> {
         Some((w, f)) => (w, Some(f)),
         None => (body, None),
     };
+    if whole.is_empty() {
+        let msg = format!("invalid amount `{text}`: expected digits before `.`");
+        return Err(Diagnostic::new(Code::E0012, msg, span, "invalid amount").with_note(MONEY_FORM));
+    }
     if let Some(f) = frac
         && (f.is_empty() || f.len() > 6)
     {
@@ -112,6 +116,16 @@ pub fn decode_duration(text: &str, span: Span) -> Result<Duration, Diagnostic> {
     let mut rest = text;
     let mut at = span.start;
     while !rest.is_empty() {
+        // `_` separates digits (`1_000ms`); it does not start a part.
+        if rest.starts_with('_') {
+            return Err(Diagnostic::new(
+                Code::E0012,
+                format!("invalid duration `{text}`"),
+                Span::new(at, at + 1),
+                "`_` may only follow a digit",
+            )
+            .with_note("a duration is one or more <integer><unit>, e.g. `90s`, `1h30m`"));
+        }
         let digits_len = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '_'))
             .unwrap_or(rest.len());

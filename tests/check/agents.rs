@@ -142,3 +142,23 @@ fn the_editor_completes_and_explains_output_keys_and_idle() {
     );
     assert!(hover("idle").contains("stalled"));
 }
+
+#[test]
+fn an_unknown_fallback_of_the_only_agent_says_no_other_agent() {
+    let c = loopc::compile(
+        "plan.loop",
+        "agent c { run = \"c\"  fallback = codx }\ntask a { agent = c  prompt = \"x\" }\n",
+    );
+    let d: Vec<_> = c
+        .diagnostics
+        .iter()
+        .filter(|d| d.code.as_str() == "E0005")
+        .collect();
+    assert_eq!(d.len(), 1, "{:#?}", c.diagnostics);
+    assert_eq!(d[0].message, "unknown agent `codx`");
+    // `c` is defined; it is only not a fallback of itself.
+    assert_eq!(
+        d[0].notes,
+        vec!["this plan defines no other agent".to_string()]
+    );
+}

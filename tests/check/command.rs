@@ -273,6 +273,31 @@ fn literal_mistakes_get_their_own_codes() {
         "budget { cost = $1e3 }\ntask a { run = \"x\" timeout = 1.5h attempts = -1 }\n",
     );
     assert_eq!(c, ["E0012", "E0012", "E0009"]);
+    // Money without dollars before the point, and a duration part that
+    // starts with `_` (it only separates digits): E0012 at the mistake.
+    let msgs = |src: &str| -> Vec<String> {
+        loopc::compile("p.loop", src)
+            .diagnostics
+            .iter()
+            .map(|d| format!("{} {}", d.code.as_str(), d.message))
+            .collect()
+    };
+    assert_eq!(
+        msgs("budget { cost = $.5 }\ntask a { run = \"x\" }\n"),
+        ["E0012 invalid amount `$.5`: expected digits before `.`"]
+    );
+    assert_eq!(
+        codes("p.loop", "task a { run = \"x\" timeout = 1h_30m }\n"),
+        (vec!["E0012"], "1:32".into())
+    );
+    assert_eq!(
+        msgs("task a { run = \"x\" timeout = 1d_ }\n"),
+        ["E0012 invalid duration `1d_`"]
+    );
+    assert_eq!(
+        msgs("task a { run = \"x\" timeout = 1_000ms }\n"),
+        Vec::<String>::new()
+    );
     let (c, _) = codes(
         "p.loop",
         "task a \"t\\0\" { run = \"x\\0\" env = { A = \"\\0\" } }\n",
@@ -729,7 +754,46 @@ fn a_branch_written_with_refs_heads_is_e0009() {
             "loop { branch = \"refs/heads/x\" }\ntask t { run = \"true\" }\n",
         )
         .loopc(&["check", "plan.loop"])
+        .stderr_contains("error[E0009]: `refs/heads/x` is a ref name, not a branch name")
         .stderr_contains("a branch is named without `refs/heads/`")
+        .stderr_contains("= write `branch = \"x\"`")
         .status(1)
         .run();
+}
+
+#[test]
+fn a_branch_named_at_or_empty_gets_one_diagnostic_that_says_why() {
+    let at = Test::new()
+        .file(
+            "plan.loop",
+            "loop { branch = \"@\" }\ntask t { run = \"true\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .status(1)
+        .run();
+    assert!(
+        at.stderr.contains("`@` alone is git's name for HEAD"),
+        "{}",
+        at.stderr
+    );
+    assert!(!at.stderr.contains("`..`"), "{}", at.stderr);
+    let empty = Test::new()
+        .file(
+            "plan.loop",
+            "loop { branch = \"\" }\ntask t { run = \"true\" }\n",
+        )
+        .loopc(&["check", "plan.loop"])
+        .status(1)
+        .run();
+    assert_eq!(
+        empty.stderr.matches("error[E0009]").count(),
+        1,
+        "{}",
+        empty.stderr
+    );
+    assert!(
+        empty.stderr.contains("`branch` is empty"),
+        "{}",
+        empty.stderr
+    );
 }

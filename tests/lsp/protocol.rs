@@ -1238,6 +1238,21 @@ fn missing_context_files_are_reported_as_check_reports_them() {
 }
 
 #[test]
+fn an_unsaved_buffer_is_named_after_its_uri_without_the_scheme() {
+    // VS Code's unsaved file: `untitled:Untitled-1`. Its stem makes the
+    // default branch `loop/Untitled-1`, which git accepts; the scheme
+    // (`untitled:`) is not part of a file name.
+    let mut c = Client::start();
+    let got = c.open("untitled:Untitled-1", "task a { run = \"x\" }\n");
+    assert_eq!(got, Vec::<Value>::new());
+    // A file name git does not accept is still an error there.
+    let got = c.open("untitled:bad..name.loop", "task a { run = \"x\" }\n");
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!(got[0]["code"], "E0009");
+    assert!(c.shutdown().success());
+}
+
+#[test]
 fn a_reel_defaults_plan_gets_no_warning_for_having_no_tasks() {
     let repo = Test::repo();
     let text =

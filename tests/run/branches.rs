@@ -344,6 +344,48 @@ fn an_agents_own_commits_do_not_block_later_runs() {
 }
 
 #[test]
+fn a_hand_commit_with_a_subject_like_loopcs_is_still_refused() {
+    let repo = Test::repo();
+    committing_agent(&repo, false);
+    repo.loopc(&["run", "-q"]).status(0).run();
+    // The subject loopc writes, but none of its `Loop-Task` trailer.
+    repo.git(&["checkout", "-q", "loop/refs"]);
+    repo.write("mine.txt", "precious\n");
+    repo.git(&["add", "mine.txt"]);
+    repo.git(&["commit", "-q", "-m", "loop(commit): my own fix"]);
+    repo.git(&["checkout", "-q", "main"]);
+    let mine = repo.git(&["rev-parse", "loop/refs"]);
+    let r = repo.loopc(&["run"]).status(2).run();
+    assert!(
+        r.stderr.contains("were not made by loopc")
+            && r.stderr.contains(" loop(commit): my own fix)"),
+        "{r:?}"
+    );
+    assert_eq!(repo.git(&["rev-parse", "loop/refs"]), mine);
+}
+
+#[test]
+fn loopcs_commits_count_as_loopcs_without_the_cache_and_the_state() {
+    // The subjects and their `Loop-Task` trailers are all there is then.
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.plan(
+        r#"
+loop "refs" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+task a { agent = bot  prompt = "x" }
+task b: a { agent = bot  prompt = "y" }
+"#,
+    );
+    repo.loopc(&["run", "-q"]).status(0).run();
+    repo.loopc(&["clean", "--cache"]).status(0).run();
+    std::fs::remove_file(repo.root.join(".loopc/state.json")).unwrap();
+    repo.loopc(&["run", "-q"]).status(0).run();
+    assert_eq!(repo.status_of("b"), "passed");
+}
+
+#[test]
 fn an_agents_reverted_commit_does_not_block_runs_without_the_cache() {
     let repo = Test::repo();
     committing_agent(&repo, true);

@@ -90,8 +90,8 @@ fn an_integration_branch_moved_onto_a_descendant_is_adopted() {
     let repo = Test::repo();
     repo.script("agent.sh", SIMPLE_AGENT);
     // On its first try, b's agent adds a commit on top of the integration
-    // branch (keeping loopc's work), then does its own change; its merge
-    // then fails, loopc adopts the new head, and the retry merges onto it.
+    // branch (keeping loopc's work), then does its own change; loopc adopts
+    // the new head and merges the attempt onto it.
     repo.script(
         "adder.sh",
         r#"#!/bin/sh
@@ -123,6 +123,7 @@ task b: a { agent = adder  prompt = "y" }
     assert_eq!(repo.show("loop/h", "b.txt").unwrap(), "b\n");
     let log = repo.git(&["log", "--format=%s", "loop/h"]);
     assert!(log.contains("someone else"), "{log}");
+    assert_eq!(repo.task("b")["attempts"], 1);
 }
 
 // 2. Closed and full stdout ---------------------------------------------------

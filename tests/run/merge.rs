@@ -173,10 +173,17 @@ agent bot { run = "sh @BIN@/mover.sh" }
 task a { agent = bot  prompt = "x" }
 "#,
     );
-    repo.loopc(&["run"]).status(0).run();
+    let r = repo.loopc(&["run"]).status(0).run();
     let files = repo.files_at("loop/mv");
     assert!(files.contains(&"outside.txt".to_string()), "{files:?}");
     assert!(files.contains(&"a.txt".to_string()), "{files:?}");
-    // The agent ran before the merge lost the race: that attempt counts.
-    assert_eq!(repo.task("a")["attempts"], 2, "the lost race is counted");
+    // The attempt's work is merged onto the adopted commit: no attempt is
+    // charged for someone else's commit, and the person is told that the
+    // next run rebuilds the branch without it.
+    assert_eq!(repo.task("a")["attempts"], 1, "{r:?}");
+    let warned =
+        "the integration branch `loop/mv` was moved forward by someone else during the run";
+    assert!(r.stdout.contains(warned), "{r:?}");
+    assert!(repo.state()["warnings"].to_string().contains(warned));
+    assert!(r.stdout.contains("(git merge "), "{r:?}");
 }

@@ -968,3 +968,86 @@ task t { agent = bot  prompt = "x"  attempts = 1 }
     assert!(!c.stderr.contains("not made by loopc"), "{c:?}");
     assert!(!kept.exists(), "{c:?}");
 }
+
+// A commit the person makes in their own checkout while an attempt runs ----
+
+/// Runs a one-task plan whose agent waits (between `started` and
+/// `release`) while `during` changes the repository from outside; returns
+/// the run's output.
+fn run_while(repo: &Test, during: impl FnOnce(&Test)) -> (i32, String) {
+    let sync = repo.bin.join("started");
+    let release = repo.bin.join("release");
+    one_task_plan(
+        repo,
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\ntouch {s}\ni=0\nwhile [ ! -e {r} ] && [ $i -lt 1000 ]; do i=$((i+1)); sleep 0.02; done\necho work > work.txt\n",
+            s = sync.display(),
+            r = release.display()
+        ),
+        1,
+    );
+    let mut child = repo.loopc(&["run"]).spawn();
+    assert!(
+        repo.wait_for(4000, || sync.exists()),
+        "the agent never started"
+    );
+    during(repo);
+    std::fs::write(&release, "").unwrap();
+    let status = child.wait().unwrap().code().unwrap_or(-1);
+    let out = std::fs::read_to_string(repo.bin.join("loopc.out")).unwrap_or_default();
+    (status, out + &repo.spawned_stderr())
+}
+
+#[test]
+fn a_commit_in_the_persons_checkout_during_an_attempt_fails_no_attempt() {
+    let repo = Test::repo();
+    std::fs::write(
+        repo.root.join(".git/info/exclude"),
+        "/plan.loop\n/.loopc/\n",
+    )
+    .unwrap();
+    let (status, out) = run_while(&repo, |repo| {
+        repo.write("mine.txt", "my own work\n");
+        repo.commit("my work during the run");
+    });
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(repo.status_of("one"), "passed");
+    assert_eq!(repo.task("one")["attempts"], 1);
+    let warnings = repo.state()["warnings"].to_string();
+    assert!(
+        warnings.contains("`main` (checked out at ")
+            && warnings.contains("taken as your own commit"),
+        "{warnings}"
+    );
+    assert!(
+        out.contains("taken as your own commit, it failed no attempt"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_persons_branch_moved_from_elsewhere_during_an_attempt_still_fails_it() {
+    // `git update-ref` leaves the checkout's index at the old commit: not a
+    // commit made there, so the attempt that ran meanwhile is charged.
+    let repo = Test::repo();
+    std::fs::write(
+        repo.root.join(".git/info/exclude"),
+        "/plan.loop\n/.loopc/\n",
+    )
+    .unwrap();
+    repo.git(&["branch", "side"]);
+    repo.git(&["checkout", "-q", "side"]);
+    repo.write("side.txt", "side\n");
+    repo.commit("side work");
+    repo.git(&["checkout", "-q", "main"]);
+    let (status, out) = run_while(&repo, |repo| {
+        repo.git(&["update-ref", "refs/heads/main", "side"]);
+    });
+    assert_eq!(status, 1, "{out}");
+    let reason = repo.task("one")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("refs that are not loopc's changed"),
+        "{reason}"
+    );
+    assert!(reason.contains("refs/heads/main"), "{reason}");
+}

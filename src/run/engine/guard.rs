@@ -5,7 +5,9 @@
 //! [`Snapshot`] of every ref that is not its own before an attempt's first
 //! subprocess and after its last one; a difference fails the attempt with
 //! feedback naming each ref and its old and new value, and the run's
-//! summary warns. loopc never moves such a ref back: the user decides.
+//! summary warns. A commit made in one of the person's checkouts is theirs
+//! ([`checkout_commit`]): only noted. loopc never moves such a ref back:
+//! the user decides.
 //!
 //! loopc's own refs are not watched: its task branches `refs/heads/loopc/…`,
 //! its cache `refs/loopc/…` and the integration branch (guarded on its own:
@@ -156,7 +158,50 @@ pub fn diff(before: &Snapshot, after: &Snapshot) -> Vec<RefChange> {
     out
 }
 
-/// Refs that are not loopc's and changed since `before` (see [`snapshot`]).
+/// The checkout (its path, as the snapshots name it) that has branch
+/// `c.name` checked out in both `before` and `after`, if `c` is a commit
+/// made there: the branch moved forward (its old commit is an ancestor of
+/// its new one) and the checkout's index matches the new commit, as `git
+/// commit` leaves it (a ref moved from elsewhere, `git update-ref`, leaves
+/// the index at the old commit). The person's own work in their checkout
+/// (loopc's worktrees are not in a snapshot). `None` for any other change,
+/// or when git cannot say.
+pub fn checkout_commit<'a>(
+    git: &Git,
+    c: &RefChange,
+    before: &Snapshot,
+    after: &'a Snapshot,
+) -> Option<&'a str> {
+    let (Some(old), Some(new)) = (&c.old, &c.new) else {
+        return None;
+    };
+    let symbolic = format!("ref: {}", c.name);
+    let path = after.0.iter().find_map(|(k, v)| {
+        let path = k.strip_prefix("HEAD of ")?;
+        (*v == symbolic && before.0.get(k) == Some(v)).then_some(path)
+    })?;
+    if !git.is_ancestor(old, new).ok()? {
+        return None;
+    }
+    let index = ["diff-index", "--cached", "--quiet", new.as_str(), "--"];
+    let same = git.try_run_in(Path::new(path), &index).ok()?.code == 0;
+    same.then_some(path)
+}
+
+/// What changed from `before` to `after` that an attempt is charged with:
+/// [`diff`] without the commits made in the person's checkouts
+/// ([`checkout_commit`]), which the guard takes as theirs (a commit on the
+/// branch checked out there while agents run, `--watch`'s trigger among
+/// them); the run's end notes them ([`crate::run::engine::scheduler`]).
+pub fn charged(git: &Git, before: &Snapshot, after: &Snapshot) -> Vec<RefChange> {
+    diff(before, after)
+        .into_iter()
+        .filter(|c| checkout_commit(git, c, before, after).is_none())
+        .collect()
+}
+
+/// Refs that are not loopc's and changed since `before` (see [`snapshot`]),
+/// as [`charged`] counts them.
 ///
 /// Errors: git failed.
 pub fn changed_since(
@@ -166,7 +211,7 @@ pub fn changed_since(
     before: &Snapshot,
 ) -> Result<Vec<RefChange>, String> {
     let now = snapshot(git, integration_ref, worktrees)?;
-    Ok(diff(before, &now))
+    Ok(charged(git, before, &now))
 }
 
 #[cfg(test)]

@@ -104,7 +104,7 @@ pub fn run(ctx: &RunCtx, input: AttemptInput) -> AttemptResult {
     // before the attempt's first subprocess (the guard, `crate::run::engine::guard`).
     if let Some(before) = &result.refs_before {
         match guard::snapshot(&ctx.git, &ctx.integration_ref, &ctx.layout.worktrees) {
-            Ok(after) => result.ref_changes = guard::diff(before, &after),
+            Ok(after) => result.ref_changes = guard::charged(&ctx.git, before, &after),
             Err(e) if result.outcome != Outcome::Interrupted => {
                 result.outcome =
                     Outcome::Infrastructure(format!("cannot read the repository's refs: {e}"));

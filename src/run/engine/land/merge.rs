@@ -56,15 +56,20 @@ pub struct Landed {
     /// The tree of `head`, when the merge made it: the cache entry needs
     /// it, and knowing it saves asking git.
     pub tree: Option<String>,
+    /// The commit someone else moved the integration branch forward to
+    /// (a descendant of loopc's head) while loopc ran, which loopc adopted
+    /// and merged the attempt onto; for the run's warning.
+    pub adopted: Option<String>,
 }
 
 /// Brings the passed attempt `r` (task commit `commit`) onto the
 /// integration branch at `head` ([`integrate`]), announces the merge, and
 /// turns a conflict or a failed check of the merge into the attempt's
 /// outcome. The merge checks' cost is added to `r.cost`. If someone else
-/// moved the branch onto a descendant of `head`, it is adopted: later
-/// attempts start from (and merge into) it; a move that drops loopc's
-/// merged work is [`Landed::moved_off`].
+/// moved the branch onto a descendant of `head`, it is adopted
+/// ([`Landed::adopted`]): the attempt is merged onto it, and later attempts
+/// start from it; a move that drops loopc's merged work is
+/// [`Landed::moved_off`].
 ///
 /// A conflict goes to the task's resolver, if it has one
 /// ([`crate::run::engine::land::resolve`]); `landings` are the tasks whose work moved the
@@ -78,6 +83,34 @@ pub fn land(
     landings: &[(usize, String)],
     on_landing: OnLanding<'_>,
 ) -> Landed {
+    let landed = land_once(ctx, r, (commit, head), (earlier, landings), on_landing);
+    match landed.adopted {
+        // Someone else committed on the branch: the attempt is merged onto
+        // their commit instead (once: a second move fails it).
+        Some(adopted) => {
+            let mut again = land_once(ctx, r, (commit, &adopted), (earlier, landings), on_landing);
+            if again.adopted.is_some() {
+                again.outcome = Outcome::Infrastructure(format!(
+                    "merge: {} moved again while loopc was merging",
+                    ctx.integration_ref
+                ));
+            }
+            again.adopted = Some(adopted);
+            again
+        }
+        None => landed,
+    }
+}
+
+/// [`land`] onto `head` as it is: a branch someone else moved forward
+/// meanwhile is [`Landed::adopted`] and the attempt not merged.
+fn land_once(
+    ctx: &RunCtx,
+    r: &mut AttemptResult,
+    (commit, head): (&str, &str),
+    (earlier, landings): (&[Check], &[(usize, String)]),
+    on_landing: OnLanding<'_>,
+) -> Landed {
     let task = &ctx.plan.tasks[r.input.task];
     let merged = merge_or_resolve(ctx, r, (commit, head), (earlier, landings), on_landing);
     let mut landed = Landed {
@@ -85,6 +118,7 @@ pub fn land(
         head: head.to_string(),
         moved_off: None,
         tree: None,
+        adopted: None,
     };
     landed.outcome = match merged {
         Merge::Advanced {
@@ -286,7 +320,8 @@ fn adopt_or_stop(ctx: &RunCtx, head: &str, landed: &mut Landed) {
         && h != head
     {
         if ctx.git.is_ancestor(head, &h).unwrap_or(false) {
-            landed.head = h;
+            landed.head = h.clone();
+            landed.adopted = Some(h);
         } else {
             landed.moved_off = Some(format!(
                 "the integration branch `{}` was moved by someone else from {} \

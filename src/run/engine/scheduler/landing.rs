@@ -56,6 +56,16 @@ impl Scheduler {
         if let Some(tree) = landed.tree {
             self.cache.know_tree(&landed.head, tree);
         }
+        if let Some(c) = &landed.adopted {
+            let w = format!(
+                "the integration branch `{b}` was moved forward by someone else during the \
+                 run, to {c}; loopc went on from it, but the next run rebuilds `{b}` from the \
+                 base without that commit: to keep it, merge it into the base (git merge {c})",
+                b = ctx.plan.settings.branch
+            );
+            self.ctx.events.ui().warn(&w);
+            state.warnings.push(w);
+        }
         self.head = landed.head;
         if let Some(why) = landed.moved_off {
             self.set_stop(StopKind::BranchMoved, why);

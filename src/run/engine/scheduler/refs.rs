@@ -5,7 +5,7 @@
 
 use crate::plan::OnFail;
 use crate::run::engine::context::RunCtx;
-use crate::run::engine::guard::{RefChange, Snapshot, diff, snapshot};
+use crate::run::engine::guard::{RefChange, Snapshot, checkout_commit, diff, snapshot};
 use crate::run::engine::outcome::{AttemptResult, Outcome};
 use crate::state::{RunState, TaskStatus};
 
@@ -98,6 +98,15 @@ pub fn unattributed(ctx: &RunCtx, start: &Snapshot, attributed: &Attributed, sta
             .iter()
             .any(|(name, new)| *name == c.name && *new == c.new)
         {
+            continue;
+        }
+        if let Some(path) = checkout_commit(&ctx.git, &c, start, &now) {
+            let branch = c.name.strip_prefix("refs/heads/").unwrap_or(&c.name);
+            state.warnings.push(format!(
+                "during the run, `{branch}` (checked out at {path}) moved forward: {}; taken \
+                 as your own commit, it failed no attempt",
+                c.describe()
+            ));
             continue;
         }
         state.warnings.push(format!(
