@@ -439,3 +439,22 @@ task a { run = "echo a > a.txt"  attempts = 1 }
     }
     assert!(r.stderr.contains("a attempt 1 (retry 2): started"), "{r:?}");
 }
+
+#[test]
+fn a_task_that_cleans_its_worktree_with_git_clean_x_still_lands() {
+    // `git clean -fdx` (common in build scripts) also removes loopc's
+    // ignored `.loopc/` work directory in the worktree; loopc makes it
+    // again for the diff and the gates.
+    let repo = Test::repo();
+    repo.plan(
+        r#"
+loop "h" { }
+gate g = "test -s \"$LOOP_DIFF_FILE\""
+task clean { run = "echo built > out.txt; git clean -fdxq; echo z > z.txt"  gates = [g] }
+"#,
+    );
+    let r = repo.loopc(&["run"]).run();
+    assert_eq!(r.status, 0, "{r:?}");
+    assert_eq!(repo.show("loop/h", "z.txt").unwrap(), "z\n");
+    assert_eq!(repo.task("clean")["attempts"], 1);
+}

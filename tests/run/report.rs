@@ -665,3 +665,29 @@ fn a_cost_the_handoff_reports_is_not_marked_capped() {
     assert_eq!(mark("told"), serde_json::Value::Null);
     assert_eq!(mark("silent"), "capped");
 }
+
+#[test]
+fn an_earlier_run_that_was_killed_is_reported_killed() {
+    let repo = Test::repo();
+    let started = repo.bin.join("started");
+    let release = repo.bin.join("release");
+    repo.plan(&format!(
+        "loop \"k\" {{ }}\ntask a {{ run = \"touch {s}; while [ ! -e {r} ]; do sleep 0.02; done; echo a > a.txt\" }}\n",
+        s = started.display(),
+        r = release.display()
+    ));
+    let mut first = repo.loopc(&["run"]).spawn();
+    assert!(
+        repo.wait_for(4000, || started.exists()),
+        "the task never started"
+    );
+    first.kill().unwrap();
+    first.wait().unwrap();
+    std::fs::write(&release, "").unwrap();
+    assert!(repo.wait_for(4000, || !repo.has_processes_inside()));
+    repo.loopc(&["run"]).status(0).run();
+    let earlier: Value = serde_json::from_str(&report(&repo, &["--json", "--run", "1"])).unwrap();
+    assert_eq!(earlier["status"], "killed", "{earlier}");
+    let last: Value = serde_json::from_str(&report(&repo, &["--json"])).unwrap();
+    assert_eq!(last["status"], "passed", "{last}");
+}

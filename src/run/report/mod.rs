@@ -152,9 +152,10 @@ fn assemble(
     {
         limits = crate::state::Limits::of(&p.budget);
     }
-    let killed = found.last
-        && state.status == RunStatus::Running
-        && !crate::run::sys::lock::holder_alive(&layout.lock);
+    // An earlier run still marked running was killed: the run after it
+    // could only start once it no longer held the lock.
+    let killed = state.status == RunStatus::Running
+        && (!found.last || !crate::run::sys::lock::holder_alive(&layout.lock));
     let mut cost = cost::summary(state);
     cost.budget_micro_usd = limits.cost_micro_usd;
     cost.over_budget = cost

@@ -146,6 +146,13 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Step<Outcome> {
         return Ok(satisfied);
     }
     let done = work::run(ctx.io(), task, r, &files, &env, &prompt)?;
+    // A command or agent that cleaned its worktree (`git clean -fdx`, `rm
+    // -rf .loopc`) removed loopc's work directory with it: made again for
+    // what follows (the diff, the gates' files).
+    if files.work != files.dir && !files.work.exists() {
+        crate::run::engine::context::create_work_dir(&r.worktree)
+            .map_err(Outcome::Infrastructure)?;
+    }
     let judged = match work::judge(task, r, &files, &done) {
         // A question goes to the task's answerer first, if it has one.
         Err(Outcome::NeedsHuman(question)) => {
