@@ -499,6 +499,13 @@ pub struct RunState {
     /// each moved to its next stage (`docs/reel.md`). Absent for other plans.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub specs: Vec<SpecState>,
+    /// Tasks of earlier runs that this run did not include (a run of
+    /// another plan file, or of some tasks only) and that remember failures
+    /// or a question ([`TaskState::remembered`]) or wait for a usage limit
+    /// (`waiting_until`): kept as those runs left them for the run that
+    /// includes them again (docs/state.md). Absent when empty (version 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried: Vec<TaskState>,
 }
 
 impl RunState {

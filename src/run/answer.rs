@@ -32,9 +32,10 @@ pub fn answer(cwd: &Path, task: &str, text: &str) -> Result<Answered, String> {
     let git = Git::discover(cwd)?;
     let layout = Layout::new(&git.root);
     let state = super::store::state::load(&layout.state)?;
-    let waiting: Vec<&str> = state
-        .tasks
-        .iter()
+    // The last run's tasks, then those it carried from earlier runs (of
+    // another plan file, or of other tasks), whose questions still wait.
+    let tasks = || state.tasks.iter().chain(&state.carried);
+    let waiting: Vec<&str> = tasks()
         .filter(|t| t.status == TaskStatus::NeedsHuman)
         .map(|t| t.name.as_str())
         .collect();
@@ -43,7 +44,7 @@ pub fn answer(cwd: &Path, task: &str, text: &str) -> Result<Answered, String> {
     } else {
         format!("tasks waiting for an answer: {}", waiting.join(", "))
     };
-    let Some(ts) = state.tasks.iter().find(|t| t.name == task) else {
+    let Some(ts) = tasks().find(|t| t.name == task) else {
         return Err(format!(
             "the last run (plan `{}`) has no task `{task}`; {waiting_list}",
             state.plan

@@ -534,10 +534,18 @@ impl Recovered {
 /// [`scheduler::transition::carry_remembered`], `--retry-failed`, the dry
 /// run's memory), usually few. The rest goes at once: it is as large as
 /// the plan (some 700 bytes a task in memory), as the run's own state is.
+/// The tasks an earlier run carried past the last one (`carried`) join
+/// them where the last run did not include them.
 fn carried(mut previous: RunState) -> RunState {
     previous
         .tasks
         .retain(|t| t.remembered.is_some() || t.waiting_until.is_some());
+    let carried = std::mem::take(&mut previous.carried);
+    let known: std::collections::HashSet<String> =
+        previous.tasks.iter().map(|t| t.name.clone()).collect();
+    previous
+        .tasks
+        .extend(carried.into_iter().filter(|t| !known.contains(&t.name)));
     previous.tasks.shrink_to_fit();
     previous
 }

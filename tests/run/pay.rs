@@ -443,3 +443,58 @@ task after: t { prompt = "use it" }
     let (ran, _) = run(&repo, &["--retry-failed", "t"], 1);
     assert_eq!(ran, ["t 1"]);
 }
+
+#[test]
+fn failures_and_questions_outlive_runs_of_other_plans_and_of_some_tasks() {
+    let repo = Test::repo();
+    repo.script("fail.sh", "#!/bin/sh\ncat >/dev/null\nexit 1\n");
+    repo.script(
+        "ask.sh",
+        "#!/bin/sh\ncat >/dev/null\necho x >> g.txt\nprintf '{\"status\":\"needs_human\",\"summary\":\"s\",\"question\":\"Q?\"}' > \"$LOOP_HANDOFF\"\n",
+    );
+    let a = "loop \"a\" { }\nbudget { iterations = 10 }\n\
+             agent t { run = \"sh @BIN@/fail.sh\" }\nagent q { run = \"sh @BIN@/ask.sh\" }\n\
+             defaults { agent = t  attempts = 1 }\n\
+             task x { prompt = \"p\" }\ntask ask { prompt = \"p\"  agent = q }\n\
+             task y { run = \"echo y > y.txt\" }\n";
+    repo.write(
+        "a.loop",
+        &a.replace("@BIN@", &repo.bin.display().to_string()),
+    );
+    repo.write(
+        "b.loop",
+        "loop \"b\" { }\ntask z { run = \"echo z > z.txt\" }\n",
+    );
+    std::fs::write(
+        repo.root.join(".git/info/exclude"),
+        "/a.loop\n/b.loop\n/.loopc/\n",
+    )
+    .unwrap();
+    repo.loopc(&["run", "a.loop"]).status(1).run();
+    let remembered = |out: &str| {
+        out.contains("x: not run: ran out of attempts (1 of 1) with this key")
+            && out.contains("ask: not run: its question is not answered yet")
+    };
+    let dry = repo.loopc(&["run", "--dry-run", "a.loop"]).run();
+    assert!(remembered(&dry.stdout), "{dry:?}");
+    // Another plan file's run, then a run of one task of the first plan.
+    repo.loopc(&["run", "b.loop"]).status(0).run();
+    let dry = repo.loopc(&["run", "--dry-run", "a.loop"]).run();
+    assert!(remembered(&dry.stdout), "after b.loop: {dry:?}");
+    repo.loopc(&["run", "a.loop", "y"]).status(0).run();
+    assert!(
+        repo.state()["carried"].to_string().contains("\"x\""),
+        "{}",
+        repo.state()
+    );
+    let dry = repo.loopc(&["run", "--dry-run", "a.loop"]).run();
+    assert!(remembered(&dry.stdout), "after a run of y: {dry:?}");
+    // The question can still be answered.
+    repo.loopc(&["answer", "ask", "yes"]).status(0).run();
+    let dry = repo.loopc(&["run", "--dry-run", "a.loop"]).run();
+    assert!(
+        dry.stdout.contains("x: not run: ran out of attempts"),
+        "{dry:?}"
+    );
+    assert!(!dry.stdout.contains("ask: not run"), "{dry:?}");
+}

@@ -33,6 +33,7 @@ pub fn state(events: &RunEvents) -> RunState {
         tasks: Vec::new(),
         warnings: Vec::new(),
         specs: Vec::new(),
+        carried: Vec::new(),
     };
     run.spent.elapsed_ms = events.end_ms();
     let mut index: HashMap<String, usize> = HashMap::new();

@@ -121,6 +121,7 @@ pub fn initial(plan: &Plan, plan_file: &str, head: &str, now: String) -> RunStat
             .iter()
             .map(|t| TaskState::pending(t.name.clone(), t.title.clone()))
             .collect(),
+        carried: Vec::new(),
     }
 }
 

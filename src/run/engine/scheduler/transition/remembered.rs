@@ -8,17 +8,28 @@
 use super::{Action, Books, finalize};
 use crate::plan::Plan;
 pub use crate::run::engine::remember::{RetryFailed, remembered_key};
-use crate::state::{Remembered, RunState, TaskStatus};
+use crate::state::{Remembered, RunState, TaskState, TaskStatus};
 
-/// Copies every task's `remembered` from the last run's state: kept from
-/// run to run until the task passes or its key changes.
+/// Copies every task's `remembered` from the last run's state (its tasks
+/// and those it carried): kept from run to run until the task passes or
+/// its key changes. Tasks this run does not include are carried
+/// ([`RunState::carried`]) with what they remember or wait for.
 pub fn carry_remembered(previous: &RunState, state: &mut RunState) {
-    let previous = previous.tasks_by_name();
+    let mut previous = previous.tasks_by_name();
     for ts in &mut state.tasks {
-        if let Some(old) = previous.get(ts.name.as_str()) {
+        if let Some(old) = previous.remove(ts.name.as_str()) {
             ts.remembered.clone_from(&old.remembered);
         }
     }
+    // Those this run does not include keep what they remember for the run
+    // that does (another plan file's run, a run of some tasks).
+    let mut rest: Vec<TaskState> = previous
+        .into_values()
+        .filter(|t| t.remembered.is_some() || t.waiting_until.is_some())
+        .cloned()
+        .collect();
+    rest.sort_by(|a, b| a.name.cmp(&b.name));
+    state.carried = rest;
 }
 
 /// How [`not_run_reason`] starts: a dependent says its dependency `is not
