@@ -96,3 +96,32 @@ fn a_failing_command_check_still_fails_the_task() {
     assert!(repo.task("t").get("branch").is_none());
     assert_eq!(repo.status_of("after"), "skipped");
 }
+
+#[test]
+fn a_command_gate_that_rejects_the_last_attempt_runs_once_on_it() {
+    // `tests` rejects both attempts and the reviewer accepts them: the last
+    // attempt's rejection is `tests`'s, a plain failure, and `tests` is not
+    // run on it a second time (as it is after an agent gate's rejection).
+    for gates in ["[tests, review]", "[review, tests]"] {
+        let repo = Test::repo();
+        repo.script("agent.sh", SIMPLE_AGENT);
+        repo.script(
+            "reviewer.sh",
+            "#!/bin/sh\ncat > /dev/null\nprintf '{\"status\":\"completed\",\"summary\":\"fine\"}' > \"$LOOP_HANDOFF\"\n",
+        );
+        repo.plan(&format!(
+            r#"
+loop "ur" {{ }}
+budget {{ iterations = 10 }}
+agent bot {{ run = "sh @BIN@/agent.sh" }}
+agent reviewer {{ run = "sh @BIN@/reviewer.sh" }}
+gate review {{ agent = reviewer  prompt = "Fine?" }}
+gate tests = "echo $LOOP_ATTEMPT >> @BIN@/tests.count; false"
+task t {{ agent = bot  prompt = "write t"  attempts = 2  gates = {gates} }}
+"#
+        ));
+        repo.loopc(&["run"]).status(1).run();
+        assert_eq!(repo.status_of("t"), "failed", "{gates}");
+        assert_eq!(repo.bin_lines("tests.count"), ["1", "2"], "{gates}");
+    }
+}

@@ -24,14 +24,16 @@ pub(super) fn only_review_rejected(
     verdict: &Verdict,
     cost: &mut Cost,
 ) -> bool {
-    let Verdict::Reject { on_fail, .. } = verdict else {
+    let Verdict::Reject { on_fail, by, .. } = verdict else {
         return false;
     };
     let last = proto.attempt >= proto.task.attempts;
-    let has_agent_gate = checks
+    // Only an agent gate's rejection: a command check that rejected the
+    // attempt would reject it again (and cost its run twice).
+    let by_agent_gate = checks
         .iter()
-        .any(|c| matches!(c.kind, CheckKind::Agent { .. }));
-    if *on_fail != OnFail::Retry || !last || !has_agent_gate {
+        .any(|c| c.label == *by && matches!(c.kind, CheckKind::Agent { .. }));
+    if *on_fail != OnFail::Retry || !last || !by_agent_gate {
         return false;
     }
     let commands: Vec<gate::Check> = checks
