@@ -260,6 +260,44 @@ task b: a {{ agent = bot  prompt = "y" }}
 }
 
 #[test]
+fn an_agent_gate_cut_off_by_ctrl_c_is_charged_its_cap() {
+    // The reviewer never reports: interrupted while it runs, it costs its
+    // $0.50 cap on top of the maker's reported $0.10, as a cut-off agent.
+    let repo = repo_with(
+        r#"
+loop "b" { }
+budget { cost = $10 }
+agent bot { run = "sh @BIN@/agent.sh"  env = { COST = "0.10" }  cost = $3 }
+agent slow { run = "sh @BIN@/slow.sh"  cost = $0.50 }
+gate review { agent = slow  prompt = "review" }
+task a { agent = bot  prompt = "x"  gates = [review] }
+"#,
+    );
+    let started = repo.bin.join("started");
+    repo.script(
+        "slow.sh",
+        &format!(
+            "#!/bin/sh\ncat > /dev/null\ntouch {}\nexec sleep 600\n",
+            started.display()
+        ),
+    );
+    let mut run = repo.loopc(&["run"]).spawn();
+    assert!(
+        repo.wait_for(4000, || started.exists()),
+        "the reviewer never started"
+    );
+    crate::harness::signal(run.id(), libc::SIGINT);
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    assert_eq!(
+        repo.task("a")["cost_micro_usd"],
+        600_000,
+        "{}",
+        repo.state()
+    );
+    assert_eq!(repo.state()["spent"]["cost_micro_usd"], 600_000);
+}
+
+#[test]
 fn a_task_running_out_of_attempts_does_not_trip_the_default_breaker() {
     // Defaults: attempts 3, failures 3. `bad` fails three times; its
     // dependent is skipped and the independent `good` still runs (spec §5).

@@ -33,7 +33,18 @@ pub(super) fn judge(
         None => output_tail(&[&ran.log]),
     };
     let verdict = match exit {
-        Exit::Stopped => return Err(Verdict::Stopped),
+        Exit::Stopped => {
+            // An agent gate cut off (Ctrl-C, SIGTERM, the `time` budget)
+            // costs what it reported, else its cap, as a cut-off agent does.
+            if let Some(a) = ran.agent {
+                let read = report::read(&a.output, &ran.stdout);
+                cost.add_reported(
+                    report::reported_cost(read.as_ref(), &handoff::read(&ran.handoff)),
+                    a,
+                );
+            }
+            return Err(Verdict::Stopped);
+        }
         Exit::TimedOut | Exit::Stalled(_) | Exit::Signal(_) => Some(reject(
             check,
             format!("{gate} {}", exit.describe(check.timeout)),
