@@ -371,10 +371,10 @@ task b: a { agent = bot  prompt = "y" }
     let state = repo.state();
     assert_eq!(state["status"], "interrupted");
     // Not "run interrupted: interrupted".
-    assert_eq!(state["stop_reason"], "Ctrl-C, SIGTERM or SIGHUP received");
+    assert_eq!(state["stop_reason"], "SIGTERM received");
     assert!(
         repo.spawned_stderr()
-            .contains("loopc: run interrupted: Ctrl-C, SIGTERM or SIGHUP received"),
+            .contains("loopc: run interrupted: SIGTERM received"),
         "{}",
         repo.spawned_stderr()
     );

@@ -105,10 +105,7 @@ impl Scheduler {
         if crate::run::sys::interrupt::requested()
             && self.books.stop_kind() != Some(StopKind::Interrupted)
         {
-            self.set_stop(
-                StopKind::Interrupted,
-                crate::run::sys::interrupt::REASON.into(),
-            );
+            self.set_stop(StopKind::Interrupted, crate::run::sys::interrupt::reason());
             self.ctx.control.stop();
         }
     }

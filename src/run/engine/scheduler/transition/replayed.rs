@@ -80,10 +80,7 @@ pub fn replayed(plan: &Plan, state: &mut RunState, books: &mut Books, r: Replaye
         })),
         Replay::Stopped => match books.meter.time_spent() {
             Some((at, why)) if r.by_deadline => books.set_budget_stop(at, why),
-            _ => books.set_stop(
-                StopKind::Interrupted,
-                crate::run::sys::interrupt::REASON.into(),
-            ),
+            _ => books.set_stop(StopKind::Interrupted, crate::run::sys::interrupt::reason()),
         },
     }
     out
