@@ -30,8 +30,9 @@ pub struct Handoff {
     /// A short summary (for a gate: the feedback).
     #[serde(default)]
     pub summary: Option<String>,
-    /// What the attempt cost, in dollars.
-    #[serde(default)]
+    /// What the attempt cost, in dollars (a JSON number, or a string
+    /// holding one).
+    #[serde(default, deserialize_with = "dollars")]
     pub cost_usd: Option<f64>,
     /// The agent deliberately changed nothing.
     #[serde(default)]
@@ -76,13 +77,28 @@ pub fn read(path: &Path) -> Result<Option<Handoff>, String> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    // Bytes that are not UTF-8 are decoded lossily, as all agent output is.
-    let h = serde_json::from_str::<Handoff>(&String::from_utf8_lossy(&bytes)).map_err(|e| {
-        format!(
-            "the handoff file is not a handoff: a JSON object with `status` (`completed`, \
-                 `failed`, `blocked` or `needs_human`) and `summary` is expected ({e})"
-        )
-    })?;
+    // Bytes that are not UTF-8 are decoded lossily, as all agent output is;
+    // a byte-order mark some editors and shells write is no JSON.
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let expected = "a JSON object with `status` (`completed`, `failed`, `blocked` or \
+                    `needs_human`) and `summary` is expected";
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| format!("the handoff file is not a handoff: {expected} ({e})"))?;
+    if !value.is_object() {
+        let what = match value {
+            serde_json::Value::Array(_) => "an array",
+            serde_json::Value::String(_) => "a string",
+            serde_json::Value::Number(_) => "a number",
+            serde_json::Value::Bool(_) => "a boolean",
+            _ => "null",
+        };
+        return Err(format!(
+            "the handoff file holds {what}, not an object: {expected}"
+        ));
+    }
+    let h = serde_json::from_value::<Handoff>(value)
+        .map_err(|e| format!("the handoff file is not a handoff: {expected} ({e})"))?;
     // A negative or non-finite cost is an invalid handoff, not an unknown
     // cost in disguise: the attempt's cost stays unknown and it says why.
     if let Some(c) = h.cost_usd
@@ -93,6 +109,20 @@ pub fn read(path: &Path) -> Result<Option<Handoff>, String> {
         ));
     }
     Ok(Some(h))
+}
+
+/// `cost_usd`: a number, or a string holding one (`"0.33"`); `null` is
+/// none. Anything else is an invalid handoff.
+fn dollars<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    match v {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(v) => crate::run::engine::agent::report::json_number(&v)
+            .map(Some)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!("cost_usd {v} is not a number of dollars"))
+            }),
+    }
 }
 
 /// The instructions appended to every agent prompt; `gate` selects the
@@ -300,6 +330,33 @@ mod tests {
         assert!(e.contains("cost_usd (-5) is invalid"), "{e}");
         std::fs::write(&p, r#"{"status":"completed","cost_usd":0}"#).unwrap();
         assert!(read(&p).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_bom_a_cost_as_text_and_a_handoff_that_is_no_object() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("h.json");
+        let write = |text: &str| std::fs::write(&p, text).unwrap();
+        write("\u{feff}{\"status\":\"completed\",\"cost_usd\":\"0.33\"}");
+        assert_eq!(read(&p).unwrap().unwrap().cost_usd, Some(0.33));
+        write(r#"{"status":"completed","cost_usd":null}"#);
+        assert_eq!(read(&p).unwrap().unwrap().cost_usd, None);
+        write(r#"{"status":"completed","cost_usd":"-1"}"#);
+        assert!(read(&p).unwrap_err().contains("cost_usd (-1) is invalid"));
+        write(r#"{"status":"completed","cost_usd":"cheap"}"#);
+        let e = read(&p).unwrap_err();
+        assert!(
+            e.contains("cost_usd \"cheap\" is not a number of dollars"),
+            "{e}"
+        );
+        write(r#"[{"status":"completed","summary":"x"}]"#);
+        let e = read(&p).unwrap_err();
+        assert!(
+            e.starts_with(
+                "the handoff file holds an array, not an object: a JSON object with `status`"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -35,6 +35,7 @@ mod stream;
 pub use classify::Cause;
 pub use claude::read_claude;
 pub use codex::read_codex;
+pub(crate) use fields::number as json_number;
 use stream::{Lenient, for_each_message};
 
 fn add_count(slot: &mut Option<u64>, v: Option<&Value>) {

@@ -174,7 +174,7 @@ impl AgentReport {
             .total_cost_usd
             .as_ref()
             .or(m.cost_usd.as_ref())
-            .and_then(Value::as_f64)
+            .and_then(super::fields::number)
             .and_then(crate::run::time::usd_to_micro);
         if let Some(u) = &m.usage {
             self.usage = Usage::default();
@@ -317,6 +317,14 @@ mod tests {
         assert_eq!(r.usage.cache_creation_input_tokens, Some(5));
         assert_eq!(r.usage.output_tokens, Some(20));
         assert_eq!(r.model.as_deref(), Some("claude-sonnet-4-5"));
+    }
+
+    #[test]
+    fn a_cost_written_as_text_is_read() {
+        let r = claude(
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":"0.5"}"#,
+        );
+        assert_eq!(r.cost, Some(500_000));
     }
 
     #[test]

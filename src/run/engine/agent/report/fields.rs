@@ -88,7 +88,7 @@ impl AgentReport {
 
 /// A JSON number, or a string holding one (`"0.5"`: some tools write
 /// money as text); anything else is no number.
-fn number(v: &Value) -> Option<f64> {
+pub(crate) fn number(v: &Value) -> Option<f64> {
     match v {
         Value::String(s) => s.trim().parse::<f64>().ok().filter(|c| c.is_finite()),
         _ => v.as_f64(),
