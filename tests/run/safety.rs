@@ -407,7 +407,7 @@ fn a_dot_loopc_that_is_a_file_is_named_by_every_command() {
 }
 
 #[test]
-fn a_symlinked_dot_loopc_is_refused_by_run_and_clean() {
+fn a_symlinked_dot_loopc_is_refused_by_run_clean_and_report() {
     let repo = Test::repo();
     let elsewhere = repo.bin.join("elsewhere");
     std::fs::create_dir_all(elsewhere.join("earlier-logs")).unwrap();
@@ -416,7 +416,7 @@ fn a_symlinked_dot_loopc_is_refused_by_run_and_clean() {
     std::fs::write(elsewhere.join("worktrees/a-1/mine.txt"), "user's\n").unwrap();
     std::os::unix::fs::symlink(&elsewhere, repo.root.join(".loopc")).unwrap();
     one_task_plan(&repo, SIMPLE_AGENT, 1);
-    for args in [&["run"][..], &["clean"][..]] {
+    for args in [&["run"][..], &["clean"][..], &["report"][..]] {
         let r = repo.loopc(args).output();
         assert_eq!(r.status, 2, "{args:?}: {r:?}");
         assert!(r.stderr.contains("is a symbolic link"), "{r:?}");

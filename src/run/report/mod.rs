@@ -78,6 +78,9 @@ pub fn default_file(root: &Path) -> PathBuf {
 pub fn build(cwd: &Path, options: &Options) -> Result<Built, String> {
     let git = Git::discover(cwd)?;
     let layout = Layout::new(&git.root);
+    // The page is written into `.loopc/` by default: not wherever a link
+    // points, as a run and `loopc clean` refuse it.
+    layout.refuse_symlink()?;
     let found = source::find(&layout, options.run)?;
     let mut notes = Vec::new();
     let saved = found.logs_root.join(crate::run::store::layout::RUN_PLAN);
