@@ -367,3 +367,35 @@ fn two_added_gates_are_said_in_the_plural() {
         "{dry:?}"
     );
 }
+
+#[test]
+fn the_dry_run_says_what_a_remembered_failure_does_if_a_gate_rejects_a_cached_result() {
+    let repo = Test::repo();
+    let plan = |check: &str| {
+        format!(
+            "loop \"g\" {{ }}\ngate g = \"{check}\"\n\
+             task a {{ run = \"echo a > a.txt\"  gates = [g] }}\n\
+             task c: a {{ run = \"echo c > c.txt\" }}\n"
+        )
+    };
+    repo.plan(&plan("true"));
+    repo.loopc(&["run"]).status(0).run();
+    // The gate now rejects a's cached result, and every attempt of a.
+    repo.plan(&plan("false"));
+    repo.loopc(&["run"]).status(1).run();
+    assert_eq!(repo.status_of("a"), "failed");
+    let dry = repo.loopc(&["run", "--dry-run"]).run().stdout;
+    assert!(
+        dry.contains(
+            "a: cached (gate `g` runs on its cached result first), and if it is rejected: \
+             not run: ran out of attempts (3 of 3) with this key"
+        ),
+        "{dry}"
+    );
+    let r = repo.loopc(&["run"]).status(1).run();
+    assert!(
+        r.stdout
+            .contains("not run: ran out of attempts (3 of 3) with this key"),
+        "{r:?}"
+    );
+}

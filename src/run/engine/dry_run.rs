@@ -297,6 +297,17 @@ impl<'a> Sim<'a> {
             why.push(format!("cache entry not used: {reason}"));
         } else if !forced && let Some(entry) = self.store.get(&rk.key) {
             match self.replay(i, entry) {
+                // A gate that has not judged the cached result runs on it
+                // first; if it rejects it, what the task's failures under
+                // its key say decides, as in the run.
+                Ok(line) if !entry.unchecked(&self.plan.tasks[i]).is_empty() => {
+                    let task = &self.plan.tasks[i];
+                    let key = crate::run::engine::remember::remembered_key(task, &rk.key.to_hex());
+                    return match memory::decide(self.memory, task, false, &key) {
+                        Err(not_run) => format!("{line}, and if it is rejected: {not_run}"),
+                        Ok(_) => line,
+                    };
+                }
                 Ok(line) => return line,
                 Err(e) => why.push(e),
             }
