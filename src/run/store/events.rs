@@ -348,6 +348,21 @@ struct Inner {
     /// Lines held back by [`Recorder::hold`], written by
     /// [`Recorder::release`] (or when [`HELD_LIMIT`] is reached).
     held: Option<Vec<u8>>,
+    /// A write failed and was reported: the next failures are not (a full
+    /// disk fails every event's line).
+    failed: bool,
+}
+
+impl Inner {
+    /// Reports a failed write on `ui`, the first only.
+    fn failed(&mut self, ui: &dyn Watcher, e: &std::io::Error) {
+        if !std::mem::replace(&mut self.failed, true) {
+            ui.line(&format!(
+                "error: cannot write events.jsonl: {e} (the events after it may be missing \
+                 from it too)"
+            ));
+        }
+    }
 }
 
 /// The most bytes of held lines kept in memory before they are written.
@@ -374,6 +389,7 @@ impl Recorder {
                 file,
                 held: None,
                 seq: existing,
+                failed: false,
             }),
             start: Instant::now(),
             ui,
@@ -424,8 +440,7 @@ impl Recorder {
             None => inner.file.write_all(line.as_bytes()),
         };
         if let Err(e) = written {
-            self.ui
-                .line(&format!("error: cannot write events.jsonl: {e}"));
+            inner.failed(self.ui.as_ref(), &e);
         }
         self.ui.on_event(&event);
     }
@@ -452,8 +467,7 @@ impl Recorder {
             return;
         };
         if let Err(e) = inner.file.write_all(&lines) {
-            self.ui
-                .line(&format!("error: cannot write events.jsonl: {e}"));
+            inner.failed(self.ui.as_ref(), &e);
         }
     }
 }

@@ -21,7 +21,12 @@ pub fn save(path: &Path, state: &RunState) -> Result<(), String> {
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     };
-    write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+    write().map_err(|e| {
+        // A full disk leaves half a temporary file: not kept beside the
+        // last state that was written whole.
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot write {}: {e}", path.display())
+    })
 }
 
 /// Checks that `state` can be written at `path` (its temporary file can
