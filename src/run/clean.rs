@@ -162,7 +162,8 @@ fn remove_worktrees(
     let mut removed = 0;
     // A worktree the user made under `.loopc/worktrees/` is left alone.
     let ledgered = layout::ledger(layout)?;
-    let mut kept = Vec::new();
+    // Registered worktrees, loopc's (tried) and not (left alone).
+    let mut seen = Vec::new();
     for w in git.worktrees()? {
         if w.path.starts_with(&layout.worktrees)
             || super::sys::git::same_path(w.path.parent().unwrap_or(&w.path), &layout.worktrees)
@@ -170,18 +171,26 @@ fn remove_worktrees(
             if super::sys::recover::is_loopcs_worktree(&w, &ledgered) {
                 match super::sys::recover::remove_worktree(git, &w.path) {
                     Ok(()) => removed += 1,
-                    Err(e) => failed.push(e),
+                    // Once git dropped its entry, nothing tells a later
+                    // clean that what is left was loopc's: the person
+                    // removes it.
+                    Err(e) => failed.push(format!(
+                        "{e} (remove what is left by hand: rm -rf {})",
+                        crate::visible::shell_word(&w.path.display().to_string())
+                    )),
                 }
+                // Not looked at again below, removed or not.
+                seen.push(w.path);
             } else {
                 report(Cleaned::ForeignWorktree(w.path.clone()));
-                kept.push(w.path);
+                seen.push(w.path);
             }
         }
     }
     if let Ok(entries) = std::fs::read_dir(&layout.worktrees) {
         for entry in entries.filter_map(Result::ok) {
             let path = entry.path();
-            if kept
+            if seen
                 .iter()
                 .any(|k| *k == path || super::sys::git::same_path(k, &path))
             {
