@@ -629,7 +629,7 @@ fn execute(plan: Plan, options: &Options, cwd: &Path, round: &mut Round) -> Resu
     let mut summary = ran.summary.clone();
     // The work is on the integration branch, not yours: say how to bring
     // it over.
-    if ran.outcome == Outcome::Passed {
+    if ran.outcome == Outcome::Passed && !ran.merged_already {
         let cd = match cwd.strip_prefix(&ran.root) {
             Ok(_) => String::new(),
             Err(_) => format!(

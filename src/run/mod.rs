@@ -115,6 +115,9 @@ pub struct Ran {
     /// Each task of the run (fragments' too) and how it ended, in the
     /// plan's order (`--watch`'s line per round counts them).
     pub tasks: Vec<RanTask>,
+    /// The checked-out commit already contains the integration branch's
+    /// head: there is nothing to merge from it.
+    pub merged_already: bool,
 }
 
 /// One task of a finished run, as `--watch`'s line per round counts it.
@@ -609,10 +612,15 @@ fn schedule(
             warnings.push(format!("warning: {e}"));
         }
     }
+    let merged_already = ctx
+        .git
+        .is_ancestor(&finish.state.head_commit, "HEAD")
+        .unwrap_or(false);
     Ran {
         outcome: finish.outcome,
         summary: table,
         warnings,
+        merged_already,
         root: ctx.git.root.clone(),
         tasks: finish
             .state

@@ -199,6 +199,12 @@ task check: gen { run = "grep -q generated gen.txt && echo ok > checked.txt" }
     assert!(repo.root.join("checked.txt").exists());
     let msg = repo.git(&["log", "-1", "--format=%s", "loop/cmds"]);
     assert_eq!(msg, "loop(check): check");
+    // Once merged, a rerun has nothing to bring over, and does not say so.
+    let again = repo.loopc(&["run"]).status(0).run();
+    assert!(
+        !again.stdout.contains("to bring the work onto your branch"),
+        "{again:?}"
+    );
 }
 
 #[test]
