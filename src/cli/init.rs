@@ -30,7 +30,9 @@ budget {
 }
 
 agent claude {
-  run    = "claude -p --output-format json --dangerously-skip-permissions"
+  # `cost` is the per-attempt cap; Claude Code stops there itself when told
+  # it ($LOOP_COST_CAP_USD holds it in dollars).
+  run    = "claude -p --output-format json --dangerously-skip-permissions --max-budget-usd \"$LOOP_COST_CAP_USD\""
   output = claude-json
   cost   = $1
 }
