@@ -220,7 +220,10 @@ fn init_writes_a_starter_plan_that_checks_clean() {
     repo.loopc(&["fmt", "--check"]).stdout("").run();
     // Its agent has a cost cap, and Claude Code is told it.
     let plan = std::fs::read_to_string(repo.root.join("plan.loop")).unwrap();
-    assert!(plan.contains("--max-budget-usd \\\"$LOOP_COST_CAP_USD\\\""), "{plan}");
+    assert!(
+        plan.contains("--max-budget-usd \\\"$LOOP_COST_CAP_USD\\\""),
+        "{plan}"
+    );
     std::fs::write(repo.root.join("plan.loop"), "# mine\n").unwrap();
     repo.loopc(&["init"])
         .stderr(

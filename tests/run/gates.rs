@@ -219,3 +219,29 @@ task one { agent = a  prompt = "x" }
     );
     assert!(repo.git(&["branch", "--list", "loopc/*"]).is_empty());
 }
+
+#[test]
+fn an_agent_gate_that_asks_a_person_blocks_the_task_with_its_question() {
+    let repo = Test::repo();
+    repo.script("agent.sh", SIMPLE_AGENT);
+    repo.script(
+        "asker.sh",
+        "#!/bin/sh\ncat > /dev/null\nprintf '{\"status\":\"needs_human\",\"summary\":\"ask\",\"question\":\"is this ok?\"}' > \"$LOOP_HANDOFF\"\n",
+    );
+    repo.plan(
+        r#"
+loop "g" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+agent asker { run = "sh @BIN@/asker.sh" }
+gate review { agent = asker  prompt = "Review." }
+task t { agent = bot  prompt = "x"  gates = [review] }
+"#,
+    );
+    repo.loopc(&["run"]).status(1).run();
+    assert_eq!(repo.status_of("t"), "blocked");
+    assert_eq!(
+        repo.task("t")["reason"],
+        "gate `review` asks a person: is this ok?"
+    );
+}

@@ -126,6 +126,17 @@ fn agent_verdict(
                 on_fail: check.on_fail,
                 by: check.label.clone(),
             }),
+            // A gate's question is no verdict: the task is blocked, the
+            // question in its reason (`loopc answer` answers a task's
+            // agent, not a gate's).
+            HandoffStatus::NeedsHuman
+                if h.question.as_deref().is_some_and(|q| !q.trim().is_empty()) =>
+            {
+                Some(Verdict::Blocked(handoff::with_reason(
+                    &format!("gate `{label}` asks a person"),
+                    h.question.as_deref().unwrap_or_default(),
+                )))
+            }
             HandoffStatus::Blocked | HandoffStatus::NeedsHuman => {
                 Some(Verdict::Blocked(handoff::with_reason(
                     &format!("gate `{label}` says the task needs help"),
