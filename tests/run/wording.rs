@@ -167,7 +167,7 @@ task b { agent = bot  prompt = "x" }
     );
     assert!(
         r.stdout.contains(
-            "failures in a row 2 (limit 1: attempts already running when it was reached still count)"
+            "failures in a row 2 (limit 1: one task's own failed attempts, and attempts already running when it was reached, do not trip it)"
         ),
         "{r:?}"
     );

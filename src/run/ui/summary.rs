@@ -212,10 +212,18 @@ fn budget_line(state: &RunState, any_unknown: bool) -> String {
         ));
     }
     if l.failures > 0 {
-        budget.push(format!(
-            "failures in a row {}",
-            of(s.consecutive_failures, l.failures)
-        ));
+        let (spent, limit) = (s.consecutive_failures, l.failures);
+        budget.push(if spent <= limit {
+            format!("failures in a row {spent} of {limit}")
+        } else {
+            // Past the limit without tripping it: a streak of one task's
+            // own attempts does not (docs/resilience.md), nor do attempts
+            // already running when it was reached.
+            format!(
+                "failures in a row {spent} (limit {limit}: one task's own failed attempts, \
+                 and attempts already running when it was reached, do not trip it)"
+            )
+        });
     }
     if budget.is_empty() {
         String::new()
