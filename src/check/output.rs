@@ -19,6 +19,19 @@ impl Checker {
         let Some(field) = f.get("output") else {
             return OutputFormat::Text;
         };
+        if let ValueKind::Name(n) = &field.value.kind
+            && let Some(hint) = reader_hint(n)
+        {
+            let d = Diagnostic::new(
+                Code::E0007,
+                format!("`output` expects a reader or a map of JSON paths, found `{n}`"),
+                field.value.span,
+                "no reader is called so",
+            )
+            .with_note(hint);
+            self.push(d);
+            return OutputFormat::Text;
+        }
         let ValueKind::Map(entries) = &field.value.kind else {
             return self
                 .word(f, "output", OutputFormat::WORDS)
@@ -89,4 +102,30 @@ impl Checker {
         }
         OutputFormat::Fields(Arc::new(out))
     }
+}
+
+/// What to write instead of `word`, a likely name for a reader that is
+/// not one: a CLI's name or its `--output-format` value (`claude`,
+/// `stream-json`, `claude-stream-json`, `json`). `None` for a real reader
+/// or a word that looks like none (the plain E0007 lists them all).
+fn reader_hint(word: &str) -> Option<String> {
+    if OutputFormat::WORDS.contains(&word) {
+        return None;
+    }
+    let stem = word
+        .strip_suffix("-stream-json")
+        .or_else(|| word.strip_suffix("-jsonl"))
+        .unwrap_or(word);
+    let reader = format!("{stem}-json");
+    if OutputFormat::WORDS.contains(&reader.as_str()) {
+        return Some(format!(
+            "did you mean `{reader}`? it reads {stem}'s JSON output, one document or a \
+             stream of lines alike"
+        ));
+    }
+    matches!(word, "json" | "stream-json" | "jsonl").then(|| {
+        "name the agent's reader (`claude-json` for Claude Code's `json` and \
+         `stream-json`, `codex-json`, …), or map its JSON with `output = { summary = \"…\" }`"
+            .to_string()
+    })
 }

@@ -162,3 +162,31 @@ fn an_unknown_fallback_of_the_only_agent_says_no_other_agent() {
         vec!["this plan defines no other agent".to_string()]
     );
 }
+
+#[test]
+fn an_output_named_after_a_cli_or_its_format_says_which_reader() {
+    let note = |word: &str| {
+        let c = loopc::compile(
+            "plan.loop",
+            &format!(
+                "budget {{ iterations = 1 }}\nagent a {{ run = \"x\"  output = {word} }}\ntask t {{ agent = a  prompt = \"p\" }}\n"
+            ),
+        );
+        let d: Vec<_> = c
+            .diagnostics
+            .iter()
+            .filter(|d| d.code.as_str() == "E0007")
+            .collect();
+        assert_eq!(d.len(), 1, "{word}: {:#?}", c.diagnostics);
+        d[0].notes.join("\n")
+    };
+    for word in ["claude-stream-json", "claude", "claude-jsonl"] {
+        assert!(
+            note(word).starts_with("did you mean `claude-json`?"),
+            "{word}"
+        );
+    }
+    assert!(note("codex").starts_with("did you mean `codex-json`?"));
+    assert!(note("json").contains("`claude-json` for Claude Code's `json` and `stream-json`"));
+    assert_eq!(note("clade-json"), "did you mean `claude-json`?");
+}
