@@ -65,8 +65,9 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
     // after it and resumes. state.json itself is left as it is.
     let killed = state.status == crate::state::RunStatus::Running
         && !super::sys::lock::holder_alive(&layout.lock);
-    // Questions already answered: the next run gives the answer.
-    let answered: String = state
+    // Questions already answered: the next run gives the answer (and the
+    // table does not ask for one).
+    let answered_tasks: Vec<&str> = state
         .tasks
         .iter()
         .filter(|t| t.status == crate::state::TaskStatus::NeedsHuman)
@@ -76,12 +77,11 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
                     .is_some_and(|a| Some(&a.question) == t.question.as_ref())
             })
         })
-        .map(|t| {
-            format!(
-                "{}: answered; the next `loopc run` gives the task the answer\n",
-                t.name
-            )
-        })
+        .map(|t| t.name.as_str())
+        .collect();
+    let answered: String = answered_tasks
+        .iter()
+        .map(|t| format!("{t}: answered; the next `loopc run` gives the task the answer\n"))
         .collect();
     // The integration branch deleted since the run (by hand, or `loopc
     // clean --integration`): the summary would name a branch that is gone.
@@ -98,13 +98,16 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
             super::ui::display::sanitize(&state.plan_file),
             state.started_at,
             if killed { ": killed" } else { "" },
-            super::ui::summary::table_as(
-                &state,
-                if killed {
-                    "killed"
-                } else {
-                    state.status.as_str()
-                }
+            answered_tasks.iter().fold(
+                super::ui::summary::table_as(
+                    &state,
+                    if killed {
+                        "killed"
+                    } else {
+                        state.status.as_str()
+                    }
+                ),
+                |table, t| table.replacen(&super::ui::summary::answer_hint(t), "", 1)
             ),
             if gone {
                 format!(

@@ -108,6 +108,11 @@ fn a_question_blocks_the_task_until_a_person_answers_it() {
         "{}",
         status.stdout
     );
+    assert!(
+        !status.stdout.contains("answer with `loopc answer a"),
+        "{}",
+        status.stdout
+    );
 
     // The next run gives the task its answer under its own heading, with
     // the question quoted, and starts its attempts afresh.

@@ -337,10 +337,7 @@ fn reason_lines(state: &RunState, out: &mut String) {
                         out.push_str(&format!("    > {}\n", sanitize_line(line)));
                     }
                 }
-                out.push_str(&format!(
-                    "    answer with `loopc answer {} \"…\"` (or `--file PATH`), then `loopc run`\n",
-                    t.name
-                ));
+                out.push_str(&answer_hint(&t.name));
             }
             if t.status == TaskStatus::CompletedUnreviewed
                 && let Some(branch) = &t.branch
@@ -401,4 +398,9 @@ fn of(spent: u32, limit: u32) -> String {
     } else {
         format!("{spent} (limit {limit}: attempts already running when it was reached still count)")
     }
+}
+
+/// The line under a task that needs a person: how to answer it.
+pub fn answer_hint(task: &str) -> String {
+    format!("    answer with `loopc answer {task} \"…\"` (or `--file PATH`), then `loopc run`\n")
 }
