@@ -13,7 +13,8 @@
 //! output (JSON, state files) keeps the exact text instead.
 //!
 //! [`shell_word`] quotes a word of a command a message tells a person to
-//! run (a path with a space in it), so it can be pasted into `sh` as it is.
+//! run (a path with a space in it), so it can be pasted into `sh` as it is;
+//! [`join_words`] lists names as a sentence does.
 
 use std::borrow::Cow;
 
@@ -85,6 +86,15 @@ pub fn shell_word(word: &str) -> String {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// Joins words as English: `a`, `a and b`, `a, b and c`.
+pub fn join_words(words: &[String]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
 }
 

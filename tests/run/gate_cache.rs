@@ -399,3 +399,32 @@ fn the_dry_run_says_what_a_remembered_failure_does_if_a_gate_rejects_a_cached_re
         "{r:?}"
     );
 }
+
+#[test]
+fn gates_added_to_a_cached_result_are_named_as_a_list() {
+    let repo = Test::repo();
+    // Gates are keyed by what they run: two gates running the same command
+    // judge a result once.
+    let plan = |one: &str, two: &str, gates: &str| {
+        format!(
+            "loop \"g\" {{ }}\ngate g1 = \"{one}\"\ngate g2 = \"{two}\"\n\
+             task a {{ run = \"echo a > a.txt\"  gates = {gates} }}\n"
+        )
+    };
+    repo.plan(&plan("true", "test 1 = 1", "[g1]"));
+    repo.loopc(&["run"]).status(0).run();
+    repo.plan(&plan("true", "test 1 = 1", "[g1, g2]"));
+    let r = repo.loopc(&["run"]).status(0).run();
+    assert!(
+        r.stderr
+            .contains("loopc: a: cached: gate `g2` ran on its cached result and passed"),
+        "{r:?}"
+    );
+    repo.plan(&plan("test 2 = 2", "test 3 = 3", "[g1, g2]"));
+    let r = repo.loopc(&["run"]).status(0).run();
+    assert!(
+        r.stderr
+            .contains("loopc: a: cached: gates `g1` and `g2` ran on its cached result and passed"),
+        "{r:?}"
+    );
+}

@@ -7,14 +7,7 @@ use crate::plan::Plan;
 use crate::run::engine::cache;
 use std::collections::HashMap;
 
-/// Joins words as English: `a`, `a and b`, `a, b and c`.
-pub(super) fn join_words(words: &[String]) -> String {
-    match words {
-        [] => String::new(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
-}
+pub(super) use crate::visible::join_words;
 
 /// The input file a change of [`cache::changes`] names (`input file a.rs`,
 /// `input file README added`), if it names one.

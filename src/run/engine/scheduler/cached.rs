@@ -286,9 +286,14 @@ impl Scheduler {
         if !ran.is_empty() {
             let names: Vec<String> = ran.iter().map(|d| format!("`{d}`")).collect();
             self.ctx.events.ui().line(&format!(
-                "loopc: {}: cached: its dependency {} ran again and produced the same files",
+                "loopc: {}: cached: {} {} ran again and produced the same files",
                 task.name,
-                names.join(", ")
+                if names.len() == 1 {
+                    "its dependency"
+                } else {
+                    "its dependencies"
+                },
+                crate::visible::join_words(&names)
             ));
         }
         let gates: Vec<String> = entry
@@ -297,10 +302,11 @@ impl Scheduler {
             .map(|g| format!("`{}`", g.name))
             .collect();
         if !gates.is_empty() {
+            let word = if gates.len() == 1 { "gate" } else { "gates" };
             self.ctx.events.ui().line(&format!(
-                "loopc: {}: cached: gate {} ran on its cached result and passed",
+                "loopc: {}: cached: {word} {} ran on its cached result and passed",
                 task.name,
-                gates.join(", ")
+                crate::visible::join_words(&gates)
             ));
         }
     }
