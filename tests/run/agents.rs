@@ -580,13 +580,15 @@ task other { run = "echo other > other.txt" }
         "{reason}"
     );
     let t = repo.task("t");
+    let why = t["reason"].as_str().unwrap();
+    assert!(why.ends_with(": left for the next run"), "{t}");
+    // The limit is said once; the budget says how much waiting it would be.
     assert!(
-        t["reason"]
-            .as_str()
-            .unwrap()
-            .ends_with(": left for the next run"),
-        "{t}"
+        why.starts_with("waiting for codex's usage limit: resets "),
+        "{why}"
     );
+    assert_eq!(why.matches("usage limit").count(), 1, "{why}");
+    assert!(why.contains("; budget `wait` would be spent ("), "{why}");
     // The next run is told when the limit resets.
     assert!(t["waiting_until"].is_string(), "{t}");
 }

@@ -238,22 +238,31 @@ impl Scheduler {
         let waited = Duration::from_millis(self.books.meter.spent.waited_ms) + wait;
         // Reached now (for the order of budget stops).
         let now_ms = self.books.meter.now_ms();
+        // (the run's stop reason, whole; the task's, after `why`)
         let over = if let Some(cap) = self.books.meter.limits.wait
             && waited > cap
         {
-            Some(format!(
-                "budget `wait` would be spent: waiting for {}'s usage limit ({said}) would make {} of \
-                 waiting, over {}",
-                l.agent,
+            let (waited, cap) = (
                 crate::run::time::human_duration(waited),
-                crate::run::time::human_duration(cap)
+                crate::run::time::human_duration(cap),
+            );
+            Some((
+                format!(
+                    "budget `wait` would be spent: waiting for {}'s usage limit ({said}) would \
+                     make {waited} of waiting, over {cap}",
+                    l.agent,
+                ),
+                format!("budget `wait` would be spent ({waited} of waiting, over {cap})"),
             ))
         } else if let Some(d) = self.books.meter.deadline()
             && until > d
         {
-            Some(format!(
-                "budget `time` ends before {}'s usage limit resets ({said})",
-                l.agent
+            Some((
+                format!(
+                    "budget `time` ends before {}'s usage limit resets ({said})",
+                    l.agent
+                ),
+                "budget `time` ends before then".to_string(),
             ))
         } else {
             None
@@ -262,12 +271,12 @@ impl Scheduler {
             // The task starts no attempt in this run; work that is not
             // limited goes on, and the run stops for this budget once it
             // has ended (the next run waits out the rest).
-            Some(reason) => {
+            Some((reason, short)) => {
                 let slot = &mut self.books.slots[i];
                 slot.wait_until = None;
                 slot.parked = true;
-                self.books.parked.get_or_insert((now_ms, reason.clone()));
-                format!("{why}; {reason}: left for the next run")
+                self.books.parked.get_or_insert((now_ms, reason));
+                format!("{why}; {short}: left for the next run")
             }
             None => {
                 self.books.meter.spent.waited_ms = waited.as_millis() as u64;
