@@ -37,7 +37,18 @@ pub fn clock(epoch: u64) -> String {
             .get(usize::try_from(at.month() - 1).unwrap_or(0))
             .copied()
             .unwrap_or("?");
-        format!("{month} {} {:02}:{:02}", at.day(), at.hour(), at.minute())
+        // Another year is said (a reset time of `1`, the epoch, is 1970's).
+        let year = if at.year() == today.year() {
+            String::new()
+        } else {
+            format!(" {}", at.year())
+        };
+        format!(
+            "{month} {}{year} {:02}:{:02}",
+            at.day(),
+            at.hour(),
+            at.minute()
+        )
     }
 }
 
@@ -228,6 +239,18 @@ mod tests {
     /// Seconds since the epoch of `text` (RFC 3339).
     fn epoch(text: &str) -> u64 {
         u64::try_from(text.parse::<Timestamp>().unwrap().as_second()).unwrap()
+    }
+
+    #[test]
+    fn a_clock_of_another_year_says_the_year() {
+        // The epoch's second 1 is far in the past whatever the zone.
+        assert!(
+            clock(1).contains(" 1970 ") || clock(1).contains(" 1969 "),
+            "{}",
+            clock(1)
+        );
+        let soon = super::super::now_epoch() + 60;
+        assert!(!clock(soon).contains(" 20"), "{}", clock(soon));
     }
 
     #[test]
