@@ -59,7 +59,8 @@ struct Cli {
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
     color: ColorWhen,
     /// Print only errors and the output the command is for (no progress,
-    /// no success lines, no notes, no warnings).
+    /// no success lines, no notes, no warnings; `check` still prints its
+    /// diagnostics, warnings among them: they are its output).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
     /// Also say what loopc found and decided: the plan it found, and for

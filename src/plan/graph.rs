@@ -214,6 +214,12 @@ fn shortest_cycle(
     rev
 }
 
+/// The most task names an E0006 message lists (half from each end).
+const CYCLE_NAMES: usize = 12;
+
+/// The most dependencies of a cycle an E0006 labels.
+const CYCLE_LABELS: usize = 12;
+
 /// E0006 for the cycle `path` (its first task again at its end) in the
 /// strongly connected component `members`: a label on each dependency
 /// of the path, a note naming the component's other tasks.
@@ -223,12 +229,26 @@ fn cycle_diagnostic(
     path: &[usize],
     members: &HashSet<usize>,
 ) -> Diagnostic {
+    // A cycle through thousands of tasks is said in a few lines: its first
+    // and last tasks, a label on its first dependencies, and how many more.
     let names: Vec<&str> = path
         .iter()
         .map(|&i| model.tasks[i].name.text.as_str())
         .collect();
+    let shown = if names.len() > CYCLE_NAMES {
+        let head = &names[..CYCLE_NAMES / 2];
+        let tail = &names[names.len() - CYCLE_NAMES / 2..];
+        format!(
+            "{} → … ({} more) → {}",
+            head.join(" → "),
+            names.len() - head.len() - tail.len(),
+            tail.join(" → ")
+        )
+    } else {
+        names.join(" → ")
+    };
     let mut labels: Vec<(Span, String)> = Vec::new();
-    for w in path.windows(2) {
+    for w in path.windows(2).take(CYCLE_LABELS) {
         let (a, b) = (w[0], w[1]);
         let span = deps[a]
             .iter()
@@ -245,21 +265,36 @@ fn cycle_diagnostic(
     let (first_span, first_msg) = labels[0].clone();
     let mut d = Diagnostic::new(
         Code::E0006,
-        format!("dependency cycle: {}", names.join(" → ")),
+        format!("dependency cycle: {shown}"),
         first_span,
         first_msg,
     );
     for (span, msg) in labels.into_iter().skip(1) {
         d = d.with_label(span, msg);
     }
-    if members.len() > path.len() - 1 {
+    let edges = path.len() - 1;
+    if edges > CYCLE_LABELS {
+        d = d.with_note(format!(
+            "{} more dependencies close the cycle (the first {CYCLE_LABELS} are shown)",
+            edges - CYCLE_LABELS
+        ));
+    }
+    if members.len() > edges {
+        let on_path: HashSet<usize> = path.iter().copied().collect();
         let mut others: Vec<&str> = members
             .iter()
-            .filter(|i| !path.contains(i))
+            .filter(|i| !on_path.contains(i))
             .map(|&i| model.tasks[i].name.text.as_str())
             .collect();
         others.sort_unstable();
-        d = d.with_note(format!("also in this cycle: {}", others.join(", ")));
+        let more = others.len().saturating_sub(CYCLE_NAMES);
+        others.truncate(CYCLE_NAMES);
+        let tail = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        d = d.with_note(format!("also in this cycle: {}{tail}", others.join(", ")));
     }
     d.with_note("a plan's dependencies must form a DAG: remove one of these dependencies")
 }

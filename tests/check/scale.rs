@@ -291,3 +291,31 @@ fn git_processes_per_task_are_few() {
         );
     }
 }
+
+#[test]
+fn a_cycle_through_a_thousand_tasks_is_said_in_a_few_lines() {
+    let n = 1000;
+    let mut src = format!("task t0: t{} {{ run = \"x\" }}\n", n - 1);
+    for i in 1..n {
+        src.push_str(&format!("task t{i}: t{} {{ run = \"x\" }}\n", i - 1));
+    }
+    let c = loopc::compile("plan.loop", &src);
+    assert_eq!(c.diagnostics.len(), 1, "{:#?}", c.diagnostics.len());
+    let d = &c.diagnostics[0];
+    assert_eq!(d.code.as_str(), "E0006");
+    assert!(
+        d.message.starts_with("dependency cycle: t0 → t999 → ")
+            && d.message.contains(" → … (989 more) → ")
+            && d.message.ends_with(" → t1 → t0"),
+        "{}",
+        d.message
+    );
+    assert_eq!(1 + d.secondary.len(), 12, "one label per shown dependency");
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n == "988 more dependencies close the cycle (the first 12 are shown)"),
+        "{:?}",
+        d.notes
+    );
+}
