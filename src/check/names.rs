@@ -247,6 +247,29 @@ pub fn glob_problem(pattern: &str) -> Option<String> {
     if pattern.split('/').any(|c| c == "..") {
         return Some("cannot leave the repository (`..`)".to_string());
     }
+    // Paths are matched as git lists them (`src/a.rs`): these forms never
+    // match one.
+    if let Some(rest) = pattern.strip_prefix("./") {
+        return Some(format!(
+            "paths are relative to the repository root without `./`: write `{rest}`"
+        ));
+    }
+    if pattern.split('/').any(|c| c == ".") {
+        return Some("a `.` part matches no path: leave it out".to_string());
+    }
+    if pattern.contains("//") {
+        return Some("an empty part (`//`) matches no path: write one `/`".to_string());
+    }
+    if let Some(dir) = pattern.strip_suffix('/') {
+        let all = if dir.ends_with("**") {
+            dir.to_string()
+        } else {
+            format!("{dir}/**")
+        };
+        return Some(format!(
+            "a pattern matches files, not directories: write `{all}` for every file under it"
+        ));
+    }
     // A plain path has nothing for the glob parser to reject, and neither
     // has one whose only wildcards are `*` and `?` with every `**` a whole
     // component (`src/**/*.py`): the common case, without building a
@@ -396,11 +419,24 @@ mod glob_tests {
     fn the_glob_shortcut_agrees_with_globset() {
         for p in [
             "src/**", "**", "**/a", "a/**/b", "*.py", "a?b/*", "a**", "**b", "a/***/b", "x/**y",
-            "***", "a//b", "*/**/*", "?",
+            "***", "*/**/*", "?",
         ] {
             let ours = super::glob_problem(p);
             let theirs = globset::Glob::new(p).err().map(|e| e.kind().to_string());
             assert_eq!(ours, theirs, "{p}");
         }
+    }
+
+    /// Forms globset takes that never match a path as git lists it.
+    #[test]
+    fn forms_that_match_no_path_are_refused() {
+        let why = |p: &str| super::glob_problem(p).unwrap_or_default();
+        assert!(why("./src").ends_with("write `src`"));
+        assert!(why("src/**/").ends_with("write `src/**` for every file under it"));
+        assert!(why("src/").ends_with("write `src/**` for every file under it"));
+        assert!(why("a//b").contains("`//`"));
+        assert!(why("a/./b").contains("`.` part"));
+        assert_eq!(super::glob_problem("src/.env"), None);
+        assert_eq!(super::glob_problem(".github/**"), None);
     }
 }
