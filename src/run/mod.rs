@@ -391,7 +391,9 @@ impl Started {
             .filter(|t| t.status == crate::state::TaskStatus::Pending)
             .filter_map(|t| {
                 let until = crate::run::time::parse_rfc3339(t.waiting_until.as_deref()?)?;
-                Some((t.name.clone(), (t.waiting_for.clone()?, until)))
+                let agent = t.waiting_for.clone()?;
+                let task = &self.plan.tasks[self.plan.task_index(&t.name)?];
+                scheduler::uses_agent(task, &agent).then(|| (t.name.clone(), (agent, until)))
             })
             .collect();
         let memory = dry_run::Memory {
@@ -586,7 +588,7 @@ fn schedule(
     // A task that was waiting for an agent's usage limit waits out the rest.
     // Failures remembered under the tasks' keys: resumed, not paid twice.
     if let Some(previous) = previous {
-        scheduler::carry_waits(&previous, &mut state);
+        scheduler::carry_waits(&ctx.plan, &previous, &mut state);
         scheduler::transition::carry_remembered(&previous, &mut state);
     }
     let finish = scheduler::run(

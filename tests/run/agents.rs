@@ -591,6 +591,22 @@ task other { run = "echo other > other.txt" }
     assert!(why.contains("; budget `wait` would be spent ("), "{why}");
     // The next run is told when the limit resets.
     assert!(t["waiting_until"].is_string(), "{t}");
+    let dry = repo.loopc(&["run", "--dry-run"]).run().stdout;
+    assert!(dry.contains("codex's usage limit"), "{dry}");
+    // Given another agent, the task no longer waits for codex's limit.
+    let text = std::fs::read_to_string(repo.root.join("plan.loop")).unwrap();
+    std::fs::write(
+        repo.root.join("plan.loop"),
+        text.replace(
+            "task t { agent = codex  prompt = \"x\" }",
+            "agent other { run = \"sh -c 'cat >/dev/null; echo t > t.txt'\" }\ntask t { agent = other  prompt = \"x\" }",
+        ),
+    )
+    .unwrap();
+    let dry = repo.loopc(&["run", "--dry-run"]).run().stdout;
+    assert!(!dry.contains("usage limit"), "{dry}");
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(repo.status_of("t"), "passed");
 }
 
 #[test]

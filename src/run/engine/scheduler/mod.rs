@@ -667,4 +667,4 @@ pub fn initial_state(ctx: &RunCtx, plan_file: &str, head: &str) -> RunState {
     transition::initial(&ctx.plan, plan_file, head, now_rfc3339())
 }
 
-pub use waits::carry_waits;
+pub use waits::{carry_waits, uses_agent};

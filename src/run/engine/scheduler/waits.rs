@@ -6,7 +6,7 @@
 //! rest of it instead of starting an attempt at once.
 
 use super::Scheduler;
-use crate::plan::{Agent, TaskKind};
+use crate::plan::{Agent, GateKind, Plan, Task, TaskKind};
 use crate::run::engine::agent::limits;
 use crate::run::engine::outcome::Limited;
 use crate::run::store::events::Event;
@@ -24,19 +24,38 @@ pub struct Limit {
 }
 
 /// Carries the waits of `previous` (the last run's state) into `state`:
-/// a task that was waiting for an agent's limit when that run ended waits
-/// for the rest of it ([`Scheduler::resume_waits`] starts the clocks).
-pub fn carry_waits(previous: &RunState, state: &mut RunState) {
+/// a task of `plan` that was waiting for an agent's limit when that run
+/// ended waits for the rest of it ([`Scheduler::resume_waits`] starts the
+/// clocks), if it still uses that agent ([`uses_agent`]).
+pub fn carry_waits(plan: &Plan, previous: &RunState, state: &mut RunState) {
     let previous = previous.tasks_by_name();
-    for ts in &mut state.tasks {
+    for (task, ts) in plan.tasks.iter().zip(&mut state.tasks) {
         if let Some(old) = previous.get(ts.name.as_str())
             && old.status == TaskStatus::Pending
             && old.waiting_until.is_some()
+            && old
+                .waiting_for
+                .as_deref()
+                .is_none_or(|a| uses_agent(task, a))
         {
             ts.waiting_until.clone_from(&old.waiting_until);
             ts.waiting_for.clone_from(&old.waiting_for);
         }
     }
+}
+
+/// Whether `task` runs the agent called `name`: its own or a fallback of
+/// it, an agent gate's, its resolver or its answerer. A task edited to use
+/// another agent does not wait for the old one's limit.
+pub fn uses_agent(task: &Task, name: &str) -> bool {
+    let is = |a: &Agent| a.name == name || a.fallbacks.iter().any(|f| f.name == name);
+    matches!(&task.kind, TaskKind::Agent { agent, .. } if is(agent))
+        || task
+            .gates
+            .iter()
+            .any(|g| matches!(&g.kind, GateKind::Agent { agent, .. } if is(agent)))
+        || task.resolver.as_deref().is_some_and(is)
+        || task.answerer.as_deref().is_some_and(is)
 }
 
 /// How the reason of a task whose limited agent hands its next attempt to
