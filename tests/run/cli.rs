@@ -470,3 +470,33 @@ fn a_directory_named_as_the_plan_stands_for_its_plan() {
         .stderr_contains("a directory of 2 .loop plan(s) and no REEL spec")
         .run();
 }
+
+#[test]
+fn status_during_a_run_counts_a_running_tasks_time_to_now() {
+    let repo = Test::repo();
+    let started = repo.bin.join("started");
+    let release = repo.bin.join("release");
+    repo.plan(&format!(
+        "loop \"s\" {{ }}\ntask a {{ run = \"touch {s}; while [ ! -e {r} ]; do sleep 0.02; done; echo a > a.txt\" }}\n",
+        s = started.display(),
+        r = release.display()
+    ));
+    let mut run = repo.loopc(&["run"]).spawn();
+    assert!(
+        repo.wait_for(4000, || started.exists()),
+        "the task never started"
+    );
+    // Its first attempt has not ended: state.json counts no time for it
+    // yet, and `status` counts it to now.
+    let time_of_a = || {
+        let out = repo.loopc(&["status"]).run().stdout;
+        out.lines()
+            .find(|l| l.starts_with("a "))
+            .and_then(|l| l.split_whitespace().nth(3).map(str::to_string))
+            .unwrap_or_default()
+    };
+    let counted = repo.wait_for(1000, || time_of_a() != "-");
+    std::fs::write(&release, "").unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(0));
+    assert!(counted, "a running task's time stayed `-`");
+}

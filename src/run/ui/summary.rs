@@ -17,7 +17,7 @@ pub fn table(state: &RunState) -> String {
 /// (`killed` for a run whose state says running but whose loopc is gone).
 pub fn table_as(state: &RunState, status: &str) -> String {
     let any_unknown = state.tasks.iter().any(|t| t.cost_unknown);
-    let mut out = task_rows(state);
+    let mut out = task_rows(state, status == "running");
     out.push_str(&total_line(state, status, any_unknown));
     out.push_str(&budget_line(state, any_unknown));
     if let Some(r) = &state.stop_reason {
@@ -82,8 +82,9 @@ fn unchecked_lines(state: &RunState, out: &mut String) {
 }
 
 /// The table's header and a row per task, in columns; nothing for a plan
-/// without tasks (a header over no rows says nothing).
-fn task_rows(state: &RunState) -> String {
+/// without tasks (a header over no rows says nothing). `live`: the run is
+/// still going (running tasks' times are counted to now).
+fn task_rows(state: &RunState, live: bool) -> String {
     if state.tasks.is_empty() {
         return String::new();
     }
@@ -104,11 +105,7 @@ fn task_rows(state: &RunState) -> String {
             t.name.clone(),
             shown_status(state, t).into(),
             attempts_cell(t),
-            if t.duration_ms == 0 {
-                "-".into()
-            } else {
-                crate::run::time::human_duration(Duration::from_millis(t.duration_ms))
-            },
+            time_cell(t, live),
             cost,
         ]);
     }
@@ -403,4 +400,28 @@ fn of(spent: u32, limit: u32) -> String {
 /// The line under a task that needs a person: how to answer it.
 pub fn answer_hint(task: &str) -> String {
     format!("    answer with `loopc answer {task} \"…\"` (or `--file PATH`), then `loopc run`\n")
+}
+
+/// A task's time: its attempts' and merges' (`-` for none); for a task
+/// still running in a live run (`live`), the time since it started, which
+/// state.json only adds up once an attempt ends.
+fn time_cell(t: &crate::state::TaskState, live: bool) -> String {
+    let mut ms = t.duration_ms;
+    if live
+        && t.status == TaskStatus::Running
+        && let Some(start) = t
+            .started_at
+            .as_deref()
+            .and_then(crate::run::time::parse_rfc3339)
+    {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        ms = ms.max(now.saturating_sub(start).saturating_mul(1000));
+    }
+    if ms == 0 {
+        "-".into()
+    } else {
+        crate::run::time::human_duration(Duration::from_millis(ms))
+    }
 }
