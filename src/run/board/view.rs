@@ -7,7 +7,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, List, ListItem, ListState, Paragraph};
+use ratatui::widgets::{Block, List, ListItem, ListState, Paragraph, Wrap};
 
 /// Which card is selected: its column, and its name so the selection
 /// follows a task from column to column as its state changes.
@@ -201,8 +201,12 @@ fn draw_details(frame: &mut Frame<'_>, card: Option<&Card>, area: Rect) {
         ),
         None => (" nothing selected ".to_string(), Vec::new()),
     };
+    // A long value (a failure's reason) wraps onto the lines below it
+    // instead of being cut at the border.
     frame.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(title)),
+        Paragraph::new(lines)
+            .block(Block::bordered().title(title))
+            .wrap(Wrap { trim: false }),
         area,
     );
 }
@@ -299,5 +303,27 @@ mod tests {
         assert!(screen.contains(" pending (1) "), "{screen}");
         assert!(screen.contains("> b"), "{screen}");
         assert!(screen.contains("attempts: 2"), "{screen}");
+    }
+
+    #[test]
+    fn a_long_reason_wraps_in_the_details() {
+        let mut b = board(&[("failed", &["a"])]);
+        let why =
+            "the attempt failed because the gate said the output was wrong in ways nobody expected";
+        b.columns[0].cards[0]
+            .details
+            .push(("why".into(), why.into()));
+        let mut sel = Selection::default();
+        sel.settle(&b);
+        let mut terminal = Terminal::new(TestBackend::new(60, 20)).unwrap();
+        terminal.draw(|f| draw(f, &b, &sel)).unwrap();
+        let screen: String = terminal
+            .backend()
+            .buffer()
+            .content()
+            .chunks(60)
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>() + "\n")
+            .collect();
+        assert!(screen.contains("nobody expected"), "{screen}");
     }
 }
