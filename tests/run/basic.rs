@@ -239,7 +239,6 @@ fn a_plan_without_tasks_passes_with_no_empty_table() {
         .stdout(&format!(
             "run passed: 0/0 tasks passed, 0 agent attempts, $0, integration branch loop/e at \
              {head}\nbudget: iterations 0 of 20, failures in a row 0 of 3\n\
-             to bring the work onto your branch: git merge loop/e\n\
              report: loopc report -o .loopc/report.html\n"
         ))
         .run();

@@ -459,7 +459,7 @@ fn failures_and_questions_outlive_runs_of_other_plans_and_of_some_tasks() {
              task y { run = \"echo y > y.txt\" }\n";
     repo.write(
         "a.loop",
-        &a.replace("@BIN@", &repo.bin.display().to_string()),
+        a.replace("@BIN@", &repo.bin.display().to_string()),
     );
     repo.write(
         "b.loop",
