@@ -78,6 +78,56 @@ task b { prompt = "edit" }
 }
 
 #[test]
+fn a_task_out_of_attempts_on_a_conflict_gets_one_more_on_the_rerun() {
+    // attempts = 1: the loser's only attempt conflicts. Not its own failure
+    // under its key: the rerun, from a head with the winner's work, gives
+    // it one more attempt (not "ran out of attempts with this key").
+    let repo = Test::repo();
+    repo.write("shared.txt", "original\n");
+    repo.commit("shared file");
+    let mut body = sync_prelude(&repo);
+    body.push_str(
+        "cat shared.txt > tmp && echo \"edit by $LOOP_TASK\" >> tmp && mv tmp shared.txt\n",
+    );
+    repo.script("editor.sh", &body);
+    repo.plan(
+        r#"
+loop "conf" { parallel = 2 }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/editor.sh" }
+defaults { agent = bot  attempts = 1 }
+task a { prompt = "edit" }
+task b { prompt = "edit" }
+"#,
+    );
+    repo.loopc(&["run"]).status(1).run();
+    let loser = if repo.status_of("a") == "failed" {
+        "a"
+    } else {
+        "b"
+    };
+    assert!(
+        repo.task(loser)["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with(": merge conflict in shared.txt"),
+        "{}",
+        repo.state()
+    );
+    let dry = repo.loopc(&["run", "--dry-run"]).run().stdout;
+    assert!(
+        dry.contains(&format!(
+            "{loser}: run (its last attempt's merge conflicted with work merged meanwhile: one \
+             more attempt, from the new head (1 of 1 spent with this key))"
+        )),
+        "{dry}"
+    );
+    repo.loopc(&["run"]).status(0).run();
+    assert_eq!(repo.status_of(loser), "passed");
+    assert_eq!(repo.task(loser)["attempts"], 1);
+}
+
+#[test]
 fn integration_branch_never_points_at_a_failing_commit() {
     let repo = Test::repo();
     // The project's "test suite": a.txt and b.txt must not both say "v1".

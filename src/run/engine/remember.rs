@@ -76,3 +76,15 @@ pub fn remembered_key(task: &crate::plan::Task, run_key: &str) -> String {
     );
     h.finalize().to_hex().to_string()
 }
+
+/// How the reason of an attempt whose merge conflicted starts (the paths
+/// follow).
+pub const CONFLICT: &str = "merge conflict in";
+
+/// Whether `r`'s last failure was its merge's conflict with work merged
+/// meanwhile: not the task's own failure under its key, so a rerun, which
+/// starts from a head holding that work, gives a task out of attempts one
+/// more (docs/resilience.md).
+pub fn conflicted(r: &crate::state::Remembered) -> bool {
+    r.branch.is_none() && r.reason.as_deref().is_some_and(|w| w.starts_with(CONFLICT))
+}

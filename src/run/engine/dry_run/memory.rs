@@ -90,6 +90,12 @@ pub fn decide(
              at attempt 1 with the last failure's feedback"
         )));
     }
+    if r.attempts >= task.attempts && crate::run::engine::remember::conflicted(r) {
+        return Ok(Some(format!(
+            "its last attempt's merge conflicted with work merged meanwhile: one more \
+             attempt, from the new head ({spent} spent with this key)"
+        )));
+    }
     if r.attempts >= task.attempts {
         return Err(format!(
             "{NOT_RUN}: ran out of attempts ({spent}) with this key; --retry-failed to run it"

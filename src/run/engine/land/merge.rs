@@ -233,7 +233,11 @@ fn watched(
 fn failed(merged: Merge, r: &mut AttemptResult) -> Outcome {
     match merged {
         Merge::Conflict(paths) => Outcome::Failed {
-            reason: format!("merge conflict in {}", paths.join(", ")),
+            reason: format!(
+                "{} {}",
+                crate::run::engine::remember::CONFLICT,
+                paths.join(", ")
+            ),
             feedback: format!(
                 "Your change conflicted with work merged meanwhile into the integration \
                  branch, in these paths:\n{}\nThe next attempt starts from the new \

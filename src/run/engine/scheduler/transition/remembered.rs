@@ -121,6 +121,14 @@ pub fn resume(
         state.tasks[i].earlier_attempts = r.attempts;
         return super::held(plan, state, i, why, now);
     }
+    // Its last attempt's work conflicted with work merged meanwhile: one
+    // more attempt, from the new head.
+    if r.attempts >= task.attempts && crate::run::engine::remember::conflicted(&r) {
+        let left = task.attempts.saturating_sub(1);
+        ts.attempts = left;
+        ts.earlier_attempts = left;
+        return Vec::new();
+    }
     if r.attempts >= task.attempts {
         let mut out = Vec::new();
         let why = not_run_reason(&task.name, &r, task.attempts);
