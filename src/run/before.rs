@@ -36,7 +36,16 @@ pub(super) fn check_retried(plan: &Plan, retry: &RetryFailed) -> Result<(), RunE
     let RetryFailed::Tasks(names) = retry else {
         return Ok(());
     };
-    check_named(plan, names, "--retry-failed")
+    // A task a plan fragment adds (`<producer>.<name>`) is known once its
+    // producer's fragment is: taken when that producer `expands`.
+    let of_fragment = |name: &str| {
+        name.match_indices('.').any(|(at, _)| {
+            plan.task_index(&name[..at])
+                .is_some_and(|i| plan.tasks[i].expands.is_some())
+        })
+    };
+    let own: Vec<String> = names.iter().filter(|n| !of_fragment(n)).cloned().collect();
+    check_named(plan, &own, "--retry-failed")
 }
 
 /// The `--skip-gate` names that are no gate of the plan's tasks: the

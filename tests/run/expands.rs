@@ -872,3 +872,53 @@ fn graph_state_draws_an_empty_fragment_as_spliced() {
         graph.stdout
     );
 }
+
+#[test]
+fn a_fragments_task_out_of_attempts_is_not_paid_for_again() {
+    let repo = Test::repo();
+    repo.write(
+        "agent.sh",
+        "cat >/dev/null; echo \"$LOOP_TASK\" >> \"$SESSIONS\"; \
+         if [ \"$LOOP_TASK\" = design ]; then mkdir -p plan; \
+         printf 'task bad { prompt = \"b\"  accept = \"false\"  attempts = 2 }\\n' > plan/f.loop; \
+         else echo \"$LOOP_TASK\" > \"$LOOP_TASK.txt\"; fi\n",
+    );
+    let sessions = repo.bin.join("sessions");
+    repo.write(
+        "plan.loop",
+        &format!(
+            r#"budget {{ iterations = 10 }}
+agent bot {{ run = "sh agent.sh"  env = {{ SESSIONS = "{}" }} }}
+defaults {{ agent = bot }}
+task design {{ prompt = "d" expands = "plan/f.loop" }}
+"#,
+            sessions.display()
+        ),
+    );
+    repo.commit("the plan");
+    repo.loopc(&["run", "-q"]).status(1).run();
+    let count = || {
+        std::fs::read_to_string(&sessions)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    assert_eq!(count(), 3, "design once, bad twice");
+    let r = repo.loopc(&["run"]).status(1).run();
+    assert_eq!(count(), 3, "nothing paid again: {r:?}");
+    assert!(
+        r.stdout
+            .contains("design.bad: not run: ran out of attempts (2 of 2) with this key"),
+        "{r:?}"
+    );
+    let state = repo.state();
+    assert!(
+        state.get("carried").is_none(),
+        "the run included it: {state}"
+    );
+    // The hint can be followed.
+    repo.loopc(&["run", "--retry-failed", "design.bad"])
+        .status(1)
+        .run();
+    assert_eq!(count(), 5, "--retry-failed runs it again");
+}

@@ -42,6 +42,15 @@ impl Scheduler {
         let skipped = plan.skip_gates(self.cache.skip_gates());
         let from = expand::old_indices(&old.plan, &plan);
         state.tasks = self.growth.carry(&plan, std::mem::take(&mut state.tasks));
+        // A task the fragment adds takes what earlier runs remember of it
+        // (its failures, a question): they were carried for it.
+        for ts in &mut state.tasks {
+            if ts.remembered.is_none()
+                && let Some(at) = state.carried.iter().position(|c| c.name == ts.name)
+            {
+                ts.remembered = state.carried.remove(at).remembered;
+            }
+        }
         for (task, gates) in skipped {
             if let Some(ts) = state.tasks.iter_mut().find(|t| t.name == task) {
                 ts.not_checked_by = gates;
