@@ -1051,3 +1051,67 @@ fn the_persons_branch_moved_from_elsewhere_during_an_attempt_still_fails_it() {
     );
     assert!(reason.contains("refs/heads/main"), "{reason}");
 }
+
+// loopc never writes through a link an agent left in its work directory ---
+
+#[test]
+fn loopc_writes_no_file_through_a_link_the_agent_left_in_its_work_directory() {
+    for how in ["file", "dir"] {
+        let repo = Test::repo();
+        let outside = repo.bin.join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("victim"), "precious\n").unwrap();
+        let plant = match how {
+            // diff.patch and a gate's prompt as links to a file outside.
+            "file" => format!(
+                "ln -s {v} \"$A/diff.patch\"; ln -s {v} \"$A/gate-review.prompt.md\"",
+                v = outside.join("victim").display()
+            ),
+            // The whole work directory as a link to a directory outside.
+            _ => format!(
+                "cp \"$A\"/* {o}/ 2>/dev/null; rm -rf \"$A\"; ln -s {o} \"$A\"",
+                o = outside.display()
+            ),
+        };
+        repo.script(
+            "agent.sh",
+            &format!(
+                "#!/bin/sh\ncat > /dev/null\nA=$(dirname \"$LOOP_PROMPT_FILE\")\necho work > work.txt\n\
+                 printf '{{\"status\":\"completed\",\"summary\":\"ok\"}}' > \"$LOOP_HANDOFF\"\n{plant}\n"
+            ),
+        );
+        repo.script(
+            "reviewer.sh",
+            "#!/bin/sh\ncat > /dev/null\nprintf '{\"status\":\"completed\",\"summary\":\"fine\"}' > \"$LOOP_HANDOFF\"\n",
+        );
+        repo.plan(
+            r#"
+loop "s" { }
+budget { iterations = 10 }
+agent bot { run = "sh @BIN@/agent.sh" }
+agent reviewer { run = "sh @BIN@/reviewer.sh" }
+gate review { agent = reviewer  prompt = "Review." }
+task one { agent = bot  prompt = "x"  gates = [review] }
+"#,
+        );
+        let r = repo.loopc(&["run"]).output();
+        assert_eq!(
+            std::fs::read_to_string(outside.join("victim")).unwrap(),
+            "precious\n",
+            "{how}: {r:?}"
+        );
+        let mut left: Vec<String> = std::fs::read_dir(&outside)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert!(
+            !left.iter().any(|f| f == "diff.patch" || f == "tmp"),
+            "{how}: {left:?}"
+        );
+        // The handoff was written before the links: the attempt still passes.
+        if how == "file" {
+            assert_eq!(r.status, 0, "{how}: {r:?}");
+        }
+    }
+}

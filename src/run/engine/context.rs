@@ -149,6 +149,38 @@ pub fn create_work_dir(worktree: &Path) -> Result<PathBuf, String> {
     Ok(work_dir(worktree))
 }
 
+/// Makes the [`WORK_DIR`] of `worktree` loopc's again once an agent (or an
+/// agent gate) ran there, before loopc writes in it: a `.loopc` or work
+/// directory the agent replaced by a link or a file is removed (the link,
+/// never what it points at) and made again, as is a work directory it
+/// deleted (`git clean -fdx`), and every link in it is removed, so that
+/// no file loopc writes there (the diff, a gate's prompt) and none it
+/// keeps for the logs is another file outside the worktree.
+///
+/// Errors: a link cannot be removed or a directory made.
+pub fn reclaim_work_dir(worktree: &Path) -> Result<PathBuf, String> {
+    let work = work_dir(worktree);
+    for dir in [worktree.join(".loopc"), work.clone()] {
+        if let Ok(m) = std::fs::symlink_metadata(&dir)
+            && !m.is_dir()
+        {
+            std::fs::remove_file(&dir)
+                .map_err(|e| format!("cannot remove {}: {e}", dir.display()))?;
+        }
+    }
+    create_work_dir(worktree)?;
+    let entries =
+        std::fs::read_dir(&work).map_err(|e| format!("cannot read {}: {e}", work.display()))?;
+    for e in entries.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_symlink()) {
+            let path = e.path();
+            std::fs::remove_file(&path)
+                .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        }
+    }
+    Ok(work)
+}
+
 /// Copies the regular files of `from` (not its subdirectories: `tmp/` is
 /// the agent's) into `to`, replacing files of the same name. Best effort:
 /// a file that cannot be copied is left out of the logs.

@@ -146,11 +146,10 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Step<Outcome> {
         return Ok(satisfied);
     }
     let done = work::run(ctx.io(), task, r, &files, &env, &prompt)?;
-    // A command or agent that cleaned its worktree (`git clean -fdx`, `rm
-    // -rf .loopc`) removed loopc's work directory with it: made again for
-    // what follows (the diff, the gates' files).
-    if files.work != files.dir && !files.work.exists() {
-        crate::run::engine::context::create_work_dir(&r.worktree)
+    // What the agent did to loopc's work directory (removed it, `git clean
+    // -fdx`; put links in it) is undone before loopc writes there.
+    if files.work != files.dir {
+        crate::run::engine::context::reclaim_work_dir(&r.worktree)
             .map_err(Outcome::Infrastructure)?;
     }
     let judged = match work::judge(task, r, &files, &done) {

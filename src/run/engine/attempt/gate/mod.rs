@@ -338,7 +338,7 @@ fn ready(
     }
     // What a gate reads and writes lies in the worktree under test, where a
     // sandboxed reviewer may write; copies go to the logs.
-    let work = crate::run::engine::context::create_work_dir(&co.dir).map_err(Verdict::Error)?;
+    let work = crate::run::engine::context::reclaim_work_dir(&co.dir).map_err(Verdict::Error)?;
     let diff = work.join("diff.patch");
     if diff != proto.files.diff
         && let Err(e) = std::fs::copy(&proto.files.diff, &diff)
@@ -393,6 +393,11 @@ impl One<'_> {
         let gate = describe(check);
         let pinned = pin::pin(io, self.co, proto, check)?;
         let ran = launch::launch(io, self, &stem, &gate)?;
+        // A reviewing agent's links in the work directory go before its
+        // verdict is read and the next check's files are written.
+        if is_agent(check) {
+            crate::run::engine::context::reclaim_work_dir(&self.co.dir).map_err(Verdict::Error)?;
+        }
         let verdict = judge::judge(check, &ran, &gate, cost)?;
         if verdict.is_some() && !is_agent(check) {
             // Rejected: no later check runs and nothing is merged.
