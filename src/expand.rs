@@ -249,6 +249,39 @@ fn qualify(
             )),
         );
     }
+    // The name as written must be one (`""` qualified would be `p.`).
+    if let Some(why) = check::names::task_name_problem(&t.name.text)
+        && !check::names::reported_by_parser(&t.name.text, t.name.quoted)
+    {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0011,
+                format!("invalid task name `{}`", t.name.text),
+                t.name.span,
+                why,
+            )
+            .with_note(check::names::TASK_NAME_NOTE),
+        );
+    }
+    // An agent wrote the fragment: its tasks may add protection, never
+    // lift the plan's (`may_change`).
+    if let Some(f) = t.block.fields.iter().find(|f| f.name.text == "may_change") {
+        diagnostics.push(
+            Diagnostic::new(
+                Code::E0010,
+                format!(
+                    "task `{}` of a plan fragment sets `may_change`",
+                    qualify(&t.name.text)
+                ),
+                f.span,
+                "a plan fragment cannot lift the plan's protected paths",
+            )
+            .with_note(
+                "a fragment is written by an agent; give `may_change` to the task in the plan \
+                 itself, or protect less in `loop { protect = [...] }`",
+            ),
+        );
+    }
     t.name.text = qualify(&t.name.text);
     for d in &mut t.dependencies {
         if local.contains(&d.text) {
@@ -588,6 +621,40 @@ mod tests {
         assert!(e.report.contains("plan/f.loop:3:11"), "{}", e.report);
         // The suggestion is the fragment's own task as it writes it, bare.
         assert!(e.report.contains("did you mean `one`?"), "{}", e.report);
+    }
+
+    #[test]
+    fn a_fragment_cannot_lift_protection_nor_name_a_task_with_nothing() {
+        let e = grow(
+            &base(),
+            &[fragment(
+                "task cheat { prompt = \"x\"  may_change = [\"verify.sh\"] }\n",
+            )],
+            3,
+        )
+        .unwrap_err();
+        assert!(e.report.contains("E0010"), "{}", e.report);
+        assert!(
+            e.report.contains("cannot lift the plan's protected paths"),
+            "{}",
+            e.report
+        );
+        let e = grow(&base(), &[fragment("task \"\" { prompt = \"x\" }\n")], 3).unwrap_err();
+        assert!(e.report.contains("E0011"), "{}", e.report);
+        assert!(
+            e.report.contains("a task name cannot be empty"),
+            "{}",
+            e.report
+        );
+        // Protection a fragment adds is taken.
+        assert!(
+            grow(
+                &base(),
+                &[fragment("task t { prompt = \"x\"  protect = [\"a\"] }\n")],
+                3
+            )
+            .is_ok()
+        );
     }
 
     #[test]
