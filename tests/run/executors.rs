@@ -293,6 +293,40 @@ fn in_the_sandbox_a_hostile_agent_writes_nothing_outside_its_worktree() {
     assert!(s.repo.show("loop/sb", "c.txt").is_none());
 }
 
+#[test]
+fn a_writable_directory_is_writable_in_the_sandbox_and_nothing_else_is() {
+    if !crate::harness::require("bwrap", bwrap_works()) {
+        return;
+    }
+    let s = sandboxed(
+        "#!/bin/sh\ncat > /dev/null\necho session > \"$HOME/.agent-cli/state\" \
+         && echo 'ssh-rsa EVIL' >> \"$HOME/.ssh/authorized_keys\"; echo work > work.txt\n\
+         printf '{\"status\":\"completed\",\"summary\":\"ok\"}' > \"$LOOP_HANDOFF\"\n",
+        true,
+    );
+    let cli = s.home.join(".agent-cli");
+    std::fs::create_dir_all(&cli).unwrap();
+    let text = std::fs::read_to_string(s.repo.root.join("plan.loop")).unwrap();
+    std::fs::write(
+        s.repo.root.join("plan.loop"),
+        text.replace(
+            "--no-network\"",
+            &format!("--no-network --writable {}\"", cli.display()),
+        ),
+    )
+    .unwrap();
+    let r = s.run();
+    assert_eq!(r.status, 0, "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(cli.join("state")).unwrap(),
+        "session\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.home.join(".ssh/authorized_keys")).unwrap(),
+        "ssh-ed25519 AAAA user\n"
+    );
+}
+
 /// A sandbox that cannot be set up is the sandbox's failure, not the
 /// agent's: retried without counting attempts, iterations or cost, then
 /// the task is blocked, naming why.
