@@ -254,3 +254,30 @@ task early { run = "echo early > early.txt" }
         "{subjects}"
     );
 }
+
+#[test]
+fn after_the_integration_branch_is_merged_into_the_base_a_rerun_runs_nothing() {
+    // Each task appends to one file: replayed onto a base that already
+    // holds them, their diffs would conflict; their commits are in it.
+    let repo = Test::repo();
+    repo.write("calc.py", "# calc\n");
+    repo.commit("calc");
+    repo.plan(
+        r#"
+loop "m" { }
+task sub { run = "echo 'def sub(): pass' >> calc.py" }
+task mul: sub { run = "echo 'def mul(): pass' >> calc.py" }
+task div { run = "echo 'def div(): pass' >> calc.py" }
+"#,
+    );
+    repo.loopc(&["run", "-q"]).status(0).run();
+    repo.git(&["merge", "-q", "--no-edit", "loop/m"]);
+    let merged = std::fs::read_to_string(repo.root.join("calc.py")).unwrap();
+    let dry = repo.loopc(&["run", "--dry-run"]).run().stdout;
+    assert!(dry.contains("3 cached, 0 to run"), "{dry}");
+    let r = repo.loopc(&["run"]).status(0).run();
+    for t in ["sub", "mul", "div"] {
+        assert_eq!(repo.status_of(t), "cached", "{t}: {r:?}");
+    }
+    assert_eq!(repo.show("loop/m", "calc.py").unwrap(), merged);
+}

@@ -499,6 +499,11 @@ pub fn plan(
     }
     let tree = match git.merge_tree_onto(parent, head, &entry.commit)? {
         MergeTree::Clean(tree) => tree,
+        // The base already holds the recorded commit itself (you merged the
+        // integration branch into it): its work is there, nothing to apply.
+        MergeTree::Conflict(_) if git.is_ancestor(&entry.commit, head)? => {
+            return Ok(Planned::Nothing);
+        }
         MergeTree::Conflict(paths) => return Ok(Planned::Conflict(paths)),
     };
     if git.tree_of(head)? == tree {
