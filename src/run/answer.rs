@@ -30,7 +30,7 @@ pub struct Answered {
 /// answer; the answers file cannot be written.
 pub fn answer(cwd: &Path, task: &str, text: &str) -> Result<Answered, String> {
     let git = Git::discover(cwd)?;
-    let layout = Layout::new(&git.root);
+    let layout = Layout::of_checkout(&git.root)?;
     let state = super::store::state::load(&layout.state)?;
     // The last run's tasks, then those it carried from earlier runs (of
     // another plan file, or of other tasks), whose questions still wait.

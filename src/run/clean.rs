@@ -65,7 +65,7 @@ pub enum Cleaned {
 /// not loopc's or is checked out. Steps reported before an error are done.
 pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> Result<(), String> {
     let git = Git::discover(cwd)?;
-    let layout = Layout::new(&git.root);
+    let layout = Layout::of_checkout(&git.root)?;
     layout.refuse_symlink()?;
     if !layout.dir.exists() {
         report(Cleaned::Nothing);

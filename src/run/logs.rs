@@ -236,7 +236,7 @@ fn running(layout: &Layout, task: &str, dir: &Path) -> bool {
 /// could not be written (a full disk) or read.
 pub fn logs(cwd: &Path, req: &LogsRequest, out: &mut dyn Write) -> Result<Found, String> {
     let git = Git::discover(cwd)?;
-    let layout = Layout::new(&git.root);
+    let layout = Layout::of_checkout(&git.root)?;
     let (dir, found) = directory(&layout, &req.task, req.attempt)?;
     let mut ends = Vec::new();
     // The file whose bytes were printed last: output of another file

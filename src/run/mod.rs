@@ -297,11 +297,11 @@ pub fn start(mut plan: Plan, options: &Options, cwd: &Path) -> Result<Started, R
     git.require_min_version().map_err(RunError::usage)?;
     // A repository with nothing to start from is refused before anything
     // is written (no `.loopc/`).
+    let layout = Layout::of_checkout(&git.root).map_err(RunError::usage)?;
     let base_commit = match &options.start_commit {
         Some(commit) => commit.clone(),
         None => start_commit(&git, &plan, None)?,
     };
-    let layout = Layout::new(&git.root);
     check_named(&plan, &options.force, "--force")?;
     check_retried(&plan, &options.retry_failed)?;
     check_skipped(&plan, &options.skip_gates)?;

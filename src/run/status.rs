@@ -58,7 +58,7 @@ pub fn notify_json(state: &crate::state::RunState, report: &Path) -> Result<Stri
 /// repository, no or unreadable state.json).
 pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
     let git = Git::discover(cwd)?;
-    let layout = Layout::new(&git.root);
+    let layout = Layout::of_checkout(&git.root)?;
     let state = super::store::state::load(&layout.state)?;
     // state.json says `running` but no live loopc holds the lock: that run
     // was killed (`kill -9`, a crash), and the next `loopc run` cleans up

@@ -500,3 +500,25 @@ fn status_during_a_run_counts_a_running_tasks_time_to_now() {
     assert_eq!(run.wait().unwrap().code(), Some(0));
     assert!(counted, "a running task's time stayed `-`");
 }
+
+#[test]
+fn loopc_run_and_status_refuse_a_worktree_loopc_made() {
+    let repo = Test::repo();
+    repo.plan("loop \"k\" { }\ntask a { run = \"exit 1\"  attempts = 1 }\n");
+    repo.loopc(&["run", "-q"]).status(1).run();
+    let kept = repo.root.join(".loopc/worktrees/a.r1-a1");
+    assert!(kept.is_dir());
+    std::fs::write(
+        kept.join("plan.loop"),
+        "loop \"k\" { }\ntask b { run = \"true\" }\n",
+    )
+    .unwrap();
+    for args in [&["run"][..], &["status"][..], &["clean"][..]] {
+        let r = repo.loopc(args).current_dir(&kept).status(2).run();
+        assert!(
+            r.stderr.contains("is a worktree loopc made for an attempt, not a checkout to run loopc in; run it from the checkout it belongs to: cd "),
+            "{args:?}: {r:?}"
+        );
+    }
+    assert!(!kept.join(".loopc").join("state.json").exists());
+}

@@ -111,7 +111,7 @@ pub fn load(source: &Source) -> Board {
 
 /// The state of the repository at `root`, or why there is none.
 fn read_state(root: &Path) -> Result<RunState, String> {
-    let layout = Layout::new(root);
+    let layout = Layout::of_checkout(root)?;
     if !layout.state.exists() {
         return Err(format!(
             "no run yet: waiting for {} (start one with `loopc run`)",

@@ -77,7 +77,7 @@ pub fn default_file(root: &Path) -> PathBuf {
 /// its state or events cannot be read (one line saying what to do).
 pub fn build(cwd: &Path, options: &Options) -> Result<Built, String> {
     let git = Git::discover(cwd)?;
-    let layout = Layout::new(&git.root);
+    let layout = Layout::of_checkout(&git.root)?;
     // The page is written into `.loopc/` by default: not wherever a link
     // points, as a run and `loopc clean` refuse it.
     layout.refuse_symlink()?;

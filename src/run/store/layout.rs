@@ -36,6 +36,35 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// [`Layout::new`] for a command run in the checkout at `root`
+    /// (`run`, `status`, `logs`, `answer`, `report`, `board`, `clean`),
+    /// which must not be a worktree loopc made for an attempt: there a run
+    /// would start another loop, with its own state, inside the attempt.
+    ///
+    /// Errors: `root` lies in a `.loopc/worktrees/` directory; the message
+    /// names the checkout to run loopc from.
+    pub fn of_checkout(root: &Path) -> Result<Layout, String> {
+        let inside = root.ancestors().skip(1).find(|a| {
+            a.file_name().is_some_and(|n| n == "worktrees")
+                && a.parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == ".loopc")
+        });
+        if let Some(worktrees) = inside {
+            let checkout = worktrees
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(worktrees);
+            return Err(format!(
+                "{} is a worktree loopc made for an attempt, not a checkout to run loopc in; \
+                 run it from the checkout it belongs to: cd {}",
+                root.display(),
+                crate::visible::shell_word(&checkout.display().to_string())
+            ));
+        }
+        Ok(Layout::new(root))
+    }
+
     /// The layout for the repository whose top level is `root`.
     pub fn new(root: &Path) -> Layout {
         let dir = root.join(".loopc");
