@@ -72,6 +72,9 @@ pub enum Code {
     /// `on_fail = replan` on a task that no plan fragment adds and that
     /// does not `expand` one: no task can re-plan it.
     W0006,
+    /// An agent in use whose per-attempt `cost` cap is more than the
+    /// whole `cost` budget: no attempt of it can start.
+    W0007,
 }
 
 impl Code {
@@ -99,6 +102,7 @@ impl Code {
             Code::W0004 => "W0004",
             Code::W0005 => "W0005",
             Code::W0006 => "W0006",
+            Code::W0007 => "W0007",
         }
     }
 

@@ -231,6 +231,7 @@ impl Checker {
         self.unused_definitions(unused);
         self.unbounded_budget(origin);
         self.costless_agents();
+        self.caps_over_budget();
         self.empty_plan(origin);
     }
 

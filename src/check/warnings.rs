@@ -1,6 +1,7 @@
 //! Warnings about the plan as a whole, once every definition is checked:
 //! no budget bounds the agents (W0003), a cost budget with an agent whose
-//! cost may go unread (W0005), and no tasks (W0004).
+//! cost may go unread (W0005), caps over the cost budget (W0007), and no
+//! tasks (W0004).
 
 use super::Checker;
 use crate::diagnostic::{Code, Diagnostic};
@@ -91,6 +92,50 @@ impl Checker {
                 Some(d.with_note(format!(
                     "an attempt whose cost cannot be read stops the run; add `cost = $1` (the cap, counted when it reports none) to agent `{name}`, or have it write `cost_usd` in its handoff"
                 )))
+            })
+            .collect();
+        for d in warnings {
+            self.push(d);
+        }
+    }
+
+    /// W0007: an agent in use whose per-attempt `cost` cap is more than the
+    /// whole `cost` budget: a run starts an attempt only when what is left
+    /// covers its cap, so none of it can start. Labelled at the agent, the
+    /// budget and the agent's first use.
+    pub(super) fn caps_over_budget(&mut self) {
+        let Some(budget) = self.model.budget.cost else {
+            return;
+        };
+        let uses = self.agent_uses();
+        let at = self.model.budget.span;
+        let money = |m: u64| crate::syntax::literal::Money(m).to_string();
+        let warnings: Vec<Diagnostic> = self
+            .model
+            .agents
+            .iter()
+            .filter_map(|a| {
+                let cap = a.cost.filter(|&c| c > budget)?;
+                let (use_span, use_label) = uses.get(a.name.name.as_str())?;
+                let name = &a.name.name;
+                let mut d = Diagnostic::new(
+                    Code::W0007,
+                    format!(
+                        "agent `{name}`'s per-attempt cap {} is more than the whole cost budget {}",
+                        money(cap),
+                        money(budget)
+                    ),
+                    a.name.span,
+                    "no attempt of it can start",
+                )
+                .with_label(*use_span, use_label.clone());
+                if let Some(at) = at {
+                    d = d.with_label(at, "this budget caps the run's cost");
+                }
+                Some(d.with_note(
+                    "a run starts an attempt only when the budget left covers its agent's cap; \
+                     raise the budget's `cost` or lower the agent's",
+                ))
             })
             .collect();
         for d in warnings {
