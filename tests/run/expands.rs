@@ -886,7 +886,7 @@ fn a_fragments_task_out_of_attempts_is_not_paid_for_again() {
     let sessions = repo.bin.join("sessions");
     repo.write(
         "plan.loop",
-        &format!(
+        format!(
             r#"budget {{ iterations = 10 }}
 agent bot {{ run = "sh agent.sh"  env = {{ SESSIONS = "{}" }} }}
 defaults {{ agent = bot }}

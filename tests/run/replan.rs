@@ -241,3 +241,25 @@ fn agentloop_example_script_runs() {
     }
     assert!(!stdout.contains("captcha\"></div>"), "{stdout}");
 }
+
+#[test]
+fn a_rerun_after_a_re_plan_replays_it_and_pays_nothing() {
+    let repo = Test::repo();
+    plan(&repo, "on_fail = replan", ACCEPT_EASY, "");
+    repo.loopc(&["run", "-q"]).status(0).run();
+    let head = repo.show("loop/re", "out.txt").unwrap();
+    let dry = repo.loopc(&["run", "--dry-run"]).run().stdout;
+    assert!(!dry.contains("conflicts with the base"), "{dry}");
+    let out = repo.loopc(&["run"]).status(0).run();
+    for t in ["design", "design.build", "after"] {
+        assert_eq!(repo.status_of(t), "cached", "{t}: {out:?}");
+    }
+    assert_eq!(repo.state()["spent"]["iterations"], 0, "{out:?}");
+    assert_eq!(repo.show("loop/re", "out.txt").unwrap(), head);
+    assert!(
+        repo.show("loop/re", "plan/work.loop")
+            .unwrap()
+            .contains("the easy way"),
+        "the re-planned fragment is the one replayed"
+    );
+}

@@ -238,6 +238,46 @@ impl Git {
     }
 }
 
+impl Git {
+    /// The tree of `commit` with each of `paths` as it is in `from` (a
+    /// path `from` does not have is left out), written with the scratch
+    /// index file `index` (removed afterwards): neither the user's index
+    /// nor any checkout is touched.
+    ///
+    /// Errors: git fails.
+    pub fn tree_with_files_of(
+        &self,
+        commit: &str,
+        from: &str,
+        paths: &[String],
+        index: &std::path::Path,
+    ) -> Result<String, String> {
+        let mut git = self.clone();
+        git.env
+            .push(("GIT_INDEX_FILE".into(), index.display().to_string()));
+        // One `ls-tree` a path: the paths of one task's work, a few.
+        let mut info = Vec::new();
+        for p in paths {
+            if let Some(e) = self.file_at(from, p)? {
+                info.extend_from_slice(format!("{} {}\t{p}\0", e.mode, e.blob).as_bytes());
+            }
+        }
+        let written = git
+            .run_in(&self.root, &["read-tree", commit])
+            .and_then(|_| {
+                // Removed first, then added as `from` has them.
+                git.read_fed(
+                    &["update-index", "--force-remove", "-z", "--stdin"],
+                    &super::git::nul_list(paths.iter()),
+                )
+            })
+            .and_then(|_| git.read_fed(&["update-index", "-z", "--index-info"], &info))
+            .and_then(|_| git.read(&["write-tree"]));
+        let _ = std::fs::remove_file(index);
+        written
+    }
+}
+
 /// A commit's tree and the files that differ from another commit's
 /// ([`Git::commit_changes`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -102,8 +102,28 @@ impl RunCache {
             ts.cost_micro_usd + at.cost.micro_usd,
             ts.cost_unknown || at.cost.unknown,
         );
-        let made = (at.head, at.before, changes.tree, produced);
-        let entry = entry_of(ctx, ts, i, rk, made, (at.summary, at.files), cost);
+        let squashed = replanned(
+            ctx,
+            self.cache.store.as_ref(),
+            i,
+            &rk.key.to_hex(),
+            (at.before, at.head),
+        );
+        let entry = match &squashed {
+            Some((head, parent, tree, produced)) => {
+                let made = (
+                    head.as_str(),
+                    parent.as_str(),
+                    tree.clone(),
+                    produced.clone(),
+                );
+                entry_of(ctx, ts, i, rk, made, (at.summary, at.files), cost)
+            }
+            None => {
+                let made = (at.head, at.before, changes.tree, produced);
+                entry_of(ctx, ts, i, rk, made, (at.summary, at.files), cost)
+            }
+        };
         match cache::write_entry(&ctx.git, &entry) {
             Ok((name, new)) => {
                 let m = RefMove {
@@ -181,8 +201,23 @@ impl RunCache {
         ts.cache_key = Some(rk.key.to_hex());
         let key = rk.key;
         let cost = (ts.cost_micro_usd, ts.cost_unknown);
-        let made = (head, before, gated_tree, produced);
-        let entry = entry_of(ctx, ts, i, rk, made, (summary, files), cost);
+        let squashed = replanned(
+            ctx,
+            self.cache.store.as_ref(),
+            i,
+            &key.to_hex(),
+            (before, head),
+        );
+        let entry = match squashed {
+            Some((s_head, parent, tree, s_produced)) => {
+                let made = (s_head.as_str(), parent.as_str(), tree, s_produced);
+                entry_of(ctx, ts, i, rk, made, (summary, files), cost)
+            }
+            None => {
+                let made = (head, before, gated_tree, produced);
+                entry_of(ctx, ts, i, rk, made, (summary, files), cost)
+            }
+        };
         self.keys[i] = Some(key);
         if let Some(store) = self.cache.store.as_mut()
             && let Err(e) = store.record(&ctx.git, entry)
@@ -190,6 +225,56 @@ impl RunCache {
             ctx.events.ui().warn(&format!("cache: {e}"));
         }
     }
+}
+
+/// The entry commit of a pass of task `i` (with `expands`, key `key`)
+/// that re-planned in this run, from `before` to `head`: its fragment's
+/// first pass (the task's latest entry, under the same key) is merged
+/// below `before`, so `before..head` only rewrites that fragment, and a
+/// rerun from the base, which lacks the first version, could not replay
+/// it (its cached work would conflict, and every re-plan be paid again).
+/// Instead the task's work is recorded squashed onto the head its first
+/// pass started from: that pass's tree with the paths this one changed
+/// as `head` has them. Returns that commit, its parent, its tree and what
+/// it produced; `None` for any other pass, or when git cannot say.
+fn replanned(
+    ctx: &RunCtx,
+    store: Option<&cache::Store>,
+    i: usize,
+    key: &str,
+    (before, head): (&str, &str),
+) -> Option<(String, String, String, Produced)> {
+    let task = &ctx.plan.tasks[i];
+    task.expands.as_ref()?;
+    let first = store?
+        .latest(&ctx.plan.name, &task.name)
+        .filter(|e| e.key == key && e.commit != head)?;
+    let parent = first.parent.clone()?;
+    if !ctx.git.is_ancestor(&first.commit, before).ok()? {
+        return None;
+    }
+    let paths: Vec<String> = ctx
+        .git
+        .changed_files(before, head)
+        .ok()?
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect();
+    let index = ctx.layout.dir.join("replan.index");
+    let tree = ctx
+        .git
+        .tree_with_files_of(&first.commit, head, &paths, &index)
+        .ok()?;
+    let message = ctx
+        .git
+        .read(&["log", "-1", "--format=%B", head, "--"])
+        .ok()?;
+    let commit = ctx
+        .git
+        .commit_tree_like(&tree, &[&parent], &message, head)
+        .ok()?;
+    let produced = cache::produced(&ctx.git, &parent, &commit).ok()?;
+    Some((commit, parent, tree, produced))
 }
 
 /// Task `i`'s entry under `rk`: `made` is the head its pass made, the head
