@@ -564,6 +564,15 @@ impl Checker {
     fn fragment_path(&mut self, f: &Fields<'_>) -> Option<String> {
         let path = self.string(f, "expands")?;
         let span = f.get("expands")?.value.span;
+        // An empty value is already E0009 (an empty value).
+        if path.trim().is_empty() {
+            return None;
+        }
+        let first = path
+            .trim_start_matches("./")
+            .split('/')
+            .next()
+            .unwrap_or("");
         let why = if path.starts_with('/') {
             Some("the path is absolute")
         } else if path.split(['/', '\\']).any(|c| c == "..") {
@@ -572,6 +581,8 @@ impl Checker {
             Some("a plan fragment is a `.loop` file")
         } else if path.contains('\\') {
             Some("paths use `/`")
+        } else if first == ".git" || first == ".loopc" {
+            Some("git's and loopc's own directories are never part of a commit")
         } else {
             None
         };

@@ -230,10 +230,22 @@ task one { prompt = "x" expands = "../up.loop" }
 task two { prompt = "x" expands = "/abs.loop" }
 task three { prompt = "x" expands = "notes.txt" }
 task four { prompt = "x" expands = 3 }
+task five { prompt = "x" expands = ".git/x.loop" }
+task six { prompt = "x" expands = "" }
 "#,
     );
     let out = repo.loopc(&["check", "plan.loop"]).status(1).run();
+    assert_eq!(
+        out.stderr
+            .matches("error[E0009]: `expands` is empty")
+            .count(),
+        1,
+        "{out:?}"
+    );
+    assert!(!out.stderr.contains("`expands` cannot be ``"), "{out:?}");
     for want in [
+        "error[E0009]: `expands` cannot be `.git/x.loop`",
+        "git's and loopc's own directories are never part of a commit",
         "error[E0009]: `expand_depth` must be at least 1",
         "┌─ plan.loop:4:23",
         "error[E0009]: `expands` cannot be `../up.loop`",
