@@ -390,3 +390,33 @@ fn without_the_sandbox_the_same_agent_does_harm() {
         }
     }
 }
+
+#[test]
+fn what_an_agent_reported_before_its_executor_failed_is_spent() {
+    // The launcher runs the agent, which reports $0.01, then says the job
+    // failed (a node lost): infrastructure, retried; each try's reported
+    // cost counts (never the cap: the agent may not have started).
+    let repo = Test::repo();
+    repo.script(
+        "launch.sh",
+        "#!/bin/sh\n\"$@\"\necho 'failed node lost' >> \"$LOOP_EXECUTOR_REPORT\"\nexit 1\n",
+    );
+    repo.script(
+        "agent.sh",
+        "#!/bin/sh\ncat > /dev/null\necho w > w.txt\nprintf '{\"status\":\"completed\",\"summary\":\"ok\",\"cost_usd\":0.01}' > \"$LOOP_HANDOFF\"\n",
+    );
+    repo.plan(
+        r#"
+loop "x" { }
+budget { iterations = 10  cost = $5 }
+executor remote { run = "sh @BIN@/launch.sh" }
+agent bot { run = "sh @BIN@/agent.sh"  executor = remote  cost = $1 }
+task t { agent = bot  prompt = "x" }
+"#,
+    );
+    repo.loopc(&["run"]).status(1).run();
+    assert_eq!(repo.status_of("t"), "blocked");
+    let tries = repo.task("t")["history"].as_array().unwrap().len() as u64;
+    assert_eq!(tries, 4, "{}", repo.state());
+    assert_eq!(repo.state()["spent"]["cost_micro_usd"], 10_000 * tries);
+}

@@ -137,6 +137,13 @@ pub(super) fn run(
         Exit::Code(0) | Exit::TimedOut | Exit::Stalled(_) | Exit::Stopped
     ) && let Some(why) = executor::failure(exec, &report_file)
     {
+        // What the agent reported it spent before the executor ended it
+        // is spent (never its cap: it may not have started).
+        if agent.is_some() {
+            let read = report::read(&output, &stdout);
+            let reported = report::reported_cost(read.as_ref(), &handoff::read(&files.handoff));
+            r.cost.micro_usd += reported.unwrap_or(0);
+        }
         return Err(Outcome::Infrastructure(why));
     }
     r.agent_started = true;
