@@ -420,3 +420,30 @@ task t { agent = bot  prompt = "x" }
     assert_eq!(tries, 4, "{}", repo.state());
     assert_eq!(repo.state()["spent"]["cost_micro_usd"], 10_000 * tries);
 }
+
+#[test]
+fn setup_through_an_executor_gets_its_report_file() {
+    let repo = Test::repo();
+    repo.script(
+        "launch.sh",
+        "#!/bin/sh\necho \"report=${LOOP_EXECUTOR_REPORT-UNSET}\"\n\"$@\"\necho 'failed node lost' >> \"$LOOP_EXECUTOR_REPORT\"\nexit 1\n",
+    );
+    repo.plan(
+        r#"
+loop "x" { setup = "echo setup-ran"  executor = remote }
+executor remote { run = "sh @BIN@/launch.sh" }
+task t { run = "echo t > t.txt" }
+"#,
+    );
+    repo.loopc(&["run"]).status(1).run();
+    let log = std::fs::read_to_string(repo.root.join(".loopc/logs/t/1/setup.log")).unwrap();
+    assert!(
+        log.contains("report=") && log.contains("setup.executor"),
+        "{log}"
+    );
+    let reason = repo.task("t")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("executor `remote` ended the command: node lost"),
+        "{reason}"
+    );
+}

@@ -151,13 +151,24 @@ pub(super) fn setup(
     match run_setup(ctx, setup, &r.worktree, env, &log, task.timeout) {
         Ok(Exit::Stopped) => Err(Outcome::Interrupted),
         Ok(e) if e.success() => Ok(()),
-        Ok(e) => Err(Outcome::Infrastructure(format!(
-            "setup failed ({}); see {}",
-            e.describe(task.timeout),
-            log.display()
-        ))),
+        Ok(e) => {
+            let executor = ctx.plan.settings.setup_executor.as_deref();
+            let why = crate::run::engine::agent::executor::failure(executor, &setup_report(&log))
+                .map_or_else(String::new, |w| format!(": {w}"));
+            Err(Outcome::Infrastructure(format!(
+                "setup failed ({}{why}); see {}",
+                e.describe(task.timeout),
+                log.display()
+            )))
+        }
         Err(e) => Err(Outcome::Infrastructure(format!("setup: {e}"))),
     }
+}
+
+/// Where the launcher of the `setup` whose log is `log` reports
+/// (`setup.executor` beside `setup.log`, `merge-setup.executor`).
+pub fn setup_report(log: &Path) -> std::path::PathBuf {
+    log.with_extension("executor")
 }
 
 /// Runs the plan's `setup` command in `dir` (a new worktree, or a scratch
@@ -175,10 +186,16 @@ pub fn run_setup(
 ) -> Result<Exit, String> {
     let executor = ctx.plan.settings.setup_executor.as_deref();
     let command = Executor::wrap(executor, setup);
+    // Its launcher's report beside its log (`setup.executor`).
+    let env = crate::run::engine::agent::executor::with_report(
+        env.to_vec(),
+        executor,
+        &setup_report(log),
+    );
     let spec = Spec {
         command: &command,
         dir,
-        env,
+        env: &env,
         env_remove: &["LOOP_DIFF_FILE"],
         stdin: None,
         stdout: log,
