@@ -356,6 +356,14 @@ pub fn match_inputs(
         .collect())
 }
 
+/// A command task's command changed, or the executor that launches it
+/// (its `run` is part of the command's key).
+const COMMAND_CHANGED: &str = "command or its executor";
+
+/// An agent task's agent changed (its `run`, `output`, `env`, or the
+/// executor that launches it: part of the agent).
+const AGENT_CHANGED: &str = "agent";
+
 /// What of `task`'s own definition (its work key: the prompt or command,
 /// agent, `accept` and protected paths, env) changed since an older
 /// entry's key components `old`, in the words of [`changes`]; for a task
@@ -370,7 +378,7 @@ pub fn definition_changes(old: &Components, task: &Task) -> Vec<String> {
     if old.work != parts.work.to_hex() || old.kind != kind {
         out.push(
             if kind == "command" {
-                "command"
+                COMMAND_CHANGED
             } else {
                 "prompt"
             }
@@ -378,7 +386,7 @@ pub fn definition_changes(old: &Components, task: &Task) -> Vec<String> {
         );
     }
     if old.agent != parts.agent.to_hex() {
-        out.push("agent".to_string());
+        out.push(AGENT_CHANGED.to_string());
     }
     if old.checks != parts.checks.to_hex() {
         out.push("accept or protected paths".to_string());
@@ -400,13 +408,13 @@ pub fn changes(old: &Components, new: &Components) -> Vec<String> {
     }
     if old.work != new.work || old.kind != new.kind {
         out.push(if new.kind == "command" {
-            "command".to_string()
+            COMMAND_CHANGED.to_string()
         } else {
             "prompt".to_string()
         });
     }
     if old.agent != new.agent {
-        out.push("agent".to_string());
+        out.push(AGENT_CHANGED.to_string());
     }
     if old.checks != new.checks {
         out.push("accept or protected paths".to_string());

@@ -447,3 +447,23 @@ task t { run = "echo t > t.txt" }
         "{reason}"
     );
 }
+
+#[test]
+fn a_dry_run_says_a_command_tasks_executor_changed() {
+    let repo = Test::repo();
+    repo.script("launch.sh", "#!/bin/sh\n\"$@\"\n");
+    let plan = |launcher: &str| {
+        format!(
+            "loop \"x\" {{ }}\nexecutor remote {{ run = \"{launcher}\" }}\n\
+             defaults {{ executor = remote }}\ntask c {{ run = \"echo c > c.txt\" }}\n"
+        )
+    };
+    repo.plan(&plan("sh @BIN@/launch.sh"));
+    repo.loopc(&["run", "-q"]).status(0).run();
+    repo.plan(&plan("sh @BIN@/launch.sh --x"));
+    let dry = repo.loopc(&["run", "--dry-run"]).run().stdout;
+    assert!(
+        dry.contains("c: run (command or its executor changed)"),
+        "{dry}"
+    );
+}
