@@ -263,3 +263,30 @@ fn a_rerun_after_a_re_plan_replays_it_and_pays_nothing() {
         "the re-planned fragment is the one replayed"
     );
 }
+
+#[test]
+fn a_re_plan_that_writes_the_same_fragment_is_told_to_write_another() {
+    let repo = Test::repo();
+    repo.script(
+        "same.sh",
+        "#!/bin/sh\ncat > /dev/null\nmkdir -p plan\nprintf 'task build { run = \"false\" attempts = 1 }\\n' > plan/work.loop\n\
+         printf '{\"status\":\"completed\",\"summary\":\"planned\"}' > \"$LOOP_HANDOFF\"\n",
+    );
+    repo.plan(
+        r#"loop "re" { }
+budget { iterations = 30 }
+agent planner { run = "sh @BIN@/same.sh" }
+task design { agent = planner prompt = "Plan." expands = "plan/work.loop" on_fail = replan  replans = 1  attempts = 2 }
+"#,
+    );
+    repo.loopc(&["run"]).status(1).run();
+    let history = repo.task("design")["history"].to_string();
+    assert!(
+        history.contains(
+            "no changes: the attempt changed no file (a task that `expands` writes its plan \
+             fragment `plan/work.loop`; re-planning, it writes one other than the one whose \
+             task failed)"
+        ),
+        "{history}"
+    );
+}

@@ -44,6 +44,22 @@ pub(super) fn commit(
         super::message::message(task, r.input.attempt, judged.summary.as_deref(), &r.cost);
     let (commit, child_of_base) = commit_on_branch(io, git, checkout, &message, r)?;
     if commit == r.input.base && !no_changes && !task.changes_optional {
+        if let Some(path) = &task.expands {
+            // A producer that wrote its fragment as it was (re-planning:
+            // the fragment whose task failed) changed nothing.
+            return Err(failed(
+                format!(
+                    "no changes: the attempt changed no file (a task that `expands` writes its \
+                     plan fragment `{path}`; re-planning, it writes one other than the one \
+                     whose task failed)"
+                ),
+                format!(
+                    "The previous attempt changed no file. Write the plan fragment `{path}`; \
+                     when re-planning, write it differently from the fragment whose task \
+                     failed: the same tasks would fail the same way."
+                ),
+            ));
+        }
         let how = match task.kind {
             TaskKind::Command { .. } => "",
             TaskKind::Agent { .. } => ", or its agent says \"no_changes\": true in the handoff",
