@@ -121,7 +121,8 @@ pub fn status(cwd: &Path, options: &Options) -> Result<String, String> {
             },
             if killed {
                 "this run was killed (state.json says running, but no loopc holds the lock); \
-                 the next `loopc run` cleans up after it and resumes\n"
+                 the next `loopc run` cleans up after it and resumes; agents it started may \
+                 still be running (and spending) until then: that run stops them first\n"
             } else {
                 ""
             }
