@@ -89,6 +89,17 @@ pub fn shell_word(word: &str) -> String {
     }
 }
 
+/// The first `max` of `names`, joined with `, `, and how many more there
+/// are (`a, b, c and 9,997 more`): a line that names a fragment's tasks
+/// stays a line however many it adds.
+pub fn some_of<S: AsRef<str>>(names: &[S], max: usize) -> String {
+    let shown: Vec<&str> = names.iter().take(max).map(AsRef::as_ref).collect();
+    match names.len().saturating_sub(max) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
+
 /// Joins words as English: `a`, `a and b`, `a, b and c`.
 pub fn join_words(words: &[String]) -> String {
     match words {
@@ -101,6 +112,14 @@ pub fn join_words(words: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn some_of_a_long_list_says_how_many_more() {
+        let names: Vec<String> = (0..25).map(|i| format!("t{i}")).collect();
+        assert_eq!(some_of(&names[..2], 20), "t0, t1");
+        let long = some_of(&names, 3);
+        assert_eq!(long, "t0, t1, t2 and 22 more");
+    }
 
     #[test]
     fn controls_format_characters_and_separators_are_escaped() {

@@ -164,7 +164,7 @@ pub fn plain_line(event: &Event) -> Option<String> {
         } => format!(
             "loopc: {task}: plan fragment {fragment} added {} task(s): {}",
             tasks.len(),
-            tasks.join(", ")
+            crate::visible::some_of(tasks, 20)
         ),
         Event::Replanned {
             task,

@@ -245,7 +245,7 @@ fn grown_lines(state: &RunState, out: &mut String) {
             "grown: {p}'s plan fragment added {} task{}: {}\n",
             added.len(),
             if added.len() == 1 { "" } else { "s" },
-            added.join(", ")
+            crate::visible::some_of(&added, 20)
         ));
     }
 }
