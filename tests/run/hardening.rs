@@ -458,3 +458,25 @@ task clean { run = "echo built > out.txt; git clean -fdxq; echo z > z.txt"  gate
     assert_eq!(repo.show("loop/h", "z.txt").unwrap(), "z\n");
     assert_eq!(repo.task("clean")["attempts"], 1);
 }
+
+#[test]
+fn a_command_too_long_for_the_system_is_blocked_at_once() {
+    // One environment string over the kernel's 128 KiB: E2BIG, which no
+    // retry changes.
+    let repo = Test::repo();
+    let big = "x".repeat(200_000);
+    repo.plan(&format!(
+        "loop \"h\" {{ }}\ntask t {{ run = \"true\"  env = {{ BIG = \"{big}\" }} }}\n"
+    ));
+    repo.loopc(&["run"]).status(1).run();
+    assert_eq!(repo.status_of("t"), "blocked");
+    let t = repo.task("t");
+    assert_eq!(t["history"].as_array().unwrap().len(), 1, "{t}");
+    assert!(
+        t["reason"]
+            .as_str()
+            .unwrap()
+            .contains("too long for the system to start"),
+        "{t}"
+    );
+}

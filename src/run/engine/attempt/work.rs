@@ -128,7 +128,18 @@ pub(super) fn run(
     let run = || process::run(&spec, io.control);
     let watched = (&output, spec.idle);
     let exit = super::watch::while_running(io, (&task.name, n), &r.worktree, watched, &stdout, run)
-        .map_err(Outcome::Infrastructure)?;
+        .map_err(|e| {
+            // E2BIG: the command and its environment are more than the
+            // system takes; the same again would fail the same way.
+            if e.contains("(os error 7)") {
+                Outcome::Blocked(format!(
+                    "{e}: the command and its environment are too long for the system to \
+                     start (a large `env` value?)"
+                ))
+            } else {
+                Outcome::Infrastructure(e)
+            }
+        })?;
     // The executor ended the command (a cluster job cancelled from
     // outside, a node that failed): infrastructure, before the attempt
     // counts as the agent's.
