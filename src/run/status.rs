@@ -18,12 +18,19 @@ pub struct Options {
 ///
 /// Errors: the state cannot be encoded.
 pub fn state_json(state: &crate::state::RunState, killed: bool) -> Result<String, String> {
-    let mut value = serde_json::to_value(state).map_err(|e| format!("cannot encode state: {e}"))?;
-    if killed && let Some(obj) = value.as_object_mut() {
-        obj.insert("status".into(), "killed".into());
+    // Written from the document itself, so its fields keep state.json's
+    // order (a JSON value would sort them).
+    let mut text =
+        serde_json::to_string_pretty(state).map_err(|e| format!("cannot encode state: {e}"))?;
+    // The run's own `status`, indented as a top-level field (a task's is
+    // deeper), comes before `tasks`.
+    if killed {
+        text = text.replacen(
+            "\n  \"status\": \"running\",",
+            "\n  \"status\": \"killed\",",
+            1,
+        );
     }
-    let text =
-        serde_json::to_string_pretty(&value).map_err(|e| format!("cannot encode state: {e}"))?;
     Ok(format!("{text}\n"))
 }
 
@@ -34,19 +41,23 @@ pub fn state_json(state: &crate::state::RunState, killed: bool) -> Result<String
 ///
 /// Errors: the state cannot be encoded.
 pub fn notify_json(state: &crate::state::RunState, report: &Path) -> Result<String, String> {
-    let mut value = serde_json::to_value(state).map_err(|e| format!("cannot encode state: {e}"))?;
-    if let Some(obj) = value.as_object_mut() {
-        let file = report.to_string_lossy();
-        obj.insert(
-            "report".into(),
-            serde_json::json!({
-                "file": file,
-                "command": format!("loopc report -o {}", crate::visible::shell_word(&file)),
-            }),
-        );
+    /// The state document's fields in their order, then `report`.
+    #[derive(serde::Serialize)]
+    struct Notify<'a> {
+        #[serde(flatten)]
+        state: &'a crate::state::RunState,
+        report: serde_json::Value,
     }
+    let file = report.to_string_lossy();
+    let notify = Notify {
+        state,
+        report: serde_json::json!({
+            "file": file,
+            "command": format!("loopc report -o {}", crate::visible::shell_word(&file)),
+        }),
+    };
     let text =
-        serde_json::to_string_pretty(&value).map_err(|e| format!("cannot encode state: {e}"))?;
+        serde_json::to_string_pretty(&notify).map_err(|e| format!("cannot encode state: {e}"))?;
     Ok(format!("{text}\n"))
 }
 

@@ -522,3 +522,14 @@ fn loopc_run_and_status_refuse_a_worktree_loopc_made() {
     }
     assert!(!kept.join(".loopc").join("state.json").exists());
 }
+
+#[test]
+fn status_json_is_state_json_field_for_field_in_its_order() {
+    let repo = Test::repo();
+    repo.plan("loop \"o\" { }\ntask a { run = \"echo a > a.txt\" }\n");
+    repo.loopc(&["run", "-q"]).status(0).run();
+    let printed = repo.loopc(&["status", "--json"]).run().stdout;
+    let file = std::fs::read_to_string(repo.root.join(".loopc/state.json")).unwrap();
+    assert_eq!(printed, file);
+    assert!(printed.starts_with("{\n  \"version\": 3,"), "{printed}");
+}

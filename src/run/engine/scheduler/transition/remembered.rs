@@ -97,6 +97,8 @@ pub fn resume(
             task.name
         );
         state.tasks[i].question = Some(question.clone());
+        state.tasks[i].attempts = r.attempts;
+        state.tasks[i].earlier_attempts = r.attempts;
         finalize(
             plan,
             state,
