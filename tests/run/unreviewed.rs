@@ -75,6 +75,12 @@ fn only_an_agent_gate_rejecting_the_last_attempt_keeps_its_work_for_a_person() {
         format!("git merge {branch}")
     );
     assert_eq!(r["counts"]["unreviewed"], 1);
+    // The page's summary counts it too (its counts add up to the tasks).
+    let page = repo.loopc(&["report", "-o", "-"]).run().stdout;
+    assert!(
+        page.contains(", 1 completed unreviewed"),
+        "the summary lacks it"
+    );
     // A rerun does not pay for it again, and still shows where it is.
     let again = repo.loopc(&["run"]).status(1).run();
     assert_eq!(repo.status_of("t"), "completed_unreviewed");

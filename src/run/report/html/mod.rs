@@ -127,13 +127,19 @@ fn facts(r: &Report) -> [(&'static str, String); 6] {
         (
             "tasks",
             format!(
-                "{} of {}: <b>{}</b> passed, <b>{}</b> cached, <b>{}</b> failed, <b>{}</b> blocked{}{}",
+                "{} of {}: <b>{}</b> passed, <b>{}</b> cached, <b>{}</b> failed, <b>{}</b> blocked{}{}{}",
                 c.passed + c.cached,
                 c.tasks,
                 c.passed,
                 c.cached,
                 c.failed,
                 c.blocked,
+                // Its work waits on a branch for a person: not failed.
+                if c.unreviewed > 0 {
+                    format!(", {} completed unreviewed", c.unreviewed)
+                } else {
+                    String::new()
+                },
                 if c.skipped > 0 {
                     format!(", {} skipped", c.skipped)
                 } else {
