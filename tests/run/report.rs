@@ -691,3 +691,25 @@ fn an_earlier_run_that_was_killed_is_reported_killed() {
     let last: Value = serde_json::from_str(&report(&repo, &["--json"])).unwrap();
     assert_eq!(last["status"], "passed", "{last}");
 }
+
+#[test]
+fn the_report_says_which_gates_skip_gate_left_unchecked() {
+    let repo = Test::repo();
+    repo.plan(
+        "loop \"s\" { }\ngate g = \"true\"\ntask a { run = \"echo a > a.txt\"  gates = [g] }\n",
+    );
+    repo.loopc(&["run", "-q", "--skip-gate", "g"])
+        .status(0)
+        .run();
+    let j: Value = serde_json::from_str(&report(&repo, &["--json"])).unwrap();
+    assert_eq!(
+        j["tasks"][0]["not_checked_by"],
+        serde_json::json!(["g"]),
+        "{j}"
+    );
+    assert!(j["tasks"][0].get("earlier_attempts").is_none(), "{j}");
+    let page = repo.loopc(&["report", "-o", "-"]).run().stdout;
+    assert!(
+        page.contains("<dt>not checked</dt><dd>in this run by <code>g</code> (--skip-gate)</dd>")
+    );
+}

@@ -246,6 +246,8 @@ fn task_report(
         question: ts.question.clone(),
         branch: ts.branch.clone(),
         expanded_from: ts.expanded_from.clone(),
+        earlier_attempts: ts.earlier_attempts,
+        not_checked_by: ts.not_checked_by.clone(),
         tries: tries::of_task(ts, task, &timed, src),
     }
 }

@@ -145,8 +145,20 @@ pub struct TaskReport {
     pub branch: Option<String>,
     /// The task whose plan fragment added it.
     pub expanded_from: Option<String>,
+    /// Attempts earlier runs spent on it under its key (state.json's
+    /// `earlier_attempts`; 0 when none, then absent: added in version 2).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub earlier_attempts: u32,
+    /// The gates `--skip-gate` took off it in this run (state.json's
+    /// `not_checked_by`; absent when none: added in version 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_checked_by: Vec<String>,
     /// Every try, in order.
     pub tries: Vec<TryReport>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One try of a task: an attempt, or an infrastructure retry of one.

@@ -47,6 +47,10 @@ fn task(out: &mut String, t: &TaskReport) {
         Some(m) => format!("{} of {m}", t.attempts),
         None => t.attempts.to_string(),
     };
+    let attempts = match t.earlier_attempts {
+        0 => attempts,
+        n => format!("{attempts} ({n} in earlier runs)"),
+    };
     facts.push(("attempts", attempts));
     if t.duration_ms > 0 {
         facts.push(("time", ms(t.duration_ms)));
@@ -82,6 +86,17 @@ fn task(out: &mut String, t: &TaskReport) {
     }
     if let Some(q) = &t.question {
         facts.push(("question", esc(q)));
+    }
+    if !t.not_checked_by.is_empty() {
+        let gates: Vec<String> = t
+            .not_checked_by
+            .iter()
+            .map(|g| format!("<code>{}</code>", esc(g)))
+            .collect();
+        facts.push((
+            "not checked",
+            format!("in this run by {} (--skip-gate)", gates.join(", ")),
+        ));
     }
     if let Some(summary) = &t.summary {
         facts.push(("summary", esc(summary)));
