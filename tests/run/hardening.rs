@@ -480,3 +480,29 @@ fn a_command_too_long_for_the_system_is_blocked_at_once() {
         "{t}"
     );
 }
+
+#[test]
+fn an_agent_that_moves_the_integration_branch_onto_its_own_work_stops_the_run() {
+    let repo = Test::repo();
+    repo.script(
+        "mover.sh",
+        "#!/bin/sh\ncat > /dev/null\necho evil > evil.txt\ngit add evil.txt\ngit commit -qm evil\n\
+         git update-ref refs/heads/loop/h \"$(git rev-parse HEAD)\"\necho more > more.txt\n\
+         printf '{\"status\":\"completed\",\"summary\":\"ok\"}' > \"$LOOP_HANDOFF\"\n",
+    );
+    repo.plan(
+        r#"
+loop "h" { }
+budget { iterations = 10 }
+agent mover { run = "sh @BIN@/mover.sh" }
+task a { agent = mover  prompt = "x" }
+"#,
+    );
+    let r = repo.loopc(&["run"]).status(2).run();
+    assert!(
+        r.stderr
+            .contains("an agent moved it onto work no check judged there; the run stops"),
+        "{r:?}"
+    );
+    assert!(!r.stdout.contains("run passed"), "{r:?}");
+}

@@ -98,7 +98,11 @@ pub fn build(cwd: &Path, options: &Options) -> Result<Built, String> {
                 .to_string(),
         );
     }
-    let spans = spans::collect(&found.events);
+    // A run still going on: its running tries reach to now.
+    let live = found.last
+        && found.state.status == RunStatus::Running
+        && crate::run::sys::lock::holder_alive(&layout.lock);
+    let spans = spans::collect(&found.events, live.then_some(found.state.spent.elapsed_ms));
     let tasks = tasks_of(&found, &layout, plan.as_ref(), &spans);
     let branch_now = git
         .commit_of(&format!("refs/heads/{}", found.state.integration_branch))

@@ -132,9 +132,10 @@ pub struct Spans {
     pub end_ms: u64,
 }
 
-/// The spans of `events`.
-pub fn collect(events: &RunEvents) -> Spans {
-    let end = events.end_ms();
+/// The spans of `events`; `until`: for a run still going on, how long it
+/// has run (ms), to which its open spans (a try still running) reach.
+pub fn collect(events: &RunEvents, until: Option<u64>) -> Spans {
+    let end = events.end_ms().max(until.unwrap_or(0));
     let mut s = Spans {
         end_ms: end,
         ..Spans::default()

@@ -323,7 +323,16 @@ fn adopt_or_stop(ctx: &RunCtx, head: &str, landed: &mut Landed) {
     if let Ok(Some(h)) = now
         && h != head
     {
-        if ctx.git.is_ancestor(head, &h).unwrap_or(false) {
+        if let Some(branch) = task_branch_holding(ctx, &h) {
+            // Not a person's commit: an attempt's own work (an agent moved
+            // the branch onto it), which no gate judged there.
+            landed.moved_off = Some(format!(
+                "the integration branch `{}` was moved from {} (loopc's last head) to {}, \
+                 a commit of the task branch {branch}: an agent moved it onto work no \
+                 check judged there; the run stops",
+                ctx.plan.settings.branch, head, h
+            ));
+        } else if ctx.git.is_ancestor(head, &h).unwrap_or(false) {
             landed.head = h.clone();
             landed.adopted = Some(h);
         } else {
@@ -335,6 +344,24 @@ fn adopt_or_stop(ctx: &RunCtx, head: &str, landed: &mut Landed) {
             ));
         }
     }
+}
+
+/// The first of loopc's task branches (`refs/heads/loopc/…`) that holds
+/// `commit`, if any (one `git for-each-ref --contains`).
+fn task_branch_holding(ctx: &RunCtx, commit: &str) -> Option<String> {
+    let out = ctx
+        .git
+        .read(&[
+            "for-each-ref",
+            "--count=1",
+            "--format=%(refname:short)",
+            "--contains",
+            commit,
+            "refs/heads/loopc/",
+        ])
+        .ok()?;
+    let name = out.trim();
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// Merges the passed attempt `r` (task commit `commit`) into the
