@@ -507,7 +507,9 @@ impl Recovered {
         let control = Arc::new(process::Control::for_run());
         let mut git = s.git;
         git.bind(Arc::clone(&control));
+        let plan_file = plan_path.clone().filter(|p| p.ends_with(".loop"));
         let ctx = Arc::new(RunCtx {
+            plan_file,
             slug: s.slug,
             run,
             integration_ref: format!("refs/heads/{}", s.plan.settings.branch),

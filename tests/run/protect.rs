@@ -329,3 +329,33 @@ task t { agent = bot  prompt = "fix it"  accept = "sh verify.sh"  attempts = 2 }
         "{fb}"
     );
 }
+
+#[test]
+fn the_plan_file_being_run_is_protected_unless_may_change_lifts_it() {
+    let repo = Test::repo();
+    repo.script(
+        "editor.sh",
+        "#!/bin/sh\ncat > /dev/null\nsed -i 's/gates = \\[check\\]/gates = []/' plan.loop\necho w > w.txt\n\
+         printf '{\"status\":\"completed\",\"summary\":\"ok\"}' > \"$LOOP_HANDOFF\"\n",
+    );
+    let plan = |lift: &str| {
+        format!(
+            "loop \"p\" {{ }}\nbudget {{ iterations = 10 }}\ngate check = \"true\"\n\
+             agent bot {{ run = \"sh @BIN@/editor.sh\" }}\n\
+             defaults {{ agent = bot  gates = [check] }}\n\
+             task t {{ prompt = \"x\"  attempts = 1 {lift} }}\n"
+        )
+    };
+    repo.plan(&plan(""));
+    repo.commit("the plan");
+    repo.loopc(&["run"]).status(1).run();
+    let reason = repo.task("t")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("the attempt changed protected paths: plan.loop"),
+        "{reason}"
+    );
+    // A task the plan lets change it may.
+    repo.plan(&plan(" may_change = [\"plan.loop\"]"));
+    repo.commit("lifted");
+    repo.loopc(&["run"]).status(0).run();
+}

@@ -37,6 +37,10 @@ pub struct RunCtx {
     pub brought: crate::run::engine::worktree_files::WorktreeFiles,
     /// Passed attempts' worktrees, kept for later attempts ([`crate::run::engine::pool`]).
     pub pool: Arc<crate::run::engine::pool::Pool>,
+    /// The plan file being run, relative to the repository's top (`None`
+    /// outside it, or for a REEL spec tree): no attempt may change it
+    /// unless its task's `may_change` says so (docs/running.md).
+    pub plan_file: Option<String>,
 }
 
 /// The part of a run that a step touching the outside world needs: the
@@ -118,6 +122,7 @@ impl RunCtx {
             worktree_lock: Arc::clone(&self.worktree_lock),
             brought: self.brought.clone(),
             pool: Arc::clone(&self.pool),
+            plan_file: self.plan_file.clone(),
         }
     }
 }

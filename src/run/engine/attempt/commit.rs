@@ -36,7 +36,7 @@ pub(super) fn commit(
     task: &Task,
     r: &AttemptResult,
     files: &AttemptFiles,
-    judged: &Judged,
+    (judged, plan_file): (&Judged, Option<&str>),
 ) -> Step<Made> {
     let no_changes = judged.no_changes;
     phase(io, &task.name, r.input.attempt, "commit");
@@ -94,7 +94,7 @@ pub(super) fn commit(
     };
     let paths = work.paths();
     // The checks are not the agent's to change (`protect`).
-    super::protect::check(task, &paths)?;
+    super::protect::check(task, &paths, plan_file)?;
     match gitlinks::dangling(git, checkout, work.gitlinks()) {
         Ok(None) => {}
         Ok(Some((reason, feedback))) => return Err(failed(reason, feedback)),

@@ -160,7 +160,16 @@ fn attempt(ctx: &RunCtx, r: &mut AttemptResult) -> Step<Outcome> {
         }
         judged => judged?,
     };
-    let made = commit::commit(ctx.io(), &git, &checkout, task, r, &files, &judged)?;
+    let plan_file = ctx.plan_file.as_deref();
+    let made = commit::commit(
+        ctx.io(),
+        &git,
+        &checkout,
+        task,
+        r,
+        &files,
+        (&judged, plan_file),
+    )?;
     Ok(checks(ctx, &proto, &checkout, r, made, judged.summary))
 }
 

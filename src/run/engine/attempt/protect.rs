@@ -54,18 +54,28 @@ impl Protection {
 }
 
 /// Fails the attempt when `paths` (every path its commit changed, both
-/// sides of a rename, mode changes included) holds a protected one.
-pub(super) fn check(task: &Task, paths: &[String]) -> Step<()> {
-    if task.protect.is_empty() {
+/// sides of a rename, mode changes included) holds a protected one: one
+/// of the task's `protect` globs, or `plan_file`, the plan being run (its
+/// gates and checks are the plan's), unless `may_change` lifts it.
+pub(super) fn check(task: &Task, paths: &[String], plan_file: Option<&str>) -> Step<()> {
+    let plan_hit =
+        plan_file.filter(|p| task.expands.as_deref() != Some(*p) && paths.iter().any(|x| x == p));
+    if task.protect.is_empty() && plan_hit.is_none() {
         return Ok(());
     }
     let protection =
         Protection::of(task).map_err(crate::run::engine::outcome::Outcome::Infrastructure)?;
-    let hit: Vec<&str> = paths
+    let mut hit: Vec<&str> = paths
         .iter()
         .map(String::as_str)
         .filter(|p| protection.covers(p))
         .collect();
+    if let Some(p) = plan_hit
+        && !protection.lifts(p)
+        && !hit.contains(&p)
+    {
+        hit.push(p);
+    }
     if hit.is_empty() {
         return Ok(());
     }
