@@ -137,6 +137,25 @@ task t { agent = bot  prompt = "fix it"  accept = "sh ./verify.sh"  attempts = 3
     );
     repo.loopc(&["run"]).status(0).run();
     assert_eq!(repo.task("t")["attempts"], 3);
+    // Through an interpreter's option, a wrapper, a shell's -c or $PWD
+    // the script is still the one the plan meant.
+    for accept in [
+        "sh -e verify.sh",
+        "timeout 5 sh verify.sh",
+        "env sh verify.sh",
+        "bash -c 'sh verify.sh'",
+        "sh $PWD/verify.sh",
+    ] {
+        let repo = checked_repo();
+        hostile(&repo, "echo 'exit 0' > verify.sh");
+        repo.plan(&format!(
+            "loop \"pin\" {{ }}\nbudget {{ iterations = 10 }}\nagent bot {{ run = \"sh @BIN@/agent.sh\" }}\n\
+             task t {{ agent = bot  prompt = \"fix it\"  accept = \"{}\"  attempts = 1 }}\n",
+            accept.replace('"', "\\\"")
+        ));
+        repo.loopc(&["run"]).status(1).run();
+        assert_eq!(repo.status_of("t"), "failed", "{accept}");
+    }
     // Attempts 1 and 2 failed the real check, whose output was the feedback.
     for attempt in [2, 3] {
         let fb = feedback(&repo, "t", attempt);

@@ -19,45 +19,104 @@ const INTERPRETERS: &[&str] = &[
     "Rscript", "deno", "bun", "tclsh", "pwsh", "lua",
 ];
 
+/// The interpreters among [`INTERPRETERS`] that are shells: `-e` is one
+/// of their options (errexit), not code to run, and `-c` gives a command.
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh"];
+
+/// Programs that run the command after their own options and arguments:
+/// `timeout 5 sh verify.sh`, `env X=1 sh verify.sh`.
+const WRAPPERS: &[&str] = &[
+    "env", "timeout", "nice", "time", "exec", "command", "nohup", "stdbuf", "ionice", "chrt",
+];
+
 /// The scripts `command` runs from the repository: in each simple command
 /// (split at `;`, `|`, `&`, line breaks and parentheses; leading `VAR=value`
 /// assignments skipped), a program named by a relative path (`./run-tests`,
 /// `scripts/check`), or the script an interpreter runs (`sh verify.sh`,
-/// `python3 tests/check.py`; none after `-c` or `-m`). Only scripts: a
+/// `sh -e verify.sh`, `python3 tests/check.py`; none after `-m`, or `-e`
+/// for an interpreter that is not a shell), through wrappers (`timeout 5`,
+/// `env X=1`, `nice`) and a shell's `-c` command (`bash -c 'sh x.sh'`);
+/// `$PWD/` names the worktree's top, where checks run. Only scripts: a
 /// file a command merely reads (`test -f x`, `grep y src/a.py`) is not
 /// pinned, or the check would judge the base instead of the work.
 pub(crate) fn named_paths(command: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for simple in command.split(|c: char| ";|&\n()".contains(c)) {
-        let mut words = simple
+        let words: Vec<&str> = simple
             .split(|c: char| c.is_whitespace() || "'\"`<>".contains(c))
             .filter(|w| !w.is_empty())
-            .skip_while(|w| w.contains('=') && !w.starts_with('='));
-        let Some(program) = words.next() else {
-            continue;
-        };
-        let script = if INTERPRETERS.contains(&program.rsplit('/').next().unwrap_or(program)) {
-            words
-                .take_while(|w| !matches!(*w, "-c" | "-m" | "-e"))
-                .find(|w| !w.starts_with('-'))
-        } else if program.contains('/') {
-            Some(program)
-        } else {
-            None
-        };
-        let Some(script) = script.map(|w| w.trim_start_matches("./")) else {
-            continue;
-        };
-        if script.is_empty()
-            || script.starts_with(['$', '/', '~'])
-            || script.split('/').any(|c| c == "..")
-            || out.iter().any(|w| w == script)
-        {
-            continue;
-        }
-        out.push(script.to_string());
+            .collect();
+        scripts_of(&words, &mut out);
     }
     out
+}
+
+/// The script the simple command `words` runs ([`named_paths`]), added to
+/// `out` unless it is there already.
+fn scripts_of(words: &[&str], out: &mut Vec<String>) {
+    let mut rest = words
+        .iter()
+        .copied()
+        .skip_while(|w| w.contains('=') && !w.starts_with('='))
+        .peekable();
+    // Wrappers, with their options, assignments and (`timeout`) duration.
+    let program = loop {
+        let Some(program) = rest.next() else {
+            return;
+        };
+        let name = program.rsplit('/').next().unwrap_or(program);
+        if !WRAPPERS.contains(&name) {
+            break program;
+        }
+        while rest.peek().is_some_and(|w| {
+            w.starts_with('-') || w.contains('=') || w.starts_with(|c: char| c.is_ascii_digit())
+        }) {
+            rest.next();
+        }
+    };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let script = if INTERPRETERS.contains(&name) {
+        let shell = SHELLS.contains(&name);
+        let mut found = None;
+        while let Some(w) = rest.next() {
+            match w {
+                // A shell's command: its words are a command of their own.
+                "-c" if shell => {
+                    let nested: Vec<&str> = rest.collect();
+                    scripts_of(&nested, out);
+                    return;
+                }
+                "-c" | "-m" => return,
+                "-e" if !shell => return,
+                w if w.starts_with('-') => {}
+                w => {
+                    found = Some(w);
+                    break;
+                }
+            }
+        }
+        found
+    } else if program.contains('/') {
+        Some(program)
+    } else {
+        None
+    };
+    let Some(script) = script else {
+        return;
+    };
+    let script = script
+        .strip_prefix("$PWD/")
+        .or_else(|| script.strip_prefix("${PWD}/"))
+        .unwrap_or(script)
+        .trim_start_matches("./");
+    if script.is_empty()
+        || script.starts_with(['$', '/', '~'])
+        || script.split('/').any(|c| c == "..")
+        || out.iter().any(|w| w == script)
+    {
+        return;
+    }
+    out.push(script.to_string());
 }
 
 /// Pins the files `check` names at `proto.base` in `co` (a command check
@@ -131,7 +190,14 @@ mod tests {
             named_paths("PYTHONPATH=. python3 -u tests/check.py -q && ./run-tests; make"),
             ["tests/check.py", "run-tests"]
         );
-        assert_eq!(named_paths("bash -c 'sh x.sh'"), Vec::<String>::new());
+        assert_eq!(named_paths("bash -c 'sh x.sh'"), ["x.sh"]);
+        assert_eq!(named_paths("sh -e verify.sh"), ["verify.sh"]);
+        assert_eq!(named_paths("timeout 5 sh verify.sh"), ["verify.sh"]);
+        assert_eq!(named_paths("env X=1 -i sh verify.sh"), ["verify.sh"]);
+        assert_eq!(named_paths("nice -n 5 ./run-tests"), ["run-tests"]);
+        assert_eq!(named_paths("sh $PWD/verify.sh"), ["verify.sh"]);
+        assert_eq!(named_paths("perl -e 'print 1' x.pl"), Vec::<String>::new());
+        assert_eq!(named_paths("env"), Vec::<String>::new());
         assert_eq!(named_paths("python3 -m pytest tests"), Vec::<String>::new());
         assert_eq!(
             named_paths("test -f a.md && grep -q x src/a.py"),
