@@ -284,21 +284,26 @@ mod tests {
         assert_eq!(sel.name, None);
     }
 
+    /// The board `b` with selection `sel`, drawn on a 60×20 screen, a line a row.
+    fn drawn(b: &Board, sel: &Selection) -> String {
+        let mut terminal = Terminal::new(TestBackend::new(60, 20)).unwrap();
+        terminal.draw(|f| draw(f, b, sel)).unwrap();
+        terminal
+            .backend()
+            .buffer()
+            .content()
+            .chunks(60)
+            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>() + "\n")
+            .collect()
+    }
+
     #[test]
     fn draws_columns_cards_and_the_selected_cards_details() {
         let b = board(&[("pending", &["a"]), ("running", &["b"])]);
         let mut sel = Selection::default();
         sel.settle(&b);
         sel.apply(&b, Move::Right);
-        let mut terminal = Terminal::new(TestBackend::new(60, 20)).unwrap();
-        terminal.draw(|f| draw(f, &b, &sel)).unwrap();
-        let screen: String = terminal
-            .backend()
-            .buffer()
-            .content()
-            .chunks(60)
-            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>() + "\n")
-            .collect();
+        let screen = drawn(&b, &sel);
         assert!(screen.contains("plan p: running"), "{screen}");
         assert!(screen.contains(" pending (1) "), "{screen}");
         assert!(screen.contains("> b"), "{screen}");
@@ -315,15 +320,7 @@ mod tests {
             .push(("why".into(), why.into()));
         let mut sel = Selection::default();
         sel.settle(&b);
-        let mut terminal = Terminal::new(TestBackend::new(60, 20)).unwrap();
-        terminal.draw(|f| draw(f, &b, &sel)).unwrap();
-        let screen: String = terminal
-            .backend()
-            .buffer()
-            .content()
-            .chunks(60)
-            .map(|row| row.iter().map(|c| c.symbol()).collect::<String>() + "\n")
-            .collect();
+        let screen = drawn(&b, &sel);
         assert!(screen.contains("nobody expected"), "{screen}");
     }
 }
