@@ -350,13 +350,34 @@ impl<R: Read> FrameReader<R> {
                 return Ok(Frame::End);
             }
         }
-        match serde_json::from_slice::<Message>(&self.buf[..length]) {
+        // A JSON-RPC message is an object: serde would read an array's
+        // elements as a message's fields in order (`[3, "shutdown"]`).
+        let body = &self.buf[..length];
+        if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Ok(self.bad(
+                "malformed message: a JSON-RPC message is a JSON object".into(),
+                length,
+            ));
+        }
+        match serde_json::from_slice::<Message>(body) {
             // A request whose id lsp-server cannot hold parses as a
             // notification: the `id` member says otherwise.
             Ok(Message::Notification(_)) if has_id(&self.buf[..length]) => {
                 self.buf.drain(..length);
                 Ok(Frame::Invalid(
                     "invalid request: an id must be a string or an integer from -2147483648 to 2147483647".into(),
+                ))
+            }
+            // A request whose `method` is not a string parses as a
+            // response (this server sends no requests to answer).
+            Ok(Message::Response(r))
+                if r.result.is_none()
+                    && r.error.is_none()
+                    && memchr::memmem::find(&self.buf[..length], b"\"method\"").is_some() =>
+            {
+                self.buf.drain(..length);
+                Ok(Frame::Invalid(
+                    "invalid request: `method` must be a string".into(),
                 ))
             }
             Ok(m) => {

@@ -991,11 +991,22 @@ fn malformed_payloads_get_a_parse_error_and_the_server_goes_on() {
         // A lone surrogate, as a JavaScript client can send.
         r#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///x.loop","languageId":"loop","version":1,"text":"task a {\ud83d}"}}}"#,
         "{\"jsonrpc\":\"2.0\",\"id\":99,",
+        // An array is no message (serde would read its elements as fields).
+        "[3,\"shutdown\"]",
     ] {
         c.send_body(body);
         let m = c.recv();
         assert_eq!(m["error"]["code"], -32700, "{m}");
         assert!(m["id"].is_null(), "{m}");
+    }
+    // A request whose method is not a string is answered, not dropped.
+    for body in [
+        r#"{"jsonrpc":"2.0","id":3,"method":5}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":null}"#,
+    ] {
+        c.send_body(body);
+        let m = c.recv();
+        assert_eq!(m["error"]["code"], -32600, "{m}");
     }
     let diags = c.open("file:///ok.loop", "task a { promt = \"x\" }\n");
     assert_eq!(diags[0]["code"], "E0002");
