@@ -52,6 +52,8 @@ pub struct Unparsed {
     /// The name its header gives (`task a`, `agent claude`), if one could
     /// be read: for a task, the bare or simply quoted name.
     pub name: Option<String>,
+    /// Where that name is (inside the quotes of a quoted task name).
+    pub name_span: Option<Span>,
 }
 
 impl From<Span> for Unparsed {

@@ -247,7 +247,16 @@ impl Analysis {
                 }
                 Item::Defaults(b) => block_refs(b, &mut push),
                 Item::Loop(l) => block_refs(&l.block, &mut push),
-                Item::Budget(_) | Item::Error(_) => {}
+                // An item being typed still defines the name its header
+                // gives (docs/language.md).
+                Item::Error(u) => {
+                    if let (Some(kind), Some(name), Some(span)) =
+                        (unparsed_kind(u.keyword), &u.name, u.name_span)
+                    {
+                        push(kind, name, span, true);
+                    }
+                }
+                Item::Budget(_) => {}
             }
         }
         out
@@ -314,6 +323,21 @@ impl Analysis {
                     lsp::SymbolKind::OPERATOR,
                     e.name.span,
                 ),
+                // One being typed, by the name its header gives.
+                Item::Error(u) => {
+                    let (Some(kind), Some(name), Some(span)) =
+                        (unparsed_kind(u.keyword), &u.name, u.name_span)
+                    else {
+                        continue;
+                    };
+                    let (detail, symbol) = match kind {
+                        NameKind::Task => (None, lsp::SymbolKind::FUNCTION),
+                        NameKind::Agent => (Some("agent"), lsp::SymbolKind::CLASS),
+                        NameKind::Gate => (Some("gate"), lsp::SymbolKind::INTERFACE),
+                        NameKind::Executor => (Some("executor"), lsp::SymbolKind::OPERATOR),
+                    };
+                    (name.clone(), detail.map(str::to_string), symbol, span)
+                }
                 _ => continue,
             };
             // Clients reject empty names; a quoted "" task name is an error anyway.
@@ -598,4 +622,15 @@ fn word_items(words: &[&str], field: &str) -> Vec<lsp::CompletionItem> {
         .iter()
         .map(|w| item(w, lsp::CompletionItemKind::ENUM_MEMBER, field, None))
         .collect()
+}
+
+/// The kind of name an unparsed item's `keyword` defines, if any.
+fn unparsed_kind(keyword: Option<&str>) -> Option<NameKind> {
+    match keyword? {
+        "task" => Some(NameKind::Task),
+        "agent" => Some(NameKind::Agent),
+        "gate" => Some(NameKind::Gate),
+        "executor" => Some(NameKind::Executor),
+        _ => None,
+    }
 }

@@ -16,17 +16,22 @@ pub(super) fn unparsed(source: &str, start: usize, end: usize) -> Unparsed {
             !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '-')
         })
     });
-    let name = match keyword {
+    let (name, name_span) = match keyword {
         Some(k @ ("task" | "agent" | "gate" | "executor")) => {
             let at = super::skip_trivia(source, start + k.len()).min(end);
-            header_name(&source[at..end], k == "task")
+            let name = header_name(&source[at..end], k == "task");
+            // A quoted task name starts after its quote.
+            let from = at + usize::from(source[at..end].starts_with('"'));
+            let span = name.as_ref().map(|n| Span::new(from, from + n.len()));
+            (name, span)
         }
-        _ => None,
+        _ => (None, None),
     };
     Unparsed {
         span: Span::new(start, end),
         keyword,
         name,
+        name_span,
     }
 }
 

@@ -542,6 +542,37 @@ fn hover_on_tasks_and_references() {
 }
 
 #[test]
+fn a_task_being_typed_is_still_a_symbol_and_a_definition() {
+    // `task a` lacks its `}`: an item the parser could not read, which
+    // still defines the name its header gives (docs/language.md).
+    let text = "agent claude { run = \"c\" }\ndefaults { agent = claude }\n\
+                task a \"A\" { prompt = \"p\"\ntask b \"B\": a { prompt = \"q\" }\n";
+    let uri = "file:///typing.loop";
+    let mut c = Client::start();
+    c.open(uri, text);
+    let r = c.call(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let names: Vec<&str> = r
+        .as_array()
+        .expect("symbols")
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(names.contains(&"a"), "{names:?}");
+    let (line, col) = pos(text, "a { prompt = \"q", 0);
+    let def = c.at("textDocument/definition", uri, line, col);
+    let (dl, dc) = pos(text, "a \"A\"", 0);
+    assert_eq!(
+        def["range"]["start"],
+        json!({"line": dl, "character": dc}),
+        "{def}"
+    );
+    assert!(c.shutdown().success());
+}
+
+#[test]
 fn document_symbols_list_tasks_agents_and_gates() {
     let mut c = Client::start();
     c.open(URI, PLAN);
