@@ -372,6 +372,14 @@ impl Server {
             .map(|path| crate::compile::missing_context(&analysis.compilation.context, &path))
             .unwrap_or_default();
         let diagnostics = analysis.diagnostics(&uri, extra);
+        // A missing context file is an error of the plan, as for `loopc
+        // check`: no definition key is shown while it lasts.
+        if diagnostics
+            .iter()
+            .any(|d| d.severity == Some(lsp::DiagnosticSeverity::ERROR))
+        {
+            analysis.compilation.plan = None;
+        }
         self.documents.insert(uri.clone(), analysis);
         vec![publish(uri, diagnostics, Some(version))]
     }

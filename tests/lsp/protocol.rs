@@ -1273,9 +1273,17 @@ fn missing_context_files_are_reported_as_check_reports_them() {
     assert_eq!(got.len(), 1, "{got:#?}");
     assert_eq!(got[0]["code"], "E0015");
     assert_eq!(got[0]["range"], want[0]["range"]);
+    // The plan has an error: the task's hover shows no definition key.
+    let (line, col) = pos(text, "a { prompt", 0);
+    let hover = c.at("textDocument/hover", &uri, line, col).to_string();
+    assert!(hover.contains("bot") && !hover.contains("key:"), "{hover}");
     // An unsaved buffer (no file) has no checkout to ask.
     let unsaved = c.open("untitled:plan.loop", text);
     assert!(unsaved.iter().all(|d| d["code"] != "E0015"), "{unsaved:#?}");
+    let hover = c
+        .at("textDocument/hover", "untitled:plan.loop", line, col)
+        .to_string();
+    assert!(hover.contains("key:"), "{hover}");
     assert!(c.shutdown().success());
 }
 
