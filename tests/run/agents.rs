@@ -589,6 +589,13 @@ task other { run = "echo other > other.txt" }
     );
     assert_eq!(why.matches("usage limit").count(), 1, "{why}");
     assert!(why.contains("; budget `wait` would be spent ("), "{why}");
+    // Not waited in this run: its event says so.
+    let waiting = repo
+        .events()
+        .into_iter()
+        .find(|e| e["event"] == "waiting" && e["task"] == "t")
+        .expect("a waiting event");
+    assert_eq!(waiting["wait_ms"], 0, "{waiting}");
     // The next run is told when the limit resets.
     assert!(t["waiting_until"].is_string(), "{t}");
     let dry = repo.loopc(&["run", "--dry-run"]).run().stdout;

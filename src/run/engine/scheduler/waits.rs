@@ -286,6 +286,7 @@ impl Scheduler {
         } else {
             None
         };
+        let parked = over.is_some();
         let why = match over {
             // The task starts no attempt in this run; work that is not
             // limited goes on, and the run stops for this budget once it
@@ -311,7 +312,8 @@ impl Scheduler {
             task: ts.name.clone(),
             agent: l.agent.clone(),
             message: l.message.clone(),
-            wait_ms: wait.as_millis() as u64,
+            // A wait left for the next run is not waited here.
+            wait_ms: if parked { 0 } else { wait.as_millis() as u64 },
             reason: why,
             fallback: None,
         });
