@@ -376,6 +376,17 @@ fn an_agent_whose_output_has_no_result_is_blocked_saying_why() {
             reason.contains(expected) && reason.contains(&format!("`output = {output}`")),
             "{output}: {reason}"
         );
+        // Remembered: a rerun of the unchanged plan does not pay for it again.
+        let r = repo.loopc(&["run"]).status(1).run();
+        assert_eq!(
+            repo.task("t")["history"].as_array().map_or(0, Vec::len),
+            0,
+            "{output}: {r:?}"
+        );
+        assert!(
+            r.stdout.contains("not run: blocked with this key"),
+            "{output}: {r:?}"
+        );
     }
 }
 

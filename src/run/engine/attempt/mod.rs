@@ -24,7 +24,7 @@ mod work;
 mod worktree;
 
 pub use prepare::run_setup;
-pub use work::{HANDOFF_BLOCKED, last_line};
+pub use work::{HANDOFF_BLOCKED, NO_RESULT_BLOCKED, last_line};
 
 use crate::plan::{Agent, OnFail, Task, TaskKind};
 use crate::run::engine::budget::Cost;

@@ -18,6 +18,11 @@ use std::path::PathBuf;
 /// (an environment that blocks, a login or a missing program, is not).
 pub const HANDOFF_BLOCKED: &str = "the handoff says blocked";
 
+/// How the reason of an agent blocked for output its `output` cannot read
+/// starts ([`no_result`]): the plan's to fix, so remembered like a block
+/// the handoff says (a rerun of the unchanged plan would pay for it again).
+pub const NO_RESULT_BLOCKED: &str = "the agent's output has no ";
+
 /// The agent or command, once it has run.
 pub(super) struct Done {
     /// How it exited.
@@ -251,7 +256,7 @@ fn no_result(done: &Done, report: Option<&AgentReport>) -> Option<String> {
         return None;
     }
     Some(format!(
-        "the agent's output has no {expected}, which `output = {}` reads: its cost, summary \
+        "{NO_RESULT_BLOCKED}{expected}, which `output = {}` reads: its cost, summary \
          and errors are unknown; give its `run` the flag, or set `output` to what it prints \
          (`text` for plain text)",
         done.output.as_str()

@@ -275,7 +275,8 @@ pub fn finished(plan: &Plan, state: &mut RunState, books: &mut Books, f: Finishe
             failed(plan, state, books, &at, how, &mut out)
         }
         Outcome::Blocked(why) => {
-            if why.starts_with(crate::run::engine::attempt::HANDOFF_BLOCKED) {
+            use crate::run::engine::attempt::{HANDOFF_BLOCKED, NO_RESULT_BLOCKED};
+            if why.starts_with(HANDOFF_BLOCKED) || why.starts_with(NO_RESULT_BLOCKED) {
                 remembered::remember_blocked(state, books, i, &why);
             }
             let status = TaskStatus::Blocked;
