@@ -102,9 +102,16 @@ fn tell(step: Cleaned, more: bool) {
             "removed {}\n",
             count(n, "cache entry", "cache entries")
         )),
-        Cleaned::IntegrationBranch(name) => {
+        // Work on it that is nowhere else is still a commit: say how to
+        // get it back.
+        Cleaned::IntegrationBranch { name, at } if at.is_empty() => {
             said(format!("removed the integration branch {name}\n"))
         }
+        Cleaned::IntegrationBranch { name, at } => said(format!(
+            "removed the integration branch {name} (it was at {}: `git branch {name} {at}` \
+             brings it back)\n",
+            &at[..at.len().min(10)]
+        )),
         Cleaned::NoIntegrationBranch(name) => said(format!(
             "no integration branch to remove ({name} does not exist)\n"
         )),

@@ -48,8 +48,14 @@ pub enum Cleaned {
         /// Whether there were logs (they were removed).
         logs: bool,
     },
-    /// The integration branch of this name was deleted (`--integration`).
-    IntegrationBranch(String),
+    /// The integration branch `name` was deleted (`--integration`); it
+    /// was at commit `at` (the command that brings it back names it).
+    IntegrationBranch {
+        /// The branch.
+        name: String,
+        /// The commit it pointed at.
+        at: String,
+    },
     /// `--integration`, but the integration branch of this name does not
     /// exist (already removed): nothing to do.
     NoIntegrationBranch(String),
@@ -137,10 +143,12 @@ pub fn clean(cwd: &Path, options: &Options, report: &mut dyn FnMut(Cleaned)) -> 
             report(Cleaned::NoIntegrationBranch(name));
         }
         Some(Integration::Delete(name)) => {
-            git.delete_ref(&format!("refs/heads/{name}"))?;
+            let refname = format!("refs/heads/{name}");
+            let at = git.commit_of(&refname)?.unwrap_or_default();
+            git.delete_ref(&refname)?;
             ours.remove(&name);
             layout::write_ledger(&layout, &ours)?;
-            report(Cleaned::IntegrationBranch(name));
+            report(Cleaned::IntegrationBranch { name, at });
         }
         None => {}
     }

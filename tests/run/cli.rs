@@ -203,7 +203,16 @@ task b { agent = bad  prompt = "y"  attempts = 2 }
     assert!(repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cli"]));
     // status still works after clean.
     repo.loopc(&["status"]).run();
-    repo.loopc(&["clean", "--integration"]).status(0).run();
+    let at = repo.git(&["rev-parse", "refs/heads/loop/cli"]);
+    let out = repo.loopc(&["clean", "--integration"]).status(0).run();
+    // Its work may be nowhere else: the way back is said.
+    assert!(
+        out.stdout.contains(&format!(
+            "removed the integration branch loop/cli (it was at {}: `git branch loop/cli {at}` brings it back)",
+            &at[..10]
+        )),
+        "{out:?}"
+    );
     assert!(!repo.git_ok(&["rev-parse", "--verify", "-q", "refs/heads/loop/cli"]));
     assert_eq!(repo.git(&["symbolic-ref", "--short", "HEAD"]), "main");
     // A second time there is nothing to remove, and that is not an error.
