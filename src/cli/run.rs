@@ -393,6 +393,12 @@ fn cut(tree: Plan, args: &Args, words: &[String]) -> Result<Plan, String> {
                 ),
                 None => match loopc::expand::unknown_task_hint(&tree, &e.name) {
                     Some(hint) => format!("no task named `{}` in the plan: {hint}", e.name),
+                    // A word that looks like a file name was maybe meant
+                    // as the plan (`plan.lop`): no such file is there.
+                    None if e.name.contains(['.', '/']) && e.suggestion.is_none() => format!(
+                        "{e}, and no file `{}` (a plan is named first: `loopc run PLAN [TASK…]`)",
+                        e.name
+                    ),
                     None => e.to_string(),
                 },
             }

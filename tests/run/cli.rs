@@ -542,3 +542,15 @@ fn status_json_is_state_json_field_for_field_in_its_order() {
     assert_eq!(printed, file);
     assert!(printed.starts_with("{\n  \"version\": 3,"), "{printed}");
 }
+
+#[test]
+fn a_mistyped_plan_file_name_is_said_to_be_no_file_either() {
+    let repo = Test::repo();
+    repo.plan("loop \"t\" { }\ntask a { run = \"echo a > a.txt\" }\n");
+    repo.loopc(&["run", "plan.lop"])
+        .stderr(
+            "error: no task named `plan.lop` in the plan, and no file `plan.lop` (a plan is named first: `loopc run PLAN [TASK…]`)\n",
+        )
+        .status(2)
+        .run();
+}
