@@ -181,6 +181,9 @@ fn report_line(root: &Path, cwd: &Path) -> String {
 pub(super) fn run_plan(args: &Args, round: &mut Round) -> Result<i32, String> {
     let cwd =
         std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+    // In a worktree loopc made for an attempt, say so before looking for a
+    // plan there (it would suggest `loopc init`).
+    loopc::run::store::layout::Layout::of_checkout(&cwd)?;
     let (given, words, force, skip_gates, retry_failed) = split_words(args, &cwd);
     let path = match given {
         Some(p) => super::given_plan(&p),

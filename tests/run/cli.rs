@@ -517,6 +517,12 @@ fn loopc_run_and_status_refuse_a_worktree_loopc_made() {
     repo.loopc(&["run", "-q"]).status(1).run();
     let kept = repo.root.join(".loopc/worktrees/a.r1-a1");
     assert!(kept.is_dir());
+    // Without a plan there, `run` says where it is, not `loopc init`.
+    let r = repo.loopc(&["run"]).current_dir(&kept).status(2).run();
+    assert!(
+        r.stderr.contains("is a worktree loopc made for an attempt"),
+        "{r:?}"
+    );
     std::fs::write(
         kept.join("plan.loop"),
         "loop \"k\" { }\ntask b { run = \"true\" }\n",
