@@ -303,10 +303,19 @@ task t {{ agent = claude  prompt = "x" }}
         .collect();
     let last = waits.last().unwrap();
     assert_eq!(last["agent"], "claude", "{waits:?}");
-    // The wait is `claude`'s hour, not `backup`'s three.
-    let wait_ms = last["wait_ms"].as_u64().unwrap();
-    assert!(wait_ms <= 3600 * 1000, "{last}");
-    assert!(wait_ms > 3000 * 1000, "{last}");
+    // Over the `wait` budget, it is not waited in this run.
+    assert_eq!(last["wait_ms"], 0, "{last}");
+    // The wait left for the next run is `claude`'s hour, not `backup`'s
+    // three: it ends at claude's reset time.
+    let minute = |at: u64| {
+        let out = std::process::Command::new("date")
+            .args(["-u", "-d", &format!("@{at}"), "+%Y-%m-%dT%H:%M:%S"])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let until = t["waiting_until"].as_str().unwrap();
+    assert!(until.starts_with(&minute(now + 3600)), "{until} {t}");
 }
 
 #[test]
